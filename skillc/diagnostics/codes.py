@@ -1,0 +1,319 @@
+"""The registry of diagnostic codes: the one place codes, slugs and examples live.
+
+`docs/diagnostics.md` is generated from this table (``skillc explain --markdown``)
+and the test suite runs every ``bad`` example to check it yields its code and
+every ``good`` example to check it does not. Codes are stable: never reuse one.
+
+Ranges: SKM0xx syntax, SKM1xx names and types, SKM9xx tool errors.
+"""
+
+from __future__ import annotations
+
+import attrs
+
+from skillc.diagnostics.diagnostic import Severity
+
+E, W = Severity.ERROR, Severity.WARNING
+
+
+@attrs.frozen
+class Code:
+    """One registered diagnostic code."""
+
+    code: str
+    slug: str
+    severity: Severity
+    summary: str
+    explanation: str
+    bad: str
+    good: str
+    hint: str | None = None
+
+    @property
+    def stage(self) -> str:
+        """The pipeline stage that reports it."""
+        return {"0": "syntax", "1": "names and types", "9": "tool"}.get(self.code[3], "check")
+
+
+def _m(body: str, *, head: str = "") -> str:
+    """A small complete machine around `body`, for registry examples."""
+    return (
+        f"{head}machine demo {{\n"
+        "  var answer: str\n"
+        "  start think\n"
+        f"{body}"
+        "  terminal done: success { requires answer }\n"
+        "  fallback\n"
+        "}\n"
+    )
+
+
+_THINK = '  model think {\n    writes answer\n    prompt "Answer the question."\n    -> done\n  }\n'
+
+_CODES = [
+    # ------------------------------------------------------------------ syntax
+    Code("SKM001", "invalid-encoding", E, "the file is not UTF-8 text",
+         "skillc reads `.skm` files as UTF-8. A file that does not decode, or that holds NUL "
+         "bytes, is almost always a binary file passed by mistake.",
+         "machine m { doc \"caf\\xe9\" }  # saved as Latin-1", _m(_THINK),
+         "save the file as UTF-8"),
+    Code("SKM002", "unexpected-character", E, "a character that cannot start any token",
+         "The lexer met a character that no token of the language begins with.",
+         _m(_THINK.replace("-> done", "-> done;")), _m(_THINK),
+         "remove the character; statements need no separators"),
+    Code("SKM003", "unterminated-string", E, "a string literal is not closed on its line",
+         "Plain strings end on the line they start on. Use a triple-quoted string for text "
+         "that spans several lines.",
+         _m(_THINK.replace('"Answer the question."', '"Answer the question.')), _m(_THINK),
+         'close the string with `"`, or use `"""` for multi-line text'),
+    Code("SKM004", "unexpected-token", E, "a token that does not fit here",
+         "The parser found a token that cannot continue the construct it was reading; the "
+         "message lists what it was looking for.",
+         _m(_THINK.replace("writes answer", "writes answer answer")), _m(_THINK)),
+    Code("SKM005", "unexpected-end-of-file", E, "the file ends inside an open block",
+         "A `{` was opened and never closed, or the file ends in the middle of a construct.",
+         "machine demo {\n  start think\n", _m(_THINK),
+         "close the block that is still open"),
+    Code("SKM006", "invalid-escape", E, "an unknown escape sequence in a string",
+         "Plain strings support `\\\\`, `\\\"`, `\\n`, `\\r`, `\\t` and `\\u{HEX}`. "
+         "Triple-quoted strings are raw and take no escapes.",
+         _m(_THINK.replace('"Answer the question."', '"Answer \\q"')), _m(_THINK),
+         "write `\\\\` for a backslash, or use a triple-quoted string"),
+    Code("SKM007", "nesting-too-deep", E, "an expression is nested too deeply",
+         "Expressions may nest at most 100 levels; deeper nesting is never needed by a "
+         "guard and would exhaust the analyses' stacks.",
+         _m(_THINK.replace("-> done", "when " + "(" * 120 + "true" + ")" * 120 + " -> done\n    -> done")),
+         _m(_THINK), "split the guard or simplify it"),
+    Code("SKM008", "chained-comparison", E, "comparisons cannot be chained",
+         "`a < b < c` is ambiguous in a guard language; write `a < b and b < c`.",
+         _m("  counter tries max 3\n" + _THINK.replace("-> done", "when 0 < tries < 3 -> done\n    -> done")),
+         _m("  counter tries max 3\n" + _THINK.replace("-> done", "when 0 < tries and tries < 3 -> done\n    -> done")),
+         "join the comparisons with `and`"),
+    Code("SKM009", "expected-state-item", E, "something that is not a state item inside a state",
+         "A state body holds `reads`, `writes`, `prompt`, `call`, `doc`, `from` and edges "
+         "(`when GUARD -> target` or `-> target`).",
+         _m(_THINK.replace("writes answer", "write answer")), _m(_THINK),
+         "did you mean `writes`, `reads` or an edge `-> target`?"),
+    Code("SKM010", "expected-machine-item", E, "something that is not a declaration inside a machine",
+         "A machine body holds `doc`, `source`, `tool`, `record`, `enum`, `input`, `var`, "
+         "`counter`, `start`, states, `terminal`, `fallback`, `rule` and `use`.",
+         _m(_THINK).replace("var answer: str", "variable answer: str"), _m(_THINK),
+         "declarations start with a keyword such as `var`, `model` or `rule`"),
+    Code("SKM011", "expected-edge-target", E, "an edge arrow without a target state",
+         "Every edge names the state it leads to: `-> target`.",
+         _m(_THINK.replace("-> done", "->")), _m(_THINK), "write the target state after `->`"),
+    Code("SKM012", "expected-type", E, "a type is missing or malformed",
+         "Types are `str`, `int`, `float`, `bool`, `enum { … }`, `list[T]`, `map[str, T]`, a "
+         "record or enum name, and `T?` for optional.",
+         _m(_THINK).replace("var answer: str", "var answer:"), _m(_THINK),
+         "write a type after `:`, e.g. `str`"),
+    Code("SKM013", "expected-expression", E, "an expression is missing",
+         "Guards, assignments and arguments need an expression here.",
+         _m(_THINK.replace("-> done", "when -> done\n    -> done")), _m(_THINK),
+         "write a Boolean guard after `when`, or drop `when` for the default edge"),
+    Code("SKM014", "missing-quotation", E, "a rule without the sentence it came from",
+         "Every rule keeps the sentence of the skill it encodes, as a string after the rule.",
+         _m(_THINK + "  rule required think\n"),
+         _m(_THINK + '  rule required think "Always think first."\n'),
+         "add the quoted sentence from the skill document"),
+    Code("SKM015", "missing-arrow", E, "an edge guard is not followed by `->`",
+         "An edge is `when GUARD -> target`; the arrow separates the guard from the target.",
+         _m(_THINK.replace("-> done", 'when answer == "" think\n    -> done')),
+         _m(_THINK.replace("-> done", 'when answer == "" -> think\n    -> done')),
+         "insert `->` before the target"),
+    Code("SKM016", "expected-top-level-item", E, "something that is not allowed at the top of a file",
+         "A file holds `import`, `record`, `enum`, `fragment` and `machine` declarations.",
+         "var x: str\n" + _m(_THINK), _m(_THINK),
+         "move the declaration inside the `machine { … }` block"),
+    # ------------------------------------------------------------------ names and types
+    Code("SKM100", "no-machine", E, "the file declares no machine and no fragment",
+         "A `.skm` file holds one machine, or a library of fragments.",
+         "# nothing here\n", _m(_THINK), "declare `machine NAME { … }`"),
+    Code("SKM101", "multiple-machines", E, "more than one machine in one file",
+         "Each file holds at most one machine; put others in their own files.",
+         _m(_THINK) + _m(_THINK).replace("machine demo", "machine other"), _m(_THINK),
+         "move the second machine to its own file"),
+    Code("SKM102", "undefined-state", E, "an edge, `start` or rule names a state that does not exist",
+         "State names are resolved in the machine; fragments' states are reached through their "
+         "instance name.",
+         _m(_THINK.replace("-> done", "-> dne")), _m(_THINK)),
+    Code("SKM103", "undefined-variable", E, "a name that is not a declared variable",
+         "Every variable is declared with `input`, `var` or `counter` before use.",
+         _m(_THINK.replace("writes answer", "writes answr")), _m(_THINK)),
+    Code("SKM104", "undefined-tool", E, "a call to a tool that is not in the interface table",
+         "Tool states may call only tools declared with `tool NAME(params) -> (results)`.",
+         _m('  tool think {\n    call bash(command: "ls")\n    writes answer = stdout\n    -> done\n  }\n'),
+         _m('  tool think {\n    call bash(command: "ls")\n    writes answer = stdout\n    -> done\n  }\n',
+            ).replace("  var answer", "  tool bash(command: str) -> (stdout: str, exit_code: int)\n  var answer"),
+         "declare the tool in the machine's interface table"),
+    Code("SKM105", "undefined-label", E, "a label that is not in the enum it is compared with",
+         "A bare name compared with an enum variable must be one of that enum's labels.",
+         _m(_THINK.replace("-> done", "when verdict == complet -> done\n    -> done"))
+         .replace("  var answer: str", "  var answer: str\n  var verdict: enum { complete, incomplete } = complete"),
+         _m(_THINK.replace("-> done", "when verdict == complete -> done\n    -> done"))
+         .replace("  var answer: str", "  var answer: str\n  var verdict: enum { complete, incomplete } = complete")),
+    Code("SKM106", "undefined-type", E, "a type name that is neither built in nor declared",
+         "Built-in types are `str`, `int`, `float` and `bool`; records and enums are declared "
+         "with `record` and `enum`.",
+         _m(_THINK).replace("var answer: str", "var answer: string"), _m(_THINK)),
+    Code("SKM107", "undefined-fragment", E, "`use` names a fragment that is not defined or imported",
+         "Fragments are defined with `fragment` in this file or one it imports.",
+         _m(_THINK + "  use retry as again() -> (ok: done)\n"),
+         'import "stdlib/retry.skm"\n' + _m(_THINK)),
+    Code("SKM108", "duplicate-name", E, "a name is declared twice",
+         "States, variables, tools, types, labels and parameters must be unique in their scope.",
+         _m(_THINK + _THINK), _m(_THINK), "rename one of them"),
+    Code("SKM109", "type-mismatch", E, "operands of an operator have incompatible types",
+         "Comparisons need operands of the same type; arithmetic needs numbers; `++` joins "
+         "scalars into a string; `and`, `or` and `not` need Booleans.",
+         _m(_THINK.replace("-> done", "when answer == 3 -> done\n    -> done")),
+         _m(_THINK.replace("-> done", 'when answer == "3" -> done\n    -> done'))),
+    Code("SKM110", "assignment-type-mismatch", E, "a value of the wrong type is assigned",
+         "An edge assignment or initialiser must produce the variable's type.",
+         _m(_THINK.replace("-> done", "-> done { answer = 3 }")),
+         _m(_THINK.replace("-> done", '-> done { answer = "3" }'))),
+    Code("SKM111", "guard-not-bool", E, "a guard that is not a Boolean",
+         "Edge guards must be Boolean expressions.",
+         _m(_THINK.replace("-> done", "when answer -> done\n    -> done")),
+         _m(_THINK.replace("-> done", 'when answer != "" -> done\n    -> done'))),
+    Code("SKM112", "bad-tool-arguments", E, "a tool call's arguments do not match the tool's parameters",
+         "A call passes every parameter of the tool exactly once, by name.",
+         _m('  tool think {\n    call bash(cmd: "ls")\n    writes answer = stdout\n    -> done\n  }\n')
+         .replace("  var answer", "  tool bash(command: str) -> (stdout: str)\n  var answer"),
+         _m('  tool think {\n    call bash(command: "ls")\n    writes answer = stdout\n    -> done\n  }\n')
+         .replace("  var answer", "  tool bash(command: str) -> (stdout: str)\n  var answer")),
+    Code("SKM113", "argument-type-mismatch", E, "a tool argument has the wrong type",
+         "Each argument must have the type of the parameter it binds.",
+         _m('  tool think {\n    call bash(command: 3)\n    writes answer = stdout\n    -> done\n  }\n')
+         .replace("  var answer", "  tool bash(command: str) -> (stdout: str)\n  var answer"),
+         _m('  tool think {\n    call bash(command: "3")\n    writes answer = stdout\n    -> done\n  }\n')
+         .replace("  var answer", "  tool bash(command: str) -> (stdout: str)\n  var answer")),
+    Code("SKM114", "bad-result-binding", E, "a tool result is bound to a variable wrongly",
+         "`writes var = result` binds a result of the called tool to a variable of the same type; "
+         "`writes var` alone binds the result of the same name.",
+         _m('  tool think {\n    call bash(command: "ls")\n    writes answer = code\n    -> done\n  }\n')
+         .replace("  var answer", "  tool bash(command: str) -> (stdout: str, code: int)\n  var answer"),
+         _m('  tool think {\n    call bash(command: "ls")\n    writes answer = stdout\n    -> done\n  }\n')
+         .replace("  var answer", "  tool bash(command: str) -> (stdout: str, code: int)\n  var answer")),
+    Code("SKM115", "missing-start", E, "the machine has no `start` declaration",
+         "Execution begins at the state named by `start`.",
+         _m(_THINK).replace("  start think\n", ""), _m(_THINK), "add `start STATE`"),
+    Code("SKM116", "duplicate-start", E, "the machine declares `start` more than once",
+         "A machine has exactly one initial state.",
+         _m(_THINK).replace("  start think\n", "  start think\n  start think\n"), _m(_THINK),
+         "keep one `start`"),
+    Code("SKM117", "missing-fallback", E, "the machine has no `fallback` terminal",
+         "Failed operations and unparseable outputs route to the fallback terminal, so every "
+         "machine declares exactly one.",
+         _m(_THINK).replace("  fallback\n", ""), _m(_THINK), "add `fallback`"),
+    Code("SKM118", "duplicate-fallback", E, "the machine declares more than one `fallback`",
+         "There is exactly one fallback terminal.",
+         _m(_THINK).replace("  fallback\n", "  fallback\n  fallback\n"), _m(_THINK),
+         "keep one `fallback`"),
+    Code("SKM119", "misplaced-item", E, "an item that this kind of state or block does not take",
+         "Model and judge states take `prompt` but no `call`; tool states take `call` but no "
+         "`prompt`; `doc`, `prompt`, `call`, `reads` and `writes` appear at most once; the "
+         "fallback takes no `requires`.",
+         _m(_THINK.replace("writes answer", 'writes answer\n    call bash(command: "ls")')), _m(_THINK)),
+    Code("SKM120", "missing-item", E, "a state lacks an item its kind requires",
+         "A tool state needs a `call`; a model or judge state needs a `prompt`.",
+         _m(_THINK.replace('    prompt "Answer the question."\n', "")), _m(_THINK),
+         "add the missing item"),
+    Code("SKM121", "unknown-outcome", E, "a terminal's outcome is not a known category",
+         "Terminal outcomes are `success`, `partial` and `failed`.",
+         _m(_THINK).replace("done: success", "done: succes"), _m(_THINK)),
+    Code("SKM122", "invalid-counter", E, "a counter's maximum is not a positive integer",
+         "`counter NAME max N` needs N ≥ 1.",
+         _m("  counter tries max 0\n" + _THINK), _m("  counter tries max 2\n" + _THINK),
+         "use a maximum of at least 1"),
+    Code("SKM123", "invalid-map-key", E, "a map whose keys are not strings",
+         "Maps are keyed by `str` so that they serialise to JSON objects.",
+         _m("  var scores: map[int, float] = {}\n" + _THINK).replace(" = {}", ""),
+         _m("  var scores: map[str, float]\n" + _THINK), "use `map[str, T]`"),
+    Code("SKM124", "import-not-found", E, "an imported file does not exist",
+         "`import` resolves `stdlib/…` to the bundled library and other paths relative to the "
+         "importing file.",
+         'import "nowhere.skm"\n' + _m(_THINK), 'import "stdlib/retry.skm"\n' + _m(_THINK)),
+    Code("SKM125", "import-escapes-root", E, "an import points outside the project root",
+         "Imports are confined to the project root (the nearest folder with `skillc.toml`, "
+         "`pyproject.toml` or `.git`), except for `stdlib/`.",
+         'import "/etc/passwd.skm"\n' + _m(_THINK), 'import "stdlib/retry.skm"\n' + _m(_THINK),
+         "copy the file into the project, or import from `stdlib/`"),
+    Code("SKM126", "import-cycle", E, "files import each other in a cycle",
+         "Imports must form a tree; a cycle has no first file to load.",
+         'import "cycle.skm"  # where cycle.skm imports this file\n' + _m(_THINK), _m(_THINK)),
+    Code("SKM127", "fragment-binding", E, "a `use` does not bind the fragment's parameters and exits exactly",
+         "Every parameter of the fragment is bound to a variable of the machine, and every exit "
+         "to a state, exactly once.",
+         'import "stdlib/retry.skm"\n' + _m(_THINK + "  use retry as again() -> (ok: done)\n"),
+         'import "stdlib/retry.skm"\n' + _m(_THINK)),
+    Code("SKM128", "fragment-binding-type", E, "a `use` binds a parameter to a variable of another type",
+         "Instantiation renames the fragment's parameters to the bound variables, so their types "
+         "must be identical.",
+         'import "stdlib/retry.skm"\n' + _m(_THINK), 'import "stdlib/retry.skm"\n' + _m(_THINK)),
+    Code("SKM129", "recursive-fragment", E, "a fragment instantiates itself",
+         "Fragments expand at compile time, so a fragment that uses itself, directly or through "
+         "others, would never finish expanding.",
+         "fragment loop() -> (out) {\n  start again\n  use loop as again() -> (out: out)\n}\n",
+         "fragment once() -> (out) {\n  start step\n  model step {\n    prompt \"Go.\"\n    -> out\n  }\n}\n"),
+    Code("SKM130", "bad-function-call", E, "an unknown function, or the wrong number or types of arguments",
+         "Guards may call `len(x)`, `str(x)` and `contains(haystack, needle)`.",
+         _m(_THINK.replace("-> done", "when size(answer) > 3 -> done\n    -> done")),
+         _m(_THINK.replace("-> done", "when len(answer) > 3 -> done\n    -> done"))),
+    Code("SKM131", "undeclared-read", E, "a tool argument reads a variable outside the state's read set",
+         "A state sees only what it declares: a call's arguments may use only variables listed "
+         "in `reads`.",
+         _m('  tool think {\n    call bash(command: answer)\n    writes answer = stdout\n    -> done\n  }\n')
+         .replace("  var answer: str", "  tool bash(command: str) -> (stdout: str)\n  input answer: str"),
+         _m('  tool think {\n    reads answer\n    call bash(command: answer)\n    writes answer = stdout\n    -> done\n  }\n')
+         .replace("  var answer: str", "  tool bash(command: str) -> (stdout: str)\n  var answer: str = \"ls\""),
+         "add the variable to the state's `reads`"),
+    Code("SKM132", "non-constant-initialiser", E, "an initial value that is not a constant",
+         "Initial values are literals (or lists of literals); they cannot read other variables.",
+         _m(_THINK).replace("var answer: str", "var seed: str = \"a\"\n  var answer: str = seed"),
+         _m(_THINK).replace("var answer: str", "var answer: str = \"a\"")),
+    Code("SKM133", "read-only-variable", E, "a state or edge writes an input",
+         "Inputs are given by the caller and never change during a run.",
+         _m(_THINK).replace("var answer: str", "input answer: str"), _m(_THINK),
+         "copy the input into a `var` and write that"),
+    Code("SKM134", "reserved-name", E, "a declaration uses a name the language reserves",
+         "`fallback` always names the machine's fallback terminal; names with dots are "
+         "reserved for fragment instances.",
+         _m(_THINK.replace("model think", "model fallback")).replace("start think", "start fallback"),
+         _m(_THINK)),
+    Code("SKM135", "invalid-operator", E, "`+=` or `-=` on a variable that is not a number",
+         "Increments apply to `int` and `float` variables and to counters.",
+         _m(_THINK.replace("-> done", '-> done { answer += "x" }')),
+         _m(_THINK.replace("-> done", '-> done { answer = answer ++ "x" }'))),
+    Code("SKM136", "invalid-line-range", E, "a `from` annotation with an empty line range",
+         "`from \"FILE\":START-END` needs 1 ≤ START ≤ END.",
+         _m(_THINK.replace("writes answer", 'writes answer\n    from "SKILL.md":9-3')),
+         _m(_THINK.replace("writes answer", 'writes answer\n    from "SKILL.md":3-9'))),
+    # ------------------------------------------------------------------ tool errors
+    Code("SKM900", "internal-error", E, "skillc itself failed: this is a bug",
+         "An internal error is never the user's fault. Please report it with the input that "
+         "caused it.", "", "", "report this at the project's issue tracker"),
+    Code("SKM901", "io-error", E, "a file could not be read or written",
+         "The path does not exist, is a directory where a file was expected, or is not readable.",
+         "", ""),
+]
+
+REGISTRY: dict[str, Code] = {c.code: c for c in _CODES}
+BY_SLUG: dict[str, Code] = {c.slug: c for c in _CODES}
+
+
+def lookup(code: str) -> Code:
+    """The registered entry for a code or slug; an unknown code is an internal bug."""
+    if code in REGISTRY:
+        return REGISTRY[code]
+    if code in BY_SLUG:
+        return BY_SLUG[code]
+    raise KeyError(f"unregistered diagnostic code {code!r}")
+
+
+def register(entry: Code) -> None:
+    """Add codes from a later stage (the checker registers its SKM2xx range)."""
+    if entry.code in REGISTRY:
+        raise ValueError(f"diagnostic code {entry.code} registered twice")
+    REGISTRY[entry.code] = entry
+    BY_SLUG[entry.slug] = entry

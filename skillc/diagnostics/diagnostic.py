@@ -1,0 +1,90 @@
+"""The diagnostic record every stage returns instead of raising."""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Iterable
+
+import attrs
+
+from skillc.diagnostics.source import Span
+
+
+class Severity(enum.IntEnum):
+    """How serious a finding is; ordered so that max() picks the worst."""
+
+    NOTE = 0
+    WARNING = 1
+    ERROR = 2
+
+    def __str__(self) -> str:
+        return self.name.lower()
+
+
+@attrs.frozen
+class Label:
+    """A secondary span with a short message ("this earlier guard already covers it")."""
+
+    span: Span
+    message: str = ""
+
+
+@attrs.frozen
+class Diagnostic:
+    """One finding: a stable code, a message, where, and how to fix it."""
+
+    code: str
+    message: str
+    span: Span | None = None
+    severity: Severity = Severity.ERROR
+    label: str = ""
+    secondary: tuple[Label, ...] = ()
+    notes: tuple[str, ...] = ()
+    hint: str | None = None
+    witness: tuple[str, ...] = ()
+
+    @property
+    def is_error(self) -> bool:
+        return self.severity is Severity.ERROR
+
+    def with_severity(self, severity: Severity) -> Diagnostic:
+        """A copy with another severity (configuration, --strict)."""
+        return attrs.evolve(self, severity=severity)
+
+    def sort_key(self) -> tuple:
+        """Order by file, position, then code, so output is stable."""
+        if self.span is None:
+            return ("", 0, self.code)
+        return (self.span.path, self.span.start, self.code)
+
+
+def make(
+    code: str,
+    message: str,
+    span: Span | None = None,
+    *,
+    label: str = "",
+    secondary: Iterable[Label] = (),
+    notes: Iterable[str] = (),
+    hint: str | None = None,
+    witness: Iterable[str] = (),
+) -> Diagnostic:
+    """Build a diagnostic whose severity is the registered default for its code."""
+    from skillc.diagnostics.codes import lookup
+
+    return Diagnostic(
+        code=code,
+        message=message,
+        span=span,
+        severity=lookup(code).severity,
+        label=label,
+        secondary=tuple(secondary),
+        notes=tuple(notes),
+        hint=hint if hint is not None else lookup(code).hint,
+        witness=tuple(witness),
+    )
+
+
+def has_errors(diagnostics: Iterable[Diagnostic]) -> bool:
+    """True when any diagnostic is an error."""
+    return any(d.is_error for d in diagnostics)

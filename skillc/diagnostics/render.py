@@ -1,0 +1,155 @@
+"""Render diagnostics: rustc-style `full`, one-line `concise`, `json` lines, GitHub annotations."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from collections.abc import Iterable
+from typing import TextIO
+
+from skillc.diagnostics.diagnostic import Diagnostic, Severity
+
+FORMATS = ("full", "concise", "json", "github")
+
+_COLOURS = {
+    Severity.ERROR: "\x1b[1;31m",
+    Severity.WARNING: "\x1b[1;33m",
+    Severity.NOTE: "\x1b[1;36m",
+}
+_BOLD, _BLUE, _RESET = "\x1b[1m", "\x1b[1;34m", "\x1b[0m"
+
+
+def use_colour(stream: TextIO) -> bool:
+    """Colour only on a terminal, and never when NO_COLOR is set."""
+    if os.environ.get("NO_COLOR"):
+        return False
+    if os.environ.get("FORCE_COLOR"):
+        return True
+    return hasattr(stream, "isatty") and stream.isatty()
+
+
+class _Paint:
+    def __init__(self, enabled: bool) -> None:
+        self.enabled = enabled
+
+    def __call__(self, text: str, code: str) -> str:
+        return f"{code}{text}{_RESET}" if self.enabled and text else text
+
+
+def _location(d: Diagnostic) -> tuple[str, int, int, int, int]:
+    if d.span is None:
+        return ("", 0, 0, 0, 0)
+    (line, col), (end_line, end_col) = d.span.start_pos, d.span.end_pos
+    return (d.span.source.display_path, line, col, end_line, end_col)
+
+
+def render_full(d: Diagnostic, colour: bool = False) -> str:
+    """Render one diagnostic with a source excerpt and labelled underlines."""
+    paint = _Paint(colour)
+    sev = _COLOURS[d.severity]
+    out = [paint(f"{d.severity}[{d.code}]", sev) + paint(f": {d.message}", _BOLD)]
+    if d.span is not None:
+        path, line, col, _, _ = _location(d)
+        labelled = [(d.span, d.label, True)] + [(s.span, s.message, False) for s in d.secondary
+                                                 if s.span.source is d.span.source]
+        lines = sorted({sp.start_pos[0] for sp, _, _ in labelled})
+        width = len(str(max(lines)))
+        gutter = " " * width
+        out.append(f"{gutter}{paint('-->', _BLUE)} {path}:{line}:{col}")
+        out.append(f"{gutter} {paint('|', _BLUE)}")
+        previous = None
+        for ln in lines:
+            if previous is not None and ln > previous + 1:
+                out.append(paint("...", _BLUE))
+            previous = ln
+            text = d.span.source.line_text(ln)
+            out.append(f"{paint(str(ln).rjust(width), _BLUE)} {paint('|', _BLUE)} {text}")
+            for sp, msg, primary in labelled:
+                if sp.start_pos[0] != ln:
+                    continue
+                start_col = sp.start_pos[1]
+                end_line, end_col = sp.end_pos
+                stop = end_col if end_line == ln else len(text) + 1
+                marks = ("^" if primary else "-") * max(1, stop - start_col)
+                underline = " " * (start_col - 1) + marks + (f" {msg}" if msg else "")
+                out.append(f"{gutter} {paint('|', _BLUE)} {paint(underline, sev if primary else _BLUE)}")
+        for sec in d.secondary:
+            if sec.span.source is not d.span.source:
+                sline, scol = sec.span.start_pos
+                out.append(f"{gutter} {paint('=', _BLUE)} note: {sec.message} "
+                           f"({sec.span.source.display_path}:{sline}:{scol})")
+        pad = gutter
+    else:
+        pad = ""
+    for note in d.notes:
+        out.append(f"{pad} {paint('=', _BLUE)} {paint('note', _BOLD)}: {note}")
+    if d.witness:
+        out.append(f"{pad} {paint('=', _BLUE)} {paint('witness', _BOLD)}: {d.witness[0]}")
+        out.extend(f"{pad}            {w}" for w in d.witness[1:])
+    if d.hint:
+        out.append(f"{pad} {paint('=', _BLUE)} {paint('help', _BOLD)}: {d.hint}")
+    return "\n".join(out)
+
+
+def render_concise(d: Diagnostic) -> str:
+    """`file:line:col: severity[CODE]: message` on one line."""
+    path, line, col, _, _ = _location(d)
+    where = f"{path}:{line}:{col}: " if path else ""
+    return f"{where}{d.severity}[{d.code}]: {d.message}"
+
+
+def to_json(d: Diagnostic) -> dict:
+    """The JSON object for one diagnostic (the `json` format writes one per line)."""
+    path, line, col, end_line, end_col = _location(d)
+    obj = {
+        "file": path or None,
+        "line": line or None,
+        "column": col or None,
+        "end_line": end_line or None,
+        "end_column": end_col or None,
+        "code": d.code,
+        "severity": str(d.severity),
+        "message": d.message,
+        "hint": d.hint,
+    }
+    if d.witness:
+        obj["witness"] = list(d.witness)
+    if d.notes:
+        obj["notes"] = list(d.notes)
+    return obj
+
+
+def _github_escape(text: str, prop: bool = False) -> str:
+    text = text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+    if prop:
+        text = text.replace(":", "%3A").replace(",", "%2C")
+    return text
+
+
+def render_github(d: Diagnostic) -> str:
+    """A GitHub Actions workflow command (`::error file=…::message`)."""
+    kind = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.NOTE: "notice"}[d.severity]
+    path, line, col, end_line, end_col = _location(d)
+    props = [f"title={_github_escape(d.code, True)}"]
+    if path:
+        props = [f"file={_github_escape(path, True)}", f"line={line}", f"col={col}",
+                 f"endLine={end_line}", f"endColumn={end_col}"] + props
+    message = d.message + (f" (help: {d.hint})" if d.hint else "")
+    return f"::{kind} {','.join(props)}::{_github_escape(message)}"
+
+
+def render(diagnostics: Iterable[Diagnostic], fmt: str = "full", stream: TextIO | None = None) -> str:
+    """Render diagnostics in one of FORMATS; colour is decided from the target stream."""
+    stream = stream or sys.stdout
+    items = list(diagnostics)
+    if fmt == "full":
+        colour = use_colour(stream)
+        return "\n\n".join(render_full(d, colour) for d in items)
+    if fmt == "concise":
+        return "\n".join(render_concise(d) for d in items)
+    if fmt == "json":
+        return "\n".join(json.dumps(to_json(d), ensure_ascii=False) for d in items)
+    if fmt == "github":
+        return "\n".join(render_github(d) for d in items)
+    raise ValueError(f"unknown diagnostic format {fmt!r}")

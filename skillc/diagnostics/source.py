@@ -1,0 +1,84 @@
+"""Source files and spans: offsets in, line/column out."""
+
+from __future__ import annotations
+
+import bisect
+from pathlib import Path
+
+import attrs
+
+
+@attrs.define(eq=False)
+class SourceFile:
+    """The text of one input with a lazily built line index."""
+
+    path: str
+    text: str
+    _line_starts: list[int] | None = attrs.field(default=None, repr=False)
+
+    @property
+    def line_starts(self) -> list[int]:
+        """Offsets at which each line begins."""
+        if self._line_starts is None:
+            starts = [0]
+            find = self.text.find
+            pos = find("\n")
+            while pos != -1:
+                starts.append(pos + 1)
+                pos = find("\n", pos + 1)
+            self._line_starts = starts
+        return self._line_starts
+
+    def position(self, offset: int) -> tuple[int, int]:
+        """1-based (line, column) of an offset; columns count characters."""
+        offset = max(0, min(offset, len(self.text)))
+        line = bisect.bisect_right(self.line_starts, offset) - 1
+        return line + 1, offset - self.line_starts[line] + 1
+
+    def line_text(self, line: int) -> str:
+        """The text of a 1-based line, without its newline."""
+        starts = self.line_starts
+        if not 1 <= line <= len(starts):
+            return ""
+        start = starts[line - 1]
+        end = starts[line] - 1 if line < len(starts) else len(self.text)
+        return self.text[start:end].rstrip("\r")
+
+    @property
+    def display_path(self) -> str:
+        """The path as shown to users: relative to the working directory when possible."""
+        try:
+            return str(Path(self.path).resolve().relative_to(Path.cwd()))
+        except (ValueError, OSError):
+            return self.path
+
+
+@attrs.frozen
+class Span:
+    """A half-open range of offsets in one source file."""
+
+    source: SourceFile = attrs.field(eq=False, repr=False)
+    start: int
+    end: int
+
+    @property
+    def path(self) -> str:
+        return self.source.path
+
+    @property
+    def start_pos(self) -> tuple[int, int]:
+        return self.source.position(self.start)
+
+    @property
+    def end_pos(self) -> tuple[int, int]:
+        return self.source.position(self.end)
+
+    def text(self) -> str:
+        """The source text the span covers."""
+        return self.source.text[self.start : self.end]
+
+    def join(self, other: Span | None) -> Span:
+        """The smallest span covering both."""
+        if other is None or other.source is not self.source:
+            return self
+        return Span(self.source, min(self.start, other.start), max(self.end, other.end))

@@ -1,0 +1,99 @@
+"""Attach comments to statements so the printer can keep them.
+
+A comment on the line where a statement ends is that statement's `trailing`
+comment; any other comment belongs to the next statement of the innermost block
+that contains it (`leading`), or to the block's `end_comments` when no statement
+follows it. Comments inside an expression move above their statement. The same
+pass records blank lines before statements.
+"""
+
+from __future__ import annotations
+
+import bisect
+from collections import defaultdict
+
+import attrs
+
+from skillc.diagnostics import SourceFile
+from skillc.syntax import nodes as n
+
+
+def attach_comments(module: n.Module, comments, source: SourceFile) -> n.Module:
+    """Return the module with comments and blank-line flags placed on its statements."""
+    text = source.text
+    placed: dict[int, dict] = defaultdict(lambda: {"leading": [], "trailing": None, "end": []})
+    blocks = _blocks(module)
+    starts = [b.span.start for b in blocks]
+    for tok in comments:
+        pos = tok.start_pos
+        block = _innermost(blocks, starts, pos)
+        items = block.body
+        before = None
+        after = None
+        for item in items:
+            if item.span.end <= pos:
+                before = item
+            elif after is None:
+                after = item
+                break
+        body = str(tok).rstrip()
+        if before is not None and "\n" not in text[before.span.end : pos] and placed[id(before)]["trailing"] is None:
+            placed[id(before)]["trailing"] = body
+        elif after is not None:
+            placed[id(after)]["leading"].append((pos, body))
+        else:
+            placed[id(block)]["end"].append(body)
+    return _rebuild(module, placed, text)
+
+
+def _blocks(root) -> list:
+    """All nodes that own a statement body, in source order (outer before inner)."""
+    found = []
+
+    def walk(node):
+        if isinstance(node, n.CONTAINERS):
+            found.append(node)
+            for item in node.body:
+                walk(item)
+
+    walk(root)
+    found.sort(key=lambda b: (b.span.start, -b.span.end))
+    return found
+
+
+def _innermost(blocks, starts, pos):
+    """The innermost block whose span contains `pos`: the latest-starting one, since blocks nest."""
+    for b in reversed(blocks[: bisect.bisect_right(starts, pos)]):
+        if b.span.start <= pos < b.span.end:
+            return b
+    return blocks[0]
+
+
+def _rebuild(node, placed, text, prev_end=None):
+    """Copy the tree, filling comments and blank_before from `placed`."""
+    key = id(node)
+    if isinstance(node, n.CONTAINERS):
+        items = []
+        cursor = text.find("{", node.span.start) + 1 if isinstance(node, n.Block) else 0
+        for item in node.body:
+            items.append(_rebuild(item, placed, text, cursor))
+            cursor = item.span.end
+        changes = {"items": tuple(items)}
+        info = placed.get(key)
+        if info and info["end"]:
+            changes["end_comments"] = tuple(info["end"])
+        node = attrs.evolve(node, **changes)
+        if isinstance(node, n.Module):
+            return node
+    info = placed.get(key) or {"leading": [], "trailing": None}
+    leading = tuple(body for _, body in sorted(info["leading"]))
+    first = min([node.span.start] + [pos for pos, _ in info["leading"]])
+    blank = prev_end is not None and _has_blank_line(text, prev_end, first)
+    return attrs.evolve(node, leading=leading, trailing=info["trailing"], blank_before=blank)
+
+
+def _has_blank_line(text: str, start: int, end: int) -> bool:
+    """True when the whitespace between two statements contains an empty line."""
+    gap = text[start:end]
+    lines = gap.split("\n")
+    return any(not line.strip() for line in lines[1:-1])

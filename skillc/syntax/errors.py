@@ -1,0 +1,234 @@
+"""Turn Lark's parse errors into coded, human diagnostics.
+
+Common mistakes are recognised from example programs (Lark's
+`match_examples` maps the failing parser state back to the example that fails
+the same way); the rest are classified from the set of tokens the parser would
+have accepted, and worded as "skillc was looking for …".
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+
+import lark
+from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
+
+from skillc.diagnostics import Diagnostic, Label, SourceFile, Span, make
+from skillc.syntax.grammar import keyword_terminals
+
+# label -> (code, message, label text, examples that fail in the same parser state)
+_EXAMPLES: dict[str, tuple[str, str, str, list[str]]] = {
+    "chained": ("SKM008", "comparisons cannot be chained", "second comparison", [
+        "machine m { model a { when a < b < c -> d } }",
+        "machine m { model a { when a == b == c -> d } }",
+        "machine m { model a { when a != 1 < c -> d } }",
+        "machine m { model a { when a >= 1 > c -> d } }",
+        "machine m { model a { when a <= 1 <= c -> d } }",
+        "machine m { model a { when a < 1 == c -> d } }",
+        "machine m { model a { when a == 1 != c -> d } }",
+        "machine m { model a { when a in b in c -> d } }",
+    ]),
+    "quotation": ("SKM014", "this rule has no quotation", "expected the quoted sentence here", [
+        "machine m { rule required a }",
+        "machine m { rule forbid a }",
+        "machine m { rule order a before b }",
+        "machine m { rule required a rule forbid b \"x\" }",
+        "machine m { rule required a.b }",
+        "machine m { rule order a before b.c }",
+    ]),
+}
+
+_HUMAN = {
+    "NAME": "a name",
+    "INT": "an integer",
+    "FLOAT": "a number",
+    "STRING": "a string",
+    "TRIPLE_STRING": "a string",
+    "$END": "the end of the file",
+}
+
+_CLASSES = [
+    # (code, message, label, hint, tokens that identify the context)
+    ("SKM011", "this edge has no target state", "expected a state name", None, {"__EDGE_TARGET__"}),
+    ("SKM015", "missing `->` between the guard and the target", "expected `->` before this", None,
+     {"__MISSING_ARROW__"}),
+    ("SKM013", "an expression is missing here", "expected an expression", None, {"__EXPR__"}),
+    ("SKM012", "a type is missing or malformed here", "expected a type", None, {"__TYPE__"}),
+    ("SKM009", "unexpected {found} inside a state", "not a state item",
+     "a state holds `reads`, `writes`, `prompt`, `call`, `doc`, `from` and edges `when GUARD -> target` / `-> target`",
+     {"READS", "WRITES", "PROMPT", "WHEN"}),
+    ("SKM010", "unexpected {found} inside a machine", "not a declaration",
+     "declarations start with `doc`, `source`, `tool`, `record`, `enum`, `input`, `var`, `counter`, "
+     "`start`, `model`, `judge`, `terminal`, `fallback`, `rule` or `use`",
+     {"MODEL", "JUDGE", "INPUT", "VAR", "COUNTER", "TERMINAL", "RULE"}),
+    ("SKM016", "unexpected {found} at the top level of the file", "not allowed here",
+     "a file holds `import`, `record`, `enum`, `fragment` and `machine` declarations",
+     {"MACHINE", "FRAGMENT", "IMPORT"}),
+]
+
+_EXPR_START = {"NAME", "INT", "FLOAT", "STRING", "TRIPLE_STRING", "TRUE", "FALSE", "NONE", "NOT", "LPAR",
+               "LSQB", "MINUS"}
+_TYPE_START = {"LIST", "MAP", "ENUM"}
+
+
+def _describe_terminal(parser: lark.Lark, name: str) -> str:
+    if name in _HUMAN:
+        return _HUMAN[name]
+    keyword = keyword_terminals().get(name)
+    if keyword is not None:
+        return f"`{keyword}`"
+    try:
+        pattern = parser.get_terminal(name).pattern
+    except KeyError:
+        return name.lower()
+    return f"`{pattern.value}`" if pattern.type == "str" else name.lower()
+
+
+def _describe_token(tok) -> str:
+    if tok.type == "$END":
+        return "the end of the file"
+    text = str(tok)
+    if tok.type in ("STRING", "TRIPLE_STRING"):
+        return "a string"
+    if tok.type in ("INT", "FLOAT"):
+        return f"number `{text}`"
+    if tok.type == "NAME":
+        return f"name `{text}`"
+    return f"`{text}`"
+
+
+def _open_block(text: str, upto: int) -> int | None:
+    """Offset of the innermost `{` still open at `upto` (strings and comments skipped)."""
+    stack: list[int] = []
+    for m in re.finditer(r'"""(?:[^"]|"(?!""))*"""|"(?:[^"\\\n]|\\.)*"|#[^\n]*|[{}]', text[:upto]):
+        tok = m.group(0)
+        if tok == "{":
+            stack.append(m.start())
+        elif tok == "}" and stack:
+            stack.pop()
+    return stack[-1] if stack else None
+
+
+def _signature(exc: UnexpectedInput) -> tuple | None:
+    """The parser state an error happened in: LALR state number and acceptable tokens."""
+    state = getattr(exc, "state", None)
+    stack = getattr(state, "state_stack", None)
+    if not stack:
+        return None
+    return stack[-1], frozenset(_expected(exc))
+
+
+def example_index(parse_fn) -> dict[tuple, str]:
+    """Parser-state signature → example label (Lark's `match_examples`, computed once per parser).
+
+    State numbers are only comparable within one parser instance, so the
+    examples are parsed by the same instance that reports the error.
+    """
+    index: dict[tuple, str] = {}
+    for label, (_, _, _, examples) in _EXAMPLES.items():
+        for example in examples:
+            try:
+                parse_fn(example)
+            except UnexpectedInput as exc:
+                sig = _signature(exc)
+                if sig is not None:
+                    index.setdefault(sig, label)
+            else:  # pragma: no cover - an example that parses is a bug in the table
+                raise AssertionError(f"syntax example parses: {example!r}")
+    return index
+
+
+def _expected(exc: UnexpectedInput) -> set[str]:
+    accepts = getattr(exc, "accepts", None) or getattr(exc, "expected", None) or set()
+    return set(accepts)
+
+
+def syntax_error(exc: UnexpectedInput, source: SourceFile, examples: dict[tuple, str]) -> Diagnostic:
+    """The diagnostic for a Lark parse error; `examples` comes from `example_index`."""
+    from skillc.syntax.parser import bare_parser
+
+    parser = bare_parser()
+    text = source.text
+    if isinstance(exc, UnexpectedCharacters):
+        pos = exc.pos_in_stream
+        ch = text[pos] if pos < len(text) else ""
+        if ch == '"':
+            end = text.find("\n", pos)
+            end = len(text) if end == -1 else end
+            return make("SKM003", "this string is not closed on its line", Span(source, pos, end),
+                        label="unterminated string")
+        shown = repr(ch)[1:-1] if ch.isprintable() and ch != "" else f"U+{ord(ch):04X}" if ch else "?"
+        expected = sorted({_describe_terminal(parser, t) for t in exc.allowed or ()})
+        return make("SKM002", f"unexpected character `{shown}`", Span(source, pos, pos + 1),
+                    label="no token starts with this",
+                    notes=[f"skillc was looking for {_join(expected)}"] if expected else ())
+
+    if isinstance(exc, UnexpectedEOF) or (isinstance(exc, UnexpectedToken) and exc.token.type == "$END"):
+        at = len(text.rstrip())
+        opened = _open_block(text, len(text))
+        secondary = []
+        if opened is not None:
+            secondary.append(Label(Span(source, opened, opened + 1), "this block is never closed"))
+        expected = sorted({_describe_terminal(parser, t) for t in _expected(exc)})
+        return make("SKM005", "the file ends before the construct is complete", Span(source, at, at),
+                    label="file ends here", secondary=secondary,
+                    notes=[f"skillc was looking for {_join(expected)}"] if expected else ())
+
+    assert isinstance(exc, UnexpectedToken)
+    tok = exc.token
+    span = Span(source, tok.start_pos, tok.end_pos if tok.end_pos is not None else tok.start_pos + len(tok))
+    found = _describe_token(tok)
+    label = examples.get(_signature(exc))
+    if label is not None:
+        code, message, lab, _ = _EXAMPLES[label]
+        return make(code, message, span, label=lab)
+    expected = _expected(exc)
+    wanted = sorted({_describe_terminal(parser, t) for t in expected if not t.startswith("__") or t == "__ANON_0"})
+    notes = [f"skillc was looking for {_join(wanted)}"] if wanted else []
+    context = _context(exc, expected)
+    suggestion = _did_you_mean(tok, expected)
+    for code, message, lab, hint, marks in _CLASSES:
+        if suggestion:
+            hint = suggestion
+        if marks & context:
+            return make(code, message.format(found=found), span, label=lab, notes=notes,
+                        **({"hint": hint} if hint else {}))
+    return make("SKM004", f"unexpected {found}", span, label="unexpected here", notes=notes,
+                **({"hint": suggestion} if suggestion else {}))
+
+
+def _did_you_mean(tok, expected: set[str]) -> str | None:
+    """Suggest the keyword a misspelt name was probably meant to be."""
+    if tok.type != "NAME":
+        return None
+    keywords = keyword_terminals()
+    candidates = [keywords[t] for t in expected if t in keywords]
+    close = difflib.get_close_matches(str(tok), candidates, n=1, cutoff=0.6)
+    return f"did you mean `{close[0]}`?" if close else None
+
+
+def _context(exc: UnexpectedToken, expected: set[str]) -> set[str]:
+    """Tokens that identify where the parser was, plus synthetic marks for common situations."""
+    marks = set(expected)
+    prev = exc.token_history[-1] if getattr(exc, "token_history", None) else None
+    prev_type = prev.type if prev is not None else None
+    arrow = "__ANON_0"
+    if prev is not None and str(prev) == "->" and "NAME" in expected:
+        marks.add("__EDGE_TARGET__")
+    elif arrow in expected and ("AND" in expected or "OR" in expected) and exc.token.type == "NAME":
+        marks.add("__MISSING_ARROW__")
+    elif expected and expected <= (_EXPR_START | {"LBRACE"}) and "NAME" in expected and "INT" in expected:
+        marks.add("__EXPR__")
+    elif "NAME" in expected and expected & _TYPE_START:
+        marks.add("__TYPE__")
+    del prev_type
+    return marks
+
+
+def _join(items: list[str], limit: int = 8) -> str:
+    if len(items) > limit:
+        items = items[:limit] + ["…"]
+    if len(items) <= 1:
+        return "".join(items)
+    return ", ".join(items[:-1]) + " or " + items[-1]

@@ -1,0 +1,539 @@
+"""Parse `.skm` text into an AST (`skillc.syntax.nodes`) plus diagnostics; never raises on user error.
+
+The LALR parser builds nodes directly (an inline Lark transformer), so no parse
+tree is materialised; spans are computed from the first and last token of each
+rule because all tokens are kept.
+"""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+
+import lark
+from lark import Token
+
+from skillc.diagnostics import Diagnostic, SourceFile, Span, make
+from skillc.syntax import nodes as n
+from skillc.syntax.comments import attach_comments
+from skillc.syntax.errors import example_index, syntax_error
+from skillc.syntax.grammar import make_lark
+from skillc.syntax.strings import decode_plain, decode_triple
+
+MAX_DEPTH = 100
+_VALUE_TOKENS = frozenset({"NAME", "INT", "FLOAT", "STRING", "TRIPLE_STRING"})
+
+
+class _Abort(Exception):
+    """Internal: stop parsing after a fatal diagnostic (nesting too deep)."""
+
+
+class _Builder(lark.Transformer):
+    """Turn each reduced rule into an AST node (one method per grammar rule)."""
+
+    def __init__(self) -> None:
+        super().__init__(visit_tokens=False)
+        self.reset(SourceFile("<string>", ""))
+
+    def reset(self, source: SourceFile) -> None:
+        self.source = source
+        self.diagnostics: list[Diagnostic] = []
+        self.comments: list[Token] = []
+        self.depth: dict[int, int] = {}
+
+    # ------------------------------------------------------------ helpers
+
+    def _span(self, children) -> Span | None:
+        first = last = None
+        for c in children:
+            s = _start(c)
+            if s is not None:
+                first = s
+                break
+        for c in reversed(children):
+            e = _end(c)
+            if e is not None:
+                last = e
+                break
+        if first is None or last is None:
+            return None
+        return Span(self.source, first, last)
+
+    @staticmethod
+    def _values(children) -> list:
+        """Children that carry meaning: nodes, strings and name/number tokens."""
+        return [
+            c
+            for c in children
+            if c is not None and (not isinstance(c, Token) or c.type in _VALUE_TOKENS)
+        ]
+
+    def _expr(self, cls, children, *args):
+        node = cls(*args, span=self._span(children))
+        depth = 1 + max((self.depth.get(id(c), 1) for c in children if isinstance(c, n.Expr)), default=0)
+        if depth > MAX_DEPTH:
+            self.diagnostics.append(
+                make("SKM007", f"expression nested more than {MAX_DEPTH} levels deep", node.span,
+                     label="too deep")
+            )
+            raise _Abort
+        self.depth[id(node)] = depth
+        return node
+
+    # ------------------------------------------------------------ module level
+
+    def module(self, ch):
+        return n.Module(tuple(self._values(ch)), span=Span(self.source, 0, len(self.source.text)))
+
+    def import_decl(self, ch):
+        return n.Import(decode_plain(str(self._values(ch)[0])[1:-1])[0], span=self._span(ch))
+
+    def machine(self, ch):
+        v = self._values(ch)
+        return n.Machine(str(v[0]), tuple(v[1:]), span=self._span(ch))
+
+    def fragment(self, ch):
+        v = self._values(ch)
+        params: tuple = ()
+        exits: tuple = ()
+        rest = v[1:]
+        if rest and isinstance(rest[0], list) and rest[0] and isinstance(rest[0][0], n.Param):
+            params, rest = tuple(rest[0]), rest[1:]
+        if rest and isinstance(rest[0], tuple):
+            exits, rest = rest[0], rest[1:]
+        return n.Fragment(str(v[0]), params, exits, tuple(rest), span=self._span(ch))
+
+    def exit_list(self, ch):
+        return tuple(str(t) for t in self._values(ch))
+
+    def doc_decl(self, ch):
+        return n.Doc(str(self._values(ch)[0]), span=self._span(ch))
+
+    def source_decl(self, ch):
+        return n.SourceDecl(str(self._values(ch)[0]), span=self._span(ch))
+
+    # ------------------------------------------------------------ declarations
+
+    def tool_decl(self, ch):
+        name = str(ch[1])
+        params: tuple = ()
+        results: tuple = ()
+        seen_arrow = False
+        for c in ch[2:]:
+            if isinstance(c, Token) and str(c) == "->":
+                seen_arrow = True
+            elif isinstance(c, list):
+                if seen_arrow:
+                    results = tuple(c)
+                else:
+                    params = tuple(c)
+        return n.ToolDecl(name, params, results, span=self._span(ch))
+
+    def param_list(self, ch):
+        return [c for c in ch if isinstance(c, n.Param)]
+
+    def param(self, ch):
+        v = self._values(ch)
+        return n.Param(str(v[0]), v[1], span=self._span(ch))
+
+    def record_decl(self, ch):
+        v = self._values(ch)
+        return n.RecordDecl(str(v[0]), tuple(v[1:]), span=self._span(ch))
+
+    def field_decl(self, ch):
+        v = self._values(ch)
+        return n.FieldDecl(str(v[0]), v[1], span=self._span(ch))
+
+    def enum_decl(self, ch):
+        v = self._values(ch)
+        return n.EnumDecl(str(v[0]), v[1], span=self._span(ch))
+
+    def label_list(self, ch):
+        return tuple(str(t) for t in self._values(ch))
+
+    def _var(self, kind, ch):
+        v = self._values(ch)
+        init = v[2] if len(v) > 2 else None
+        return n.VarDecl(kind, str(v[0]), v[1], init, span=self._span(ch))
+
+    def input_decl(self, ch):
+        return self._var("input", ch)
+
+    def var_decl(self, ch):
+        return self._var("var", ch)
+
+    def counter_decl(self, ch):
+        v = self._values(ch)
+        return n.CounterDecl(str(v[0]), int(v[1]), span=self._span(ch))
+
+    def start_decl(self, ch):
+        return n.Start(str(self._values(ch)[0]), span=self._span(ch))
+
+    # ------------------------------------------------------------ types
+
+    def optional_type(self, ch):
+        return n.OptionalType(self._values(ch)[0], span=self._span(ch))
+
+    def named_type(self, ch):
+        return n.NamedType(str(self._values(ch)[0]), span=self._span(ch))
+
+    def list_type(self, ch):
+        return n.ListType(self._values(ch)[0], span=self._span(ch))
+
+    def map_type(self, ch):
+        v = self._values(ch)
+        return n.MapType(v[0], v[1], span=self._span(ch))
+
+    def enum_type(self, ch):
+        return n.EnumType(self._values(ch)[0], span=self._span(ch))
+
+    # ------------------------------------------------------------ states
+
+    def _state(self, kind, ch):
+        v = self._values(ch)
+        return n.State(kind, str(v[0]), tuple(v[1:]), span=self._span(ch))
+
+    def model_state(self, ch):
+        return self._state("model", ch)
+
+    def judge_state(self, ch):
+        return self._state("judge", ch)
+
+    def tool_state(self, ch):
+        return self._state("tool", ch)
+
+    def reads(self, ch):
+        return n.Reads(tuple(str(x) for x in self._values(ch)), span=self._span(ch))
+
+    def writes(self, ch):
+        return n.Writes(tuple(self._values(ch)), span=self._span(ch))
+
+    def write_item(self, ch):
+        v = self._values(ch)
+        return n.WriteItem(str(v[0]), str(v[1]) if len(v) > 1 else None, span=self._span(ch))
+
+    def prompt(self, ch):
+        return n.Prompt(str(self._values(ch)[0]), span=self._span(ch))
+
+    def call(self, ch):
+        v = self._values(ch)
+        return n.Call(str(v[0]), tuple(v[1:]), span=self._span(ch))
+
+    def arg(self, ch):
+        v = self._values(ch)
+        return n.Arg(str(v[0]), v[1], span=self._span(ch))
+
+    def from_decl(self, ch):
+        v = self._values(ch)
+        where = n.Provenance(decode_plain(str(v[0])[1:-1])[0], int(v[1]), int(v[2]) if len(v) > 2 else None, span=self._span(ch))
+        return n.From(where, span=where.span)
+
+    def edge(self, ch):
+        v = self._values(ch)
+        guard = v[0] if isinstance(v[0], n.Expr) else None
+        rest = v[1:] if guard is not None else v
+        target = str(rest[0])
+        assigns = rest[1] if len(rest) > 1 else ()
+        return n.Edge(guard, target, assigns, span=self._span(ch))
+
+    def assign_block(self, ch):
+        return tuple(c for c in ch if isinstance(c, n.Assign))
+
+    def _assign(self, op, ch):
+        v = self._values(ch)
+        return n.Assign(str(v[0]), op, v[1], span=self._span(ch))
+
+    def assign_set(self, ch):
+        return self._assign("=", ch)
+
+    def assign_add(self, ch):
+        return self._assign("+=", ch)
+
+    def assign_sub(self, ch):
+        return self._assign("-=", ch)
+
+    def terminal(self, ch):
+        v = self._values(ch)
+        return n.Terminal(str(v[0]), str(v[1]), tuple(v[2:]), span=self._span(ch))
+
+    def fallback(self, ch):
+        return n.Fallback(tuple(self._values(ch)), span=self._span(ch))
+
+    def requires(self, ch):
+        return n.Requires(tuple(str(x) for x in self._values(ch)), span=self._span(ch))
+
+    # ------------------------------------------------------------ rules and uses
+
+    def rule(self, ch):
+        v = self._values(ch)
+        kind, ops = v[0]
+        where = v[2].where if len(v) > 2 else None
+        return n.Rule(kind, ops, str(v[1]), where, span=self._span(ch))
+
+    def rule_required(self, ch):
+        return ("required", tuple(str(x) for x in self._values(ch)))
+
+    def rule_order(self, ch):
+        return ("order", tuple(str(x) for x in self._values(ch)))
+
+    def rule_forbid(self, ch):
+        return ("forbid", tuple(str(x) for x in self._values(ch)))
+
+    def use_decl(self, ch):
+        v = self._values(ch)
+        bindings = tuple(b for b in v[2:] if isinstance(b, n.Binding))
+        exits = next((x for x in v[2:] if isinstance(x, tuple)), ())
+        return n.Use(str(v[0]), str(v[1]), bindings, exits, span=self._span(ch))
+
+    def use_exits(self, ch):
+        return tuple(c for c in ch if isinstance(c, n.Binding))
+
+    def binding(self, ch):
+        v = self._values(ch)
+        return n.Binding(str(v[0]), str(v[1]), span=self._span(ch))
+
+    def qualname(self, ch):
+        return _QualName(".".join(str(t) for t in self._values(ch)), self._span(ch))
+
+    def string(self, ch):
+        tok = ch[0]
+        if tok.type == "TRIPLE_STRING":
+            value = decode_triple(str(tok)[3:-3])
+        else:
+            value, bad = decode_plain(str(tok)[1:-1])
+            for start, end, text in bad:
+                at = tok.start_pos + 1 + start
+                self.diagnostics.append(
+                    make("SKM006", f"unknown escape sequence `{text}` in a string",
+                         Span(self.source, at, tok.start_pos + 1 + end), label="not an escape")
+                )
+        return _Str(value, Span(self.source, tok.start_pos, tok.end_pos))
+
+    # ------------------------------------------------------------ expressions
+
+    def or_op(self, ch):
+        v = self._values(ch)
+        return self._expr(n.BinOp, ch, "or", v[0], v[1])
+
+    def and_op(self, ch):
+        v = self._values(ch)
+        return self._expr(n.BinOp, ch, "and", v[0], v[1])
+
+    def not_op(self, ch):
+        return self._expr(n.Not, ch, self._values(ch)[0])
+
+    def neg(self, ch):
+        return self._expr(n.Neg, ch, self._values(ch)[0])
+
+    def member(self, ch):
+        v = self._values(ch)
+        return self._expr(n.BinOp, ch, "in", v[0], v[1])
+
+    def set_lit(self, ch):
+        return self._expr(n.SetLit, ch, tuple(self._values(ch)))
+
+    def field(self, ch):
+        v = self._values(ch)
+        return self._expr(n.Field, ch, v[0], str(v[1]))
+
+    def index(self, ch):
+        v = self._values(ch)
+        return self._expr(n.Index, ch, v[0], v[1])
+
+    def name(self, ch):
+        return self._expr(n.Name, ch, str(ch[0]))
+
+    def int_lit(self, ch):
+        return self._expr(n.IntLit, ch, int(ch[0]))
+
+    def float_lit(self, ch):
+        return self._expr(n.FloatLit, ch, float(ch[0]))
+
+    def str_lit(self, ch):
+        s = ch[0]
+        return self._expr(n.StrLit, [s], str(s))
+
+    def true_lit(self, ch):
+        return self._expr(n.BoolLit, ch, True)
+
+    def false_lit(self, ch):
+        return self._expr(n.BoolLit, ch, False)
+
+    def none_lit(self, ch):
+        return self._expr(n.NoneLit, ch)
+
+    def call_expr(self, ch):
+        v = self._values(ch)
+        return self._expr(n.CallExpr, ch, str(v[0]), tuple(v[1:]))
+
+    def list_lit(self, ch):
+        return self._expr(n.ListLit, ch, tuple(self._values(ch)))
+
+    def atom(self, ch):
+        # "(" expr ")": parentheses are not kept; the printer re-inserts the needed ones.
+        inner = self._values(ch)[0]
+        depth = self.depth.get(id(inner), 1) + 1
+        if depth > MAX_DEPTH:
+            self.diagnostics.append(
+                make("SKM007", f"expression nested more than {MAX_DEPTH} levels deep",
+                     self._span(ch), label="too deep")
+            )
+            raise _Abort
+        self.depth[id(inner)] = depth
+        return inner
+
+
+def _binop(op):
+    def build(self, ch):
+        v = self._values(ch)
+        return self._expr(n.BinOp, ch, op, v[0], v[1])
+
+    build.__doc__ = f"`{op}`"
+    return build
+
+
+for _rule, _op in {
+    "eq": "==", "ne": "!=", "lt": "<", "le": "<=", "gt": ">", "ge": ">=",
+    "add": "+", "sub": "-", "concat": "++", "mul": "*", "div": "/", "mod": "%",
+}.items():
+    setattr(_Builder, _rule, _binop(_op))
+
+
+class _QualName(str):
+    """A dotted name that remembers its span while it travels up to its node."""
+
+    def __new__(cls, value: str, span):
+        obj = super().__new__(cls, value)
+        obj.span = span
+        return obj
+
+
+class _Str(str):
+    """A decoded string that remembers its span."""
+
+    def __new__(cls, value: str, span):
+        obj = super().__new__(cls, value)
+        obj.span = span
+        return obj
+
+
+def _start(c) -> int | None:
+    if c is None:
+        return None
+    if isinstance(c, Token):
+        return c.start_pos
+    span = getattr(c, "span", None)
+    if span is not None:
+        return span.start
+    if isinstance(c, (list, tuple)):
+        for x in c:
+            s = _start(x)
+            if s is not None:
+                return s
+    return None
+
+
+def _end(c) -> int | None:
+    if c is None:
+        return None
+    if isinstance(c, Token):
+        return c.end_pos
+    span = getattr(c, "span", None)
+    if span is not None:
+        return span.end
+    if isinstance(c, (list, tuple)):
+        for x in reversed(c):
+            e = _end(x)
+            if e is not None:
+                return e
+    return None
+
+
+_local = threading.local()
+
+
+def _parser() -> tuple[lark.Lark, _Builder]:
+    """One parser per thread: the inline builder holds per-parse state."""
+    cached = getattr(_local, "parser", None)
+    if cached is None:
+        builder = _Builder()
+
+        def on_comment(tok: Token) -> Token:
+            builder.comments.append(tok)
+            return tok
+
+        parser = make_lark(transformer=builder, lexer_callbacks={"COMMENT": on_comment})
+        cached = _local.parser = (parser, builder)
+    return cached
+
+
+def _examples(parser: lark.Lark, builder: _Builder) -> dict[tuple, str]:
+    cached = getattr(_local, "examples", None)
+    if cached is None:
+        def parse_example(text: str):
+            builder.reset(SourceFile("<example>", text))
+            return parser.parse(text)
+
+        cached = _local.examples = example_index(parse_example)
+    return cached
+
+
+def bare_parser() -> lark.Lark:
+    """A tree-building parser with the same tables (for error matching and tools)."""
+    cached = getattr(_local, "bare", None)
+    if cached is None:
+        cached = _local.bare = make_lark()
+    return cached
+
+
+def parse_source(source: SourceFile) -> tuple[n.Module | None, list[Diagnostic]]:
+    """Parse a source file; return the module (None on a syntax error) and diagnostics."""
+    parser, builder = _parser()
+    builder.reset(source)
+    try:
+        module = parser.parse(source.text)
+    except _Abort:
+        return None, builder.diagnostics
+    except lark.exceptions.UnexpectedInput as exc:
+        found = list(builder.diagnostics)
+        return None, found + [syntax_error(exc, source, _examples(parser, builder))]
+    module = attach_comments(module, builder.comments, source)
+    return module, builder.diagnostics
+
+
+def read_source(path: str | Path) -> tuple[SourceFile | None, list[Diagnostic]]:
+    """Read a file as UTF-8 (CRLF normalised); unreadable or binary files become diagnostics."""
+    p = Path(path)
+    try:
+        data = p.read_bytes()
+    except IsADirectoryError:
+        return None, [make("SKM901", f"{path} is a directory, not a .skm file")]
+    except OSError as exc:
+        return None, [make("SKM901", f"cannot read {path}: {exc.strerror or exc}")]
+    return decode_source(str(path), data)
+
+
+def decode_source(path: str, data: bytes) -> tuple[SourceFile | None, list[Diagnostic]]:
+    """Decode bytes as UTF-8 text; report binary or mis-encoded input with its position."""
+    if data.startswith(b"\xef\xbb\xbf"):
+        data = data[3:]
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        prefix = data[: exc.start].decode("utf-8", errors="replace").replace("\r\n", "\n")
+        source = SourceFile(path, prefix)
+        at = len(prefix)
+        return None, [make("SKM001", f"{path} is not UTF-8 text (invalid byte 0x{data[exc.start]:02x})",
+                           Span(source, at, at), label="here")]
+    text = text.replace("\r\n", "\n")
+    nul = text.find("\x00")
+    if nul != -1:
+        source = SourceFile(path, text)
+        return None, [make("SKM001", f"{path} contains NUL bytes; it looks like a binary file",
+                           Span(source, nul, nul + 1), label="NUL byte")]
+    return SourceFile(path, text), []
+
+
+def parse(text: str, path: str = "<string>") -> tuple[n.Module | None, list[Diagnostic]]:
+    """Parse `.skm` text."""
+    return parse_source(SourceFile(path, text.replace("\r\n", "\n")))
