@@ -1,3 +1,14 @@
-"""skillc: compile agent skills into checked, executable state machines."""
+"""skillc: compile agent skills into checked, executable state machines.
+
+    >>> import skillc
+    >>> machine, diagnostics = skillc.load(pathlib.Path("examples/livemath/livemath.skm"))
+"""
+
+from skillc.api import ParseResult, format_text, load, parse
+from skillc.diagnostics import Diagnostic, Severity
+from skillc.ir.loader import LoadResult
+from skillc.ir.machine import Machine
 
 __version__ = "0.1.0"
+
+__all__ = ["Diagnostic", "LoadResult", "Machine", "ParseResult", "Severity", "format_text", "load", "parse"]

@@ -28,6 +28,7 @@ class Code:
     bad: str
     good: str
     hint: str | None = None
+    runnable: bool = True  # False: the example needs bytes or several files; tested on its own
 
     @property
     def stage(self) -> str:
@@ -48,6 +49,20 @@ def _m(body: str, *, head: str = "") -> str:
     )
 
 
+_RETRY = (
+    'import "stdlib/retry.skm"\n'
+    "machine demo {{\n"
+    "  tool bash(command: str) -> (stdout: str, exit_code: int)\n"
+    '  input cmd: str\n'
+    "  var count: int = 0\n"
+    "  var answer: str\n"
+    "  start again\n"
+    "  {use}\n"
+    "  terminal done: success {{ requires answer }}\n"
+    "  fallback\n"
+    "}}\n"
+)
+
 _THINK = '  model think {\n    writes answer\n    prompt "Answer the question."\n    -> done\n  }\n'
 
 _CODES = [
@@ -56,7 +71,7 @@ _CODES = [
          "skillc reads `.skm` files as UTF-8. A file that does not decode, or that holds NUL "
          "bytes, is almost always a binary file passed by mistake.",
          "machine m { doc \"caf\\xe9\" }  # saved as Latin-1", _m(_THINK),
-         "save the file as UTF-8"),
+         "save the file as UTF-8", runnable=False),
     Code("SKM002", "unexpected-character", E, "a character that cannot start any token",
          "The lexer met a character that no token of the language begins with.",
          _m(_THINK.replace("-> done", "-> done;")), _m(_THINK),
@@ -69,7 +84,8 @@ _CODES = [
     Code("SKM004", "unexpected-token", E, "a token that does not fit here",
          "The parser found a token that cannot continue the construct it was reading; the "
          "message lists what it was looking for.",
-         _m(_THINK.replace("writes answer", "writes answer answer")), _m(_THINK)),
+         _m(_THINK).replace("  var answer", "  tool bash(command: str) -> stdout: str\n  var answer"),
+         _m(_THINK).replace("  var answer", "  tool bash(command: str) -> (stdout: str)\n  var answer")),
     Code("SKM005", "unexpected-end-of-file", E, "the file ends inside an open block",
          "A `{` was opened and never closed, or the file ends in the middle of a construct.",
          "machine demo {\n  start think\n", _m(_THINK),
@@ -105,7 +121,7 @@ _CODES = [
     Code("SKM012", "expected-type", E, "a type is missing or malformed",
          "Types are `str`, `int`, `float`, `bool`, `enum { … }`, `list[T]`, `map[str, T]`, a "
          "record or enum name, and `T?` for optional.",
-         _m(_THINK).replace("var answer: str", "var answer:"), _m(_THINK),
+         _m(_THINK).replace("var answer: str", "var answer: [str]"), _m(_THINK),
          "write a type after `:`, e.g. `str`"),
     Code("SKM013", "expected-expression", E, "an expression is missing",
          "Guards, assignments and arguments need an expression here.",
@@ -241,16 +257,18 @@ _CODES = [
          "copy the file into the project, or import from `stdlib/`"),
     Code("SKM126", "import-cycle", E, "files import each other in a cycle",
          "Imports must form a tree; a cycle has no first file to load.",
-         'import "cycle.skm"  # where cycle.skm imports this file\n' + _m(_THINK), _m(_THINK)),
+         'import "cycle.skm"  # where cycle.skm imports this file\n' + _m(_THINK), _m(_THINK),
+         runnable=False),
     Code("SKM127", "fragment-binding", E, "a `use` does not bind the fragment's parameters and exits exactly",
          "Every parameter of the fragment is bound to a variable of the machine, and every exit "
          "to a state, exactly once.",
-         'import "stdlib/retry.skm"\n' + _m(_THINK + "  use retry as again() -> (ok: done)\n"),
-         'import "stdlib/retry.skm"\n' + _m(_THINK)),
-    Code("SKM128", "fragment-binding-type", E, "a `use` binds a parameter to a variable of another type",
+         _RETRY.format(use="use retry as again(command: cmd) -> (ok: done)"),
+         _RETRY.format(use="use retry as again(command: cmd, output: answer) -> (ok: done, failed: fallback)")),
+    Code("SKM128", "fragment-binding-type", E, "a `use` binds a parameter or tool of another type",
          "Instantiation renames the fragment's parameters to the bound variables, so their types "
-         "must be identical.",
-         'import "stdlib/retry.skm"\n' + _m(_THINK), 'import "stdlib/retry.skm"\n' + _m(_THINK)),
+         "must be identical; the tools the fragment calls must have the same signature in the machine.",
+         _RETRY.format(use="use retry as again(command: count, output: answer) -> (ok: done, failed: fallback)"),
+         _RETRY.format(use="use retry as again(command: cmd, output: answer) -> (ok: done, failed: fallback)")),
     Code("SKM129", "recursive-fragment", E, "a fragment instantiates itself",
          "Fragments expand at compile time, so a fragment that uses itself, directly or through "
          "others, would never finish expanding.",
@@ -263,8 +281,8 @@ _CODES = [
     Code("SKM131", "undeclared-read", E, "a tool argument reads a variable outside the state's read set",
          "A state sees only what it declares: a call's arguments may use only variables listed "
          "in `reads`.",
-         _m('  tool think {\n    call bash(command: answer)\n    writes answer = stdout\n    -> done\n  }\n')
-         .replace("  var answer: str", "  tool bash(command: str) -> (stdout: str)\n  input answer: str"),
+         _m('  tool think {\n    call bash(command: cmd)\n    writes answer = stdout\n    -> done\n  }\n')
+         .replace("  var answer: str", "  tool bash(command: str) -> (stdout: str)\n  input cmd: str\n  var answer: str"),
          _m('  tool think {\n    reads answer\n    call bash(command: answer)\n    writes answer = stdout\n    -> done\n  }\n')
          .replace("  var answer: str", "  tool bash(command: str) -> (stdout: str)\n  var answer: str = \"ls\""),
          "add the variable to the state's `reads`"),
@@ -292,10 +310,10 @@ _CODES = [
     # ------------------------------------------------------------------ tool errors
     Code("SKM900", "internal-error", E, "skillc itself failed: this is a bug",
          "An internal error is never the user's fault. Please report it with the input that "
-         "caused it.", "", "", "report this at the project's issue tracker"),
+         "caused it.", "", "", "report this at the project's issue tracker", runnable=False),
     Code("SKM901", "io-error", E, "a file could not be read or written",
          "The path does not exist, is a directory where a file was expected, or is not readable.",
-         "", ""),
+         "", "", runnable=False),
 ]
 
 REGISTRY: dict[str, Code] = {c.code: c for c in _CODES}

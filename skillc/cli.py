@@ -1,0 +1,246 @@
+"""The `skillc` command line. Thin: parse flags, call one stage, print.
+
+Exit codes: 0 clean, 1 errors found (or `fmt --check` would change a file),
+2 usage or I/O error, 3 internal error (a bug in skillc).
+"""
+
+from __future__ import annotations
+
+import difflib
+import os
+import sys
+import tempfile
+import traceback
+from pathlib import Path
+
+import click
+
+from skillc import api
+from skillc.diagnostics import Diagnostic, Severity, make
+from skillc.diagnostics.codes import REGISTRY, lookup
+from skillc.diagnostics.docs import markdown_reference
+from skillc.diagnostics.render import FORMATS, render
+
+EXIT_OK, EXIT_ERRORS, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 3
+_SKIP_DIRS = {".git", ".venv", "venv", "node_modules", "__pycache__", ".hypothesis", ".pytest_cache"}
+
+
+def _internal(exc: BaseException, what: str) -> Diagnostic:
+    trace = traceback.format_exception(type(exc), exc, exc.__traceback__)
+    notes = [f"while {what}: {type(exc).__name__}: {exc}"]
+    if os.environ.get("SKILLC_DEBUG"):
+        notes.append("".join(trace))
+    return make("SKM900", "internal error in skillc (this is a bug, not a problem with your input)",
+                notes=notes)
+
+
+def _files(paths: tuple[str, ...]) -> tuple[list[Path], list[Diagnostic]]:
+    """Expand folders into their `.skm` files; missing paths become I/O diagnostics."""
+    files: list[Path] = []
+    problems: list[Diagnostic] = []
+    for raw in paths:
+        p = Path(raw)
+        if p.is_dir():
+            found = sorted(
+                f for f in p.rglob("*.skm")
+                if not any(part in _SKIP_DIRS for part in f.relative_to(p).parts[:-1])
+            )
+            files.extend(found)
+        elif p.exists():
+            files.append(p)
+        else:
+            problems.append(make("SKM901", f"no such file or folder: {raw}"))
+    return files, problems
+
+
+def _emit(diagnostics: list[Diagnostic], fmt: str) -> None:
+    if diagnostics:
+        click.echo(render(sorted(diagnostics, key=Diagnostic.sort_key), fmt, sys.stdout))
+
+
+def _exit_code(diagnostics: list[Diagnostic], strict: bool = False) -> int:
+    if any(d.code == "SKM900" for d in diagnostics):
+        return EXIT_INTERNAL
+    if any(d.code == "SKM901" for d in diagnostics):
+        return EXIT_USAGE
+    if any(d.is_error or (strict and d.severity is Severity.WARNING) for d in diagnostics):
+        return EXIT_ERRORS
+    return EXIT_OK
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="skillc", prog_name="skillc")
+def main() -> None:
+    """Compile agent skills into checked, executable state machines."""
+
+
+@main.command()
+@click.argument("paths", nargs=-1, required=True)
+@click.option("--format", "fmt", type=click.Choice(FORMATS), default="full", show_default=True,
+              help="How to print diagnostics.")
+@click.option("--strict", is_flag=True, help="Treat warnings as errors.")
+def check(paths: tuple[str, ...], fmt: str, strict: bool) -> None:
+    """Check .skm files (folders are searched for *.skm)."""
+    files, diagnostics = _files(paths)
+    for f in files:
+        try:
+            diagnostics.extend(api.load(f).diagnostics)
+        except Exception as exc:  # noqa: BLE001 - an internal error is reported, not raised
+            diagnostics.append(_internal(exc, f"checking {f}"))
+    _emit(diagnostics, fmt)
+    if fmt in ("full", "concise"):
+        errors = sum(d.severity is Severity.ERROR for d in diagnostics)
+        warnings = sum(d.severity is Severity.WARNING for d in diagnostics)
+        click.echo(f"checked {len(files)} file{'s' * (len(files) != 1)}: "
+                   f"{errors} error{'s' * (errors != 1)}, {warnings} warning{'s' * (warnings != 1)}", err=True)
+    sys.exit(_exit_code(diagnostics, strict))
+
+
+def _write_atomically(path: Path, text: str) -> None:
+    """Replace a file's content without ever leaving it half-written."""
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as out:
+            out.write(text)
+        try:
+            os.chmod(tmp, path.stat().st_mode & 0o7777)
+        except OSError:
+            pass
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
+def _format_one(name: str, text: str) -> tuple[str | None, list[Diagnostic]]:
+    """Format text, refusing (as an internal error) any output that would not parse back identically."""
+    result = api.parse(text, path=name)
+    if result.module is None:
+        return None, result.diagnostics
+    from skillc.syntax.printer import print_module
+
+    new = print_module(result.module)
+    again = api.parse(new, path=name).module
+    if again != result.module:
+        return None, [make("SKM900", "internal error: the formatted file would not parse back to the same "
+                           f"program, so {name} was left untouched (this is a bug)")]
+    return new, result.diagnostics
+
+
+@main.command()
+@click.argument("paths", nargs=-1, required=True)
+@click.option("--check", "check_only", is_flag=True, help="Write nothing; exit 1 when a file would change.")
+@click.option("--diff", is_flag=True, help="Write nothing; print a unified diff of the changes.")
+def fmt(paths: tuple[str, ...], check_only: bool, diff: bool) -> None:
+    """Format .skm files in place (`-` formats standard input to standard output)."""
+    diagnostics: list[Diagnostic] = []
+    changed: list[str] = []
+    if paths == ("-",):
+        text = sys.stdin.read()
+        try:
+            new, diags = _format_one("<stdin>", text)
+        except Exception as exc:  # noqa: BLE001
+            new, diags = None, [_internal(exc, "formatting <stdin>")]
+        diagnostics.extend(diags)
+        if new is not None:
+            if diff or check_only:
+                if new != text:
+                    changed.append("<stdin>")
+                    if diff:
+                        click.echo(_diff("<stdin>", text, new), nl=False)
+            else:
+                click.echo(new, nl=False)
+    else:
+        files, diagnostics = _files(paths)
+        for f in files:
+            try:
+                data = f.read_bytes()
+            except OSError as exc:
+                diagnostics.append(make("SKM901", f"cannot read {f}: {exc.strerror or exc}"))
+                continue
+            from skillc.syntax.parser import decode_source
+
+            source, diags = decode_source(str(f), data)
+            if source is None:
+                diagnostics.extend(diags)
+                continue
+            try:
+                new, diags = _format_one(str(f), source.text)
+            except Exception as exc:  # noqa: BLE001
+                new, diags = None, [_internal(exc, f"formatting {f}")]
+            diagnostics.extend(diags)
+            if new is None or new.encode("utf-8") == data:
+                continue
+            changed.append(str(f))
+            if diff:
+                click.echo(_diff(str(f), data.decode("utf-8", errors="replace"), new), nl=False)
+            elif check_only:
+                click.echo(f"would reformat {f}", err=True)
+            else:
+                try:
+                    _write_atomically(f, new)
+                except OSError as exc:
+                    diagnostics.append(make("SKM901", f"cannot write {f}: {exc.strerror or exc}"))
+                    continue
+                click.echo(f"reformatted {f}", err=True)
+    _emit(diagnostics, "full")
+    code = _exit_code(diagnostics)
+    if code == EXIT_OK and (check_only or diff) and changed:
+        code = EXIT_ERRORS
+    sys.exit(code)
+
+
+def _diff(name: str, old: str, new: str) -> str:
+    return "".join(difflib.unified_diff(old.splitlines(True), new.splitlines(True),
+                                        fromfile=f"a/{name}", tofile=f"b/{name}"))
+
+
+@main.command()
+@click.argument("codes", nargs=-1)
+@click.option("--markdown", is_flag=True, help="Print the full reference as Markdown (docs/diagnostics.md).")
+def explain(codes: tuple[str, ...], markdown: bool) -> None:
+    """Explain diagnostic codes (SKM104 or a slug such as undefined-tool)."""
+    if markdown:
+        click.echo(markdown_reference(), nl=False)
+        return
+    if not codes:
+        for c in REGISTRY.values():
+            click.echo(f"{c.code}  {c.slug:<28} {c.summary}")
+        return
+    for raw in codes:
+        try:
+            c = lookup(raw.upper() if raw.lower().startswith("skm") else raw)
+        except KeyError:
+            click.echo(f"skillc: unknown diagnostic code {raw!r}", err=True)
+            sys.exit(EXIT_USAGE)
+        click.echo(f"{c.code} ({c.slug}, {c.severity}): {c.summary}\n\n{c.explanation}")
+        if c.hint:
+            click.echo(f"\nhelp: {c.hint}")
+        if c.bad:
+            click.echo(f"\nExample that triggers it:\n\n{_indent(c.bad)}")
+
+
+def _indent(text: str) -> str:
+    return "\n".join("    " + line for line in text.rstrip("\n").splitlines())
+
+
+@main.command()
+@click.argument("path", type=click.Path(dir_okay=False))
+@click.option("--format", "fmt", type=click.Choice(FORMATS), default="full", show_default=True)
+def show(path: str, fmt: str) -> None:
+    """Print a summary of a machine: states, transitions, variables, tools and rules."""
+    if not Path(path).exists():
+        _emit([make("SKM901", f"no such file: {path}")], fmt)
+        sys.exit(EXIT_USAGE)
+    try:
+        result = api.load(Path(path))
+    except Exception as exc:  # noqa: BLE001
+        _emit([_internal(exc, f"loading {path}")], fmt)
+        sys.exit(EXIT_INTERNAL)
+    _emit(result.diagnostics, fmt)
+    if result.machine is None or not result.ok:
+        sys.exit(_exit_code(result.diagnostics) or EXIT_ERRORS)
+    from skillc.ir.describe import describe
+
+    click.echo(describe(result.machine))

@@ -1,0 +1,147 @@
+"""Resolved, typed expressions of the IR (guards, assignments, tool arguments)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import attrs
+
+from skillc.diagnostics import Span
+from skillc.ir.types import Type
+
+_span = attrs.field(default=None, eq=False, repr=False, kw_only=True)
+
+
+@attrs.frozen
+class Expr:
+    """Base of IR expressions; every node knows its type."""
+
+    type: Type
+    span: Span | None = _span
+
+    def children(self) -> tuple[Expr, ...]:
+        return ()
+
+
+@attrs.frozen
+class Var(Expr):
+    name: str = attrs.field(kw_only=True)
+
+
+@attrs.frozen
+class Const(Expr):
+    """A literal: str, int, float, bool, None or a list of constants."""
+
+    value: Any = attrs.field(kw_only=True)
+
+
+@attrs.frozen
+class Label(Expr):
+    """A label of the enum in `type`."""
+
+    value: str = attrs.field(kw_only=True)
+
+
+@attrs.frozen
+class BinOp(Expr):
+    op: str = attrs.field(kw_only=True)
+    left: Expr = attrs.field(kw_only=True)
+    right: Expr = attrs.field(kw_only=True)
+
+    def children(self):
+        return (self.left, self.right)
+
+
+@attrs.frozen
+class Not(Expr):
+    operand: Expr = attrs.field(kw_only=True)
+
+    def children(self):
+        return (self.operand,)
+
+
+@attrs.frozen
+class Neg(Expr):
+    operand: Expr = attrs.field(kw_only=True)
+
+    def children(self):
+        return (self.operand,)
+
+
+@attrs.frozen
+class GetField(Expr):
+    obj: Expr = attrs.field(kw_only=True)
+    field: str = attrs.field(kw_only=True)
+
+    def children(self):
+        return (self.obj,)
+
+
+@attrs.frozen
+class GetIndex(Expr):
+    obj: Expr = attrs.field(kw_only=True)
+    key: Expr = attrs.field(kw_only=True)
+
+    def children(self):
+        return (self.obj, self.key)
+
+
+@attrs.frozen
+class Call(Expr):
+    """A built-in function: `len`, `str`, `contains`."""
+
+    func: str = attrs.field(kw_only=True)
+    args: tuple[Expr, ...] = attrs.field(kw_only=True)
+
+    def children(self):
+        return self.args
+
+
+@attrs.frozen
+class ListExpr(Expr):
+    items: tuple[Expr, ...] = attrs.field(kw_only=True)
+
+    def children(self):
+        return self.items
+
+
+@attrs.frozen
+class InSet(Expr):
+    """`x in {a, b}`."""
+
+    operand: Expr = attrs.field(kw_only=True)
+    items: tuple[Expr, ...] = attrs.field(kw_only=True)
+
+    def children(self):
+        return (self.operand, *self.items)
+
+
+def walk(e: Expr) -> Iterator[Expr]:
+    """All nodes of an expression, iteratively (depth is bounded by the parser, but be safe)."""
+    stack = [e]
+    while stack:
+        node = stack.pop()
+        yield node
+        stack.extend(reversed(node.children()))
+
+
+def variables(e: Expr | None) -> set[str]:
+    """Names of the variables an expression reads."""
+    if e is None:
+        return set()
+    return {node.name for node in walk(e) if isinstance(node, Var)}
+
+
+def rename(e: Expr, mapping: dict[str, str]) -> Expr:
+    """Rename variables (fragment instantiation)."""
+    if isinstance(e, Var):
+        return attrs.evolve(e, name=mapping.get(e.name, e.name))
+    changes = {}
+    for a in attrs.fields(type(e)):
+        value = getattr(e, a.name)
+        if isinstance(value, Expr):
+            changes[a.name] = rename(value, mapping)
+        elif isinstance(value, tuple) and value and isinstance(value[0], Expr):
+            changes[a.name] = tuple(rename(v, mapping) for v in value)
+    return attrs.evolve(e, **changes) if changes else e

@@ -1,0 +1,293 @@
+"""Resolve and type-check AST expressions into IR expressions."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from skillc.diagnostics import Diagnostic, make
+from skillc.ir import expr as ir
+from skillc.ir import types as T
+from skillc.ir.suggest import did_you_mean
+from skillc.ir.types import Type
+from skillc.syntax import nodes as n
+
+_COMPARE = {"==", "!=", "<", "<=", ">", ">="}
+_ARITH = {"+", "-", "*", "/", "%"}
+FUNCTIONS = ("len", "str", "contains", "quote")
+
+
+class ExprLowerer:
+    """Lower expressions against a variable table, reporting into a shared list."""
+
+    def __init__(self, variables: dict[str, Type], report: Callable[[Diagnostic], None]) -> None:
+        self.variables = variables
+        self.report = report
+
+    # ------------------------------------------------------------ entry points
+
+    def lower(self, e: n.Expr, expected: Type | None = None) -> ir.Expr:
+        """Lower `e`; `expected` lets bare names resolve to labels of an enum."""
+        method = getattr(self, "_" + type(e).__name__)
+        return method(e, expected)
+
+    def constant(self, e: n.Expr, expected: Type) -> ir.Expr:
+        """Lower an initialiser, which must be a constant (literals, labels, lists of them)."""
+        value = self.lower(e, expected)
+        if not _is_constant(value):
+            self.report(make("SKM132", "an initial value must be a constant", e.span,
+                             label="reads a variable or computes"))
+            return ir.Const(T.ERROR, value=None, span=e.span)
+        return value
+
+    # ------------------------------------------------------------ helpers
+
+    def _error(self, code: str, message: str, e: n.Expr, label: str = "", hint: str | None = None) -> ir.Expr:
+        self.report(make(code, message, e.span, label=label, **({"hint": hint} if hint else {})))
+        return ir.Const(T.ERROR, value=None, span=e.span)
+
+    @staticmethod
+    def _bad(*types: Type) -> bool:
+        return any(isinstance(t, T.ErrorT) for t in types)
+
+    def _dotted(self, e: n.Expr) -> str | None:
+        """`a.b.c` as one name when it is written as names and dots only."""
+        if isinstance(e, n.Name):
+            return e.id
+        if isinstance(e, n.Field):
+            head = self._dotted(e.obj)
+            return f"{head}.{e.name}" if head is not None else None
+        return None
+
+    # ------------------------------------------------------------ leaves
+
+    def _Name(self, e: n.Name, expected):
+        t = self.variables.get(e.id)
+        if t is not None:
+            return ir.Var(t, name=e.id, span=e.span)
+        enum = T.strip_optional(expected) if expected is not None else None
+        if isinstance(enum, T.EnumT):
+            if e.id in enum.labels:
+                return ir.Label(enum, value=e.id, span=e.span)
+            return self._error("SKM105", f"`{e.id}` is not a label of {T.show(enum)}", e,
+                               label="unknown label", hint=did_you_mean(e.id, enum.labels)
+                               or "labels: " + ", ".join(enum.labels))
+        return self._error("SKM103", f"undefined variable `{e.id}`", e, label="not declared",
+                           hint=did_you_mean(e.id, self.variables))
+
+    def _IntLit(self, e, expected):
+        return ir.Const(T.INT, value=e.value, span=e.span)
+
+    def _FloatLit(self, e, expected):
+        return ir.Const(T.FLOAT, value=e.value, span=e.span)
+
+    def _StrLit(self, e, expected):
+        return ir.Const(T.STR, value=e.value, span=e.span)
+
+    def _BoolLit(self, e, expected):
+        return ir.Const(T.BOOL, value=e.value, span=e.span)
+
+    def _NoneLit(self, e, expected):
+        return ir.Const(T.NONE, value=None, span=e.span)
+
+    def _ListLit(self, e, expected):
+        item_expected = expected.item if isinstance(expected, T.ListT) else None
+        items = tuple(self.lower(i, item_expected) for i in e.items)
+        if not items:
+            return ir.ListExpr(T.ListT(T.ANY), items=(), span=e.span)
+        item_t = items[0].type
+        for i, node in zip(items[1:], e.items[1:]):
+            if not (T.assignable(i.type, item_t) or T.assignable(item_t, i.type)):
+                return self._error("SKM109", f"list items mix {T.show(item_t)} and {T.show(i.type)}", node,
+                                   label="different type")
+            if isinstance(i.type, T.FloatT):
+                item_t = i.type
+        return ir.ListExpr(T.ListT(item_t), items=items, span=e.span)
+
+    def _SetLit(self, e, expected):
+        return self._error("SKM109", "a set `{…}` may only appear on the right of `in`", e)
+
+    # ------------------------------------------------------------ operators
+
+    def _Not(self, e, expected):
+        x = self.lower(e.operand, T.BOOL)
+        if not self._bad(x.type) and not isinstance(x.type, T.BoolT):
+            return self._error("SKM109", f"`not` needs a bool, found {T.show(x.type)}", e.operand,
+                               label=T.show(x.type))
+        return ir.Not(T.BOOL, operand=x, span=e.span)
+
+    def _Neg(self, e, expected):
+        x = self.lower(e.operand)
+        if self._bad(x.type):
+            return ir.Neg(T.ERROR, operand=x, span=e.span)
+        if not T.is_numeric(x.type):
+            return self._error("SKM109", f"`-` needs a number, found {T.show(x.type)}", e.operand,
+                               label=T.show(x.type))
+        if isinstance(x, ir.Const):
+            return ir.Const(x.type, value=-x.value, span=e.span)
+        return ir.Neg(x.type, operand=x, span=e.span)
+
+    def _pair(self, e: n.BinOp) -> tuple[ir.Expr, ir.Expr]:
+        """Lower both operands; a bare name that is not a variable may be a label of the other side."""
+        def is_label_candidate(x):
+            return isinstance(x, n.Name) and x.id not in self.variables
+
+        if is_label_candidate(e.left) and not is_label_candidate(e.right):
+            right = self.lower(e.right)
+            left = self.lower(e.left, right.type)
+        else:
+            left = self.lower(e.left)
+            right = self.lower(e.right, left.type)
+        return left, right
+
+    def _BinOp(self, e: n.BinOp, expected):
+        op = e.op
+        if op in ("and", "or"):
+            left, right = self.lower(e.left, T.BOOL), self.lower(e.right, T.BOOL)
+            for side, node in ((left, e.left), (right, e.right)):
+                if not self._bad(side.type) and not isinstance(side.type, T.BoolT):
+                    return self._error("SKM109", f"`{op}` needs bool operands, found {T.show(side.type)}",
+                                       node, label=T.show(side.type))
+            return ir.BinOp(T.BOOL, op=op, left=left, right=right, span=e.span)
+        if op == "in":
+            return self._member(e)
+        left, right = self._pair(e)
+        if self._bad(left.type, right.type):
+            return ir.BinOp(T.BOOL if op in _COMPARE else T.ERROR, op=op, left=left, right=right, span=e.span)
+        lt, rt = left.type, right.type
+        if op in ("==", "!="):
+            if not T.comparable(lt, rt):
+                return self._mismatch(e, lt, rt, f"cannot compare {T.show(lt)} with {T.show(rt)}")
+            return ir.BinOp(T.BOOL, op=op, left=left, right=right, span=e.span)
+        if op in _COMPARE:
+            if not (T.is_numeric(lt) and T.is_numeric(rt)):
+                return self._mismatch(e, lt, rt, f"`{op}` compares numbers, not {T.show(lt)} and {T.show(rt)}")
+            return ir.BinOp(T.BOOL, op=op, left=left, right=right, span=e.span)
+        if op == "++":
+            for side, node in ((lt, e.left), (rt, e.right)):
+                if not T.is_scalar(side):
+                    return self._error("SKM109", f"`++` joins scalars into a string, not {T.show(side)}",
+                                       node, label=T.show(side))
+            return ir.BinOp(T.STR, op=op, left=left, right=right, span=e.span)
+        if op in _ARITH:
+            if not (T.is_numeric(lt) and T.is_numeric(rt)):
+                hint = "use `++` to join strings" if op == "+" and T.StrT() in (lt, rt) else None
+                return self._mismatch(e, lt, rt, f"`{op}` needs numbers, not {T.show(lt)} and {T.show(rt)}", hint)
+            result = T.FLOAT if op == "/" or T.FLOAT in (lt, rt) else T.INT
+            return ir.BinOp(result, op=op, left=left, right=right, span=e.span)
+        raise AssertionError(op)
+
+    def _mismatch(self, e, lt, rt, message, hint=None):
+        return self._error("SKM109", message, e, label=f"{T.show(lt)} {e.op} {T.show(rt)}", hint=hint)
+
+    def _member(self, e: n.BinOp):
+        if isinstance(e.right, n.SetLit):
+            left = self.lower(e.left)
+            items = tuple(self.lower(i, left.type) for i in e.right.items)
+            for item, node in zip(items, e.right.items):
+                if not self._bad(left.type, item.type) and not T.comparable(left.type, item.type):
+                    return self._error("SKM109", f"cannot test {T.show(left.type)} against {T.show(item.type)}",
+                                       node, label=T.show(item.type))
+            return ir.InSet(T.BOOL, operand=left, items=items, span=e.span)
+        right = self.lower(e.right)
+        rt = T.strip_optional(right.type)
+        if isinstance(rt, T.ListT):
+            left = self.lower(e.left, rt.item)
+            ok = T.comparable(left.type, rt.item)
+        elif isinstance(rt, T.MapT):
+            left = self.lower(e.left)
+            ok = T.comparable(left.type, T.STR)
+        elif isinstance(rt, T.StrT):
+            left = self.lower(e.left)
+            ok = T.comparable(left.type, T.STR)
+        elif self._bad(rt):
+            left = self.lower(e.left)
+            ok = True
+        else:
+            return self._error("SKM109", f"`in` needs a list, map, string or `{{…}}` on the right, not {T.show(rt)}",
+                               e.right, label=T.show(rt))
+        if not ok:
+            return self._error("SKM109", f"cannot look for {T.show(left.type)} in {T.show(rt)}", e.left,
+                               label=T.show(left.type))
+        return ir.Call(T.BOOL, func="contains", args=(right, left), span=e.span)
+
+    # ------------------------------------------------------------ postfix and calls
+
+    def _Field(self, e: n.Field, expected):
+        dotted = self._dotted(e)
+        if dotted is not None and dotted in self.variables:
+            return ir.Var(self.variables[dotted], name=dotted, span=e.span)
+        obj = self.lower(e.obj)
+        if self._bad(obj.type):
+            return ir.GetField(T.ERROR, obj=obj, field=e.name, span=e.span)
+        base = T.strip_optional(obj.type)
+        if not isinstance(base, T.RecordT):
+            return self._error("SKM109", f"{T.show(obj.type)} has no fields", e, label=f"`.{e.name}`")
+        ft = base.field(e.name)
+        if ft is None:
+            return self._error("SKM109", f"record {base.name} has no field `{e.name}`", e,
+                               label="unknown field", hint=did_you_mean(e.name, [f for f, _ in base.fields]))
+        if isinstance(obj.type, T.OptionalT) and not isinstance(ft, T.OptionalT):
+            ft = T.OptionalT(ft)
+        return ir.GetField(ft, obj=obj, field=e.name, span=e.span)
+
+    def _Index(self, e: n.Index, expected):
+        obj = self.lower(e.obj)
+        key = self.lower(e.key)
+        if self._bad(obj.type, key.type):
+            return ir.GetIndex(T.ERROR, obj=obj, key=key, span=e.span)
+        base = obj.type
+        if isinstance(base, T.ListT):
+            if not isinstance(key.type, T.IntT):
+                return self._error("SKM109", f"list index must be int, not {T.show(key.type)}", e.key)
+            return ir.GetIndex(base.item, obj=obj, key=key, span=e.span)
+        if isinstance(base, T.MapT):
+            if not isinstance(key.type, T.StrT):
+                return self._error("SKM109", f"map key must be str, not {T.show(key.type)}", e.key)
+            return ir.GetIndex(base.value, obj=obj, key=key, span=e.span)
+        return self._error("SKM109", f"{T.show(base)} cannot be indexed", e.obj, label=T.show(base))
+
+    def _CallExpr(self, e: n.CallExpr, expected):
+        if e.func not in FUNCTIONS:
+            return self._error("SKM130", f"unknown function `{e.func}`", e, label="not a built-in",
+                               hint=did_you_mean(e.func, FUNCTIONS) or "built-ins: " + ", ".join(FUNCTIONS))
+        args = tuple(self.lower(a) for a in e.args)
+        arity = {"len": 1, "str": 1, "contains": 2, "quote": 1}[e.func]
+        if len(args) != arity:
+            return self._error("SKM130", f"`{e.func}` takes {arity} argument{'s' if arity > 1 else ''}, "
+                               f"got {len(args)}", e)
+        if self._bad(*(a.type for a in args)):
+            return ir.Call(T.ERROR, func=e.func, args=args, span=e.span)
+        if e.func == "len":
+            t = T.strip_optional(args[0].type)
+            if not isinstance(t, (T.StrT, T.ListT, T.MapT)):
+                return self._error("SKM130", f"`len` needs a str, list or map, not {T.show(t)}", e.args[0])
+            return ir.Call(T.INT, func="len", args=args, span=e.span)
+        if e.func == "quote":
+            if not T.is_scalar(T.strip_optional(args[0].type)):
+                return self._error("SKM130", f"`quote` shell-quotes a scalar, not {T.show(args[0].type)}", e.args[0])
+            return ir.Call(T.STR, func="quote", args=args, span=e.span)
+        if e.func == "str":
+            if not T.is_scalar(T.strip_optional(args[0].type)):
+                return self._error("SKM130", f"`str` converts scalars, not {T.show(args[0].type)}", e.args[0])
+            return ir.Call(T.STR, func="str", args=args, span=e.span)
+        hay, needle = args
+        ht = T.strip_optional(hay.type)
+        if isinstance(ht, T.ListT):
+            if isinstance(needle, ir.Const) and isinstance(needle.type, T.ErrorT):
+                pass
+            ok = T.comparable(needle.type, ht.item)
+        elif isinstance(ht, (T.MapT, T.StrT)):
+            ok = isinstance(needle.type, T.StrT)
+        else:
+            return self._error("SKM130", f"`contains` searches a list, map or str, not {T.show(ht)}", e.args[0])
+        if not ok:
+            return self._error("SKM130", f"cannot look for {T.show(needle.type)} in {T.show(ht)}", e.args[1])
+        return ir.Call(T.BOOL, func="contains", args=args, span=e.span)
+
+
+def _is_constant(e: ir.Expr) -> bool:
+    if isinstance(e, (ir.Const, ir.Label)):
+        return True
+    if isinstance(e, ir.ListExpr):
+        return all(_is_constant(i) for i in e.items)
+    return False

@@ -1,0 +1,198 @@
+"""The machine IR: M = (Q, q0, V, op, E, F, τ) with rules, fully resolved and typed.
+
+Every name in the IR refers to something that exists: states (including
+terminals and the fallback) by name, variables by name, tools by name.
+Fragment instances are already expanded: their states and private variables
+carry dotted names (`save.write`), and `instance` records where they came from.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import attrs
+
+from skillc.diagnostics import Span
+from skillc.ir.expr import Expr
+from skillc.ir.types import Type
+
+_span = attrs.field(default=None, eq=False, repr=False, kw_only=True)
+
+OUTCOMES = ("success", "partial", "failed")
+FALLBACK = "fallback"
+
+
+@attrs.frozen
+class Variable:
+    """An `input`, `var` or `counter`; counters are ints that start at 0 and have a maximum."""
+
+    name: str
+    type: Type
+    kind: str
+    max: int | None = None
+    init: Expr | None = None
+    span: Span | None = _span
+
+    @property
+    def is_input(self) -> bool:
+        return self.kind == "input"
+
+    @property
+    def is_counter(self) -> bool:
+        return self.kind == "counter"
+
+    @property
+    def defined_at_start(self) -> bool:
+        """Inputs, counters and initialised variables have a value before the first state."""
+        return self.kind in ("input", "counter") or self.init is not None
+
+
+@attrs.frozen
+class Tool:
+    """An entry of the interface table."""
+
+    name: str
+    params: tuple[tuple[str, Type], ...]
+    results: tuple[tuple[str, Type], ...]
+    span: Span | None = _span
+
+    def param(self, name: str) -> Type | None:
+        return dict(self.params).get(name)
+
+    def result(self, name: str) -> Type | None:
+        return dict(self.results).get(name)
+
+
+@attrs.frozen
+class Assignment:
+    """`var = value`, `var += value` or `var -= value` on an edge."""
+
+    var: str
+    op: str
+    value: Expr
+    span: Span | None = _span
+
+
+@attrs.frozen
+class Edge:
+    """An ordered, guarded transition; `guard` None is the default edge."""
+
+    source: str
+    index: int
+    guard: Expr | None
+    target: str
+    assigns: tuple[Assignment, ...] = ()
+    span: Span | None = _span
+
+    @property
+    def is_default(self) -> bool:
+        return self.guard is None
+
+
+@attrs.frozen
+class ToolCall:
+    tool: str
+    args: tuple[tuple[str, Expr], ...]
+    span: Span | None = _span
+
+
+@attrs.frozen
+class Provenance:
+    """The lines of the skill document a state or rule came from."""
+
+    file: str
+    start: int
+    end: int
+
+    def __str__(self) -> str:
+        return f"{self.file}:{self.start}-{self.end}" if self.end != self.start else f"{self.file}:{self.start}"
+
+
+@attrs.frozen
+class State:
+    """A state. `kind` is model, judge, tool, terminal or fallback."""
+
+    name: str
+    kind: str
+    reads: tuple[str, ...] = ()
+    writes: tuple[str, ...] = ()
+    prompt: str | None = None
+    doc: str | None = None
+    call: ToolCall | None = None
+    bindings: tuple[tuple[str, str], ...] = ()
+    edges: tuple[Edge, ...] = ()
+    outcome: str | None = None
+    requires: tuple[str, ...] = ()
+    provenance: Provenance | None = None
+    instance: str | None = None
+    span: Span | None = _span
+
+    @property
+    def is_terminal(self) -> bool:
+        """Terminals and the fallback end a run."""
+        return self.kind in ("terminal", "fallback")
+
+    @property
+    def successors(self) -> tuple[str, ...]:
+        return tuple(e.target for e in self.edges)
+
+
+@attrs.frozen
+class Rule:
+    """A control requirement with the sentence it encodes.
+
+    `performers[i]` are the states that perform `ops[i]`: the state itself, every
+    state of a fragment instance, or every tool state calling a tool.
+    """
+
+    kind: str
+    ops: tuple[str, ...]
+    quote: str
+    performers: tuple[tuple[str, ...], ...]
+    provenance: Provenance | None = None
+    span: Span | None = _span
+
+
+@attrs.frozen(hash=False)
+class Machine:
+    """A resolved machine."""
+
+    name: str
+    doc: str | None
+    source: str | None
+    tools: dict[str, Tool]
+    types: dict[str, Type]
+    variables: dict[str, Variable]
+    start: str
+    states: dict[str, State]
+    rules: tuple[Rule, ...]
+    path: str | None = None
+    span: Span | None = _span
+
+    @property
+    def fallback(self) -> State:
+        return self.states[FALLBACK]
+
+    def terminals(self) -> Iterator[State]:
+        """Terminal states, the fallback included."""
+        return (s for s in self.states.values() if s.is_terminal)
+
+    def edges(self) -> Iterator[Edge]:
+        for s in self.states.values():
+            yield from s.edges
+
+    def summary(self) -> dict:
+        """Counts users ask about first."""
+        kinds: dict[str, int] = {}
+        for s in self.states.values():
+            kinds[s.kind] = kinds.get(s.kind, 0) + 1
+        return {
+            "states": len(self.states),
+            "transitions": sum(len(s.edges) for s in self.states.values()),
+            "variables": len(self.variables),
+            "counters": sum(1 for v in self.variables.values() if v.is_counter),
+            "inputs": sum(1 for v in self.variables.values() if v.is_input),
+            "tools": len(self.tools),
+            "rules": len(self.rules),
+            "kinds": kinds,
+        }
