@@ -142,8 +142,8 @@ _CODES = [
          "var x: str\n" + _m(_THINK), _m(_THINK),
          "move the declaration inside the `machine { … }` block"),
     # ------------------------------------------------------------------ names and types
-    Code("SKM100", "no-machine", E, "the file declares no machine and no fragment",
-         "A `.skm` file holds one machine, or a library of fragments.",
+    Code("SKM100", "no-machine", E, "the file declares no machine, fragment or type",
+         "A `.skm` file holds one machine, or a library of fragments and types to import.",
          "# nothing here\n", _m(_THINK), "declare `machine NAME { … }`"),
     Code("SKM101", "multiple-machines", E, "more than one machine in one file",
          "Each file holds at most one machine; put others in their own files.",

@@ -79,8 +79,8 @@ def lower_module(module: n.Module, imported: Scope, path: str | None,
     for frag in module.fragments:
         fragments.get(frag.name)
     machines = module.machines
-    if not machines and not module.fragments:
-        report(make("SKM100", "this file declares no machine and no fragment",
+    if not any(isinstance(i, (n.Machine, n.Fragment, n.RecordDecl, n.EnumDecl)) for i in module.items):
+        report(make("SKM100", "this file declares no machine, fragment or type",
                     Span(module.span.source, 0, 0) if module.span else None))
     for extra in machines[1:]:
         report(make("SKM101", f"a second machine `{extra.name}` in one file", extra.span,

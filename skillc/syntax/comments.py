@@ -1,10 +1,13 @@
 """Attach comments to statements so the printer can keep them.
 
 A comment on the line where a statement ends is that statement's `trailing`
-comment; any other comment belongs to the next statement of the innermost block
+comment; a comment on the line of a block's opening brace, before its first
+statement, is the block's `header`; any other comment belongs to the next statement of the innermost block
 that contains it (`leading`), or to the block's `end_comments` when no statement
 follows it. Comments inside an expression move above their statement. The same
-pass records blank lines before statements.
+pass records blank lines before statements, and blank lines between leading
+comments (as empty strings in `leading`) so that a file's header comment stays
+apart from the first declaration.
 """
 
 from __future__ import annotations
@@ -21,7 +24,7 @@ from skillc.syntax import nodes as n
 def attach_comments(module: n.Module, comments, source: SourceFile) -> n.Module:
     """Return the module with comments and blank-line flags placed on its statements."""
     text = source.text
-    placed: dict[int, dict] = defaultdict(lambda: {"leading": [], "trailing": None, "end": []})
+    placed: dict[int, dict] = defaultdict(lambda: {"leading": [], "trailing": None, "end": [], "header": None})
     blocks = _blocks(module)
     starts = [b.span.start for b in blocks]
     for tok in comments:
@@ -39,8 +42,11 @@ def attach_comments(module: n.Module, comments, source: SourceFile) -> n.Module:
         body = str(tok).rstrip()
         if before is not None and "\n" not in text[before.span.end : pos] and placed[id(before)]["trailing"] is None:
             placed[id(before)]["trailing"] = body
+        elif (before is None and isinstance(block, n.Block) and placed[id(block)]["header"] is None
+              and "\n" not in text[block.span.start : pos]):
+            placed[id(block)]["header"] = body
         elif after is not None:
-            placed[id(after)]["leading"].append((pos, body))
+            placed[id(after)]["leading"].append((pos, tok.end_pos, body))
         else:
             placed[id(block)]["end"].append(body)
     return _rebuild(module, placed, text)
@@ -82,14 +88,23 @@ def _rebuild(node, placed, text, prev_end=None):
         info = placed.get(key)
         if info and info["end"]:
             changes["end_comments"] = tuple(info["end"])
+        if info and info["header"]:
+            changes["header"] = info["header"]
         node = attrs.evolve(node, **changes)
         if isinstance(node, n.Module):
             return node
     info = placed.get(key) or {"leading": [], "trailing": None}
-    leading = tuple(body for _, body in sorted(info["leading"]))
-    first = min([node.span.start] + [pos for pos, _ in info["leading"]])
+    comments = sorted(info["leading"])
+    leading: list[str] = []
+    for i, (pos, _, body) in enumerate(comments):
+        if i and _has_blank_line(text, comments[i - 1][1], pos):
+            leading.append("")
+        leading.append(body)
+    if comments and _has_blank_line(text, comments[-1][1], node.span.start):
+        leading.append("")
+    first = comments[0][0] if comments else node.span.start
     blank = prev_end is not None and _has_blank_line(text, prev_end, first)
-    return attrs.evolve(node, leading=leading, trailing=info["trailing"], blank_before=blank)
+    return attrs.evolve(node, leading=tuple(leading), trailing=info["trailing"], blank_before=blank)
 
 
 def _has_blank_line(text: str, start: int, end: int) -> bool:

@@ -3,7 +3,8 @@
 Spans are excluded from equality and repr, so two trees compare equal when their
 structure is equal, wherever they came from. Comments are content: a statement
 carries the comments above it (`leading`) and the one after it on its line
-(`trailing`); a block carries the comments before its closing brace (`end_comments`).
+(`trailing`); a block carries the comment after its opening brace (`header`)
+and the comments before its closing brace (`end_comments`).
 `blank_before` remembers a blank line in the source and is layout, not content.
 """
 
@@ -51,6 +52,7 @@ class Stmt(Node):
 class Block(Stmt):
     """A statement with a brace-delimited body of statements."""
 
+    header: str | None = attrs.field(default=None, kw_only=True)
     end_comments: tuple[str, ...] = attrs.field(default=(), kw_only=True)
 
     @property

@@ -63,7 +63,7 @@ def _body(items, level: int, out: list[str], top: bool = False) -> None:
 def _stmt(item: n.Stmt, level: int, out: list[str]) -> None:
     pad = INDENT * level
     for c in item.leading:
-        out.append(pad + c)
+        out.append(pad + c if c else "")
     lines = _render(item, level)
     if item.trailing:
         lines[-1] += "  " + item.trailing
@@ -76,9 +76,10 @@ def _block(head: str, node: n.Block, level: int) -> list[str]:
     _body(node.items, level + 1, inner)
     for c in node.end_comments:
         inner.append(INDENT * (level + 1) + c)
-    if not inner:
+    header = f"  {node.header}" if node.header else ""
+    if not inner and not header:
         return [f"{pad}{head} {{}}"]
-    return [f"{pad}{head} {{", *inner, f"{pad}}}"]
+    return [f"{pad}{head} {{{header}", *inner, f"{pad}}}"]
 
 
 def _string(value: str, level: int) -> str:
@@ -99,7 +100,7 @@ def _params(params) -> str:
 
 
 def _inline_terminal(node) -> bool:
-    return not node.end_comments and all(not i.leading and not i.trailing for i in node.items) and (
+    return not node.end_comments and not node.header and all(not i.leading and not i.trailing for i in node.items) and (
         len(node.items) == 0 or (len(node.items) == 1 and isinstance(node.items[0], n.Requires))
     )
 

@@ -1,0 +1,1 @@
+# usage: probe NAME <<EOF body

@@ -1,0 +1,28 @@
+"""Shared fixtures: repository paths and helpers that load `.skm` text."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+import skillc
+
+ROOT = Path(__file__).resolve().parent.parent
+EXAMPLES = ROOT / "examples"
+STDLIB = ROOT / "stdlib"
+
+
+def codes(diagnostics) -> list[str]:
+    """Sorted codes of a diagnostic list."""
+    return sorted(d.code for d in diagnostics)
+
+
+def load_text(text: str, name: str = "case.skm"):
+    """Load text as if it were a file at the repository root (so stdlib and relative imports work)."""
+    return skillc.load(text, path=str(ROOT / name))
+
+
+@pytest.fixture
+def root() -> Path:
+    return ROOT

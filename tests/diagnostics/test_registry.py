@@ -1,0 +1,106 @@
+"""Every diagnostic code: registered once, documented, triggered by its example with the right message."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from skillc.diagnostics.codes import REGISTRY, lookup
+from skillc.diagnostics.docs import markdown_reference
+from tests.conftest import ROOT, codes, load_text
+
+RUNNABLE = [c for c in REGISTRY.values() if c.runnable]
+
+# What each code's example must say: code -> regex over the message.
+MESSAGES = {
+    "SKM002": r"unexpected character `;`",
+    "SKM003": r"string is not closed",
+    "SKM004": r"unexpected name `stdout`",
+    "SKM005": r"file ends before",
+    "SKM006": r"unknown escape sequence `\\q`",
+    "SKM007": r"nested more than 100 levels",
+    "SKM008": r"comparisons cannot be chained",
+    "SKM009": r"unexpected name `write` inside a state",
+    "SKM010": r"unexpected name `variable` inside a machine",
+    "SKM011": r"edge has no target state",
+    "SKM012": r"type is missing or malformed",
+    "SKM013": r"expression is missing",
+    "SKM014": r"rule has no quotation",
+    "SKM015": r"missing `->` between the guard and the target",
+    "SKM016": r"unexpected `var` at the top level",
+    "SKM100": r"declares no machine, fragment or type",
+    "SKM101": r"second machine `other`",
+    "SKM102": r"undefined state `dne`",
+    "SKM103": r"undefined variable `answr`",
+    "SKM104": r"undefined tool `bash`",
+    "SKM105": r"`complet` is not a label of enum \{ complete, incomplete \}",
+    "SKM106": r"undefined type `string`",
+    "SKM107": r"undefined fragment `retry`",
+    "SKM108": r"state `think` is declared twice",
+    "SKM109": r"cannot compare str with int",
+    "SKM110": r"`answer` is str but the value is int",
+    "SKM111": r"guard is str, not bool",
+    "SKM112": r"tool `bash` has no parameter `cmd`",
+    "SKM113": r"argument `command` of `bash` is str, not int",
+    "SKM114": r"result `code` is int but `answer` is str",
+    "SKM115": r"`demo` has no `start`",
+    "SKM116": r"second `start`",
+    "SKM117": r"machine `demo` has no fallback",
+    "SKM118": r"second `fallback`",
+    "SKM119": r"a model state has no `call`",
+    "SKM120": r"model state `think` has no `prompt`",
+    "SKM121": r"unknown outcome `succes`",
+    "SKM122": r"counter `tries` has maximum 0",
+    "SKM123": r"map keys must be str, not int",
+    "SKM124": r"cannot find `nowhere.skm`",
+    "SKM125": r"outside the project root",
+    "SKM127": r"does not bind `output`",
+    "SKM128": r"parameter `command` of `retry` is str but `count` is int",
+    "SKM129": r"fragment instantiates itself: loop -> loop",
+    "SKM130": r"unknown function `size`",
+    "SKM131": r"reads `cmd`, which the state does not declare",
+    "SKM132": r"initial value must be a constant",
+    "SKM133": r"`answer` is an input and cannot be written",
+    "SKM134": r"`fallback` is reserved",
+    "SKM135": r"`\+=` needs a number, but `answer` is str",
+    "SKM136": r"line range 9-3 is empty",
+}
+
+
+def test_codes_are_well_formed() -> None:
+    slugs = set()
+    for code, c in REGISTRY.items():
+        assert re.fullmatch(r"SKM\d{3}", code)
+        assert c.code == code
+        assert re.fullmatch(r"[a-z]+(-[a-z]+)*", c.slug), c.slug
+        assert c.slug not in slugs
+        slugs.add(c.slug)
+        assert c.summary and c.explanation
+        assert lookup(c.slug) is c
+
+
+def test_every_runnable_code_has_an_expected_message() -> None:
+    assert {c.code for c in RUNNABLE} == set(MESSAGES)
+
+
+@pytest.mark.parametrize("entry", RUNNABLE, ids=lambda c: c.code)
+def test_bad_example_triggers_its_code(entry) -> None:
+    result = load_text(entry.bad)
+    mine = [d for d in result.diagnostics if d.code == entry.code]
+    assert mine, f"{entry.code} not reported; got {codes(result.diagnostics)}"
+    d = mine[0]
+    assert re.search(MESSAGES[entry.code], d.message), d.message
+    assert d.span is not None and d.span.start_pos[0] >= 1
+    assert d.severity == entry.severity
+
+
+@pytest.mark.parametrize("entry", RUNNABLE, ids=lambda c: c.code)
+def test_good_example_is_clean(entry) -> None:
+    result = load_text(entry.good)
+    assert result.diagnostics == [], codes(result.diagnostics)
+
+
+def test_docs_diagnostics_md_is_generated_from_the_registry() -> None:
+    doc = (ROOT / "docs" / "diagnostics.md").read_text(encoding="utf-8")
+    assert doc == markdown_reference(), "run `make docs` to regenerate docs/diagnostics.md"

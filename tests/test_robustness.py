@@ -1,0 +1,123 @@
+"""Bad input never produces a traceback: arbitrary bytes, bad encodings, huge and deep files."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import skillc
+from skillc.syntax.parser import decode_source
+from tests.conftest import ROOT, codes
+
+
+def _check(path: Path, *extra: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "skillc", "check", str(path), *extra],
+                          capture_output=True, text=True, cwd=ROOT)
+
+
+def _no_traceback(r: subprocess.CompletedProcess) -> None:
+    assert "Traceback" not in r.stdout + r.stderr
+    assert "SKM900" not in r.stdout
+
+
+def test_non_utf8_file(tmp_path: Path) -> None:
+    f = tmp_path / "latin1.skm"
+    f.write_bytes('machine m { doc "café" }'.encode("latin-1"))
+    r = _check(f)
+    _no_traceback(r)
+    assert r.returncode == 1
+    assert "error[SKM001]" in r.stdout and "invalid byte 0xe9" in r.stdout and ":1:21" in r.stdout
+
+
+def test_binary_file(tmp_path: Path) -> None:
+    f = tmp_path / "bin.skm"
+    f.write_bytes(b"\x00\x01\x02ELF\x00")
+    r = _check(f)
+    _no_traceback(r)
+    assert r.returncode == 1 and "SKM001" in r.stdout and "NUL" in r.stdout
+
+
+def test_empty_file(tmp_path: Path) -> None:
+    f = tmp_path / "empty.skm"
+    f.write_text("")
+    r = _check(f)
+    _no_traceback(r)
+    assert r.returncode == 1 and "SKM100" in r.stdout
+
+
+def test_missing_file_is_usage_error(tmp_path: Path) -> None:
+    r = _check(tmp_path / "nope.skm")
+    _no_traceback(r)
+    assert r.returncode == 2 and "SKM901" in r.stdout
+
+
+def test_directory_where_file_expected(tmp_path: Path) -> None:
+    (tmp_path / "d.skm").mkdir()
+    result = skillc.load(tmp_path / "d.skm")
+    assert codes(result.diagnostics) == ["SKM901"]
+
+
+def test_deeply_nested_expression_is_a_diagnostic() -> None:
+    guard = "(" * 1000 + "x" + ")" * 1000
+    text = f"machine m {{ var x: bool start s model s {{ writes x prompt \"p\" when {guard} -> s -> s }} fallback }}"
+    result = skillc.load(text)
+    assert codes(result.diagnostics) == ["SKM007"]
+    long_sum = " + ".join(["1"] * 1000)
+    result = skillc.load(f"machine m {{ var x: int = {long_sum} }}")
+    assert codes(result.diagnostics) == ["SKM007"]
+    nots = "not " * 1000 + "true"
+    assert codes(skillc.load(f"machine m {{ var x: bool = {nots} }}").diagnostics) == ["SKM007"]
+
+
+def test_five_megabyte_file(tmp_path: Path) -> None:
+    lines = ["machine big {", "  var x: str", "  start s0"]
+    i = 0
+    while sum(len(x) + 1 for x in lines) < 5_000_000:
+        lines.append(f'  model s{i} {{\n    writes x\n    prompt "step {i} of a very long procedure"\n    -> s{i + 1}\n  }}')
+        i += 1
+    lines.append(f"  terminal s{i}: success {{ requires x }}\n  fallback\n}}")
+    f = tmp_path / "big.skm"
+    f.write_text("\n".join(lines) + "\n")
+    assert f.stat().st_size >= 5_000_000
+    start = time.perf_counter()
+    result = skillc.load(f)
+    elapsed = time.perf_counter() - start
+    assert result.ok, codes(result.diagnostics)
+    assert len(result.machine.states) == i + 2
+    assert elapsed < 120
+
+
+def test_five_megabyte_garbage(tmp_path: Path) -> None:
+    f = tmp_path / "junk.skm"
+    f.write_text("machine m { " + "}{ " * 1_700_000)
+    r = _check(f, "--format", "concise")
+    _no_traceback(r)
+    assert r.returncode == 1 and "SKM" in r.stdout
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.binary(max_size=300))
+def test_arbitrary_bytes_end_in_diagnostics(data: bytes) -> None:
+    source, diags = decode_source("fuzz.skm", data)
+    if source is None:
+        assert diags and diags[0].code == "SKM001"
+        return
+    result = skillc.load(source.text, path="fuzz.skm")
+    assert all(d.code != "SKM900" for d in result.diagnostics)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.sampled_from(list('machine{}()[]<>=!-+*/%.,:;?"#\n abcxyz0123456789_') +
+                                ["model", "judge", "tool", "when", "->", "start", "var", "input",
+                                 "terminal", "fallback", "rule", "use", "fragment", "import",
+                                 "reads", "writes", "prompt", "call", "enum", "list", "map",
+                                 '"""', "counter", "max", "record", "success", "and", "or", "not"]),
+                max_size=60).map(" ".join))
+def test_token_soup_ends_in_diagnostics(text: str) -> None:
+    result = skillc.load(text, path=str(ROOT / "soup.skm"))
+    assert all(d.code != "SKM900" for d in result.diagnostics)
