@@ -55,7 +55,7 @@ def _files(paths: tuple[str, ...]) -> tuple[list[Path], list[Diagnostic]]:
 
 def _emit(diagnostics: list[Diagnostic], fmt: str) -> None:
     if diagnostics:
-        click.echo(render(sorted(diagnostics, key=Diagnostic.sort_key), fmt, sys.stdout))
+        click.echo(render(sorted(diagnostics, key=Diagnostic.sort_key), fmt, sys.stdout), color=True)
 
 
 def _exit_code(diagnostics: list[Diagnostic], strict: bool = False) -> int:

@@ -179,6 +179,10 @@ def syntax_error(exc: UnexpectedInput, source: SourceFile, examples: dict[tuple,
     tok = exc.token
     span = Span(source, tok.start_pos, tok.end_pos if tok.end_pos is not None else tok.start_pos + len(tok))
     found = _describe_token(tok)
+    if str(tok) == ">" and tok.start_pos > 0 and text[tok.start_pos - 1] == "-":
+        # Where `->` cannot follow, the contextual lexer splits it into `-` `>`; report the arrow.
+        span = Span(source, tok.start_pos - 1, tok.start_pos + 1)
+        found = "`->`"
     label = examples.get(_signature(exc))
     if label is not None:
         code, message, lab, _ = _EXAMPLES[label]

@@ -1,1 +1,0 @@
-# usage: probe NAME <<EOF body
