@@ -295,8 +295,9 @@ _CODES = [
          _m(_THINK).replace("var answer: str", "input answer: str"), _m(_THINK),
          "copy the input into a `var` and write that"),
     Code("SKM134", "reserved-name", E, "a declaration uses a name the language reserves",
-         "`fallback` always names the machine's fallback terminal; names with dots are "
-         "reserved for fragment instances.",
+         "`fallback` always names the machine's fallback terminal, and `true`, `false`, `none`, "
+         "`and`, `or`, `not` and `in` cannot name variables because expressions read them as "
+         "literals and operators.",
          _m(_THINK.replace("model think", "model fallback")).replace("start think", "start fallback"),
          _m(_THINK)),
     Code("SKM135", "invalid-operator", E, "`+=` or `-=` on a variable that is not a number",
@@ -307,6 +308,17 @@ _CODES = [
          "`from \"FILE\":START-END` needs 1 ≤ START ≤ END.",
          _m(_THINK.replace("writes answer", 'writes answer\n    from "SKILL.md":9-3')),
          _m(_THINK.replace("writes answer", 'writes answer\n    from "SKILL.md":3-9'))),
+    Code("SKM137", "counter-written-by-state", E, "a state lists a counter in `writes`",
+         "Counters are the proof that loops end: they change only through edge assignments "
+         "(`-> target { tries += 1 }`), never through a model's or tool's output.",
+         _m("  counter tries max 2\n" + _THINK.replace("writes answer", "writes answer, tries")),
+         _m("  counter tries max 2\n" + _THINK.replace("-> done", "when answer == \"\" and tries < 2 -> think { tries += 1 }\n    -> done")),
+         "increment the counter on an edge instead"),
+    Code("SKM138", "recursive-type", E, "a record contains itself, directly or through other records",
+         "Variables serialise to finite JSON objects, so a record cannot contain itself.",
+         "record Node {\n  label: str\n  next: Node?\n}\n",
+         "record Node {\n  label: str\n  next: str?\n}\n",
+         "store a key or an id of the other record instead"),
     # ------------------------------------------------------------------ tool errors
     Code("SKM900", "internal-error", E, "skillc itself failed: this is a bug",
          "An internal error is never the user's fault. Please report it with the input that "

@@ -94,6 +94,8 @@ class ExprLowerer:
         items = tuple(self.lower(i, item_expected) for i in e.items)
         if not items:
             return ir.ListExpr(T.ListT(T.ANY), items=(), span=e.span)
+        if item_expected is not None and all(T.assignable(i.type, item_expected) for i in items):
+            return ir.ListExpr(T.ListT(item_expected), items=items, span=e.span)
         item_t = items[0].type
         for i, node in zip(items[1:], e.items[1:]):
             if not (T.assignable(i.type, item_t) or T.assignable(item_t, i.type)):

@@ -34,6 +34,10 @@ from skillc.ir.suggest import did_you_mean
 from skillc.syntax import nodes as n
 
 
+# Words an expression reads as literals or operators; a variable with one of these names could never be read.
+RESERVED_VARIABLES = frozenset({"true", "false", "none", "and", "or", "not", "in"})
+
+
 @attrs.frozen(hash=False)
 class FragmentDef:
     """A lowered fragment, ready to instantiate."""
@@ -48,6 +52,15 @@ class FragmentDef:
     rules: tuple[Rule, ...]
     ok: bool
     span: Span | None = attrs.field(default=None, eq=False, repr=False)
+
+    @property
+    def written(self) -> set[str]:
+        """Variables some state writes or some edge assigns (parameters included)."""
+        out: set[str] = set()
+        for st in self.states.values():
+            out.update(st.writes)
+            out.update(a.var for e in st.edges for a in e.assigns)
+        return out
 
 
 @attrs.define
@@ -165,8 +178,12 @@ def _declare_types(items: Iterable[n.Stmt], scope: Scope, report) -> None:
         if name in scope.types:
             return scope.types[name]
         decl = decls.get(name)
-        if decl is None or name in resolving:
+        if decl is None:
             return None
+        if name in resolving:
+            report(make("SKM138", f"record `{name}` contains itself", decl.span, label="recursive type",
+                        hint="records are finite JSON objects; store a key or an id instead"))
+            return T.ERROR
         resolving.add(name)
         if isinstance(decl, n.EnumDecl):
             _check_unique(decl.labels, "label", decl.span, report)
@@ -210,18 +227,20 @@ def resolve_type(t: n.TypeExpr, scope: Scope, report, resolve=None) -> T.Type:
             return T.ERROR
         return found
     if isinstance(t, n.ListType):
-        return T.ListT(resolve_type(t.item, scope, report, resolve))
+        item = resolve_type(t.item, scope, report, resolve)
+        return T.ERROR if isinstance(item, T.ErrorT) else T.ListT(item)
     if isinstance(t, n.MapType):
         key = resolve_type(t.key, scope, report, resolve)
         if not isinstance(key, (T.StrT, T.ErrorT)):
             report(make("SKM123", f"map keys must be str, not {T.show(key)}", t.key.span, label="key type"))
-        return T.MapT(resolve_type(t.value, scope, report, resolve))
+        value = resolve_type(t.value, scope, report, resolve)
+        return T.ERROR if isinstance(value, T.ErrorT) else T.MapT(value)
     if isinstance(t, n.EnumType):
         _check_unique(t.labels, "label", t.span, report)
         return T.EnumT(tuple(dict.fromkeys(t.labels)))
     if isinstance(t, n.OptionalType):
         inner = resolve_type(t.inner, scope, report, resolve)
-        return inner if isinstance(inner, T.OptionalT) else T.OptionalT(inner)
+        return inner if isinstance(inner, (T.OptionalT, T.ErrorT)) else T.OptionalT(inner)
     raise AssertionError(type(t))
 
 
@@ -344,6 +363,10 @@ class _BodyLowerer:
         self.tools[t.name] = Tool(t.name, sig(t.params), sig(t.results), span=t.span)
 
     def _add_var(self, v: Variable, span) -> None:
+        if v.name in RESERVED_VARIABLES:
+            self._report(make("SKM134", f"`{v.name}` is a reserved word and cannot name a variable", span,
+                              label="reserved name", hint="choose another name"))
+            return
         if v.name in self.variables:
             _duplicate(self._report, "variable", v.name, span, self.var_spans.get(v.name))
             return
@@ -378,6 +401,11 @@ class _BodyLowerer:
                               or "define it with `fragment` or `import` the file that does"))
             self.instances[u.name] = (None, ())
             return
+        if not fdef.ok:
+            # The fragment's own errors are reported at the fragment; checking bindings against a
+            # half-lowered signature would only add noise.
+            self.instances[u.name] = (None, ())
+            return
         mapping_vars: dict[str, str] = {}
         mapping_states: dict[str, str] = {FALLBACK: FALLBACK}
         ok = True
@@ -405,6 +433,11 @@ class _BodyLowerer:
                 self._report(make("SKM128", f"parameter `{b.name}` of `{fdef.name}` is "
                                   f"{T.show(params[b.name])} but `{b.target}` is {T.show(var.type)}",
                                   b.span, label="type differs"))
+                ok = False
+            if var.is_input and b.name in fdef.written:
+                self._report(make("SKM133", f"`{b.target}` is an input, but fragment `{fdef.name}` writes "
+                                  f"its parameter `{b.name}`", b.span, label="input bound to a written parameter",
+                                  hint=f"bind `{b.name}` to a `var` initialised from the input"))
                 ok = False
             mapping_vars[b.name] = b.target
         missing = [p for p in params if p not in bound]
@@ -614,6 +647,10 @@ class _BodyLowerer:
                 if v is not None and v.is_input:
                     self._report(make("SKM133", f"`{item.var}` is an input and cannot be written", item.span,
                                       label="input"))
+                elif v is not None and v.is_counter:
+                    self._report(make("SKM137", f"state `{d.name}` writes counter `{item.var}`", item.span,
+                                      label="counter in `writes`",
+                                      hint=f"counters change only on edges: `-> target {{ {item.var} += 1 }}`"))
         edges = tuple(self._edge(d.name, i, e) for i, e in enumerate(x for x in items if isinstance(x, n.Edge)))
         return State(
             name=d.name, kind=d.kind, reads=reads, writes=tuple(dict.fromkeys(writes)),
@@ -745,6 +782,9 @@ class _BodyLowerer:
             return self.instances[op][1]
         if op in self.states:
             return (op,)
+        nested = tuple(s for s in self.states if s.startswith(op + "."))
+        if nested:  # a fragment instance nested inside another: `outer.inner`
+            return nested
         if op in self.tools:
             return tuple(s.name for s in self.states.values() if s.call is not None and s.call.tool == op)
         if op in self.exits:

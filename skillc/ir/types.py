@@ -149,7 +149,7 @@ def assignable(src: Type, dst: Type) -> bool:
     if isinstance(dst, OptionalT):
         return isinstance(src, NoneT) or assignable(src, dst.inner)
     if isinstance(src, ListT) and isinstance(dst, ListT):
-        return isinstance(src.item, AnyT) or assignable(src.item, dst.item) and not isinstance(dst.item, FloatT)
+        return isinstance(src.item, AnyT) or assignable(src.item, dst.item)
     if isinstance(src, MapT) and isinstance(dst, MapT):
         return isinstance(src.value, AnyT) or src.value == dst.value
     return False

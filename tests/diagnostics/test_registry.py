@@ -65,6 +65,8 @@ MESSAGES = {
     "SKM134": r"`fallback` is reserved",
     "SKM135": r"`\+=` needs a number, but `answer` is str",
     "SKM136": r"line range 9-3 is empty",
+    "SKM137": r"state `think` writes counter `tries`",
+    "SKM138": r"record `Node` contains itself",
 }
 
 

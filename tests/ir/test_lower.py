@@ -233,3 +233,59 @@ def test_python_api_shapes() -> None:
     assert diags == [] and machine.start == "done" and machine.fallback.outcome == "failed"
     bad = skillc.load("machine m {")
     assert bad.machine is None and not bad.ok
+
+
+def test_inputs_cannot_be_written_through_a_fragment() -> None:
+    text = 'import "stdlib/write_verify.skm"\n' + _machine("""
+  tool bash(command: str) -> (stdout: str, exit_code: int)
+  input question: str
+  input path: str
+  start save
+  use write_verify as save(content: question, path: path) -> (verified: done, unverified: fallback)
+  terminal done: success
+""")
+    assert codes(load_text(text).diagnostics) == ["SKM133"]
+
+
+def test_recursive_records_and_fragments_report_once() -> None:
+    assert codes(load_text("record A {\n  b: B\n}\nrecord B {\n  a: A?\n}\n").diagnostics) == ["SKM138"]
+    text = "fragment f(x: str) -> (out) {\n  start a\n  use f as a(x: x) -> (out: out)\n}\n"
+    assert codes(load_text(text).diagnostics) == ["SKM129"]
+
+
+def test_list_literals_take_the_expected_item_type() -> None:
+    text = _machine('  var lf: list[float] = [1, 2]\n  var lo: list[str?] = ["a", none]\n  start done\n'
+                    '  terminal done: success')
+    assert load_text(text).diagnostics == []
+
+
+def test_reserved_variable_names_and_counter_writes() -> None:
+    assert codes(load_text(_machine("  var true: bool\n  start done\n  terminal done: success")).diagnostics) == ["SKM134"]
+
+
+def test_nested_instances_can_be_named_in_rules(tmp_path: Path) -> None:
+    text = """
+fragment inner(v: str) -> (out) {
+  start go
+  model go {
+    writes v
+    prompt "p"
+    -> out
+  }
+}
+fragment outer(v: str) -> (out) {
+  start go
+  use inner as go(v: v) -> (out: out)
+}
+machine m {
+  var v: str
+  start first
+  use outer as first(v: v) -> (out: done)
+  terminal done: success { requires v }
+  fallback
+  rule required first.go "Go."
+}
+"""
+    result = load_text(text)
+    assert result.diagnostics == []
+    assert result.machine.rules[0].performers == (("first.go.go",),)
