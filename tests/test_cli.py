@@ -114,3 +114,13 @@ def test_show_prints_a_summary() -> None:
 def test_version_and_module_entry_point() -> None:
     r = run("--version")
     assert r.returncode == 0 and "skillc, version" in r.stdout
+
+
+def test_long_lines_are_shown_as_a_window(tmp_path: Path) -> None:
+    f = tmp_path / "long.skm"
+    f.write_text("machine m { " + "var x: str " * 300 + " model s { when -> x } }\n")
+    r = run("check", str(f), env={"NO_COLOR": "1"})
+    excerpt = [line for line in r.stdout.splitlines() if line.startswith("1 |")][0]
+    assert len(excerpt) < 200 and "when -> x" in excerpt
+    marker = [line for line in r.stdout.splitlines() if "^^" in line][0]
+    assert excerpt[marker.index("^^") : marker.index("^^") + 2] == "->"

@@ -18,6 +18,7 @@ _COLOURS = {
     Severity.NOTE: "\x1b[1;36m",
 }
 _BOLD, _BLUE, _RESET = "\x1b[1m", "\x1b[1;34m", "\x1b[0m"
+_MAX_LINE = 150
 
 
 def use_colour(stream: TextIO) -> bool:
@@ -64,13 +65,19 @@ def render_full(d: Diagnostic, colour: bool = False) -> str:
                 out.append(paint("...", _BLUE))
             previous = ln
             text = d.span.source.line_text(ln)
+            here = [(sp, msg, primary) for sp, msg, primary in labelled if sp.start_pos[0] == ln]
+            shift = 0
+            if len(text) > _MAX_LINE:
+                # Show a window around the first label on very long lines (minified or generated input).
+                shift = max(0, min(sp.start_pos[1] for sp, _, _ in here) - 1 - _MAX_LINE // 3)
+                tail = "…" if shift + _MAX_LINE < len(text) else ""
+                text = ("…" if shift else "") + text[shift : shift + _MAX_LINE] + tail
+                shift -= 1 if shift else 0
             out.append(f"{paint(str(ln).rjust(width), _BLUE)} {paint('|', _BLUE)} {text}")
-            for sp, msg, primary in labelled:
-                if sp.start_pos[0] != ln:
-                    continue
-                start_col = sp.start_pos[1]
+            for sp, msg, primary in here:
+                start_col = sp.start_pos[1] - shift
                 end_line, end_col = sp.end_pos
-                stop = end_col if end_line == ln else len(text) + 1
+                stop = min(end_col - shift if end_line == ln else len(text) + 1, len(text) + 1)
                 marks = ("^" if primary else "-") * max(1, stop - start_col)
                 underline = " " * (start_col - 1) + marks + (f" {msg}" if msg else "")
                 out.append(f"{gutter} {paint('|', _BLUE)} {paint(underline, sev if primary else _BLUE)}")
