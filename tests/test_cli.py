@@ -124,3 +124,19 @@ def test_long_lines_are_shown_as_a_window(tmp_path: Path) -> None:
     assert len(excerpt) < 200 and "when -> x" in excerpt
     marker = [line for line in r.stdout.splitlines() if "^^" in line][0]
     assert excerpt[marker.index("^^") : marker.index("^^") + 2] == "->"
+
+
+def test_internal_errors_are_reported_as_bugs(monkeypatch, tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from skillc import api, cli
+
+    def boom(*args, **kwargs):
+        raise RuntimeError("simulated defect")
+
+    monkeypatch.setattr(api, "load", boom)
+    f = _broken(tmp_path)
+    result = CliRunner().invoke(cli.main, ["check", str(f), "--format", "concise"])
+    assert result.exit_code == 3
+    assert "error[SKM900]: internal error in skillc (this is a bug" in result.output
+    assert "Traceback" not in result.output
