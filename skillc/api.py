@@ -12,6 +12,7 @@ from pathlib import Path
 import attrs
 
 from skillc.diagnostics import Diagnostic
+from skillc.diagnostics.diagnostic import HasDiagnostics
 from skillc.ir.loader import LoadResult, Loader
 from skillc.diagnostics.source import SourceFile
 from skillc.syntax import nodes
@@ -20,15 +21,12 @@ from skillc.syntax.printer import print_module
 
 
 @attrs.define
-class ParseResult:
+class ParseResult(HasDiagnostics):
     """A module (None after a syntax error) and the diagnostics found while parsing."""
 
     module: nodes.Module | None
     diagnostics: list[Diagnostic]
 
-    @property
-    def ok(self) -> bool:
-        return not any(d.is_error for d in self.diagnostics)
 
     def __iter__(self):
         yield self.module

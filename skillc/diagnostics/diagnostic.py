@@ -88,3 +88,14 @@ def make(
 def has_errors(diagnostics: Iterable[Diagnostic]) -> bool:
     """True when any diagnostic is an error."""
     return any(d.is_error for d in diagnostics)
+
+
+class HasDiagnostics:
+    """Mixin for stage results that carry a `diagnostics` list."""
+
+    diagnostics: list[Diagnostic]
+
+    @property
+    def ok(self) -> bool:
+        """True when no error was found (warnings allowed)."""
+        return not has_errors(self.diagnostics)

@@ -13,6 +13,7 @@ from pathlib import Path
 import attrs
 
 from skillc.diagnostics import Diagnostic, SourceFile, make
+from skillc.diagnostics.diagnostic import HasDiagnostics
 from skillc.ir.lower import FragmentDef, Lowered, Scope, lower_module
 from skillc.ir.machine import Machine
 from skillc.syntax import nodes as n
@@ -32,7 +33,7 @@ def project_root(entry: Path) -> Path:
 
 
 @attrs.define
-class LoadResult:
+class LoadResult(HasDiagnostics):
     """What loading produced: the machine (None when it could not be built), module and diagnostics."""
 
     machine: Machine | None
@@ -40,10 +41,6 @@ class LoadResult:
     diagnostics: list[Diagnostic]
     fragments: dict[str, FragmentDef] = attrs.Factory(dict)
 
-    @property
-    def ok(self) -> bool:
-        """True when no error was found."""
-        return not any(d.is_error for d in self.diagnostics)
 
     def __iter__(self):
         yield self.machine

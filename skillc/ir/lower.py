@@ -408,63 +408,33 @@ class _BodyLowerer:
             return
         mapping_vars: dict[str, str] = {}
         mapping_states: dict[str, str] = {FALLBACK: FALLBACK}
-        ok = True
         params = dict(fdef.params)
-        bound: dict[str, n.Binding] = {}
-        for b in u.bindings:
-            if b.name not in params:
-                self._report(make("SKM127", f"fragment `{fdef.name}` has no parameter `{b.name}`", b.span,
-                                  label="unknown parameter", hint=did_you_mean(b.name, params)))
-                ok = False
-                continue
-            if b.name in bound:
-                self._report(make("SKM127", f"parameter `{b.name}` is bound twice", b.span, label="again"))
-                ok = False
-                continue
-            bound[b.name] = b
+        bound, ok = self._bind(fdef, u, u.bindings, list(params), "parameter", "does not bind",
+                               f"bind every parameter: {fdef.name}(" + ", ".join(f"{p}: VAR" for p in params) + ")")
+        for name, b in bound.items():
             var = self.variables.get(b.target)
             if var is None:
                 self._report(make("SKM103", f"undefined variable `{b.target}`", b.span, label="not declared",
                                   hint=did_you_mean(b.target, self.variables)))
                 ok = False
                 continue
-            if var.type != params[b.name] and not T.same_enum(var.type, params[b.name]) \
-                    and not isinstance(params[b.name], T.ErrorT):
-                self._report(make("SKM128", f"parameter `{b.name}` of `{fdef.name}` is "
-                                  f"{T.show(params[b.name])} but `{b.target}` is {T.show(var.type)}",
+            if var.type != params[name] and not T.same_enum(var.type, params[name]) \
+                    and not isinstance(params[name], T.ErrorT):
+                self._report(make("SKM128", f"parameter `{name}` of `{fdef.name}` is "
+                                  f"{T.show(params[name])} but `{b.target}` is {T.show(var.type)}",
                                   b.span, label="type differs"))
                 ok = False
-            if var.is_input and b.name in fdef.written:
+            if var.is_input and name in fdef.written:
                 self._report(make("SKM133", f"`{b.target}` is an input, but fragment `{fdef.name}` writes "
-                                  f"its parameter `{b.name}`", b.span, label="input bound to a written parameter",
-                                  hint=f"bind `{b.name}` to a `var` initialised from the input"))
+                                  f"its parameter `{name}`", b.span, label="input bound to a written parameter",
+                                  hint=f"bind `{name}` to a `var` initialised from the input"))
                 ok = False
-            mapping_vars[b.name] = b.target
-        missing = [p for p in params if p not in bound]
-        if missing:
-            self._report(make("SKM127", f"`use {fdef.name}` does not bind "
-                              + ", ".join(f"`{m}`" for m in missing), u.span, label="missing bindings",
-                              hint=f"bind every parameter: {fdef.name}(" + ", ".join(f"{p}: VAR" for p in params) + ")"))
-            ok = False
-        exits_bound: dict[str, n.Binding] = {}
-        for b in u.exits:
-            if b.name not in fdef.exits:
-                self._report(make("SKM127", f"fragment `{fdef.name}` has no exit `{b.name}`", b.span,
-                                  label="unknown exit", hint=did_you_mean(b.name, fdef.exits)))
-                ok = False
-                continue
-            if b.name in exits_bound:
-                self._report(make("SKM127", f"exit `{b.name}` is bound twice", b.span, label="again"))
-                ok = False
-                continue
-            exits_bound[b.name] = b
-            mapping_states[b.name] = b.target
-        missing_exits = [x for x in fdef.exits if x not in exits_bound]
-        if missing_exits:
-            self._report(make("SKM127", f"`use {fdef.name}` does not route exit "
-                              + ", ".join(f"`{m}`" for m in missing_exits), u.span, label="missing exits",
-                              hint="route every exit: -> (" + ", ".join(f"{x}: STATE" for x in fdef.exits) + ")"))
-            ok = False
+            mapping_vars[name] = b.target
+        exits_bound, exits_ok = self._bind(fdef, u, u.exits, list(fdef.exits), "exit", "does not route exit",
+                                           "route every exit: -> (" + ", ".join(f"{x}: STATE" for x in fdef.exits) + ")")
+        ok = ok and exits_ok
+        for name, b in exits_bound.items():
+            mapping_states[name] = b.target
         for tool in fdef.tools.values():
             mine = self.tools.get(tool.name)
             if mine is None:
@@ -502,6 +472,28 @@ class _BodyLowerer:
         self._instance_rules = getattr(self, "_instance_rules", []) + [
             _rename_rule(r, mapping_states, u.name) for r in fdef.rules
         ]
+
+    def _bind(self, fdef: FragmentDef, u: n.Use, bindings, names: list[str], what: str, missing_msg: str,
+              hint: str) -> tuple[dict[str, n.Binding], bool]:
+        """Match `use` bindings to a fragment's parameters or exits: each known name exactly once."""
+        bound: dict[str, n.Binding] = {}
+        ok = True
+        for b in bindings:
+            if b.name not in names:
+                self._report(make("SKM127", f"fragment `{fdef.name}` has no {what} `{b.name}`", b.span,
+                                  label=f"unknown {what}", hint=did_you_mean(b.name, names)))
+                ok = False
+            elif b.name in bound:
+                self._report(make("SKM127", f"{what} `{b.name}` is bound twice", b.span, label="again"))
+                ok = False
+            else:
+                bound[b.name] = b
+        missing = [x for x in names if x not in bound]
+        if missing:
+            self._report(make("SKM127", f"`use {fdef.name}` {missing_msg} " + ", ".join(f"`{m}`" for m in missing),
+                              u.span, label=f"missing {what}s", hint=hint))
+            ok = False
+        return bound, ok
 
     # ------------------------------------------------------------ states
 

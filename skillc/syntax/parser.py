@@ -44,17 +44,7 @@ class _Builder(lark.Transformer):
     # ------------------------------------------------------------ helpers
 
     def _span(self, children) -> Span | None:
-        first = last = None
-        for c in children:
-            s = _start(c)
-            if s is not None:
-                first = s
-                break
-        for c in reversed(children):
-            e = _end(c)
-            if e is not None:
-                last = e
-                break
+        first, last = _pos(children, False), _pos(children, True)
         if first is None or last is None:
             return None
         return Span(self.source, first, last)
@@ -417,35 +407,20 @@ class _Str(str):
         return obj
 
 
-def _start(c) -> int | None:
+def _pos(c, last: bool) -> int | None:
+    """The start offset of the first positioned child (or the end offset of the last one)."""
     if c is None:
         return None
     if isinstance(c, Token):
-        return c.start_pos
+        return c.end_pos if last else c.start_pos
     span = getattr(c, "span", None)
     if span is not None:
-        return span.start
+        return span.end if last else span.start
     if isinstance(c, (list, tuple)):
-        for x in c:
-            s = _start(x)
-            if s is not None:
-                return s
-    return None
-
-
-def _end(c) -> int | None:
-    if c is None:
-        return None
-    if isinstance(c, Token):
-        return c.end_pos
-    span = getattr(c, "span", None)
-    if span is not None:
-        return span.end
-    if isinstance(c, (list, tuple)):
-        for x in reversed(c):
-            e = _end(x)
-            if e is not None:
-                return e
+        for x in reversed(c) if last else c:
+            p = _pos(x, last)
+            if p is not None:
+                return p
     return None
 
 

@@ -8,8 +8,6 @@ and blocks are always separated by one.
 
 from __future__ import annotations
 
-from functools import singledispatch
-
 from skillc.syntax import nodes as n
 from skillc.syntax.strings import encode_block, encode_plain
 
@@ -238,44 +236,7 @@ def _wrap(e: n.Expr, needs: bool) -> str:
     return f"({expr(e)})" if needs else expr(e)
 
 
-@singledispatch
-def expr(e: n.Expr) -> str:
-    """Render an expression with the fewest parentheses that keep its structure (plus `and` inside `or`)."""
-    raise TypeError(f"cannot print expression {type(e).__name__}")
-
-
-@expr.register
-def _(e: n.Name) -> str:
-    return e.id
-
-
-@expr.register
-def _(e: n.IntLit) -> str:
-    return str(e.value)
-
-
-@expr.register
-def _(e: n.FloatLit) -> str:
-    return repr(float(e.value))
-
-
-@expr.register
-def _(e: n.StrLit) -> str:
-    return encode_plain(e.value)
-
-
-@expr.register
-def _(e: n.BoolLit) -> str:
-    return "true" if e.value else "false"
-
-
-@expr.register
-def _(e: n.NoneLit) -> str:
-    return "none"
-
-
-@expr.register
-def _(e: n.BinOp) -> str:
+def _binop(e: n.BinOp) -> str:
     p = _PREC[e.op]
     if p == 4:  # comparisons do not associate: both operands must bind tighter
         left = _wrap(e.left, _prec(e.left) <= p)
@@ -286,36 +247,28 @@ def _(e: n.BinOp) -> str:
     return f"{_wrap(e.left, left_needs)} {e.op} {_wrap(e.right, right_needs)}"
 
 
-@expr.register
-def _(e: n.Not) -> str:
-    return f"not {_wrap(e.operand, _prec(e.operand) < _NOT)}"
+def _items(open_: str, items, close: str) -> str:
+    return open_ + ", ".join(expr(a) for a in items) + close
 
 
-@expr.register
-def _(e: n.Neg) -> str:
-    return f"-{_wrap(e.operand, _prec(e.operand) < _NEG)}"
+_EXPR = {
+    n.Name: lambda e: e.id,
+    n.IntLit: lambda e: str(e.value),
+    n.FloatLit: lambda e: repr(float(e.value)),
+    n.StrLit: lambda e: encode_plain(e.value),
+    n.BoolLit: lambda e: "true" if e.value else "false",
+    n.NoneLit: lambda e: "none",
+    n.BinOp: _binop,
+    n.Not: lambda e: f"not {_wrap(e.operand, _prec(e.operand) < _NOT)}",
+    n.Neg: lambda e: f"-{_wrap(e.operand, _prec(e.operand) < _NEG)}",
+    n.Field: lambda e: f"{_wrap(e.obj, _prec(e.obj) < _POSTFIX)}.{e.name}",
+    n.Index: lambda e: f"{_wrap(e.obj, _prec(e.obj) < _POSTFIX)}[{expr(e.key)}]",
+    n.CallExpr: lambda e: _items(f"{e.func}(", e.args, ")"),
+    n.ListLit: lambda e: _items("[", e.items, "]"),
+    n.SetLit: lambda e: _items("{", e.items, "}"),
+}
 
 
-@expr.register
-def _(e: n.Field) -> str:
-    return f"{_wrap(e.obj, _prec(e.obj) < _POSTFIX)}.{e.name}"
-
-
-@expr.register
-def _(e: n.Index) -> str:
-    return f"{_wrap(e.obj, _prec(e.obj) < _POSTFIX)}[{expr(e.key)}]"
-
-
-@expr.register
-def _(e: n.CallExpr) -> str:
-    return f"{e.func}(" + ", ".join(expr(a) for a in e.args) + ")"
-
-
-@expr.register
-def _(e: n.ListLit) -> str:
-    return "[" + ", ".join(expr(a) for a in e.items) + "]"
-
-
-@expr.register
-def _(e: n.SetLit) -> str:
-    return "{" + ", ".join(expr(a) for a in e.items) + "}"
+def expr(e: n.Expr) -> str:
+    """Render an expression with the fewest parentheses that keep its structure (plus `and` inside `or`)."""
+    return _EXPR[type(e)](e)
