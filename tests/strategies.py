@@ -63,6 +63,7 @@ def _extend(children):
         st.builds(n.Index, children, children),
         st.builds(n.CallExpr, names, st.lists(children, max_size=3).map(tuple)),
         st.builds(n.ListLit, st.lists(children, max_size=3).map(tuple)),
+        st.builds(n.SetLit, st.lists(children, max_size=2).map(tuple)),
     )
 
 

@@ -106,7 +106,10 @@ class ExprLowerer:
         return ir.ListExpr(T.ListT(item_t), items=items, span=e.span)
 
     def _SetLit(self, e, expected):
-        return self._error("SKM109", "a set `{…}` may only appear on the right of `in`", e)
+        if not e.items and isinstance(T.strip_optional(expected) if expected else None, T.MapT):
+            return ir.Const(T.MapT(T.ANY), value={}, span=e.span)
+        return self._error("SKM109", "a set `{…}` may only appear on the right of `in`", e,
+                           hint="`{}` alone is the empty map")
 
     # ------------------------------------------------------------ operators
 
@@ -268,9 +271,7 @@ class ExprLowerer:
             if not T.is_scalar(T.strip_optional(args[0].type)):
                 return self._error("SKM130", f"`quote` shell-quotes a scalar, not {T.show(args[0].type)}", e.args[0])
             return ir.Call(T.STR, func="quote", args=args, span=e.span)
-        if e.func == "str":
-            if not T.is_scalar(T.strip_optional(args[0].type)):
-                return self._error("SKM130", f"`str` converts scalars, not {T.show(args[0].type)}", e.args[0])
+        if e.func == "str":  # scalars as text; lists, maps and records as JSON
             return ir.Call(T.STR, func="str", args=args, span=e.span)
         hay, needle = args
         ht = T.strip_optional(hay.type)

@@ -470,7 +470,7 @@ class _BodyLowerer:
             (b.target, b.span) for b in exits_bound.values()
         ]
         self._instance_rules = getattr(self, "_instance_rules", []) + [
-            _rename_rule(r, mapping_states, u.name) for r in fdef.rules
+            _rename_rule(r, mapping_states, u.name, fdef.name) for r in fdef.rules
         ]
 
     def _bind(self, fdef: FragmentDef, u: n.Use, bindings, names: list[str], what: str, missing_msg: str,
@@ -839,9 +839,10 @@ def _rename_state(s: State, vars_: dict[str, str], states: dict[str, str], insta
     )
 
 
-def _rename_rule(r: Rule, states: dict[str, str], instance: str) -> Rule:
+def _rename_rule(r: Rule, states: dict[str, str], instance: str, fragment: str) -> Rule:
     return attrs.evolve(
         r,
+        fragment=r.fragment or fragment,
         ops=tuple(states.get(op, f"{instance}.{op}") for op in r.ops),
         performers=tuple(tuple(states.get(p, p) for p in ps) for ps in r.performers),
     )

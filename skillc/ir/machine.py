@@ -142,7 +142,8 @@ class Rule:
     """A control requirement with the sentence it encodes.
 
     `performers[i]` are the states that perform `ops[i]`: the state itself, every
-    state of a fragment instance, or every tool state calling a tool.
+    state of a fragment instance, or every tool state calling a tool. `fragment`
+    names the fragment a rule was instantiated from (None for the machine's own).
     """
 
     kind: str
@@ -150,7 +151,13 @@ class Rule:
     quote: str
     performers: tuple[tuple[str, ...], ...]
     provenance: Provenance | None = None
+    fragment: str | None = None
     span: Span | None = _span
+
+    @property
+    def from_fragment(self) -> bool:
+        """True for a rule a fragment brought in; its quotation comes from the fragment's own text."""
+        return self.fragment is not None
 
 
 @attrs.frozen(hash=False)

@@ -151,7 +151,7 @@ def assignable(src: Type, dst: Type) -> bool:
     if isinstance(src, ListT) and isinstance(dst, ListT):
         return isinstance(src.item, AnyT) or assignable(src.item, dst.item)
     if isinstance(src, MapT) and isinstance(dst, MapT):
-        return isinstance(src.value, AnyT) or src.value == dst.value
+        return isinstance(src.value, AnyT) or assignable(src.value, dst.value)
     return False
 
 

@@ -289,3 +289,38 @@ machine m {
     result = load_text(text)
     assert result.diagnostics == []
     assert result.machine.rules[0].performers == (("first.go.go",),)
+
+
+def test_empty_map_literal_and_str_of_structures() -> None:
+    text = _machine("""
+  record Shelf {
+    sku: str
+  }
+  var shelves: map[str, Shelf] = {}
+  var dump: str
+  start s
+  model s {
+    reads shelves
+    writes dump
+    prompt "p"
+    when str(shelves) == "{}" -> s { shelves = {} }
+    -> s
+  }
+""")
+    assert load_text(text).diagnostics == []
+    assert codes(load_text(_machine("  var x: str = {}\n  start done\n  terminal done: success")).diagnostics) == ["SKM109"]
+
+
+def test_rules_from_fragments_are_marked() -> None:
+    text = 'import "stdlib/write_verify.skm"\n' + _machine("""
+  tool bash(command: str) -> (stdout: str, exit_code: int)
+  input path: str
+  var content: str = "x"
+  start save
+  use write_verify as save(content: content, path: path) -> (verified: done, unverified: done)
+  terminal done: success
+  rule required save "Save it."
+""")
+    rules = load_text(text).machine.rules
+    assert [r.fragment for r in rules] == ["write_verify", "write_verify", None]
+    assert rules[0].ops == ("save.read_back",)
