@@ -4,11 +4,14 @@
     >>> machine, diagnostics = skillc.load(pathlib.Path("examples/livemath/livemath.skm"))
 """
 
-from skillc.api import ParseResult, format_text, load, parse
+from skillc.api import CheckResult, ParseResult, check, format_text, load, parse
 from skillc.diagnostics import Diagnostic, Severity
 from skillc.ir.loader import LoadResult
 from skillc.ir.machine import Machine
 
 __version__ = "0.1.0"
 
-__all__ = ["Diagnostic", "LoadResult", "Machine", "ParseResult", "Severity", "format_text", "load", "parse"]
+__all__ = [
+    "CheckResult", "Diagnostic", "LoadResult", "Machine", "ParseResult", "Severity",
+    "check", "format_text", "load", "parse",
+]

@@ -11,8 +11,10 @@ from pathlib import Path
 
 import attrs
 
-from skillc.diagnostics import Diagnostic
+from skillc.check.config import Config, find_config
+from skillc.diagnostics import Diagnostic, Severity
 from skillc.diagnostics.diagnostic import HasDiagnostics
+from skillc.ir.machine import Machine
 from skillc.ir.loader import LoadResult, Loader
 from skillc.diagnostics.source import SourceFile
 from skillc.syntax import nodes
@@ -60,3 +62,44 @@ def format_text(text: str, *, path: str = "<string>") -> tuple[str | None, list[
     if module is None:
         return None, diags
     return print_module(module), diags
+
+
+@attrs.define
+class CheckResult(HasDiagnostics):
+    """The machine (None when it could not be built) and every finding, configured severities applied."""
+
+    machine: Machine | None
+    diagnostics: list[Diagnostic]
+    strict: bool = False
+
+    @property
+    def failed(self) -> bool:
+        """Errors, or warnings under `strict`."""
+        return any(d.is_error or (self.strict and d.severity is Severity.WARNING) for d in self.diagnostics)
+
+    def __iter__(self):
+        yield self.machine
+        yield self.diagnostics
+
+
+def check(source: str | os.PathLike, *, path: str | None = None, skill: str | os.PathLike | None = None,
+          root: str | os.PathLike | None = None, config: Config | None = None,
+          smt_timeout_ms: int | None = None) -> CheckResult:
+    """Load and statically check a machine (or a library of fragments)."""
+    from skillc.check import CheckContext, check_machine, fragment_machine
+
+    loaded = load(source, path=path, root=root)
+    found = list(loaded.diagnostics)
+    if config is None:
+        where = Path(source) if isinstance(source, os.PathLike) else Path(path) if path else Path.cwd()
+        config, problems = find_config(where)
+        found += problems
+    context = CheckContext(skill=Path(skill) if skill is not None else None,
+                           smt_timeout_ms=smt_timeout_ms or config.smt_timeout_ms)
+    if loaded.ok:
+        if loaded.machine is not None:
+            found += check_machine(loaded.machine, context)
+        origin = str(source) if isinstance(source, os.PathLike) else path
+        for fdef in loaded.fragments.values():
+            found += check_machine(fragment_machine(fdef, origin), CheckContext(smt_timeout_ms=context.smt_timeout_ms))
+    return CheckResult(loaded.machine, config.apply(found), config.strict)

@@ -54,7 +54,7 @@ def _files(paths: tuple[str, ...]) -> tuple[list[Path], list[Diagnostic]]:
 
 
 def _emit(diagnostics: list[Diagnostic], fmt: str) -> None:
-    if diagnostics:
+    if diagnostics or fmt == "sarif":
         click.echo(render(sorted(diagnostics, key=Diagnostic.sort_key), fmt, sys.stdout), color=True)
 
 
@@ -79,14 +79,27 @@ def main() -> None:
 @click.option("--format", "fmt", type=click.Choice(FORMATS), default="full", show_default=True,
               help="How to print diagnostics.")
 @click.option("--strict", is_flag=True, help="Treat warnings as errors.")
-def check(paths: tuple[str, ...], fmt: str, strict: bool) -> None:
+@click.option("--skill", type=click.Path(dir_okay=False), default=None,
+              help="The skill document rule quotations must occur in (default: the machine's `source`).")
+@click.option("--smt-timeout", "smt_timeout", type=click.IntRange(1, 600_000), default=None,
+              help="Milliseconds per solver question (default 2000, or `smt-timeout-ms` in the config).")
+@click.option("-v", "--verbose", is_flag=True, help="Also print notes (e.g. guard parts the solver treats as opaque).")
+def check(paths: tuple[str, ...], fmt: str, strict: bool, skill: str | None, smt_timeout: int | None,
+          verbose: bool) -> None:
     """Check .skm files (folders are searched for *.skm)."""
     files, diagnostics = _files(paths)
+    if skill is not None and not Path(skill).is_file():
+        diagnostics.append(make("SKM901", f"no such skill document: {skill}"))
     for f in files:
         try:
-            diagnostics.extend(api.load(f).diagnostics)
+            result = api.check(f, skill=skill, smt_timeout_ms=smt_timeout)
         except Exception as exc:  # noqa: BLE001 - an internal error is reported, not raised
             diagnostics.append(_internal(exc, f"checking {f}"))
+            continue
+        diagnostics.extend(result.diagnostics)
+        strict = strict or result.strict
+    if not verbose and fmt in ("full", "concise", "github"):
+        diagnostics = [d for d in diagnostics if d.severity is not Severity.NOTE]
     _emit(diagnostics, fmt)
     if fmt in ("full", "concise"):
         errors = sum(d.severity is Severity.ERROR for d in diagnostics)

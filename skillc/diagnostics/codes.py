@@ -135,7 +135,7 @@ _CODES = [
     Code("SKM015", "missing-arrow", E, "an edge guard is not followed by `->`",
          "An edge is `when GUARD -> target`; the arrow separates the guard from the target.",
          _m(_THINK.replace("-> done", 'when answer == "" think\n    -> done')),
-         _m(_THINK.replace("-> done", 'when answer == "" -> think\n    -> done')),
+         _m(_THINK.replace("-> done", 'when answer == "" -> fallback\n    -> done')),
          "insert `->` before the target"),
     Code("SKM016", "expected-top-level-item", E, "something that is not allowed at the top of a file",
          "A file holds `import`, `record`, `enum`, `fragment` and `machine` declarations.",

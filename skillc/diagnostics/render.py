@@ -10,7 +10,7 @@ from typing import TextIO
 
 from skillc.diagnostics.diagnostic import Diagnostic, Severity
 
-FORMATS = ("full", "concise", "json", "github")
+FORMATS = ("full", "concise", "json", "github", "sarif")
 
 _COLOURS = {
     Severity.ERROR: "\x1b[1;31m",
@@ -146,6 +146,57 @@ def render_github(d: Diagnostic) -> str:
     return f"::{kind} {','.join(props)}::{_github_escape(message)}"
 
 
+_SARIF_LEVEL = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.NOTE: "note"}
+
+
+def to_sarif(diagnostics: Iterable[Diagnostic]) -> dict:
+    """A SARIF 2.1.0 log with one run: the rules used and one result per diagnostic."""
+    from skillc import __version__
+    from skillc.diagnostics.codes import lookup
+
+    items = list(diagnostics)
+    codes = sorted({d.code for d in items})
+    rules = []
+    for code in codes:
+        entry = lookup(code)
+        rules.append({
+            "id": code,
+            "name": entry.slug,
+            "shortDescription": {"text": entry.summary},
+            "fullDescription": {"text": entry.explanation},
+            "defaultConfiguration": {"level": _SARIF_LEVEL[entry.severity]},
+            "help": {"text": entry.hint or entry.summary},
+        })
+    index = {code: i for i, code in enumerate(codes)}
+    results = []
+    for d in items:
+        text = d.message + (f"\nhelp: {d.hint}" if d.hint else "") + "".join(f"\nwitness: {w}" for w in d.witness)
+        result: dict = {"ruleId": d.code, "ruleIndex": index[d.code], "level": _SARIF_LEVEL[d.severity],
+                        "message": {"text": text}}
+        if d.span is not None:
+            path, line, col, end_line, end_col = _location(d)
+            result["locations"] = [{"physicalLocation": {
+                "artifactLocation": {"uri": path},
+                "region": {"startLine": line, "startColumn": col, "endLine": end_line, "endColumn": end_col},
+            }}]
+            related = [{"id": i, "message": {"text": s.message}, "physicalLocation": {
+                "artifactLocation": {"uri": s.span.source.display_path},
+                "region": dict(zip(("startLine", "startColumn"), s.span.start_pos)),
+            }} for i, s in enumerate(d.secondary)]
+            if related:
+                result["relatedLocations"] = related
+        results.append(result)
+    return {
+        "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
+        "version": "2.1.0",
+        "runs": [{
+            "tool": {"driver": {"name": "skillc", "version": __version__, "rules": rules}},
+            "columnKind": "unicodeCodePoints",
+            "results": results,
+        }],
+    }
+
+
 def render(diagnostics: Iterable[Diagnostic], fmt: str = "full", stream: TextIO | None = None) -> str:
     """Render diagnostics in one of FORMATS; colour is decided from the target stream."""
     stream = stream or sys.stdout
@@ -159,4 +210,6 @@ def render(diagnostics: Iterable[Diagnostic], fmt: str = "full", stream: TextIO 
         return "\n".join(json.dumps(to_json(d), ensure_ascii=False) for d in items)
     if fmt == "github":
         return "\n".join(render_github(d) for d in items)
+    if fmt == "sarif":
+        return json.dumps(to_sarif(items), indent=2, ensure_ascii=False)
     raise ValueError(f"unknown diagnostic format {fmt!r}")

@@ -52,6 +52,7 @@ class FragmentDef:
     rules: tuple[Rule, ...]
     ok: bool
     span: Span | None = attrs.field(default=None, eq=False, repr=False)
+    instances: dict[str, str] = attrs.Factory(dict)
 
     @property
     def written(self) -> set[str]:
@@ -258,6 +259,7 @@ class _BodyLowerer:
         self.names: dict[str, Span | None] = {}     # every name an edge may target
         self.instances: dict[str, tuple[str | None, tuple[str, ...]]] = {}
         self.exits: tuple[str, ...] = ()
+        self.nested_entries: dict[str, str] = {}
         self.ok = True
 
     def _report(self, d: Diagnostic) -> None:
@@ -297,6 +299,7 @@ class _BodyLowerer:
             states=self.states,
             rules=rules,
             path=path,
+            instances=self._entries(),
             span=m.span,
         )
 
@@ -327,7 +330,13 @@ class _BodyLowerer:
         rules = self._rules(items)
         return FragmentDef(f.name, tuple(params), self.exits, self.tools,
                            {k: v for k, v in self.variables.items() if v.kind != "param"},
-                           start, self.states, rules, self.ok, span=f.span)
+                           start, self.states, rules, self.ok, span=f.span, instances=self._entries())
+
+    def _entries(self) -> dict[str, str]:
+        """Instance name → entry state, for this body's instances and the ones nested in them."""
+        entries = dict(self.nested_entries)
+        entries.update({name: entry for name, (entry, _) in self.instances.items() if entry is not None})
+        return entries
 
     # ------------------------------------------------------------ declarations
 
@@ -466,6 +475,8 @@ class _BodyLowerer:
             self.names[renamed.name] = u.span
             members.append(renamed.name)
         self.instances[u.name] = (mapping_states[fdef.start], tuple(members))
+        for inner, entry in fdef.instances.items():
+            self.nested_entries[prefix + inner] = mapping_states.get(entry, entry)
         self._pending_exits = getattr(self, "_pending_exits", []) + [
             (b.target, b.span) for b in exits_bound.values()
         ]
@@ -843,6 +854,7 @@ def _rename_rule(r: Rule, states: dict[str, str], instance: str, fragment: str) 
     return attrs.evolve(
         r,
         fragment=r.fragment or fragment,
+        instance=f"{instance}.{r.instance}" if r.instance else instance,
         ops=tuple(states.get(op, f"{instance}.{op}") for op in r.ops),
         performers=tuple(tuple(states.get(p, p) for p in ps) for ps in r.performers),
     )

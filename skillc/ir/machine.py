@@ -3,7 +3,9 @@
 Every name in the IR refers to something that exists: states (including
 terminals and the fallback) by name, variables by name, tools by name.
 Fragment instances are already expanded: their states and private variables
-carry dotted names (`save.write`), and `instance` records where they came from.
+carry dotted names (`save.write`), `State.instance` records where they came
+from, and `Machine.instances` maps each instance (nested ones as `a.b`) to its
+entry state.
 """
 
 from __future__ import annotations
@@ -143,7 +145,8 @@ class Rule:
 
     `performers[i]` are the states that perform `ops[i]`: the state itself, every
     state of a fragment instance, or every tool state calling a tool. `fragment`
-    names the fragment a rule was instantiated from (None for the machine's own).
+    and `instance` name the fragment a rule was instantiated from and the
+    instance it belongs to (None for the machine's own rules).
     """
 
     kind: str
@@ -152,6 +155,7 @@ class Rule:
     performers: tuple[tuple[str, ...], ...]
     provenance: Provenance | None = None
     fragment: str | None = None
+    instance: str | None = None
     span: Span | None = _span
 
     @property
@@ -174,6 +178,7 @@ class Machine:
     states: dict[str, State]
     rules: tuple[Rule, ...]
     path: str | None = None
+    instances: dict[str, str] = attrs.Factory(dict)
     span: Span | None = _span
 
     @property

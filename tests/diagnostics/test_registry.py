@@ -8,7 +8,8 @@ import pytest
 
 from skillc.diagnostics.codes import REGISTRY, lookup
 from skillc.diagnostics.docs import markdown_reference
-from tests.conftest import ROOT, codes, load_text
+import skillc
+from tests.conftest import ROOT, codes
 
 RUNNABLE = [c for c in REGISTRY.values() if c.runnable]
 
@@ -67,6 +68,23 @@ MESSAGES = {
     "SKM136": r"line range 9-3 is empty",
     "SKM137": r"state `think` writes counter `tries`",
     "SKM138": r"record `Node` contains itself",
+    "SKM200": r"state `orphan` is unreachable from `start think`",
+    "SKM201": r"no terminal can be reached from state `think`",
+    "SKM202": r"state `think` has no default edge",
+    "SKM203": r"edge 2 of `think` comes after the default edge",
+    "SKM210": r"state `think` reads `answer`, which may not be assigned yet",
+    "SKM211": r"guard of edge 1 of `think` uses `note`",
+    "SKM213": r"terminal `done` requires `note`",
+    "SKM220": r"a run can finish without `save`",
+    "SKM221": r"`think` can run before `done`",
+    "SKM222": r"forbidden operation `think` can run",
+    "SKM230": r"judge `check` writes `answer`, which is str, not an enum",
+    "SKM231": r"labels `complete`, `incomplete` of `verdict` are routed the same way",
+    "SKM240": r"edge 1 of `think` can never fire: its guard is unsatisfiable",
+    "SKM241": r"edge 2 of `check` can never fire: earlier edges take every case",
+    "SKM242": r"treats this as an opaque value",
+    "SKM250": r"the loop think -> check -> think is not bounded by any counter",
+    "SKM251": r"edge 1 of `check` can push counter `repairs` past its maximum 2",
 }
 
 
@@ -86,9 +104,14 @@ def test_every_runnable_code_has_an_expected_message() -> None:
     assert {c.code for c in RUNNABLE} == set(MESSAGES)
 
 
+def check_text(text: str):
+    """Check text as a file at the repository root (stdlib imports resolve)."""
+    return skillc.check(text, path=str(ROOT / "case.skm"))
+
+
 @pytest.mark.parametrize("entry", RUNNABLE, ids=lambda c: c.code)
 def test_bad_example_triggers_its_code(entry) -> None:
-    result = load_text(entry.bad)
+    result = check_text(entry.bad)
     mine = [d for d in result.diagnostics if d.code == entry.code]
     assert mine, f"{entry.code} not reported; got {codes(result.diagnostics)}"
     d = mine[0]
@@ -99,7 +122,7 @@ def test_bad_example_triggers_its_code(entry) -> None:
 
 @pytest.mark.parametrize("entry", RUNNABLE, ids=lambda c: c.code)
 def test_good_example_is_clean(entry) -> None:
-    result = load_text(entry.good)
+    result = check_text(entry.good)
     assert result.diagnostics == [], codes(result.diagnostics)
 
 

@@ -1,0 +1,144 @@
+"""Definite assignment: every variable a state reads is assigned on every path into it.
+
+Def(q) is the greatest fixed point of
+
+    Def(start) ⊆ inputs ∪ counters ∪ initialised variables
+    Def(q')    = ⋂ over edges e: q → q' of  Def(q) ∪ writes(q) ∪ assigned(e)
+
+computed with bit sets over the reachable graph (unreachable states keep "all",
+the neutral element, and are reported by the graph check instead). Rejected: a
+state reading a variable outside Def(q) (SKM210), and a guard or assignment
+using a variable that is not defined once the state has run (SKM211). Each
+diagnostic prints one path from `start` on which the variable is never assigned.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Iterator
+
+import attrs
+
+from skillc.check.context import CheckContext
+from skillc.check.graph import show_path
+from skillc.diagnostics import Diagnostic, make
+from skillc.ir import expr as ir
+from skillc.ir.machine import Machine
+
+
+@attrs.frozen(hash=False)
+class Dataflow:
+    """The solved analysis: variable bit positions and Def at the entry of each state."""
+
+    bits: dict[str, int]
+    names: list[str]
+    defined: dict[str, int]
+    reached: set[str]
+
+    def mask(self, names) -> int:
+        out = 0
+        for n in names:
+            out |= 1 << self.bits[n]
+        return out
+
+    def missing(self, names, mask: int) -> list[str]:
+        """Names among `names` whose bit is not set in `mask`, in the given order."""
+        return [n for n in dict.fromkeys(names) if not mask >> self.bits[n] & 1]
+
+
+def solve(m: Machine) -> Dataflow:
+    """Def(q) for every state."""
+    names = list(m.variables)
+    bits = {n: i for i, n in enumerate(names)}
+    everything = (1 << len(names)) - 1
+
+    def mask(ns) -> int:
+        out = 0
+        for n in ns:
+            out |= 1 << bits[n]
+        return out
+
+    writes = {name: mask(st.writes) for name, st in m.states.items()}
+    gen = {(e.source, e.index): mask(a.var for a in e.assigns) for e in m.edges()}
+    defined = {name: everything for name in m.states}
+    defined[m.start] = mask(v.name for v in m.variables.values() if v.defined_at_start)
+    queue = deque([m.start])
+    queued = {m.start}
+    reached = {m.start}
+    while queue:
+        q = queue.popleft()
+        queued.discard(q)
+        after = defined[q] | writes[q]
+        for e in m.states[q].edges:
+            new = defined[e.target] & (after | gen[(q, e.index)])
+            if new != defined[e.target] or e.target not in reached:
+                defined[e.target] = new
+                reached.add(e.target)
+                if e.target not in queued:
+                    queue.append(e.target)
+                    queued.add(e.target)
+    return Dataflow(bits, names, defined, reached)
+
+
+def dataflow(m: Machine, context: CheckContext | None) -> Dataflow:
+    """The analysis, shared by the checks of one run."""
+    if context is None:
+        return solve(m)
+    return context.memo("dataflow", lambda: solve(m))
+
+
+def unassigned_path(m: Machine, var: str, target: str) -> list[str] | None:
+    """A path from `start` to `target` on which `var` is never assigned (before `target` runs)."""
+    v = m.variables[var]
+    if v.defined_at_start:
+        return None
+    parent: dict[str, str | None] = {m.start: None}
+    queue = deque([m.start])
+    while queue:
+        s = queue.popleft()
+        if s == target:
+            path = [s]
+            while parent[path[-1]] is not None:
+                path.append(parent[path[-1]])  # type: ignore[arg-type]
+            return path[::-1]
+        if var in m.states[s].writes:
+            continue
+        for e in m.states[s].edges:
+            if e.target in parent or any(a.var == var for a in e.assigns):
+                continue
+            parent[e.target] = s
+            queue.append(e.target)
+    return None
+
+
+def _witness(m: Machine, var: str, state: str) -> list[str]:
+    path = unassigned_path(m, var, state)
+    return [f"`{var}` is never assigned on {show_path(path)}"] if path else []
+
+
+def check_definite_assignment(m: Machine, context: CheckContext | None = None) -> Iterator[Diagnostic]:
+    """Reads, guards and assignments only use variables assigned on every path."""
+    flow = dataflow(m, context)
+    for name, st in m.states.items():
+        if name not in flow.reached:
+            continue  # unreachable: reported by the graph check
+        entry = flow.defined[name]
+        for var in flow.missing(st.reads, entry):
+            yield make("SKM210", f"state `{name}` reads `{var}`, which may not be assigned yet", st.span,
+                       label=f"reads `{var}`", witness=_witness(m, var, name),
+                       hint=f"assign `{var}` on every path into `{name}`, give it an initial value, "
+                       "or drop it from `reads`")
+        after = entry | flow.mask(st.writes)
+        for e in st.edges:
+            used = sorted(ir.variables(e.guard))
+            for var in flow.missing(used, after):
+                yield make("SKM211", f"the guard of edge {e.index + 1} of `{name}` uses `{var}`, which may not "
+                           "be assigned yet", e.guard.span if e.guard is not None else e.span,
+                           label=f"uses `{var}`", witness=_witness(m, var, name),
+                           hint=f"assign `{var}` before this state, or test a variable that is")
+            assigned = after
+            for a in e.assigns:
+                for var in flow.missing(sorted(ir.variables(a.value)), assigned):
+                    yield make("SKM211", f"the assignment to `{a.var}` uses `{var}`, which may not be assigned yet",
+                               a.value.span or a.span, label=f"uses `{var}`", witness=_witness(m, var, name))
+                assigned |= flow.mask([a.var])

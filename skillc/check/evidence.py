@@ -1,0 +1,29 @@
+"""Terminal evidence: a terminal's `requires` variables are assigned on every path into it.
+
+Rejected (SKM213): `terminal done: success { requires answer }` when some path
+reaches `done` without assigning `answer`; the diagnostic prints that path.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from skillc.check.context import CheckContext
+from skillc.check.dataflow import dataflow, unassigned_path
+from skillc.check.graph import show_path
+from skillc.diagnostics import Diagnostic, make
+from skillc.ir.machine import Machine
+
+
+def check_terminal_evidence(m: Machine, context: CheckContext | None = None) -> Iterator[Diagnostic]:
+    """Each reachable terminal's evidence ⊆ Def(terminal)."""
+    flow = dataflow(m, context)
+    for name, st in m.states.items():
+        if not st.is_terminal or name not in flow.reached:
+            continue
+        for var in flow.missing(st.requires, flow.defined[name]):
+            path = unassigned_path(m, var, name)
+            yield make("SKM213", f"terminal `{name}` requires `{var}`, which may not be assigned when it is reached",
+                       st.span, label=f"requires `{var}`",
+                       witness=[f"`{var}` is never assigned on {show_path(path)}"] if path else [],
+                       hint=f"assign `{var}` on every path into `{name}`, or drop it from `requires`")

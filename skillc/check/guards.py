@@ -1,0 +1,191 @@
+"""Guard analysis with Z3, per state, under the variables' types (first-match semantics).
+
+Reported:
+- SKM240 dead edge: the guard is unsatisfiable, so the edge never fires;
+- SKM241 shadowed edge: every case the guard admits is taken by an earlier edge
+  (the witness satisfies the guard, and the secondary label names the earlier
+  edge that wins); a default edge after guards that cover every case is shadowed too;
+- SKM231 judge coverage: labels of a judge that lead to the same edge in every
+  case, so no guard tells them apart (unless another state reads the label);
+- SKM242 (note): a guard uses a construct the solver treats as an opaque value;
+- SKM243: the solver answered `unknown` (timeout) for a question.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import z3
+
+from skillc.check.context import CheckContext
+from skillc.check.smt import Encoder, describe_model, solver
+from skillc.diagnostics import Diagnostic, Label, make
+from skillc.ir import expr as ir
+from skillc.ir import types as T
+from skillc.ir.machine import Machine, State
+
+
+def encoder(m: Machine, context: CheckContext | None) -> Encoder:
+    """One encoder per machine and run, shared with the loop check."""
+    if context is None:
+        return Encoder(m)
+    return context.memo("encoder", lambda: Encoder(m))
+
+
+def _timeout(context: CheckContext | None) -> int:
+    return context.smt_timeout_ms if context is not None else 2000
+
+
+def _unknown(st: State, e, what: str) -> Diagnostic:
+    return make("SKM243", f"the solver could not decide whether {what} (edge {e.index + 1} of `{st.name}`)",
+                e.span, label="undecided", hint="simplify the guard, or raise the SMT timeout")
+
+
+def check_guards(m: Machine, context: CheckContext | None = None) -> Iterator[Diagnostic]:
+    """Dead and shadowed edges."""
+    enc = encoder(m, context)
+    s = solver(_timeout(context))
+    cache: dict[tuple, list] = {}
+    for st in m.states.values():
+        guarded = [e for e in st.edges if e.guard is not None]
+        if not guarded:
+            continue
+        key = tuple(repr(e.guard) for e in st.edges)
+        if key in cache:
+            verdicts = cache[key]
+        else:
+            verdicts = _analyse_state(st, enc, s)
+            cache[key] = verdicts
+        yield from _report(st, enc, verdicts)
+    seen: set[tuple[int, int]] = set()
+    for e in enc.opaque_exprs:
+        # Nested opaque terms (`a.b[c]`) share their outermost span: report each place once.
+        if e.span is not None and not any(s0 <= e.span.start and e.span.end <= s1 for s0, s1 in seen):
+            seen.add((e.span.start, e.span.end))
+            yield make("SKM242", "the guard analysis treats this as an opaque value", e.span,
+                       label="not modelled by the solver",
+                       notes=["dead-edge and shadowing results for guards using it are conservative"])
+
+
+def _analyse_state(st: State, enc: Encoder, s: z3.Solver) -> list:
+    """For each edge: ("dead" | "shadowed" | "unknown" | "ok", witness lines, index of the shadowing edge)."""
+    out = []
+    previous: list[z3.BoolRef] = []
+    enc.begin()
+    guards = [z3.BoolVal(True) if e.guard is None else enc.bool(e.guard) for e in st.edges]
+    s.push()
+    s.add(*enc.domain)
+    for e, g in zip(st.edges, guards):
+        if e.guard is not None:
+            r = s.check(g)
+            if r == z3.unsat:
+                out.append(("dead", [], None))
+                previous.append(g)
+                continue
+            if r == z3.unknown:
+                out.append(("unknown", [], None))
+                previous.append(g)
+                continue
+        if previous:
+            r = s.check(g, z3.Not(z3.Or(previous)))
+            if r == z3.unsat:
+                witness, winner = [], None
+                if s.check(g) == z3.sat:
+                    model = s.model()
+                    for j, p in enumerate(previous):
+                        if z3.is_true(model.eval(p, model_completion=True)):
+                            winner = j
+                            break
+                    names = ir.variables(e.guard) | (ir.variables(st.edges[winner].guard) if winner is not None else set())
+                    witness = describe_model(model, enc, names)
+                out.append(("shadowed", witness, winner))
+            elif r == z3.unknown:
+                out.append(("unknown", [], None))
+            else:
+                out.append(("ok", [], None))
+        else:
+            out.append(("ok", [], None))
+        previous.append(g)
+    s.pop()
+    return out
+
+
+def _report(st: State, enc: Encoder, verdicts) -> Iterator[Diagnostic]:
+    for e, (verdict, witness, winner) in zip(st.edges, verdicts):
+        if verdict == "dead":
+            yield make("SKM240", f"edge {e.index + 1} of `{st.name}` can never fire: its guard is unsatisfiable",
+                       e.guard.span if e.guard is not None else e.span, label="always false",
+                       hint="fix the guard or remove the edge")
+        elif verdict == "shadowed":
+            secondary = []
+            if winner is not None:
+                w = st.edges[winner]
+                secondary = [Label(w.guard.span if w.guard is not None else w.span,
+                                   "this earlier guard already covers it")]
+            if e.guard is None:
+                yield make("SKM241", f"the default edge of `{st.name}` can never fire: the guards above cover "
+                           "every case", e.span, label="never taken",
+                           hint="drop the last guard so that it becomes the default, or narrow the guards")
+            else:
+                yield make("SKM241", f"edge {e.index + 1} of `{st.name}` can never fire: earlier edges take every "
+                           "case it admits", e.guard.span, label="shadowed", secondary=secondary,
+                           witness=witness, hint="reorder the edges or narrow the earlier guard")
+        elif verdict == "unknown":
+            yield _unknown(st, e, "this edge can fire")
+
+
+def check_judge_coverage(m: Machine, context: CheckContext | None = None) -> Iterator[Diagnostic]:
+    """Labels of a judge that route identically in every case."""
+    enc = encoder(m, context)
+    s = solver(_timeout(context))
+    for st in m.states.values():
+        if st.kind != "judge" or len(st.writes) != 1:
+            continue
+        var = m.variables[st.writes[0]]
+        if not isinstance(var.type, T.EnumT) or len(var.type.labels) < 2:
+            continue
+        if any(var.name in other.reads or any(var.name in ir.variables(e.guard) for e in other.edges)
+               for other in m.states.values() if other is not st):
+            continue  # another state uses the label, so telling the labels apart can matter there
+        labels = sorted(var.type.labels)
+        enc.begin()
+        term = enc.var(var.name).term
+        guards = [z3.BoolVal(True) if e.guard is None else enc.bool(e.guard) for e in st.edges]
+        if any(st.writes[0] in ir.variables(o) for o in enc.opaque_exprs if _in_state(o, st)):
+            continue  # encoding the guards may have created opaque terms over the label
+
+        def route(i: int) -> z3.ArithRef:
+            out: z3.ArithRef = z3.IntVal(len(guards))
+            for k in range(len(guards) - 1, -1, -1):
+                out = z3.If(z3.substitute(guards[k], (term, z3.IntVal(i))), z3.IntVal(k), out)
+            return out
+
+        routes = [route(i) for i in range(len(labels))]
+        classes: list[list[str]] = []
+        assigned: set[int] = set()
+        s.push()
+        s.add(*enc.domain)
+        for i in range(len(labels)):
+            if i in assigned:
+                continue
+            group = [i]
+            for j in range(i + 1, len(labels)):
+                if j in assigned:
+                    continue
+                if s.check(routes[i] != routes[j]) == z3.unsat:
+                    group.append(j)
+                    assigned.add(j)
+            if len(group) > 1:
+                classes.append([labels[k] for k in group])
+        s.pop()
+        for group in classes:
+            names = ", ".join(f"`{x}`" for x in group)
+            yield make("SKM231", f"judge `{st.name}`: labels {names} of `{var.name}` are routed the same way in "
+                       "every case", st.span, label="no guard tells them apart",
+                       hint=f"add a guard on `{var.name} == {group[0]}` (or merge the labels)")
+
+
+def _in_state(e: ir.Expr, st: State) -> bool:
+    span = e.span
+    return span is not None and st.span is not None and span.source is st.span.source \
+        and st.span.start <= span.start < st.span.end

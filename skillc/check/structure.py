@@ -1,0 +1,52 @@
+"""Graph checks: reachability from `start`, a way out to a terminal, default edges.
+
+Rejected: a state that no path from `start` reaches (SKM200, a warning: dead
+code), a state from which no terminal can be reached (SKM201: a run entering it
+could never end), a non-terminal state without a default edge (SKM202: when no
+guard holds the run would be stuck), and edges after the default edge (SKM203:
+they can never fire). Terminals cannot have edges and edges cannot name
+undeclared states: the grammar and lowering already guarantee both.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from skillc.check.context import CheckContext
+from skillc.check.graph import predecessors, reachable, successors
+from skillc.diagnostics import Diagnostic, Label, make
+from skillc.ir.machine import FALLBACK, Machine
+
+
+def check_graph(m: Machine, context: CheckContext | None = None) -> Iterator[Diagnostic]:
+    """Reachability, termination reachability and default edges."""
+    succ = successors(m)
+    live = reachable(succ, [m.start])
+    for name, st in m.states.items():
+        if name not in live and name != FALLBACK:
+            yield make("SKM200", f"state `{name}` is unreachable from `start {m.start}`", st.span,
+                       label="never entered", hint="remove it, or add an edge that leads to it")
+    terminals = [name for name, st in m.states.items() if st.is_terminal]
+    can_finish = reachable(predecessors(succ), terminals)
+    order = {name: i for i, name in enumerate(m.states)}
+    for name in sorted(live - can_finish, key=order.__getitem__):
+        st = m.states[name]
+        stuck = sorted(reachable(succ, [name]), key=order.__getitem__)
+        yield make("SKM201", f"no terminal can be reached from state `{name}`", st.span,
+                   label="runs that enter here never end",
+                   notes=[f"from here a run can only visit: {', '.join(stuck)}"],
+                   hint="add an edge from one of these states to a terminal or to `fallback`")
+    for name, st in m.states.items():
+        if st.is_terminal:
+            continue
+        defaults = [e for e in st.edges if e.is_default]
+        if not defaults:
+            yield make("SKM202", f"state `{name}` has no default edge", st.span,
+                       label="when no guard holds, the run is stuck",
+                       hint="end the state with an unguarded edge `-> target`")
+            continue
+        first = defaults[0]
+        for e in st.edges[first.index + 1:]:
+            yield make("SKM203", f"edge {e.index + 1} of `{name}` comes after the default edge", e.span,
+                       label="can never fire", secondary=[Label(first.span, "the default edge always fires first")],
+                       hint="move the default edge last")
