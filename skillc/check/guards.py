@@ -18,7 +18,7 @@ from collections.abc import Iterator
 import z3
 
 from skillc.check.context import CheckContext
-from skillc.check.smt import Encoder, describe_model, solver
+from skillc.check.smt import Encoder, canonical_key, describe_model, solver
 from skillc.diagnostics import Diagnostic, Label, make
 from skillc.ir import expr as ir
 from skillc.ir import types as T
@@ -45,17 +45,22 @@ def check_guards(m: Machine, context: CheckContext | None = None) -> Iterator[Di
     """Dead and shadowed edges."""
     enc = encoder(m, context)
     s = solver(_timeout(context))
-    cache: dict[tuple, list] = {}
+    cache: dict[str, list] = {}
     for st in m.states.values():
         guarded = [e for e in st.edges if e.guard is not None]
         if not guarded:
             continue
-        key = tuple(repr(e.guard) for e in st.edges)
-        if key in cache:
-            verdicts = cache[key]
-        else:
+        # States whose guards differ only in variable names ask the solver the same questions;
+        # answers without a witness are reused (a shadowed edge is re-analysed for its witness).
+        key = canonical_key(m, (e.guard for e in st.edges))
+        verdicts = cache.get(key)
+        if verdicts is None or any(v[0] == "shadowed" for v in verdicts):
             verdicts = _analyse_state(st, enc, s)
             cache[key] = verdicts
+        else:
+            enc.begin(e.guard for e in st.edges)  # still encode: notes about opaque parts are per place
+            for e in guarded:
+                enc.bool(e.guard)
         yield from _report(st, enc, verdicts)
     seen: set[tuple[int, int]] = set()
     for e in enc.opaque_exprs:
@@ -71,7 +76,7 @@ def _analyse_state(st: State, enc: Encoder, s: z3.Solver) -> list:
     """For each edge: ("dead" | "shadowed" | "unknown" | "ok", witness lines, index of the shadowing edge)."""
     out = []
     previous: list[z3.BoolRef] = []
-    enc.begin()
+    enc.begin(e.guard for e in st.edges)
     guards = [z3.BoolVal(True) if e.guard is None else enc.bool(e.guard) for e in st.edges]
     s.push()
     s.add(*enc.domain)
@@ -148,7 +153,7 @@ def check_judge_coverage(m: Machine, context: CheckContext | None = None) -> Ite
                for other in m.states.values() if other is not st):
             continue  # another state uses the label, so telling the labels apart can matter there
         labels = sorted(var.type.labels)
-        enc.begin()
+        enc.begin(e.guard for e in st.edges)
         term = enc.var(var.name).term
         guards = [z3.BoolVal(True) if e.guard is None else enc.bool(e.guard) for e in st.edges]
         if any(st.writes[0] in ir.variables(o) for o in enc.opaque_exprs if _in_state(o, st)):

@@ -23,7 +23,7 @@ import z3
 from skillc.check.context import CheckContext
 from skillc.check.graph import cycle_through, is_cyclic, sccs, show_path
 from skillc.check.guards import encoder
-from skillc.check.smt import describe_model, solver
+from skillc.check.smt import canonical_key, describe_model, solver
 from skillc.diagnostics import Diagnostic, make
 from skillc.ir import expr as ir
 from skillc.ir.machine import Edge, Machine
@@ -59,12 +59,20 @@ def check_bounded_loops(m: Machine, context: CheckContext | None = None) -> Iter
         succ: dict[str, list[str]] = {}
         for e in inside:
             succ.setdefault(e.source, []).append(e.target)
-        for comp in sccs(sorted(nodes, key=order.__getitem__), succ):
+        components = sccs(sorted(nodes, key=order.__getitem__), succ)
+        component_of = {state: i for i, comp in enumerate(components) for state in comp}
+        edges_of: dict[int, list[Edge]] = {}
+        for e in inside:
+            i = component_of.get(e.source)
+            if i is not None and component_of.get(e.target) == i:
+                edges_of.setdefault(i, []).append(e)
+        for i, comp in enumerate(components):
             if not is_cyclic(comp, succ):
                 continue
             members = set(comp)
-            comp_edges = [e for e in inside if e.source in members and e.target in members]
-            incremented = {c for e in comp_edges for c in counters if _step(e, c) is not None}
+            comp_edges = edges_of.get(i, [])
+            incremented = {a.var for e in comp_edges for a in e.assigns
+                           if a.var in counters and _step(e, a.var) is not None}
             reset: dict[str, Edge] = {}
             for e in comp_edges:
                 for c in _resets(e, counters):
@@ -73,7 +81,8 @@ def check_bounded_loops(m: Machine, context: CheckContext | None = None) -> Iter
             if not payers:
                 yield _unpaid(m, comp, succ, members, incremented, reset)
                 continue
-            remaining = [e for e in comp_edges if not any(_step(e, c) is not None for c in payers)]
+            remaining = [e for e in comp_edges
+                         if not any(a.var in payers and _step(e, a.var) is not None for a in e.assigns)]
             work.append((members, remaining))
     yield from _check_increment_guards(m, context)
 
@@ -93,6 +102,7 @@ def _unpaid(m: Machine, comp, succ, members, incremented, reset) -> Diagnostic:
 def _check_increment_guards(m: Machine, context: CheckContext | None) -> Iterator[Diagnostic]:
     enc = encoder(m, context)
     s = solver(context.smt_timeout_ms if context is not None else 2000)
+    proven: set[str] = set()  # canonical questions already answered "never overflows"
     for st in m.states.values():
         for e in st.edges:
             for a in e.assigns:
@@ -102,7 +112,10 @@ def _check_increment_guards(m: Machine, context: CheckContext | None) -> Iterato
                 step = _step(e, a.var)
                 if step is None:
                     continue
-                enc.begin()
+                key = canonical_key(m, [e.guard, ir.Var(var.type, name=a.var)]) + f"+{step}"
+                if key in proven:
+                    continue
+                enc.begin([e.guard])
                 c = enc.var(a.var).term
                 guard = z3.BoolVal(True) if e.guard is None else enc.bool(e.guard)
                 s.push()
@@ -120,6 +133,8 @@ def _check_increment_guards(m: Machine, context: CheckContext | None) -> Iterato
                                hint=f"guard the edge with `{a.var} < {var.max - step + 1}`")
                     continue
                 s.pop()
+                if result == z3.unsat:
+                    proven.add(key)
                 if result == z3.unknown:
                     yield make("SKM243", f"the solver could not decide whether edge {e.index + 1} of `{st.name}` "
                                f"keeps `{a.var}` within {var.max}", e.span, label="undecided",

@@ -44,15 +44,26 @@ class Encoder:
         self.machine = machine
         self.vars: dict[str, Val] = {}
         self.touched: dict[int, z3.BoolRef] = {}
+        self.string_mode: dict[str, str] = {}
+        self.codes: dict[str, int] = {}
         self.opaque: dict[str, Val] = {}
         self.opaque_exprs: list[ir.Expr] = []
         self._uid = 0
 
     # ------------------------------------------------------------ variables
 
-    def begin(self) -> None:
-        """Start collecting the domain constraints of the terms used from now on."""
+    def begin(self, exprs: Iterable[ir.Expr | None] = ()) -> None:
+        """Start a question about `exprs`: collect domain constraints afresh and choose string encodings.
+
+        The theory of strings is slow, and most guards only compare strings with
+        constants or test their length. A string variable used only under `len`
+        becomes an integer length; one used only in equalities (with constants or
+        other such variables) becomes an integer code, one code per distinct
+        constant. Both encodings are exact for the question at hand; any other use
+        keeps the variable a real Z3 string.
+        """
         self.touched = {}
+        self.string_mode = _string_modes([e for e in exprs if e is not None], self.machine)
 
     @property
     def domain(self) -> list[z3.BoolRef]:
@@ -120,7 +131,24 @@ class Encoder:
         return method(e)
 
     def _Var(self, e: ir.Var) -> Val:
+        mode = self.string_mode.get(e.name)
+        if mode == "eq":
+            return self._coded(e.name)
         return self.var(e.name)
+
+    def _coded(self, name: str) -> Val:
+        """A string variable as an integer code (exact when it is only compared for equality)."""
+        key = f"{name}#code"
+        if key not in self.vars:
+            base = self._fresh(key, self.machine.variables[name].type)
+            self.vars[key] = Val("code", z3.Int(key), none=base.none)
+        return self._touch(self.vars[key])
+
+    def _code_of(self, value: str) -> z3.ArithRef:
+        """The code of a string constant: distinct constants get distinct codes."""
+        if value not in self.codes:
+            self.codes[value] = len(self.codes)
+        return z3.IntVal(self.codes[value])
 
     def _Const(self, e: ir.Const) -> Val:
         value = e.value
@@ -192,6 +220,12 @@ class Encoder:
     def _Call(self, e: ir.Call) -> Val:
         if e.func == "len":
             arg = e.args[0]
+            if isinstance(arg, ir.Var) and self.string_mode.get(arg.name) == "len":
+                key = f"len({arg.name})"
+                if key not in self.vars:
+                    n = z3.Int(key)
+                    self.vars[key] = Val("int", n, domain=[n >= 0])
+                return self._touch(self.vars[key])
             v = self.encode(arg)
             if v.none is not None:
                 return self._opaque(e)
@@ -210,6 +244,13 @@ class Encoder:
         return self._opaque(e)
 
     # ------------------------------------------------------------ helpers
+
+    def _code_side(self, e: ir.Expr, v: Val) -> Val:
+        if v.kind == "code" or v.kind == "none":
+            return v
+        if isinstance(e, ir.Const) and isinstance(e.value, str):
+            return Val("code", self._code_of(e.value))
+        return v
 
     def _text(self, e: ir.Expr) -> z3.SeqRef | None:
         """The string a scalar prints as, when it can be expressed."""
@@ -232,6 +273,8 @@ class Encoder:
 
     def _equal(self, left: ir.Expr, right: ir.Expr) -> z3.BoolRef:
         a, b = self.encode(left), self.encode(right)
+        if a.kind == "code" or b.kind == "code":
+            a, b = (self._code_side(left, a), self._code_side(right, b))
         if a.kind == "none" or b.kind == "none":
             other = b if a.kind == "none" else a
             if other.kind == "none":
@@ -253,6 +296,51 @@ class Encoder:
         return same
 
 
+def _string_modes(exprs: list[ir.Expr], machine: Machine) -> dict[str, str]:
+    """For each string variable in `exprs`: "len", "eq" or "full" (see `Encoder.begin`)."""
+    uses: dict[str, set[str]] = {}
+    partners: dict[str, set[str]] = {}
+
+    def is_str_var(e) -> bool:
+        return isinstance(e, ir.Var) and isinstance(T.strip_optional(e.type), T.StrT)
+
+    def visit(e: ir.Expr, context: str) -> None:
+        if is_str_var(e):
+            uses.setdefault(e.name, set()).add(context)
+            return
+        if isinstance(e, ir.Call) and e.func == "len":
+            visit(e.args[0], "len")
+            return
+        if isinstance(e, ir.BinOp) and e.op in ("==", "!="):
+            sides = (e.left, e.right)
+            simple = all(is_str_var(x) or (isinstance(x, ir.Const) and (isinstance(x.value, str) or x.value is None))
+                         for x in sides)
+            for x in sides:
+                visit(x, "eq" if simple else "full")
+            if simple and all(is_str_var(x) for x in sides):
+                partners.setdefault(e.left.name, set()).add(e.right.name)
+                partners.setdefault(e.right.name, set()).add(e.left.name)
+            return
+        if isinstance(e, ir.InSet) and is_str_var(e.operand) and all(
+                isinstance(i, ir.Const) and isinstance(i.value, str) for i in e.items):
+            visit(e.operand, "eq")
+            return
+        for child in e.children():
+            visit(child, "full")
+
+    for e in exprs:
+        visit(e, "full")
+    modes = {name: ("len" if u == {"len"} else "eq" if u == {"eq"} else "full") for name, u in uses.items()}
+    changed = True
+    while changed:  # a variable compared with a real string must be a real string too
+        changed = False
+        for name, others in partners.items():
+            if modes.get(name) == "eq" and any(modes.get(o) != "eq" for o in others):
+                modes[name] = "full"
+                changed = True
+    return modes
+
+
 def _same_sort(a: Val, b: Val) -> bool:
     if a.kind == b.kind:
         return a.kind != "enum" or a.labels == b.labels
@@ -262,9 +350,24 @@ def _same_sort(a: Val, b: Val) -> bool:
 def describe_model(model: z3.ModelRef, enc: Encoder, names: Iterable[str]) -> list[str]:
     """`name = value` lines for the variables of a witness, labels and strings shown as written."""
     out = []
+    decode = {code: text for text, code in enc.codes.items()}
     for name in sorted(set(names)):
-        v = enc.var(name)
+        mode = enc.string_mode.get(name)
+        if mode == "len":
+            n = model.eval(enc.vars[f"len({name})"].term, model_completion=True) if f"len({name})" in enc.vars else 0
+            out.append(f"{name} = a string of length {n}")
+            continue
+        v = enc._coded(name) if mode == "eq" else enc.var(name)
         if v.term is None:
+            continue
+        if mode == "eq":
+            if v.none is not None and z3.is_true(model.eval(v.none, model_completion=True)):
+                out.append(f"{name} = none")
+                continue
+            code = model.eval(v.term, model_completion=True)
+            known = decode.get(code.as_long()) if z3.is_int_value(code) else None
+            out.append(f"{name} = " + ('"' + known.replace('"', '\\"') + '"' if known is not None
+                                       else "a string unlike every constant in the guards"))
             continue
         if v.none is not None and z3.is_true(model.eval(v.none, model_completion=True)):
             out.append(f"{name} = none")
@@ -291,3 +394,23 @@ def solver(timeout_ms: int) -> z3.Solver:
     s = z3.Solver()
     s.set("timeout", timeout_ms)
     return s
+
+
+def canonical_key(m: Machine, exprs: Iterable[ir.Expr | None]) -> str:
+    """A key equal for questions that differ only in the names of their variables.
+
+    Variables are renamed in order of first appearance, each new name carrying
+    the variable's type and counter bound, so equal keys encode equal formulas.
+    """
+    mapping: dict[str, str] = {}
+    parts = []
+    for e in exprs:
+        if e is None:
+            parts.append("default")
+            continue
+        for node in ir.walk(e):
+            if isinstance(node, ir.Var) and node.name not in mapping:
+                v = m.variables.get(node.name)
+                mapping[node.name] = f"${len(mapping)}:{node.type!r}:{v.max if v is not None else None}"
+        parts.append(repr(ir.rename(e, mapping)))
+    return "|".join(parts)

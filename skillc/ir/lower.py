@@ -260,6 +260,7 @@ class _BodyLowerer:
         self.instances: dict[str, tuple[str | None, tuple[str, ...]]] = {}
         self.exits: tuple[str, ...] = ()
         self.nested_entries: dict[str, str] = {}
+        self._types: dict[str, T.Type] = {}
         self.ok = True
 
     def _report(self, d: Diagnostic) -> None:
@@ -394,7 +395,10 @@ class _BodyLowerer:
         self._add_var(Variable(d.name, t, d.kind, init=init, span=d.span), d.span)
 
     def _var_types(self) -> dict[str, T.Type]:
-        return {name: v.type for name, v in self.variables.items()}
+        """Variable name → type; rebuilt only when variables were added (edges ask once each)."""
+        if len(self._types) != len(self.variables):
+            self._types = {name: v.type for name, v in self.variables.items()}
+        return self._types
 
     # ------------------------------------------------------------ fragment instances
 
