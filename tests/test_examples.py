@@ -23,8 +23,8 @@ def test_example_loads_cleanly_beside_its_skill(folder: Path) -> None:
     machine_file = folder / f"{folder.name}.skm"
     skill = folder / "SKILL.md"
     assert machine_file.is_file() and skill.is_file()
-    result = skillc.load(machine_file)
-    assert result.diagnostics == [], codes(result.diagnostics)
+    result = skillc.check(machine_file)
+    assert [d for d in result.diagnostics if d.severity.name != "NOTE"] == [], codes(result.diagnostics)
     m = result.machine
     assert m.source == "SKILL.md"
     lines = skill.read_text(encoding="utf-8").splitlines()
@@ -84,6 +84,8 @@ def test_language_reference_lists_exactly_the_grammar_keywords() -> None:
                          [b for b in _doc_blocks() if b[0] != "diagnostics.md"],
                          ids=lambda x: str(x) if isinstance(x, int) else None)
 def test_doc_example_loads_cleanly(doc: str, line: int, block: str) -> None:
-    result = skillc.load(block, path=str(ROOT / "docs" / f"example_{line}.skm"))
+    result = skillc.check(block, path=str(ROOT / "docs" / f"example_{line}.skm"))
     assert skillc.format_text(block)[0] is not None
-    assert result.diagnostics == [], f"{doc}:{line}: {codes(result.diagnostics)}"
+    # Doc examples name a `source` that is not shipped beside the docs (SKM224).
+    found = [d for d in result.diagnostics if d.severity.name != "NOTE" and d.code != "SKM224"]
+    assert found == [], f"{doc}:{line}: {codes(found)}"

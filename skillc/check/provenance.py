@@ -50,6 +50,8 @@ def nearest_passage(quote: str, lines: list[str]) -> tuple[int, str, float]:
     matcher = difflib.SequenceMatcher(autojunk=False)
     matcher.set_seq2(target)
     for i in range(len(lines)):
+        if not lines[i].strip():
+            continue  # a passage starts on a line with text
         for width in (1, 2, 3):
             window = normalise(" ".join(lines[i : i + width]))
             if not window:
