@@ -28,6 +28,7 @@ test: $(STAMP)
 
 bench: $(STAMP)
 	$(BIN)/python bench/parse.py
+	$(BIN)/python bench/check_scaling.py
 
 docs: $(STAMP)
 	$(BIN)/skillc explain --markdown > docs/diagnostics.md

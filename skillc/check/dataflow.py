@@ -124,7 +124,8 @@ def check_definite_assignment(m: Machine, context: CheckContext | None = None) -
             continue  # unreachable: reported by the graph check
         entry = flow.defined[name]
         for var in flow.missing(st.reads, entry):
-            yield make("SKM210", f"state `{name}` reads `{var}`, which may not be assigned yet", st.span,
+            yield make("SKM210", f"state `{name}` reads `{var}`, which may not be assigned yet",
+                       st.span_of("reads").narrow(var),
                        label=f"reads `{var}`", witness=_witness(m, var, name),
                        hint=f"assign `{var}` on every path into `{name}`, give it an initial value, "
                        "or drop it from `reads`")
@@ -133,12 +134,13 @@ def check_definite_assignment(m: Machine, context: CheckContext | None = None) -
             used = sorted(ir.variables(e.guard))
             for var in flow.missing(used, after):
                 yield make("SKM211", f"the guard of edge {e.index + 1} of `{name}` uses `{var}`, which may not "
-                           "be assigned yet", e.guard.span if e.guard is not None else e.span,
+                           "be assigned yet", (e.guard.span or e.span).narrow(var),
                            label=f"uses `{var}`", witness=_witness(m, var, name),
                            hint=f"assign `{var}` before this state, or test a variable that is")
             assigned = after
             for a in e.assigns:
                 for var in flow.missing(sorted(ir.variables(a.value)), assigned):
                     yield make("SKM211", f"the assignment to `{a.var}` uses `{var}`, which may not be assigned yet",
-                               a.value.span or a.span, label=f"uses `{var}`", witness=_witness(m, var, name))
+                               (a.value.span or a.span).narrow(var), label=f"uses `{var}`",
+                               witness=_witness(m, var, name))
                 assigned |= flow.mask([a.var])

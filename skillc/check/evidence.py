@@ -24,6 +24,6 @@ def check_terminal_evidence(m: Machine, context: CheckContext | None = None) -> 
         for var in flow.missing(st.requires, flow.defined[name]):
             path = unassigned_path(m, var, name)
             yield make("SKM213", f"terminal `{name}` requires `{var}`, which may not be assigned when it is reached",
-                       st.span, label=f"requires `{var}`",
+                       st.span_of("requires").narrow(var), label=f"requires `{var}`",
                        witness=[f"`{var}` is never assigned on {show_path(path)}"] if path else [],
                        hint=f"assign `{var}` on every path into `{name}`, or drop it from `requires`")

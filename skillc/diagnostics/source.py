@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import bisect
+import re
 from pathlib import Path
 
 import attrs
@@ -82,3 +83,8 @@ class Span:
         if other is None or other.source is not self.source:
             return self
         return Span(self.source, min(self.start, other.start), max(self.end, other.end))
+
+    def narrow(self, word: str) -> Span:
+        """The first whole-word occurrence of `word` inside the span (the span itself if none)."""
+        m = re.search(rf"(?<![\w.]){re.escape(word)}(?![\w.])", self.text())
+        return Span(self.source, self.start + m.start(), self.start + m.end()) if m else self

@@ -659,11 +659,14 @@ class _BodyLowerer:
                                       label="counter in `writes`",
                                       hint=f"counters change only on edges: `-> target {{ {item.var} += 1 }}`"))
         edges = tuple(self._edge(d.name, i, e) for i, e in enumerate(x for x in items if isinstance(x, n.Edge)))
+        item_spans = {key: item.span for key, item in (("reads", reads_d[0] if reads_d else None),
+                                                        ("writes", writes_d[0] if writes_d else None),
+                                                        ("prompt", prompt), ("call", call)) if item is not None}
         return State(
             name=d.name, kind=d.kind, reads=reads, writes=tuple(dict.fromkeys(writes)),
             prompt=prompt.text if prompt else None, doc=doc.text if doc else None, call=tool_call,
             bindings=tuple(bindings), edges=edges, provenance=self._provenance(where.where if where else None),
-            span=d.span,
+            span=d.span, item_spans=item_spans,
         )
 
     def _provenance(self, p: n.Provenance | None) -> Provenance | None:
@@ -760,7 +763,8 @@ class _BodyLowerer:
         return State(d.name, "terminal", outcome=d.outcome,
                      requires=self._lookup_vars(requires, spans[0] if spans else d.span, "requires"),
                      doc=doc.text if doc else None,
-                     provenance=self._provenance(where.where if where else None), span=d.span)
+                     provenance=self._provenance(where.where if where else None), span=d.span,
+                     item_spans={"requires": spans[0]} if spans else {})
 
     def _fallback(self, d: n.Fallback) -> State:
         for r in d.items:

@@ -128,6 +128,11 @@ class State:
     provenance: Provenance | None = None
     instance: str | None = None
     span: Span | None = _span
+    item_spans: dict[str, Span] = attrs.field(factory=dict, eq=False, repr=False, kw_only=True)
+
+    def span_of(self, item: str) -> Span | None:
+        """The span of an item of the state (`reads`, `writes`, `call`, `prompt`, `requires`), else the state's."""
+        return self.item_spans.get(item, self.span)
 
     @property
     def is_terminal(self) -> bool:
