@@ -93,9 +93,17 @@ CODES = [
          "Rules keep the sentence they encode. With `--skill SKILL.md` (or a `source` the machine declares), "
          "every quotation must occur in the document after normalising whitespace and markdown emphasis; the "
          "diagnostic shows the nearest passage.",
-         "", "", "quote the sentence exactly as the skill writes it", runnable=False),
+         _m(_think() + '  rule required think "Always think hard before answering."\n').replace(
+             "machine demo {", "# SKILL.md says: 1. **Always** think before you answer.\nmachine demo {\n  source \"SKILL.md\"", 1),
+         _m(_think() + '  rule required think "Always think before you answer."\n').replace(
+             "machine demo {", "# SKILL.md says: 1. **Always** think before you answer.\nmachine demo {\n  source \"SKILL.md\"", 1),
+         "quote the sentence exactly as the skill writes it", runnable=False),
     Code("SKM224", "skill-document-unreadable", W, "the skill document named by `source` cannot be read",
-         "Quotations cannot be checked without the document.", "", "",
+         "Quotations cannot be checked without the document.",
+         _m(_think() + '  rule required think "Always think before you answer."\n').replace(
+             "machine demo {", "# no file SKILL.md beside this machine\nmachine demo {\n  source \"SKILL.md\"", 1),
+         _m(_think() + '  rule required think "Always think before you answer."\n').replace(
+             "machine demo {", "# SKILL.md beside this machine says: Always think before you answer.\nmachine demo {\n  source \"SKILL.md\"", 1),
          "pass `--skill PATH`, or fix `source`", runnable=False),
     Code("SKM230", "judge-output", E, "a judge does not write exactly one enum variable",
          "A judge chooses one label from a fixed set; its `writes` is one variable of an `enum` type.",
@@ -133,7 +141,12 @@ CODES = [
          _m(_think('    when len(items) == 0 -> fallback\n    -> done\n'), extra='  var items: list[str] = ["x"]\n')),
     Code("SKM243", "solver-unknown", W, "the solver could not decide a question in time",
          "Every Z3 question has a timeout (`smt-timeout-ms`, default 2000). An undecided question is reported, "
-         "never waited on.", "", "", "simplify the guard, or raise `smt-timeout-ms`", runnable=False),
+         "never waited on.",
+         "# checked with --smt-timeout 1\n" + _m(_think("    when len(answer) * len(answer) * len(answer) == n * n * n + 1 "
+                                                     "-> fallback\n    -> done\n"), extra="  input n: int\n"),
+         "# checked with the default timeout\n" + _m(_think("    when len(answer) > n -> fallback\n    -> done\n"),
+                                                     extra="  input n: int\n"),
+         "simplify the guard, or raise `smt-timeout-ms`", runnable=False),
     Code("SKM250", "unbounded-loop", E, "a cycle of states that no counter pays for",
          "Every cycle must increment a counter that it never resets, so that it runs a bounded number of "
          "times. Strongly connected components are checked recursively after removing the paying counters' "
@@ -156,7 +169,10 @@ CODES = [
          "add `and counter < max` to the guard"),
     Code("SKM290", "invalid-config", E, "the `[tool.skillc]` configuration is invalid",
          "Unknown settings, unknown codes, bad severities and attempts to lower an error are reported "
-         "instead of being ignored.", "", "", runnable=False),
+         "instead of being ignored.",
+         '[tool.skillc]\nstrict = "yes"\n\n[tool.skillc.severity]\nSKM210 = "off"   # an error: cannot be lowered\n',
+         '[tool.skillc]\nstrict = true\n\n[tool.skillc.severity]\nSKM241 = "error"\nunreachable-state = "off"\n',
+         runnable=False, lang="toml"),
 ]
 
 for _code in CODES:

@@ -29,6 +29,7 @@ class Code:
     good: str
     hint: str | None = None
     runnable: bool = True  # False: the example needs bytes or several files; tested on its own
+    lang: str = "skm"  # the language of the examples, for the generated docs
 
     @property
     def stage(self) -> str:

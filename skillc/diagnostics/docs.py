@@ -19,6 +19,7 @@ def markdown_reference() -> str:
         "|---|---|",
         "| SKM0xx | syntax (parser) |",
         "| SKM1xx | names and types (lowering) |",
+        "| SKM2xx | static checks (see checks.md) |",
         "| SKM9xx | tool errors (I/O, internal) |",
         "",
         "| code | name | severity | summary |",
@@ -31,7 +32,7 @@ def markdown_reference() -> str:
         if c.hint:
             out += ["", f"*Fix:* {c.hint}."]
         if c.bad:
-            out += ["", "Fails:", "", "```skm", c.bad.rstrip("\n"), "```"]
+            out += ["", "Fails:", "", f"```{c.lang}", c.bad.rstrip("\n"), "```"]
         if c.good:
-            out += ["", "Passes:", "", "```skm", c.good.rstrip("\n"), "```"]
+            out += ["", "Passes:", "", f"```{c.lang}", c.good.rstrip("\n"), "```"]
     return "\n".join(out) + "\n"
