@@ -111,6 +111,13 @@ def unassigned_path(m: Machine, var: str, target: str) -> list[str] | None:
     return None
 
 
+def _use_of(e: ir.Expr | None, var: str):
+    """The span of the first place an expression reads `var`."""
+    if e is None:
+        return None
+    return next((node.span for node in ir.walk(e) if isinstance(node, ir.Var) and node.name == var), None)
+
+
 def _witness(m: Machine, var: str, state: str) -> list[str]:
     path = unassigned_path(m, var, state)
     return [f"`{var}` is never assigned on {show_path(path)}"] if path else []
@@ -134,13 +141,13 @@ def check_definite_assignment(m: Machine, context: CheckContext | None = None) -
             used = sorted(ir.variables(e.guard))
             for var in flow.missing(used, after):
                 yield make("SKM211", f"the guard of edge {e.index + 1} of `{name}` uses `{var}`, which may not "
-                           "be assigned yet", (e.guard.span or e.span).narrow(var),
+                           "be assigned yet", _use_of(e.guard, var) or e.span,
                            label=f"uses `{var}`", witness=_witness(m, var, name),
                            hint=f"assign `{var}` before this state, or test a variable that is")
             assigned = after
             for a in e.assigns:
                 for var in flow.missing(sorted(ir.variables(a.value)), assigned):
                     yield make("SKM211", f"the assignment to `{a.var}` uses `{var}`, which may not be assigned yet",
-                               (a.value.span or a.span).narrow(var), label=f"uses `{var}`",
+                               _use_of(a.value, var) or a.span, label=f"uses `{var}`",
                                witness=_witness(m, var, name))
                 assigned |= flow.mask([a.var])

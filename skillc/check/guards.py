@@ -76,11 +76,13 @@ def _analyse_state(st: State, enc: Encoder, s: z3.Solver) -> list:
     """For each edge: ("dead" | "shadowed" | "unknown" | "ok", witness lines, index of the shadowing edge)."""
     out = []
     previous: list[z3.BoolRef] = []
-    enc.begin(e.guard for e in st.edges)
-    guards = [z3.BoolVal(True) if e.guard is None else enc.bool(e.guard) for e in st.edges]
+    first_default = next((e.index for e in st.edges if e.guard is None), len(st.edges) - 1)
+    live = st.edges[: first_default + 1]  # edges after the default are SKM203 already
+    enc.begin(e.guard for e in live)
+    guards = [z3.BoolVal(True) if e.guard is None else enc.bool(e.guard) for e in live]
     s.push()
     s.add(*enc.domain)
-    for e, g in zip(st.edges, guards):
+    for e, g in zip(live, guards):
         if e.guard is not None:
             r = s.check(g)
             if r == z3.unsat:
@@ -95,14 +97,11 @@ def _analyse_state(st: State, enc: Encoder, s: z3.Solver) -> list:
             r = s.check(g, z3.Not(z3.Or(previous)))
             if r == z3.unsat:
                 witness, winner = [], None
-                if s.check(g) == z3.sat:
-                    model = s.model()
-                    for j, p in enumerate(previous):
-                        if z3.is_true(model.eval(p, model_completion=True)):
-                            winner = j
-                            break
-                    names = ir.variables(e.guard) | (ir.variables(st.edges[winner].guard) if winner is not None else set())
-                    witness = describe_model(model, enc, names)
+                if e.guard is not None:
+                    winner, model = _first_cover(s, g, previous)
+                    if model is not None:
+                        names = ir.variables(e.guard) | ir.variables(st.edges[winner].guard)
+                        witness = describe_model(model, enc, names)
                 out.append(("shadowed", witness, winner))
             elif r == z3.unknown:
                 out.append(("unknown", [], None))
@@ -113,6 +112,15 @@ def _analyse_state(st: State, enc: Encoder, s: z3.Solver) -> list:
         previous.append(g)
     s.pop()
     return out
+
+
+def _first_cover(s: z3.Solver, g, previous: list) -> tuple[int | None, z3.ModelRef | None]:
+    """The first earlier edge j such that edges 0..j take every case of `g`, and a case edge j takes."""
+    for j in range(len(previous)):
+        if s.check(g, z3.Not(z3.Or(previous[: j + 1]))) == z3.unsat:
+            cond = [g, previous[j]] + ([z3.Not(z3.Or(previous[:j]))] if j else [])
+            return j, (s.model() if s.check(*cond) == z3.sat else None)
+    return None, None
 
 
 def _report(st: State, enc: Encoder, verdicts) -> Iterator[Diagnostic]:
@@ -126,11 +134,12 @@ def _report(st: State, enc: Encoder, verdicts) -> Iterator[Diagnostic]:
             if winner is not None:
                 w = st.edges[winner]
                 secondary = [Label(w.guard.span if w.guard is not None else w.span,
+                                   "this earlier guard takes the witness" if winner else
                                    "this earlier guard already covers it")]
             if e.guard is None:
                 yield make("SKM241", f"the default edge of `{st.name}` can never fire: the guards above cover "
                            "every case", e.span, label="never taken",
-                           hint="drop the last guard so that it becomes the default, or narrow the guards")
+                           hint="make the last guarded edge the default (drop its guard), or narrow the guards")
             else:
                 yield make("SKM241", f"edge {e.index + 1} of `{st.name}` can never fire: earlier edges take every "
                            "case it admits", e.guard.span, label="shadowed", secondary=secondary,

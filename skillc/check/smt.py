@@ -110,7 +110,7 @@ class Encoder:
         if key not in self.opaque:
             self._uid += 1
             self.opaque[key] = self._fresh(f"⟨{self._uid}⟩", e.type)
-            self.opaque_exprs.append(e)
+        self.opaque_exprs.append(e)  # every place, so each one can be reported
         return self._touch(self.opaque[key])
 
     # ------------------------------------------------------------ expressions

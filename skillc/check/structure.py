@@ -1,7 +1,7 @@
 """Graph checks: reachability from `start`, a way out to a terminal, default edges.
 
 Rejected: a state that no path from `start` reaches (SKM200, a warning: dead
-code), a state from which no terminal can be reached (SKM201: a run entering it
+code; not for states a `rule forbid` names, which are meant to be unreachable), a state from which no terminal can be reached (SKM201: a run entering it
 could never end), a non-terminal state without a default edge (SKM202: when no
 guard holds the run would be stuck), and edges after the default edge (SKM203:
 they can never fire). Terminals cannot have edges and edges cannot name
@@ -22,8 +22,10 @@ def check_graph(m: Machine, context: CheckContext | None = None) -> Iterator[Dia
     """Reachability, termination reachability and default edges."""
     succ = successors(m)
     live = reachable(succ, [m.start])
+    # A state a `rule forbid` names is meant to be unreachable; the rule check reports it if it is not.
+    forbidden = {s for r in m.rules if r.kind == "forbid" for s in r.performers[0]}
     for name, st in m.states.items():
-        if name not in live and name != FALLBACK:
+        if name not in live and name != FALLBACK and name not in forbidden:
             yield make("SKM200", f"state `{name}` is unreachable from `start {m.start}`", st.span,
                        label="never entered", hint="remove it, or add an edge that leads to it")
     terminals = [name for name, st in m.states.items() if st.is_terminal]

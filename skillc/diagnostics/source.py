@@ -84,7 +84,13 @@ class Span:
             return self
         return Span(self.source, min(self.start, other.start), max(self.end, other.end))
 
-    def narrow(self, word: str) -> Span:
-        """The first whole-word occurrence of `word` inside the span (the span itself if none)."""
-        m = re.search(rf"(?<![\w.]){re.escape(word)}(?![\w.])", self.text())
+    def narrow(self, word: str, after_keyword: bool = True) -> Span:
+        """The whole-word occurrence of a name in a name list like `reads a, b` (the span itself if none).
+
+        The search starts after the list's leading keyword, so a variable that happens
+        to be called `reads` is found in the list, not in the keyword.
+        """
+        text = self.text()
+        start = re.match(r"\s*\w+", text).end() if after_keyword and re.match(r"\s*\w+", text) else 0
+        m = re.compile(rf"(?<![\w.]){re.escape(word)}(?![\w.])").search(text, start)
         return Span(self.source, self.start + m.start(), self.start + m.end()) if m else self
