@@ -595,10 +595,7 @@ class _BodyLowerer:
                               hint="list every variable in one `writes`"))
         prompt = self._once(items, n.Prompt, "prompt")
         call = self._once(items, n.Call, "call")
-        doc = self._once(items, n.Doc, "doc")
-        where = self._once(items, n.From, "from")
-        writes: list[str] = []
-        bindings: list[tuple[str, str]] = []
+        doc, provenance = self._annotations(items)
         tool_call = None
         if d.kind == "tool":
             if prompt is not None:
@@ -609,28 +606,6 @@ class _BodyLowerer:
                                   label="needs `call TOOL(…)`"))
             else:
                 tool_call = self._call(call, reads)
-            tool = self.tools.get(call.tool) if call is not None else None
-            for w in writes_d:
-                for item in w.items:
-                    result = item.result or item.var
-                    if item.var not in self.variables:
-                        self._report(make("SKM103", f"undefined variable `{item.var}` in `writes`", item.span,
-                                          label="not declared", hint=did_you_mean(item.var, self.variables)))
-                        continue
-                    writes.append(item.var)
-                    if tool is None:
-                        continue
-                    rt = tool.result(result)
-                    if rt is None:
-                        self._report(make("SKM114", f"tool `{tool.name}` has no result `{result}`", item.span,
-                                          label="unknown result", hint=did_you_mean(result, dict(tool.results))
-                                          or "results: " + ", ".join(r for r, _ in tool.results)))
-                        continue
-                    vt = self.variables[item.var].type
-                    if not T.assignable(rt, vt):
-                        self._report(make("SKM114", f"result `{result}` is {T.show(rt)} but `{item.var}` is "
-                                          f"{T.show(vt)}", item.span, label="type differs"))
-                    bindings.append((item.var, result))
         else:
             if call is not None:
                 self._report(make("SKM119", f"a {d.kind} state has no `call`", call.span, label="not allowed here",
@@ -638,36 +613,63 @@ class _BodyLowerer:
             if prompt is None:
                 self._report(make("SKM120", f"{d.kind} state `{d.name}` has no `prompt`", _head(d),
                                   label="needs local instructions"))
-            for w in writes_d:
-                for item in w.items:
-                    if item.result is not None:
-                        self._report(make("SKM114", "only tool states bind results with `=`", item.span,
-                                          label="not a tool state"))
-                    if item.var not in self.variables:
-                        self._report(make("SKM103", f"undefined variable `{item.var}` in `writes`", item.span,
-                                          label="not declared", hint=did_you_mean(item.var, self.variables)))
-                        continue
-                    writes.append(item.var)
-        for w in writes_d:
-            for item in w.items:
-                v = self.variables.get(item.var)
-                if v is not None and v.is_input:
-                    self._report(make("SKM133", f"`{item.var}` is an input and cannot be written", item.span,
-                                      label="input"))
-                elif v is not None and v.is_counter:
-                    self._report(make("SKM137", f"state `{d.name}` writes counter `{item.var}`", item.span,
-                                      label="counter in `writes`",
-                                      hint=f"counters change only on edges: `-> target {{ {item.var} += 1 }}`"))
+        tool = self.tools.get(call.tool) if d.kind == "tool" and call is not None else None
+        writes: list[str] = []
+        bindings: list[tuple[str, str]] = []
+        for item in (i for w in writes_d for i in w.items):
+            binding = self._write_item(d, item, tool)
+            if binding is not None:
+                writes.append(item.var)
+                if binding[1] is not None:
+                    bindings.append(binding)  # type: ignore[arg-type]
         edges = tuple(self._edge(d.name, i, e) for i, e in enumerate(x for x in items if isinstance(x, n.Edge)))
         item_spans = {key: item.span for key, item in (("reads", reads_d[0] if reads_d else None),
                                                         ("writes", writes_d[0] if writes_d else None),
                                                         ("prompt", prompt), ("call", call)) if item is not None}
         return State(
             name=d.name, kind=d.kind, reads=reads, writes=tuple(dict.fromkeys(writes)),
-            prompt=prompt.text if prompt else None, doc=doc.text if doc else None, call=tool_call,
-            bindings=tuple(bindings), edges=edges, provenance=self._provenance(where.where if where else None),
+            prompt=prompt.text if prompt else None, doc=doc, call=tool_call,
+            bindings=tuple(bindings), edges=edges, provenance=provenance,
             span=d.span, item_spans=item_spans,
         )
+
+    def _write_item(self, d: n.State, item: n.WriteItem, tool: Tool | None) -> tuple[str, str | None] | None:
+        """Check one `writes` entry; return (variable, bound result or None), or None when it is unusable."""
+        v = self.variables.get(item.var)
+        if v is None:
+            self._report(make("SKM103", f"undefined variable `{item.var}` in `writes`", item.span,
+                              label="not declared", hint=did_you_mean(item.var, self.variables)))
+            return None
+        if v.is_input:
+            self._report(make("SKM133", f"`{item.var}` is an input and cannot be written", item.span, label="input"))
+        elif v.is_counter:
+            self._report(make("SKM137", f"state `{d.name}` writes counter `{item.var}`", item.span,
+                              label="counter in `writes`",
+                              hint=f"counters change only on edges: `-> target {{ {item.var} += 1 }}`"))
+        if d.kind != "tool":
+            if item.result is not None:
+                self._report(make("SKM114", "only tool states bind results with `=`", item.span,
+                                  label="not a tool state"))
+            return item.var, None
+        if tool is None:
+            return item.var, None
+        result = item.result or item.var
+        rt = tool.result(result)
+        if rt is None:
+            self._report(make("SKM114", f"tool `{tool.name}` has no result `{result}`", item.span,
+                              label="unknown result", hint=did_you_mean(result, dict(tool.results))
+                              or "results: " + ", ".join(r for r, _ in tool.results)))
+            return item.var, None
+        if not T.assignable(rt, v.type):
+            self._report(make("SKM114", f"result `{result}` is {T.show(rt)} but `{item.var}` is {T.show(v.type)}",
+                              item.span, label="type differs"))
+        return item.var, result
+
+    def _annotations(self, items) -> tuple[str | None, Provenance | None]:
+        """The `doc` text and `from` provenance of a block (each at most once)."""
+        doc = self._once(items, n.Doc, "doc")
+        where = self._once(items, n.From, "from")
+        return (doc.text if doc else None), self._provenance(where.where if where else None)
 
     def _provenance(self, p: n.Provenance | None) -> Provenance | None:
         if p is None:
@@ -758,12 +760,10 @@ class _BodyLowerer:
                               hint=did_you_mean(d.outcome, OUTCOMES) or "outcomes: " + ", ".join(OUTCOMES)))
         requires = [x for r in d.items if isinstance(r, n.Requires) for x in r.names]
         spans = [r.span for r in d.items if isinstance(r, n.Requires)]
-        doc = self._once(d.items, n.Doc, "doc")
-        where = self._once(d.items, n.From, "from")
+        doc, provenance = self._annotations(d.items)
         return State(d.name, "terminal", outcome=d.outcome,
                      requires=self._lookup_vars(requires, spans[0] if spans else d.span, "requires"),
-                     doc=doc.text if doc else None,
-                     provenance=self._provenance(where.where if where else None), span=d.span,
+                     doc=doc, provenance=provenance, span=d.span,
                      item_spans={"requires": spans[0]} if spans else {})
 
     def _fallback(self, d: n.Fallback) -> State:
@@ -771,10 +771,8 @@ class _BodyLowerer:
             if isinstance(r, n.Requires):
                 self._report(make("SKM119", "the fallback requires no evidence", r.span, label="not allowed here",
                                   hint="runs end in the fallback exactly when evidence could not be produced"))
-        doc = self._once(d.items, n.Doc, "doc")
-        where = self._once(d.items, n.From, "from")
-        return State(FALLBACK, "fallback", outcome="failed", doc=doc.text if doc else None,
-                     provenance=self._provenance(where.where if where else None), span=d.span)
+        doc, provenance = self._annotations(d.items)
+        return State(FALLBACK, "fallback", outcome="failed", doc=doc, provenance=provenance, span=d.span)
 
     def _start(self, owner, starts) -> str | None:
         if not starts:
