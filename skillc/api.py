@@ -15,7 +15,7 @@ from skillc.check.config import Config, find_config
 from skillc.diagnostics import Diagnostic, Severity
 from skillc.diagnostics.diagnostic import HasDiagnostics
 from skillc.ir.machine import Machine
-from skillc.ir.loader import LoadResult, Loader
+from skillc.ir.loader import ImportCache, LoadResult, Loader
 from skillc.diagnostics.source import SourceFile
 from skillc.syntax import nodes
 from skillc.syntax.parser import parse_source, read_source
@@ -42,18 +42,21 @@ def parse(source: str | os.PathLike, *, path: str | None = None) -> ParseResult:
         if src is None:
             return ParseResult(None, diags)
     else:
-        src = SourceFile(path or "<string>", source.replace("\r\n", "\n"))
+        src = SourceFile.from_text(path or "<string>", source)
     module, diags = parse_source(src)
     return ParseResult(module, diags)
 
 
-def load(source: str | os.PathLike, *, path: str | None = None, root: str | os.PathLike | None = None) -> LoadResult:
-    """Parse, resolve imports and lower to a `Machine`; `result.machine` is None when that failed."""
-    loader = Loader(Path(root) if root is not None else None)
+def load(source: str | os.PathLike, *, path: str | None = None, root: str | os.PathLike | None = None,
+         imports: ImportCache | None = None) -> LoadResult:
+    """Parse, resolve imports and lower to a `Machine`; `result.machine` is None when that failed.
+
+    Pass one `ImportCache` to several calls to read shared imports (the stdlib) once.
+    """
+    loader = Loader(Path(root) if root is not None else None, imports)
     if isinstance(source, os.PathLike):
         return loader.load_path(Path(source))
-    text = source.replace("\r\n", "\n")
-    return loader.load_source(SourceFile(path or "<string>", text), Path(path) if path else None)
+    return loader.load_source(SourceFile.from_text(path or "<string>", source), Path(path) if path else None)
 
 
 def format_text(text: str, *, path: str = "<string>") -> tuple[str | None, list[Diagnostic]]:
@@ -84,11 +87,11 @@ class CheckResult(HasDiagnostics):
 
 def check(source: str | os.PathLike, *, path: str | None = None, skill: str | os.PathLike | None = None,
           root: str | os.PathLike | None = None, config: Config | None = None,
-          smt_timeout_ms: int | None = None) -> CheckResult:
+          smt_timeout_ms: int | None = None, imports: ImportCache | None = None) -> CheckResult:
     """Load and statically check a machine (or a library of fragments)."""
     from skillc.check import CheckContext, check_machine, fragment_machine
 
-    loaded = load(source, path=path, root=root)
+    loaded = load(source, path=path, root=root, imports=imports)
     found = list(loaded.diagnostics)
     if config is None:
         where = Path(source) if isinstance(source, os.PathLike) else Path(path) if path else Path.cwd()

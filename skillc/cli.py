@@ -58,12 +58,12 @@ def _emit(diagnostics: list[Diagnostic], fmt: str) -> None:
         click.echo(render(sorted(diagnostics, key=Diagnostic.sort_key), fmt, sys.stdout), color=True)
 
 
-def _exit_code(diagnostics: list[Diagnostic], strict: bool = False) -> int:
+def _exit_code(diagnostics: list[Diagnostic]) -> int:
     if any(d.code == "SKM900" for d in diagnostics):
         return EXIT_INTERNAL
     if any(d.code == "SKM901" for d in diagnostics):
         return EXIT_USAGE
-    if any(d.is_error or (strict and d.severity is Severity.WARNING) for d in diagnostics):
+    if any(d.is_error for d in diagnostics):
         return EXIT_ERRORS
     return EXIT_OK
 
@@ -90,14 +90,18 @@ def check(paths: tuple[str, ...], fmt: str, strict: bool, skill: str | None, smt
     files, diagnostics = _files(paths)
     if skill is not None and not Path(skill).is_file():
         diagnostics.append(make("SKM901", f"no such skill document: {skill}"))
+    failed = False
+    loader_cache = api.ImportCache()
     for f in files:
         try:
-            result = api.check(f, skill=skill, smt_timeout_ms=smt_timeout)
+            result = api.check(f, skill=skill, smt_timeout_ms=smt_timeout, imports=loader_cache)
         except Exception as exc:  # noqa: BLE001 - an internal error is reported, not raised
             diagnostics.append(_internal(exc, f"checking {f}"))
             continue
         diagnostics.extend(result.diagnostics)
-        strict = strict or result.strict
+        # Strictness is per file: each project's configuration governs its own files.
+        failed |= any(d.severity is Severity.WARNING for d in result.diagnostics) and (strict or result.strict)
+    diagnostics = _unique(diagnostics)
     if not verbose and fmt in ("full", "concise", "github"):
         diagnostics = [d for d in diagnostics if d.severity is not Severity.NOTE]
     _emit(diagnostics, fmt)
@@ -106,7 +110,20 @@ def check(paths: tuple[str, ...], fmt: str, strict: bool, skill: str | None, smt
         warnings = sum(d.severity is Severity.WARNING for d in diagnostics)
         click.echo(f"checked {len(files)} file{'s' * (len(files) != 1)}: "
                    f"{errors} error{'s' * (errors != 1)}, {warnings} warning{'s' * (warnings != 1)}", err=True)
-    sys.exit(_exit_code(diagnostics, strict))
+    code = _exit_code(diagnostics)
+    sys.exit(EXIT_ERRORS if code == EXIT_OK and failed else code)
+
+
+def _unique(diagnostics: list[Diagnostic]) -> list[Diagnostic]:
+    """Drop repeats (an imported file checked on its own and through an import reports once)."""
+    seen: set[tuple] = set()
+    out = []
+    for d in diagnostics:
+        key = (d.code, d.message, d.span.path if d.span else None, d.span.start if d.span else None)
+        if key not in seen:
+            seen.add(key)
+            out.append(d)
+    return out
 
 
 def _write_atomically(path: Path, text: str) -> None:

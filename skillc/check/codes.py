@@ -167,6 +167,16 @@ CODES = [
              edges="    when verdict == incomplete and repairs < 2 -> think { repairs += 1 }\n    -> done\n"),
             extra=_VERDICT + _COUNTER),
          "add `and counter < max` to the guard"),
+    Code("SKM252", "counter-bound-unproven", E, "the solver could not prove that an increment stays within bounds",
+         "When the question of SKM251 times out, the bound is unproven; unlike other solver timeouts this is an "
+         "error, because the loop-termination proof rests on it.",
+         "# checked with --smt-timeout 1\n" + _m(_think("    -> check\n") + _JUDGE.format(
+             edges="    when repairs * repairs * repairs + 1 == len(answer) * len(answer) * len(answer) "
+                   "and repairs < 2 -> think { repairs += 1 }\n    -> done\n"), extra=_VERDICT + _COUNTER),
+         _m(_think("    -> check\n") + _JUDGE.format(
+             edges="    when verdict == incomplete and repairs < 2 -> think { repairs += 1 }\n    -> done\n"),
+            extra=_VERDICT + _COUNTER),
+         "guard the increment with a plain `counter < max`", runnable=False),
     Code("SKM290", "invalid-config", E, "the `[tool.skillc]` configuration is invalid",
          "Unknown settings, unknown codes, bad severities and attempts to lower an error are reported "
          "instead of being ignored.",

@@ -19,8 +19,10 @@ from pathlib import Path
 
 import attrs
 
+from skillc.check.context import DEFAULT_SMT_TIMEOUT_MS
 from skillc.diagnostics import Diagnostic, Severity, make
 from skillc.diagnostics.codes import lookup
+from skillc.ir.loader import project_root
 
 LEVELS: dict[str, Severity | None] = {
     "error": Severity.ERROR, "warning": Severity.WARNING, "note": Severity.NOTE, "off": None,
@@ -33,7 +35,7 @@ class Config:
 
     severity: dict[str, Severity | None] = attrs.Factory(dict)
     strict: bool = False
-    smt_timeout_ms: int = 2000
+    smt_timeout_ms: int = DEFAULT_SMT_TIMEOUT_MS
     path: Path | None = None
 
     def apply(self, diagnostics: Iterable[Diagnostic]) -> list[Diagnostic]:
@@ -50,20 +52,19 @@ class Config:
 
 
 def find_config(start: Path) -> tuple[Config, list[Diagnostic]]:
-    """The configuration governing `start` (a file or folder)."""
-    folder = start.resolve()
-    if not folder.is_dir():
-        folder = folder.parent
-    for f in (folder, *folder.parents):
-        own = f / "skillc.toml"
-        if own.is_file():
-            return _read(own, lambda data: data)
-        pyproject = f / "pyproject.toml"
-        if pyproject.is_file():
-            return _read(pyproject, lambda data: data.get("tool", {}).get("skillc", {}))
-        if (f / ".git").exists():
-            break
+    """The configuration governing `start` (a file or folder): the project root's, if it has one."""
+    root = project_root(start if not start.is_dir() else start / "_")
+    if (root / "skillc.toml").is_file():
+        return _read(root / "skillc.toml", lambda data: data)
+    if (root / "pyproject.toml").is_file():
+        return _read(root / "pyproject.toml", _tool_section)
     return Config(), []
+
+
+def _tool_section(data: dict):
+    """`[tool.skillc]` of a pyproject.toml, `{}` when absent, or the bad value for parse_config to report."""
+    tool = data.get("tool", {})
+    return tool.get("skillc", {}) if isinstance(tool, dict) else tool
 
 
 def _bad(path: Path, message: str) -> Diagnostic:
@@ -106,7 +107,7 @@ def parse_config(table: dict, path: Path | None = None) -> tuple[Config, list[Di
                 except KeyError:
                     problems.append(_bad(where, f"unknown diagnostic code `{code}` in `severity`"))
                     continue
-                if level not in LEVELS:
+                if not isinstance(level, str) or level not in LEVELS:
                     problems.append(_bad(where, f"severity of {entry.code} must be error, warning, note or off, "
                                          f"not {level!r}"))
                     continue

@@ -7,13 +7,15 @@ from typing import Any
 
 import attrs
 
+DEFAULT_SMT_TIMEOUT_MS = 2000
+
 
 @attrs.define
 class CheckContext:
     """Options for one run of the checker and a cache of analyses shared between checks."""
 
     skill: Path | None = None
-    smt_timeout_ms: int = 2000
+    smt_timeout_ms: int = DEFAULT_SMT_TIMEOUT_MS
     cache: dict[str, Any] = attrs.Factory(dict)
 
     def memo(self, key: str, compute):
@@ -21,3 +23,12 @@ class CheckContext:
         if key not in self.cache:
             self.cache[key] = compute()
         return self.cache[key]
+
+
+def memo(context: CheckContext | None, key: str, compute):
+    """`context.memo`, or a fresh computation when a check runs without a context."""
+    return compute() if context is None else context.memo(key, compute)
+
+
+def timeout_ms(context: CheckContext | None) -> int:
+    return context.smt_timeout_ms if context is not None else DEFAULT_SMT_TIMEOUT_MS

@@ -17,23 +17,12 @@ from collections.abc import Iterator
 
 import z3
 
-from skillc.check.context import CheckContext
-from skillc.check.smt import Encoder, canonical_key, describe_model, solver
+from skillc.check.context import CheckContext, timeout_ms
+from skillc.check.smt import Encoder, canonical_key, describe_model, encoder, solver
 from skillc.diagnostics import Diagnostic, Label, make
 from skillc.ir import expr as ir
 from skillc.ir import types as T
 from skillc.ir.machine import Machine, State
-
-
-def encoder(m: Machine, context: CheckContext | None) -> Encoder:
-    """One encoder per machine and run, shared with the loop check."""
-    if context is None:
-        return Encoder(m)
-    return context.memo("encoder", lambda: Encoder(m))
-
-
-def _timeout(context: CheckContext | None) -> int:
-    return context.smt_timeout_ms if context is not None else 2000
 
 
 def _unknown(st: State, e, what: str) -> Diagnostic:
@@ -44,7 +33,7 @@ def _unknown(st: State, e, what: str) -> Diagnostic:
 def check_guards(m: Machine, context: CheckContext | None = None) -> Iterator[Diagnostic]:
     """Dead and shadowed edges."""
     enc = encoder(m, context)
-    s = solver(_timeout(context))
+    s = solver(timeout_ms(context))
     cache: dict[str, list] = {}
     for st in m.states.values():
         guarded = [e for e in st.edges if e.guard is not None]
@@ -151,7 +140,7 @@ def _report(st: State, enc: Encoder, verdicts) -> Iterator[Diagnostic]:
 def check_judge_coverage(m: Machine, context: CheckContext | None = None) -> Iterator[Diagnostic]:
     """Labels of a judge that route identically in every case."""
     enc = encoder(m, context)
-    s = solver(_timeout(context))
+    s = solver(timeout_ms(context))
     for st in m.states.values():
         if st.kind != "judge" or len(st.writes) != 1:
             continue

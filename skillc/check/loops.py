@@ -20,10 +20,9 @@ from collections.abc import Iterator
 
 import z3
 
-from skillc.check.context import CheckContext
-from skillc.check.graph import cycle_through, is_cyclic, sccs, show_path
-from skillc.check.guards import encoder
-from skillc.check.smt import canonical_key, describe_model, solver
+from skillc.check.context import CheckContext, memo, timeout_ms
+from skillc.check.graph import cycle_through, is_cyclic, reachable, sccs, show_path, successors
+from skillc.check.smt import canonical_key, describe_model, encoder, solver
 from skillc.diagnostics import Diagnostic, make
 from skillc.ir import expr as ir
 from skillc.ir.machine import Edge, Machine
@@ -50,7 +49,9 @@ def _resets(e: Edge, counters: set[str]) -> set[str]:
 def check_bounded_loops(m: Machine, context: CheckContext | None = None) -> Iterator[Diagnostic]:
     """Every cycle is paid for by a counter it increments and never resets."""
     counters = {n for n, v in m.variables.items() if v.is_counter}
-    live = [n for n, s in m.states.items() if not s.is_terminal]
+    # Loops among unreachable states never run; they are reported as unreachable (a warning) instead.
+    reached = memo(context, "reachable", lambda: reachable(successors(m), [m.start]))
+    live = [n for n, s in m.states.items() if not s.is_terminal and n in reached]
     edges = [e for n in live for e in m.states[n].edges if not m.states[e.target].is_terminal]
     order = {name: i for i, name in enumerate(m.states)}
     work = [(set(live), edges)]
@@ -101,7 +102,7 @@ def _unpaid(m: Machine, comp, succ, members, incremented, reset) -> Diagnostic:
 
 def _check_increment_guards(m: Machine, context: CheckContext | None) -> Iterator[Diagnostic]:
     enc = encoder(m, context)
-    s = solver(context.smt_timeout_ms if context is not None else 2000)
+    s = solver(timeout_ms(context))
     proven: set[str] = set()  # canonical questions already answered "never overflows"
     for st in m.states.values():
         for e in st.edges:
@@ -136,6 +137,8 @@ def _check_increment_guards(m: Machine, context: CheckContext | None) -> Iterato
                 if result == z3.unsat:
                     proven.add(key)
                 if result == z3.unknown:
-                    yield make("SKM243", f"the solver could not decide whether edge {e.index + 1} of `{st.name}` "
-                               f"keeps `{a.var}` within {var.max}", e.span, label="undecided",
-                               hint="simplify the guard, or raise the SMT timeout")
+                    yield make("SKM252", f"the solver could not prove that edge {e.index + 1} of `{st.name}` keeps "
+                               f"`{a.var}` within {var.max}", e.guard.span if e.guard is not None else e.span,
+                               label="bound not proven",
+                               hint=f"guard the edge with a plain `{a.var} < {var.max - step + 1}`, "
+                               "or raise the SMT timeout")

@@ -12,6 +12,7 @@ the checker can report them (over-approximation is sound for "can this fire?").
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 
 import attrs
@@ -20,6 +21,7 @@ import z3
 from skillc.ir import expr as ir
 from skillc.ir import types as T
 from skillc.ir.machine import Machine
+from skillc.syntax.strings import encode_plain
 
 
 @attrs.define
@@ -161,7 +163,8 @@ class Encoder:
         if isinstance(value, float):
             return Val("real", z3.RealVal(value))
         if isinstance(value, str):
-            return Val("str", z3.StringVal(value))
+            literal = _string_literal(value)
+            return Val("str", literal) if literal is not None else self._opaque(e)
         return self._opaque(e)
 
     def _Label(self, e: ir.Label) -> Val:
@@ -214,7 +217,9 @@ class Encoder:
         if op == "/":
             return Val("real", x / y)
         if op == "%" and not real:
-            return Val("int", x % y)
+            # Python's `%` takes the sign of the divisor; Z3's integer mod is never negative.
+            r = x % y
+            return Val("int", z3.If(z3.And(y < 0, r != 0), r + y, r))
         return self._opaque(e)
 
     def _Call(self, e: ir.Call) -> Val:
@@ -296,6 +301,21 @@ class Encoder:
         return same
 
 
+_Z3_MAX_CHAR = 0x2FFFF
+
+
+def _string_literal(value: str) -> z3.SeqRef | None:
+    """A Z3 string constant with exactly these characters (None past Z3's character range).
+
+    `z3.StringVal` interprets escape sequences such as `\\u{41}`, so every
+    character outside plain printable ASCII, and every backslash, is written as
+    an explicit `\\u{…}` escape.
+    """
+    if any(ord(c) > _Z3_MAX_CHAR for c in value):
+        return None
+    return z3.StringVal("".join(c if " " <= c <= "~" and c != "\\" else f"\\u{{{ord(c):x}}}" for c in value))
+
+
 def _string_modes(exprs: list[ir.Expr], machine: Machine) -> dict[str, str]:
     """For each string variable in `exprs`: "len", "eq" or "full" (see `Encoder.begin`)."""
     uses: dict[str, set[str]] = {}
@@ -347,6 +367,11 @@ def _same_sort(a: Val, b: Val) -> bool:
     return {a.kind, b.kind} == {"int", "real"}
 
 
+def _unescape(text: str) -> str:
+    """Z3 prints some characters as `\\u{…}`; turn them back into characters."""
+    return re.sub(r"\\u\{([0-9a-fA-F]+)\}", lambda m: chr(int(m.group(1), 16)), text)
+
+
 def describe_model(model: z3.ModelRef, enc: Encoder, names: Iterable[str]) -> list[str]:
     """`name = value` lines for the variables of a witness, labels and strings shown as written."""
     out = []
@@ -366,7 +391,7 @@ def describe_model(model: z3.ModelRef, enc: Encoder, names: Iterable[str]) -> li
                 continue
             code = model.eval(v.term, model_completion=True)
             known = decode.get(code.as_long()) if z3.is_int_value(code) else None
-            out.append(f"{name} = " + ('"' + known.replace('"', '\\"') + '"' if known is not None
+            out.append(f"{name} = " + (encode_plain(known) if known is not None
                                        else "a string unlike every constant in the guards"))
             continue
         if v.none is not None and z3.is_true(model.eval(v.none, model_completion=True)):
@@ -377,7 +402,7 @@ def describe_model(model: z3.ModelRef, enc: Encoder, names: Iterable[str]) -> li
             idx = value.as_long() if z3.is_int_value(value) else 0
             text = v.labels[idx] if 0 <= idx < len(v.labels) else str(value)
         elif v.kind == "str":
-            text = '"' + value.as_string().replace('"', '\\"') + '"' if z3.is_string_value(value) else str(value)
+            text = encode_plain(_unescape(value.as_string())) if z3.is_string_value(value) else str(value)
         elif v.kind == "real":
             text = value.as_decimal(6).rstrip("?") if z3.is_algebraic_value(value) or z3.is_rational_value(value) \
                 else str(value)
@@ -414,3 +439,10 @@ def canonical_key(m: Machine, exprs: Iterable[ir.Expr | None]) -> str:
                 mapping[node.name] = f"${len(mapping)}:{node.type!r}:{v.max if v is not None else None}"
         parts.append(repr(ir.rename(e, mapping)))
     return "|".join(parts)
+
+
+def encoder(m: Machine, context) -> Encoder:
+    """One encoder per machine and run, shared by the checks that ask the solver."""
+    from skillc.check.context import memo
+
+    return memo(context, "encoder", lambda: Encoder(m))

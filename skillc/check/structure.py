@@ -1,8 +1,8 @@
 """Graph checks: reachability from `start`, a way out to a terminal, default edges.
 
 Rejected: a state that no path from `start` reaches (SKM200, a warning: dead
-code; not for states a `rule forbid` names, which are meant to be unreachable), a state from which no terminal can be reached (SKM201: a run entering it
-could never end), a non-terminal state without a default edge (SKM202: when no
+code; not for states a `rule forbid` names, which are meant to be unreachable), a state from which no terminal can be reached (SKM201, reported where runs
+enter such a trap: a run entering it could never end), a non-terminal state without a default edge (SKM202: when no
 guard holds the run would be stuck), and edges after the default edge (SKM203:
 they can never fire). Terminals cannot have edges and edges cannot name
 undeclared states: the grammar and lowering already guarantee both.
@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from skillc.check.context import CheckContext
+from skillc.check.context import CheckContext, memo
 from skillc.check.graph import predecessors, reachable, successors
 from skillc.diagnostics import Diagnostic, Label, make
 from skillc.ir.machine import FALLBACK, Machine
@@ -21,7 +21,7 @@ from skillc.ir.machine import FALLBACK, Machine
 def check_graph(m: Machine, context: CheckContext | None = None) -> Iterator[Diagnostic]:
     """Reachability, termination reachability and default edges."""
     succ = successors(m)
-    live = reachable(succ, [m.start])
+    live = memo(context, "reachable", lambda: reachable(succ, [m.start]))
     # A state a `rule forbid` names is meant to be unreachable; the rule check reports it if it is not.
     forbidden = {s for r in m.rules if r.kind == "forbid" for s in r.performers[0]}
     for name, st in m.states.items():
@@ -31,7 +31,10 @@ def check_graph(m: Machine, context: CheckContext | None = None) -> Iterator[Dia
     terminals = [name for name, st in m.states.items() if st.is_terminal]
     can_finish = reachable(predecessors(succ), terminals)
     order = {name: i for i, name in enumerate(m.states)}
-    for name in sorted(live - can_finish, key=order.__getitem__):
+    trapped = live - can_finish
+    # Report where runs enter a trap (states of the trap reached from outside it, or `start`).
+    entries = {t for s in live - trapped for t in succ[s] if t in trapped} | ({m.start} & trapped)
+    for name in sorted(entries, key=order.__getitem__):
         st = m.states[name]
         stuck = sorted(reachable(succ, [name]), key=order.__getitem__)
         yield make("SKM201", f"no terminal can be reached from state `{name}`", st.span,

@@ -96,9 +96,9 @@ _CODES = [
          "Triple-quoted strings are raw and take no escapes.",
          _m(_THINK.replace('"Answer the question."', '"Answer \\q"')), _m(_THINK),
          "write `\\\\` for a backslash, or use a triple-quoted string"),
-    Code("SKM007", "nesting-too-deep", E, "an expression is nested too deeply",
-         "Expressions may nest at most 100 levels; deeper nesting is never needed by a "
-         "guard and would exhaust the analyses' stacks.",
+    Code("SKM007", "nesting-too-deep", E, "an expression or type is nested too deeply",
+         "Expressions and types may nest at most 100 levels; deeper nesting is never needed "
+         "and would exhaust the analyses' stacks.",
          _m(_THINK.replace("-> done", "when " + "(" * 120 + "true" + ")" * 120 + " -> done\n    -> done")),
          _m(_THINK), "split the guard or simplify it"),
     Code("SKM008", "chained-comparison", E, "comparisons cannot be chained",
@@ -142,6 +142,11 @@ _CODES = [
          "A file holds `import`, `record`, `enum`, `fragment` and `machine` declarations.",
          "var x: str\n" + _m(_THINK), _m(_THINK),
          "move the declaration inside the `machine { … }` block"),
+    Code("SKM017", "number-out-of-range", E, "a float literal too large to represent",
+         "Numbers are 64-bit floats or integers; a literal such as `1e999` would be infinite.",
+         _m(_THINK.replace("-> done", "when len(answer) > 1e999 -> fallback\n    -> done")),
+         _m(_THINK.replace("-> done", "when len(answer) > 1e9 -> fallback\n    -> done")),
+         "use a smaller number"),
     # ------------------------------------------------------------------ names and types
     Code("SKM100", "no-machine", E, "the file declares no machine, fragment or type",
          "A `.skm` file holds one machine, or a library of fragments and types to import.",
@@ -320,6 +325,13 @@ _CODES = [
          "record Node {\n  label: str\n  next: Node?\n}\n",
          "record Node {\n  label: str\n  next: str?\n}\n",
          "store a key or an id of the other record instead"),
+    Code("SKM139", "invalid-counter-assignment", E, "a counter changed other than by a constant step or reset",
+         "Counters bound loops, so they only go up by a positive integer constant (`c += 1`) or are reset "
+         "to a constant between 0 and their maximum (`c = 0`). Anything else would break the bound "
+         "the checker proves.",
+         _m("  counter tries max 2\n" + _THINK.replace("-> done", "-> done { tries = 5 }")),
+         _m("  counter tries max 2\n" + _THINK.replace("-> done", "-> done { tries = 0 }")),
+         "increment with `+= N` or reset with `= 0`"),
     # ------------------------------------------------------------------ tool errors
     Code("SKM900", "internal-error", E, "skillc itself failed: this is a bug",
          "An internal error is never the user's fault. Please report it with the input that "

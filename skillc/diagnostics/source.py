@@ -30,6 +30,11 @@ class SourceFile:
             self._line_starts = starts
         return self._line_starts
 
+    @classmethod
+    def from_text(cls, path: str, text: str) -> SourceFile:
+        """A source from text, with Windows line ends normalised (the one place this happens)."""
+        return cls(path, text.replace("\r\n", "\n"))
+
     def position(self, offset: int) -> tuple[int, int]:
         """1-based (line, column) of an offset; columns count characters."""
         offset = max(0, min(offset, len(self.text)))
@@ -91,6 +96,7 @@ class Span:
         to be called `reads` is found in the list, not in the keyword.
         """
         text = self.text()
-        start = re.match(r"\s*\w+", text).end() if after_keyword and re.match(r"\s*\w+", text) else 0
+        keyword = re.match(r"\s*\w+", text) if after_keyword else None
+        start = keyword.end() if keyword else 0
         m = re.compile(rf"(?<![\w.]){re.escape(word)}(?![\w.])").search(text, start)
         return Span(self.source, self.start + m.start(), self.start + m.end()) if m else self

@@ -1,6 +1,6 @@
 """Stage 2: AST → resolved, typed machine IR (names, types, imports, fragment expansion)."""
 
-from skillc.ir.loader import LoadResult, load, load_text
+from skillc.ir.loader import ImportCache, LoadResult, Loader
 from skillc.ir.machine import Edge, Machine, Rule, State, Tool, Variable
 
-__all__ = ["Edge", "LoadResult", "Machine", "Rule", "State", "Tool", "Variable", "load", "load_text"]
+__all__ = ["Edge", "ImportCache", "LoadResult", "Loader", "Machine", "Rule", "State", "Tool", "Variable"]

@@ -47,13 +47,21 @@ class LoadResult(HasDiagnostics):
         yield self.diagnostics
 
 
-class Loader:
-    """Loads files and their imports, each file once, reporting cycles."""
+class ImportCache:
+    """Lowered imports shared by several loads, so one `skillc check` run reads each library once."""
 
-    def __init__(self, root: Path | None = None) -> None:
-        self.root = root
+    def __init__(self) -> None:
+        self.done: dict[Path, Lowered | None] = {}
+
+
+class Loader:
+    """Loads entry files and their imports, each import once, reporting cycles."""
+
+    def __init__(self, root: Path | None = None, imports: ImportCache | None = None) -> None:
+        self.fixed_root = root
+        self.root: Path | None = root
+        self.imports = imports or ImportCache()
         self.diagnostics: list[Diagnostic] = []
-        self._done: dict[Path, Lowered | None] = {}
         self._active: list[Path] = []
 
     def report(self, d: Diagnostic) -> None:
@@ -61,22 +69,21 @@ class Loader:
 
     def load_source(self, source: SourceFile, path: Path | None) -> LoadResult:
         """Parse and lower an entry source (its file may not exist, e.g. an editor buffer)."""
-        if self.root is None:
-            self.root = project_root(path) if path is not None else Path.cwd()
+        self.root = self.fixed_root or (project_root(path) if path is not None else Path.cwd())
+        self.diagnostics = []
+        self._active = [path.resolve()] if path is not None else []
         module, diags = parse_source(source)
         self.diagnostics.extend(diags)
         if module is None:
             return LoadResult(None, None, self.diagnostics)
-        if path is not None:
-            self._active.append(path.resolve())
         lowered = self._lower(module, source, path)
         return LoadResult(lowered.machine, module, self.diagnostics, lowered.fragments)
 
     def load_path(self, path: Path) -> LoadResult:
+        """Read and load an entry file."""
         source, diags = read_source(path)
         if source is None:
-            self.diagnostics.extend(diags)
-            return LoadResult(None, None, self.diagnostics)
+            return LoadResult(None, None, diags)
         return self.load_source(source, path)
 
     def _lower(self, module: n.Module, source: SourceFile, path: Path | None) -> Lowered:
@@ -119,8 +126,8 @@ class Loader:
             self.report(make("SKM126", "import cycle: " + " -> ".join(p.name for p in chain), imp.span,
                              label="closes the cycle"))
             return None
-        if target in self._done:
-            return self._done[target]
+        if target in self.imports.done:
+            return self.imports.done[target]
         if not target.is_file():
             self.report(make("SKM124", f"cannot find `{imp.path}`", imp.span, label="no such file",
                              notes=[f"looked for {target}"]))
@@ -132,27 +139,15 @@ class Loader:
         module, diags = parse_source(source)
         self.diagnostics.extend(diags)
         if module is None:
-            self._done[target] = None
+            self.imports.done[target] = None
             return None
         self._active.append(target)
         try:
             lowered = self._lower(module, source, target)
         finally:
             self._active.pop()
-        self._done[target] = lowered
+        self.imports.done[target] = lowered
         return lowered
 
 
-def load(path: str | Path, root: str | Path | None = None) -> LoadResult:
-    """Load a machine file and everything it imports."""
-    return Loader(Path(root) if root else None).load_path(Path(path))
-
-
-def load_text(text: str, path: str = "<string>", root: str | Path | None = None) -> LoadResult:
-    """Load a machine from text; relative imports resolve against `path`'s folder."""
-    p = Path(path) if path != "<string>" else None
-    source = SourceFile(path, text.replace("\r\n", "\n"))
-    return Loader(Path(root) if root else None).load_source(source, p)
-
-
-__all__ = ["LoadResult", "Loader", "load", "load_text", "project_root"]
+__all__ = ["ImportCache", "LoadResult", "Loader", "project_root"]

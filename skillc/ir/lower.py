@@ -55,13 +55,14 @@ class FragmentDef:
     instances: dict[str, str] = attrs.Factory(dict)
 
     @property
+    def state_written(self) -> set[str]:
+        """Variables some state writes (parameters included)."""
+        return {w for st in self.states.values() for w in st.writes}
+
+    @property
     def written(self) -> set[str]:
         """Variables some state writes or some edge assigns (parameters included)."""
-        out: set[str] = set()
-        for st in self.states.values():
-            out.update(st.writes)
-            out.update(a.var for e in st.edges for a in e.assigns)
-        return out
+        return self.state_written | {a.var for st in self.states.values() for e in st.edges for a in e.assigns}
 
 
 @attrs.define
@@ -99,7 +100,7 @@ def lower_module(module: n.Module, imported: Scope, path: str | None,
     for extra in machines[1:]:
         report(make("SKM101", f"a second machine `{extra.name}` in one file", extra.span,
                     label="second machine", secondary=[Label(machines[0].span, "first machine")]))
-    machine = _BodyLowerer(scope, report).lower_machine(machines[0], path) if machines else None
+    machine = _BodyLowerer(scope, report, fragments).lower_machine(machines[0], path) if machines else None
     own_types = {k: v for k, v in scope.types.items() if k not in imported.types}
     return Lowered(machine, fragments.own, own_types)
 
@@ -114,7 +115,6 @@ class _FragmentTable:
         self.pending: dict[str, n.Fragment] = {}
         self.active: list[str] = []
         self.own: dict[str, FragmentDef] = {}
-        scope.fragments = self  # type: ignore[assignment]
 
     def declare(self, frag: n.Fragment) -> None:
         """Register a fragment of this file (a name may be defined once, imports included)."""
@@ -144,7 +144,7 @@ class _FragmentTable:
             return _broken(frag)
         self.active.append(name)
         try:
-            fdef = _BodyLowerer(self.scope, self.report).lower_fragment(frag)
+            fdef = _BodyLowerer(self.scope, self.report, self).lower_fragment(frag)
         finally:
             self.active.pop()
         self.done[name] = fdef
@@ -248,10 +248,12 @@ def resolve_type(t: n.TypeExpr, scope: Scope, report, resolve=None) -> T.Type:
 class _BodyLowerer:
     """Lower the body of one machine or fragment."""
 
-    def __init__(self, file_scope: Scope, report: Callable[[Diagnostic], None]) -> None:
+    def __init__(self, file_scope: Scope, report: Callable[[Diagnostic], None], fragments: _FragmentTable) -> None:
         self.report = report
         self.scope = Scope(dict(file_scope.types), dict(file_scope.type_spans), file_scope.fragments)
-        self.fragments = file_scope.fragments
+        self.fragments = fragments
+        self._pending_exits: list[tuple[str, Span | None]] = []
+        self._instance_rules: list[Rule] = []
         self.tools: dict[str, Tool] = {}
         self.variables: dict[str, Variable] = {}
         self.var_spans: dict[str, Span | None] = {}
@@ -437,6 +439,19 @@ class _BodyLowerer:
                                   f"{T.show(params[name])} but `{b.target}` is {T.show(var.type)}",
                                   b.span, label="type differs"))
                 ok = False
+            if var.is_counter and name in fdef.state_written:
+                self._report(make("SKM137", f"`{b.target}` is a counter, but a state of fragment `{fdef.name}` "
+                                  f"writes its parameter `{name}`", b.span, label="counter bound to a written parameter",
+                                  hint="counters change only on edges; bind a plain `int` variable"))
+                ok = False
+            if var.is_counter:
+                for a in (a for st in fdef.states.values() for e in st.edges for a in e.assigns if a.var == name):
+                    problem = counter_problem(var, a.op, a.value)
+                    if problem:
+                        self._report(make("SKM139", f"fragment `{fdef.name}` changes parameter `{name}`, bound to "
+                                          f"counter `{b.target}`: {problem}", b.span, label="counter bound here",
+                                          secondary=[Label(a.span, "assigned here")] if a.span else []))
+                        ok = False
             if var.is_input and name in fdef.written:
                 self._report(make("SKM133", f"`{b.target}` is an input, but fragment `{fdef.name}` writes "
                                   f"its parameter `{name}`", b.span, label="input bound to a written parameter",
@@ -481,12 +496,8 @@ class _BodyLowerer:
         self.instances[u.name] = (mapping_states[fdef.start], tuple(members))
         for inner, entry in fdef.instances.items():
             self.nested_entries[prefix + inner] = mapping_states.get(entry, entry)
-        self._pending_exits = getattr(self, "_pending_exits", []) + [
-            (b.target, b.span) for b in exits_bound.values()
-        ]
-        self._instance_rules = getattr(self, "_instance_rules", []) + [
-            _rename_rule(r, mapping_states, u.name, fdef.name) for r in fdef.rules
-        ]
+        self._pending_exits += [(b.target, b.span) for b in exits_bound.values()]
+        self._instance_rules += [_rename_rule(r, mapping_states, u.name, fdef.name) for r in fdef.rules]
 
     def _bind(self, fdef: FragmentDef, u: n.Use, bindings, names: list[str], what: str, missing_msg: str,
               hint: str) -> tuple[dict[str, n.Binding], bool]:
@@ -529,7 +540,7 @@ class _BodyLowerer:
             self.names[name] = d.span
             self.states[name] = State(name, "fallback" if isinstance(d, n.Fallback) else "placeholder",
                                       span=d.span)
-        for target, span in getattr(self, "_pending_exits", []):
+        for target, span in self._pending_exits:
             self._target(target, span)
         for d in decls:
             name = FALLBACK if isinstance(d, n.Fallback) else d.name
@@ -751,6 +762,9 @@ class _BodyLowerer:
             elif not T.assignable(value.type, var.type):
                 self._report(make("SKM110", f"`{a.target}` is {T.show(var.type)} but the value is "
                                   f"{T.show(value.type)}", a.value.span, label=T.show(value.type)))
+            problem = counter_problem(var, a.op, value)
+            if problem:
+                self._report(make("SKM139", problem, a.span, label="breaks the loop bound"))
             assigns.append(Assignment(a.target, a.op, value, span=a.span))
         return Edge(source, index, guard, target, tuple(assigns), span=e.span)
 
@@ -804,7 +818,7 @@ class _BodyLowerer:
         return None
 
     def _rules(self, items) -> tuple[Rule, ...]:
-        rules = list(getattr(self, "_instance_rules", []))
+        rules = list(self._instance_rules)
         for r in items:
             if not isinstance(r, n.Rule):
                 continue
@@ -814,6 +828,21 @@ class _BodyLowerer:
             rules.append(Rule(r.kind, r.ops, r.quote, tuple(performers),  # type: ignore[arg-type]
                               provenance=self._provenance(r.where), span=r.span))
         return tuple(rules)
+
+
+def counter_problem(var: Variable, op: str, value: ir.Expr) -> str | None:
+    """Why an assignment to a counter would break its bound, or None when it is a step or a reset."""
+    if not var.is_counter:
+        return None
+    constant = value.value if isinstance(value, ir.Const) and type(value.value) is int else None
+    if op == "+=":
+        return None if constant is not None and constant > 0 else \
+            f"counter `{var.name}` can only be incremented by a positive integer constant"
+    if op == "-=":
+        return f"counter `{var.name}` never goes down; reset it with `{var.name} = 0`"
+    if constant is None or not 0 <= constant <= (var.max or 0):
+        return f"counter `{var.name}` can only be reset to a constant between 0 and {var.max}"
+    return None
 
 
 def _head(node) -> Span | None:

@@ -15,7 +15,7 @@ import lark
 from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
 
 from skillc.diagnostics import Diagnostic, Label, SourceFile, Span, make
-from skillc.syntax.grammar import keyword_terminals
+from skillc.syntax.grammar import arrow_terminal, keyword_terminals
 
 # label -> (code, message, label text, examples that fail in the same parser state)
 _EXAMPLES: dict[str, tuple[str, str, str, list[str]]] = {
@@ -144,11 +144,9 @@ def _expected(exc: UnexpectedInput) -> set[str]:
     return set(accepts)
 
 
-def syntax_error(exc: UnexpectedInput, source: SourceFile, examples: dict[tuple, str]) -> Diagnostic:
-    """The diagnostic for a Lark parse error; `examples` comes from `example_index`."""
-    from skillc.syntax.parser import bare_parser
-
-    parser = bare_parser()
+def syntax_error(exc: UnexpectedInput, source: SourceFile, examples: dict[tuple, str],
+                 parser: lark.Lark) -> Diagnostic:
+    """The diagnostic for a Lark parse error; `examples` comes from `example_index` for the same parser."""
     text = source.text
     if isinstance(exc, UnexpectedCharacters):
         pos = exc.pos_in_stream
@@ -188,13 +186,12 @@ def syntax_error(exc: UnexpectedInput, source: SourceFile, examples: dict[tuple,
         code, message, lab, _ = _EXAMPLES[label]
         return make(code, message, span, label=lab)
     expected = _expected(exc)
-    wanted = sorted({_describe_terminal(parser, t) for t in expected if not t.startswith("__") or t == "__ANON_0"})
+    wanted = sorted({_describe_terminal(parser, t) for t in expected if not t.startswith("__") or t == arrow_terminal()})
     notes = [f"skillc was looking for {_join(wanted)}"] if wanted else []
     context = _context(exc, expected)
     suggestion = _did_you_mean(tok, expected)
     for code, message, lab, hint, marks in _CLASSES:
-        if suggestion:
-            hint = suggestion
+        hint = suggestion or hint
         if marks & context:
             return make(code, message.format(found=found), span, label=lab, notes=notes,
                         **({"hint": hint} if hint else {}))
@@ -216,8 +213,7 @@ def _context(exc: UnexpectedToken, expected: set[str]) -> set[str]:
     """Tokens that identify where the parser was, plus synthetic marks for common situations."""
     marks = set(expected)
     prev = exc.token_history[-1] if getattr(exc, "token_history", None) else None
-    prev_type = prev.type if prev is not None else None
-    arrow = "__ANON_0"
+    arrow = arrow_terminal()
     if prev is not None and str(prev) == "->" and "NAME" in expected:
         marks.add("__EDGE_TARGET__")
     elif arrow in expected and ("AND" in expected or "OR" in expected) and exc.token.type == "NAME":
@@ -226,7 +222,6 @@ def _context(exc: UnexpectedToken, expected: set[str]) -> set[str]:
         marks.add("__EXPR__")
     elif "NAME" in expected and expected & _TYPE_START:
         marks.add("__TYPE__")
-    del prev_type
     return marks
 
 

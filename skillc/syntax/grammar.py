@@ -35,6 +35,10 @@ def stdlib_path() -> Path:
 
 
 
+_KEYWORDS: dict[str, str] = {}   # terminal name -> keyword, recorded while building a parser
+_LITERALS: dict[str, str] = {}   # terminal name -> literal text, for every string terminal
+
+
 def _whole_word(terminal) -> None:
     """Keywords match whole words only: `variable` is a name, not `var` + `iable`.
 
@@ -42,17 +46,26 @@ def _whole_word(terminal) -> None:
     priority over NAME wherever both could start a token.
     """
     pattern = terminal.pattern
-    if pattern.type == "str" and pattern.value.isidentifier():
-        terminal.pattern = PatternRE(re.escape(pattern.value) + r"\b")
-        terminal.priority = 2
+    if pattern.type == "str":
+        _LITERALS[terminal.name] = pattern.value
+        if pattern.value.isidentifier():
+            _KEYWORDS[terminal.name] = pattern.value
+            terminal.pattern = PatternRE(re.escape(pattern.value) + r"\b")
+            terminal.priority = 2
 
 
-@functools.cache
 def keyword_terminals() -> dict[str, str]:
-    """Terminal name → keyword text, for error messages."""
-    grammar = lark.Lark(grammar_text(), start="module", parser="lalr")
-    return {t.name: t.pattern.value for t in grammar.terminals
-            if t.pattern.type == "str" and t.pattern.value.isidentifier()}
+    """Terminal name → keyword text, for error messages and generators."""
+    if not _KEYWORDS:
+        make_lark()
+    return dict(_KEYWORDS)
+
+
+def arrow_terminal() -> str:
+    """The name Lark gave the `->` terminal."""
+    if not _LITERALS:
+        make_lark()
+    return next(name for name, text in _LITERALS.items() if text == "->")
 
 
 def make_lark(**options) -> lark.Lark:

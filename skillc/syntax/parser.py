@@ -7,6 +7,7 @@ rule because all tokens are kept.
 
 from __future__ import annotations
 
+import math
 import threading
 from pathlib import Path
 
@@ -59,16 +60,22 @@ class _Builder(lark.Transformer):
         ]
 
     def _expr(self, cls, children, *args):
+        """Build an expression or type node, tracking nesting depth (SKM007 past MAX_DEPTH)."""
         node = cls(*args, span=self._span(children))
-        depth = 1 + max((self.depth.get(id(c), 1) for c in children if isinstance(c, n.Expr)), default=0)
+        self._nest(node, children, 1)
+        return node
+
+    def _nest(self, node, children, extra: int) -> None:
+        depth = extra + max((self.depth.get(id(c), 1) for c in children if isinstance(c, (n.Expr, n.TypeExpr))),
+                            default=0)
         if depth > MAX_DEPTH:
+            kind = "type" if isinstance(node, n.TypeExpr) else "expression"
             self.diagnostics.append(
-                make("SKM007", f"expression nested more than {MAX_DEPTH} levels deep", node.span,
+                make("SKM007", f"{kind} nested more than {MAX_DEPTH} levels deep", node.span or self._span(children),
                      label="too deep")
             )
             raise _Abort
         self.depth[id(node)] = depth
-        return node
 
     # ------------------------------------------------------------ module level
 
@@ -162,17 +169,17 @@ class _Builder(lark.Transformer):
     # ------------------------------------------------------------ types
 
     def optional_type(self, ch):
-        return n.OptionalType(self._values(ch)[0], span=self._span(ch))
+        return self._expr(n.OptionalType, ch, self._values(ch)[0])
 
     def named_type(self, ch):
         return n.NamedType(str(self._values(ch)[0]), span=self._span(ch))
 
     def list_type(self, ch):
-        return n.ListType(self._values(ch)[0], span=self._span(ch))
+        return self._expr(n.ListType, ch, self._values(ch)[0])
 
     def map_type(self, ch):
         v = self._values(ch)
-        return n.MapType(v[0], v[1], span=self._span(ch))
+        return self._expr(n.MapType, ch, v[0], v[1])
 
     def enum_type(self, ch):
         return n.EnumType(self._values(ch)[0], span=self._span(ch))
@@ -337,7 +344,12 @@ class _Builder(lark.Transformer):
         return self._expr(n.IntLit, ch, int(ch[0]))
 
     def float_lit(self, ch):
-        return self._expr(n.FloatLit, ch, float(ch[0]))
+        value = float(ch[0])
+        if not math.isfinite(value):
+            self.diagnostics.append(make("SKM017", f"the number `{ch[0]}` is too large", self._span(ch),
+                                         label="not a finite float"))
+            raise _Abort
+        return self._expr(n.FloatLit, ch, value)
 
     def str_lit(self, ch):
         s = ch[0]
@@ -362,14 +374,7 @@ class _Builder(lark.Transformer):
     def atom(self, ch):
         # "(" expr ")": parentheses are not kept; the printer re-inserts the needed ones.
         inner = self._values(ch)[0]
-        depth = self.depth.get(id(inner), 1) + 1
-        if depth > MAX_DEPTH:
-            self.diagnostics.append(
-                make("SKM007", f"expression nested more than {MAX_DEPTH} levels deep",
-                     self._span(ch), label="too deep")
-            )
-            raise _Abort
-        self.depth[id(inner)] = depth
+        self._nest(inner, [inner], 1)
         return inner
 
 
@@ -453,14 +458,6 @@ def _examples(parser: lark.Lark, builder: _Builder) -> dict[tuple, str]:
     return cached
 
 
-def bare_parser() -> lark.Lark:
-    """A tree-building parser with the same tables (for error matching and tools)."""
-    cached = getattr(_local, "bare", None)
-    if cached is None:
-        cached = _local.bare = make_lark()
-    return cached
-
-
 def parse_source(source: SourceFile) -> tuple[n.Module | None, list[Diagnostic]]:
     """Parse a source file; return the module (None on a syntax error) and diagnostics."""
     parser, builder = _parser()
@@ -471,7 +468,7 @@ def parse_source(source: SourceFile) -> tuple[n.Module | None, list[Diagnostic]]
         return None, builder.diagnostics
     except lark.exceptions.UnexpectedInput as exc:
         found = list(builder.diagnostics)
-        return None, found + [syntax_error(exc, source, _examples(parser, builder))]
+        return None, found + [syntax_error(exc, source, _examples(parser, builder), parser)]
     module = attach_comments(module, builder.comments, source)
     return module, builder.diagnostics
 
@@ -500,15 +497,14 @@ def decode_source(path: str, data: bytes) -> tuple[SourceFile | None, list[Diagn
         at = len(prefix)
         return None, [make("SKM001", f"{path} is not UTF-8 text (invalid byte 0x{data[exc.start]:02x})",
                            Span(source, at, at), label="here")]
-    text = text.replace("\r\n", "\n")
-    nul = text.find("\x00")
+    source = SourceFile.from_text(path, text)
+    nul = source.text.find("\x00")
     if nul != -1:
-        source = SourceFile(path, text)
         return None, [make("SKM001", f"{path} contains NUL bytes; it looks like a binary file",
                            Span(source, nul, nul + 1), label="NUL byte")]
-    return SourceFile(path, text), []
+    return source, []
 
 
 def parse(text: str, path: str = "<string>") -> tuple[n.Module | None, list[Diagnostic]]:
     """Parse `.skm` text."""
-    return parse_source(SourceFile(path, text.replace("\r\n", "\n")))
+    return parse_source(SourceFile.from_text(path, text))
