@@ -9,7 +9,7 @@ from skillc.diagnostics import Diagnostic, Severity
 from skillc.ir.loader import LoadResult
 from skillc.ir.machine import Machine
 
-__version__ = "0.1.0"
+from skillc.version import __version__
 
 __all__ = [
     "CheckResult", "Diagnostic", "LoadResult", "Machine", "ParseResult", "Severity",

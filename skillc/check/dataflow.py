@@ -20,7 +20,7 @@ from collections.abc import Iterator
 import attrs
 
 from skillc.check.context import CheckContext
-from skillc.check.graph import show_path
+from skillc.check.graph import shortest_path, show_path, successors
 from skillc.diagnostics import Diagnostic, make
 from skillc.ir import expr as ir
 from skillc.ir.machine import Machine
@@ -51,12 +51,7 @@ def solve(m: Machine) -> Dataflow:
     names = list(m.variables)
     bits = {n: i for i, n in enumerate(names)}
     everything = (1 << len(names)) - 1
-
-    def mask(ns) -> int:
-        out = 0
-        for n in ns:
-            out |= 1 << bits[n]
-        return out
+    mask = Dataflow(bits, names, {}, set()).mask
 
     writes = {name: mask(st.writes) for name, st in m.states.items()}
     gen = {(e.source, e.index): mask(a.var for a in e.assigns) for e in m.edges()}
@@ -89,26 +84,18 @@ def dataflow(m: Machine, context: CheckContext | None) -> Dataflow:
 
 def unassigned_path(m: Machine, var: str, target: str) -> list[str] | None:
     """A path from `start` to `target` on which `var` is never assigned (before `target` runs)."""
-    v = m.variables[var]
-    if v.defined_at_start:
+    if m.variables[var].defined_at_start:
         return None
-    parent: dict[str, str | None] = {m.start: None}
-    queue = deque([m.start])
-    while queue:
-        s = queue.popleft()
-        if s == target:
-            path = [s]
-            while parent[path[-1]] is not None:
-                path.append(parent[path[-1]])  # type: ignore[arg-type]
-            return path[::-1]
-        if var in m.states[s].writes:
-            continue
-        for e in m.states[s].edges:
-            if e.target in parent or any(a.var == var for a in e.assigns):
-                continue
-            parent[e.target] = s
-            queue.append(e.target)
-    return None
+    succ = successors(m, keep_edge=lambda e: all(a.var != var for a in e.assigns))
+    # States writing `var` assign it; the target may write it too, since it reads before it writes.
+    writers = {name for name, st in m.states.items() if var in st.writes and name != target}
+    return shortest_path(succ, m.start, target.__eq__, blocked=writers)
+
+
+def witness(m: Machine, var: str, state: str) -> list[str]:
+    """The witness lines of a definite-assignment finding."""
+    path = unassigned_path(m, var, state)
+    return [f"`{var}` is never assigned on {show_path(path)}"] if path else []
 
 
 def _use_of(e: ir.Expr | None, var: str):
@@ -116,11 +103,6 @@ def _use_of(e: ir.Expr | None, var: str):
     if e is None:
         return None
     return next((node.span for node in ir.walk(e) if isinstance(node, ir.Var) and node.name == var), None)
-
-
-def _witness(m: Machine, var: str, state: str) -> list[str]:
-    path = unassigned_path(m, var, state)
-    return [f"`{var}` is never assigned on {show_path(path)}"] if path else []
 
 
 def check_definite_assignment(m: Machine, context: CheckContext | None = None) -> Iterator[Diagnostic]:
@@ -132,8 +114,8 @@ def check_definite_assignment(m: Machine, context: CheckContext | None = None) -
         entry = flow.defined[name]
         for var in flow.missing(st.reads, entry):
             yield make("SKM210", f"state `{name}` reads `{var}`, which may not be assigned yet",
-                       st.span_of("reads").narrow(var),
-                       label=f"reads `{var}`", witness=_witness(m, var, name),
+                       st.span_of(f"reads:{var}"),
+                       label=f"reads `{var}`", witness=witness(m, var, name),
                        hint=f"assign `{var}` on every path into `{name}`, give it an initial value, "
                        "or drop it from `reads`")
         after = entry | flow.mask(st.writes)
@@ -142,12 +124,12 @@ def check_definite_assignment(m: Machine, context: CheckContext | None = None) -
             for var in flow.missing(used, after):
                 yield make("SKM211", f"the guard of edge {e.index + 1} of `{name}` uses `{var}`, which may not "
                            "be assigned yet", _use_of(e.guard, var) or e.span,
-                           label=f"uses `{var}`", witness=_witness(m, var, name),
+                           label=f"uses `{var}`", witness=witness(m, var, name),
                            hint=f"assign `{var}` before this state, or test a variable that is")
             assigned = after
             for a in e.assigns:
                 for var in flow.missing(sorted(ir.variables(a.value)), assigned):
                     yield make("SKM211", f"the assignment to `{a.var}` uses `{var}`, which may not be assigned yet",
                                _use_of(a.value, var) or a.span, label=f"uses `{var}`",
-                               witness=_witness(m, var, name))
+                               witness=witness(m, var, name))
                 assigned |= flow.mask([a.var])

@@ -9,8 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from skillc.check.context import CheckContext
-from skillc.check.dataflow import dataflow, unassigned_path
-from skillc.check.graph import show_path
+from skillc.check.dataflow import dataflow, witness
 from skillc.diagnostics import Diagnostic, make
 from skillc.ir.machine import Machine
 
@@ -22,8 +21,6 @@ def check_terminal_evidence(m: Machine, context: CheckContext | None = None) -> 
         if not st.is_terminal or name not in flow.reached:
             continue
         for var in flow.missing(st.requires, flow.defined[name]):
-            path = unassigned_path(m, var, name)
             yield make("SKM213", f"terminal `{name}` requires `{var}`, which may not be assigned when it is reached",
-                       st.span_of("requires").narrow(var), label=f"requires `{var}`",
-                       witness=[f"`{var}` is never assigned on {show_path(path)}"] if path else [],
+                       st.span_of(f"requires:{var}"), label=f"requires `{var}`", witness=witness(m, var, name),
                        hint=f"assign `{var}` on every path into `{name}`, or drop it from `requires`")

@@ -51,14 +51,17 @@ def check_guards(m: Machine, context: CheckContext | None = None) -> Iterator[Di
             for e in guarded:
                 enc.bool(e.guard)
         yield from _report(st, enc, verdicts)
-    seen: set[tuple[int, int]] = set()
-    for e in enc.opaque_exprs:
-        # Nested opaque terms (`a.b[c]`) share their outermost span: report each place once.
-        if e.span is not None and not any(s0 <= e.span.start and e.span.end <= s1 for s0, s1 in seen):
-            seen.add((e.span.start, e.span.end))
-            yield make("SKM242", "the guard analysis treats this as an opaque value", e.span,
-                       label="not modelled by the solver",
-                       notes=["dead-edge and shadowing results for guards using it are conservative"])
+    # Report each place once, and only the outermost of nested opaque parts (`str(a.b)` holds `a.b`).
+    places = sorted({(e.span.source.path, e.span.start, -e.span.end): e for e in enc.opaque_exprs
+                     if e.span is not None}.items())
+    outer_end = (None, -1)
+    for (path, start, neg_end), e in places:
+        if outer_end[0] == path and start < outer_end[1]:
+            continue
+        outer_end = (path, -neg_end)
+        yield make("SKM242", "the guard analysis treats this as an opaque value", e.span,
+                   label="not modelled by the solver",
+                   notes=["dead-edge and shadowing results for guards using it are conservative"])
 
 
 def _analyse_state(st: State, enc: Encoder, s: z3.Solver) -> list:
@@ -141,14 +144,17 @@ def check_judge_coverage(m: Machine, context: CheckContext | None = None) -> Ite
     """Labels of a judge that route identically in every case."""
     enc = encoder(m, context)
     s = solver(timeout_ms(context))
+    readers: dict[str, set[str]] = {}
+    for other in m.states.values():
+        for name in {*other.reads, *(v for e in other.edges for v in ir.variables(e.guard))}:
+            readers.setdefault(name, set()).add(other.name)
     for st in m.states.values():
         if st.kind != "judge" or len(st.writes) != 1:
             continue
         var = m.variables[st.writes[0]]
         if not isinstance(var.type, T.EnumT) or len(var.type.labels) < 2:
             continue
-        if any(var.name in other.reads or any(var.name in ir.variables(e.guard) for e in other.edges)
-               for other in m.states.values() if other is not st):
+        if readers.get(var.name, set()) - {st.name}:
             continue  # another state uses the label, so telling the labels apart can matter there
         labels = sorted(var.type.labels)
         enc.begin(e.guard for e in st.edges)

@@ -151,7 +151,7 @@ _SARIF_LEVEL = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.N
 
 def to_sarif(diagnostics: Iterable[Diagnostic]) -> dict:
     """A SARIF 2.1.0 log with one run: the rules used and one result per diagnostic."""
-    from skillc import __version__
+    from skillc.version import __version__
     from skillc.diagnostics.codes import lookup
 
     items = list(diagnostics)

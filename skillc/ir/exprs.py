@@ -195,19 +195,9 @@ class ExprLowerer:
             return ir.InSet(T.BOOL, operand=left, items=items, span=e.span)
         right = self.lower(e.right)
         rt = T.strip_optional(right.type)
-        if isinstance(rt, T.ListT):
-            left = self.lower(e.left, rt.item)
-            ok = T.comparable(left.type, rt.item)
-        elif isinstance(rt, T.MapT):
-            left = self.lower(e.left)
-            ok = T.comparable(left.type, T.STR)
-        elif isinstance(rt, T.StrT):
-            left = self.lower(e.left)
-            ok = T.comparable(left.type, T.STR)
-        elif self._bad(rt):
-            left = self.lower(e.left)
-            ok = True
-        else:
+        left = self.lower(e.left, rt.item if isinstance(rt, T.ListT) else None)
+        ok = T.searchable(right.type, left.type)
+        if ok is None:
             return self._error("SKM109", f"`in` needs a list, map, string or `{{…}}` on the right, not {T.show(rt)}",
                                e.right, label=T.show(rt))
         if not ok:
@@ -274,17 +264,12 @@ class ExprLowerer:
         if e.func == "str":  # scalars as text; lists, maps and records as JSON
             return ir.Call(T.STR, func="str", args=args, span=e.span)
         hay, needle = args
-        ht = T.strip_optional(hay.type)
-        if isinstance(ht, T.ListT):
-            if isinstance(needle, ir.Const) and isinstance(needle.type, T.ErrorT):
-                pass
-            ok = T.comparable(needle.type, ht.item)
-        elif isinstance(ht, (T.MapT, T.StrT)):
-            ok = isinstance(needle.type, T.StrT)
-        else:
-            return self._error("SKM130", f"`contains` searches a list, map or str, not {T.show(ht)}", e.args[0])
+        ok = T.searchable(hay.type, needle.type)
+        if ok is None:
+            return self._error("SKM130", f"`contains` searches a list, map or str, not {T.show(hay.type)}",
+                               e.args[0])
         if not ok:
-            return self._error("SKM130", f"cannot look for {T.show(needle.type)} in {T.show(ht)}", e.args[1])
+            return self._error("SKM130", f"cannot look for {T.show(needle.type)} in {T.show(hay.type)}", e.args[1])
         return ir.Call(T.BOOL, func="contains", args=args, span=e.span)
 
 

@@ -575,14 +575,18 @@ class _BodyLowerer:
                           hint=did_you_mean(name, [*self.names, FALLBACK])))
         return name
 
-    def _lookup_vars(self, names: Iterable[str], span, what: str) -> tuple[str, ...]:
+    def _lookup_vars(self, statements, what: str, spans: dict[str, Span]) -> tuple[str, ...]:
+        """The declared variables named by `reads`/`requires` statements; records each name's span."""
         out = []
-        for name in names:
-            if name not in self.variables:
-                self._report(make("SKM103", f"undefined variable `{name}` in `{what}`", span, label="not declared",
-                                  hint=did_you_mean(name, self.variables)))
-                continue
-            out.append(name)
+        for stmt in statements:
+            for name in stmt.names:
+                span = stmt.span.narrow(name) if stmt.span is not None else None
+                spans.setdefault(f"{what}:{name}", span)
+                if name not in self.variables:
+                    self._report(make("SKM103", f"undefined variable `{name}` in `{what}`", span,
+                                      label="not declared", hint=did_you_mean(name, self.variables)))
+                    continue
+                out.append(name)
         return tuple(dict.fromkeys(out))
 
     def _once(self, items, cls, what: str):
@@ -596,8 +600,8 @@ class _BodyLowerer:
         items = d.items
         reads_d = [i for i in items if isinstance(i, n.Reads)]
         writes_d = [i for i in items if isinstance(i, n.Writes)]
-        reads = self._lookup_vars([x for r in reads_d for x in r.names], reads_d[0].span if reads_d else d.span,
-                                  "reads")
+        item_spans: dict[str, Span] = {}
+        reads = self._lookup_vars(reads_d, "reads", item_spans)
         for r in reads_d[1:]:
             self._report(make("SKM119", "`reads` appears more than once in this state", r.span, label="repeated",
                               hint="list every variable in one `reads`"))
@@ -634,9 +638,9 @@ class _BodyLowerer:
                 if binding[1] is not None:
                     bindings.append(binding)  # type: ignore[arg-type]
         edges = tuple(self._edge(d.name, i, e) for i, e in enumerate(x for x in items if isinstance(x, n.Edge)))
-        item_spans = {key: item.span for key, item in (("reads", reads_d[0] if reads_d else None),
-                                                        ("writes", writes_d[0] if writes_d else None),
-                                                        ("prompt", prompt), ("call", call)) if item is not None}
+        item_spans.update({key: item.span for key, item in (("reads", reads_d[0] if reads_d else None),
+                                                             ("writes", writes_d[0] if writes_d else None),
+                                                             ("prompt", prompt), ("call", call)) if item is not None})
         return State(
             name=d.name, kind=d.kind, reads=reads, writes=tuple(dict.fromkeys(writes)),
             prompt=prompt.text if prompt else None, doc=doc, call=tool_call,
@@ -772,13 +776,11 @@ class _BodyLowerer:
         if d.outcome not in OUTCOMES:
             self._report(make("SKM121", f"unknown outcome `{d.outcome}`", d.span, label="not an outcome",
                               hint=did_you_mean(d.outcome, OUTCOMES) or "outcomes: " + ", ".join(OUTCOMES)))
-        requires = [x for r in d.items if isinstance(r, n.Requires) for x in r.names]
-        spans = [r.span for r in d.items if isinstance(r, n.Requires)]
+        item_spans: dict[str, Span] = {}
+        requires = self._lookup_vars([r for r in d.items if isinstance(r, n.Requires)], "requires", item_spans)
         doc, provenance = self._annotations(d.items)
-        return State(d.name, "terminal", outcome=d.outcome,
-                     requires=self._lookup_vars(requires, spans[0] if spans else d.span, "requires"),
-                     doc=doc, provenance=provenance, span=d.span,
-                     item_spans={"requires": spans[0]} if spans else {})
+        return State(d.name, "terminal", outcome=d.outcome, requires=requires, doc=doc, provenance=provenance,
+                     span=d.span, item_spans=item_spans)
 
     def _fallback(self, d: n.Fallback) -> State:
         for r in d.items:

@@ -131,7 +131,11 @@ class State:
     item_spans: dict[str, Span] = attrs.field(factory=dict, eq=False, repr=False, kw_only=True)
 
     def span_of(self, item: str) -> Span | None:
-        """The span of an item of the state (`reads`, `writes`, `call`, `prompt`, `requires`), else the state's."""
+        """The span of an item of the state, else the state's own.
+
+        Items: `reads`, `writes`, `call`, `prompt`, and one name of a list such as
+        `reads:answer` or `requires:answer`.
+        """
         return self.item_spans.get(item, self.span)
 
     @property

@@ -167,7 +167,25 @@ def comparable(a: Type, b: Type) -> bool:
         return isinstance(a, NoneT) or comparable(a, b.inner)
     if isinstance(a, ListT) and isinstance(b, ListT):
         return comparable(a.item, b.item)
+    if isinstance(a, MapT) and isinstance(b, MapT):
+        return comparable(a.value, b.value)
     return False
+
+
+def searchable(haystack: Type, needle: Type) -> bool | None:
+    """Can `needle in haystack` be asked? None when `haystack` cannot be searched at all.
+
+    Lists are searched for an item, maps for a key (a `str`), strings for a substring.
+    An optional needle is allowed only in a list of optionals.
+    """
+    hay = strip_optional(haystack)
+    if isinstance(hay, ListT):
+        return comparable(needle, hay.item)
+    if isinstance(hay, (MapT, StrT)):
+        return isinstance(needle, (StrT, ErrorT))
+    if isinstance(hay, ErrorT):
+        return True
+    return None
 
 
 def strip_optional(t: Type) -> Type:
