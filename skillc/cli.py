@@ -274,3 +274,130 @@ def show(path: str, fmt: str) -> None:
     from skillc.ir.describe import describe
 
     click.echo(describe(result.machine))
+
+
+# ---------------------------------------------------------------- running machines
+
+EXIT_PARTIAL, EXIT_FAILED = 4, 5
+_OUTCOME_EXIT = {"success": EXIT_OK, "partial": EXIT_PARTIAL, "failed": EXIT_FAILED}
+
+
+def _input_value(machine, raw: str):
+    """`name=value` from --input: strings as written, anything else as JSON."""
+    import json as _json
+
+    from skillc.ir import types as T
+
+    name, sep, value = raw.partition("=")
+    if not sep:
+        raise click.BadParameter(f"expected NAME=VALUE, got {raw!r}", param_hint="--input")
+    var = machine.variables.get(name)
+    if var is not None and isinstance(T.strip_optional(var.type), (T.StrT, T.EnumT)):
+        return name, value
+    try:
+        return name, _json.loads(value)
+    except ValueError:
+        raise click.BadParameter(f"the value of `{name}` is not JSON: {value!r}", param_hint="--input") from None
+
+
+def _load_checked(path: str):
+    """Load and check a machine; print diagnostics and exit unless it passes."""
+    result = api.check(Path(path))
+    problems = [d for d in result.diagnostics if d.severity is not Severity.NOTE]
+    if result.machine is None or result.failed:
+        _emit(problems, "full")
+        click.echo(f"skillc: {path} does not pass `skillc check`; only checked machines run", err=True)
+        sys.exit(_exit_code(result.diagnostics) or EXIT_ERRORS)
+    return result.machine, Path(path).read_text(encoding="utf-8")
+
+
+@main.command()
+@click.argument("machine_path", metavar="MACHINE", required=False)
+@click.option("--input", "inputs", multiple=True, metavar="NAME=VALUE", help="An input value (JSON unless a string).")
+@click.option("--input-file", type=click.Path(dir_okay=False, exists=True), help="A JSON object of inputs.")
+@click.option("--executor", "executor_spec", default=None, metavar="SPEC",
+              help="scripted:FILE, replay:TRACE, openai:MODEL, anthropic:MODEL or local[:PATH.gguf].")
+@click.option("--base-url", default=None, help="Endpoint of an OpenAI- or Anthropic-compatible server.")
+@click.option("--structured", "strategy", default="auto", show_default=True,
+              type=click.Choice(["auto", "json_schema", "json_object", "vllm", "prompt"]),
+              help="How to ask an openai: backend for JSON-Schema output.")
+@click.option("--trace", "trace_path", type=click.Path(dir_okay=False), default=None, help="Write a JSONL trace here.")
+@click.option("--max-steps", type=click.IntRange(1), default=1000, show_default=True)
+@click.option("--retries", type=click.IntRange(0, 20), default=2, show_default=True,
+              help="Retries of an invalid model output before the fallback.")
+@click.option("--journal", "journal_path", type=click.Path(dir_okay=False), default=".skillc/runs.sqlite",
+              show_default=True, help="SQLite journal of committed steps (for --resume).")
+@click.option("--resume", "resume_id", default=None, metavar="RUN_ID", help="Continue a crashed run.")
+@click.option("--tools", "tool_modules", multiple=True, type=click.Path(dir_okay=False, exists=True),
+              help="A Python file whose functions implement tools (repeatable).")
+@click.option("--workdir", type=click.Path(file_okay=False), default=None, help="Working directory of bash.")
+@click.option("--tool-timeout", type=float, default=60.0, show_default=True, help="Seconds before a tool is killed.")
+@click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
+def run(machine_path, inputs, input_file, executor_spec, base_url, strategy, trace_path, max_steps, retries,
+        journal_path, resume_id, tool_modules, workdir, tool_timeout, as_json) -> None:
+    """Run a checked machine. Exit 0 success, 4 partial, 5 failed; 1 unchecked machine; 2 usage."""
+    import json as _json
+
+    from skillc.runtime import (ExecutorError, Interpreter, Journal, JournalError, RunError, RunOptions, ToolBox,
+                                ToolError, make_executor)
+    from skillc.runtime.executors.scripted import ScriptError
+    from skillc.runtime.trace import TraceError
+
+    try:
+        journal = Journal(journal_path)
+        if resume_id:
+            info = journal.info(resume_id)
+            machine_path = machine_path or info.machine_path
+            executor_spec = executor_spec or info.executor
+        if not machine_path or not executor_spec:
+            raise click.UsageError("give MACHINE and --executor (or --resume RUN_ID)")
+        machine, text = _load_checked(machine_path)
+        given = {}
+        if input_file:
+            given = _json.loads(Path(input_file).read_text(encoding="utf-8"))
+            if not isinstance(given, dict):
+                raise click.BadParameter("the input file must hold a JSON object", param_hint="--input-file")
+        given.update(dict(_input_value(machine, raw) for raw in inputs))
+        executor = make_executor(executor_spec, base_url=base_url, strategy=strategy)
+        tools = ToolBox.default(list(tool_modules), timeout_s=tool_timeout, cwd=workdir)
+        options = RunOptions(retries=retries, max_steps=max_steps, trace=Path(trace_path) if trace_path else None,
+                             journal=journal, executor_spec=executor_spec, machine_path=str(machine_path))
+        interpreter = Interpreter(machine, executor, tools, options, text)
+        result = interpreter.resume(resume_id) if resume_id else interpreter.run(given)
+    except (RunError, ExecutorError, JournalError, ToolError, ScriptError, TraceError, ValueError) as exc:
+        click.echo(f"skillc run: {exc}", err=True)
+        sys.exit(EXIT_USAGE)
+    if as_json:
+        click.echo(_json.dumps(attrs_asdict(result), ensure_ascii=False))
+    else:
+        click.echo(f"outcome: {result.outcome} (terminal `{result.terminal}`) after {result.steps} steps")
+        for name, value in result.evidence.items():
+            click.echo(f"  {name} = {_json.dumps(value, ensure_ascii=False)}")
+        if result.error:
+            click.echo(f"  error: {result.error}")
+        click.echo(f"  run id: {result.run_id}" + (f"   trace: {result.trace}" if result.trace else ""))
+    sys.exit(_OUTCOME_EXIT.get(result.outcome, EXIT_FAILED))
+
+
+def attrs_asdict(obj) -> dict:
+    import attrs as _attrs
+
+    return _attrs.asdict(obj)
+
+
+@main.command()
+@click.argument("machine_path", metavar="MACHINE")
+@click.argument("trace_path", metavar="TRACE", type=click.Path(dir_okay=False, exists=True))
+def replay(machine_path: str, trace_path: str) -> None:
+    """Replay a trace through a machine without calling models or tools; exit 1 on divergence."""
+    from skillc.runtime import replay_file
+    from skillc.runtime.trace import TraceError
+
+    machine, text = _load_checked(machine_path)
+    try:
+        report = replay_file(machine, text, trace_path)
+    except TraceError as exc:
+        click.echo(f"skillc replay: {exc}", err=True)
+        sys.exit(EXIT_USAGE)
+    click.echo(("ok: " if report.ok else "FAILED: ") + report.message)
+    sys.exit(EXIT_OK if report.ok else EXIT_ERRORS)

