@@ -332,9 +332,12 @@ def _load_checked(path: str):
               help="A Python file whose functions implement tools (repeatable).")
 @click.option("--workdir", type=click.Path(file_okay=False), default=None, help="Working directory of bash.")
 @click.option("--tool-timeout", type=float, default=60.0, show_default=True, help="Seconds before a tool is killed.")
+@click.option("--mode", type=click.Choice(["machine", "native", "prompt-only"]), default="machine", show_default=True,
+              help="machine: the runtime drives the machine; native: the skill document and full transcript, the "
+                   "model picks every step; prompt-only: the machine rendered as prose, the model follows it.")
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
 def run(machine_path, inputs, input_file, executor_spec, base_url, strategy, trace_path, max_steps, retries,
-        journal_path, resume_id, tool_modules, workdir, tool_timeout, as_json) -> None:
+        journal_path, resume_id, tool_modules, workdir, tool_timeout, mode, as_json) -> None:
     """Run a checked machine. Exit 0 success, 4 partial, 5 failed; 1 unchecked machine; 2 usage."""
     import json as _json
 
@@ -362,8 +365,13 @@ def run(machine_path, inputs, input_file, executor_spec, base_url, strategy, tra
         tools = ToolBox.default(list(tool_modules), timeout_s=tool_timeout, cwd=workdir)
         options = RunOptions(retries=retries, max_steps=max_steps, trace=Path(trace_path) if trace_path else None,
                              journal=journal, executor_spec=executor_spec, machine_path=str(machine_path))
-        interpreter = Interpreter(machine, executor, tools, options, text)
-        result = interpreter.resume(resume_id) if resume_id else interpreter.run(given)
+        if mode != "machine":
+            from skillc.runtime.baselines import run_baseline, skill_document
+
+            result = run_baseline(machine, mode, executor, tools, options, given, skill_document(machine))
+        else:
+            interpreter = Interpreter(machine, executor, tools, options, text)
+            result = interpreter.resume(resume_id) if resume_id else interpreter.run(given)
     except (RunError, ExecutorError, JournalError, ToolError, ScriptError, TraceError, ValueError) as exc:
         click.echo(f"skillc run: {exc}", err=True)
         sys.exit(EXIT_USAGE)
@@ -401,3 +409,40 @@ def replay(machine_path: str, trace_path: str) -> None:
         sys.exit(EXIT_USAGE)
     click.echo(("ok: " if report.ok else "FAILED: ") + report.message)
     sys.exit(EXIT_OK if report.ok else EXIT_ERRORS)
+
+
+@main.command()
+@click.argument("machine_path", metavar="MACHINE")
+@click.argument("traces", nargs=-1, required=True, type=click.Path(dir_okay=False, exists=True))
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object per trace and a summary.")
+def score(machine_path: str, traces: tuple[str, ...], as_json: bool) -> None:
+    """Score traces: request-level full compliance (RFC) separately from task success."""
+    import json as _json
+
+    from skillc.runtime.score import score_trace
+    from skillc.runtime.trace import TraceError
+
+    machine, _ = _load_checked(machine_path)
+    scores = []
+    for t in traces:
+        try:
+            scores.append(score_trace(machine, t))
+        except TraceError as exc:
+            click.echo(f"skillc score: {exc}", err=True)
+            sys.exit(EXIT_USAGE)
+    for sc in scores:
+        if as_json:
+            click.echo(_json.dumps(attrs_asdict(sc), ensure_ascii=False))
+        else:
+            mark = "compliant" if sc.compliant else "NOT compliant"
+            click.echo(f"{sc.trace}: {sc.mode}, outcome {sc.outcome}, {mark}")
+            for v in sc.violations:
+                click.echo(f"    - {v}")
+            for u in sc.unverifiable:
+                click.echo(f"    ? {u}")
+    n = len(scores)
+    rfc = sum(sc.compliant for sc in scores) / n
+    success = sum(sc.outcome == "success" for sc in scores) / n
+    summary = {"traces": n, "request_level_full_compliance": rfc, "task_success": success}
+    click.echo(_json.dumps(summary) if as_json else
+               f"{n} trace{'s' * (n != 1)}: full compliance {rfc:.0%}, task success {success:.0%}")

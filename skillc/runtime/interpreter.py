@@ -26,7 +26,7 @@ from skillc.ir.evaluate import EvalError, evaluate
 from skillc.ir.machine import FALLBACK, Machine, State
 from skillc.runtime.executors.base import Executor, ExecutorError
 from skillc.runtime.journal import Journal, JournalError
-from skillc.runtime.prompts import build_request
+from skillc.runtime.prompts import Prompts
 from skillc.runtime.tools import ToolBox, ToolError
 from skillc.runtime.trace import TraceWriter, secrets_from_env
 from skillc.runtime.values import apply_outputs, check_value, coerce
@@ -127,6 +127,7 @@ class Interpreter:
         self.tools = tools
         self.options = options
         self.hash = machine_hash(source_text)
+        self.prompts = Prompts(machine)
         stood_in = {s.call.tool for s in machine.states.values() if s.call is not None and executor.stands_in(s.name)}
         needed = {s.call.tool for s in machine.states.values() if s.call is not None and not executor.stands_in(s.name)}
         missing = sorted(t for t in tools.missing(machine) if t in needed or t not in stood_in)
@@ -269,7 +270,7 @@ class Interpreter:
         return record, env, FALLBACK
 
     def _ask(self, st: State, env: dict, record: dict) -> dict:
-        request = build_request(self.machine, st, env)
+        request = self.prompts.request(st, env)
         record["gen_ai.operation.name"] = "chat"
         tokens_in = tokens_out = 0
         for attempt in range(self.options.retries + 1):

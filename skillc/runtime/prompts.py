@@ -57,12 +57,29 @@ def _contract(machine: Machine, state: State) -> str:
     return "\n".join(lines)
 
 
+class Prompts:
+    """Builds requests; the parts that do not depend on values are computed once per state."""
+
+    def __init__(self, machine: Machine) -> None:
+        self.machine = machine
+        self._static: dict[str, tuple[str, str, dict]] = {}
+
+    def request(self, state: State, env: dict[str, Any]) -> Request:
+        """The request for a model or judge state, from its prompt and the values of its reads only."""
+        static = self._static.get(state.name)
+        if static is None:
+            contract = "Output contract: a JSON object with exactly these keys:\n" + _contract(self.machine, state)
+            static = self._static[state.name] = (state.prompt or "", contract, output_schema(self.machine, state))
+        prompt, contract, schema = static
+        inputs = {name: env[name] for name in state.reads}
+        parts = [prompt]
+        if inputs:
+            parts.append("Inputs:\n" + json.dumps(inputs, ensure_ascii=False, sort_keys=True))
+        parts.append(contract)
+        messages = ({"role": "system", "content": SYSTEM}, {"role": "user", "content": "\n\n".join(parts)})
+        return Request(state.name, state.kind, messages, schema)
+
+
 def build_request(machine: Machine, state: State, env: dict[str, Any]) -> Request:
-    """The request for a model or judge state, from its prompt and the values of its reads only."""
-    inputs = {name: env[name] for name in state.reads}
-    parts = [state.prompt or ""]
-    if inputs:
-        parts.append("Inputs:\n" + json.dumps(inputs, ensure_ascii=False, indent=2, sort_keys=True))
-    parts.append("Output contract: a JSON object with exactly these keys:\n" + _contract(machine, state))
-    messages = ({"role": "system", "content": SYSTEM}, {"role": "user", "content": "\n\n".join(parts)})
-    return Request(state.name, state.kind, messages, output_schema(machine, state))
+    """One request without a cache (tools and tests)."""
+    return Prompts(machine).request(state, env)

@@ -7,10 +7,37 @@ per call and follows JSON Schemas, though it is often wrong about the task.
 
 from __future__ import annotations
 
+import contextlib
+import io
 import os
 
 from skillc.runtime.executors.base import BaseExecutor, ExecutorError, Response
 from skillc.runtime.prompts import Request
+
+
+_QUIET = None
+
+
+def quiet_llama() -> None:
+    """Route llama.cpp's own logging to nowhere.
+
+    `verbose=False` makes llama-cpp-python redirect the process's stdout and
+    stderr file descriptors, which crashes some builds; silencing the log
+    callback instead is both safe and quiet.
+    """
+    global _QUIET
+    if _QUIET is not None:
+        return
+    import ctypes
+
+    import llama_cpp
+
+    @llama_cpp.llama_log_callback
+    def _ignore(level, text, user_data):
+        return None
+
+    _QUIET = _ignore  # keep the callback alive for the life of the process
+    llama_cpp.llama_log_set(_QUIET, ctypes.c_void_p(0))
 
 
 def default_model_path() -> str:
@@ -26,7 +53,7 @@ def default_model_path() -> str:
 class LocalExecutor(BaseExecutor):
     """Chat completions from a GGUF model loaded in this process."""
 
-    def __init__(self, path: str | None = None, n_ctx: int = 4096, threads: int | None = None,
+    def __init__(self, path: str | None = None, n_ctx: int = 2048, threads: int | None = None,
                  max_tokens: int = 512, seed: int = 0) -> None:
         try:
             from llama_cpp import Llama
@@ -35,9 +62,12 @@ class LocalExecutor(BaseExecutor):
         path = path or default_model_path()
         if not os.path.isfile(path):
             raise ExecutorError(f"no model file at {path}")
+        quiet_llama()
+        chat_format = "gemma" if "gemma" in os.path.basename(path).lower() else None
         try:
-            self.llm = Llama(model_path=path, n_ctx=n_ctx, n_threads=threads or min(4, os.cpu_count() or 1),
-                             seed=seed, verbose=False)
+            with contextlib.redirect_stdout(io.StringIO()):  # llama-cpp-python prints model metadata
+                self.llm = Llama(model_path=path, n_ctx=n_ctx, n_threads=threads or min(2, os.cpu_count() or 1),
+                                 seed=seed, verbose=True, chat_format=chat_format)
         except Exception as exc:  # noqa: BLE001 - llama.cpp reports load failures as plain exceptions
             raise ExecutorError(f"cannot load {path}: {exc}") from None
         self.max_tokens = max_tokens

@@ -66,6 +66,8 @@ class OpenAIExecutor(BaseExecutor):
             raise ExecutorError("the model server timed out") from None
         except self.openai.APIError as exc:
             raise ExecutorError(f"the model server failed: {type(exc).__name__}") from None
+        except (ValueError, TypeError, KeyError) as exc:  # a reply body the SDK cannot decode
+            raise ExecutorError(f"the model server sent an unreadable reply ({type(exc).__name__})") from None
         try:
             text = reply.choices[0].message.content or ""
         except (AttributeError, IndexError, TypeError):

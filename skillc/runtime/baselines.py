@@ -1,0 +1,167 @@
+"""Baselines for honest comparison: the skill run natively, and the machine rendered as prose.
+
+- `native`: the whole skill document and the full transcript are in every
+  prompt; the model picks the next tool call (or `finish`) at every turn.
+- `prompt-only`: the same loop, but the instructions are the machine rendered
+  as prose (states, their instructions and where each leads), so the model is
+  told the control flow instead of being driven by it.
+
+Both write traces in the same format as machine mode (`skillc.mode` says
+which), so `skillc score` compares them on the same terms.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+from skillc.ir import types as T
+from skillc.ir.machine import Machine
+from skillc.ir.printexpr import show_expr
+from skillc.runtime.executors.base import Executor, ExecutorError
+from skillc.runtime.interpreter import RunOptions, RunResult, _json_answer, parse_inputs
+from skillc.runtime.prompts import Request
+from skillc.runtime.tools import ToolBox, ToolError
+from skillc.runtime.trace import TraceWriter, secrets_from_env
+from skillc.runtime.values import check_value
+from skillc.version import __version__
+
+PROTOCOL = (
+    "You work through the procedure above by calling tools. At every turn reply with one JSON object: "
+    '{"action": TOOL, "args": {…}} to call a tool, or {"action": "finish", "outcome": "success" | "partial" | '
+    '"failed", "evidence": {NAME: VALUE, …}} when the procedure is complete.'
+)
+
+
+def render_prose(m: Machine) -> str:
+    """The machine as numbered prose instructions (the prompt-only baseline)."""
+    lines = [f"Procedure `{m.name}`" + (f": {m.doc}" if m.doc else ""), f"Begin at step `{m.start}`.", ""]
+    for st in m.states.values():
+        if st.is_terminal:
+            if st.kind == "terminal":
+                req = f" Report {', '.join(st.requires)}." if st.requires else ""
+                lines.append(f"- `{st.name}`: finish with outcome {st.outcome}.{req}")
+            continue
+        what = st.prompt or (f"call the tool `{st.call.tool}`" if st.call else "")
+        lines.append(f"- `{st.name}` ({st.kind}): {what}")
+        if st.call is not None:
+            args = ", ".join(f"{k} = {show_expr(v)}" for k, v in st.call.args)
+            lines.append(f"  Call `{st.call.tool}({args})`.")
+        for e in st.edges:
+            cond = f"if {show_expr(e.guard)}" if e.guard is not None else "otherwise"
+            sets = "; then set " + ", ".join(f"{a.var} {a.op} {show_expr(a.value)}" for a in e.assigns) \
+                if e.assigns else ""
+            lines.append(f"  {cond}, continue with `{e.target}`{sets}.")
+    lines += ["", "Rules:"] + [f"- {r.quote}" for r in m.rules]
+    return "\n".join(lines)
+
+
+def _schema(m: Machine) -> dict:
+    return {
+        "type": "object",
+        "properties": {
+            "action": {"type": "string", "enum": [*m.tools, "finish"]},
+            "args": {"type": "object"},
+            "outcome": {"type": "string", "enum": ["success", "partial", "failed"]},
+            "evidence": {"type": "object"},
+        },
+        "required": ["action"],
+    }
+
+
+def run_baseline(m: Machine, mode: str, executor: Executor, tools: ToolBox, options: RunOptions,
+                 inputs: dict[str, Any], skill_text: str | None) -> RunResult:
+    """Run the native or prompt-only baseline; returns the same RunResult as machine mode."""
+    if mode == "native":
+        if not skill_text:
+            raise ValueError("native mode needs the skill document (the machine's `source`)")
+        instructions = skill_text
+    else:
+        instructions = render_prose(m)
+    values = parse_inputs(m, inputs)
+    tool_lines = [f"- {t.name}(" + ", ".join(f"{k}: {T.show(v)}" for k, v in t.params) + ") -> "
+                  + ", ".join(f"{k}: {T.show(v)}" for k, v in t.results) for t in m.tools.values()]
+    system = instructions + "\n\nTools:\n" + "\n".join(tool_lines) + "\n\n" + PROTOCOL
+    messages: list[dict] = [{"role": "system", "content": system},
+                            {"role": "user", "content": "Inputs:\n" + json.dumps(values, ensure_ascii=False, indent=2)}]
+    writer = TraceWriter(options.trace, options.secrets or secrets_from_env())
+    writer.write({"type": "header", "skillc.version": __version__, "skillc.machine": m.name, "skillc.mode": mode,
+                  "skillc.executor": options.executor_spec, "inputs": values,
+                  "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())})
+    schema = _schema(m)
+    outcome, evidence, error, step = "failed", {}, None, 0
+    totals = [0, 0]
+    try:
+        while step < options.max_steps:
+            record: dict[str, Any] = {"type": "step", "step": step, "state": mode, "kind": "turn",
+                                      "gen_ai.operation.name": "chat", "skillc.prompt_chars":
+                                      sum(len(x["content"]) for x in messages)}
+            started = time.perf_counter()
+            try:
+                response = executor.complete(Request(mode, "model", tuple(messages), schema))
+            except ExecutorError as exc:
+                error = f"executor: {exc}"
+                break
+            record.update({"gen_ai.request.model": response.model, "gen_ai.usage.input_tokens": response.input_tokens,
+                           "gen_ai.usage.output_tokens": response.output_tokens, "skillc.raw_output": response.text})
+            totals[0] += response.input_tokens or 0
+            totals[1] += response.output_tokens or 0
+            messages.append({"role": "assistant", "content": response.text})
+            try:
+                action = _json_answer(response.text)
+                name = action["action"]
+            except (ValueError, KeyError, TypeError):
+                observation = {"error": "reply with one JSON object as described"}
+            else:
+                if name == "finish":
+                    outcome = action.get("outcome") if action.get("outcome") in ("success", "partial", "failed") \
+                        else "failed"
+                    evidence = action.get("evidence") if isinstance(action.get("evidence"), dict) else {}
+                    record["output"] = action
+                    record["skillc.latency_ms"] = round((time.perf_counter() - started) * 1000, 3)
+                    writer.write(record)
+                    step += 1
+                    break
+                observation = _call(m, tools, name, action.get("args"), record)
+            record["tool_result"] = observation
+            record["skillc.latency_ms"] = round((time.perf_counter() - started) * 1000, 3)
+            writer.write(record)
+            messages.append({"role": "user", "content": "Observation:\n" + json.dumps(observation, ensure_ascii=False)})
+            step += 1
+        else:
+            error = f"step limit {options.max_steps} reached"
+        writer.write({"type": "footer", "skillc.terminal": mode, "skillc.outcome": outcome, "skillc.evidence": evidence,
+                      "skillc.steps": step, "skillc.error": error, "gen_ai.usage.input_tokens": totals[0],
+                      "gen_ai.usage.output_tokens": totals[1]})
+    finally:
+        writer.close()
+    return RunResult(None, outcome, mode, evidence, step, str(writer.path) if writer.path else None, error, ())
+
+
+def _call(m: Machine, tools: ToolBox, name: str, args: Any, record: dict) -> dict:
+    tool = m.tools.get(name)
+    if tool is None:
+        return {"error": f"no tool `{name}`"}
+    if not isinstance(args, dict):
+        return {"error": "`args` must be an object"}
+    problems = [f"unknown argument `{k}`" for k in args if tool.param(k) is None]
+    problems += [e for k, t in tool.params for e in check_value(args.get(k), t, f"argument `{k}`")]
+    if problems:
+        return {"error": "; ".join(problems)}
+    record["tool_call"] = {"tool": name, "args": args}
+    try:
+        return tools.call(tool, args)
+    except ToolError as exc:
+        return {"error": str(exc)}
+
+
+def skill_document(m: Machine) -> str | None:
+    """The text of the machine's `source`, when it can be read."""
+    if not (m.source and m.path):
+        return None
+    try:
+        return (Path(m.path).parent / m.source).read_text(encoding="utf-8")
+    except OSError:
+        return None

@@ -1,0 +1,65 @@
+"""A tiny OpenAI-compatible HTTP server on localhost, for fault injection in executor tests.
+
+Each POST to /v1/chat/completions takes the next scripted behaviour:
+`{"content": "..."}` (a normal reply), `{"status": 429}` (an HTTP error),
+`{"delay": 2.0, ...}` (answer late), `{"body": "..."}` (a raw, possibly broken,
+HTTP body). Requests are kept for assertions.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+
+class FakeOpenAI:
+    def __init__(self, behaviours: list[dict]) -> None:
+        self.behaviours = list(behaviours)
+        self.requests: list[dict] = []
+        fake = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args):  # keep test output quiet
+                return
+
+            def do_POST(self):  # noqa: N802 - http.server naming
+                length = int(self.headers.get("Content-Length", 0))
+                fake.requests.append(json.loads(self.rfile.read(length) or b"{}"))
+                b = fake.behaviours.pop(0) if fake.behaviours else {"status": 500}
+                if "delay" in b:
+                    time.sleep(b["delay"])
+                if "status" in b:
+                    body = json.dumps({"error": {"message": "injected", "type": "server_error"}}).encode()
+                    self.send_response(b["status"])
+                else:
+                    body = b["body"].encode() if "body" in b else json.dumps({
+                        "id": "chatcmpl-1", "object": "chat.completion", "created": 0, "model": "fake-model",
+                        "choices": [{"index": 0, "finish_reason": "stop",
+                                     "message": {"role": "assistant", "content": b["content"]}}],
+                        "usage": {"prompt_tokens": 17, "completion_tokens": 5, "total_tokens": 22},
+                    }).encode()
+                    self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                try:
+                    self.wfile.write(body)
+                except OSError:
+                    pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.server.server_address[1]}/v1"
+
+    def __enter__(self) -> FakeOpenAI:
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.server.shutdown()
+        self.server.server_close()

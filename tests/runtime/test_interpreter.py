@@ -1,0 +1,226 @@
+"""Interpreter semantics: first true guard, counters, retries, fallback, atomic writes, merge patches."""
+
+from __future__ import annotations
+
+import json
+
+from skillc.runtime.executors.base import ExecutorError, Response
+from tests.runtime.helpers import Recorder, run
+
+LOOP = """machine loop {
+  input question: str
+  var answer: str
+  var verdict: enum { good, bad }
+  counter tries max 2
+
+  start think
+
+  model think {
+    reads question
+    writes answer
+    prompt "Answer."
+    -> judge_it
+  }
+
+  judge judge_it {
+    reads answer
+    writes verdict
+    prompt "Good?"
+    when verdict == bad and tries < 2 -> think { tries += 1 }
+    when verdict == bad -> gave_up
+    -> done
+  }
+
+  terminal done: success { requires answer }
+  terminal gave_up: partial { requires answer }
+  fallback
+}
+"""
+
+
+def test_first_true_guard_and_counters() -> None:
+    script = {"outputs": {"think": [{"answer": "a1"}, {"answer": "a2"}, {"answer": "a3"}],
+                          "judge_it": [{"verdict": "bad"}, {"verdict": "bad"}, {"verdict": "bad"}]}}
+    r = run(LOOP, script, {"question": "q"})
+    assert (r.outcome, r.terminal) == ("partial", "gave_up")
+    assert r.visited == ("think", "judge_it") * 3
+    assert r.evidence == {"answer": "a3"}
+
+
+def test_success_path() -> None:
+    script = {"outputs": {"think": [{"answer": "ok"}], "judge_it": [{"verdict": "good"}]}}
+    r = run(LOOP, script, {"question": "q"})
+    assert (r.outcome, r.terminal, r.steps) == ("success", "done", 2)
+
+
+def test_invalid_output_is_retried_with_the_error_then_falls_back() -> None:
+    replies = iter(["not json", json.dumps({"answer": 3}), json.dumps({"answer": "fine"})])
+    rec = Recorder(lambda req: next(replies) if req.state == "think" else json.dumps({"verdict": "good"}))
+    r = run(LOOP, {}, {"question": "q"}, executor=rec)
+    assert r.outcome == "success"
+    think = [q for q in rec.requests if q.state == "think"]
+    assert len(think) == 3
+    assert "not JSON" in think[1].messages[-1]["content"]
+    assert "answer must be a string" in think[2].messages[-1]["content"]
+    rec = Recorder(lambda req: json.dumps({"answer": 1}))
+    r = run(LOOP, {}, {"question": "q"}, executor=rec, retries=1)
+    assert (r.terminal, r.outcome) == ("fallback", "failed")
+    assert len(rec.requests) == 2 and "no valid output after 2 attempts" in r.error
+
+
+def test_labels_outside_the_enum_are_invalid() -> None:
+    rec = Recorder(lambda req: json.dumps({"answer": "x"}) if req.state == "think" else json.dumps({"verdict": "meh"}))
+    r = run(LOOP, {}, {"question": "q"}, executor=rec, retries=0)
+    assert r.terminal == "fallback" and "must be one of good, bad" in r.error
+
+
+def test_executor_failures_are_retried_then_fall_back() -> None:
+    calls = []
+
+    def answer(req):
+        calls.append(req.state)
+        return ExecutorError("HTTP 500") if len(calls) < 2 else json.dumps({"answer": "x"} if req.state == "think"
+                                                                              else {"verdict": "good"})
+    r = run(LOOP, {}, {"question": "q"}, executor=Recorder(answer))
+    assert r.outcome == "success" and calls[:2] == ["think", "think"]
+    r = run(LOOP, {}, {"question": "q"}, executor=Recorder(lambda req: ExecutorError("HTTP 429")), retries=2)
+    assert r.terminal == "fallback" and "HTTP 429" in r.error
+
+
+def test_writes_are_atomic() -> None:
+    text = LOOP.replace("writes answer\n    prompt \"Answer.\"", "writes answer, verdict\n    prompt \"Answer.\"")
+    rec = Recorder(lambda req: json.dumps({"answer": "half", "verdict": "nonsense"}))
+    r = run(text, {}, {"question": "q"}, executor=rec, retries=0)
+    assert r.terminal == "fallback"
+    assert r.evidence == {}
+
+
+STRUCT = """machine inventory {
+  record Shelf {
+    sku: str
+    quantity: int
+    note: str?
+  }
+
+  var shelves: map[str, Shelf] = {}
+  var last: Shelf?
+  counter events max 3
+
+  start apply
+
+  model apply {
+    reads shelves
+    writes shelves
+    prompt "Apply the next event."
+    when events < 3 -> apply { events += 1 }
+    -> done
+  }
+
+  terminal done: success { requires shelves }
+  fallback
+}
+"""
+
+
+def test_map_writes_are_merge_patches_with_null_deletion() -> None:
+    patches = [
+        {"shelves": {"A1": {"sku": "x", "quantity": 3}, "A2": {"sku": "y", "quantity": 1}}},
+        {"shelves": {"A1": {"quantity": 5}}},
+        {"shelves": {"A2": None}},
+        {"shelves": {"A1": {"note": "recounted"}}},
+    ]
+    r = run(STRUCT, {"outputs": {"apply": patches}})
+    assert r.outcome == "success"
+    assert r.evidence["shelves"] == {"A1": {"sku": "x", "quantity": 5, "note": "recounted"}}
+
+
+def test_a_patch_that_breaks_the_schema_is_rolled_back_and_retried() -> None:
+    patches = [{"shelves": {"A1": {"sku": "x", "quantity": 3}}},
+               {"shelves": {"A1": {"quantity": "lots"}}},   # invalid: rolled back, retried
+               {"shelves": {"A1": {"quantity": 4}}},
+               {"shelves": {}}, {"shelves": {}}]
+    rec_states = []
+
+    def answer(req):
+        rec_states.append(req.messages[-1]["content"])
+        return json.dumps(patches[len(rec_states) - 1])
+    r = run(STRUCT, {}, executor=Recorder(answer))
+    assert r.outcome == "success"
+    assert r.evidence["shelves"]["A1"]["quantity"] == 4
+    assert "shelves['A1'].quantity must be an integer" in rec_states[2]
+
+
+def test_step_limit_routes_to_fallback() -> None:
+    r = run(STRUCT, {"outputs": {"apply": [{"shelves": {}}]}}, max_steps=2)
+    assert r.terminal == "fallback" and "step limit" in r.error
+
+
+TOOLS = """machine tooling {
+  tool bash(command: str) -> (stdout: str, exit_code: int)
+  tool add(a: int, b: int) -> (sum: int)
+  input word: str
+  var out: str
+  var status: int
+  var total: int
+
+  start echo
+
+  tool echo {
+    reads word
+    call bash(command: "printf %s " ++ quote(word))
+    writes out = stdout, status = exit_code
+    when status != 0 -> fallback
+    -> plus
+  }
+
+  tool plus {
+    reads status
+    call add(a: status, b: 2)
+    writes total = sum
+    -> done
+  }
+
+  terminal done: success { requires out, total }
+  fallback
+}
+"""
+
+
+def test_tools_run_with_quoting_and_python_callables(tmp_path) -> None:
+    from skillc.runtime.tools import ToolBox
+
+    mod = tmp_path / "mytools.py"
+    mod.write_text("def add(a, b):\n    return {'sum': a + b}\n")
+    box = ToolBox.default([str(mod)])
+    r = run(TOOLS, {}, {"word": "it's; rm -rf / $(x)"}, tools=box)
+    assert r.outcome == "success"
+    assert r.evidence == {"out": "it's; rm -rf / $(x)", "total": 2}
+
+
+def test_a_failing_tool_goes_to_the_fallback(tmp_path) -> None:
+    from skillc.runtime.tools import ToolBox
+
+    mod = tmp_path / "bad.py"
+    mod.write_text("def add(a, b):\n    raise RuntimeError('disk on fire')\n")
+    r = run(TOOLS, {}, {"word": "x"}, tools=ToolBox.default([str(mod)]))
+    assert r.terminal == "fallback" and "disk on fire" in r.error
+    mod.write_text("def add(a, b):\n    return {'sum': 'two'}\n")
+    r = run(TOOLS, {}, {"word": "x"}, tools=ToolBox.default([str(mod)]))
+    assert r.terminal == "fallback" and "result `sum` must be an integer" in r.error
+
+
+def test_missing_tool_implementation_is_reported_before_running() -> None:
+    import pytest
+
+    from skillc.runtime import RunError
+
+    with pytest.raises(RunError, match="no implementation for tool `add`"):
+        run(TOOLS, {}, {"word": "x"})
+
+
+def test_usage_counts_are_summed_over_retries() -> None:
+    replies = iter([Response("nope", "m", 10, 2), Response(json.dumps({"answer": "x"}), "m", 11, 3)])
+    rec = Recorder(lambda req: next(replies) if req.state == "think" else Response(json.dumps({"verdict": "good"}),
+                                                                                     "m", 5, 1))
+    r = run(LOOP, {}, {"question": "q"}, executor=rec)
+    assert r.outcome == "success"

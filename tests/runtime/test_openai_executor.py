@@ -1,0 +1,96 @@
+"""The `openai:` executor over real HTTP against a local fake server: request shapes and fault injection."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from skillc.runtime.executors.openai_exec import OpenAIExecutor
+from tests.runtime.fake_openai import FakeOpenAI
+from tests.runtime.helpers import run
+
+JUDGE = """machine judged {
+  input draft: str
+  var verdict: enum { accept, reject }
+
+  start decide
+
+  judge decide {
+    reads draft
+    writes verdict
+    prompt "Accept or reject the draft."
+    when verdict == reject -> rejected
+    -> accepted
+  }
+
+  terminal accepted: success { requires verdict }
+  terminal rejected: partial { requires verdict }
+  fallback
+}
+"""
+
+
+def _run(behaviours, strategy="json_object", retries=2, timeout_s=10.0):
+    with FakeOpenAI(behaviours) as server:
+        executor = OpenAIExecutor("fake-model", base_url=server.url, strategy=strategy, timeout_s=timeout_s)
+        result = run(JUDGE, {}, {"draft": "hello"}, executor=executor, retries=retries)
+        executor.close()
+        return result, server.requests
+
+
+def test_structured_output_request_shapes() -> None:
+    ok = {"content": json.dumps({"verdict": "accept"})}
+    result, reqs = _run([ok], strategy="json_object")
+    assert result.outcome == "success"
+    fmt = reqs[0]["response_format"]
+    assert fmt["type"] == "json_object" and fmt["schema"]["properties"]["verdict"]["enum"] == ["accept", "reject"]
+    _, reqs = _run([ok], strategy="json_schema")
+    js = reqs[0]["response_format"]
+    assert js["type"] == "json_schema" and js["json_schema"]["strict"] is True
+    assert js["json_schema"]["name"] == "decide_output"
+    _, reqs = _run([ok], strategy="vllm")
+    assert reqs[0]["structured_outputs"]["json"]["required"] == ["verdict"] and "response_format" not in reqs[0]
+    _, reqs = _run([ok], strategy="prompt")
+    assert "response_format" not in reqs[0] and "structured_outputs" not in reqs[0]
+    assert reqs[0]["model"] == "fake-model" and reqs[0]["messages"][0]["role"] == "system"
+
+
+@pytest.mark.parametrize("bad", [
+    {"content": "{not json"},                          # malformed JSON
+    {"content": json.dumps({"verdict": 3})},           # wrong type
+    {"content": json.dumps({"verdict": "maybe"})},     # label outside the set
+    {"content": json.dumps({"verdict": "accept", "x": 1})},  # extra key
+    {"status": 429},
+    {"status": 500},
+    {"body": "<html>bad gateway</html>"},              # a body that is not JSON
+], ids=["malformed", "wrong-type", "bad-label", "extra-key", "429", "500", "broken-body"])
+def test_faults_are_retried_and_then_go_to_the_fallback(bad) -> None:
+    good = {"content": json.dumps({"verdict": "reject"})}
+    result, reqs = _run([bad, good])
+    assert (result.outcome, result.terminal) == ("partial", "rejected")
+    assert len(reqs) == 2
+    if "content" in bad:
+        assert reqs[1]["messages"][-1]["content"].startswith("Your reply was not valid")
+    result, reqs = _run([bad, bad, bad], retries=2)
+    assert result.terminal == "fallback" and len(reqs) == 3
+    assert result.evidence == {}
+
+
+def test_timeouts_go_to_the_fallback() -> None:
+    slow = {"delay": 1.5, "content": json.dumps({"verdict": "accept"})}
+    result, reqs = _run([slow, slow], retries=1, timeout_s=0.5)
+    assert result.terminal == "fallback" and "timed out" in result.error
+
+
+def test_usage_is_reported() -> None:
+    from skillc.runtime.executors.base import Response  # noqa: F401
+    with FakeOpenAI([{"content": json.dumps({"verdict": "accept"})}]) as server:
+        ex = OpenAIExecutor("fake-model", base_url=server.url)
+        from skillc.runtime.prompts import build_request
+        from tests.runtime.helpers import checked
+
+        m = checked(JUDGE)
+        resp = ex.complete(build_request(m, m.states["decide"], {"draft": "x"}))
+        assert (resp.model, resp.input_tokens, resp.output_tokens) == ("fake-model", 17, 5)
+        assert ex.strategy == "json_object"
