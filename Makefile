@@ -1,5 +1,9 @@
 # Quick start: `make demo` and `make test`. Both create .venv on first use.
 PYTHON ?= python3
+# llama.cpp for the local model is built for any x86-64 with AVX2: a -march=native
+# build with AMX/AVX-512 paths crashed on this machine type, and a portable wheel
+# can be cached and reused.
+export CMAKE_ARGS ?= -DGGML_NATIVE=OFF -DGGML_AVX512=OFF -DGGML_AMX_TILE=OFF -DGGML_AMX_INT8=OFF -DGGML_AMX_BF16=OFF -DGGML_OPENMP=OFF
 VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
@@ -10,7 +14,7 @@ EXAMPLE := examples/livemath/livemath.skm
 $(STAMP): pyproject.toml
 	test -d $(VENV) || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e ".[dev]"
+	$(BIN)/python -m pip install --quiet -e ".[dev,local]"
 	touch $(STAMP)
 
 setup: $(STAMP)
@@ -29,6 +33,8 @@ test: $(STAMP)
 bench: $(STAMP)
 	$(BIN)/python bench/parse.py
 	$(BIN)/python bench/check_scaling.py
+	$(BIN)/python bench/overhead.py
+	$(BIN)/python bench/tokens.py
 
 docs: $(STAMP)
 	$(BIN)/skillc explain --markdown > docs/diagnostics.md

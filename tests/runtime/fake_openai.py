@@ -1,4 +1,4 @@
-"""A tiny OpenAI-compatible HTTP server on localhost, for fault injection in executor tests.
+"""A tiny OpenAI- (and Anthropic-) compatible HTTP server on localhost, for fault injection in executor tests.
 
 Each POST to /v1/chat/completions takes the next scripted behaviour:
 `{"content": "..."}` (a normal reply), `{"status": 429}` (an HTTP error),
@@ -28,6 +28,13 @@ class FakeOpenAI:
                 length = int(self.headers.get("Content-Length", 0))
                 fake.requests.append(json.loads(self.rfile.read(length) or b"{}"))
                 b = fake.behaviours.pop(0) if fake.behaviours else {"status": 500}
+                if self.path.endswith("/messages") and "content" in b:  # the Anthropic Messages API
+                    b = {"body": json.dumps({
+                        "id": "msg_1", "type": "message", "role": "assistant", "model": "fake-claude",
+                        "content": [{"type": "tool_use", "id": "tu_1", "name": "answer",
+                                     "input": json.loads(b["content"])}],
+                        "stop_reason": "tool_use", "stop_sequence": None,
+                        "usage": {"input_tokens": 21, "output_tokens": 7}})}
                 if "delay" in b:
                     time.sleep(b["delay"])
                 if "status" in b:
@@ -55,6 +62,10 @@ class FakeOpenAI:
     @property
     def url(self) -> str:
         return f"http://127.0.0.1:{self.server.server_address[1]}/v1"
+
+    @property
+    def root(self) -> str:
+        return f"http://127.0.0.1:{self.server.server_address[1]}"
 
     def __enter__(self) -> FakeOpenAI:
         self.thread.start()

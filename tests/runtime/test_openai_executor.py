@@ -94,3 +94,19 @@ def test_usage_is_reported() -> None:
         resp = ex.complete(build_request(m, m.states["decide"], {"draft": "x"}))
         assert (resp.model, resp.input_tokens, resp.output_tokens) == ("fake-model", 17, 5)
         assert ex.strategy == "json_object"
+
+
+def test_anthropic_executor_uses_a_forced_tool_call() -> None:
+    pytest.importorskip("anthropic")
+    from skillc.runtime.executors.anthropic_exec import AnthropicExecutor
+
+    with FakeOpenAI([{"content": json.dumps({"verdict": "reject"})}, {"status": 529}]) as server:
+        executor = AnthropicExecutor("fake-claude", base_url=server.root)
+        result = run(JUDGE, {}, {"draft": "x"}, executor=executor, retries=0)
+        assert (result.terminal, result.evidence) == ("rejected", {"verdict": "reject"})
+        sent = server.requests[0]
+        assert sent["tool_choice"] == {"type": "tool", "name": "answer"}
+        assert sent["tools"][0]["input_schema"]["properties"]["verdict"]["enum"] == ["accept", "reject"]
+        assert sent["system"].startswith("You carry out one step")
+        failed = run(JUDGE, {}, {"draft": "x"}, executor=executor, retries=0)
+        assert failed.terminal == "fallback" and "HTTP 529" in failed.error

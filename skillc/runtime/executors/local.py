@@ -70,6 +70,7 @@ class LocalExecutor(BaseExecutor):
                                  seed=seed, verbose=True, chat_format=chat_format)
         except Exception as exc:  # noqa: BLE001 - llama.cpp reports load failures as plain exceptions
             raise ExecutorError(f"cannot load {path}: {exc}") from None
+        self.llm.verbose = False  # no per-call chatter on stderr (set after loading; see quiet_llama)
         self.max_tokens = max_tokens
         self.model = os.path.basename(path)
         self.name = f"local:{self.model}"
@@ -84,6 +85,11 @@ class LocalExecutor(BaseExecutor):
         usage = reply.get("usage") or {}
         return Response(reply["choices"][0]["message"].get("content") or "", model=self.model,
                         input_tokens=usage.get("prompt_tokens"), output_tokens=usage.get("completion_tokens"))
+
+    def close(self) -> None:
+        close = getattr(self.llm, "close", None)
+        if close is not None:
+            close()
 
     def count_tokens(self, text: str) -> int:
         """Tokens of a text under this model's tokenizer (used by the token benchmark)."""
