@@ -63,23 +63,28 @@ def run_once(events: int, shelves: int, folder: Path):
     return machine, result, prompts, trace, accuracy(folder / "state.json", wh.expected)
 
 
-def native_prompts(machine, trace: Path) -> list[str]:
-    """The prompt a native agent would send at each step of the same run."""
+def native_prompt_tokens(machine, trace: Path, count) -> list[int]:
+    """Tokens of the prompt a native agent would send at each step of the same run.
+
+    The native prompt only grows: the skill, the tool list and the inputs, then
+    every action and observation so far. Its size at each step is the base plus
+    the tokens of every piece appended before it (each piece is tokenised once).
+    """
     skill = (ROOT / "examples" / "warehouse" / "SKILL.md").read_text()
     tools = "\n".join(f"- {t.name}" for t in machine.tools.values())
     header, steps, _ = read_trace(trace)
-    transcript = skill + "\n\nTools:\n" + tools + "\n\nInputs:\n" + json.dumps(header["inputs"])
-    prompts = []
+    size = count(skill + "\n\nTools:\n" + tools + "\n\nInputs:\n" + json.dumps(header["inputs"]))
+    sizes = []
     for s in steps:
-        prompts.append(transcript)
+        sizes.append(size)
         call = s.get("tool_call")
         if call:  # structured arguments (the whole state) are shown by name only: a conservative native estimate
             call = {"tool": call["tool"], "args": {k: v if not isinstance(v, (dict, list)) else f"<{k}>"
                                                    for k, v in call["args"].items()}}
         action = {"step": s["state"], "call": call, "output": s.get("output")}
         observation = s.get("tool_result")
-        transcript += "\n" + json.dumps(action) + ("\nObservation: " + json.dumps(observation) if observation else "")
-    return prompts
+        size += count("\n" + json.dumps(action) + ("\nObservation: " + json.dumps(observation) if observation else ""))
+    return sizes
 
 
 def main() -> None:
@@ -96,7 +101,7 @@ def main() -> None:
             machine, result, prompts, trace, acc = run_once(t, args.shelves, Path(tmp))
             elapsed = time.perf_counter() - start
             machine_tokens = [count("\n".join(m["content"] for m in p.messages)) for p in prompts]
-            native_tokens = [count(p) for p in native_prompts(machine, trace)]
+            native_tokens = native_prompt_tokens(machine, trace, count)
         mt, nt = sum(machine_tokens), sum(native_tokens)
         print(f"{t:>5} {result.steps:>6} {statistics.mean(machine_tokens):>22.0f} {max(machine_tokens):>6} {mt:>16,} "
               f"{statistics.mean(native_tokens):>21,.0f} {nt:>15,} {nt / mt:>6.1f}x {acc['shelf_accuracy']:>8.1%} "

@@ -224,3 +224,20 @@ def test_usage_counts_are_summed_over_retries() -> None:
                                                                                      "m", 5, 1))
     r = run(LOOP, {}, {"question": "q"}, executor=rec)
     assert r.outcome == "success"
+
+
+def test_bash_argument_vectors_timeouts_and_output_caps(tmp_path) -> None:
+    import pytest
+
+    from skillc.runtime.tools import BashTool, ToolError
+
+    assert BashTool(cwd=str(tmp_path))(command="pwd")["stdout"].strip() == str(tmp_path)
+    bash = BashTool(timeout_s=0.5, max_output=10, cwd=str(tmp_path))
+    assert bash(argv=["printf", "%s", "a b; c"])["stdout"] == "a b; c"
+    capped = bash(command="printf 0123456789abcdef")["stdout"]
+    assert capped.startswith("0123456789") and capped.endswith("[output truncated]")
+    with pytest.raises(ToolError, match="timed out"):
+        bash(command="sleep 5")
+    with pytest.raises(ToolError, match="exactly one"):
+        bash()
+    assert bash(command="exit 3")["exit_code"] == 3
