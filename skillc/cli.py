@@ -446,3 +446,59 @@ def score(machine_path: str, traces: tuple[str, ...], as_json: bool) -> None:
     summary = {"traces": n, "request_level_full_compliance": rfc, "task_success": success}
     click.echo(_json.dumps(summary) if as_json else
                f"{n} trace{'s' * (n != 1)}: full compliance {rfc:.0%}, task success {success:.0%}")
+
+
+@main.command()
+@click.argument("machine_path", metavar="MACHINE")
+@click.option("-o", "--output", type=click.Path(dir_okay=False), default=None, help="Write here (default: stdout).")
+@click.option("--format", "fmt", type=click.Choice(["dot", "svg", "png", "mermaid"]), default=None,
+              help="Default: from the output's extension, else dot.")
+@click.option("--trace", "trace_path", type=click.Path(dir_okay=False, exists=True), default=None,
+              help="Overlay a run: visited states and edges with counts, the path to the terminal emphasised.")
+def dot(machine_path: str, output: str | None, fmt: str | None, trace_path: str | None) -> None:
+    """Draw a machine as DOT, SVG, PNG (Graphviz) or Mermaid."""
+    from skillc.render import RenderError, overlay_from_trace, render_image, to_dot, to_mermaid
+    from skillc.runtime.trace import TraceError
+
+    if fmt is None:
+        suffix = Path(output).suffix.lstrip(".").lower() if output else ""
+        fmt = {"svg": "svg", "png": "png", "mmd": "mermaid", "md": "mermaid"}.get(suffix, "dot")
+    if fmt == "png" and output is None:
+        raise click.UsageError("PNG output needs -o FILE")
+    result = api.check(Path(machine_path))
+    if result.machine is None or not result.ok:
+        _emit([d for d in result.diagnostics if d.severity is not Severity.NOTE], "full")
+        sys.exit(_exit_code(result.diagnostics) or EXIT_ERRORS)
+    try:
+        overlay = overlay_from_trace(result.machine, trace_path) if trace_path else None
+        if fmt == "mermaid":
+            data: bytes = to_mermaid(result.machine, overlay).encode("utf-8")
+        else:
+            text = to_dot(result.machine, overlay)
+            data = text.encode("utf-8") if fmt == "dot" else render_image(text, fmt)
+    except (RenderError, TraceError) as exc:
+        click.echo(f"skillc dot: {exc}", err=True)
+        sys.exit(EXIT_USAGE)
+    if output is None:
+        sys.stdout.buffer.write(data)
+        return
+    try:
+        _write_bytes_atomically(Path(output), data)
+    except OSError as exc:
+        click.echo(f"skillc dot: cannot write {output}: {exc.strerror or exc}", err=True)
+        sys.exit(EXIT_USAGE)
+
+
+def _write_bytes_atomically(path: Path, data: bytes) -> None:
+    fd, tmp = tempfile.mkstemp(dir=path.parent if str(path.parent) else ".", prefix=f".{path.name}.")
+    try:
+        with os.fdopen(fd, "wb") as out:
+            out.write(data)
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)  # mkstemp creates 0600; a drawing is an ordinary file
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
