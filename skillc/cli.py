@@ -502,3 +502,14 @@ def _write_bytes_atomically(path: Path, data: bytes) -> None:
         if os.path.exists(tmp):
             os.unlink(tmp)
         raise
+
+
+@main.command()
+def lsp() -> None:
+    """Run the language server over stdio (needs `pip install 'skillc[lsp]'`)."""
+    try:
+        from skillc.lsp.server import main as serve
+    except ImportError as exc:
+        click.echo(f"skillc lsp: the language server needs pygls 2 (pip install 'skillc[lsp]'): {exc}", err=True)
+        sys.exit(EXIT_USAGE)
+    serve()

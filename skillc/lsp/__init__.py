@@ -1,0 +1,1 @@
+"""The language server (`skillc lsp`, extra `skillc[lsp]`)."""

@@ -1,0 +1,335 @@
+"""`skillc lsp`: a language server over stdio (pygls 2), using the same engine and codes as `skillc check`.
+
+Features: diagnostics on open/change/save; document symbols; go-to-definition
+and find-references for states, variables, tools, types and fragments (also in
+imported files); hover (kind, reads/writes, prompt, the source clause the state
+came from); formatting (the `skillc fmt` printer); completion of states,
+variables, labels, tools and fragments in context.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from urllib.parse import unquote, urlparse
+
+from lsprotocol import types as lsp
+from pygls.lsp.server import LanguageServer
+
+from skillc import api
+from skillc.diagnostics import Diagnostic, Severity, SourceFile, Span
+from skillc.ir.loader import Loader
+from skillc.ir import types as T
+from skillc.lsp.index import Definition, Index, build_index, chars_col, utf16_col
+from skillc.syntax import nodes as n
+from skillc.syntax.printer import print_module
+from skillc.version import __version__
+
+SEVERITY = {Severity.ERROR: lsp.DiagnosticSeverity.Error, Severity.WARNING: lsp.DiagnosticSeverity.Warning,
+            Severity.NOTE: lsp.DiagnosticSeverity.Information}
+SYMBOL_KIND = {"state": lsp.SymbolKind.Function, "terminal": lsp.SymbolKind.Event,
+               "variable": lsp.SymbolKind.Variable, "tool": lsp.SymbolKind.Interface,
+               "type": lsp.SymbolKind.Struct, "fragment": lsp.SymbolKind.Module, "instance": lsp.SymbolKind.Object,
+               "rule": lsp.SymbolKind.Property}
+
+server = LanguageServer("skillc", __version__)
+
+
+def _path(uri: str) -> str:
+    parsed = urlparse(uri)
+    return unquote(parsed.path) if parsed.scheme == "file" else uri
+
+
+def _range(span: Span) -> lsp.Range:
+    lines = span.source.text.split("\n")
+    (l1, c1), (l2, c2) = span.start_pos, span.end_pos
+    line1 = lines[l1 - 1] if l1 - 1 < len(lines) else ""
+    line2 = lines[l2 - 1] if l2 - 1 < len(lines) else ""
+    return lsp.Range(lsp.Position(l1 - 1, utf16_col(line1, c1 - 1)), lsp.Position(l2 - 1, utf16_col(line2, c2 - 1)))
+
+
+def _offset(text: str, pos: lsp.Position) -> int:
+    lines = text.split("\n")
+    if pos.line >= len(lines):
+        return len(text)
+    return sum(len(x) + 1 for x in lines[: pos.line]) + chars_col(lines[pos.line], pos.character)
+
+
+class State:
+    """Per-document analysis results, refreshed on every change."""
+
+    def __init__(self) -> None:
+        self.results: dict[str, api.CheckResult] = {}
+        self.indexes: dict[str, Index] = {}
+        self.modules: dict[str, n.Module] = {}
+
+
+STATE = State()
+
+
+def analyse(ls: LanguageServer, uri: str) -> None:
+    """Check a document and publish its diagnostics (those located in this document)."""
+    doc = ls.workspace.get_text_document(uri)
+    path = _path(uri)
+    result = api.check(doc.source, path=path)
+    STATE.results[uri] = result
+    parsed = api.parse(doc.source, path=path)
+    if parsed.module is not None:
+        STATE.modules[uri] = parsed.module
+        STATE.indexes[uri] = build_index(parsed.module, doc.source)
+    diagnostics = [_to_lsp(d) for d in result.diagnostics
+                   if d.span is not None and d.span.path == path and d.severity is not Severity.NOTE]
+    ls.text_document_publish_diagnostics(lsp.PublishDiagnosticsParams(uri=uri, diagnostics=diagnostics,
+                                                                      version=doc.version))
+
+
+def _to_lsp(d: Diagnostic) -> lsp.Diagnostic:
+    message = d.message + (f"\nhelp: {d.hint}" if d.hint else "") + "".join(f"\nwitness: {w}" for w in d.witness)
+    related = [lsp.DiagnosticRelatedInformation(lsp.Location(Path(s.span.path).resolve().as_uri()
+                                                             if Path(s.span.path).exists() else s.span.path,
+                                                             _range(s.span)), s.message or "here")
+               for s in d.secondary]
+    return lsp.Diagnostic(range=_range(d.span), message=message, severity=SEVERITY[d.severity], code=d.code,
+                          source="skillc", related_information=related or None)
+
+
+@server.feature(lsp.TEXT_DOCUMENT_DID_OPEN)
+def did_open(ls: LanguageServer, params: lsp.DidOpenTextDocumentParams) -> None:
+    analyse(ls, params.text_document.uri)
+
+
+@server.feature(lsp.TEXT_DOCUMENT_DID_CHANGE)
+def did_change(ls: LanguageServer, params: lsp.DidChangeTextDocumentParams) -> None:
+    analyse(ls, params.text_document.uri)
+
+
+@server.feature(lsp.TEXT_DOCUMENT_DID_SAVE)
+def did_save(ls: LanguageServer, params: lsp.DidSaveTextDocumentParams) -> None:
+    analyse(ls, params.text_document.uri)
+
+
+@server.feature(lsp.TEXT_DOCUMENT_DOCUMENT_SYMBOL)
+def document_symbol(ls: LanguageServer, params: lsp.DocumentSymbolParams) -> list[lsp.DocumentSymbol]:
+    module = STATE.modules.get(params.text_document.uri)
+    if module is None:
+        return []
+    out = []
+    for item in module.items:
+        if isinstance(item, (n.Machine, n.Fragment)):
+            children = []
+            for decl in item.items:
+                kind, name = _symbol(decl)
+                if kind is None or decl.span is None:
+                    continue
+                children.append(lsp.DocumentSymbol(name=name, kind=SYMBOL_KIND[kind], range=_range(decl.span),
+                                                   selection_range=_range(decl.span.narrow(name, False)),
+                                                   detail=_detail(decl)))
+            kind = lsp.SymbolKind.Class if isinstance(item, n.Machine) else lsp.SymbolKind.Module
+            out.append(lsp.DocumentSymbol(name=item.name, kind=kind, range=_range(item.span),
+                                          selection_range=_range(item.span.narrow(item.name, False)),
+                                          children=children))
+        elif isinstance(item, (n.RecordDecl, n.EnumDecl)) and item.span is not None:
+            out.append(lsp.DocumentSymbol(name=item.name, kind=lsp.SymbolKind.Struct, range=_range(item.span),
+                                          selection_range=_range(item.span.narrow(item.name, False))))
+    return out
+
+
+def _symbol(decl) -> tuple[str | None, str]:
+    if isinstance(decl, n.State):
+        return "state", decl.name
+    if isinstance(decl, n.Terminal):
+        return "terminal", decl.name
+    if isinstance(decl, n.Fallback):
+        return "terminal", "fallback"
+    if isinstance(decl, (n.VarDecl, n.CounterDecl)):
+        return "variable", decl.name
+    if isinstance(decl, n.ToolDecl):
+        return "tool", decl.name
+    if isinstance(decl, (n.RecordDecl, n.EnumDecl)):
+        return "type", decl.name
+    if isinstance(decl, n.Use):
+        return "instance", decl.name
+    if isinstance(decl, n.Rule):
+        return "rule", f"rule {decl.kind} {' before '.join(decl.ops)}"
+    return None, ""
+
+
+def _detail(decl) -> str:
+    if isinstance(decl, n.State):
+        return decl.kind
+    if isinstance(decl, n.Terminal):
+        return decl.outcome
+    if isinstance(decl, n.VarDecl):
+        return decl.kind
+    if isinstance(decl, n.CounterDecl):
+        return f"counter max {decl.max}"
+    if isinstance(decl, n.Rule):
+        return decl.quote
+    return ""
+
+
+def _lookup(uri: str, pos: lsp.Position) -> tuple[Index, str, list[Definition]] | None:
+    index = STATE.indexes.get(uri)
+    if index is None:
+        return None
+    hit = index.word_at(_offset(index.text, pos))
+    if hit is None:
+        return None
+    word = hit[2]
+    for candidate in (word, word.split(".")[0]):
+        if candidate in index.definitions:
+            return index, candidate, index.definitions[candidate]
+    return index, word, []
+
+
+@server.feature(lsp.TEXT_DOCUMENT_DEFINITION)
+def definition(ls: LanguageServer, params: lsp.DefinitionParams) -> list[lsp.Location]:
+    found = _lookup(params.text_document.uri, params.position)
+    if found is None:
+        return []
+    index, word, defs = found
+    if defs:
+        return [lsp.Location(params.text_document.uri, _range(d.name_span)) for d in defs]
+    fdef = _fragment_anywhere(params.text_document.uri, word)
+    if fdef is not None and fdef.span is not None:
+        return [lsp.Location(Path(fdef.span.path).resolve().as_uri(), _range(fdef.span.narrow(word, True)))]
+    return []
+
+
+def _imported(uri: str) -> dict:
+    """Fragments of the files this document imports, by name."""
+    index = STATE.indexes.get(uri)
+    if index is None:
+        return {}
+    loader = Loader()
+    loader.load_source(SourceFile(_path(uri), index.text), Path(_path(uri)))
+    return {name: f for lowered in loader.imports.done.values() if lowered for name, f in lowered.fragments.items()}
+
+
+def _fragment_anywhere(uri: str, name: str):
+    """A fragment defined in a file this document imports."""
+    return _imported(uri).get(name)
+
+
+@server.feature(lsp.TEXT_DOCUMENT_REFERENCES)
+def references(ls: LanguageServer, params: lsp.ReferenceParams) -> list[lsp.Location]:
+    found = _lookup(params.text_document.uri, params.position)
+    if found is None:
+        return []
+    index, word, _ = found
+    src = SourceFile(_path(params.text_document.uri), index.text)
+    locations = []
+    for start, end, w in index.occurrences:
+        parts = w.split(".")
+        if word in parts or w == word:
+            offset = start + sum(len(p) + 1 for p in parts[: parts.index(word)]) if word in parts else start
+            locations.append(lsp.Location(params.text_document.uri, _range(Span(src, offset, offset + len(word)))))
+    return locations
+
+
+@server.feature(lsp.TEXT_DOCUMENT_HOVER)
+def hover(ls: LanguageServer, params: lsp.HoverParams) -> lsp.Hover | None:
+    found = _lookup(params.text_document.uri, params.position)
+    if found is None:
+        return None
+    _, word, defs = found
+    result = STATE.results.get(params.text_document.uri)
+    machine = result.machine if result is not None else None
+    text = None
+    if machine is not None and word in machine.states:
+        text = _hover_state(machine, machine.states[word])
+    elif machine is not None and word in machine.variables:
+        v = machine.variables[word]
+        text = f"**{v.kind}** `{v.name}`: `{T.show(v.type)}`" + (f", max {v.max}" if v.max is not None else "")
+    elif machine is not None and word in machine.tools:
+        t = machine.tools[word]
+        text = (f"**tool** `{t.name}(" + ", ".join(f"{k}: {T.show(x)}" for k, x in t.params) + ") -> ("
+                + ", ".join(f"{k}: {T.show(x)}" for k, x in t.results) + ")`")
+    elif defs:
+        d = defs[0]
+        text = f"**{d.kind}** `{d.name}`\n\n```skm\n{d.span.text()[:400]}\n```"
+    if text is None:
+        return None
+    return lsp.Hover(contents=lsp.MarkupContent(kind=lsp.MarkupKind.Markdown, value=text))
+
+
+def _hover_state(machine, st) -> str:
+    lines = [f"**{st.kind}** `{st.name}`"]
+    if st.is_terminal:
+        lines.append(f"outcome: {st.outcome}" + (f"; requires {', '.join(st.requires)}" if st.requires else ""))
+    if st.reads:
+        lines.append(f"reads: {', '.join(st.reads)}")
+    if st.writes:
+        lines.append(f"writes: {', '.join(st.writes)}")
+    if st.call is not None:
+        lines.append(f"calls: `{st.call.tool}`")
+    if st.prompt:
+        lines.append("\n> " + st.prompt.replace("\n", "\n> "))
+    if st.provenance is not None:
+        lines.append(f"\nfrom `{st.provenance}`")
+        clause = _source_clause(machine, st.provenance)
+        if clause:
+            lines.append("\n```markdown\n" + clause + "\n```")
+    return "\n\n".join(lines)
+
+
+def _source_clause(machine, where) -> str | None:
+    if not machine.path:
+        return None
+    try:
+        text = (Path(machine.path).parent / where.file).read_text(encoding="utf-8").splitlines()
+    except OSError:
+        return None
+    return "\n".join(text[where.start - 1 : where.end])[:1500] or None
+
+
+@server.feature(lsp.TEXT_DOCUMENT_FORMATTING)
+def formatting(ls: LanguageServer, params: lsp.DocumentFormattingParams) -> list[lsp.TextEdit]:
+    doc = ls.workspace.get_text_document(params.text_document.uri)
+    parsed = api.parse(doc.source, path=_path(params.text_document.uri))
+    if parsed.module is None:
+        return []
+    new = print_module(parsed.module)
+    if new == doc.source:
+        return []
+    lines = doc.source.split("\n")
+    end = lsp.Position(len(lines) - 1, utf16_col(lines[-1], len(lines[-1])))
+    return [lsp.TextEdit(range=lsp.Range(lsp.Position(0, 0), end), new_text=new)]
+
+
+@server.feature(lsp.TEXT_DOCUMENT_COMPLETION, lsp.CompletionOptions(trigger_characters=[" ", ">", "("]))
+def completion(ls: LanguageServer, params: lsp.CompletionParams) -> lsp.CompletionList:
+    doc = ls.workspace.get_text_document(params.text_document.uri)
+    line = doc.lines[params.position.line] if params.position.line < len(doc.lines) else ""
+    before = line[: chars_col(line, params.position.character)]
+    result = STATE.results.get(params.text_document.uri)
+    machine = result.machine if result is not None else None
+    index = STATE.indexes.get(params.text_document.uri)
+    defs = index.definitions if index is not None else {}
+
+    def names(kinds) -> list[str]:
+        return sorted(name for name, ds in defs.items() if any(d.kind in kinds for d in ds))
+
+    items: list[tuple[str, lsp.CompletionItemKind]] = []
+    if re.search(r"->\s*[\w.]*$", before) or re.search(r"\bstart\s+[\w.]*$", before):
+        items = [(s, lsp.CompletionItemKind.Function) for s in names({"state", "terminal", "instance"})]
+        items.append(("fallback", lsp.CompletionItemKind.Function))
+    elif re.search(r"\bcall\s+\w*$", before):
+        items = [(t, lsp.CompletionItemKind.Interface) for t in names({"tool"})]
+    elif re.search(r"\buse\s+\w*$", before):
+        frags = set(names({"fragment"})) | set(_imported(params.text_document.uri))
+        items = [(f, lsp.CompletionItemKind.Module) for f in sorted(frags)]
+    else:
+        enum_var = re.search(r"([\w.]+)\s*(?:==|!=)\s*\w*$", before) or re.search(r"([\w.]+)\s+in\s*\{[^}]*$", before)
+        if enum_var and machine is not None and enum_var.group(1) in machine.variables:
+            t = T.strip_optional(machine.variables[enum_var.group(1)].type)
+            if isinstance(t, T.EnumT):
+                items = [(label, lsp.CompletionItemKind.EnumMember) for label in t.labels]
+        if not items:
+            items = [(v, lsp.CompletionItemKind.Variable) for v in names({"variable"})]
+    return lsp.CompletionList(is_incomplete=False, items=[lsp.CompletionItem(label=x, kind=k) for x, k in items])
+
+
+def main() -> None:
+    """Serve over stdio."""
+    server.start_io()
