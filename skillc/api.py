@@ -74,6 +74,7 @@ class CheckResult(HasDiagnostics):
     machine: Machine | None
     diagnostics: list[Diagnostic]
     strict: bool = False
+    module: nodes.Module | None = None
 
     @property
     def failed(self) -> bool:
@@ -105,4 +106,4 @@ def check(source: str | os.PathLike, *, path: str | None = None, skill: str | os
         origin = str(source) if isinstance(source, os.PathLike) else path
         for fdef in loaded.fragments.values():
             found += check_machine(fragment_machine(fdef, origin), CheckContext(smt_timeout_ms=context.smt_timeout_ms))
-    return CheckResult(loaded.machine, config.apply(found), config.strict)
+    return CheckResult(loaded.machine, config.apply(found), config.strict, loaded.module)

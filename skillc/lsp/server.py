@@ -73,10 +73,9 @@ def analyse(ls: LanguageServer, uri: str) -> None:
     path = _path(uri)
     result = api.check(doc.source, path=path)
     STATE.results[uri] = result
-    parsed = api.parse(doc.source, path=path)
-    if parsed.module is not None:
-        STATE.modules[uri] = parsed.module
-        STATE.indexes[uri] = build_index(parsed.module, doc.source)
+    if result.module is not None:
+        STATE.modules[uri] = result.module
+        STATE.indexes[uri] = build_index(result.module, doc.source)
     diagnostics = [_to_lsp(d) for d in result.diagnostics
                    if d.span is not None and d.span.path == path and d.severity is not Severity.NOTE]
     ls.text_document_publish_diagnostics(lsp.PublishDiagnosticsParams(uri=uri, diagnostics=diagnostics,
