@@ -35,9 +35,11 @@ bench: $(STAMP)
 	$(BIN)/python bench/check_scaling.py
 	$(BIN)/python bench/overhead.py
 	$(BIN)/python bench/tokens.py
+	$(BIN)/python bench/lsp.py
 
 docs: $(STAMP)
 	$(BIN)/skillc explain --markdown > docs/diagnostics.md
+	for d in examples/*/; do n=$$(basename $$d); $(BIN)/skillc dot $$d$$n.skm -o docs/machines/$$n.svg; done
 
 clean:
 	rm -rf $(VENV) build dist *.egg-info .pytest_cache .hypothesis
