@@ -39,3 +39,9 @@ def test_token_classes() -> None:
     assert (Keyword.Declaration, "model") in tokens and (Name.Function, "think") in tokens
     assert (String.Escape, "\\n") in tokens and (Name.Label, "done") in tokens
     assert any(t in String and "Say" in v for t, v in tokens)
+
+
+def test_the_docs_carry_highlighted_examples() -> None:
+    for folder in sorted(p for p in EXAMPLES.iterdir() if p.is_dir()):
+        html = (ROOT / "docs" / "machines" / f"{folder.name}.html").read_text()
+        assert '<span class="k' in html and folder.name in html
