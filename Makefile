@@ -9,7 +9,9 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 EXAMPLE := examples/livemath/livemath.skm
 
-.PHONY: demo test setup bench docs clean
+VSCODE := editors/vscode
+
+.PHONY: demo test setup bench docs clean vsix test-vscode
 
 $(STAMP): pyproject.toml
 	test -d $(VENV) || $(PYTHON) -m venv $(VENV)
@@ -44,3 +46,15 @@ docs: $(STAMP)
 
 clean:
 	rm -rf $(VENV) build dist *.egg-info .pytest_cache .hypothesis
+
+# npm packages of the VS Code extension, reinstalled when the lockfile changes (Node.js 20 and npm).
+$(VSCODE)/node_modules/.package-lock.json: $(VSCODE)/package-lock.json
+	cd $(VSCODE) && npm ci --ignore-scripts --no-audit --no-fund
+
+# The VS Code extension: grammar and client tests, then editors/vscode/skillc-skm-<version>.vsix.
+vsix: $(VSCODE)/node_modules/.package-lock.json
+	cd $(VSCODE) && npm test && npm run package
+
+# Only the extension's Node tests (`make test` runs them too, through tests/test_vscode.py).
+test-vscode: $(VSCODE)/node_modules/.package-lock.json
+	cd $(VSCODE) && npm test
