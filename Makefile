@@ -42,7 +42,7 @@ bench: $(STAMP)
 docs: $(STAMP)
 	$(BIN)/skillc explain --markdown > docs/diagnostics.md
 	for d in examples/*/; do n=$$(basename $$d); $(BIN)/skillc dot $$d$$n.skm -o docs/machines/$$n.svg; \
-	  $(BIN)/pygmentize -l skm -f html -O full,title=$$n.skm -o docs/machines/$$n.html $$d$$n.skm; done
+	  $(BIN)/pygmentize -l skm -f html -O full,title=$$n.skm,cssfile=skm.css -o docs/machines/$$n.html $$d$$n.skm; done
 
 clean:
 	rm -rf $(VENV) build dist *.egg-info .pytest_cache .hypothesis
