@@ -18,7 +18,7 @@ from skillc.diagnostics import Diagnostic, SourceFile, Span, make
 from skillc.syntax import nodes as n
 from skillc.syntax.comments import attach_comments
 from skillc.syntax.errors import example_index, syntax_error
-from skillc.syntax.grammar import make_lark
+from skillc.syntax.grammar import keyword_terminals, make_lark
 from skillc.syntax.strings import decode_plain, decode_triple
 
 MAX_DEPTH = 100
@@ -447,6 +447,25 @@ def _parser() -> tuple[lark.Lark, _Builder]:
     return cached
 
 
+def _keyword_as_name(error: lark.exceptions.UnexpectedInput) -> bool:
+    """Recover when a keyword stands where only a name fits, and read it as that name.
+
+    LALR merges look-ahead sets, so a keyword can be accepted by the lexer in a
+    state where the parser then needs a NAME (a record field called `fallback`
+    on its own line). Keywords are contextual, so the word is a name there.
+    """
+    if not isinstance(error, lark.exceptions.UnexpectedToken):
+        return False
+    tok = error.token
+    if tok.type not in keyword_terminals() or "NAME" not in (error.accepts or error.expected or ()):
+        return False
+    try:
+        error.interactive_parser.feed_token(Token.new_borrow_pos("NAME", str(tok), tok))
+    except lark.exceptions.UnexpectedInput:
+        return False
+    return True
+
+
 def _examples(parser: lark.Lark, builder: _Builder) -> dict[tuple, str]:
     cached = getattr(_local, "examples", None)
     if cached is None:
@@ -463,7 +482,7 @@ def parse_source(source: SourceFile) -> tuple[n.Module | None, list[Diagnostic]]
     parser, builder = _parser()
     builder.reset(source)
     try:
-        module = parser.parse(source.text)
+        module = parser.parse(source.text, on_error=_keyword_as_name)
     except _Abort:
         return None, builder.diagnostics
     except lark.exceptions.UnexpectedInput as exc:
