@@ -7,6 +7,7 @@ Exit codes: 0 clean, 1 errors found (or `fmt --check` would change a file),
 from __future__ import annotations
 
 import difflib
+import shutil
 import os
 import sys
 import tempfile
@@ -513,3 +514,32 @@ def lsp() -> None:
         click.echo(f"skillc lsp: the language server needs pygls 2 (pip install 'skillc[lsp]'): {exc}", err=True)
         sys.exit(EXIT_USAGE)
     serve()
+
+
+@main.command(name="test")
+@click.argument("machine_path", metavar="MACHINE")
+@click.option("--coverage", type=click.Choice(["states", "transitions"]), default="transitions", show_default=True)
+@click.option("--examples", type=click.IntRange(1), default=200, show_default=True, help="At most this many runs.")
+@click.option("--seed", type=int, default=0, show_default=True)
+@click.option("--traces", "traces_dir", type=click.Path(file_okay=False), default=None,
+              help="Keep the trace of every run here (failing runs are always kept).")
+def test_machine(machine_path: str, coverage: str, examples: int, seed: int, traces_dir: str | None) -> None:
+    """Explore a machine with generated outputs; check termination, rules, fallback use and evidence."""
+    from skillc.testing.explore import explore
+
+    machine, text = _load_checked(machine_path)
+    keep = Path(traces_dir) if traces_dir else Path(tempfile.mkdtemp(prefix="skillc-test-"))
+    keep.mkdir(parents=True, exist_ok=True)
+    report = explore(machine, text, examples=examples, seed=seed, coverage=coverage, traces=keep)
+    click.echo(f"{report.runs} runs: {len(report.states)}/{report.total_states} states "
+               f"({report.coverage('states'):.0%}), {len(report.edges)}/{report.total_edges} transitions "
+               f"({report.coverage('transitions'):.0%})")
+    missing = sorted({(s.name, e.index) for s in machine.states.values() for e in s.edges} - report.edges)
+    if missing and coverage == "transitions":
+        click.echo("  not covered: " + ", ".join(f"{s}#{i + 1}" for s, i in missing[:12])
+                   + (" …" if len(missing) > 12 else ""))
+    for f in report.failures:
+        click.echo(f"FAILED {f.prop}: {f.message}\n  replay: skillc replay {machine_path} {f.trace}")
+    if not traces_dir and not report.failures:
+        shutil.rmtree(keep, ignore_errors=True)
+    sys.exit(EXIT_ERRORS if report.failures else EXIT_OK)

@@ -242,6 +242,12 @@ class Encoder:
         if e.func == "str":
             text = self._text(e.args[0])
             return Val("str", text) if text is not None else self._opaque(e)
+        if e.func == "quote":
+            # shlex.quote leaves a non-empty string of safe characters as it is; anything else is opaque.
+            text = self._text(e.args[0])
+            if text is None:
+                return self._opaque(e)
+            return Val("str", z3.If(z3.InRe(text, _SAFE_SHELL), text, self._opaque(e).term))
         if e.func == "contains":
             hay, needle = (self.encode(a) for a in e.args)
             if hay.kind == "str" and needle.kind == "str" and hay.none is None and needle.none is None:
@@ -302,6 +308,8 @@ class Encoder:
 
 
 _Z3_MAX_CHAR = 0x2FFFF
+_SAFE_SHELL = z3.Plus(z3.Union(*(z3.Re(c) for c in "@%+=:,./-_"), z3.Range("a", "z"), z3.Range("A", "Z"),
+                               z3.Range("0", "9")))
 
 
 def _string_literal(value: str) -> z3.SeqRef | None:

@@ -66,6 +66,8 @@ class RunResult:
     trace: str | None
     error: str | None = None
     visited: tuple[str, ...] = ()
+    edges: tuple[tuple[str, int], ...] = ()
+    missing_evidence: tuple[str, ...] = ()
 
 
 def machine_hash(text: str) -> str:
@@ -182,6 +184,7 @@ class Interpreter:
 
     def _loop(self, run_id, env: dict, state: str, step: int, writer: TraceWriter) -> RunResult:
         visited: list[str] = []
+        taken: list[tuple[str, int]] = []
         error = None
         tokens = [0, 0]
         try:
@@ -195,6 +198,8 @@ class Interpreter:
                     state = FALLBACK
                     break
                 record, env, state = self._step(st, env, step)
+                if record.get("edge") is not None:
+                    taken.append((st.name, record["edge"]))
                 tokens[0] += record.get("gen_ai.usage.input_tokens") or 0
                 tokens[1] += record.get("gen_ai.usage.output_tokens") or 0
                 if record.get("skillc.errors") and state == FALLBACK:
@@ -213,8 +218,9 @@ class Interpreter:
                 self.options.journal.finish(run_id, outcome)
         finally:
             writer.close()
+        missing = tuple(r for r in terminal.requires if r not in env)
         return RunResult(run_id, outcome, terminal.name, evidence, step,
-                         str(writer.path) if writer.path else None, error, tuple(visited))
+                         str(writer.path) if writer.path else None, error, tuple(visited), tuple(taken), missing)
 
     def _step(self, st: State, env: dict, step: int) -> tuple[dict, dict, str]:
         """Run one state: its operation, then the first edge whose guard holds. Returns (record, env, next)."""

@@ -1,0 +1,297 @@
+"""`skillc test`: explore a machine with generated outputs, steering toward uncovered transitions.
+
+Each run picks an uncovered transition (state or edge, by `--coverage`),
+follows a shortest path to it, and makes every edge on the way fire by asking
+Z3 for values of the state's writes (or tool results) that satisfy the edge's
+guard and none of the guards before it; everything else is drawn at random
+(type-correct). Every run is checked for:
+
+- termination within the bound the counters imply;
+- the rules: required operations before a success terminal, orders, prohibitions;
+- no fallback except by an explicit edge (outputs are valid and tools stand in,
+  so the runtime itself must never have to give up);
+- terminal evidence defined on arrival.
+
+A failing run is written as a replayable trace.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import string
+from collections import deque
+from pathlib import Path
+from typing import Any
+
+import attrs
+import z3
+
+from skillc.check.smt import Encoder, solver
+from skillc.ir import expr as ir
+from skillc.ir import types as T
+from skillc.ir.machine import FALLBACK, Machine, State
+from skillc.runtime import Interpreter, RunOptions, ToolBox
+from skillc.runtime.executors.base import BaseExecutor, Response
+
+
+@attrs.define
+class Failure:
+    prop: str
+    message: str
+    trace: str | None
+
+
+@attrs.define
+class TestReport:
+    runs: int = 0
+    states: set = attrs.Factory(set)
+    edges: set = attrs.Factory(set)
+    total_states: int = 0
+    total_edges: int = 0
+    failures: list[Failure] = attrs.Factory(list)
+
+    def coverage(self, kind: str) -> float:
+        if kind == "states":
+            return len(self.states) / max(1, self.total_states)
+        return len(self.edges) / max(1, self.total_edges)
+
+
+def random_value(t: T.Type, rng: random.Random, pool: list[str] | None = None) -> Any:
+    """A type-correct value (JSON data); strings are often taken from `pool` (labels, constants, values seen)."""
+    if isinstance(t, T.OptionalT):
+        return None if rng.random() < 0.2 else random_value(t.inner, rng, pool)
+    if isinstance(t, T.StrT):
+        if pool and rng.random() < 0.5:
+            return rng.choice(pool)
+        return "".join(rng.choice(string.ascii_lowercase) for _ in range(rng.randint(0, 6)))
+    if isinstance(t, T.IntT):
+        return rng.randint(-3, 10)
+    if isinstance(t, T.FloatT):
+        return round(rng.uniform(-10, 10), 2)
+    if isinstance(t, T.BoolT):
+        return rng.random() < 0.5
+    if isinstance(t, T.EnumT):
+        return rng.choice(t.labels)
+    if isinstance(t, T.ListT):
+        return [random_value(t.item, rng, pool) for _ in range(rng.randint(0, 3))]
+    if isinstance(t, T.MapT):
+        keys = [random_value(T.STR, rng, pool) for _ in range(rng.randint(0, 6))]
+        return {k: random_value(t.value, rng, pool) for k in keys}
+    if isinstance(t, T.RecordT):
+        return {name: random_value(ft, rng, pool) for name, ft in t.fields}
+    return None
+
+
+def _fix(e: ir.Expr, env: dict, free: set[str]) -> ir.Expr:
+    """The expression with every non-free scalar variable replaced by its current value."""
+    if isinstance(e, ir.Var) and e.name not in free and e.name in env:
+        value = env[e.name]
+        base = T.strip_optional(e.type)
+        if isinstance(base, T.EnumT) and isinstance(value, str):
+            return ir.Label(base, value=value)
+        if value is None or isinstance(value, (bool, int, float, str)):
+            return ir.Const(e.type, value=value)
+        return e
+    changes = {}
+    for a in attrs.fields(type(e)):
+        v = getattr(e, a.name)
+        if isinstance(v, ir.Expr):
+            changes[a.name] = _fix(v, env, free)
+        elif isinstance(v, tuple) and v and isinstance(v[0], ir.Expr):
+            changes[a.name] = tuple(_fix(x, env, free) for x in v)
+    return attrs.evolve(e, **changes) if changes else e
+
+
+class Steering(BaseExecutor):
+    """Answers with values that make planned edges fire; random values elsewhere."""
+
+    name = "steering"
+
+    def __init__(self, machine: Machine, plan: dict[str, int], rng: random.Random, timeout_ms: int = 300) -> None:
+        self.machine = machine
+        self.plan = plan  # state -> edge index to take (the first visit follows the plan)
+        self.rng = rng
+        self.timeout_ms = timeout_ms
+        self.env: dict[str, Any] = {}
+        self.constants = sorted({lab for v in machine.variables.values()
+                                 if isinstance(T.strip_optional(v.type), T.EnumT)
+                                 for lab in T.strip_optional(v.type).labels}
+                                | {n.value for st in machine.states.values() for e in st.edges if e.guard is not None
+                                   for n in ir.walk(e.guard) if isinstance(n, ir.Const) and isinstance(n.value, str)})
+
+    def pool(self) -> list[str]:
+        """Strings worth trying: labels, constants of guards, and string values of the run so far."""
+        return self.constants + [v for v in self.env.values() if isinstance(v, str)]
+
+    def _solve(self, st: State, free: list[str]) -> dict[str, Any] | None:
+        index = self.plan.pop(st.name, None)
+        if index is None:
+            return None
+        enc = Encoder(self.machine)
+        edges = st.edges[: index + 1]
+        guards = [_fix(e.guard, self.env, set(free)) if e.guard is not None else None for e in edges]
+        enc.begin(guards)
+        formula = [enc.bool(g) if g is not None else z3.BoolVal(True) for g in guards]
+        s = solver(self.timeout_ms)
+        s.add(*enc.domain)
+        s.add(formula[-1], *[z3.Not(f) for f in formula[:-1]])
+        if s.check() != z3.sat:
+            return None
+        model = s.model()
+        out = {}
+        for name in free:
+            out[name] = self._value(enc, model, name)
+        return out
+
+    def _value(self, enc: Encoder, model, name: str) -> Any:
+        t = self.machine.variables[name].type
+        base = T.strip_optional(t)
+        mode = enc.string_mode.get(name)
+        try:
+            if isinstance(base, T.StrT) and mode == "len" and f"len({name})" in enc.vars:
+                return "x" * model.eval(enc.vars[f"len({name})"].term, model_completion=True).as_long()
+            if isinstance(base, T.StrT) and mode == "eq":
+                code = model.eval(enc._coded(name).term, model_completion=True).as_long()
+                known = {c: text for text, c in enc.codes.items()}
+                return known.get(code, "".join(self.rng.choice("qwz") for _ in range(5)))
+            if name not in enc.vars or not isinstance(base, (T.StrT, T.IntT, T.BoolT, T.EnumT, T.FloatT)):
+                return random_value(t, self.rng, self.pool())
+            v = enc.vars[name]
+            value = model.eval(v.term, model_completion=True)
+            if isinstance(base, T.EnumT):
+                return v.labels[value.as_long()]
+            if isinstance(base, T.BoolT):
+                return z3.is_true(value)
+            if isinstance(base, T.IntT):
+                return value.as_long()
+            if isinstance(base, T.FloatT):
+                return float(value.as_fraction()) if z3.is_rational_value(value) else 0.0
+            from skillc.check.smt import _unescape
+
+            return _unescape(value.as_string())
+        except (AttributeError, z3.Z3Exception, IndexError):
+            return random_value(t, self.rng)
+
+    def complete(self, request) -> Response:
+        st = self.machine.states[request.state]
+        values = self._solve(st, list(st.writes)) or {}
+        pool = self.pool()
+        out = {w: values[w] if w in values else random_value(self.machine.variables[w].type, self.rng, pool)
+               for w in st.writes}
+        self.env.update(out)
+        return Response(json.dumps(out))
+
+    def stands_in(self, state: str) -> bool:
+        return True
+
+    def tool_result(self, state: str, tool: str, args: dict[str, Any]) -> dict[str, Any]:
+        st = self.machine.states[state]
+        bound = [v for v, _ in st.bindings]
+        values = self._solve(st, bound) or {}
+        t = self.machine.tools[tool]
+        pool = self.pool()
+        result = {r: random_value(rt, self.rng, pool) for r, rt in t.results}
+        for var, res in st.bindings:
+            if var in values:
+                result[res] = values[var]
+        for var, res in st.bindings:
+            self.env[var] = result[res]
+        return result
+
+
+def _path_to(machine: Machine, goal: str) -> list[tuple[str, int]] | None:
+    """Edges (state, index) of a shortest path from start to `goal`."""
+    prev: dict[str, tuple[str, int]] = {}
+    queue = deque([machine.start])
+    seen = {machine.start}
+    while queue:
+        s = queue.popleft()
+        if s == goal:
+            path = []
+            while s != machine.start:
+                path.append(prev[s])
+                s = prev[s][0]
+            return path[::-1]
+        for e in machine.states[s].edges:
+            if e.target not in seen:
+                seen.add(e.target)
+                prev[e.target] = (s, e.index)
+                queue.append(e.target)
+    return None
+
+
+def step_bound(machine: Machine) -> int:
+    """An upper bound on the steps of a run implied by the counters (capped)."""
+    bound = len(machine.states) + 1
+    for v in machine.variables.values():
+        if v.is_counter:
+            bound *= (v.max or 0) + 1
+            if bound > 100_000:
+                return 100_000
+    return bound
+
+
+def explore(machine: Machine, source_text: str, examples: int = 200, seed: int = 0, coverage: str = "transitions",
+            traces: Path | None = None) -> TestReport:
+    """Run up to `examples` steered runs; stop early once coverage is complete."""
+    rng = random.Random(seed)
+    report = TestReport(total_states=sum(1 for s in machine.states.values()),
+                        total_edges=sum(len(s.edges) for s in machine.states.values()))
+    bound = step_bound(machine)
+    targets = [(s.name, e.index) for s in machine.states.values() for e in s.edges]
+    for i in range(examples):
+        if report.coverage(coverage) >= 1.0:
+            break
+        plan: dict[str, int] = {}
+        uncovered = [t for t in targets if t not in report.edges] if coverage == "transitions" else \
+            [(s, None) for s in machine.states if s not in report.states]
+        if uncovered:
+            src, index = uncovered[rng.randrange(len(uncovered))] if i % 3 == 2 else uncovered[0]
+            path = _path_to(machine, src)
+            if path is not None:
+                plan = {s: k for s, k in path}
+                if index is not None:
+                    plan[src] = index
+        trace = (traces / f"run{i}.jsonl") if traces is not None else None
+        executor = Steering(machine, plan, rng)
+        interp = _Watched(machine, executor, ToolBox(), RunOptions(retries=0, max_steps=bound, trace=trace),
+                          source_text)
+        result = interp.run({v.name: random_value(v.type, rng) for v in machine.variables.values()
+                             if v.is_input and v.init is None})
+        report.runs += 1
+        report.states.update(result.visited)
+        report.states.add(result.terminal)
+        report.edges.update(result.edges)
+        for prop, message in check_run(machine, result, bound):
+            report.failures.append(Failure(prop, message, result.trace))
+    return report
+
+
+class _Watched(Interpreter):
+    """An interpreter that shows the steering executor the variables as each step begins."""
+
+    def _step(self, st, env, step):
+        self.executor.env = dict(env)
+        return super()._step(st, env, step)
+
+
+def check_run(machine: Machine, result, bound: int) -> list[tuple[str, str]]:
+    """The properties every explored run must have; returns (property, message) for each violation."""
+    problems = []
+    if result.error and "step limit" in result.error:
+        problems.append(("termination", f"no terminal within {bound} steps"))
+    elif result.terminal == FALLBACK and result.error:
+        problems.append(("fallback", f"the runtime gave up although every output was valid: {result.error}"))
+    if result.missing_evidence:
+        problems.append(("evidence", f"`{result.terminal}` reached without {', '.join(result.missing_evidence)}"))
+    visited = list(result.visited)
+    for rule in (r for r in machine.rules if not r.from_fragment):
+        first = [next((k for k, s in enumerate(visited) if s in set(p)), None) for p in rule.performers]
+        if rule.kind == "required" and result.outcome == "success" and first[0] is None:
+            problems.append(("rule", f'`{rule.ops[0]}` never ran before success: "{rule.quote}"'))
+        elif rule.kind == "order" and first[1] is not None and (first[0] is None or first[0] > first[1]):
+            problems.append(("rule", f'`{rule.ops[1]}` ran before `{rule.ops[0]}`: "{rule.quote}"'))
+        elif rule.kind == "forbid" and first[0] is not None:
+            problems.append(("rule", f'forbidden `{rule.ops[0]}` ran: "{rule.quote}"'))
+    return problems
