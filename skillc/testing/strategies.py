@@ -179,4 +179,5 @@ def runs(draw, machine: Machine, max_steps: int = 500):
         def tool_result(self, state, tool, args):
             return draw(tool_results_for(machine, machine.states[state]))
 
-    return Interpreter(machine, Drawn(), ToolBox(), RunOptions(retries=0, max_steps=max_steps)).run({})
+    inputs = {v.name: draw(values_of(v.type)) for v in machine.variables.values() if v.is_input and v.init is None}
+    return Interpreter(machine, Drawn(), ToolBox(), RunOptions(retries=0, max_steps=max_steps)).run(inputs)

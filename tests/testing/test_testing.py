@@ -86,3 +86,21 @@ def test_skillc_test_reports_failures_with_a_replayable_trace(tmp_path: Path) ->
     ok = subprocess.run([sys.executable, "-m", "skillc", "test", str(EXAMPLES / "livemath" / "livemath.skm")],
                         capture_output=True, text=True, cwd=ROOT, env=env)
     assert ok.returncode == 0 and "19/19 transitions (100%)" in ok.stdout
+
+
+def test_pytest_plugin_collects_machines_and_runs_custom_properties(tmp_path: Path) -> None:
+    (tmp_path / "machines").mkdir()
+    (tmp_path / "machines" / "livemath.skm").write_text((EXAMPLES / "livemath" / "livemath.skm").read_text())
+    (tmp_path / "machines" / "SKILL.md").write_text((EXAMPLES / "livemath" / "SKILL.md").read_text())
+    (tmp_path / "machines" / "buggy.skm").write_text(BUGGY)
+    (tmp_path / "pyproject.toml").write_text('[tool.pytest.ini_options]\nskillc_machines = ["machines"]\n'
+                                             'skillc_examples = "30"\n')
+    (tmp_path / "test_props.py").write_text(
+        "from skillc.testing.pytest_plugin import machine_property\n\n"
+        "@machine_property('machines/livemath.skm', examples=15)\n"
+        "def test_evidence(machine, result):\n"
+        "    assert not result.missing_evidence\n")
+    r = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-rf"], cwd=tmp_path,
+                       capture_output=True, text=True)
+    assert "2 passed" in r.stdout and "1 failed" in r.stdout, r.stdout[-2000:]
+    assert "buggy.skm: fallback: the runtime gave up" in r.stdout
