@@ -108,9 +108,10 @@ class Steering(BaseExecutor):
 
     name = "steering"
 
-    def __init__(self, machine: Machine, plan: dict[str, int], rng: random.Random, timeout_ms: int = 300) -> None:
+    def __init__(self, machine: Machine, plan: dict[str, int] | deque, rng: random.Random,
+                 timeout_ms: int = 300) -> None:
         self.machine = machine
-        self.plan = plan  # state -> edge index to take (the first visit follows the plan)
+        self.plan = plan  # state -> edge index (first visit), or a deque of (state, edge index) to follow
         self.rng = rng
         self.timeout_ms = timeout_ms
         self.env: dict[str, Any] = {}
@@ -124,8 +125,15 @@ class Steering(BaseExecutor):
         """Strings worth trying: labels, constants of guards, and string values of the run so far."""
         return self.constants + [v for v in self.env.values() if isinstance(v, str)]
 
+    def _planned(self, state: str) -> int | None:
+        if isinstance(self.plan, deque):  # a path to follow step by step
+            if self.plan and self.plan[0][0] == state:
+                return self.plan.popleft()[1]
+            return None
+        return self.plan.pop(state, None)
+
     def _solve(self, st: State, free: list[str]) -> dict[str, Any] | None:
-        index = self.plan.pop(st.name, None)
+        index = self._planned(st.name)
         if index is None:
             return None
         enc = Encoder(self.machine)
@@ -271,9 +279,43 @@ def explore(machine: Machine, source_text: str, examples: int = 200, seed: int =
 class _Watched(Interpreter):
     """An interpreter that shows the steering executor the variables as each step begins."""
 
+    stop_at: str | None = None
+    seen_env: dict | None = None
+
     def _step(self, st, env, step):
         self.executor.env = dict(env)
+        if st.name == self.stop_at and not self.executor.plan:
+            self.seen_env = dict(env)
+            raise _Reached
         return super()._step(st, env, step)
+
+
+class _Reached(Exception):
+    """The followed path arrived where it was going."""
+
+
+def follow(machine: Machine, path: list[str], repeat: int = 1, seed: int = 0, max_steps: int = 10_000):
+    """Drive a run along a path of states (its edges repeated `repeat` times).
+
+    Returns ("reached", env) with the variables as the path's last state is
+    entered, or ("run", result) when the run ended first. This is how a
+    checker's witness is replayed: a definite-assignment path arrives with the
+    variable unset, an unpaid cycle followed again and again never ends.
+    """
+    edges = []
+    for a, b in zip(path, path[1:]):
+        index = next(e.index for e in machine.states[a].edges if e.target == b)
+        edges.append((a, index))
+    plan = deque(edges * repeat)
+    executor = Steering(machine, plan, random.Random(seed))
+    interp = _Watched(machine, executor, ToolBox(), RunOptions(retries=0, max_steps=max_steps), "")
+    interp.stop_at = path[-1]
+    try:
+        result = interp.run({v.name: random_value(v.type, random.Random(seed)) for v in machine.variables.values()
+                             if v.is_input and v.init is None})
+    except _Reached:
+        return "reached", interp.seen_env
+    return "run", result
 
 
 def check_run(machine: Machine, result, bound: int) -> list[tuple[str, str]]:

@@ -104,3 +104,87 @@ def test_pytest_plugin_collects_machines_and_runs_custom_properties(tmp_path: Pa
                        capture_output=True, text=True)
     assert "2 passed" in r.stdout and "1 failed" in r.stdout, r.stdout[-2000:]
     assert "buggy.skm: fallback: the runtime gave up" in r.stdout
+
+
+UNPAID = """machine spin {
+  var answer: str = ""
+  var verdict: enum { again, stop } = again
+  start draft
+
+  model draft {
+    reads answer
+    writes answer
+    prompt "Draft."
+    -> review
+  }
+
+  judge review {
+    reads answer
+    writes verdict
+    prompt "Again?"
+    when verdict == again -> draft
+    -> done
+  }
+
+  terminal done: success { requires answer }
+  fallback
+}
+"""
+
+UNASSIGNED = """machine hole {
+  var answer: str
+  var note: str
+  var fast: bool = false
+  start route
+
+  model route {
+    writes fast
+    prompt "Fast?"
+    when fast -> write
+    -> think
+  }
+
+  model think {
+    writes answer
+    prompt "Think."
+    -> write
+  }
+
+  model write {
+    reads answer
+    writes note
+    prompt "Write."
+    -> done
+  }
+
+  terminal done: success
+  fallback
+}
+"""
+
+
+def _witness(text: str, code: str) -> list[str]:
+    (d,) = [d for d in skillc.check(text).diagnostics if d.code == code]
+    line = d.witness[0]
+    return line.split(" on ")[-1].split(" -> ") if code == "SKM210" else line.split(" -> ")
+
+
+def test_a_definite_assignment_witness_replays_to_an_unset_read() -> None:
+    from skillc.ir.loader import Loader  # noqa: F401  (the machine is loaded unchecked on purpose)
+    from skillc.testing.explore import follow
+
+    path = _witness(UNASSIGNED, "SKM210")
+    assert path == ["route", "write"]
+    machine = skillc.load(UNASSIGNED).machine
+    outcome, env = follow(machine, path)
+    assert outcome == "reached" and "answer" in machine.states["write"].reads and "answer" not in env
+
+
+def test_an_unpaid_cycle_witness_replays_to_a_run_that_never_ends() -> None:
+    from skillc.testing.explore import follow
+
+    cycle = _witness(UNPAID, "SKM250")
+    assert cycle[0] == cycle[-1] and set(cycle) == {"draft", "review"}
+    machine = skillc.load(UNPAID).machine
+    outcome, result = follow(machine, cycle, repeat=1000, max_steps=500)
+    assert outcome == "run" and result.terminal == "fallback" and "step limit 500" in result.error
