@@ -12,7 +12,9 @@ guard and none of the guards before it; everything else is drawn at random
   so the runtime itself must never have to give up);
 - terminal evidence defined on arrival.
 
-A failing run is written as a replayable trace.
+A failing run is minimised (the shortest of up to 30 re-runs of its plan with
+other random choices that fails the same property) and kept as a replayable
+trace.
 """
 
 from __future__ import annotations
@@ -262,18 +264,38 @@ def explore(machine: Machine, source_text: str, examples: int = 200, seed: int =
                 if index is not None:
                     plan[src] = index
         trace = (traces / f"run{i}.jsonl") if traces is not None else None
-        executor = Steering(machine, plan, rng)
-        interp = _Watched(machine, executor, ToolBox(), RunOptions(retries=0, max_steps=bound, trace=trace),
-                          source_text)
-        result = interp.run({v.name: random_value(v.type, rng) for v in machine.variables.values()
-                             if v.is_input and v.init is None})
+        result = _one_run(machine, source_text, dict(plan), rng, bound, trace)
         report.runs += 1
         report.states.update(result.visited)
         report.states.add(result.terminal)
         report.edges.update(result.edges)
-        for prop, message in check_run(machine, result, bound):
-            report.failures.append(Failure(prop, message, result.trace))
+        problems = check_run(machine, result, bound)
+        if problems:
+            result = _minimise(machine, source_text, plan, bound, result, problems[0][0], traces, i)
+            for prop, message in check_run(machine, result, bound):
+                report.failures.append(Failure(prop, message, result.trace))
     return report
+
+
+def _one_run(machine, source_text, plan, rng, bound, trace):
+    executor = Steering(machine, plan, rng)
+    interp = _Watched(machine, executor, ToolBox(), RunOptions(retries=0, max_steps=bound, trace=trace), source_text)
+    return interp.run({v.name: random_value(v.type, rng) for v in machine.variables.values()
+                       if v.is_input and v.init is None})
+
+
+def _minimise(machine, source_text, plan, bound, failed, prop: str, traces: Path | None, i: int, tries: int = 30):
+    """The shortest run, among the failing run and re-runs of its plan with other random choices, that fails the
+    same property; its trace is kept as the replayable witness."""
+    best = failed
+    for k in range(tries):
+        trace = (traces / f"run{i}-min{k}.jsonl") if traces is not None else None
+        candidate = _one_run(machine, source_text, dict(plan), random.Random(10_000 * (i + 1) + k), bound, trace)
+        if candidate.steps < best.steps and any(p == prop for p, _ in check_run(machine, candidate, bound)):
+            best = candidate
+        elif trace is not None:
+            trace.unlink(missing_ok=True)
+    return best
 
 
 class _Watched(Interpreter):
