@@ -28,6 +28,10 @@ demo: $(STAMP)
 	$(BIN)/skillc fmt --check $(EXAMPLE)
 	@echo "== summary"
 	$(BIN)/skillc show $(EXAMPLE)
+	@echo "== explore with generated outputs"
+	$(BIN)/skillc test $(EXAMPLE)
+	@echo "== draw"
+	mkdir -p .skillc && $(BIN)/skillc dot $(EXAMPLE) -o .skillc/livemath.dot && echo "wrote .skillc/livemath.dot"
 
 test: $(STAMP)
 	$(BIN)/python -m pytest
