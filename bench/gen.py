@@ -103,7 +103,7 @@ def nested_loop_machine(n_states: int) -> str:
             back = f"when verdict == bad and outer < 3 -> b{b - 4}_0 {{ outer += 1 }}"
         state("judge", p + "9", ["reads note", "writes verdict", 'prompt "Is the block done?"',
                                  *([back] if back else []),
-                                 f"when verdict == unsure -> fallback", f"-> {nxt}"])
+                                 "when verdict == unsure -> fallback", f"-> {nxt}"])
     out += ["  terminal done: success { requires note }", "  fallback",
             '  rule required b0_2 "Always judge the first draft."', "}"]
     return "\n".join(out) + "\n"

@@ -28,7 +28,6 @@ from skillc.runtime.executors.base import BaseExecutor, Response  # noqa: E402
 def machine_text(n: int, laps: int) -> str:
     lines = ["machine chain {", "  var note: str = \"\"", f"  counter laps max {laps}", "  start s0", ""]
     for i in range(n):
-        nxt = f"s{i + 1}" if i + 1 < n else "s0"
         edges = [f"    -> s{i + 1}"] if i + 1 < n else [f"    when laps < {laps} -> s0 {{ laps += 1 }}", "    -> done"]
         lines += [f"  model s{i} {{", "    reads note", "    writes note", f'    prompt "Step {i}."', *edges, "  }", ""]
     lines += ["  terminal done: success { requires note }", "  fallback", "}"]

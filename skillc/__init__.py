@@ -12,6 +12,6 @@ from skillc.ir.machine import Machine
 from skillc.version import __version__
 
 __all__ = [
-    "CheckResult", "Diagnostic", "LoadResult", "Machine", "ParseResult", "Severity",
+    "CheckResult", "Diagnostic", "__version__", "LoadResult", "Machine", "ParseResult", "Severity",
     "check", "format_text", "load", "parse",
 ]

@@ -479,9 +479,7 @@ class _BodyLowerer:
             self.instances[u.name] = (None, ())
             return
         prefix = u.name + "."
-        for name, var in fdef.variables.items():
-            new = prefix + name
-            mapping_vars[name] = new
+        mapping_vars.update({name: prefix + name for name in fdef.variables})
         for name, var in fdef.variables.items():
             init = ir.rename(var.init, mapping_vars) if var.init is not None else None
             self._add_var(attrs.evolve(var, name=mapping_vars[name], init=init), u.span)

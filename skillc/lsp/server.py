@@ -18,7 +18,7 @@ from pygls.lsp.server import LanguageServer
 
 from skillc import api
 from skillc.diagnostics import Diagnostic, Severity, SourceFile, Span
-from skillc.ir.loader import Loader
+from skillc.ir.loader import ImportCache
 from skillc.ir import types as T
 from skillc.lsp.index import Definition, Index, build_index, chars_col, utf16_col
 from skillc.syntax import nodes as n
@@ -62,6 +62,7 @@ class State:
         self.results: dict[str, api.CheckResult] = {}
         self.indexes: dict[str, Index] = {}
         self.modules: dict[str, n.Module] = {}
+        self.imports: dict[str, ImportCache] = {}
 
 
 STATE = State()
@@ -71,8 +72,10 @@ def analyse(ls: LanguageServer, uri: str) -> None:
     """Check a document and publish its diagnostics (those located in this document)."""
     doc = ls.workspace.get_text_document(uri)
     path = _path(uri)
-    result = api.check(doc.source, path=path)
+    imports = ImportCache()  # fresh per change, so edits to imported files are seen
+    result = api.check(doc.source, path=path, imports=imports)
     STATE.results[uri] = result
+    STATE.imports[uri] = imports
     if result.module is not None:
         STATE.modules[uri] = result.module
         STATE.indexes[uri] = build_index(result.module, doc.source)
@@ -189,25 +192,18 @@ def definition(ls: LanguageServer, params: lsp.DefinitionParams) -> list[lsp.Loc
     index, word, defs = found
     if defs:
         return [lsp.Location(params.text_document.uri, _range(d.name_span)) for d in defs]
-    fdef = _fragment_anywhere(params.text_document.uri, word)
+    fdef = _imported(params.text_document.uri).get(word)
     if fdef is not None and fdef.span is not None:
         return [lsp.Location(Path(fdef.span.path).resolve().as_uri(), _range(fdef.span.narrow(word, True)))]
     return []
 
 
 def _imported(uri: str) -> dict:
-    """Fragments of the files this document imports, by name."""
-    index = STATE.indexes.get(uri)
-    if index is None:
+    """Fragments of the files the last check of this document imported, by name."""
+    cache = STATE.imports.get(uri)
+    if cache is None:
         return {}
-    loader = Loader()
-    loader.load_source(SourceFile(_path(uri), index.text), Path(_path(uri)))
-    return {name: f for lowered in loader.imports.done.values() if lowered for name, f in lowered.fragments.items()}
-
-
-def _fragment_anywhere(uri: str, name: str):
-    """A fragment defined in a file this document imports."""
-    return _imported(uri).get(name)
+    return {name: f for lowered in cache.done.values() if lowered for name, f in lowered.fragments.items()}
 
 
 @server.feature(lsp.TEXT_DOCUMENT_REFERENCES)
@@ -218,7 +214,7 @@ def references(ls: LanguageServer, params: lsp.ReferenceParams) -> list[lsp.Loca
     index, word, _ = found
     src = SourceFile(_path(params.text_document.uri), index.text)
     locations = []
-    for start, end, w in index.occurrences:
+    for start, _, w in index.occurrences:
         parts = w.split(".")
         if word in parts or w == word:
             offset = start + sum(len(p) + 1 for p in parts[: parts.index(word)]) if word in parts else start

@@ -10,9 +10,7 @@ from __future__ import annotations
 
 import importlib.util
 import inspect
-import os
 import subprocess
-import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any

@@ -68,8 +68,6 @@ def test_no_undeclared_value_ever_appears_in_a_prompt() -> None:
 
 
 def test_prompt_size_does_not_grow_with_the_number_of_steps() -> None:
-    text = (ROOT / "examples" / "warehouse" / "warehouse.skm").read_text()
-    del text  # the warehouse benchmark measures this at scale; here a compact loop suffices
     loop = """machine counter_loop {
   var note: str = ""
   counter steps max 200
