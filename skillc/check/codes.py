@@ -28,6 +28,11 @@ def _think(edges: str = "    -> done\n", writes: str = "answer", reads: str = "q
             f'    prompt "Answer the question."\n{edges}  }}\n')
 
 
+def _sourced(body: str, note: str) -> str:
+    """A machine that names `SKILL.md` as its source; `note` says what that file holds."""
+    return _m(body, head=f"# {note}\n").replace("machine demo {", 'machine demo {\n  source "SKILL.md"', 1)
+
+
 _JUDGE = (
     "  judge check {{\n    reads answer\n    writes verdict\n"
     '    prompt "Is the answer complete?"\n{edges}  }}\n'
@@ -93,17 +98,17 @@ CODES = [
          "Rules keep the sentence they encode. With `--skill SKILL.md` (or a `source` the machine declares), "
          "every quotation must occur in the document after normalising whitespace and markdown emphasis; the "
          "diagnostic shows the nearest passage.",
-         _m(_think() + '  rule required think "Always think hard before answering."\n').replace(
-             "machine demo {", "# SKILL.md says: 1. **Always** think before you answer.\nmachine demo {\n  source \"SKILL.md\"", 1),
-         _m(_think() + '  rule required think "Always think before you answer."\n').replace(
-             "machine demo {", "# SKILL.md says: 1. **Always** think before you answer.\nmachine demo {\n  source \"SKILL.md\"", 1),
+         _sourced(_think() + '  rule required think "Always think hard before answering."\n',
+                  "SKILL.md says: 1. **Always** think before you answer."),
+         _sourced(_think() + '  rule required think "Always think before you answer."\n',
+                  "SKILL.md says: 1. **Always** think before you answer."),
          "quote the sentence exactly as the skill writes it", runnable=False),
     Code("SKM224", "skill-document-unreadable", W, "the skill document named by `source` cannot be read",
          "Quotations cannot be checked without the document.",
-         _m(_think() + '  rule required think "Always think before you answer."\n').replace(
-             "machine demo {", "# no file SKILL.md beside this machine\nmachine demo {\n  source \"SKILL.md\"", 1),
-         _m(_think() + '  rule required think "Always think before you answer."\n').replace(
-             "machine demo {", "# SKILL.md beside this machine says: Always think before you answer.\nmachine demo {\n  source \"SKILL.md\"", 1),
+         _sourced(_think() + '  rule required think "Always think before you answer."\n',
+                  "no file SKILL.md beside this machine"),
+         _sourced(_think() + '  rule required think "Always think before you answer."\n',
+                  "SKILL.md beside this machine says: Always think before you answer."),
          "pass `--skill PATH`, or fix `source`", runnable=False),
     Code("SKM230", "judge-output", E, "a judge does not write exactly one enum variable",
          "A judge chooses one label from a fixed set; its `writes` is one variable of an `enum` type.",
