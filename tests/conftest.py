@@ -11,6 +11,21 @@ import skillc
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "examples"
 STDLIB = ROOT / "stdlib"
+# A machine with a typo (`answr`) for the command line and the language server to report.
+BROKEN = """machine m {
+  var answer: str
+  start think
+
+  model think {
+    writes answr
+    prompt "p"
+    -> done
+  }
+
+  terminal done: success { requires answer }
+  fallback
+}
+"""
 
 
 def codes(diagnostics) -> list[str]:

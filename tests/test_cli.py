@@ -8,22 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tests.conftest import ROOT
-
-BROKEN = """machine m {
-  var answer: str
-  start think
-
-  model think {
-    writes answr
-    prompt "p"
-    -> done
-  }
-
-  terminal done: success { requires answer }
-  fallback
-}
-"""
+from tests.conftest import BROKEN, ROOT
 
 
 def run(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:

@@ -10,23 +10,9 @@ import pytest_lsp
 from lsprotocol import types as lsp
 from pytest_lsp import ClientServerConfig, LanguageClient
 
-from tests.conftest import EXAMPLES, ROOT
+from tests.conftest import BROKEN, EXAMPLES, ROOT
 
 LIVEMATH = EXAMPLES / "livemath" / "livemath.skm"
-BROKEN = """machine m {
-  var answer: str
-  start think
-
-  model think {
-    writes answr
-    prompt "p"
-    -> done
-  }
-
-  terminal done: success { requires answer }
-  fallback
-}
-"""
 
 
 @pytest_lsp.fixture(config=ClientServerConfig(server_command=[sys.executable, "-m", "skillc", "lsp"]))
