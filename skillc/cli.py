@@ -232,6 +232,8 @@ def _diff(name: str, old: str, new: str) -> str:
 @click.option("--markdown", is_flag=True, help="Print the full reference as Markdown (docs/diagnostics.md).")
 def explain(codes: tuple[str, ...], markdown: bool) -> None:
     """Explain diagnostic codes (SKM104 or a slug such as undefined-tool)."""
+    from skillc.frontends.markdown import codes as _build_codes  # noqa: F401  (registers SKM3xx)
+
     if markdown:
         click.echo(markdown_reference(), nl=False)
         return
@@ -543,3 +545,104 @@ def test_machine(machine_path: str, coverage: str, examples: int, seed: int, tra
     if not traces_dir and not report.failures:
         shutil.rmtree(keep, ignore_errors=True)
     sys.exit(EXIT_ERRORS if report.failures else EXIT_OK)
+
+
+@main.command()
+@click.argument("skill", type=click.Path(dir_okay=True))
+@click.option("-o", "--output", default=None,
+              help="Where to write the machine (default: the skill's name with .skm beside it; `-` for stdout).")
+@click.option("--model", default=None, metavar="SPEC",
+              help="Draft with a model: openai:MODEL, anthropic:MODEL or local[:PATH.gguf]. Default: offline.")
+@click.option("--base-url", default=None, help="Base URL of an OpenAI- or Anthropic-compatible endpoint.")
+@click.option("--rounds", type=click.IntRange(1, 20), default=3, show_default=True,
+              help="Drafts the LLM compiler may make before giving up.")
+@click.option("--report", is_flag=True, help="Print the clause table: each clause, its class, where it landed.")
+@click.option("--allow-tool", "tools", multiple=True, type=click.Choice(["bash"]),
+              help="Let steps run their commands through this tool (also granted by `allowed-tools: Bash`).")
+@click.option("--max-revisions", type=click.IntRange(1, 20), default=2, show_default=True,
+              help="Revise rounds after a failed verification.")
+@click.option("--max-repeats", type=click.IntRange(1, 50), default=3, show_default=True,
+              help="Rounds of a repeat-until loop that states no limit.")
+@click.option("--max-bytes", type=click.IntRange(1, 1 << 30), default=1 << 20, show_default=True,
+              help="Refuse skill documents larger than this.")
+@click.option("--format", "fmt", type=click.Choice(FORMATS), default="full", show_default=True,
+              help="How to print diagnostics.")
+def build(skill: str, output: str | None, model: str | None, base_url: str | None, rounds: int, report: bool,
+          tools: tuple[str, ...], max_revisions: int, max_repeats: int, max_bytes: int, fmt: str) -> None:
+    """Compile a markdown skill into a checked machine (nothing is written unless it checks clean)."""
+    from skillc.frontends.markdown import Options
+    from skillc.frontends.markdown import build as build_skill
+    from skillc.frontends.markdown.report import table
+
+    path = Path(skill)
+    if path.is_dir() and (path / "SKILL.md").is_file():
+        path = path / "SKILL.md"
+    to_stdout = output == "-"
+    out = None if to_stdout else Path(output) if output else path.with_suffix(".skm")
+    if out is not None and out.resolve() == path.resolve():
+        _emit([make("SKM901", f"refusing to overwrite the skill document {path} with the machine")], fmt)
+        sys.exit(EXIT_USAGE)
+    if out is not None and not out.parent.is_dir():
+        _emit([make("SKM901", f"no such folder for the output: {out.parent}")], fmt)
+        sys.exit(EXIT_USAGE)
+    options = Options(tools=frozenset(tools), max_revisions=max_revisions, max_repeats=max_repeats)
+    try:
+        result = build_skill(path, output=out, options=options, model=model, base_url=base_url, rounds=rounds,
+                             max_bytes=max_bytes)
+    except Exception as exc:  # noqa: BLE001 - an internal error is reported, not raised
+        _emit([_internal(exc, f"building {path}")], fmt)
+        sys.exit(EXIT_INTERNAL)
+    diagnostics = _unique(result.diagnostics)
+    if fmt in ("full", "concise", "github"):
+        diagnostics = [d for d in diagnostics if d.severity is not Severity.NOTE or d.code.startswith("SKM3")]
+    _emit(diagnostics, fmt)
+    if report and result.rows:
+        click.echo(table(result.rows), err=to_stdout)
+    if result.text is None or not result.ok:
+        if fmt in ("full", "concise"):
+            click.echo(f"build failed: nothing written{'' if to_stdout else f' to {out}'}", err=True)
+        code = _exit_code(diagnostics)
+        sys.exit(code if code != EXIT_OK else EXIT_ERRORS)
+    if to_stdout:
+        click.echo(result.text, nl=False)
+    else:
+        try:
+            _write_atomically(out, result.text)
+        except OSError as exc:
+            _emit([make("SKM901", f"cannot write {out}: {exc.strerror or exc}")], fmt)
+            sys.exit(EXIT_USAGE)
+    if fmt in ("full", "concise"):
+        m = result.machine
+        states = sum(s.kind in ("model", "judge", "tool") for s in m.states.values()) if m else 0
+        rules = len(m.rules) if m else 0
+        where = "stdout" if to_stdout else str(out)
+        click.echo(f"built {where}: {states} states, {rules} rules, coverage {100 * result.coverage:.1f}% "
+                   f"of {len(result.rows)} clauses" + (f", {len(result.rounds)} draft round(s)" if result.rounds else ""),
+                   err=True)
+    sys.exit(EXIT_OK)
+
+
+@main.command()
+@click.option("--format", "fmt", type=click.Choice(["lark", "gbnf", "json-schema"]), default="lark",
+              show_default=True, help="Lark (outlines, llguidance), GBNF (llama.cpp) or the IR JSON Schema.")
+@click.option("-o", "--output", default=None, help="Write to a file instead of stdout.")
+def grammar(fmt: str, output: str | None) -> None:
+    """Export the .skm grammar (or the machine JSON Schema) for grammar-constrained decoding."""
+    import json
+
+    if fmt == "json-schema":
+        from skillc.frontends.markdown.schema import MACHINE_SCHEMA
+
+        text = json.dumps(MACHINE_SCHEMA, indent=2) + "\n"
+    else:
+        from skillc.syntax.export import export
+
+        text = export(fmt)
+    if output is None or output == "-":
+        click.echo(text, nl=False)
+        return
+    try:
+        _write_atomically(Path(output), text)
+    except OSError as exc:
+        _emit([make("SKM901", f"cannot write {output}: {exc.strerror or exc}")], "full")
+        sys.exit(EXIT_USAGE)

@@ -4,7 +4,8 @@
 and the test suite runs every ``bad`` example to check it yields its code and
 every ``good`` example to check it does not. Codes are stable: never reuse one.
 
-Ranges: SKM0xx syntax, SKM1xx names and types, SKM9xx tool errors.
+Ranges: SKM0xx syntax, SKM1xx names and types, SKM2xx checks, SKM3xx the markdown front end,
+SKM9xx tool errors.
 """
 
 from __future__ import annotations
@@ -34,7 +35,7 @@ class Code:
     @property
     def stage(self) -> str:
         """The pipeline stage that reports it."""
-        return {"0": "syntax", "1": "names and types", "9": "tool"}.get(self.code[3], "check")
+        return {"0": "syntax", "1": "names and types", "3": "markdown front end", "9": "tool"}.get(self.code[3], "check")
 
 
 def _m(body: str, *, head: str = "") -> str:

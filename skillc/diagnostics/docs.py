@@ -20,6 +20,7 @@ def markdown_reference() -> str:
         "| SKM0xx | syntax (parser) |",
         "| SKM1xx | names and types (lowering) |",
         "| SKM2xx | static checks (see checks.md) |",
+        "| SKM3xx | the markdown front end (`skillc build`) |",
         "| SKM9xx | tool errors (I/O, internal) |",
         "",
         "| code | name | severity | summary |",

@@ -1,0 +1,1 @@
+"""Front ends: produce `.skm` machines from other material (skill documents, traces)."""

@@ -1,0 +1,149 @@
+"""The markdown front end: `skillc build SKILL.md -o skill.skm`.
+
+Pipeline (one module per stage): `document` (bytes → markdown blocks) →
+`clauses` (sentences, classified) → `structural` (offline draft) →
+optionally `llm` (rules with verbatim quotes, JSON drafts, redrafting from the
+checker) → the project checker → `report` (where each clause landed).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import attrs
+
+from skillc import api
+from skillc.diagnostics import Diagnostic, make
+from skillc.diagnostics.diagnostic import HasDiagnostics
+from skillc.frontends.markdown import codes as _codes  # noqa: F401  (registers the SKM3xx codes)
+from skillc.frontends.markdown.clauses import Clause, extract_clauses
+from skillc.frontends.markdown.document import MAX_BYTES, Document, read_document
+from skillc.frontends.markdown.report import Row, coverage, landings
+from skillc.frontends.markdown.structural import Options, compile_document
+from skillc.ir.machine import Machine
+from skillc.syntax import nodes as n
+from skillc.syntax.printer import print_module
+
+RULE_CODES = {"SKM220", "SKM221", "SKM222"}
+
+
+@attrs.define
+class BuildResult(HasDiagnostics):
+    """The built `.skm` text (None when the build failed), its machine, the clause table and every finding."""
+
+    text: str | None
+    machine: Machine | None
+    diagnostics: list[Diagnostic]
+    clauses: list[Clause] = attrs.field(factory=list)
+    rows: list[Row] = attrs.field(factory=list)
+    rounds: list = attrs.field(factory=list)  # LLM rounds: what each draft got from the checker
+
+    @property
+    def coverage(self) -> float:
+        return coverage(self.rows)
+
+    @property
+    def ok(self) -> bool:
+        return self.text is not None and not any(d.is_error for d in self.diagnostics)
+
+
+def source_name(skill: Path, output: Path | None) -> str:
+    """How the machine names its skill document: relative to the machine file's folder."""
+    base = output.parent if output is not None else Path.cwd()
+    try:
+        return Path(os.path.relpath(skill.resolve(), base.resolve())).as_posix()
+    except ValueError:  # another drive on Windows
+        return skill.resolve().as_posix()
+
+
+def check_text(text: str, skill: Path, output: Path | None) -> api.CheckResult:
+    """Check built text as if it were the output file (its `source` resolves against the skill)."""
+    where = output if output is not None else Path.cwd() / "built.skm"
+    return api.check(text, path=str(where), skill=skill)
+
+
+def structural_draft(doc: Document, skill: Path, output: Path | None,
+                     options: Options) -> tuple[n.Module, list[Clause], list[Diagnostic]]:
+    """The offline draft, with rules that do not hold on its graph turned into instructions."""
+    clauses = extract_clauses(doc)
+    compiled = compile_document(doc, clauses, attrs.evolve(options, source=source_name(skill, output)))
+    module = compiled.module
+    notes: list[Diagnostic] = []
+    if not compiled.procedure:
+        notes.append(make("SKM304", f"{doc.path} has no procedure: built a one-state machine that applies it",
+                          doc.span(1), hint="number the steps, or add a `## Procedure` section"))
+    for _ in range(3):
+        result = check_text(print_module(module), skill, output)
+        broken = [d for d in result.diagnostics if d.code in RULE_CODES and d.span is not None]
+        if not broken:
+            break
+        lines = {d.span.start_pos[0] for d in broken}
+        module = _drop_rules(module, lines, print_module(module))
+    return module, clauses, notes
+
+
+def _drop_rules(module: n.Module, lines: set[int], text: str) -> n.Module:
+    """The module without the rules printed on `lines` (their sentences stay in the state instructions)."""
+    printed = text.split("\n")
+    machine = module.items[-1]
+    keep = []
+    for item in machine.items:
+        if isinstance(item, n.Rule):
+            line = next((i + 1 for i, ln in enumerate(printed) if ln.strip().startswith("rule ")
+                         and f'"{_escape(item.quote)}"' in ln), None)
+            if line in lines:
+                continue
+        keep.append(item)
+    return attrs.evolve(module, items=module.items[:-1] + (attrs.evolve(machine, items=tuple(keep)),))
+
+
+def _escape(text: str) -> str:
+    return text.replace("\\", "\\\\").replace('"', '\\"')
+
+
+def build(skill: str | os.PathLike, *, output: str | os.PathLike | None = None, options: Options | None = None,
+          model: str | None = None, executor=None, rounds: int = 3, max_bytes: int = MAX_BYTES,
+          base_url: str | None = None) -> BuildResult:
+    """Compile a skill document into a checked machine (structural, or LLM when `model`/`executor` is given)."""
+    skill = Path(skill)
+    out = Path(output) if output is not None else None
+    doc, diags = read_document(skill, max_bytes=max_bytes)
+    if doc is None:
+        return BuildResult(None, None, diags)
+    options = options or Options()
+    module, clauses, notes = structural_draft(doc, skill, out, options)
+    diags += notes
+    for name in doc.front.allowed_tools:
+        from skillc.frontends.markdown.structural import KNOWN_TOOLS
+
+        if name.lower() not in KNOWN_TOOLS:
+            diags.append(make("SKM306", f"allowed tool `{name}` has no skillc interface; steps that use it stay model "
+                                        "states", doc.span(doc.front.start, doc.front.end),
+                              hint="declare it in the machine by hand, or register an implementation"))
+    history: list = []
+    if model is not None or executor is not None:
+        from skillc.frontends.markdown.llm import llm_build
+
+        text, llm_diags, history = llm_build(doc, clauses, module, skill=skill, output=out, model=model,
+                                             executor=executor, rounds=rounds, base_url=base_url)
+        diags += llm_diags
+        if text is None:
+            return BuildResult(None, None, diags, clauses, [], history)
+        parsed = api.parse(text, path=str(out or "built.skm"))
+        module = parsed.module
+    text = print_module(module)
+    result = check_text(text, skill, out)
+    rows = landings(module, clauses)
+    for r in rows:
+        if not r.covered:
+            diags.append(make("SKM305", f"clause on line {r.clause.lines} landed nowhere in the machine",
+                              doc.span(r.clause.start, r.clause.end), label=r.clause.kind,
+                              hint="add it to a state's prompt, or make it a rule"))
+    diags += result.diagnostics
+    if any(d.is_error for d in result.diagnostics):
+        return BuildResult(None, result.machine, diags, clauses, rows, history)
+    return BuildResult(text, result.machine, diags, clauses, rows, history)
+
+
+__all__ = ["BuildResult", "Options", "build"]

@@ -1,0 +1,271 @@
+"""Clause extraction: split a skill document into sentences with line ranges and classify each.
+
+Classes (`Clause.kind`):
+
+- `step` — an action of the procedure (a numbered item, a `Step N` heading, an
+  imperative sentence of a procedure section, a checklist item to carry out);
+- `branch` — a condition with an action: "If …, …", "Otherwise, …", a decision tree line;
+- `loop` — "Repeat until …", "… until …", "try at most N times";
+- `verify` — "Verify that …", "Check that …", "Make sure …", checklist items;
+- `require` — "must", "always", "required", "CRITICAL";
+- `forbid` — "never", "do not", "must not";
+- `terminate` — "Stop when …", "You are done when …";
+- `command` — a fenced block of shell commands (attached to the step before it);
+- `knowledge` — everything else: background, definitions, tips, table rows.
+
+The classes are decided by cue words and by where a sentence stands (its list,
+its section heading); `procedure_present` tells whether the document has a
+procedure at all.
+"""
+
+from __future__ import annotations
+
+import re
+
+import attrs
+
+from skillc.frontends.markdown.document import Block, Document
+
+KINDS = ("step", "branch", "loop", "verify", "require", "forbid", "terminate", "command", "knowledge")
+
+
+@attrs.frozen
+class Clause:
+    """One classified sentence (or fence, or table row) with its 1-based inclusive line range."""
+
+    index: int
+    kind: str
+    text: str
+    start: int
+    end: int
+    section: tuple[str, ...] = ()
+    block: Block | None = attrs.field(default=None, eq=False, repr=False)
+    lead: bool = False  # the first sentence of a numbered item or step heading: it names the step
+    ordinal: int | None = None  # the number of the step it belongs to (numbered lists, Step N headings)
+
+    @property
+    def lines(self) -> str:
+        """`12` or `12-14`."""
+        return str(self.start) if self.start == self.end else f"{self.start}-{self.end}"
+
+
+# Cue words. Matching is case-insensitive on the text with markdown emphasis removed.
+_FORBID = re.compile(r"^(?:\w+:\s*)?(?:never|do not|don't|must not|mustn't|shall not|should not|avoid|"
+                     r"under no circumstances|not allowed)\b|\b(?:you|we|agents?|they)\s+(?:must|should|shall|may|"
+                     r"can)\s*(?:not|never)\b|\b(?:must never|mustn't|is forbidden|are forbidden|is prohibited|"
+                     r"are prohibited|not allowed to|do not|don't)\b", re.I)
+_REQUIRE = re.compile(r"\b(?:must|always|required|mandatory|shall|critical|important|be sure to|"
+                      r"it is essential)\b", re.I)
+_BRANCH = re.compile(r"^(?:if|in case|unless|should|otherwise|else|when(?=.*,\s*(?:then\s+)?\w))\b", re.I)
+_LOOP = re.compile(r"^(?:repeat|retry|keep \w+ing)\b|\buntil\b|\b(?:try|attempt|retry|repeat)\b.*\b(?:at most|up to)\b", re.I)
+_VERIFY = re.compile(r"^(?:verify|check|make sure|ensure|confirm|validate|double-check|test that|assert)\b", re.I)
+_TERMINATE = re.compile(r"^(?:stop|you are done|you're done|finish|the task is (?:done|complete)|"
+                        r"done when|end the|terminate|exit)\b|\b(?:you are done when|stop when)\b", re.I)
+_TRIGGER = re.compile(r"^(?:use this skill|this skill|apply this skill|invoke this skill)\b", re.I)
+_STEP_HEADING = re.compile(r"^(?:step|phase|stage)\s*(\d+)\s*[:.)\-–—]?\s*(.*)$", re.I)
+_PROCEDURE = re.compile(r"\b(?:procedure|steps?|workflow|process|instructions|checklist|runbook|playbook|"
+                        r"recipe|what to do|method)\b", re.I)
+_RULES = re.compile(r"\b(?:rules?|polic(?:y|ies)|constraints?|guidelines?|principles|requirements|"
+                    r"prohibitions|don'?ts|never)\b", re.I)
+_DONE = re.compile(r"\b(?:done|termination|finish(?:ing)?|completion|exit criteria|when to stop|"
+                   r"deliverables?)\b", re.I)
+_KNOWLEDGE = re.compile(r"\b(?:background|overview|reference|definitions?|glossary|tips?|notes?|faq|about|"
+                        r"context|examples?|useful|tools|commands|reading|concepts?|terminology|appendix|"
+                        r"exceptions|see also|common errors|troubleshooting|options|why)\b", re.I)
+_SHELL = {"bash", "sh", "shell", "console", "zsh", "shell-session", "powershell", "ps1", "cmd", "bat", "fish"}
+_TREE = re.compile(r"[├└│]|^\s*[|`+\\]--|→|->")
+_EMPH = re.compile(r"\*\*|__|(?<!\w)[*_]|[*_](?!\w)|`")
+_ABBREV = re.compile(r"(?:\b(?:e\.g|i\.e|etc|vs|cf|approx|no|fig|min|max|incl)|\b[A-Z])\.$", re.I)
+_SPLIT = re.compile(r"(?<=[.!?])[\"')\]]*\s+(?=[A-Z0-9`*_\"(\[])")
+
+# Imperative verbs that commonly open a step. A sentence outside numbered lists is a step
+# only when its first word is one of these (nouns and pronouns open knowledge).
+VERBS = frozenset("""
+add analyse analyze announce answer apply approve archive ask assign attach avoid back build bump calculate call
+cancel capture change check choose clean clear clone close collect commit compare compile compute configure confirm
+connect copy count create cut decide declare decline define delete deploy describe design determine diff disable
+document download draft drop edit email enable enter escalate estimate evaluate examine execute explain export
+extract fetch file fill find fix flag follow force format gather generate go grant grep identify implement import
+inform inspect install investigate keep label launch list load locate log look make mark measure merge migrate move
+name navigate note notify open outline page parse paste patch pick ping place plan post prepare print prioritize
+produce profile provide publish pull purge push put query read rebase rebuild record redact refactor refresh
+register reject release reload remove rename render reopen reorder repeat replace reply report reproduce request
+rerun reset resolve restart restore resume retry return review revert rewrite roll rotate route run save scan
+schedule search select send set share ship sign skim sort specify split stage start state submit summarize
+summarise switch tag take tell test trace track translate trigger triage try turn type undo uninstall unpack update
+upgrade upload use validate verify view visit wait walk watch write
+""".split())
+
+
+def strip_markup(text: str) -> str:
+    """Text without emphasis markers and code ticks, on one line."""
+    return re.sub(r"\s+", " ", _EMPH.sub("", text)).strip()
+
+
+def split_sentences(text: str) -> list[tuple[str, int, int]]:
+    """Sentences of a paragraph with their first and last line offsets inside the paragraph."""
+    out: list[tuple[str, int, int]] = []
+    pos = 0
+    for m in _SPLIT.finditer(text):
+        if _ABBREV.search(text[pos:m.start()].rstrip("\"')]")):
+            continue
+        out.append((text[pos:m.start()], pos, m.start()))
+        pos = m.end()
+    out.append((text[pos:], pos, len(text)))
+    return [(s.strip(), text.count("\n", 0, a), text.count("\n", 0, max(a, b - 1))) for s, a, b in out if s.strip()]
+
+
+def first_word(text: str) -> str:
+    """The first word, lower-cased, after emphasis and a `Label:` prefix are removed."""
+    plain = strip_markup(text)
+    plain = re.sub(r"^(?:[A-Z][A-Za-z ]{0,20}:)\s+", "", plain)
+    m = re.match(r"[A-Za-z][A-Za-z'-]*", plain)
+    return m.group(0).lower() if m else ""
+
+
+def is_imperative(text: str) -> bool:
+    """True when a sentence opens with an imperative verb ("Run …", "Then open …", "First, read …")."""
+    plain = re.sub(r"^(?:then|first|next|finally|now|also|afterwards|and)\b,?\s*", "", strip_markup(text), flags=re.I)
+    return first_word(plain) in VERBS
+
+
+def classify(text: str) -> str:
+    """The cue-word class of one sentence: branch, loop, verify, require, forbid, terminate or ''."""
+    plain = strip_markup(text)
+    if _FORBID.search(plain) and not re.match(r"^(?:if|unless)\b", plain, re.I):
+        return "forbid"
+    if _TERMINATE.search(plain):
+        return "terminate"
+    if re.match(r"^(?:repeat|retry|keep (?:going|trying|\w+ing\b))", plain, re.I) or (_LOOP.search(plain) and not _BRANCH.match(plain)):
+        return "loop"
+    if _BRANCH.match(plain):
+        return "branch"
+    if _VERIFY.match(re.sub(r"^(?:then|finally|also)\b,?\s*", "", plain, flags=re.I)):
+        return "verify"
+    if _REQUIRE.search(plain):
+        return "require"
+    return ""
+
+
+def looks_like_tree(text: str) -> bool:
+    """A code fence that draws a decision tree with box characters or arrows."""
+    lines = [ln for ln in text.splitlines() if ln.strip()]
+    branchy = sum(bool(re.search(r"[├└]|^\s*[|`+]--", ln)) for ln in lines)
+    return len(lines) >= 3 and branchy >= 2
+
+
+def _section_role(section: tuple[str, ...]) -> str:
+    """procedure, rules, done, knowledge or '' for the innermost heading that says which."""
+    for title in reversed(section):
+        if _STEP_HEADING.match(title) or _PROCEDURE.search(title):
+            return "procedure"
+        if re.match(r"^how (?:to|do)\b", title, re.I):
+            return "howto"
+        if _RULES.search(title):
+            return "rules"
+        if _KNOWLEDGE.search(title):
+            return "knowledge"
+        if _DONE.search(title):
+            return "done"
+    return ""
+
+
+def procedure_present(doc: Document) -> bool:
+    """True when the document has numbered steps, step headings, a procedure section, a checklist or a tree."""
+    for b in doc.blocks:
+        role = _section_role(b.section)
+        if b.kind == "heading" and _STEP_HEADING.match(b.text):
+            return True
+        if b.kind == "item" and (b.ordered or b.checkbox) and role not in ("knowledge", "rules"):
+            return True
+        if b.kind == "code" and looks_like_tree(b.text):
+            return True
+        if b.kind in ("para", "item") and role == "procedure" and is_imperative(b.text):
+            return True
+    return False
+
+
+def extract_clauses(doc: Document) -> list[Clause]:
+    """Every clause of the document, in order, classified."""
+    structured = procedure_present(doc)
+    explicit = _has_procedure_section(doc) or any(b.kind == "item" and b.ordered for b in doc.blocks)
+    out: list[Clause] = []
+    ordinal = 0
+    step_of_item: dict[int, int] = {}
+    last_step_kind = ""
+
+    def add(kind: str, text: str, start: int, end: int, block: Block, lead: bool = False, num=None) -> None:
+        out.append(Clause(len(out), kind, text, start, end, block.section, block, lead, num))
+
+    for b in doc.blocks:
+        role = _section_role(b.section)
+        if b.kind == "heading":
+            m = _STEP_HEADING.match(b.text)
+            if m:
+                ordinal = int(m.group(1))
+                add("step", m.group(2) or b.text, b.start, b.end, b, lead=True, num=ordinal)
+                last_step_kind = "heading"
+            continue
+        if b.kind == "code":
+            if looks_like_tree(b.text):
+                add("branch", b.text.rstrip("\n"), b.start, b.end, b)
+            elif role == "knowledge":
+                add("knowledge", b.text.rstrip("\n"), b.start, b.end, b)
+            elif b.info in _SHELL or (not b.info and out and out[-1].kind == "step" and _looks_like_commands(b.text)):
+                add("command", b.text.rstrip("\n"), b.start, b.end, b)
+            else:
+                add("knowledge", b.text.rstrip("\n"), b.start, b.end, b)
+            continue
+        if b.kind in ("row", "html"):
+            add("knowledge", b.text.strip(), b.start, b.end, b)
+            continue
+        # paragraphs and list items: sentence by sentence
+        num = None
+        if b.kind == "item" and b.ordered and role not in ("knowledge", "rules", "done"):
+            if b.first_in_item:
+                if b.depth == 1:
+                    ordinal += 1
+                    step_of_item[b.item] = ordinal
+                else:
+                    step_of_item[b.item] = step_of_item.get(b.parent_item, ordinal)
+            num = step_of_item.get(b.item, ordinal)
+        elif b.kind == "item":
+            num = step_of_item.get(b.parent_item) if b.parent_item is not None else None
+        for i, (sentence, a, z) in enumerate(split_sentences(b.text)):
+            start, end = b.start + a, b.start + z
+            cue = classify(sentence)
+            if role == "knowledge" or (role == "howto" and explicit):
+                cue = cue if cue in ("forbid", "require", "terminate") else ""
+            numbered_lead = b.kind == "item" and b.ordered and b.first_in_item and i == 0 and num is not None
+            if b.checkbox and i == 0:
+                kind = "verify"
+            elif numbered_lead and cue not in ("forbid", "branch", "loop"):
+                kind = "step"
+            elif cue:
+                kind = cue
+            elif _TRIGGER.match(strip_markup(sentence)) or not structured:
+                kind = "knowledge"
+            elif role in ("rules",) and is_imperative(sentence):
+                kind = "require"
+            elif role == "done":
+                kind = "terminate"
+            elif role == "knowledge" or (role == "howto" and explicit):
+                kind = "knowledge"
+            elif b.kind == "item" and not b.ordered and b.parent_item is not None and num is not None:
+                kind = "knowledge"  # a bullet under a numbered step details that step
+            elif is_imperative(sentence) and (role == "procedure" or b.ordered or last_step_kind == "heading"
+                                              or not explicit):
+                kind = "step"
+            else:
+                kind = "knowledge"
+            add(kind, sentence, start, end, b, lead=numbered_lead, num=num)
+    return out
+
+
+def _looks_like_commands(text: str) -> bool:
+    lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
+    return bool(lines) and all(re.match(r"^(?:\$ )?[a-z.\/][\w.\/-]*(?:\s|$)", ln) for ln in lines[:3])
+
+
+def _has_procedure_section(doc: Document) -> bool:
+    return any(b.kind == "heading" and (_PROCEDURE.search(b.text) or _STEP_HEADING.match(b.text)) for b in doc.blocks)

@@ -1,0 +1,86 @@
+"""Where each clause of the document landed in a machine, and the coverage figure.
+
+Coverage is measured on the finished machine, not taken from the compiler's
+intentions: a clause is covered when a rule quotes it, when a state's or
+terminal's `from` range holds it, or when its text occurs in the local
+instructions (prompt or doc) of a state. The same measure serves the
+structural and the LLM compiler.
+"""
+
+from __future__ import annotations
+
+import attrs
+
+from skillc.check.provenance import normalise
+from skillc.frontends.markdown.clauses import Clause
+from skillc.syntax import nodes as n
+
+
+@attrs.frozen
+class Row:
+    """One clause and where it landed ('' when nowhere)."""
+
+    clause: Clause
+    landed: str
+
+    @property
+    def covered(self) -> bool:
+        return bool(self.landed)
+
+
+def _prov(items) -> tuple[int, int] | None:
+    for it in items:
+        if isinstance(it, n.From):
+            return it.where.start, it.where.end or it.where.start
+    return None
+
+
+def landings(module: n.Module, clauses: list[Clause]) -> list[Row]:
+    """Each clause with the machine element that carries it."""
+    machine = next((m for m in module.items if isinstance(m, n.Machine)), None)
+    if machine is None:
+        return [Row(c, "") for c in clauses]
+    states, texts, rules = [], [], []
+    for item in machine.items:
+        if isinstance(item, (n.State, n.Terminal, n.Fallback)):
+            name = getattr(item, "name", "fallback")
+            states.append((name, _prov(item.items)))
+            body = " ".join(x.text for x in item.items if isinstance(x, (n.Prompt, n.Doc)))
+            texts.append((name, normalise(body)))
+        elif isinstance(item, n.Rule):
+            rules.append((f"rule {item.kind} {' before '.join(item.ops)}", normalise(item.quote)))
+    rows = []
+    for c in clauses:
+        want = normalise(c.text)
+        landed = next((r for r, quote in rules if want and (want == quote or want in quote)), "")
+        if not landed:
+            inside = [name for name, p in states if p and p[0] >= c.start and p[1] <= c.end]
+            holding = [name for name, p in states if p and p[0] <= c.start and c.end <= p[1]]
+            if holding:
+                landed = f"state {holding[0]}"
+            elif inside:
+                landed = "states " + ", ".join(inside[:4]) + (" …" if len(inside) > 4 else "")
+        if not landed and want:
+            hit = next((name for name, body in texts if want in body), None)
+            if hit is not None:
+                landed = f"instruction in {hit}"
+        rows.append(Row(c, landed))
+    return rows
+
+
+def coverage(rows: list[Row]) -> float:
+    """Share of clauses that landed somewhere (1.0 for a document without clauses)."""
+    return sum(r.covered for r in rows) / len(rows) if rows else 1.0
+
+
+def table(rows: list[Row], width: int = 60) -> str:
+    """The clause table printed by `skillc build --report`."""
+    out = [f"{'lines':>7}  {'class':<9}  {'clause':<{width}}  landed in", "-" * (width + 40)]
+    for r in rows:
+        text = " ".join(r.clause.text.split())
+        text = text if len(text) <= width else text[: width - 1] + "…"
+        out.append(f"{r.clause.lines:>7}  {r.clause.kind:<9}  {text:<{width}}  {r.landed or '(nowhere)'}")
+    covered = sum(r.covered for r in rows)
+    out.append("-" * (width + 40))
+    out.append(f"coverage: {covered}/{len(rows)} clauses ({100 * coverage(rows):.1f}%)")
+    return "\n".join(out)

@@ -1,0 +1,817 @@
+"""The structural compiler: classified clauses → a `.skm` module, without any model.
+
+Steps become `model` states (or `tool` states when they run a command with a
+declared tool); conditions become `judge` states whose labels route the edges;
+verifications become a judge with a bounded revise loop; "repeat until" and
+"… again" become counted back edges; requirements and prohibitions become rules
+carrying their sentence; knowledge lands in the instructions of the state it
+concerns most. Every state and rule records the lines it came from.
+
+Reads are inferred after the graph is built: a state reads the task and the
+outputs of its predecessors that are assigned on every path into it, so the
+machine satisfies definite assignment by construction.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+
+import attrs
+
+from skillc.frontends.markdown.clauses import _REQUIRE, Clause, strip_markup
+from skillc.frontends.markdown.document import Document
+from skillc.frontends.markdown.names import Namer, content_stems, label_slug, slug, words
+from skillc.frontends.markdown.tree import TreeNode, parse_tree
+from skillc.syntax import nodes as n
+
+NEXT = None  # an edge target filled in when the following unit is known
+TASK = "task"
+DEFAULT_MAX_REVISIONS = 2
+DEFAULT_MAX_REPEATS = 3
+NUMBER_WORDS = {"once": 1, "twice": 2, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6,
+                "seven": 7, "eight": 8, "nine": 9, "ten": 10}
+
+# Tools a front matter `allowed-tools` list can declare, by the name skill authors use.
+KNOWN_TOOLS = {"bash": "bash", "shell": "bash", "terminal": "bash", "sh": "bash"}
+BASH = n.ToolDecl("bash", (n.Param("command", n.NamedType("str")),),
+                  (n.Param("stdout", n.NamedType("str")), n.Param("exit_code", n.NamedType("int"))))
+
+
+@attrs.frozen
+class Options:
+    """Choices of the structural compiler."""
+
+    tools: frozenset[str] = frozenset()  # tools steps may call (`bash`), on top of the front matter's
+    max_revisions: int = DEFAULT_MAX_REVISIONS
+    max_repeats: int = DEFAULT_MAX_REPEATS
+    source: str = "SKILL.md"  # how the machine names the document (relative to the machine file)
+
+
+@attrs.define
+class DEdge:
+    """An edge under construction; `target` None means "whatever comes next"."""
+
+    guard: n.Expr | None
+    target: str | None
+    assigns: tuple[n.Assign, ...] = ()
+
+
+@attrs.define
+class DState:
+    """A state under construction."""
+
+    name: str
+    kind: str
+    start: int
+    end: int
+    text: list[str] = attrs.field(factory=list)
+    notes: list[str] = attrs.field(factory=list)
+    constraints: list[str] = attrs.field(factory=list)
+    writes: list[tuple[str, str | None]] = attrs.field(factory=list)
+    call: str | None = None
+    edges: list[DEdge] = attrs.field(factory=list)
+    reads: list[str] = attrs.field(factory=list)
+    wants: list[str] = attrs.field(factory=list)  # variables it should read when they are assigned
+    topic: set[str] = attrs.field(factory=set)  # stems for matching knowledge and rules
+
+
+@attrs.define
+class Unit:
+    """A piece of control flow: a step, a condition, a loop, a verification or a tree."""
+
+    kind: str
+    clauses: list[Clause]
+    command: Clause | None = None
+    notes: list[Clause] = attrs.field(factory=list)
+    otherwise: Clause | None = None
+    arms: list[Clause] = attrs.field(factory=list)  # the `If` sentences of a multi-way condition
+    loop: Clause | None = None  # a "repeat until" merged into a branch that goes "again"
+
+
+@attrs.define
+class Compiled:
+    """The structural draft: the module, where each clause landed, and notes for the report."""
+
+    module: n.Module
+    landings: dict[int, str]
+    procedure: bool
+
+
+def bash_declared(doc: Document, options: Options) -> bool:
+    """True when steps may run shell commands through `bash`."""
+    allowed = {KNOWN_TOOLS.get(t.lower()) for t in doc.front.allowed_tools}
+    return "bash" in allowed or "bash" in options.tools
+
+
+class StructuralCompiler:
+    """Builds one machine from a document's clauses."""
+
+    def __init__(self, doc: Document, clauses: list[Clause], options: Options) -> None:
+        self.doc = doc
+        self.clauses = clauses
+        self.options = options
+        self.states: dict[str, DState] = {}
+        self.vars: dict[str, n.TypeExpr] = {}
+        self.counters: dict[str, int] = {}
+        self.terminals: dict[str, tuple[str, list[str], int | None, int | None]] = {}
+        self.rules: list[n.Rule] = []
+        self.forbidden_tools: list[n.ToolDecl] = []
+        self.landings: dict[int, str] = {}
+        self.state_names = Namer({"fallback", "done"})
+        self.var_names = Namer({TASK})
+        self.tool_names = Namer({"bash"})
+        self.bash = bash_declared(doc, options)
+        self.entries: dict[int, str] = {}  # step ordinal -> entry state
+        self.order: list[str] = []  # states in the order they were made
+
+    # ------------------------------------------------------------ building blocks
+
+    def _state(self, kind: str, base: str, clause_lines: tuple[int, int], topic: str = "") -> DState:
+        s = DState(self.state_names.fresh(base), kind, *clause_lines)
+        s.topic = content_stems(topic)
+        self.states[s.name] = s
+        self.order.append(s.name)
+        return s
+
+    def _var(self, base: str, type_: n.TypeExpr) -> str:
+        name = self.var_names.fresh(base)
+        self.vars[name] = type_
+        return name
+
+    def _counter(self, base: str, limit: int) -> str:
+        name = self.var_names.fresh(base)
+        self.counters[name] = max(1, limit)
+        return name
+
+    def _land(self, clause: Clause, where: str) -> None:
+        self.landings.setdefault(clause.index, where)
+
+    def _terminal(self, name: str, outcome: str) -> str:
+        if name not in self.terminals:
+            self.state_names.taken.add(name)
+            self.terminals[name] = (outcome, [], None, None)
+        return name
+
+    @staticmethod
+    def _eq(var: str, label: str) -> n.Expr:
+        return n.BinOp("==", n.Name(var), n.Name(label))
+
+    @staticmethod
+    def _below(counter: str, limit: int) -> n.Expr:
+        return n.BinOp("<", n.Name(counter), n.IntLit(limit))
+
+    @staticmethod
+    def _bump(counter: str) -> tuple[n.Assign, ...]:
+        return (n.Assign(counter, "+=", n.IntLit(1)),)
+
+    # ------------------------------------------------------------ units
+
+    def units(self) -> list[Unit]:
+        """Group the control clauses into units, attaching commands, notes, `Otherwise` and loops."""
+        out: list[Unit] = []
+        for c in self.clauses:
+            prev = out[-1] if out else None
+            if c.kind == "step":
+                out.append(Unit("step", [c]))
+            elif c.kind == "command":
+                if prev is not None and prev.kind == "step" and prev.command is None and _near(prev, c):
+                    prev.command = c
+                else:
+                    out.append(Unit("step", [], command=c))
+            elif c.kind == "branch" and c.block is not None and c.block.kind == "code":
+                out.append(Unit("tree", [c]))
+            elif c.kind == "branch" and re.match(r"^(?:otherwise|else)\b", strip_markup(c.text), re.I):
+                if prev is not None and prev.kind == "branch" and prev.otherwise is None:
+                    prev.otherwise = c
+                else:
+                    out.append(Unit("step", [c]))  # an `Otherwise` with nothing before it is just a step
+            elif c.kind == "branch":
+                if prev is not None and prev.kind == "branch" and prev.otherwise is None and _same_block(prev, c):
+                    prev.arms.append(c)
+                else:
+                    out.append(Unit("branch", [c], arms=[c]))
+            elif c.kind == "loop":
+                if prev is not None and prev.kind == "branch" and prev.loop is None and _again(prev.arms[-1].text):
+                    prev.loop = c
+                else:
+                    out.append(Unit("loop", [c]))
+            elif c.kind == "verify":
+                if prev is not None and prev.kind == "verify" and prev.clauses[-1].section == c.section \
+                        and prev.clauses[-1].block.checkbox == c.block.checkbox:
+                    prev.clauses.append(c)
+                else:
+                    out.append(Unit("verify", [c]))
+        # Multi-way conditions without `Otherwise` are sequential yes/no questions.
+        split: list[Unit] = []
+        for u in out:
+            if u.kind == "branch" and len(u.arms) > 1 and u.otherwise is None:
+                for i, arm in enumerate(u.arms):
+                    split.append(Unit("branch", [arm], arms=[arm], loop=u.loop if i == len(u.arms) - 1 else None))
+            else:
+                split.append(u)
+        # Bullets and later sentences of a numbered item detail that item's step.
+        by_item: dict[int, Unit] = {}
+        for u in split:
+            if u.kind == "step" and u.clauses and u.clauses[0].block is not None and u.clauses[0].block.item is not None:
+                by_item.setdefault(u.clauses[0].block.item, u)
+        for c in self.clauses:
+            if c.kind == "knowledge" and c.block is not None:
+                owner = by_item.get(c.block.item) or by_item.get(c.block.parent_item)
+                if owner is not None:
+                    owner.notes.append(c)
+        return split
+
+    def compile(self) -> Compiled:
+        """The machine as an AST module, plus where each clause landed."""
+        units = self.units()
+        procedure = bool(units)
+        if not procedure:
+            units = [Unit("whole", [])]
+        pending: list[DEdge] = []
+        for i, unit in enumerate(units):
+            nxt = units[i + 1] if i + 1 < len(units) else None
+            entry, exits = getattr(self, f"_unit_{unit.kind}")(unit, nxt)
+            for e in pending:
+                e.target = entry
+            pending = exits
+            for c in unit.clauses:
+                if c.ordinal is not None and c.ordinal not in self.entries:
+                    self.entries[c.ordinal] = entry
+        done = self._terminal("done", "success")
+        for e in pending:
+            e.target = done
+        self._place_rules()
+        self._place_knowledge()
+        self._infer_reads()
+        return Compiled(self._module(), self.landings, procedure)
+
+    def _step_text(self, unit: Unit) -> tuple[str, int, int]:
+        lead = unit.clauses[0] if unit.clauses else unit.command
+        return strip_markup(lead.text) if unit.clauses else "", lead.start, lead.end
+
+    def _unit_step(self, unit: Unit, nxt: Unit | None) -> tuple[str, list[DEdge]]:
+        text, start, end = self._step_text(unit)
+        command = unit.command
+        if command is not None and self.bash:
+            base = slug(text or command.text.split("\n")[0], default="run")
+            s = self._state("tool", base, (start, command.end), text or command.text)
+            s.call = command.text.strip()
+            if unit.clauses:
+                s.text.append(text)
+            out = self._var(f"{s.name}_output", n.NamedType("str"))
+            status = self._var(f"{s.name}_status", n.NamedType("int"))
+            s.writes = [(out, "stdout"), (status, "exit_code")]
+            for c in unit.clauses:
+                self._land(c, s.name)
+            self._land(command, s.name)
+            exits = [DEdge(None, NEXT)]
+            if nxt is None or nxt.kind not in ("branch", "loop", "verify", "tree"):
+                s.edges.append(DEdge(n.BinOp("!=", n.Name(status), n.IntLit(0)), "fallback"))
+            s.edges.extend(exits)
+            return s.name, exits
+        s = self._state("model", slug(text or "run the commands"), (start, end), text)
+        s.text.append(text or "Run the commands below.")
+        for c in unit.clauses:
+            self._land(c, s.name)
+        if command is not None:
+            s.text.append("Commands:\n" + command.text.strip())
+            s.topic |= content_stems(command.text)
+            self._land(command, s.name)
+        s.writes = [(self._var(f"{s.name}_result", n.NamedType("str")), None)]
+        for c in unit.notes:
+            s.notes.append(strip_markup(c.text))
+            self._land(c, s.name)
+        exits = [DEdge(None, NEXT)]
+        s.edges = exits
+        return s.name, exits
+
+    def _action(self, text: str, clause: Clause, exits: list[DEdge], condition: str = "") -> str:
+        """The target of a branch arm: a state doing `text`, a terminal, or NEXT (an edge in `exits`)."""
+        plain = strip_markup(text).strip().rstrip(".")
+        stop = re.search(r"(?:,?\s*(?:and|then)\s+)?\b(stop|abort|give up|end the procedure|exit)\b(?:\s+here)?\s*$",
+                         plain, re.I)
+        failed = bool(re.search(r"\b(abort|give up)\b", plain, re.I))
+        if stop:
+            plain = plain[: stop.start()].strip(" ,;")
+        back = re.search(r"\b(?:go back|return|start over|restart)\b.*$", plain, re.I)
+        back_target = None
+        if back is None and _again(plain):
+            phrase = next((p for p in re.split(r",|\band\b|\bthen\b", plain) if _again(p)), plain)
+            phrase = re.sub(r"\b(?:again|retry|rerun|re-run)\b", "", phrase)
+            back_target = self._best_match(phrase, ("model", "tool"), keep_verbs=True) \
+                or self._best_match(plain + " " + condition, ("model", "tool"))
+        if back and not re.match(r"^(?:return|go back)\s+(?:the|it)\b", plain[back.start():], re.I):
+            back_target = self._back_target(plain[back.start():], condition)
+            plain = plain[: back.start()].strip(" ,;").removesuffix(" and").removesuffix(" then").strip(" ,;")
+        if back_target is not None and not plain:
+            plain = strip_markup(text[back.start():] if back else text).strip().rstrip(".")
+        if re.fullmatch(r"(?:please\s+)?(?:continue|proceed|skip|move on|go on)\b.*", plain, re.I) or not plain:
+            if stop:
+                return self._terminal("aborted" if failed else "stopped", "failed" if failed else "success")
+            e = DEdge(None, NEXT)
+            exits.append(e)
+            return ""  # resolved through the edge placed in `exits`
+        s = self._state("model", slug(plain), (clause.start, clause.end), plain + " " + condition)
+        s.text.append(plain[0].upper() + plain[1:] + ".")
+        s.writes = [(self._var(f"{s.name}_result", n.NamedType("str")), None)]
+        if stop:
+            s.edges.append(DEdge(None, self._terminal("aborted" if failed else "stopped",
+                                                      "failed" if failed else "success")))
+        elif back_target is not None:
+            counter = self._counter(f"{s.name}_rounds", self.options.max_repeats)
+            s.edges.append(DEdge(self._below(counter, self.options.max_repeats), back_target, self._bump(counter)))
+            e = DEdge(None, NEXT)
+            s.edges.append(e)
+            exits.append(e)
+        else:
+            e = DEdge(None, NEXT)
+            s.edges.append(e)
+            exits.append(e)
+        return s.name
+
+    def _back_target(self, phrase: str, condition: str) -> str | None:
+        """The state a "go back to …" phrase names: a step number, the top, or the best match."""
+        m = re.search(r"\bsteps?\s+(\d+)", phrase, re.I)
+        if m and int(m.group(1)) in self.entries:
+            return self.entries[int(m.group(1))]
+        if re.search(r"\b(?:top|start|beginning|first step)\b", phrase, re.I) and self.order:
+            return self._first_state_of_section()
+        return self._best_match(phrase + " " + condition) or (self.order[0] if self.order else None)
+
+    def _first_state_of_section(self) -> str:
+        for name in self.order:
+            if self.states[name].kind in ("judge", "model", "tool"):
+                return name
+        return self.order[0]
+
+    def _best_match(self, text: str, kinds: Iterable[str] = ("model", "tool", "judge"),
+                    keep_verbs: bool = False) -> str | None:
+        want = content_stems(text) - ({"again", "repeat"} if keep_verbs else {"again", "repeat", "run", "go", "back"})
+        best, score = None, 0
+        for name in self.order:
+            s = self.states[name]
+            if s.kind not in kinds:
+                continue
+            overlap = len(want & s.topic)
+            if overlap > score:
+                best, score = name, overlap
+        return best
+
+    def _judge(self, base: str, var_base: str, labels: list[str], clause: Clause, prompt: str) -> tuple[DState, str]:
+        s = self._state("judge", base, (clause.start, clause.end), prompt)
+        var = self._var(var_base, n.EnumType(tuple(labels)))
+        s.writes = [(var, None)]
+        s.text.append(prompt)
+        return s, var
+
+    def _unit_branch(self, unit: Unit, nxt: Unit | None) -> tuple[str, list[DEdge]]:
+        exits: list[DEdge] = []
+        if len(unit.arms) == 1:
+            cond, action = _if_parts(unit.arms[0].text)
+            first = unit.arms[0]
+            j, var = self._judge(f"if_{slug(cond)}", slug(cond, default="answer"), ["yes", "no"], first,
+                                 f"Decide whether this holds: {cond}. Answer `yes` or `no`.")
+            j.topic |= content_stems(cond)
+            self._land(first, j.name)
+            yes = self._action(action, first, exits, cond) if action else ""
+            if unit.loop is not None:
+                self._land(unit.loop, j.name)
+                j.text.append(strip_markup(unit.loop.text))
+                limit = _max_times(unit.loop.text) or self.options.max_repeats
+                for name in self.order:
+                    for e in self.states[name].edges:
+                        if e.assigns and e.assigns[0].target.endswith("_rounds") and name == yes:
+                            self.counters[e.assigns[0].target] = limit
+                            e.guard = self._below(e.assigns[0].target, limit)
+                if yes and (nxt is None or nxt.kind != "branch"):
+                    # Out of rounds with the condition still true: the loop failed.
+                    for e in self.states[yes].edges:
+                        if e.guard is None:
+                            e.target = "fallback"
+                            exits.remove(e)
+            if not action:
+                e = DEdge(self._eq(var, "yes"), NEXT)
+                exits.append(e)
+                j.edges.append(e)
+            elif yes:
+                j.edges.append(DEdge(self._eq(var, "yes"), yes))
+            else:
+                j.edges.append(exits[-1])
+                exits[-1].guard = self._eq(var, "yes")
+            if unit.otherwise is not None:
+                self._land(unit.otherwise, j.name)
+                j.end = max(j.end, unit.otherwise.end)
+                other = re.sub(r"^(?:otherwise|else)\b,?\s*", "", strip_markup(unit.otherwise.text), flags=re.I)
+                before = len(exits)
+                target = self._action(other, unit.otherwise, exits, "not " + cond)
+                if target:
+                    j.edges.append(DEdge(None, target))
+                else:
+                    e = exits[before]
+                    j.edges.append(e)
+            else:
+                e = DEdge(None, NEXT)
+                j.edges.append(e)
+                exits.append(e)
+            return j.name, exits
+        # Several conditions and an `Otherwise`: one judge with a label per condition.
+        first = unit.arms[0]
+        labels: list[str] = []
+        namer = Namer()
+        parts = []
+        for arm in unit.arms:
+            cond, action = _if_parts(arm.text)
+            labels.append(namer.fresh(slug(cond, default="case")))  # conditions are sentences: skip filler words
+            parts.append((cond, action, arm))
+        labels.append(namer.fresh("otherwise"))
+        cases = "; ".join(f"`{label}` when {cond}" for label, (cond, _, _) in zip(labels, parts))
+        j, var = self._judge(f"decide_{slug(first.text.split(',')[0], 2)}", slug(parts[0][0], 2, "case") + "_case",
+                             labels, first, f"Decide which case holds: {cases}; `{labels[-1]}` when none of these.")
+        for label, (cond, action, arm) in zip(labels, parts):
+            self._land(arm, j.name)
+            j.topic |= content_stems(cond)
+            before = len(exits)
+            target = self._action(action, arm, exits, cond)
+            if target:
+                j.edges.append(DEdge(self._eq(var, label), target))
+            else:
+                e = exits[before]
+                e.guard = self._eq(var, label)
+                j.edges.append(e)
+        self._land(unit.otherwise, j.name)
+        j.end = max(j.end, unit.otherwise.end)
+        other = re.sub(r"^(?:otherwise|else)\b,?\s*", "", strip_markup(unit.otherwise.text), flags=re.I)
+        before = len(exits)
+        target = self._action(other, unit.otherwise, exits)
+        if target:
+            j.edges.append(DEdge(None, target))
+        else:
+            j.edges.append(exits[before])
+        return j.name, exits
+
+    def _unit_loop(self, unit: Unit, nxt: Unit | None) -> tuple[str, list[DEdge]]:
+        c = unit.clauses[0]
+        plain = strip_markup(c.text)
+        m = re.search(r"\buntil\b\s*(.*?)(?:[,;]|\bbut\b|\bat most\b|$)", plain, re.I)
+        cond = (m.group(1) if m else plain).strip().rstrip(".") or "the work is complete"
+        limit = _max_times(plain) or self.options.max_repeats
+        j, var = self._judge(f"until_{slug(cond)}", slug(cond, default="goal") + "_reached", ["yes", "no"], c,
+                             f"{plain} Decide whether this now holds: {cond}. Answer `yes` or `no`.")
+        self._land(c, j.name)
+        j.topic |= content_stems(cond)
+        target = self._loop_target(c)
+        exits = [DEdge(self._eq(var, "yes"), NEXT)]
+        j.edges.append(exits[0])
+        if target is not None:
+            counter = self._counter(f"{j.name}_rounds", limit)
+            j.edges.append(DEdge(self._below(counter, limit), target, self._bump(counter)))
+            j.edges.append(DEdge(None, "fallback"))
+        else:
+            e = DEdge(None, NEXT)
+            j.edges.append(e)
+            exits.append(e)
+        return j.name, exits
+
+    def _loop_target(self, c: Clause) -> str | None:
+        """Where a "repeat" goes back to: a step number, this numbered item's first state, or the previous state."""
+        m = re.search(r"\bsteps?\s+(\d+)", c.text, re.I)
+        if m and int(m.group(1)) in self.entries:
+            return self.entries[int(m.group(1))]
+        if c.ordinal is not None and c.ordinal in self.entries:
+            return self.entries[c.ordinal]
+        return self._best_match(c.text) or (self.order[-1] if self.order else None)
+
+    def _unit_verify(self, unit: Unit, nxt: Unit | None) -> tuple[str, list[DEdge]]:
+        first = unit.clauses[0]
+        items = [strip_markup(c.text) for c in unit.clauses]
+        checklist = first.block is not None and first.block.checkbox
+        title = first.section[-1] if (checklist or len(items) > 1) and first.section else items[0]
+        title = re.sub(r"^(?:verify|check|make sure|ensure|confirm|validate|double-check)\b\s*(?:that\s+)?", "",
+                       title, flags=re.I) or title
+        previous = self.order[-1] if self.order else None
+        prompt = ("Check every item below against the work so far. Answer `passed` only when all of them hold, "
+                  "otherwise `failed`.\n" + "\n".join(f"- {t}" for t in items)) if len(items) > 1 else \
+            f"{items[0]} Answer `passed` if it holds, otherwise `failed`."
+        j, var = self._judge(f"verify_{slug(title, 2)}", slug(title, 2, "check") + "_verdict", ["passed", "failed"],
+                             first, prompt)
+        j.end = unit.clauses[-1].end
+        for c in unit.clauses:
+            self._land(c, j.name)
+            j.topic |= content_stems(c.text)
+        limit = self.options.max_revisions
+        revise = self._state("model", f"revise_{slug(title, 2)}", (first.start, unit.clauses[-1].end), title)
+        counter = self._counter(f"{revise.name}_rounds", limit)
+        exits = [DEdge(self._eq(var, "passed"), NEXT)]
+        j.edges = [exits[0], DEdge(n.BinOp("and", self._eq(var, "failed"), self._below(counter, limit)),
+                                   revise.name, self._bump(counter)), DEdge(None, "fallback")]
+        revise.text.append("The check below failed. Fix the work so that it holds, changing only what is needed:\n"
+                           + "\n".join(f"- {t}" for t in items))
+        prev = self.states.get(previous) if previous else None
+        if prev is not None and prev.kind == "model":
+            revise.writes = [prev.writes[0]]
+            revise.wants.append(prev.writes[0][0])
+            revise.edges = [DEdge(None, j.name)]
+        elif prev is not None and prev.kind == "tool":
+            revise.writes = [(self._var(f"{revise.name}_result", n.NamedType("str")), None)]
+            revise.edges = [DEdge(None, prev.name)]  # run the command again after the fix
+        else:
+            revise.writes = [(self._var(f"{revise.name}_result", n.NamedType("str")), None)]
+            revise.edges = [DEdge(None, j.name)]
+        j.wants.extend(v for v, _ in (prev.writes if prev is not None else []))
+        return j.name, exits
+
+    def _unit_tree(self, unit: Unit, nxt: Unit | None) -> tuple[str, list[DEdge]]:
+        c = unit.clauses[0]
+        root = parse_tree(c.text)
+        exits: list[DEdge] = []
+        if root is None:  # drawn like a tree but not one: keep it as an instruction step
+            return self._unit_step(Unit("step", [c]), nxt)
+        self._land(c, "")
+        entry = self._tree_node(root, c, exits)
+        self.landings[c.index] = entry
+        return entry, exits
+
+    def _tree_node(self, node: TreeNode, c: Clause, exits: list[DEdge]) -> str:
+        line = c.start + 1 + node.line
+        if not node.children:
+            before = len(exits)
+            fake = attrs.evolve(c, start=line, end=line)
+            target = self._action(node.text, fake, exits)
+            return target or self._pass_through(exits, before, fake)
+        namer = Namer()
+        labels = [namer.fresh(label_slug(ch.label)) for ch in node.children]
+        question = node.text.strip()
+        question += "" if question[-1:] in ".?!:" else "."
+        options = ", ".join(f"`{lab}` ({ch.label})" for lab, ch in zip(labels, node.children))
+        s, var = self._judge(slug(question, 3, "question"), slug(question, 3, "answer") + "_answer", labels,
+                             attrs.evolve(c, start=line, end=line), f"{question} Answer one of: {options}.")
+        s.topic |= content_stems(question)
+        for i, (lab, child) in enumerate(zip(labels, node.children)):
+            target = self._tree_node(child, c, exits)
+            last = i == len(labels) - 1  # the last label takes the default edge: the labels cover every case
+            s.edges.append(DEdge(None if last else self._eq(var, lab), target))
+        return s.name
+
+    def _pass_through(self, exits: list[DEdge], before: int, c: Clause) -> str:
+        """A leaf that only continues: a small model state that records the decision and goes on."""
+        s = self._state("model", "note_decision", (c.start, c.end))
+        s.text.append("Record the decision reached in the tree and continue.")
+        s.writes = [(self._var(f"{s.name}_result", n.NamedType("str")), None)]
+        e = exits.pop(before)
+        e.guard = None
+        s.edges.append(e)
+        exits.append(e)
+        return s.name
+
+    def _unit_whole(self, unit: Unit, nxt: Unit | None) -> tuple[str, list[DEdge]]:
+        title = self.doc.front.name or next((b.text for b in self.doc.blocks if b.kind == "heading"), "the task")
+        s = self._state("model", "apply_" + slug(title, 2, "skill"), (1, len(self.doc.lines)), "")
+        s.text.append(f"Carry out the task, applying the guidance of \"{title}\" below.")
+        s.writes = [(self._var("result", n.NamedType("str")), None)]
+        exits = [DEdge(None, NEXT)]
+        s.edges = exits
+        return s.name, exits
+
+    # ------------------------------------------------------------ rules, knowledge, reads
+
+    def _place_rules(self) -> None:
+        """Requirements and prohibitions become rules where they name an operation, and instructions everywhere."""
+        for c in self.clauses:
+            if c.kind == "terminate":
+                outcome, docs, start, end = self.terminals["done"]
+                docs.append(strip_markup(c.text))
+                self.terminals["done"] = (outcome, docs, start or c.start, c.end if start is None else end)
+                self._land(c, "done")
+            if c.kind == "step" and _REQUIRE.search(strip_markup(c.text)) and self.landings.get(c.index) in self.states:
+                where = n.Provenance(self.options.source, c.start, c.end if c.end != c.start else None)
+                self.rules.append(n.Rule("required", (self.landings[c.index],), re.sub(r"\s+", " ", c.text).strip(),
+                                         where))
+            if c.kind not in ("require", "forbid"):
+                continue
+            quote = re.sub(r"\s+", " ", c.text).strip()
+            where = n.Provenance(self.options.source, c.start, c.end if c.end != c.start else None)
+            text = strip_markup(c.text)
+            if c.kind == "forbid":
+                op = self.tool_names.fresh(slug(_prohibited_action(text), 3, "forbidden"))
+                self.forbidden_tools.append(n.ToolDecl(op, (), ()))
+                self.rules.append(n.Rule("forbid", (op,), quote, where))
+                self._land(c, f"rule forbid {op}")
+                targets = self._concerned(text)
+            else:
+                targets = self._concerned(text)
+                pair = _order_pair(text, self)
+                if pair is not None:
+                    self.rules.append(n.Rule("order", pair, quote, where))
+                    self._land(c, f"rule order {pair[0]} before {pair[1]}")
+                elif len(targets) == 1:
+                    self.rules.append(n.Rule("required", (targets[0],), quote, where))
+                    self._land(c, f"rule required {targets[0]}")
+            for t in targets or [s for s in self.order if self.states[s].kind in ("model", "judge")]:
+                self.states[t].constraints.append(text)
+                self._land(c, t)
+
+    def _concerned(self, text: str) -> list[str]:
+        """The model and judge states a sentence is about (most shared words; none when nothing is shared)."""
+        want = content_stems(text)
+        scored = [(len(want & self.states[s].topic), s) for s in self.order if self.states[s].kind != "tool"]
+        top = max((sc for sc, _ in scored), default=0)
+        return [s for sc, s in scored if sc == top and sc >= 2]
+
+    def _place_knowledge(self) -> None:
+        """Each knowledge clause goes to the instructions of the state it concerns most (else the nearest one)."""
+        prompted = [s for s in self.order if self.states[s].kind in ("model", "judge")]
+        for c in self.clauses:
+            if c.kind not in ("knowledge", "command", "step", "verify", "branch", "loop") or c.index in self.landings:
+                continue
+            if not prompted:
+                break
+            want = content_stems(c.text)
+            best = max(prompted, key=lambda s: (len(want & self.states[s].topic), -abs(self.states[s].start - c.start)))
+            if len(want & self.states[best].topic) < 2:
+                best = min(prompted, key=lambda s: (abs(self.states[s].start - c.start), self.states[s].start))
+            self.states[best].notes.append(c.text.strip() if c.kind == "command" else strip_markup(c.text))
+            self._land(c, best)
+
+    def _infer_reads(self) -> None:
+        """Reads: the task, plus predecessors' outputs (and wanted variables) assigned on every path in."""
+        preds: dict[str, set[str]] = {s: set() for s in self.states}
+        for name, s in self.states.items():
+            for e in s.edges:
+                if e.target in self.states:
+                    preds[e.target].add(name)
+        start = self.order[0]
+        universe = set(self.vars)
+        must: dict[str, set[str]] = {s: (set() if s == start else set(universe)) for s in self.states}
+        changed = True
+        while changed:
+            changed = False
+            for name in self.order:
+                incoming = [must[p] | {v for v, _ in self.states[p].writes} for p in preds[name]]
+                new = set.intersection(*incoming) if incoming else set()
+                if name == start:
+                    new = set()
+                if new != must[name]:
+                    must[name], changed = new, True
+        self.must = must
+        for name, s in self.states.items():
+            if s.kind == "tool":
+                s.reads = []  # the command is fixed text
+                continue
+            candidates: list[str] = []
+            for p in sorted(preds[name], key=self.order.index):
+                ps = self.states[p]
+                if ps.kind == "judge":  # what the decision was made on, and the label when it says more than yes/no
+                    candidates += [v for v in ps.reads if v != TASK]
+                    labels = self.vars[ps.writes[0][0]]
+                    if isinstance(labels, n.EnumType) and len(labels.labels) > 2:
+                        candidates.append(ps.writes[0][0])
+                else:
+                    candidates += [v for v, _ in ps.writes]
+            candidates += s.wants
+            seen: list[str] = []
+            for v in candidates:
+                if v in must[name] and v not in seen and v not in self.counters:
+                    seen.append(v)
+            s.reads = [TASK] + seen
+
+    # ------------------------------------------------------------ printing
+
+    def _module(self) -> n.Module:
+        items: list[n.Stmt] = []
+        front = self.doc.front
+        title = front.description or next((strip_markup(b.text) for b in self.doc.blocks if b.kind == "heading"), "")
+        if title:
+            items.append(n.Doc(title))
+        items.append(n.SourceDecl(self.options.source))
+        if self.bash and any(s.call for s in self.states.values()):
+            items.append(BASH)
+        for i, t in enumerate(self.forbidden_tools):
+            items.append(attrs.evolve(t, leading=("# Operations the skill prohibits: declared so the rules below can "
+                                                 "forbid them; no state calls them.",) if i == 0 else ()))
+        items.append(n.VarDecl("input", TASK, n.NamedType("str"), leading=("# What the user asked for.",),
+                               blank_before=True))
+        for v, t in self.vars.items():
+            items.append(n.VarDecl("var", v, t))
+        for c, limit in self.counters.items():
+            items.append(n.CounterDecl(c, limit))
+        items.append(n.Start(self.order[0], blank_before=True))
+        for name in self.order:
+            items.append(self._state_node(self.states[name]))
+        done_writes = sorted(self.must_at("done"), key=list(self.vars).index)[-2:]
+        for name, (outcome, docs, start, end) in self.terminals.items():
+            body: list[n.Stmt] = []
+            if docs:
+                body.append(n.Doc(" ".join(docs)))
+            if start is not None:
+                body.append(n.From(n.Provenance(self.options.source, start, end if end != start else None)))
+            if name == "done" and done_writes:
+                body.append(n.Requires(tuple(done_writes)))
+            items.append(n.Terminal(name, outcome, tuple(body), blank_before=True))
+        items.append(n.Fallback(blank_before=True))
+        for i, r in enumerate(self.rules):
+            items.append(attrs.evolve(r, blank_before=i == 0))
+        machine_name = slug(front.name or title or "skill", 4, "skill")
+        return n.Module((n.Machine(machine_name, tuple(items)),))
+
+    def must_at(self, terminal: str) -> set[str]:
+        """Variables assigned on every path into a terminal."""
+        sets = [self.must[s] | {v for v, _ in self.states[s].writes}
+                for s in self.states for e in self.states[s].edges if e.target == terminal]
+        return set.intersection(*sets) if sets else set()
+
+    def _state_node(self, s: DState) -> n.State:
+        body: list[n.Stmt] = [n.From(n.Provenance(self.options.source, s.start, s.end if s.end != s.start else None))]
+        if s.kind == "tool" and s.text:
+            body.append(n.Doc(" ".join(s.text)))
+        if s.reads and s.kind != "tool":
+            body.append(n.Reads(tuple(s.reads)))
+        if s.kind == "tool":
+            body.append(n.Call("bash", (n.Arg("command", n.StrLit(s.call or "")),)))
+        body.append(n.Writes(tuple(n.WriteItem(v, r) for v, r in s.writes)))
+        if s.kind != "tool":
+            body.append(n.Prompt(self._prompt(s)))
+        for e in s.edges:
+            body.append(n.Edge(e.guard, e.target or "fallback", e.assigns))
+        return n.State(s.kind, s.name, tuple(body), blank_before=True)
+
+    @staticmethod
+    def _prompt(s: DState) -> str:
+        parts = ["\n".join(s.text)]
+        if s.notes:
+            parts.append("Notes:\n" + "\n".join(f"- {t}" for t in s.notes))
+        if s.constraints:
+            parts.append("Constraints:\n" + "\n".join(f"- {t}" for t in s.constraints))
+        return "\n\n".join(p for p in parts if p.strip())
+
+
+# ---------------------------------------------------------------- sentence helpers
+
+
+def _near(unit: Unit, command: Clause) -> bool:
+    """A fence right after a step (or inside its list item) is that step's command."""
+    lead = unit.clauses[-1]
+    same_item = lead.block is not None and command.block is not None and command.block.item is not None \
+        and command.block.item == lead.block.item
+    return same_item or 0 < command.start - lead.end <= 3
+
+
+def _same_block(unit: Unit, c: Clause) -> bool:
+    last = unit.arms[-1]
+    return last.block is c.block or (last.ordinal is not None and last.ordinal == c.ordinal)
+
+
+def _again(text: str) -> bool:
+    return bool(re.search(r"\b(?:again|retry|rerun|re-run|repeat)\b", text, re.I))
+
+
+def _if_parts(text: str) -> tuple[str, str]:
+    """`If C, A` → (C, A); the action is '' when the sentence has none."""
+    plain = strip_markup(text).rstrip(".")
+    plain = re.sub(r"^(?:[A-Z][A-Za-z ]{0,20}:)\s+", "", plain)
+    m = re.match(r"^(?:if|in case|unless|should|when)\s+(.*?)(?:,\s*(?:then\s+)?|\s+then\s+|:\s+)(.+)$", plain, re.I)
+    if not m:
+        return re.sub(r"^(?:if|in case|unless|should|when)\s+", "", plain, flags=re.I), ""
+    return m.group(1).strip(), m.group(2).strip()
+
+
+def _max_times(text: str) -> int | None:
+    """N from "at most N times", "up to N attempts", "N times", "twice"."""
+    m = re.search(r"\b(?:at most|up to|no more than|maximum of|max(?:imum)?)?\s*(\d+|once|twice|one|two|three|four|"
+                  r"five|six|seven|eight|nine|ten)\s+(?:times|attempts|tries|rounds|iterations)\b", text, re.I)
+    if not m:
+        return None
+    word = m.group(1).lower()
+    return int(word) if word.isdigit() else NUMBER_WORDS.get(word)
+
+
+def _prohibited_action(text: str) -> str:
+    """The action a prohibition forbids: "NEVER paste X into Y" → "paste X into Y"."""
+    m = re.search(r"\b(?:never|do not|don't|must not|mustn't|shall not|should not|may not|cannot|avoid)\b\s*(.*)$",
+                  text, re.I)
+    return m.group(1) if m and m.group(1) else text
+
+
+def _order_pair(text: str, comp: StructuralCompiler) -> tuple[str, str] | None:
+    """`A before B` / `B after A` between two different states, in the order the graph already has them."""
+    m = re.search(r"^(.*?)\b(before|after|prior to|first)\b(.*)$", text, re.I)
+    if not m or not m.group(3).strip():
+        return None
+    left, word, right = m.group(1), m.group(2).lower(), m.group(3)
+    a = comp._best_match(left, ("model", "tool", "judge"))
+    b = comp._best_match(right, ("model", "tool", "judge"))
+    if a is None or b is None or a == b:
+        return None
+    if len(content_stems(left) & comp.states[a].topic) < 2 or len(content_stems(right) & comp.states[b].topic) < 2:
+        return None
+    if word == "after":
+        a, b = b, a
+    return a, b
+
+
+def compile_document(doc: Document, clauses: list[Clause], options: Options | None = None) -> Compiled:
+    """The structural draft of a document."""
+    return StructuralCompiler(doc, clauses, options or Options()).compile()
+
+
+__all__ = ["Compiled", "Options", "compile_document", "words"]
