@@ -22,16 +22,21 @@ $(STAMP): pyproject.toml
 setup: $(STAMP)
 
 demo: $(STAMP)
-	@echo "== parse + check $(EXAMPLE)"
+	@echo "== build examples/livemath/SKILL.md offline into a machine"
+	mkdir -p .skillc
+	$(BIN)/skillc build examples/livemath/SKILL.md -o .skillc/livemath.skm --report
+	@echo "== check it"
+	$(BIN)/skillc check .skillc/livemath.skm
+	$(BIN)/skillc show .skillc/livemath.skm
+	@echo "== draw it"
+	$(BIN)/skillc dot .skillc/livemath.skm -o .skillc/livemath.dot && echo "wrote .skillc/livemath.dot"
+	if command -v dot >/dev/null; then $(BIN)/skillc dot .skillc/livemath.skm -o .skillc/livemath.svg && echo "wrote .skillc/livemath.svg"; fi
+	@echo "== run it with the embedded local model (Gemma 3 270M: plumbing, not accuracy)"
+	$(BIN)/skillc run .skillc/livemath.skm --executor local --trace .skillc/livemath.trace.jsonl \
+	  --input task="Which number is 6 times 7? A) 40 B) 42 C) 44 D) 48 E) 52"
+	@echo "== the hand-written machine of the same skill: check and explore"
 	$(BIN)/skillc check $(EXAMPLE)
-	@echo "== format check"
-	$(BIN)/skillc fmt --check $(EXAMPLE)
-	@echo "== summary"
-	$(BIN)/skillc show $(EXAMPLE)
-	@echo "== explore with generated outputs"
 	$(BIN)/skillc test $(EXAMPLE)
-	@echo "== draw"
-	mkdir -p .skillc && $(BIN)/skillc dot $(EXAMPLE) -o .skillc/livemath.dot && echo "wrote .skillc/livemath.dot"
 
 test: $(STAMP)
 	$(BIN)/python -m pytest
@@ -42,6 +47,7 @@ bench: $(STAMP)
 	$(BIN)/python bench/overhead.py
 	$(BIN)/python bench/tokens.py
 	$(BIN)/python bench/lsp.py
+	$(BIN)/python bench/build.py
 
 docs: $(STAMP)
 	$(BIN)/skillc explain --markdown > docs/diagnostics.md

@@ -57,10 +57,20 @@ def source_name(skill: Path, output: Path | None) -> str:
         return skill.resolve().as_posix()
 
 
+_LAST: dict[tuple, api.CheckResult] = {}
+
+
 def check_text(text: str, skill: Path, output: Path | None) -> api.CheckResult:
-    """Check built text as if it were the output file (its `source` resolves against the skill)."""
+    """Check built text as if it were the output file (its `source` resolves against the skill).
+
+    The last result is remembered: the structural draft's final check is also the build's.
+    """
     where = output if output is not None else Path.cwd() / "built.skm"
-    return api.check(text, path=str(where), skill=skill)
+    key = (text, str(skill), str(where))
+    if key not in _LAST:
+        _LAST.clear()
+        _LAST[key] = api.check(text, path=str(where), skill=skill)
+    return _LAST[key]
 
 
 def structural_draft(doc: Document, skill: Path, output: Path | None,

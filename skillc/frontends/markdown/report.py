@@ -41,27 +41,40 @@ def landings(module: n.Module, clauses: list[Clause]) -> list[Row]:
     if machine is None:
         return [Row(c, "") for c in clauses]
     states, texts, rules = [], [], []
+    starts: dict[int, list[str]] = {}
+    lines: dict[str, str] = {}  # each normalised instruction line -> its state, for the common exact case
     for item in machine.items:
         if isinstance(item, (n.State, n.Terminal, n.Fallback)):
             name = getattr(item, "name", "fallback")
-            states.append((name, _prov(item.items)))
-            body = " ".join(x.text for x in item.items if isinstance(x, (n.Prompt, n.Doc)))
-            texts.append((name, normalise(body)))
+            p = _prov(item.items)
+            states.append((name, p))
+            if p:
+                starts.setdefault(p[0], []).append(name)
+            raw = "\n".join(x.text for x in item.items if isinstance(x, (n.Prompt, n.Doc)))
+            for line in raw.split("\n"):
+                lines.setdefault(normalise(line), name)
+            texts.append((name, normalise(raw)))
         elif isinstance(item, n.Rule):
             rules.append((f"rule {item.kind} {' before '.join(item.ops)}", normalise(item.quote)))
+    ranges = dict(states)
+    by_quote = {quote: r for r, quote in reversed(rules)}
     rows = []
     for c in clauses:
         want = normalise(c.text)
-        landed = next((r for r, quote in rules if want and (want == quote or want in quote)), "")
+        landed = by_quote.get(want) or next((r for r, quote in rules if want and want in quote), "")
         if not landed:
-            inside = [name for name, p in states if p and p[0] >= c.start and p[1] <= c.end]
-            holding = [name for name, p in states if p and p[0] <= c.start and c.end <= p[1]]
+            holding = [name for name, p in states if p and p[0] <= c.start and c.end <= p[1]] \
+                if c.end - c.start > 50 else \
+                [name for line in range(c.start, max(0, c.start - 60), -1) for name in starts.get(line, ())
+                 if ranges[name][1] >= c.end]
+            inside = [name for line in range(c.start, c.end + 1) for name in starts.get(line, ())
+                      if ranges[name][1] <= c.end]
             if holding:
                 landed = f"state {holding[0]}"
             elif inside:
                 landed = "states " + ", ".join(inside[:4]) + (" …" if len(inside) > 4 else "")
         if not landed and want:
-            hit = next((name for name, body in texts if want in body), None)
+            hit = lines.get(want) or next((name for name, body in texts if want in body), None)
             if hit is not None:
                 landed = f"instruction in {hit}"
         rows.append(Row(c, landed))

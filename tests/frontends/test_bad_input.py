@@ -1,0 +1,104 @@
+"""Bad skill documents are diagnostics with a code and a line, never tracebacks, and nothing is written."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from skillc.cli import main
+from skillc.diagnostics.codes import REGISTRY
+from skillc.frontends.markdown import build
+from tests.conftest import codes
+
+CASES = {
+    "empty": (b"", "SKM300", "is empty"),
+    "blank": (b"  \n\n\t\n", "SKM300", "is empty"),
+    "front matter only": (b"---\nname: x\n---\n", "SKM300", "no body"),
+    "binary": (b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR" + bytes(range(256)), "SKM301", "not a text document"),
+    "latin-1": ("# Caf\u00e9\n\n1. Order a caf\u00e9.\n".encode("latin-1"), "SKM301", "not UTF-8"),
+    "2 MB": (b"# Big\n\n" + b"1. Do the thing again and again.\n" * 65_000, "SKM302", "limited to"),
+    "unclosed front matter": (b"---\nname: x\n# Skill\n\n1. Do it.\n", "SKM303", "never closed"),
+    "bad YAML": (b"---\nname: [unclosed\n---\n# Skill\n\n1. Do it.\n", "SKM303", "not valid YAML"),
+    "not a mapping": (b"---\n- a\n- b\n---\n# Skill\n\n1. Do it.\n", "SKM303", "must be a mapping"),
+    "tools not a list": (b"---\nallowed-tools: {a: 1}\n---\n# Skill\n\n1. Do it.\n", "SKM303", "allowed-tools"),
+}
+
+
+@pytest.mark.parametrize("name", CASES)
+def test_bad_document_is_a_clear_diagnostic(tmp_path: Path, name: str) -> None:
+    data, code, words = CASES[name]
+    skill = tmp_path / "SKILL.md"
+    skill.write_bytes(data)
+    out = tmp_path / "skill.skm"
+    r = CliRunner().invoke(main, ["build", str(skill), "-o", str(out)])
+    assert r.exit_code == 1, r.output
+    assert f"error[{code}]" in r.output and words in r.output
+    assert "Traceback" not in r.output
+    assert not out.exists()
+    assert "nothing written" in r.output
+
+
+def test_bad_front_matter_points_at_the_line(tmp_path: Path) -> None:
+    skill = tmp_path / "SKILL.md"
+    skill.write_text("---\nname: ok\ndescription: [oops\n---\n# S\n\n1. Go.\n")
+    result = build(skill)
+    d = next(d for d in result.diagnostics if d.code == "SKM303")
+    assert d.span.start_pos[0] == 3
+
+
+def test_missing_file_folder_and_overwrite_are_usage_errors(tmp_path: Path) -> None:
+    runner = CliRunner()
+    r = runner.invoke(main, ["build", str(tmp_path / "nope.md")])
+    assert r.exit_code == 2 and "SKM901" in r.output
+    r = runner.invoke(main, ["build", str(tmp_path)])
+    assert r.exit_code == 2 and "folder" in r.output
+    skill = tmp_path / "SKILL.md"
+    skill.write_text("# S\n\n1. Go.\n")
+    r = runner.invoke(main, ["build", str(skill), "-o", str(skill)])
+    assert r.exit_code == 2 and "refusing to overwrite" in r.output
+    assert skill.read_text() == "# S\n\n1. Go.\n"
+    r = runner.invoke(main, ["build", str(skill), "-o", str(tmp_path / "no" / "dir.skm")])
+    assert r.exit_code == 2
+
+
+def test_a_failed_build_keeps_the_previous_output(tmp_path: Path) -> None:
+    skill = tmp_path / "SKILL.md"
+    out = tmp_path / "skill.skm"
+    out.write_text("previous\n")
+    skill.write_bytes(b"")
+    CliRunner().invoke(main, ["build", str(skill), "-o", str(out)])
+    assert out.read_text() == "previous\n"
+
+
+def test_cli_build_writes_the_machine_and_reports(tmp_path: Path) -> None:
+    skill = tmp_path / "SKILL.md"
+    skill.write_text("# Answer\n\n1. Read the question.\n2. Write the answer.\n\nNever guess a number.\n")
+    r = CliRunner().invoke(main, ["build", str(tmp_path), "--report"])
+    assert r.exit_code == 0, r.output
+    out = tmp_path / "SKILL.skm"
+    assert out.exists()
+    assert "coverage: 3/3 clauses (100.0%)" in r.output
+    assert "rule forbid guess_number" in r.output
+    r = CliRunner().invoke(main, ["check", str(out)])
+    assert r.exit_code == 0, r.output
+    r = CliRunner().invoke(main, ["build", str(skill), "-o", "-"])
+    assert r.output.startswith("machine answer {")
+
+
+def test_build_codes_are_registered_and_documented() -> None:
+    for code in ("SKM300", "SKM301", "SKM302", "SKM303", "SKM304", "SKM305", "SKM306", "SKM310", "SKM311", "SKM312",
+                 "SKM313", "SKM314"):
+        assert REGISTRY[code].stage == "markdown front end"
+    doc = (Path(__file__).parents[2] / "docs" / "diagnostics.md").read_text()
+    assert "## SKM303" in doc
+
+
+def test_front_matter_example_of_the_registry_yields_its_code(tmp_path: Path) -> None:
+    for code in ("SKM303", "SKM304", "SKM306"):
+        skill = tmp_path / f"{code}.md"
+        skill.write_text(REGISTRY[code].bad)
+        assert code in codes(build(skill).diagnostics)
+        skill.write_text(REGISTRY[code].good)
+        assert code not in codes(build(skill).diagnostics)
