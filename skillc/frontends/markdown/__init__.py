@@ -20,7 +20,7 @@ from skillc.frontends.markdown import codes as _codes  # noqa: F401  (registers 
 from skillc.frontends.markdown.clauses import Clause, extract_clauses
 from skillc.frontends.markdown.document import MAX_BYTES, Document, read_document
 from skillc.frontends.markdown.report import Row, coverage, landings
-from skillc.frontends.markdown.structural import Options, compile_document
+from skillc.frontends.markdown.structural import KNOWN_TOOLS, Options, compile_document
 from skillc.ir.machine import Machine
 from skillc.syntax import nodes as n
 from skillc.syntax.printer import print_module
@@ -57,59 +57,46 @@ def source_name(skill: Path, output: Path | None) -> str:
         return skill.resolve().as_posix()
 
 
-_LAST: dict[tuple, api.CheckResult] = {}
-
-
 def check_text(text: str, skill: Path, output: Path | None) -> api.CheckResult:
-    """Check built text as if it were the output file (its `source` resolves against the skill).
-
-    The last result is remembered: the structural draft's final check is also the build's.
-    """
+    """Check built text as if it were the output file (its `source` resolves against the skill)."""
     where = output if output is not None else Path.cwd() / "built.skm"
-    key = (text, str(skill), str(where))
-    if key not in _LAST:
-        _LAST.clear()
-        _LAST[key] = api.check(text, path=str(where), skill=skill)
-    return _LAST[key]
+    return api.check(text, path=str(where), skill=skill)
+
+
+@attrs.frozen
+class Draft:
+    """Built text with its check result (whose `module` is the text parsed, spans included)."""
+
+    text: str
+    checked: api.CheckResult
 
 
 def structural_draft(doc: Document, skill: Path, output: Path | None,
-                     options: Options) -> tuple[n.Module, list[Clause], list[Diagnostic]]:
+                     options: Options) -> tuple[Draft, list[Clause], list[Diagnostic]]:
     """The offline draft, with rules that do not hold on its graph turned into instructions."""
     clauses = extract_clauses(doc)
     compiled = compile_document(doc, clauses, attrs.evolve(options, source=source_name(skill, output)))
-    module = compiled.module
     notes: list[Diagnostic] = []
     if not compiled.procedure:
         notes.append(make("SKM304", f"{doc.path} has no procedure: built a one-state machine that applies it",
                           doc.span(1), hint="number the steps, or add a `## Procedure` section"))
+    text = print_module(compiled.module)
+    checked = check_text(text, skill, output)
     for _ in range(3):
-        result = check_text(print_module(module), skill, output)
-        broken = [d for d in result.diagnostics if d.code in RULE_CODES and d.span is not None]
-        if not broken:
+        broken = {d.span.start_pos[0] for d in checked.diagnostics if d.code in RULE_CODES and d.span is not None}
+        if not broken or checked.module is None:
             break
-        lines = {d.span.start_pos[0] for d in broken}
-        module = _drop_rules(module, lines, print_module(module))
-    return module, clauses, notes
+        text = print_module(_drop_rules(checked.module, broken))
+        checked = check_text(text, skill, output)
+    return Draft(text, checked), clauses, notes
 
 
-def _drop_rules(module: n.Module, lines: set[int], text: str) -> n.Module:
-    """The module without the rules printed on `lines` (their sentences stay in the state instructions)."""
-    printed = text.split("\n")
+def _drop_rules(module: n.Module, lines: set[int]) -> n.Module:
+    """The parsed module without the rules that start on `lines` (their sentences stay in the instructions)."""
     machine = module.items[-1]
-    keep = []
-    for item in machine.items:
-        if isinstance(item, n.Rule):
-            line = next((i + 1 for i, ln in enumerate(printed) if ln.strip().startswith("rule ")
-                         and f'"{_escape(item.quote)}"' in ln), None)
-            if line in lines:
-                continue
-        keep.append(item)
-    return attrs.evolve(module, items=module.items[:-1] + (attrs.evolve(machine, items=tuple(keep)),))
-
-
-def _escape(text: str) -> str:
-    return text.replace("\\", "\\\\").replace('"', '\\"')
+    keep = tuple(item for item in machine.items
+                 if not (isinstance(item, n.Rule) and item.span is not None and item.span.start_pos[0] in lines))
+    return attrs.evolve(module, items=module.items[:-1] + (attrs.evolve(machine, items=keep),))
 
 
 def build(skill: str | os.PathLike, *, output: str | os.PathLike | None = None, options: Options | None = None,
@@ -122,11 +109,9 @@ def build(skill: str | os.PathLike, *, output: str | os.PathLike | None = None, 
     if doc is None:
         return BuildResult(None, None, diags)
     options = options or Options()
-    module, clauses, notes = structural_draft(doc, skill, out, options)
+    draft, clauses, notes = structural_draft(doc, skill, out, options)
     diags += notes
     for name in doc.front.allowed_tools:
-        from skillc.frontends.markdown.structural import KNOWN_TOOLS
-
         if name.lower() not in KNOWN_TOOLS:
             diags.append(make("SKM306", f"allowed tool `{name}` has no skillc interface; steps that use it stay model "
                                         "states", doc.span(doc.front.start, doc.front.end),
@@ -135,16 +120,14 @@ def build(skill: str | os.PathLike, *, output: str | os.PathLike | None = None, 
     if model is not None or executor is not None:
         from skillc.frontends.markdown.llm import llm_build
 
-        text, llm_diags, history = llm_build(doc, clauses, module, skill=skill, output=out, model=model,
-                                             executor=executor, rounds=rounds, base_url=base_url)
+        llm_draft, llm_diags, history = llm_build(doc, clauses, draft.checked.module, skill=skill, output=out,
+                                                  model=model, executor=executor, rounds=rounds, base_url=base_url)
         diags += llm_diags
-        if text is None:
+        if llm_draft is None:
             return BuildResult(None, None, diags, clauses, [], history)
-        parsed = api.parse(text, path=str(out or "built.skm"))
-        module = parsed.module
-    text = print_module(module)
-    result = check_text(text, skill, out)
-    rows = landings(module, clauses)
+        draft = llm_draft
+    text, result = draft.text, draft.checked
+    rows = landings(result.module, clauses) if result.module is not None else []
     for r in rows:
         if not r.covered:
             diags.append(make("SKM305", f"clause on line {r.clause.lines} landed nowhere in the machine",

@@ -40,7 +40,6 @@ class Clause:
     end: int
     section: tuple[str, ...] = ()
     block: Block | None = attrs.field(default=None, eq=False, repr=False)
-    lead: bool = False  # the first sentence of a numbered item or step heading: it names the step
     ordinal: int | None = None  # the number of the step it belongs to (numbered lists, Step N headings)
 
     @property
@@ -192,10 +191,10 @@ def extract_clauses(doc: Document) -> list[Clause]:
     out: list[Clause] = []
     ordinal = 0
     step_of_item: dict[int, int] = {}
-    last_step_kind = ""
+    after_step_heading = False  # sentences under `### Step N` headings are steps too
 
-    def add(kind: str, text: str, start: int, end: int, block: Block, lead: bool = False, num=None) -> None:
-        out.append(Clause(len(out), kind, text, start, end, block.section, block, lead, num))
+    def add(kind: str, text: str, start: int, end: int, block: Block, num: int | None = None) -> None:
+        out.append(Clause(len(out), kind, text, start, end, block.section, block, num))
 
     for b in doc.blocks:
         role = _section_role(b.section)
@@ -203,15 +202,14 @@ def extract_clauses(doc: Document) -> list[Clause]:
             m = _STEP_HEADING.match(b.text)
             if m:
                 ordinal = int(m.group(1))
-                add("step", m.group(2) or b.text, b.start, b.end, b, lead=True, num=ordinal)
-                last_step_kind = "heading"
+                add("step", m.group(2) or b.text, b.start, b.end, b, num=ordinal)
+                after_step_heading = True
             continue
         if b.kind == "code":
             if looks_like_tree(b.text):
                 add("branch", b.text.rstrip("\n"), b.start, b.end, b)
-            elif role == "knowledge":
-                add("knowledge", b.text.rstrip("\n"), b.start, b.end, b)
-            elif b.info in _SHELL or (not b.info and out and out[-1].kind == "step" and _looks_like_commands(b.text)):
+            elif role != "knowledge" and (b.info in _SHELL or (not b.info and out and out[-1].kind == "step"
+                                                              and _looks_like_commands(b.text))):
                 add("command", b.text.rstrip("\n"), b.start, b.end, b)
             else:
                 add("knowledge", b.text.rstrip("\n"), b.start, b.end, b)
@@ -231,10 +229,11 @@ def extract_clauses(doc: Document) -> list[Clause]:
             num = step_of_item.get(b.item, ordinal)
         elif b.kind == "item":
             num = step_of_item.get(b.parent_item) if b.parent_item is not None else None
+        guidance = role == "knowledge" or (role == "howto" and explicit)  # only rules keep their class here
         for i, (sentence, a, z) in enumerate(split_sentences(b.text)):
             start, end = b.start + a, b.start + z
             cue = classify(sentence)
-            if role == "knowledge" or (role == "howto" and explicit):
+            if guidance:
                 cue = cue if cue in ("forbid", "require", "terminate") else ""
             numbered_lead = b.kind == "item" and b.ordered and b.first_in_item and i == 0 and num is not None
             if b.checkbox and i == 0:
@@ -245,20 +244,20 @@ def extract_clauses(doc: Document) -> list[Clause]:
                 kind = cue
             elif _TRIGGER.match(strip_markup(sentence)) or not structured:
                 kind = "knowledge"
-            elif role in ("rules",) and is_imperative(sentence):
+            elif role == "rules" and is_imperative(sentence):
                 kind = "require"
             elif role == "done":
                 kind = "terminate"
-            elif role == "knowledge" or (role == "howto" and explicit):
+            elif guidance:
                 kind = "knowledge"
             elif b.kind == "item" and not b.ordered and b.parent_item is not None and num is not None:
                 kind = "knowledge"  # a bullet under a numbered step details that step
-            elif is_imperative(sentence) and (role == "procedure" or b.ordered or last_step_kind == "heading"
+            elif is_imperative(sentence) and (role == "procedure" or b.ordered or after_step_heading
                                               or not explicit):
                 kind = "step"
             else:
                 kind = "knowledge"
-            add(kind, sentence, start, end, b, lead=numbered_lead, num=num)
+            add(kind, sentence, start, end, b, num=num)
     return out
 
 

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import attrs
 
@@ -31,6 +32,9 @@ from skillc.frontends.markdown.schema import MACHINE_SCHEMA, RULES_SCHEMA, Draft
 from skillc.runtime.executors import ExecutorError
 from skillc.runtime.prompts import Request
 from skillc.syntax import nodes as n
+
+if TYPE_CHECKING:
+    from skillc.frontends.markdown import Draft
 
 SYSTEM = ("You compile agent skills (markdown procedures) into skillc machines: extended finite-state machines "
           "with typed variables, model/judge/tool states that declare what they read and write, ordered guarded "
@@ -125,9 +129,9 @@ def filter_rules(rules: object, doc: Document, ops: set[str]) -> tuple[list[dict
 
 def llm_build(doc: Document, clauses: list[Clause], structural: n.Module, *, skill: Path, output: Path | None,
               model: str | None, executor=None, rounds: int = 3,
-              base_url: str | None = None) -> tuple[str | None, list[Diagnostic], list[Round]]:
-    """Draft and redraft a machine with a model; the `.skm` text, or None with the reasons."""
-    from skillc.frontends.markdown import check_text, source_name
+              base_url: str | None = None) -> tuple[Draft | None, list[Diagnostic], list[Round]]:
+    """Draft and redraft a machine with a model; the formatted, checked draft, or None with the reasons."""
+    from skillc.frontends.markdown import Draft, check_text, source_name  # noqa: F811 (a cycle at import time)
 
     source = source_name(skill, output)
     own = executor is None
@@ -174,6 +178,11 @@ def llm_build(doc: Document, clauses: list[Clause], structural: n.Module, *, ski
                     text = to_skm(reply, source)
                 except DraftError as exc:
                     problem = str(exc)
+            if text is not None:
+                formatted, _ = api.format_text(text)
+                if formatted is None:  # the draft's strings or guards do not parse: the checker will say where
+                    formatted = text
+                text = formatted
             if problem is not None:
                 diags.append(make("SKM311", f"draft {number} was not a valid machine: {problem}",
                                   hint="the next round tells the model what was wrong"))
@@ -187,8 +196,7 @@ def llm_build(doc: Document, clauses: list[Clause], structural: n.Module, *, ski
                 draft = reply  # the next round improves on the newest draft
                 if not last_errors:
                     history.append(Round(number, [], True))
-                    formatted, _ = api.format_text(text)
-                    return formatted or text, diags, history
+                    return Draft(text, checked), diags, history
             history.append(Round(number, errors, False))
             feedback = ("The checker rejected the previous draft:\n" + "\n".join(f"- {e}" for e in errors[:20])
                         + "\n\n")

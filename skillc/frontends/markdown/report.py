@@ -41,15 +41,15 @@ def landings(module: n.Module, clauses: list[Clause]) -> list[Row]:
     if machine is None:
         return [Row(c, "") for c in clauses]
     states, texts, rules = [], [], []
-    starts: dict[int, list[str]] = {}
+    covering: dict[int, list[str]] = {}  # line -> states whose `from` range holds it
     lines: dict[str, str] = {}  # each normalised instruction line -> its state, for the common exact case
     for item in machine.items:
         if isinstance(item, (n.State, n.Terminal, n.Fallback)):
             name = getattr(item, "name", "fallback")
             p = _prov(item.items)
             states.append((name, p))
-            if p:
-                starts.setdefault(p[0], []).append(name)
+            for line in range(p[0], p[1] + 1) if p else ():
+                covering.setdefault(line, []).append(name)
             raw = "\n".join(x.text for x in item.items if isinstance(x, (n.Prompt, n.Doc)))
             for line in raw.split("\n"):
                 lines.setdefault(normalise(line), name)
@@ -63,14 +63,11 @@ def landings(module: n.Module, clauses: list[Clause]) -> list[Row]:
         want = normalise(c.text)
         landed = by_quote.get(want) or next((r for r, quote in rules if want and want in quote), "")
         if not landed:
-            holding = [name for name, p in states if p and p[0] <= c.start and c.end <= p[1]] \
-                if c.end - c.start > 50 else \
-                [name for line in range(c.start, max(0, c.start - 60), -1) for name in starts.get(line, ())
-                 if ranges[name][1] >= c.end]
-            inside = [name for line in range(c.start, c.end + 1) for name in starts.get(line, ())
-                      if ranges[name][1] <= c.end]
-            if holding:
-                landed = f"state {holding[0]}"
+            holding = [name for name in covering.get(c.start, ()) if ranges[name][1] >= c.end]
+            inside = [name for line in range(c.start, c.end + 1) for name in covering.get(line, ())
+                      if ranges[name][0] == line and ranges[name][1] <= c.end]
+            if holding:  # the most specific state: the one whose range starts last (the first of those)
+                landed = f"state {max(holding, key=lambda name: ranges[name][0])}"
             elif inside:
                 landed = "states " + ", ".join(inside[:4]) + (" …" if len(inside) > 4 else "")
         if not landed and want:

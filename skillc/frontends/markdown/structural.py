@@ -21,7 +21,7 @@ import attrs
 
 from skillc.frontends.markdown.clauses import _REQUIRE, Clause, strip_markup
 from skillc.frontends.markdown.document import Document
-from skillc.frontends.markdown.names import Namer, content_stems, label_slug, slug, words
+from skillc.frontends.markdown.names import Namer, content_stems, label_slug, slug
 from skillc.frontends.markdown.tree import TreeNode, parse_tree
 from skillc.syntax import nodes as n
 
@@ -91,10 +91,9 @@ class Unit:
 
 @attrs.define
 class Compiled:
-    """The structural draft: the module, where each clause landed, and notes for the report."""
+    """The structural draft, and whether the document had a procedure at all."""
 
     module: n.Module
-    landings: dict[int, str]
     procedure: bool
 
 
@@ -152,6 +151,10 @@ class StructuralCompiler:
             self.state_names.taken.add(name)
             self.terminals[name] = (outcome, [], None, None)
         return name
+
+    def _where(self, start: int, end: int) -> n.Provenance:
+        """`from "SKILL.md":START-END` (just START for one line)."""
+        return n.Provenance(self.options.source, start, end if end != start else None)
 
     @staticmethod
     def _eq(var: str, label: str) -> n.Expr:
@@ -223,7 +226,7 @@ class StructuralCompiler:
         return split
 
     def compile(self) -> Compiled:
-        """The machine as an AST module, plus where each clause landed."""
+        """The machine as an AST module."""
         units = self.units()
         procedure = bool(units)
         if not procedure:
@@ -244,7 +247,7 @@ class StructuralCompiler:
         self._place_rules()
         self._place_knowledge()
         self._infer_reads()
-        return Compiled(self._module(), self.landings, procedure)
+        return Compiled(self._module(), procedure)
 
     def _step_text(self, unit: Unit) -> tuple[str, int, int]:
         lead = unit.clauses[0] if unit.clauses else unit.command
@@ -286,8 +289,12 @@ class StructuralCompiler:
         s.edges = exits
         return s.name, exits
 
-    def _action(self, text: str, clause: Clause, exits: list[DEdge], condition: str = "") -> str:
-        """The target of a branch arm: a state doing `text`, a terminal, or NEXT (an edge in `exits`)."""
+    def _action(self, text: str, clause: Clause, exits: list[DEdge], condition: str = "",
+                repeats: int | None = None) -> str:
+        """The target of a branch arm: a state doing `text`, a terminal, or NEXT (an edge in `exits`).
+
+        An arm that goes back ("… again", "return to step N") may do so `repeats` times (default `--max-repeats`).
+        """
         plain = strip_markup(text).strip().rstrip(".")
         stop = re.search(r"(?:,?\s*(?:and|then)\s+)?\b(stop|abort|give up|end the procedure|exit)\b(?:\s+here)?\s*$",
                          plain, re.I)
@@ -319,8 +326,9 @@ class StructuralCompiler:
             s.edges.append(DEdge(None, self._terminal("aborted" if failed else "stopped",
                                                       "failed" if failed else "success")))
         elif back_target is not None:
-            counter = self._counter(f"{s.name}_rounds", self.options.max_repeats)
-            s.edges.append(DEdge(self._below(counter, self.options.max_repeats), back_target, self._bump(counter)))
+            limit = repeats or self.options.max_repeats
+            counter = self._counter(f"{s.name}_rounds", limit)
+            s.edges.append(DEdge(self._below(counter, limit), back_target, self._bump(counter)))
             e = DEdge(None, NEXT)
             s.edges.append(e)
             exits.append(e)
@@ -336,14 +344,8 @@ class StructuralCompiler:
         if m and int(m.group(1)) in self.entries:
             return self.entries[int(m.group(1))]
         if re.search(r"\b(?:top|start|beginning|first step)\b", phrase, re.I) and self.order:
-            return self._first_state_of_section()
+            return self.order[0]  # terminals are not in `order`: this is the start state
         return self._best_match(phrase + " " + condition) or (self.order[0] if self.order else None)
-
-    def _first_state_of_section(self) -> str:
-        for name in self.order:
-            if self.states[name].kind in ("judge", "model", "tool"):
-                return name
-        return self.order[0]
 
     def _best_match(self, text: str, kinds: Iterable[str] = ("model", "tool", "judge"),
                     keep_verbs: bool = False) -> str | None:
@@ -374,42 +376,19 @@ class StructuralCompiler:
                                  f"Decide whether this holds: {cond}. Answer `yes` or `no`.")
             j.topic |= content_stems(cond)
             self._land(first, j.name)
-            yes = self._action(action, first, exits, cond) if action else ""
+            repeats = _max_times(unit.loop.text) if unit.loop is not None else None
+            yes = self._arm(j, self._eq(var, "yes"), action, first, exits, cond, repeats)
             if unit.loop is not None:
                 self._land(unit.loop, j.name)
                 j.text.append(strip_markup(unit.loop.text))
-                limit = _max_times(unit.loop.text) or self.options.max_repeats
-                for name in self.order:
-                    for e in self.states[name].edges:
-                        if e.assigns and e.assigns[0].target.endswith("_rounds") and name == yes:
-                            self.counters[e.assigns[0].target] = limit
-                            e.guard = self._below(e.assigns[0].target, limit)
-                if yes and (nxt is None or nxt.kind != "branch"):
+                if yes in self.states and (nxt is None or nxt.kind != "branch"):
                     # Out of rounds with the condition still true: the loop failed.
                     for e in self.states[yes].edges:
                         if e.guard is None:
                             e.target = "fallback"
                             exits.remove(e)
-            if not action:
-                e = DEdge(self._eq(var, "yes"), NEXT)
-                exits.append(e)
-                j.edges.append(e)
-            elif yes:
-                j.edges.append(DEdge(self._eq(var, "yes"), yes))
-            else:
-                j.edges.append(exits[-1])
-                exits[-1].guard = self._eq(var, "yes")
             if unit.otherwise is not None:
-                self._land(unit.otherwise, j.name)
-                j.end = max(j.end, unit.otherwise.end)
-                other = re.sub(r"^(?:otherwise|else)\b,?\s*", "", strip_markup(unit.otherwise.text), flags=re.I)
-                before = len(exits)
-                target = self._action(other, unit.otherwise, exits, "not " + cond)
-                if target:
-                    j.edges.append(DEdge(None, target))
-                else:
-                    e = exits[before]
-                    j.edges.append(e)
+                self._otherwise(j, unit.otherwise, exits, "not " + cond)
             else:
                 e = DEdge(None, NEXT)
                 j.edges.append(e)
@@ -431,24 +410,28 @@ class StructuralCompiler:
         for label, (cond, action, arm) in zip(labels, parts):
             self._land(arm, j.name)
             j.topic |= content_stems(cond)
-            before = len(exits)
-            target = self._action(action, arm, exits, cond)
-            if target:
-                j.edges.append(DEdge(self._eq(var, label), target))
-            else:
-                e = exits[before]
-                e.guard = self._eq(var, label)
-                j.edges.append(e)
-        self._land(unit.otherwise, j.name)
-        j.end = max(j.end, unit.otherwise.end)
-        other = re.sub(r"^(?:otherwise|else)\b,?\s*", "", strip_markup(unit.otherwise.text), flags=re.I)
-        before = len(exits)
-        target = self._action(other, unit.otherwise, exits)
-        if target:
-            j.edges.append(DEdge(None, target))
-        else:
-            j.edges.append(exits[before])
+            self._arm(j, self._eq(var, label), action, arm, exits, cond)
+        self._otherwise(j, unit.otherwise, exits)
         return j.name, exits
+
+    def _arm(self, j: DState, guard: n.Expr | None, action: str, clause: Clause, exits: list[DEdge],
+             condition: str = "", repeats: int | None = None) -> str:
+        """Route `guard` of judge `j` to the arm's action; returns its state ('' when the arm just goes on)."""
+        before = len(exits)
+        target = self._action(action, clause, exits, condition, repeats)
+        if target:
+            j.edges.append(DEdge(guard, target))
+        else:  # the arm continues with whatever comes next: the edge is one of the exits
+            exits[before].guard = guard
+            j.edges.append(exits[before])
+        return target
+
+    def _otherwise(self, j: DState, clause: Clause, exits: list[DEdge], condition: str = "") -> None:
+        """The default edge of a condition's judge: the `Otherwise, …` arm."""
+        self._land(clause, j.name)
+        j.end = max(j.end, clause.end)
+        other = re.sub(r"^(?:otherwise|else)\b,?\s*", "", strip_markup(clause.text), flags=re.I)
+        self._arm(j, None, other, clause, exits, condition)
 
     def _unit_loop(self, unit: Unit, nxt: Unit | None) -> tuple[str, list[DEdge]]:
         c = unit.clauses[0]
@@ -527,9 +510,8 @@ class StructuralCompiler:
         exits: list[DEdge] = []
         if root is None:  # drawn like a tree but not one: keep it as an instruction step
             return self._unit_step(Unit("step", [c]), nxt)
-        self._land(c, "")
         entry = self._tree_node(root, c, exits)
-        self.landings[c.index] = entry
+        self._land(c, entry)
         return entry, exits
 
     def _tree_node(self, node: TreeNode, c: Clause, exits: list[DEdge]) -> str:
@@ -583,14 +565,12 @@ class StructuralCompiler:
                 docs.append(strip_markup(c.text))
                 self.terminals["done"] = (outcome, docs, start or c.start, c.end if start is None else end)
                 self._land(c, "done")
+            quote = re.sub(r"\s+", " ", c.text).strip()
+            where = self._where(c.start, c.end)
             if c.kind == "step" and _REQUIRE.search(strip_markup(c.text)) and self.landings.get(c.index) in self.states:
-                where = n.Provenance(self.options.source, c.start, c.end if c.end != c.start else None)
-                self.rules.append(n.Rule("required", (self.landings[c.index],), re.sub(r"\s+", " ", c.text).strip(),
-                                         where))
+                self.rules.append(n.Rule("required", (self.landings[c.index],), quote, where))
             if c.kind not in ("require", "forbid"):
                 continue
-            quote = re.sub(r"\s+", " ", c.text).strip()
-            where = n.Provenance(self.options.source, c.start, c.end if c.end != c.start else None)
             text = strip_markup(c.text)
             if c.kind == "forbid":
                 op = self.tool_names.fresh(slug(_prohibited_action(text), 3, "forbidden"))
@@ -654,12 +634,13 @@ class StructuralCompiler:
                 if new != must[name]:
                     must[name], changed = new, True
         self.must = must
+        position = {name: i for i, name in enumerate(self.order)}
         for name, s in self.states.items():
             if s.kind == "tool":
                 s.reads = []  # the command is fixed text
                 continue
             candidates: list[str] = []
-            for p in sorted(preds[name], key=self.order.index):
+            for p in sorted(preds[name], key=position.__getitem__):
                 ps = self.states[p]
                 if ps.kind == "judge":  # what the decision was made on, and the label when it says more than yes/no
                     candidates += [v for v in ps.reads if v != TASK]
@@ -704,7 +685,7 @@ class StructuralCompiler:
             if docs:
                 body.append(n.Doc(" ".join(docs)))
             if start is not None:
-                body.append(n.From(n.Provenance(self.options.source, start, end if end != start else None)))
+                body.append(n.From(self._where(start, end)))
             if name == "done" and done_writes:
                 body.append(n.Requires(tuple(done_writes)))
             items.append(n.Terminal(name, outcome, tuple(body), blank_before=True))
@@ -721,7 +702,7 @@ class StructuralCompiler:
         return set.intersection(*sets) if sets else set()
 
     def _state_node(self, s: DState) -> n.State:
-        body: list[n.Stmt] = [n.From(n.Provenance(self.options.source, s.start, s.end if s.end != s.start else None))]
+        body: list[n.Stmt] = [n.From(self._where(s.start, s.end))]
         if s.kind == "tool" and s.text:
             body.append(n.Doc(" ".join(s.text)))
         if s.reads and s.kind != "tool":
@@ -814,4 +795,4 @@ def compile_document(doc: Document, clauses: list[Clause], options: Options | No
     return StructuralCompiler(doc, clauses, options or Options()).compile()
 
 
-__all__ = ["Compiled", "Options", "compile_document", "words"]
+__all__ = ["Compiled", "Options", "compile_document"]
