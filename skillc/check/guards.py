@@ -157,41 +157,66 @@ def check_judge_coverage(m: Machine, context: CheckContext | None = None) -> Ite
         if readers.get(var.name, set()) - {st.name}:
             continue  # another state uses the label, so telling the labels apart can matter there
         labels = sorted(var.type.labels)
-        enc.begin(e.guard for e in st.edges)
-        term = enc.var(var.name).term
-        guards = [z3.BoolVal(True) if e.guard is None else enc.bool(e.guard) for e in st.edges]
-        if any(st.writes[0] in ir.variables(o) for o in enc.opaque_exprs if _in_state(o, st)):
-            continue  # encoding the guards may have created opaque terms over the label
+        plain = _label_routes(st, var.name, labels)
+        if plain is not None:  # every guard is `label == L` or the default: routes are constants, no solver needed
+            classes = _same_route_groups(labels, lambda i, j: plain[i] == plain[j])
+        else:
+            enc.begin(e.guard for e in st.edges)
+            term = enc.var(var.name).term
+            guards = [z3.BoolVal(True) if e.guard is None else enc.bool(e.guard) for e in st.edges]
+            if any(st.writes[0] in ir.variables(o) for o in enc.opaque_exprs if _in_state(o, st)):
+                continue  # encoding the guards may have created opaque terms over the label
 
-        def route(i: int) -> z3.ArithRef:
-            out: z3.ArithRef = z3.IntVal(len(guards))
-            for k in range(len(guards) - 1, -1, -1):
-                out = z3.If(z3.substitute(guards[k], (term, z3.IntVal(i))), z3.IntVal(k), out)
-            return out
+            def route(i: int) -> z3.ArithRef:
+                out: z3.ArithRef = z3.IntVal(len(guards))
+                for k in range(len(guards) - 1, -1, -1):
+                    out = z3.If(z3.substitute(guards[k], (term, z3.IntVal(i))), z3.IntVal(k), out)
+                return out
 
-        routes = [route(i) for i in range(len(labels))]
-        classes: list[list[str]] = []
-        assigned: set[int] = set()
-        s.push()
-        s.add(*enc.domain)
-        for i in range(len(labels)):
-            if i in assigned:
-                continue
-            group = [i]
-            for j in range(i + 1, len(labels)):
-                if j in assigned:
-                    continue
-                if s.check(routes[i] != routes[j]) == z3.unsat:
-                    group.append(j)
-                    assigned.add(j)
-            if len(group) > 1:
-                classes.append([labels[k] for k in group])
-        s.pop()
+            routes = [route(i) for i in range(len(labels))]
+            s.push()
+            s.add(*enc.domain)
+            classes = _same_route_groups(labels, lambda i, j: s.check(routes[i] != routes[j]) == z3.unsat)
+            s.pop()
         for group in classes:
             names = ", ".join(f"`{x}`" for x in group)
             yield make("SKM231", f"judge `{st.name}`: labels {names} of `{var.name}` are routed the same way in "
                        "every case", st.span, label="no guard tells them apart",
                        hint=f"add a guard on `{var.name} == {group[0]}` (or merge the labels)")
+
+
+def _label_routes(st: State, var: str, labels: list[str]) -> list[int] | None:
+    """The edge each label takes when every guard is `var == L` (either way round) or absent; else None."""
+    tests: list[str | None] = []
+    for e in st.edges:
+        g = e.guard
+        if g is None:
+            tests.append(None)
+        elif isinstance(g, ir.BinOp) and g.op == "==" and {type(g.left), type(g.right)} == {ir.Var, ir.Label}:
+            v, lab = (g.left, g.right) if isinstance(g.left, ir.Var) else (g.right, g.left)
+            if v.name != var:
+                return None
+            tests.append(lab.value)
+        else:
+            return None
+    return [next((k for k, t in enumerate(tests) if t is None or t == label), len(tests)) for label in labels]
+
+
+def _same_route_groups(labels: list[str], same) -> list[list[str]]:
+    """Classes of two or more labels that `same(i, j)` says are routed identically."""
+    classes: list[list[str]] = []
+    assigned: set[int] = set()
+    for i in range(len(labels)):
+        if i in assigned:
+            continue
+        group = [i]
+        for j in range(i + 1, len(labels)):
+            if j not in assigned and same(i, j):
+                group.append(j)
+                assigned.add(j)
+        if len(group) > 1:
+            classes.append([labels[k] for k in group])
+    return classes
 
 
 def _in_state(e: ir.Expr, st: State) -> bool:
