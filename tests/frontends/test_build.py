@@ -160,6 +160,21 @@ def test_multi_way_condition_is_one_judge_with_a_label_per_case() -> None:
 def test_bounded_retry_uses_the_stated_limit() -> None:
     m, _ = _machine("12_table_retry_loop.md")
     assert 3 in counters(m).values()
+    # "wait 30 seconds and run them again" runs the smoke-test step again, not some other state
+    back = [e for e in m.states["wait_seconds_run"].edges if e.assigns]
+    assert [e.target for e in back] == ["run_smoke_tests"]
+    assert counters(m)[back[0].assigns[0].var] == 3
+
+
+def test_an_action_that_sounds_like_a_jump_is_an_action(tmp_path: Path) -> None:
+    md = tmp_path / "SKILL.md"
+    md.write_text("# Ops\n\n1. Inspect the web service.\n2. Inspect the cache.\n"
+                  "   If the cache reports errors, restart it and inspect it again.\n")
+    result = build(md)
+    assert result.ok, codes(result.diagnostics)
+    m = result.machine
+    restart = m.states["restart_inspect_again"]
+    assert [e.target for e in restart.edges if e.assigns] == ["inspect_cache"]
 
 
 def test_every_state_and_rule_records_its_lines() -> None:
@@ -178,6 +193,8 @@ def test_every_state_and_rule_records_its_lines() -> None:
     ("NEVER push to main.", "forbid"),
     ("**Do not** delete the branch.", "forbid"),
     ("You must not share tokens.", "forbid"),
+    ("You cannot push to main.", "forbid"),
+    ("Customers report that they cannot check out.", ""),
     ("You MUST sign the commit.", "require"),
     ("ALWAYS run the linter.", "require"),
     ("If the build fails, open a ticket.", "branch"),

@@ -50,7 +50,7 @@ class Clause:
 
 # Cue words. Matching is case-insensitive on the text with markdown emphasis removed.
 _FORBID = re.compile(r"^(?:\w+:\s*)?(?:never|do not|don't|must not|mustn't|shall not|should not|avoid|"
-                     r"under no circumstances|not allowed)\b|\b(?:you|we|agents?|they)\s+(?:must|should|shall|may|"
+                     r"under no circumstances|not allowed)\b|\b(?:you|we|agents?)\s+(?:must|should|shall|may|"
                      r"can)\s*(?:not|never)\b|\b(?:must never|mustn't|is forbidden|are forbidden|is prohibited|"
                      r"are prohibited|not allowed to|do not|don't)\b", re.I)
 _REQUIRE = re.compile(r"\b(?:must|always|required|mandatory|shall|critical|important|be sure to|"

@@ -60,11 +60,14 @@ class Namer:
 
     def __init__(self, taken: set[str] | None = None) -> None:
         self.taken = set(taken or ())
+        self._next: dict[str, int] = {}  # the suffix to try first: names are never freed, so lower ones stay taken
 
     def fresh(self, base: str) -> str:
         """`base`, or `base_2`, `base_3`, … when it is taken."""
-        name, n = base, 2
+        n = self._next.get(base, 2)
+        name = base if n == 2 else f"{base}_{n}"
         while name in self.taken or name in KEYWORDS:
             name, n = f"{base}_{n}", n + 1
+        self._next[base] = n
         self.taken.add(name)
         return name

@@ -14,6 +14,7 @@ machine satisfies definite assignment by construction.
 
 from __future__ import annotations
 
+import bisect
 import re
 from collections.abc import Iterable
 
@@ -123,6 +124,10 @@ class StructuralCompiler:
         self.bash = bash_declared(doc, options)
         self.entries: dict[int, str] = {}  # step ordinal -> entry state
         self.order: list[str] = []  # states in the order they were made
+        self._headings = [b.start for b in doc.blocks if b.kind == "heading"]
+        self._index: dict[str, list[str]] | None = None
+        self._prompted_states: list[str] | None = None
+        self.steps: list[str] = []  # states made from steps, in order
 
     # ------------------------------------------------------------ building blocks
 
@@ -260,6 +265,7 @@ class StructuralCompiler:
             base = slug(text or command.text.split("\n")[0], default="run")
             s = self._state("tool", base, (start, command.end), text or command.text)
             s.call = command.text.strip()
+            self.steps.append(s.name)
             if unit.clauses:
                 s.text.append(text)
             out = self._var(f"{s.name}_output", n.NamedType("str"))
@@ -274,6 +280,7 @@ class StructuralCompiler:
             s.edges.extend(exits)
             return s.name, exits
         s = self._state("model", slug(text or "run the commands"), (start, end), text)
+        self.steps.append(s.name)
         s.text.append(text or "Run the commands below.")
         for c in unit.clauses:
             self._land(c, s.name)
@@ -301,13 +308,15 @@ class StructuralCompiler:
         failed = bool(re.search(r"\b(abort|give up)\b", plain, re.I))
         if stop:
             plain = plain[: stop.start()].strip(" ,;")
-        back = re.search(r"\b(?:go back|return|start over|restart)\b.*$", plain, re.I)
+        # A jump back, not an action that merely sounds like one ("restart the service").
+        back = re.search(r"\b(?:go back|return to|start over|restart (?:from|at|with))\b.*$", plain, re.I)
         back_target = None
         if back is None and _again(plain):
             phrase = next((p for p in re.split(r",|\band\b|\bthen\b", plain) if _again(p)), plain)
             phrase = re.sub(r"\b(?:again|retry|rerun|re-run)\b", "", phrase)
-            back_target = self._best_match(phrase, ("model", "tool"), keep_verbs=True) \
-                or self._best_match(plain + " " + condition, ("model", "tool"))
+            # "… again" repeats a step made before (not another arm's action), the latest that fits best.
+            back_target = self._best_match(phrase, ("model", "tool"), keep_verbs=True, among=self.steps) \
+                or self._best_match(plain + " " + condition, ("model", "tool"), among=self.steps)
         if back and not re.match(r"^(?:return|go back)\s+(?:the|it)\b", plain[back.start():], re.I):
             back_target = self._back_target(plain[back.start():], condition)
             plain = plain[: back.start()].strip(" ,;").removesuffix(" and").removesuffix(" then").strip(" ,;")
@@ -347,11 +356,12 @@ class StructuralCompiler:
             return self.order[0]  # terminals are not in `order`: this is the start state
         return self._best_match(phrase + " " + condition) or (self.order[0] if self.order else None)
 
-    def _best_match(self, text: str, kinds: Iterable[str] = ("model", "tool", "judge"),
-                    keep_verbs: bool = False) -> str | None:
+    def _best_match(self, text: str, kinds: Iterable[str] = ("model", "tool", "judge"), keep_verbs: bool = False,
+                    among: list[str] | None = None) -> str | None:
+        """The state sharing most content words with `text`: the first made, or with `among`, the latest of those."""
         want = content_stems(text) - ({"again", "repeat"} if keep_verbs else {"again", "repeat", "run", "go", "back"})
         best, score = None, 0
-        for name in self.order:
+        for name in (self.order if among is None else reversed(among)):
             s = self.states[name]
             if s.kind not in kinds:
                 continue
@@ -577,9 +587,9 @@ class StructuralCompiler:
                 self.forbidden_tools.append(n.ToolDecl(op, (), ()))
                 self.rules.append(n.Rule("forbid", (op,), quote, where))
                 self._land(c, f"rule forbid {op}")
-                targets = self._concerned(text)
+                targets = self._concerned(c)
             else:
-                targets = self._concerned(text)
+                targets = self._concerned(c)
                 pair = _order_pair(text, self)
                 if pair is not None:
                     self.rules.append(n.Rule("order", pair, quote, where))
@@ -587,29 +597,83 @@ class StructuralCompiler:
                 elif len(targets) == 1:
                     self.rules.append(n.Rule("required", (targets[0],), quote, where))
                     self._land(c, f"rule required {targets[0]}")
-            for t in targets or [s for s in self.order if self.states[s].kind in ("model", "judge")]:
+            for t in targets or self._section_states(c) or self._prompted():
                 self.states[t].constraints.append(text)
                 self._land(c, t)
 
-    def _concerned(self, text: str) -> list[str]:
-        """The model and judge states a sentence is about (most shared words; none when nothing is shared)."""
-        want = content_stems(text)
-        scored = [(len(want & self.states[s].topic), s) for s in self.order if self.states[s].kind != "tool"]
-        top = max((sc for sc, _ in scored), default=0)
-        return [s for sc, s in scored if sc == top and sc >= 2]
+    def _prompted(self) -> list[str]:
+        """The states with local instructions (model and judge), in order; asked only once the graph is built."""
+        if self._prompted_states is None:
+            self._prompted_states = [s for s in self.order if self.states[s].kind in ("model", "judge")]
+        return self._prompted_states
+
+    def _section(self, line: int) -> tuple[int, int]:
+        """The lines [start, end) of the section holding a line: from its nearest heading above to the next."""
+        heads = self._headings
+        i = bisect.bisect_right(heads, line)
+        return (heads[i - 1] if i else 0), (heads[i] if i < len(heads) else len(self.doc.lines) + 1)
+
+    def _section_states(self, c: Clause, among: Iterable[str] | None = None) -> list[str]:
+        """The prompted states (or those of `among`) made from the same section as a clause.
+
+        A rule that names no state applies to its section's states; only one that stands
+        in a section without states (a `## Rules` section, the introduction) applies to
+        every state, so prompts do not grow with the length of the document.
+        """
+        start, end = self._section(c.start)
+        return [s for s in (self._prompted() if among is None else among) if start <= self.states[s].start < end]
+
+    def _topic_index(self) -> dict[str, list[str]]:
+        """Stem -> prompted states whose topic has it, in order; built once the graph (and topics) are final."""
+        if self._index is None:
+            self._index = {}
+            for name in self._prompted():
+                for stem in self.states[name].topic:
+                    self._index.setdefault(stem, []).append(name)
+        return self._index
+
+    def _overlaps(self, text: str) -> dict[str, int]:
+        """How many content words each prompted state shares with a text (states sharing none are left out)."""
+        index = self._topic_index()
+        counts: dict[str, int] = {}
+        for stem in content_stems(text):
+            for name in index.get(stem, ()):
+                counts[name] = counts.get(name, 0) + 1
+        return counts
+
+    def _concerned(self, c: Clause) -> list[str]:
+        """The model and judge states a sentence is about: most shared words (at least two), its section's first."""
+        counts = self._overlaps(strip_markup(c.text))
+        top = max(counts.values(), default=0)
+        best = [s for s in self._prompted() if top >= 2 and counts.get(s) == top]
+        return self._section_states(c, best) or best
 
     def _place_knowledge(self) -> None:
-        """Each knowledge clause goes to the instructions of the state it concerns most (else the nearest one)."""
-        prompted = [s for s in self.order if self.states[s].kind in ("model", "judge")]
+        """Each knowledge clause goes to the instructions of the state it concerns most (else the nearest one).
+
+        Ties go to the state nearest the clause, then to the earliest made.
+        """
+        prompted = self._prompted()
+        position = {name: i for i, name in enumerate(prompted)}
+        by_start = sorted((self.states[s].start, position[s], s) for s in prompted)
+        starts = [start for start, _, _ in by_start]
         for c in self.clauses:
             if c.kind not in ("knowledge", "command", "step", "verify", "branch", "loop") or c.index in self.landings:
                 continue
             if not prompted:
                 break
-            want = content_stems(c.text)
-            best = max(prompted, key=lambda s: (len(want & self.states[s].topic), -abs(self.states[s].start - c.start)))
-            if len(want & self.states[best].topic) < 2:
-                best = min(prompted, key=lambda s: (abs(self.states[s].start - c.start), self.states[s].start))
+            counts = self._overlaps(c.text)
+            top = max(counts.values(), default=0)
+            if top >= 2:
+                best = min((s for s, k in counts.items() if k == top),
+                           key=lambda s: (abs(self.states[s].start - c.start), position[s]))
+            else:  # the nearest state; between two equally near, the one above
+                i = bisect.bisect_left(starts, c.start)
+                near = [by_start[j] for j in (i - 1, i) if 0 <= j < len(by_start)]
+                distance = min(abs(start - c.start) for start, _, _ in near)
+                first = min(start for start, _, _ in near if abs(start - c.start) == distance)
+                j = bisect.bisect_left(starts, first)
+                best = by_start[j][2]  # by_start sorts equal starts by position: the earliest made
             self.states[best].notes.append(c.text.strip() if c.kind == "command" else strip_markup(c.text))
             self._land(c, best)
 
@@ -621,16 +685,19 @@ class StructuralCompiler:
                 if e.target in self.states:
                     preds[e.target].add(name)
         start = self.order[0]
-        universe = set(self.vars)
-        must: dict[str, set[str]] = {s: (set() if s == start else set(universe)) for s in self.states}
+        # Sets of variables as bit masks: the fixpoint runs over every state and variable.
+        self.bit = {v: 1 << i for i, v in enumerate(self.vars)}
+        self.writes = writes = {name: sum(self.bit[v] for v in {v for v, _ in s.writes})
+                                for name, s in self.states.items()}
+        full = (1 << len(self.bit)) - 1
+        must: dict[str, int] = {s: (0 if s == start else full) for s in self.states}
         changed = True
         while changed:
             changed = False
             for name in self.order:
-                incoming = [must[p] | {v for v, _ in self.states[p].writes} for p in preds[name]]
-                new = set.intersection(*incoming) if incoming else set()
-                if name == start:
-                    new = set()
+                new = full if preds[name] and name != start else 0
+                for p in preds[name]:
+                    new &= must[p] | writes[p]
                 if new != must[name]:
                     must[name], changed = new, True
         self.must = must
@@ -652,7 +719,7 @@ class StructuralCompiler:
             candidates += s.wants
             seen: list[str] = []
             for v in candidates:
-                if v in must[name] and v not in seen and v not in self.counters:
+                if must[name] & self.bit[v] and v not in seen and v not in self.counters:
                     seen.append(v)
             s.reads = [TASK] + seen
 
@@ -697,9 +764,13 @@ class StructuralCompiler:
 
     def must_at(self, terminal: str) -> set[str]:
         """Variables assigned on every path into a terminal."""
-        sets = [self.must[s] | {v for v, _ in self.states[s].writes}
-                for s in self.states for e in self.states[s].edges if e.target == terminal]
-        return set.intersection(*sets) if sets else set()
+        masks = [self.must[s] | self.writes[s] for s in self.states for e in self.states[s].edges if e.target == terminal]
+        if not masks:
+            return set()
+        mask = masks[0]
+        for m in masks[1:]:
+            mask &= m
+        return {v for v, b in self.bit.items() if mask & b}
 
     def _state_node(self, s: DState) -> n.State:
         body: list[n.Stmt] = [n.From(self._where(s.start, s.end))]
