@@ -37,6 +37,9 @@ demo: $(STAMP)
 	@echo "== the hand-written machine of the same skill: check and explore"
 	$(BIN)/skillc check $(EXAMPLE)
 	$(BIN)/skillc test $(EXAMPLE)
+	@echo "== distil reusable skills from TextWorld traces; verify them on held-out games played for real"
+	$(BIN)/skillc distill examples/traces/textworld-cooking/train.jsonl \
+	  --heldout examples/traces/textworld-cooking/heldout.jsonl --games .skillc/games -o .skillc/library --report
 
 test: $(STAMP)
 	$(BIN)/python -m pytest
@@ -48,10 +51,11 @@ bench: $(STAMP)
 	$(BIN)/python bench/tokens.py
 	$(BIN)/python bench/lsp.py
 	$(BIN)/python bench/build.py
+	$(BIN)/python bench/distill_textworld.py --train 200 --heldout 50
 
 docs: $(STAMP)
 	$(BIN)/skillc explain --markdown > docs/diagnostics.md
-	for d in examples/*/; do n=$$(basename $$d); $(BIN)/skillc dot $$d$$n.skm -o docs/machines/$$n.svg; \
+	for d in examples/*/; do n=$$(basename $$d); test -f $$d$$n.skm || continue; $(BIN)/skillc dot $$d$$n.skm -o docs/machines/$$n.svg; \
 	  $(BIN)/pygmentize -l skm -f html -O full,title=$$n.skm,cssfile=skm.css -o docs/machines/$$n.html $$d$$n.skm; done
 
 clean:

@@ -232,6 +232,7 @@ def _diff(name: str, old: str, new: str) -> str:
 @click.option("--markdown", is_flag=True, help="Print the full reference as Markdown (docs/diagnostics.md).")
 def explain(codes: tuple[str, ...], markdown: bool) -> None:
     """Explain diagnostic codes (SKM104 or a slug such as undefined-tool)."""
+    from skillc.frontends.distill import codes as _distill_codes  # noqa: F401  (registers SKM4xx)
     from skillc.frontends.markdown import codes as _build_codes  # noqa: F401  (registers SKM3xx)
 
     if markdown:
@@ -619,6 +620,108 @@ def build(skill: str, output: str | None, model: str | None, base_url: str | Non
         click.echo(f"built {where}: {states} states, {rules} rules, coverage {100 * result.coverage:.1f}% "
                    f"of {len(result.rows)} clauses" + (f", {len(result.rounds)} draft round(s)" if result.rounds else ""),
                    err=True)
+    sys.exit(EXIT_OK)
+
+
+def _emits(value: str) -> tuple[str, ...]:
+    kinds = tuple(k.strip() for k in value.split(",") if k.strip())
+    bad = [k for k in kinds if k not in ("skm", "python")]
+    if bad or not kinds:
+        raise click.BadParameter(f"expected a comma-separated subset of skm,python, not {value!r}")
+    return kinds
+
+
+@main.command()
+@click.argument("traces", nargs=-1, required=True)
+@click.option("-o", "--output", default=None, type=click.Path(file_okay=False),
+              help="The library directory to write (replaced whole; omit with --report to write nothing).")
+@click.option("--min-reuse", type=click.FloatRange(0.0, 1.0), default=0.1, show_default=True,
+              help="Keep clusters that occur in at least this share of training traces (r_k).")
+@click.option("--emit", default="skm,python", show_default=True, help="What to emit per skill: skm, python or both.")
+@click.option("--heldout", multiple=True, type=click.Path(dir_okay=False),
+              help="Held-out traces: execute the skills on their games and keep only those without errors.")
+@click.option("--games", default=None, type=click.Path(file_okay=False),
+              help="Where to (re)generate held-out games that are not beside their traces.")
+@click.option("--report", is_flag=True, help="Print the library report (skills, r_k, sizes, primitives per call).")
+@click.option("--format", "fmt", type=click.Choice(FORMATS), default="full", show_default=True,
+              help="How to print diagnostics.")
+def distill(traces: tuple[str, ...], output: str | None, min_reuse: float, emit: str, heldout: tuple[str, ...],
+            games: str | None, report: bool, fmt: str) -> None:
+    """Distil reusable skills (.skm fragments + Python functions) from successful JSONL traces."""
+    from skillc.frontends.distill.library import build_library, target_problem, write_library
+    from skillc.frontends.distill.report import table
+
+    try:
+        kinds = _emits(emit)
+    except click.BadParameter as exc:
+        _emit([make("SKM901", str(exc.message))], fmt)
+        sys.exit(EXIT_USAGE)
+    if output is None and not report:
+        _emit([make("SKM901", "say where to write the library (-o DIR), or ask only for --report")], fmt)
+        sys.exit(EXIT_USAGE)
+    problem = target_problem(output) if output else None
+    if problem:
+        _emit([make("SKM901", problem)], fmt)
+        sys.exit(EXIT_USAGE)
+    try:
+        built = build_library(traces, heldout=heldout, min_reuse=min_reuse, emit=kinds, games=games)
+    except Exception as exc:  # noqa: BLE001 - an internal error is reported, not raised
+        _emit([_internal(exc, "distilling traces")], fmt)
+        sys.exit(EXIT_INTERNAL)
+    _emit(_unique(built.diagnostics), fmt)
+    if report and built.distilled.programs:
+        click.echo(table(built.distilled, built.clusters, built.evaluation, built.dropped))
+    if not built.ok or not built.clusters:
+        if output and fmt in ("full", "concise"):
+            click.echo(f"distill failed: nothing written to {output}", err=True)
+        code = _exit_code(built.diagnostics)
+        sys.exit(code if code != EXIT_OK else EXIT_ERRORS)
+    if output:
+        try:
+            write_library(built.files, output)
+        except OSError as exc:
+            _emit([make("SKM901", f"cannot write {output}: {exc.strerror or exc}")], fmt)
+            sys.exit(EXIT_USAGE)
+        if fmt in ("full", "concise"):
+            click.echo(f"wrote {output}: {len(built.clusters)} skill(s) from {len(built.distilled.programs)} "
+                       f"training traces", err=True)
+    sys.exit(EXIT_OK)
+
+
+@main.command()
+@click.option("-o", "--output", required=True, type=click.Path(dir_okay=False), help="The JSONL file to write.")
+@click.option("--count", type=click.IntRange(1, 100_000), default=20, show_default=True,
+              help="How many TextWorld cooking games to generate and play.")
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the game settings.")
+@click.option("--games", "games_dir", default=".skillc/games", show_default=True, type=click.Path(file_okay=False),
+              help="Where the generated games are kept (reused when already there).")
+@click.option("--workers", type=click.IntRange(1, 64), default=1, show_default=True)
+def collect(output: str, count: int, seed: int, games_dir: str, workers: int) -> None:
+    """Generate TextWorld cooking games and record each walkthrough as a trace (needs `textworld`)."""
+    from skillc.frontends.distill import textworld as tw
+    from skillc.frontends.distill.trace import dumps
+
+    problem = None
+    try:
+        tw._textworld()
+        Path(games_dir).mkdir(parents=True, exist_ok=True)
+    except tw.Unavailable as exc:
+        problem = str(exc)
+    except OSError as exc:
+        problem = f"cannot keep games in {games_dir}: {exc.strerror or exc}"
+    if problem is None and not Path(output).resolve().parent.is_dir():
+        problem = f"no such folder for the output: {Path(output).parent}"
+    if problem:
+        _emit([make("SKM901", problem)], "full")
+        sys.exit(EXIT_USAGE)
+    traces = tw.relative_to(tw.collect(tw.specs(count, seed), games_dir, workers=workers), Path(output).parent)
+    try:
+        _write_atomically(Path(output), dumps(traces))
+    except OSError as exc:
+        _emit([make("SKM901", f"cannot write {output}: {exc.strerror or exc}")], "full")
+        sys.exit(EXIT_USAGE)
+    won = sum(t.success for t in traces)
+    click.echo(f"wrote {output}: {len(traces)} traces ({won} won) of {count} games; games in {games_dir}", err=True)
     sys.exit(EXIT_OK)
 
 

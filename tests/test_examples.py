@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 
 import skillc
-from tests.conftest import EXAMPLES, ROOT, STDLIB, codes
+from tests.conftest import EXAMPLES, MACHINE_EXAMPLES, ROOT, STDLIB, codes
 
-EXAMPLE_DIRS = sorted(p for p in EXAMPLES.iterdir() if p.is_dir())
+EXAMPLE_DIRS = MACHINE_EXAMPLES
 REQUIRED = {"livemath", "spreadsheet", "data-analysis", "long-context-qa", "warehouse", "ctf"}
 
 

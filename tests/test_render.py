@@ -11,7 +11,7 @@ from pathlib import Path
 
 import skillc
 from skillc.render import overlay_from_trace, to_dot, to_mermaid
-from tests.conftest import EXAMPLES, ROOT
+from tests.conftest import EXAMPLES, MACHINE_EXAMPLES, ROOT
 from tests.runtime.test_prompts_traces import LIVEMATH_SCRIPT
 
 LIVEMATH = EXAMPLES / "livemath" / "livemath.skm"
@@ -36,7 +36,7 @@ def test_dot_draws_kinds_edges_counters_rules_and_fragments() -> None:
 
 
 def test_every_example_has_its_rendered_svg_in_the_docs() -> None:
-    for folder in sorted(p for p in EXAMPLES.iterdir() if p.is_dir()):
+    for folder in MACHINE_EXAMPLES:
         svg = ROOT / "docs" / "machines" / f"{folder.name}.svg"
         assert svg.is_file(), svg
         assert svg.read_text().lstrip().startswith(("<?xml", "<svg", "<!DOCTYPE"))

@@ -35,7 +35,7 @@ class Code:
     @property
     def stage(self) -> str:
         """The pipeline stage that reports it."""
-        return {"0": "syntax", "1": "names and types", "3": "markdown front end", "9": "tool"}.get(self.code[3], "check")
+        return {"0": "syntax", "1": "names and types", "3": "markdown front end", "4": "distiller", "9": "tool"}.get(self.code[3], "check")
 
 
 def _m(body: str, *, head: str = "") -> str:

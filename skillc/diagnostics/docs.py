@@ -21,6 +21,7 @@ def markdown_reference() -> str:
         "| SKM1xx | names and types (lowering) |",
         "| SKM2xx | static checks (see checks.md) |",
         "| SKM3xx | the markdown front end (`skillc build`) |",
+        "| SKM4xx | the distiller (`skillc distill`) |",
         "| SKM9xx | tool errors (I/O, internal) |",
         "",
         "| code | name | severity | summary |",

@@ -7,6 +7,7 @@ import re
 import pytest
 
 from skillc.diagnostics.codes import REGISTRY, lookup
+from skillc.frontends.distill import codes as _distill_codes  # noqa: F401  (registers SKM4xx)
 from skillc.frontends.markdown import codes as _build_codes  # noqa: F401  (registers SKM3xx)
 from skillc.diagnostics.docs import markdown_reference
 import skillc

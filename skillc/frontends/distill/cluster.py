@@ -1,0 +1,392 @@
+"""Clustering: group operations by parameterised control flow and score their reuse.
+
+An operation's *shape* is its sequence of core action schemas with concrete
+values replaced by parameters named after their role at first use (`take(item,
+source) cook(item, appliance) cut(style, item, tool)`): two operations with
+the same shape do the same thing to different things. Runs of one schema
+(`go east, go north, go north`) fold into a bounded loop whose per-iteration
+values are list parameters, so walks of any length share one shape. Support
+actions are not part of the shape: each becomes a guarded step before its
+core action, taken only when the latest observation says it is needed (the
+core action is not available and the support action is), which is how an
+optional `open fridge` or `take knife` is expressed.
+
+The reusability of a cluster, r_k, is the share of training traces that
+contain at least one of its operations.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+import attrs
+
+from skillc.frontends.distill.schema import Action, Template, identifier
+from skillc.frontends.distill.segment import Operation
+
+# A fragment is named after its skill, and a fragment name may not be a keyword of the language.
+SKM_KEYWORDS = frozenset("""import machine fragment record enum doc source tool input var counter max start model judge
+reads writes prompt call from when terminal fallback requires rule required order before forbid use as list map true
+false none not and or in""".split())
+LOOP_SLACK = 2  # a loop may run this many times the longest run seen in training
+
+
+@attrs.frozen
+class Param:
+    """A parameter of a skill: its name, kind and what training bound it to."""
+
+    name: str
+    role: str
+    entity: bool
+    listed: bool = False  # one value per loop iteration
+    optional: bool = False  # only support actions use it; found from the observation when not given
+    types: tuple[str, ...] = ()
+    values: tuple[str, ...] = ()
+
+
+@attrs.frozen
+class Slot:
+    """One action of a skill: a template whose holes are filled by parameters (role → parameter)."""
+
+    template: Template
+    args: tuple[tuple[str, str], ...]
+
+    @property
+    def schema(self) -> str:
+        return self.template.schema
+
+
+@attrs.frozen
+class Guarded:
+    """A support action before a core action, with the share of members that took it."""
+
+    slot: Slot
+    share: float
+
+
+@attrs.frozen
+class Step:
+    """A core action (repeated over list parameters when `loop`), with its guarded support actions."""
+
+    core: Slot
+    pre: tuple[Guarded, ...] = ()
+    loop: bool = False
+    bound: int = 1
+
+
+@attrs.frozen
+class Member:
+    """One training operation of a cluster and the parameter values it binds."""
+
+    op: Operation
+    binding: dict[str, object] = attrs.field(eq=False)
+
+
+@attrs.frozen
+class Cluster:
+    """Operations with one shape: the skill they make, and how often training reused it."""
+
+    name: str
+    shape: tuple
+    steps: tuple[Step, ...]
+    params: tuple[Param, ...]
+    members: tuple[Member, ...] = attrs.field(eq=False, repr=False)
+    traces: int
+    reuse: float
+
+    @property
+    def sizes(self) -> list[int]:
+        """Primitive actions of each member operation."""
+        return [len(m.op) for m in self.members]
+
+    @property
+    def mean_size(self) -> float:
+        return sum(self.sizes) / len(self.sizes)
+
+    @property
+    def level(self) -> int:
+        """Abstraction level: 1 for a straight sequence, 2 when it folds a loop."""
+        return 2 if any(s.loop for s in self.steps) else 1
+
+
+@attrs.frozen
+class Lifted:
+    """An operation seen through its shape: the shape, and the values of its core parameters."""
+
+    shape: tuple
+    units: tuple[tuple[tuple, ...], ...]  # per shape item: the groups it covers
+    params: dict[str, Param]
+    binding: dict[str, object]
+
+
+def loop_schemas(ops: Iterable[Operation]) -> frozenset[str]:
+    """Schemas that some operation repeats back to back: these fold into loops everywhere."""
+    found = set()
+    for op in ops:
+        for a, b in zip(op.groups, op.groups[1:]):
+            if a.core.schema == b.core.schema:
+                found.add(a.core.schema)
+    return frozenset(found)
+
+
+def _runs(op: Operation, loops: frozenset[str]):
+    groups = list(op.groups)
+    i = 0
+    while i < len(groups):
+        j = i + 1
+        if groups[i].core.schema in loops:
+            while j < len(groups) and groups[j].core.schema == groups[i].core.schema:
+                j += 1
+        yield groups[i].core.schema in loops, tuple(groups[i:j])
+        i = j
+
+
+def plural(role: str) -> str:
+    """`direction` → `directions`: the name of a per-iteration list parameter."""
+    return role + ("es" if role.endswith(("s", "x", "ch", "sh")) else "s")
+
+
+def lift(op: Operation, loops: frozenset[str]) -> Lifted:
+    """The shape of an operation and its parameter binding."""
+    names: dict[tuple[bool, str], str] = {}  # (entity?, value) → scalar parameter
+    params: dict[str, Param] = {}
+    binding: dict[str, object] = {}
+    shape, units = [], []
+
+    def fresh(base: str) -> str:
+        name, k = base, 2
+        while name in params:
+            name, k = f"{base}_{k}", k + 1
+        return name
+
+    for loop, run in _runs(op, loops):
+        core = run[0].core
+        if loop:
+            args = []
+            for index, arg in enumerate(core.args):
+                name = fresh(identifier(plural(arg.role)))
+                params[name] = Param(name, arg.role, arg.entity, listed=True)
+                binding[name] = [g.core.args[index].value for g in run]
+                args.append((arg.role, name))
+        else:
+            args = []
+            for arg in core.args:
+                key = (arg.entity, arg.value)
+                if key not in names:
+                    names[key] = fresh(arg.role)
+                    params[names[key]] = Param(names[key], arg.role, arg.entity)
+                    binding[names[key]] = arg.value
+                args.append((arg.role, names[key]))
+        shape.append(("loop" if loop else "step", core.schema, tuple(args)))
+        units.append(run)
+    return Lifted(tuple(shape), tuple(units), params, binding)
+
+
+class _FreeNames:
+    """Names of the free values of support actions: one per (step, template, role, occurrence), never clashing."""
+
+    def __init__(self, taken: Iterable[str]):
+        self.taken = set(taken)
+        self.by_key: dict[tuple, str] = {}
+
+    def __call__(self, key: tuple, base: str) -> str:
+        if key not in self.by_key:
+            base = identifier(base)
+            name, k = base, 2
+            while name in self.taken:
+                name, k = f"{base}_{k}", k + 1
+            self.taken.add(name)
+            self.by_key[key] = name
+        return self.by_key[key]
+
+
+def _support_slot(action: Action, values: dict[tuple[bool, str], str], listed: bool, names: _FreeNames,
+                  where: tuple) -> tuple[Slot, dict[str, str]]:
+    """A support action as a slot: its focus is bound to the core parameter that holds it; the rest are free.
+
+    Only the focus links a support action to what it prepares (`take knife` → the `tool` of `chop … with
+    knife`); where the knife lies is found in the observation, even when it happens to equal another value.
+    `where` (step, occurrence of this template in the group) keeps two `open` actions before one step apart.
+    """
+    bound: list[tuple[str, str]] = []
+    free: dict[str, str] = {}
+    focus = action.focus
+    link = values.get((True, focus.value)) if focus is not None else None
+    for arg in action.args:
+        if arg is focus and link is not None:
+            bound.append((arg.role, link))
+            continue
+        if not arg.entity and (False, arg.value) in values:
+            bound.append((arg.role, values[(False, arg.value)]))
+            continue
+        base = f"{link}_{arg.role}" if link else f"{action.schema}_{arg.role}"
+        name = names((*where, action.template.text, arg.role, link), plural(base) if listed else base)
+        bound.append((arg.role, name))
+        free[name] = arg.value
+    return Slot(action.template, tuple(bound)), free
+
+
+def _occurrences(actions: Sequence[Action]) -> list[int]:
+    """For each action, how many earlier actions of the list share its template."""
+    counts: dict[str, int] = {}
+    out = []
+    for action in actions:
+        out.append(counts.get(action.template.text, 0))
+        counts[action.template.text] = out[-1] + 1
+    return out
+
+
+def _values(lifted: Lifted, shape_item: tuple, group, in_loop: bool) -> dict[tuple[bool, str], str]:
+    """Which parameter holds each value at this group: scalars everywhere, list items in their iteration."""
+    values: dict[tuple[bool, str], str] = {}
+    for name, param in lifted.params.items():
+        if not param.listed:
+            values[(param.entity, str(lifted.binding[name]))] = name
+    if in_loop:
+        for (role, name), arg in zip(shape_item[2], group.core.args):
+            values[(arg.entity, arg.value)] = name
+    return values
+
+
+def cluster(ops: Sequence[Operation], n_traces: int, *, min_reuse: float = 0.0,
+            loops: frozenset[str] | None = None) -> list[Cluster]:
+    """Clusters of operations by shape, most reused first, keeping those with r_k >= `min_reuse`."""
+    loops = loop_schemas(ops) if loops is None else loops
+    by_shape: dict[tuple, list[tuple[Operation, Lifted]]] = {}
+    for op in ops:
+        lifted = lift(op, loops)
+        by_shape.setdefault(lifted.shape, []).append((op, lifted))
+    clusters = []
+    for shape, members in by_shape.items():
+        traces = len({op.trace_id for op, _ in members})
+        reuse = traces / n_traces if n_traces else 0.0
+        if reuse < min_reuse:
+            continue
+        clusters.append(_build(shape, members, traces, reuse))
+    clusters.sort(key=lambda c: (-c.reuse, -c.mean_size, c.shape))
+    return _named(clusters)
+
+
+def _build(shape: tuple, members: list[tuple[Operation, Lifted]], traces: int, reuse: float) -> Cluster:
+    """One cluster: the union of support actions at each step, parameter types, bindings and loop bounds."""
+    first = members[0][1]
+    params: dict[str, Param] = dict(first.params)
+    pre: list[dict[tuple, int]] = [dict() for _ in shape]
+    slots: dict[tuple, Slot] = {}
+    types: dict[str, set[str]] = {name: set() for name in params}
+    seen: dict[str, list[str]] = {name: [] for name in params}
+    bound = [1] * len(shape)
+    bindings = []
+    names = _FreeNames(params)
+    for op, lifted in members:
+        binding = dict(lifted.binding)
+        for index, (item, run) in enumerate(zip(shape, lifted.units)):
+            in_loop = item[0] == "loop"
+            bound[index] = max(bound[index], len(run))
+            for iteration, group in enumerate(run):
+                values = _values(lifted, item, group, in_loop)
+                for arg, (_role, name) in zip(group.core.args, item[2]):
+                    types[name].add(arg.type)
+                    seen[name].append(arg.value)
+                done_here: set[tuple] = set()
+                for action, occurrence in zip(group.pre, _occurrences(group.pre)):
+                    slot, free = _support_slot(action, values, in_loop, names, (index, occurrence))
+                    key = (slot.template.text, slot.args)
+                    slots[key] = slot
+                    if key not in done_here:
+                        pre[index][key] = pre[index].get(key, 0) + 1
+                        done_here.add(key)
+                    for name, value in free.items():
+                        arg = next(a for a in action.args if a.value == value)
+                        if name not in params:
+                            params[name] = Param(name, arg.role, arg.entity, listed=in_loop, optional=True)
+                            types[name], seen[name] = set(), []
+                        types[name].add(arg.type)
+                        seen[name].append(value)
+                        if in_loop:
+                            binding.setdefault(name, [None] * len(run))[iteration] = value
+                        else:
+                            binding[name] = value
+        bindings.append(Member(op, binding))
+    steps = []
+    for index, item in enumerate(shape):
+        template = members[0][1].units[index][0].core.template
+        guarded = tuple(Guarded(slots[key], count / len(members)) for key, count in pre[index].items())
+        loop = item[0] == "loop"
+        steps.append(Step(Slot(template, item[2]), guarded, loop, bound[index] * LOOP_SLACK if loop else 1))
+    final = tuple(attrs.evolve(p, types=tuple(sorted(types[p.name])),
+                               values=tuple(dict.fromkeys(v for v in seen[p.name]))[:8]) for p in _ordered(params))
+    return Cluster("", shape, tuple(steps), final, tuple(bindings), traces, reuse)
+
+
+def _ordered(params: dict[str, Param]) -> list[Param]:
+    """Required parameters first (in order of first use), then optional ones."""
+    return [p for p in params.values() if not p.optional] + [p for p in params.values() if p.optional]
+
+
+def skill_name(steps: Sequence[Step]) -> str:
+    """A readable name from a shape: support actions every member took, then core schemas; loops as `repeat_X`."""
+    parts: list[str] = []
+    for step in steps:
+        parts += [g.slot.schema for g in step.pre if g.share == 1.0]
+        parts.append(f"repeat_{step.core.schema}" if step.loop else step.core.schema)
+    deduped = [p for i, p in enumerate(parts) if i == 0 or p != parts[i - 1]]
+    return "_".join(deduped)
+
+
+def _named(clusters: list[Cluster]) -> list[Cluster]:
+    taken: dict[str, int] = {}
+    out = []
+    for c in clusters:
+        base = identifier(skill_name(c.steps), variable=False)
+        if base in SKM_KEYWORDS:
+            base += "_skill"
+        taken[base] = taken.get(base, 0) + 1
+        out.append(attrs.evolve(c, name=base if taken[base] == 1 else f"{base}_{taken[base]}"))
+    return out
+
+
+def match(op: Operation, clusters: Sequence[Cluster], loops: frozenset[str]) -> tuple[Cluster, dict] | None:
+    """The cluster whose shape an operation has, with its binding (free support values included), or None."""
+    lifted = lift(op, loops)
+    for c in clusters:
+        if c.shape != lifted.shape:
+            continue
+        binding = dict(lifted.binding)
+        for index, (item, run, step) in enumerate(zip(c.shape, lifted.units, c.steps)):
+            if step.loop and len(run) > step.bound:
+                return None
+            for iteration, group in enumerate(run):
+                values = _values(lifted, item, group, step.loop)
+                used: set[int] = set()
+                for action in group.pre:
+                    found = _find_support(step, action, values, used)
+                    if found is None:
+                        return None
+                    for name, value in found.items():
+                        if step.loop:
+                            binding.setdefault(name, [None] * len(run))[iteration] = value
+                        else:
+                            binding[name] = value
+        return c, binding
+    return None
+
+
+def _find_support(step: Step, action: Action, values: dict[tuple[bool, str], str],
+                  used: set[int]) -> dict[str, str] | None:
+    """The free values of a support action, if the step has a support slot of its form not used yet."""
+    for position, guarded in enumerate(step.pre):
+        slot = guarded.slot
+        if position in used or slot.template.text != action.template.text:
+            continue
+        free = {}
+        for (role, name), arg in zip(slot.args, action.args):
+            if values.get((arg.entity, arg.value)) == name:
+                continue
+            if name in set(values.values()):
+                break  # the slot binds this role to a core parameter that holds another value
+            free[name] = arg.value
+        else:
+            used.add(position)
+            return free
+    return None

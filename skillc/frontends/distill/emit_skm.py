@@ -1,0 +1,151 @@
+"""Compile a cluster into a `.skm` fragment: a parameterised sub-machine over two tools.
+
+`act(command)` plays one primitive action and `observe()` reads the latest
+observation without playing; both give the observation text and the available
+actions. Each action is a tool state; routing edges branch on the latest
+observation exactly as the Python skill does (a support action runs when its
+core action is not available and it is), loops are bounded by a counter, and
+the fragment leaves by `done` or `failed`. The text goes through the project
+parser and printer, so it is formatted like every other machine.
+"""
+
+from __future__ import annotations
+
+import re
+
+from skillc import api
+from skillc.frontends.distill.cluster import Cluster, Slot, Step
+from skillc.frontends.distill.emit_python import describe
+
+_HOLE = re.compile(r"\{(\w+)(?::[^}]*)?\}")
+
+TOOLS = ("tool act(command: str) -> (observation: str, admissible: list[str])",
+         "tool observe() -> (observation: str, admissible: list[str])")
+
+
+def _string(text: str) -> str:
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def command(slot: Slot, listed: set[str], index: str) -> str:
+    """The `.skm` expression of a slot's command: `"take " ++ item ++ " from " ++ source`."""
+    names = dict(slot.args)
+    parts, pos = [], 0
+    text = slot.template.text
+    for m in _HOLE.finditer(text):
+        if text[pos:m.start()]:
+            parts.append(_string(text[pos:m.start()]))
+        name = names[m.group(1)]
+        parts.append(f"{name}[{index}]" if name in listed else name)
+        pos = m.end()
+    if text[pos:]:
+        parts.append(_string(text[pos:]))
+    return " ++ ".join(parts) or '""'
+
+
+class _Names:
+    """State names: unique, readable, never a fragment exit."""
+
+    def __init__(self):
+        self.taken = {"done", "failed", "look"}
+
+    def __call__(self, base: str) -> str:
+        name, k = base, 2
+        while name in self.taken:
+            name, k = f"{base}_{k}", k + 1
+        self.taken.add(name)
+        return name
+
+
+def fragment_source(cluster: Cluster, header: str = "") -> str:
+    """The formatted `.skm` text of one fragment (with a leading comment)."""
+    listed = {p.name for p in cluster.params if p.listed}
+    summary = describe(cluster, {})["summary"].replace("`", "")
+    names = _Names()
+    core_names = [names(s.core.schema) for s in cluster.steps]
+    roles = {p.name: p.role for p in cluster.params}
+    pre_names = [[names(f"{g.slot.schema}_{_subject(g.slot, listed, roles)}") for g in s.pre] for s in cluster.steps]
+    loops = {k: (f"i_{k}", f"rounds_{k}") for k, s in enumerate(cluster.steps) if s.loop}
+    params = [f"{p.name}: {'list[str]' if p.listed else 'str'}" for p in cluster.params]
+    params += ["observation: str", "admissible: list[str]"]
+    lines = [f"fragment {cluster.name}({', '.join(params)}) -> (done, failed) {{",
+             f"  doc {_string('Distilled skill: ' + summary + '.')}",
+             *[f"  {t}" for t in TOOLS]]
+    for k, (index, counter) in loops.items():
+        lines += [f"  var {index}: int = 0", f"  counter {counter} max {cluster.steps[k].bound - 1}"]
+    lines += ["  start look", "",
+              "  tool look {",
+              '    doc "Read the latest observation: the text and the actions it makes available."',
+              "    call observe()",
+              "    writes observation = observation, admissible = admissible",
+              *_route(cluster, 0, -1, core_names, pre_names, listed, loops),
+              "  }"]
+    for k, step in enumerate(cluster.steps):
+        index = loops[k][0] if k in loops else "0"
+        for j, g in enumerate(step.pre):
+            lines += [f"  tool {pre_names[k][j]} {{",
+                      f"    doc {_string(f'Support action, taken in {g.share:.0%} of training calls.')}",
+                      *_reads(g.slot, listed, index),
+                      f"    call act(command: {command(g.slot, listed, index)})",
+                      "    writes observation = observation, admissible = admissible",
+                      *_route(cluster, k, j, core_names, pre_names, listed, loops, same_iteration=True),
+                      "  }"]
+        lines += [f"  tool {core_names[k]} {{",
+                  *_reads(step.core, listed, index),
+                  f"    call act(command: {command(step.core, listed, index)})",
+                  "    writes observation = observation, admissible = admissible"]
+        if k in loops:
+            i, counter = loops[k]
+            length = next(name for _r, name in step.core.args if name in listed)
+            more = f"{i} + 1 < len({length}) and {counter} < {step.bound - 1}"
+            nxt = f"{i} + 1"
+            lines.append(f"    when {more} and {command(step.core, listed, nxt)} in admissible -> {core_names[k]} "
+                         f"{{ {i} += 1, {counter} += 1 }}")
+            for j, g in enumerate(step.pre):
+                lines.append(f"    when {more} and {command(g.slot, listed, nxt)} in admissible -> {pre_names[k][j]} "
+                             f"{{ {i} += 1, {counter} += 1 }}")
+            lines.append(f"    when {i} + 1 < len({length}) -> failed")
+        lines += [*_route(cluster, k + 1, -1, core_names, pre_names, listed, loops), "  }"]
+    lines.append("}")
+    text, diagnostics = api.format_text("\n".join(lines) + "\n", path=f"{cluster.name}.skm")
+    if text is not None:
+        diagnostics = [d for d in api.check(text, path=f"{cluster.name}.skm").diagnostics
+                       if d.severity.name != "NOTE"]
+    if text is None or diagnostics:
+        # Every fragment goes through the checker; one that fails is a bug of the distiller, not of the traces.
+        raise AssertionError(f"distilled fragment {cluster.name} does not check: "
+                             + "; ".join(f"{d.code} {d.message}" for d in diagnostics))
+    return (header + text) if header else text
+
+
+def _subject(slot: Slot, listed: set[str], roles: dict[str, str]) -> str:
+    if not slot.args:
+        return "first"
+    name = slot.args[0][1]
+    return roles.get(name, name) if name in listed else name
+
+
+def _reads(slot: Slot, listed: set[str], index: str) -> list[str]:
+    names = list(dict.fromkeys(name for _r, name in slot.args))
+    if index != "0" and any(n in listed for n in names):
+        names.append(index)
+    return [f"    reads {', '.join(names)}"] if names else []
+
+
+def _route(cluster: Cluster, k: int, after: int, core_names, pre_names, listed, loops,
+           same_iteration: bool = False) -> list[str]:
+    """Edges into step `k`: its core action if available, else a later support action that is, else failed."""
+    if k >= len(cluster.steps):
+        return ["    -> done"]
+    step: Step = cluster.steps[k]
+    index = loops[k][0] if k in loops else "0"
+    guard = ""
+    if step.loop and not same_iteration:
+        length = next(name for _r, name in step.core.args if name in listed)
+        guard = f"len({length}) > 0 and len({length}) <= {step.bound} and "
+    out = [f"    when {guard}{command(step.core, listed, index)} in admissible -> {core_names[k]}"]
+    for j, g in enumerate(step.pre):
+        if j > after:
+            out.append(f"    when {guard}{command(g.slot, listed, index)} in admissible -> {pre_names[k][j]}")
+    out.append("    -> failed")
+    return out

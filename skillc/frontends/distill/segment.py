@@ -1,0 +1,140 @@
+"""Operation extraction: cut a program into sub-goal operations.
+
+Each action gets an *anchor*, the sub-goal it serves:
+
+- a move (`go`) serves navigation, `<nav>`;
+- a *core* action serves its focus, the first entity it acts on;
+- a *support* action prepares a later action, its *consumer*, and serves the
+  consumer's anchor:
+  - an action that names no entity prepares the next core action (`prepare
+    meal` before `eat meal`);
+  - an action on a door prepares the move right after it (`open door`, `go
+    east`); with anything else in between it stands alone;
+  - an action whose focus the next action naming it uses in another role
+    prepares that action (`open fridge` before `take apple from fridge`,
+    `take knife` before `chop apple with knife`), unless a move comes first
+    (`take knife`, `go north`, `chop … with knife` keeps `take knife` alone).
+
+A support action stays support only when every action between it and its
+consumer serves the same anchor; otherwise it is a core action of its own.
+An operation is a maximal run of actions with one anchor, cut into groups:
+the support actions a core action consumes (in trace order), then that core
+action. Operations of one action are not sub-goals and stay primitive.
+"""
+
+from __future__ import annotations
+
+import attrs
+
+from skillc.frontends.distill.schema import Action, Program
+
+NAV = "<nav>"
+MIN_STEPS = 2
+
+
+@attrs.frozen
+class Group:
+    """Support actions (possibly none), then the core action they prepare."""
+
+    pre: tuple[Action, ...]
+    core: Action
+
+
+@attrs.frozen
+class Operation:
+    """A run of actions that serve one anchor: trace actions `start` to `start + len(op)`, grouped."""
+
+    trace_id: str
+    anchor: str
+    start: int
+    groups: tuple[Group, ...]
+    original: tuple[Action, ...] = attrs.field(eq=False, repr=False)
+
+    @property
+    def actions(self) -> tuple[Action, ...]:
+        """The primitive actions grouped: each core action right after the support actions it consumes."""
+        return tuple(a for g in self.groups for a in (*g.pre, g.core))
+
+    def __len__(self) -> int:
+        return len(self.original)
+
+
+def _consumers(program: Program) -> list[int | None]:
+    """For each action, the index of the action it prepares (its consumer), or None for a core action."""
+    profile = program.profile
+    actions = program.actions
+    consumer: list[int | None] = [None] * len(actions)
+    next_use: dict[str, tuple[int, bool]] = {}  # value -> (next action naming it, whether as its focus)
+    next_move = len(actions)
+    next_core: int | None = None
+    for index in range(len(actions) - 1, -1, -1):
+        action = actions[index]
+        focus = action.focus
+        nav = action.schema in profile.nav_schemas
+        if nav:
+            pass
+        elif focus is None:
+            consumer[index] = next_core
+        elif focus.type in profile.nav_types:
+            after = index + 1
+            while after < len(actions) and consumer[after] is not None and actions[after].focus is not None \
+                    and actions[after].focus.type in profile.nav_types:
+                after += 1
+            if after < len(actions) and actions[after].schema in profile.nav_schemas:
+                consumer[index] = after
+        else:
+            use = next_use.get(focus.value)
+            if use is not None and not use[1] and use[0] < next_move:
+                consumer[index] = use[0]
+        for arg in action.entities:
+            next_use[arg.value] = (index, focus is not None and arg.value == focus.value)
+        if nav:
+            next_move = index
+        if consumer[index] is None:
+            next_core = index
+    return consumer
+
+
+def segment(program: Program) -> list[Operation]:
+    """Every operation of a program, covering all its actions in order (short ones included)."""
+    actions = program.actions
+    consumer = _consumers(program)
+    anchors: list[str] = [""] * len(actions)
+    for i in range(len(actions) - 1, -1, -1):
+        c = consumer[i]
+        # Everything between a support action and its consumer must serve the consumer's anchor.
+        if c is not None and all(anchors[j] == anchors[c] for j in range(i + 1, c)):
+            anchors[i] = anchors[c]
+            continue
+        consumer[i] = None
+        action = actions[i]
+        if action.schema in program.profile.nav_schemas:
+            anchors[i] = NAV
+        else:
+            anchors[i] = action.focus.value if action.focus is not None else f"<{action.schema}>"
+    ops: list[Operation] = []
+    i = 0
+    while i < len(actions):
+        j = i
+        while j < len(actions) and anchors[j] == anchors[i]:
+            j += 1
+        ops.append(Operation(program.trace.id, anchors[i], i, _groups(actions, consumer, i, j), actions[i:j]))
+        i = j
+    return ops
+
+
+def _groups(actions, consumer, start: int, end: int) -> tuple[Group, ...]:
+    """The groups of actions[start:end]: each core action with the support actions that end at it."""
+    pre: dict[int, list[Action]] = {}
+    for k in range(start, end):
+        final = k
+        while consumer[final] is not None:
+            final = consumer[final]
+        if final != k:
+            pre.setdefault(final, []).append(actions[k])
+    return tuple(Group(tuple(pre.get(k, ())), actions[k]) for k in range(start, end) if consumer[k] is None)
+
+
+def operations(program: Program) -> list[Operation]:
+    """The operations of a program long enough to be sub-goals (at least two actions)."""
+    return [op for op in segment(program) if len(op) >= MIN_STEPS]
