@@ -100,18 +100,21 @@ def segment(program: Program) -> list[Operation]:
     actions = program.actions
     consumer = _consumers(program)
     anchors: list[str] = [""] * len(actions)
+    run_end = [0] * len(actions)  # the last index of the run of equal anchors that starts here
     for i in range(len(actions) - 1, -1, -1):
         c = consumer[i]
         # Everything between a support action and its consumer must serve the consumer's anchor.
-        if c is not None and all(anchors[j] == anchors[c] for j in range(i + 1, c)):
+        if c is not None and anchors[i + 1] == anchors[c] and run_end[i + 1] >= c:
             anchors[i] = anchors[c]
-            continue
-        consumer[i] = None
-        action = actions[i]
-        if action.schema in program.profile.nav_schemas:
-            anchors[i] = NAV
         else:
-            anchors[i] = action.focus.value if action.focus is not None else f"<{action.schema}>"
+            consumer[i] = None
+            action = actions[i]
+            if action.schema in program.profile.nav_schemas:
+                anchors[i] = NAV
+            else:
+                anchors[i] = action.focus.value if action.focus is not None else f"<{action.schema}>"
+        same = i + 1 < len(actions) and anchors[i + 1] == anchors[i]
+        run_end[i] = run_end[i + 1] if same else i
     ops: list[Operation] = []
     i = 0
     while i < len(actions):
