@@ -26,7 +26,7 @@ def host(name: str, params) -> str:
     inputs = "\n".join(f"  input {p.name}: {'list[str]' if p.listed else 'str'}" for p in params)
     binds = ", ".join(f"{p.name}: {p.name}" for p in params)
     return (f'import "fragments/{name}.skm"\n\nmachine host {{\n'
-            "  tool act(command: str) -> (observation: str, admissible: list[str])\n"
+            "  tool act(command: str) -> (observation: str, admissible: list[str], done: bool)\n"
             "  tool observe() -> (observation: str, admissible: list[str])\n"
             f"{inputs}\n  var observation: str = \"\"\n  var admissible: list[str] = []\n"
             f"  use {name} as skill({binds}, observation: observation, admissible: admissible) "
@@ -104,7 +104,7 @@ def _run_fragment(folder, cluster, world, binding):
 
     def act(command):
         seen = world.step(command)
-        return {"observation": seen["observation"], "admissible": seen["available_actions"]}
+        return {"observation": seen["observation"], "admissible": seen["available_actions"], "done": seen["done"]}
 
     def observe():
         return {"observation": "", "admissible": world.available_actions}

@@ -155,3 +155,91 @@ def test_a_file_that_is_not_a_game_is_skm406(distilled, heldout_traces, tmp_path
     fake.write_bytes(bytes([3]) + bytes(100))  # a Z-machine version 3 story: TextWorld only makes version 8
     _, _, problems = verify(distilled, {}, [bad], games=tmp_path)
     assert codes(problems) == ["SKM406"] and "version 8" in problems[0].message
+
+
+def test_a_support_goes_to_the_first_core_action_that_needs_it():
+    from skillc.frontends.distill.schema import normalise
+    from skillc.frontends.distill.segment import segment
+
+    program, _ = normalise(trace(["open fridge", "take knife from fridge", "take apple from fridge",
+                                  "chop apple with knife"]))
+    (op,) = segment(program)
+    assert [([a.text for a in g.pre], g.core.text) for g in op.groups] == [
+        (["open fridge"], "take apple from fridge"), (["take knife from fridge"], "chop apple with knife")]
+
+
+def test_support_order_follows_the_members_that_took_several():
+    from tests.distill.kitchen import Kitchen, play
+
+    t1 = play(Kitchen({"apple": "counter", "knife": "table"}, closed=()), [
+        "take apple from counter", "take knife from table", "chop apple with knife", "prepare meal", "eat meal"], "a")
+    t2 = play(Kitchen({"carrot": "counter", "knife": "fridge"}, recipe=("carrot",)), [
+        "take carrot from counter", "open fridge", "take knife from fridge", "chop carrot with knife",
+        "prepare meal", "eat meal"], "b")
+    result = distill([t1, t2])
+    (c,) = [c for c in result.clusters if c.name.endswith("take_cut")]
+    assert [g.slot.template.text for g in c.steps[1].pre] == ["open {target}", "take {item} from {source}"]
+    skill = load_skills(result, result.clusters)[c.name]
+    member = next(m for m in c.members if m.op.trace_id == "b")
+    world = Kitchen({"carrot": "counter", "knife": "fridge"}, recipe=("carrot",))
+    out = skill(world, **member.binding, available_actions=world.available_actions)
+    assert out["success"], out["error"]
+    assert [t["action"] for t in out["process_trace"]] == [a.text for a in member.op.actions]
+
+
+@pytest.mark.parametrize("actions", [
+    ["prepare meal", "prepare meal", "take knife from table", "eat apple", "chop carrot with knife"],
+    ["take apple from counter", "eat apple", "prepare meal", "prepare meal"],
+    ["inventory", "inventory", "take apple from counter", "eat apple"],
+])
+def test_degenerate_repetitions_do_not_break_anything(actions, tmp_path):
+    from skillc.frontends.distill.cluster import match
+    from skillc.frontends.distill.schema import normalise
+    from skillc.frontends.distill.segment import operations
+
+    result = distill([trace(actions, ident="d"), trace(actions, ident="e")])
+    assert result.ok
+    write_library(skill_sources(result, result.clusters), tmp_path)  # every fragment checks
+    load_skills(result, result.clusters)
+    program, _ = normalise(trace(actions, ident="f"))
+    for op in operations(program):
+        assert match(op, result.clusters, result.loops) is not None, [a.text for a in op.original]
+
+
+def test_word_arguments_of_support_actions_are_not_bound_by_coincidence():
+    templates = ["set {level:low|high}", "heat {obj} {level:low|high}", "grab {obj} from {place}"]
+    result = distill([generic("a", ["grab pot from shelf", "set high", "heat pot high"], templates),
+                      generic("b", ["grab cup from box", "set low", "heat cup high"], templates)])
+    (c,) = result.clusters
+    assert [g.slot.args for g in c.steps[1].pre] == [(("level", "set_level"),)]
+    from skillc.frontends.distill.cluster import match
+    from skillc.frontends.distill.schema import normalise
+    from skillc.frontends.distill.segment import operations
+
+    program, _ = normalise(generic("h", ["grab pan from shelf", "set high", "heat pan low"], templates))
+    (op,) = operations(program)
+    _, binding = match(op, result.clusters, result.loops)
+    assert binding["set_level"] == "high" and binding["level"] == "low"
+
+
+def test_a_game_that_ends_early_stops_skill_and_fragment_alike(tmp_path):
+    from tests.distill.kitchen import Kitchen, training
+    from tests.distill.test_emit import _run_fragment
+
+    class EndsWhenPrepared(Kitchen):
+        def step(self, action):
+            seen = super().step(action)
+            if action == "prepare meal":
+                self.done = seen["done"] = True
+            return seen
+
+    result = distill(training())
+    write_library(skill_sources(result, result.clusters), tmp_path)
+    (c,) = [c for c in result.clusters if c.name == "prepare_meal_eat"]
+    by_python = EndsWhenPrepared({}, closed=(), recipe=(), carried=())
+    out = load_skills(result, result.clusters)[c.name](by_python, item="meal",
+                                                       available_actions=by_python.available_actions)
+    assert not out["success"] and out["error"] == "the game ended before `eat meal`"
+    by_machine = EndsWhenPrepared({}, closed=(), recipe=(), carried=())
+    outcome = _run_fragment(tmp_path, c, by_machine, {"item": "meal"})
+    assert outcome.terminal == "broken" and by_machine.log == by_python.log == ["prepare meal"]

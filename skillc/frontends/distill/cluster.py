@@ -124,7 +124,8 @@ def loop_schemas(ops: Iterable[Operation]) -> frozenset[str]:
     found = set()
     for op in ops:
         for a, b in zip(op.groups, op.groups[1:]):
-            if a.core.schema == b.core.schema:
+            # A loop needs something to iterate over: a schema without arguments does not fold.
+            if a.core.schema == b.core.schema and a.core.args:
                 found.add(a.core.schema)
     return frozenset(found)
 
@@ -216,9 +217,6 @@ def _support_slot(action: Action, values: dict[tuple[bool, str], str], listed: b
         if arg is focus and link is not None:
             bound.append((arg.role, link))
             continue
-        if not arg.entity and (False, arg.value) in values:
-            bound.append((arg.role, values[(False, arg.value)]))
-            continue
         base = f"{link}_{arg.role}" if link else f"{action.schema}_{arg.role}"
         name = names((*where, action.template.text, arg.role, link), plural(base) if listed else base)
         bound.append((arg.role, name))
@@ -271,7 +269,8 @@ def _build(shape: tuple, members: list[tuple[Operation, Lifted]], traces: int, r
     """One cluster: the union of support actions at each step, parameter types, bindings and loop bounds."""
     first = members[0][1]
     params: dict[str, Param] = dict(first.params)
-    pre: list[dict[tuple, int]] = [dict() for _ in shape]
+    pre: list[dict[tuple, int]] = [dict() for _ in shape]  # step -> slot -> members that took it
+    orders: list[list[list[tuple]]] = [[] for _ in shape]  # step -> per member, its slots in order
     slots: dict[tuple, Slot] = {}
     types: dict[str, set[str]] = {name: set() for name in params}
     seen: dict[str, list[str]] = {name: [] for name in params}
@@ -283,19 +282,19 @@ def _build(shape: tuple, members: list[tuple[Operation, Lifted]], traces: int, r
         for index, (item, run) in enumerate(zip(shape, lifted.units)):
             in_loop = item[0] == "loop"
             bound[index] = max(bound[index], len(run))
+            taken_here: list[tuple] = []  # this member's support slots at this step, in the order it took them
             for iteration, group in enumerate(run):
                 values = _values(lifted, item, group, in_loop)
                 for arg, (_role, name) in zip(group.core.args, item[2]):
                     types[name].add(arg.type)
                     seen[name].append(arg.value)
-                done_here: set[tuple] = set()
-                for action, occurrence in zip(group.pre, _occurrences(group.pre)):
+                supports = _supports(group)
+                for action, occurrence in zip(supports, _occurrences(supports)):
                     slot, free = _support_slot(action, values, in_loop, names, (index, occurrence))
                     key = (slot.template.text, slot.args)
                     slots[key] = slot
-                    if key not in done_here:
-                        pre[index][key] = pre[index].get(key, 0) + 1
-                        done_here.add(key)
+                    if key not in taken_here:
+                        taken_here.append(key)
                     for name, value in free.items():
                         arg = next(a for a in action.args if a.value == value)
                         if name not in params:
@@ -307,16 +306,63 @@ def _build(shape: tuple, members: list[tuple[Operation, Lifted]], traces: int, r
                             binding.setdefault(name, [None] * len(run))[iteration] = value
                         else:
                             binding[name] = value
+            for key in taken_here:
+                pre[index][key] = pre[index].get(key, 0) + 1
+            orders[index].append(taken_here)
         bindings.append(Member(op, binding))
     steps = []
     for index, item in enumerate(shape):
         template = members[0][1].units[index][0].core.template
-        guarded = tuple(Guarded(slots[key], count / len(members)) for key, count in pre[index].items())
+        guarded = tuple(Guarded(slots[key], pre[index][key] / len(members)) for key in _merge(orders[index]))
         loop = item[0] == "loop"
         steps.append(Step(Slot(template, item[2]), guarded, loop, bound[index] * LOOP_SLACK if loop else 1))
     final = tuple(attrs.evolve(p, types=tuple(sorted(types[p.name])),
                                values=tuple(dict.fromkeys(v for v in seen[p.name]))[:8]) for p in _ordered(params))
     return Cluster("", shape, tuple(steps), final, tuple(bindings), traces, reuse)
+
+
+def _supports(group) -> list[Action]:
+    """A group's support actions, without repeats in a row and without copies of the core action itself."""
+    out: list[Action] = []
+    for action in group.pre:
+        if action.text != group.core.text and (not out or out[-1].text != action.text):
+            out.append(action)
+    return out
+
+
+def _merge(orders: list[list[tuple]]) -> list[tuple]:
+    """One order of support slots that keeps every member's order where they agree (first seen breaks ties).
+
+    `open fridge` then `take knife from fridge` in one member, `take knife from table` alone in another: the
+    merged order still opens before it takes. Where members disagree, first appearance decides.
+    """
+    first: dict[tuple, int] = {}
+    after: dict[tuple, set[tuple]] = {}
+    for order in orders:
+        for key in order:
+            first.setdefault(key, len(first))
+            after.setdefault(key, set())
+        for a, b in zip(order, order[1:]):
+            after[a].add(b)
+    before = {key: 0 for key in first}
+    for a, bs in after.items():
+        for b in bs:
+            before[b] += 1
+    out: list[tuple] = []
+    ready = sorted((k for k, n in before.items() if n == 0), key=first.get)
+    while len(out) < len(first):
+        if not ready:  # members disagree: take the earliest remaining slot
+            ready = [min((k for k in first if k not in out), key=first.get)]
+        key = ready.pop(0)
+        if key in out:
+            continue
+        out.append(key)
+        for b in after[key]:
+            before[b] -= 1
+            if before[b] == 0 and b not in out:
+                ready.append(b)
+        ready.sort(key=first.get)
+    return out
 
 
 def _ordered(params: dict[str, Param]) -> list[Param]:
@@ -359,7 +405,7 @@ def match(op: Operation, clusters: Sequence[Cluster], loops: frozenset[str]) -> 
             for iteration, group in enumerate(run):
                 values = _values(lifted, item, group, step.loop)
                 used: set[int] = set()
-                for action in group.pre:
+                for action in _supports(group):
                     found = _find_support(step, action, values, used)
                     if found is None:
                         return None

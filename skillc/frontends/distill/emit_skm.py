@@ -19,7 +19,7 @@ from skillc.frontends.distill.emit_python import describe
 
 _HOLE = re.compile(r"\{(\w+)(?::[^}]*)?\}")
 
-TOOLS = ("tool act(command: str) -> (observation: str, admissible: list[str])",
+TOOLS = ("tool act(command: str) -> (observation: str, admissible: list[str], done: bool)",
          "tool observe() -> (observation: str, admissible: list[str])")
 
 
@@ -71,6 +71,7 @@ def fragment_source(cluster: Cluster, header: str = "") -> str:
     lines = [f"fragment {cluster.name}({', '.join(params)}) -> (done, failed) {{",
              f"  doc {_string('Distilled skill: ' + summary + '.')}",
              *[f"  {t}" for t in TOOLS]]
+    lines.append("  var ended: bool = false  # the game is over: nothing more can be played")
     for k, (index, counter) in loops.items():
         lines += [f"  var {index}: int = 0", f"  counter {counter} max {cluster.steps[k].bound - 1}"]
     lines += ["  start look", "",
@@ -87,16 +88,17 @@ def fragment_source(cluster: Cluster, header: str = "") -> str:
                       f"    doc {_string(f'Support action, taken in {g.share:.0%} of training calls.')}",
                       *_reads(g.slot, listed, index),
                       f"    call act(command: {command(g.slot, listed, index)})",
-                      "    writes observation = observation, admissible = admissible",
+                      ACT_WRITES,
                       *_route(cluster, k, j, core_names, pre_names, listed, loops, same_iteration=True),
                       "  }"]
         lines += [f"  tool {core_names[k]} {{",
                   *_reads(step.core, listed, index),
                   f"    call act(command: {command(step.core, listed, index)})",
-                  "    writes observation = observation, admissible = admissible"]
+                  ACT_WRITES]
         if k in loops:
             i, counter = loops[k]
             length = next(name for _r, name in step.core.args if name in listed)
+            lines.append(f"    when ended and {i} + 1 < len({length}) -> failed")
             more = f"{i} + 1 < len({length}) and {counter} < {step.bound - 1}"
             nxt = f"{i} + 1"
             lines.append(f"    when {more} and {command(step.core, listed, nxt)} in admissible -> {core_names[k]} "
@@ -116,6 +118,9 @@ def fragment_source(cluster: Cluster, header: str = "") -> str:
         raise AssertionError(f"distilled fragment {cluster.name} does not check: "
                              + "; ".join(f"{d.code} {d.message}" for d in diagnostics))
     return (header + text) if header else text
+
+
+ACT_WRITES = "    writes observation = observation, admissible = admissible, ended = done"
 
 
 def _subject(slot: Slot, listed: set[str], roles: dict[str, str]) -> str:
@@ -141,9 +146,13 @@ def _route(cluster: Cluster, k: int, after: int, core_names, pre_names, listed, 
     index = loops[k][0] if k in loops else "0"
     guard = ""
     if step.loop and not same_iteration:
+        lists = list(dict.fromkeys(name for slot in (step.core, *(g.slot for g in step.pre))
+                                   for _r, name in slot.args if name in listed))
         length = next(name for _r, name in step.core.args if name in listed)
-        guard = f"len({length}) > 0 and len({length}) <= {step.bound} and "
-    out = [f"    when {guard}{command(step.core, listed, index)} in admissible -> {core_names[k]}"]
+        guard = f"len({length}) > 0 and len({length}) <= {step.bound} and " + "".join(
+            f"len({other}) == len({length}) and " for other in lists if other != length)
+    out = [] if after == -1 and k == 0 and not same_iteration else ["    when ended -> failed"]
+    out.append(f"    when {guard}{command(step.core, listed, index)} in admissible -> {core_names[k]}")
     for j, g in enumerate(step.pre):
         if j > after:
             out.append(f"    when {guard}{command(g.slot, listed, index)} in admissible -> {pre_names[k][j]}")

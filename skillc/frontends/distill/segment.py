@@ -127,14 +127,24 @@ def segment(program: Program) -> list[Operation]:
 
 
 def _groups(actions, consumer, start: int, end: int) -> tuple[Group, ...]:
-    """The groups of actions[start:end]: each core action with the support actions that end at it."""
+    """The groups of actions[start:end]: each core action with the support actions it consumes.
+
+    A support action goes to the end of its consumer chain (`open fridge` → `take knife from fridge` →
+    `chop … with knife`), unless a core action before that end also names what it acts on (`take apple
+    from fridge`): then it goes to that one, so no core action is moved before what prepares it.
+    """
     pre: dict[int, list[Action]] = {}
     for k in range(start, end):
+        if consumer[k] is None:
+            continue
         final = k
         while consumer[final] is not None:
             final = consumer[final]
-        if final != k:
-            pre.setdefault(final, []).append(actions[k])
+        focus = actions[k].focus
+        if focus is not None:
+            final = next((j for j in range(k + 1, final) if consumer[j] is None
+                          and any(a.value == focus.value for a in actions[j].entities)), final)
+        pre.setdefault(final, []).append(actions[k])
     return tuple(Group(tuple(pre.get(k, ())), actions[k]) for k in range(start, end) if consumer[k] is None)
 
 
