@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import os
+
 import attrs
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import skillc
 from skillc.frontends.distill import distill
@@ -243,3 +247,33 @@ def test_a_game_that_ends_early_stops_skill_and_fragment_alike(tmp_path):
     by_machine = EndsWhenPrepared({}, closed=(), recipe=(), carried=())
     outcome = _run_fragment(tmp_path, c, by_machine, {"item": "meal"})
     assert outcome.terminal == "broken" and by_machine.log == by_python.log == ["prepare meal"]
+
+
+VOCABULARY = ["take apple from counter", "take carrot from fridge", "take knife from table", "open fridge",
+              "open wooden door", "go north", "go east", "cook apple with stove", "cook carrot with oven",
+              "chop apple with knife", "slice carrot with knife", "prepare meal", "eat meal", "eat apple",
+              "juggle apple"]
+
+
+@settings(max_examples=int(os.environ.get("SKILLC_DISTILL_EXAMPLES", "60")), deadline=None)
+@given(st.lists(st.lists(st.sampled_from(VOCABULARY), min_size=1, max_size=14), min_size=1, max_size=6),
+       st.floats(0.0, 1.0))
+def test_random_traces_never_crash_and_every_fragment_checks(runs, min_reuse):
+    """Property: any mix of traces distils without an exception, and whatever it emits checks and imports."""
+    traces = [trace(actions, ident=f"r{k}") for k, actions in enumerate(runs)]
+    result = distill(traces, min_reuse=min_reuse)
+    assert all(d.code.startswith("SKM4") for d in result.diagnostics)
+    files = skill_sources(result, result.clusters)  # fragment_source checks every fragment
+    assert sum(1 for name in files if name.startswith("fragments/")) == len(result.clusters)
+    load_skills(result, result.clusters)
+    from skillc.frontends.distill.cluster import match
+    from skillc.frontends.distill.schema import normalise
+    from skillc.frontends.distill.segment import operations
+
+    for t in traces:
+        program, _ = normalise(t)
+        for op in operations(program) if program else ():
+            found = match(op, result.clusters, result.loops)
+            if found is not None:  # a training operation of a kept cluster binds every required parameter
+                cluster, binding = found
+                assert {p.name for p in cluster.params if not p.optional} <= set(binding)
