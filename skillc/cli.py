@@ -703,7 +703,7 @@ def collect(output: str, count: int, seed: int, games_dir: str, workers: int) ->
 
     problem = None
     try:
-        tw._textworld()
+        tw.import_textworld()
         Path(games_dir).mkdir(parents=True, exist_ok=True)
     except tw.Unavailable as exc:
         problem = str(exc)

@@ -21,13 +21,10 @@ from collections.abc import Iterable, Sequence
 
 import attrs
 
-from skillc.frontends.distill.schema import Action, Template, identifier
+from skillc.frontends.distill.schema import Action, Template, identifier, unique
 from skillc.frontends.distill.segment import Operation
+from skillc.syntax.grammar import keyword_terminals
 
-# A fragment is named after its skill, and a fragment name may not be a keyword of the language.
-SKM_KEYWORDS = frozenset("""import machine fragment record enum doc source tool input var counter max start model judge
-reads writes prompt call from when terminal fallback requires rule required order before forbid use as list map true
-false none not and or in""".split())
 LOOP_SLACK = 2  # a loop may run this many times the longest run seen in training
 
 
@@ -55,6 +52,11 @@ class Slot:
     def schema(self) -> str:
         return self.template.schema
 
+    @property
+    def shown(self) -> str:
+        """The template with holes named by parameter: `take {item} from {source}`."""
+        return self.template.render({role: "{" + name + "}" for role, name in self.args})
+
 
 @attrs.frozen
 class Guarded:
@@ -72,6 +74,11 @@ class Step:
     pre: tuple[Guarded, ...] = ()
     loop: bool = False
     bound: int = 1
+
+    @property
+    def lists(self) -> tuple[str, ...]:
+        """The list parameters a loop iterates over (every argument of its core action), in order."""
+        return tuple(dict.fromkeys(name for _role, name in self.core.args)) if self.loop else ()
 
 
 @attrs.frozen
@@ -154,18 +161,12 @@ def lift(op: Operation, loops: frozenset[str]) -> Lifted:
     binding: dict[str, object] = {}
     shape, units = [], []
 
-    def fresh(base: str) -> str:
-        name, k = base, 2
-        while name in params:
-            name, k = f"{base}_{k}", k + 1
-        return name
-
     for loop, run in _runs(op, loops):
         core = run[0].core
         if loop:
             args = []
             for index, arg in enumerate(core.args):
-                name = fresh(identifier(plural(arg.role)))
+                name = unique(identifier(plural(arg.role)), params)
                 params[name] = Param(name, arg.role, arg.entity, listed=True)
                 binding[name] = [g.core.args[index].value for g in run]
                 args.append((arg.role, name))
@@ -174,7 +175,7 @@ def lift(op: Operation, loops: frozenset[str]) -> Lifted:
             for arg in core.args:
                 key = (arg.entity, arg.value)
                 if key not in names:
-                    names[key] = fresh(arg.role)
+                    names[key] = unique(arg.role, params)
                     params[names[key]] = Param(names[key], arg.role, arg.entity)
                     binding[names[key]] = arg.value
                 args.append((arg.role, names[key]))
@@ -192,12 +193,8 @@ class _FreeNames:
 
     def __call__(self, key: tuple, base: str) -> str:
         if key not in self.by_key:
-            base = identifier(base)
-            name, k = base, 2
-            while name in self.taken:
-                name, k = f"{base}_{k}", k + 1
-            self.taken.add(name)
-            self.by_key[key] = name
+            self.by_key[key] = unique(identifier(base), self.taken)
+            self.taken.add(self.by_key[key])
         return self.by_key[key]
 
 
@@ -302,10 +299,7 @@ def _build(shape: tuple, members: list[tuple[Operation, Lifted]], traces: int, r
                             types[name], seen[name] = set(), []
                         types[name].add(arg.type)
                         seen[name].append(value)
-                        if in_loop:
-                            binding.setdefault(name, [None] * len(run))[iteration] = value
-                        else:
-                            binding[name] = value
+                        _bind(binding, name, value, len(run) if in_loop else None, iteration)
             for key in taken_here:
                 pre[index][key] = pre[index].get(key, 0) + 1
             orders[index].append(taken_here)
@@ -319,6 +313,14 @@ def _build(shape: tuple, members: list[tuple[Operation, Lifted]], traces: int, r
     final = tuple(attrs.evolve(p, types=tuple(sorted(types[p.name])),
                                values=tuple(dict.fromkeys(v for v in seen[p.name]))[:8]) for p in _ordered(params))
     return Cluster("", shape, tuple(steps), final, tuple(bindings), traces, reuse)
+
+
+def _bind(binding: dict[str, object], name: str, value: str, iterations: int | None, iteration: int) -> None:
+    """Bind a free support value: a scalar, or item `iteration` of a list of `iterations` (None where unused)."""
+    if iterations is None:
+        binding[name] = value
+    else:
+        binding.setdefault(name, [None] * iterations)[iteration] = value
 
 
 def _supports(group) -> list[Action]:
@@ -381,14 +383,15 @@ def skill_name(steps: Sequence[Step]) -> str:
 
 
 def _named(clusters: list[Cluster]) -> list[Cluster]:
-    taken: dict[str, int] = {}
+    """Each cluster named after its skill; a fragment name may not be a keyword of the language."""
+    keywords = set(keyword_terminals().values())
+    taken: set[str] = set()
     out = []
     for c in clusters:
         base = identifier(skill_name(c.steps), variable=False)
-        if base in SKM_KEYWORDS:
-            base += "_skill"
-        taken[base] = taken.get(base, 0) + 1
-        out.append(attrs.evolve(c, name=base if taken[base] == 1 else f"{base}_{taken[base]}"))
+        name = unique(base + "_skill" if base in keywords else base, taken)
+        taken.add(name)
+        out.append(attrs.evolve(c, name=name))
     return out
 
 
@@ -410,10 +413,7 @@ def match(op: Operation, clusters: Sequence[Cluster], loops: frozenset[str]) -> 
                     if found is None:
                         return None
                     for name, value in found.items():
-                        if step.loop:
-                            binding.setdefault(name, [None] * len(run))[iteration] = value
-                        else:
-                            binding[name] = value
+                        _bind(binding, name, value, len(run) if step.loop else None, iteration)
         return c, binding
     return None
 

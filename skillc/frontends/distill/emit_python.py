@@ -46,50 +46,36 @@ def _signature(cluster: Cluster, first: str, observed: bool = True) -> str:
     return ", ".join([first, *required, *(["*"] if optional or tail else []), *optional, *tail])
 
 
-def shown(slot: Slot) -> str:
-    """A slot's template with holes named by parameter: `take {item} from {source}`."""
-    text = slot.template.text
-    for role, name in slot.args:
-        text = _replace_hole(text, role, name)
-    return text
-
-
-def _replace_hole(text: str, role: str, name: str) -> str:
-    import re
-
-    return re.sub(r"\{" + re.escape(role) + r"(?::[^}]*)?\}", "{" + name + "}", text)
-
-
 def describe(cluster: Cluster, effects: dict[str, str]) -> dict[str, list[str] | str]:
     """Summary, preconditions, postconditions and side effects of a skill, as sentences."""
     first = cluster.steps[0]
     parts = []
     for s in cluster.steps:
-        parts += [f"`{shown(g.slot)}`" for g in s.pre if g.share == 1.0]
-        parts.append(f"for each position i: `{shown(s.core)}`" if s.loop else f"`{shown(s.core)}`")
+        parts += [f"`{g.slot.shown}`" for g in s.pre if g.share == 1.0]
+        parts.append(f"for each position i: `{s.core.shown}`" if s.loop else f"`{s.core.shown}`")
     summary = ", then ".join(parts)
-    pre = [f"`{shown(first.core)}` is among the available actions"
-           + (", or one of its support actions is (" + ", ".join(f"`{shown(g.slot)}`" for g in first.pre) + ")"
+    pre = [f"`{first.core.shown}` is among the available actions"
+           + (", or one of its support actions is (" + ", ".join(f"`{g.slot.shown}`" for g in first.pre) + ")"
               if first.pre else "")]
     for step in cluster.steps:
         if step.loop:
-            lists = sorted({name for _r, name in step.core.args})
-            pre.append(f"`{lists[0]}` has between 1 and {step.bound} items"
-                       + (f" (and {', '.join(f'`{n}`' for n in lists[1:])} as many)" if lists[1:] else ""))
+            first_list, *others = step.lists
+            pre.append(f"`{first_list}` has between 1 and {step.bound} items"
+                       + (f" (and {', '.join(f'`{n}`' for n in others)} as many)" if others else ""))
     pre.append("each later core action becomes available once the earlier ones are done "
                "(support actions are taken when the observation shows they are needed)")
     post = []
     for step in cluster.steps:
-        text = _effect(effects.get(step.core.schema), step.core) or f"`{shown(step.core)}` was done"
+        text = _effect(effects.get(step.core.schema), step.core) or f"`{step.core.shown}` was done"
         post.append(("for every position i: " if step.loop else "") + text)
     post.append("on failure, `error` names the action that was not available and `process_trace` shows what ran")
     sizes = cluster.sizes
     span = f"{min(sizes)} to {max(sizes)}" if min(sizes) != max(sizes) else f"{min(sizes)}"
     side = [f"plays {span} primitive actions in the environment in training "
-            f"({sum(sizes) / len(sizes):.1f} on average), one game turn each"]
+            f"({cluster.mean_size:.1f} on average), one game turn each"]
     for step in cluster.steps:
         for g in step.pre:
-            side.append(f"may play the support action `{shown(g.slot)}` (taken in {g.share:.0%} of training calls)")
+            side.append(f"may play the support action `{g.slot.shown}` (taken in {g.share:.0%} of training calls)")
     return {"summary": summary, "preconditions": pre, "postconditions": post, "side_effects": side}
 
 
@@ -107,12 +93,11 @@ def _effect(effect: str | None, slot: Slot) -> str | None:
 def metadata(cluster: Cluster, n_traces: int, verification: dict | None = None) -> dict:
     """The machine-readable facts of a skill (also written to library.json)."""
     sizes = cluster.sizes
-    mean = sum(sizes) / len(sizes)
     return {
         "name": cluster.name,
         "abstraction_level": cluster.level,
-        "primitives_per_call": {"mean": round(mean, 2), "min": min(sizes), "max": max(sizes)},
-        "primitives_saved_per_call": round(mean - 1, 2),
+        "primitives_per_call": {"mean": round(cluster.mean_size, 2), "min": min(sizes), "max": max(sizes)},
+        "primitives_saved_per_call": round(cluster.mean_size - 1, 2),
         "confidence": round(cluster.reuse, 4),
         "training_traces": n_traces,
         "traces_matched": cluster.traces,
@@ -150,12 +135,11 @@ def python_source(cluster: Cluster, effects: dict[str, str], meta: dict) -> str:
     for step in cluster.steps:
         core = f"{step.core.template.text!r}"
         if step.loop:
-            lists = [name for _r, name in step.core.args if name in listed]
-            length = lists[0]
+            length, *others = step.lists
             body += [f"    if not 1 <= len({length}) <= {step.bound}:",
                      f"        return run.fail(f\"`{length}` must have 1 to {step.bound} items, not {{len({length})}}\")",
                      *[f"    if len({other}) != len({length}):\n"
-                       f"        return run.fail(\"`{other}` and `{length}` differ in length\")" for other in lists[1:]],
+                       f"        return run.fail(\"`{other}` and `{length}` differ in length\")" for other in others],
                      f"    for i in range(len({length})):",
                      f"        run.step({core}, {_values(step.core, listed)}, {_support(step, listed)})"]
         else:
@@ -190,8 +174,7 @@ def python_source(cluster: Cluster, effects: dict[str, str], meta: dict) -> str:
     ]
     for step in cluster.steps:
         if step.loop:
-            length = next(name for _r, name in step.core.args if name in listed)
-            lines.append(f"    if not 1 <= len({length}) <= {step.bound}:\n        return False")
+            lines.append(f"    if not 1 <= len({step.lists[0]}) <= {step.bound}:\n        return False")
     values = _values(first.core, listed, "0")
     lines += [f"    return run.can_start({first.core.template.text!r}, {values}, {_support(first, listed, '0')})",
               "", "",

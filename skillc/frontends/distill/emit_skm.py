@@ -11,20 +11,14 @@ parser and printer, so it is formatted like every other machine.
 
 from __future__ import annotations
 
-import re
-
 from skillc import api
 from skillc.frontends.distill.cluster import Cluster, Slot, Step
 from skillc.frontends.distill.emit_python import describe
-
-_HOLE = re.compile(r"\{(\w+)(?::[^}]*)?\}")
+from skillc.frontends.distill.schema import HOLE, unique
+from skillc.syntax.strings import encode_plain
 
 TOOLS = ("tool act(command: str) -> (observation: str, admissible: list[str], done: bool)",
          "tool observe() -> (observation: str, admissible: list[str])")
-
-
-def _string(text: str) -> str:
-    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
 def command(slot: Slot, listed: set[str], index: str) -> str:
@@ -32,14 +26,14 @@ def command(slot: Slot, listed: set[str], index: str) -> str:
     names = dict(slot.args)
     parts, pos = [], 0
     text = slot.template.text
-    for m in _HOLE.finditer(text):
+    for m in HOLE.finditer(text):
         if text[pos:m.start()]:
-            parts.append(_string(text[pos:m.start()]))
+            parts.append(encode_plain(text[pos:m.start()]))
         name = names[m.group(1)]
         parts.append(f"{name}[{index}]" if name in listed else name)
         pos = m.end()
     if text[pos:]:
-        parts.append(_string(text[pos:]))
+        parts.append(encode_plain(text[pos:]))
     return " ++ ".join(parts) or '""'
 
 
@@ -50,9 +44,7 @@ class _Names:
         self.taken = {"done", "failed", "look"}
 
     def __call__(self, base: str) -> str:
-        name, k = base, 2
-        while name in self.taken:
-            name, k = f"{base}_{k}", k + 1
+        name = unique(base, self.taken)
         self.taken.add(name)
         return name
 
@@ -69,7 +61,7 @@ def fragment_source(cluster: Cluster, header: str = "") -> str:
     params = [f"{p.name}: {'list[str]' if p.listed else 'str'}" for p in cluster.params]
     params += ["observation: str", "admissible: list[str]"]
     lines = [f"fragment {cluster.name}({', '.join(params)}) -> (done, failed) {{",
-             f"  doc {_string('Distilled skill: ' + summary + '.')}",
+             f"  doc {encode_plain('Distilled skill: ' + summary + '.')}",
              *[f"  {t}" for t in TOOLS]]
     lines.append("  var ended: bool = false  # the game is over: nothing more can be played")
     for k, (index, counter) in loops.items():
@@ -85,7 +77,7 @@ def fragment_source(cluster: Cluster, header: str = "") -> str:
         index = loops[k][0] if k in loops else "0"
         for j, g in enumerate(step.pre):
             lines += [f"  tool {pre_names[k][j]} {{",
-                      f"    doc {_string(f'Support action, taken in {g.share:.0%} of training calls.')}",
+                      f"    doc {encode_plain(f'Support action, taken in {g.share:.0%} of training calls.')}",
                       *_reads(g.slot, listed, index),
                       f"    call act(command: {command(g.slot, listed, index)})",
                       ACT_WRITES,
@@ -97,7 +89,7 @@ def fragment_source(cluster: Cluster, header: str = "") -> str:
                   ACT_WRITES]
         if k in loops:
             i, counter = loops[k]
-            length = next(name for _r, name in step.core.args if name in listed)
+            length = step.lists[0]
             lines.append(f"    when ended and {i} + 1 < len({length}) -> failed")
             more = f"{i} + 1 < len({length}) and {counter} < {step.bound - 1}"
             nxt = f"{i} + 1"
@@ -146,11 +138,10 @@ def _route(cluster: Cluster, k: int, after: int, core_names, pre_names, listed, 
     index = loops[k][0] if k in loops else "0"
     guard = ""
     if step.loop and not same_iteration:
-        lists = list(dict.fromkeys(name for slot in (step.core, *(g.slot for g in step.pre))
-                                   for _r, name in slot.args if name in listed))
-        length = next(name for _r, name in step.core.args if name in listed)
+        supports = [name for g in step.pre for _r, name in g.slot.args if name in listed]
+        length, *others = dict.fromkeys([*step.lists, *supports])
         guard = f"len({length}) > 0 and len({length}) <= {step.bound} and " + "".join(
-            f"len({other}) == len({length}) and " for other in lists if other != length)
+            f"len({other}) == len({length}) and " for other in others)
     out = [] if after == -1 and k == 0 and not same_iteration else ["    when ended -> failed"]
     out.append(f"    when {guard}{command(step.core, listed, index)} in admissible -> {core_names[k]}")
     for j, g in enumerate(step.pre):

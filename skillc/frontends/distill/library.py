@@ -29,7 +29,7 @@ from skillc.diagnostics import Diagnostic
 from skillc.diagnostics.diagnostic import HasDiagnostics
 from skillc.frontends.distill import DEFAULT_MIN_REUSE, Distilled, distill_files
 from skillc.frontends.distill.cluster import Cluster
-from skillc.frontends.distill.emit_python import RUNTIME, describe, metadata, package_init, python_source, shown
+from skillc.frontends.distill.emit_python import RUNTIME, describe, metadata, package_init, python_source
 from skillc.frontends.distill.emit_skm import fragment_source
 from skillc.frontends.distill.trace import read_traces
 from skillc.frontends.distill.verify import Evaluation, verify
@@ -45,8 +45,9 @@ def skill_sources(distilled: Distilled, clusters: Iterable[Cluster], verificatio
     n = len(distilled.programs)
     files: dict[str, str] = {}
     emit = set(emit)
+    metas = {c.name: metadata(c, n, verification.get(c.name)) for c in clusters}
     for c in clusters:
-        meta = metadata(c, n, verification.get(c.name))
+        meta = metas[c.name]
         if "skm" in emit:
             ppc = meta["primitives_per_call"]
             binds = ", ".join(f"{p.name}: {p.name}" for p in c.params) + ", observation: observation, admissible: admissible"
@@ -61,12 +62,12 @@ def skill_sources(distilled: Distilled, clusters: Iterable[Cluster], verificatio
     if "python" in emit:
         files["skills/__init__.py"] = package_init(clusters)
         files["skills/_runtime.py"] = RUNTIME.read_text()
-    files["library.json"] = json.dumps(library_json(distilled, clusters, verification), indent=2) + "\n"
+    files["library.json"] = json.dumps(library_json(distilled, clusters, metas), indent=2) + "\n"
     return files
 
 
-def library_json(distilled: Distilled, clusters: list[Cluster], verification: dict) -> dict:
-    """The machine-readable description of the library."""
+def library_json(distilled: Distilled, clusters: list[Cluster], metas: dict[str, dict]) -> dict:
+    """The machine-readable description of the library (`metas`: each skill's `metadata`)."""
     return {
         "format": "skillc-library/1",
         "training_traces": len(distilled.programs),
@@ -74,9 +75,9 @@ def library_json(distilled: Distilled, clusters: list[Cluster], verification: di
         "candidate_clusters": distilled.candidates,
         "min_reuse": distilled.min_reuse,
         "skills": [{
-            **metadata(c, len(distilled.programs), verification.get(c.name)),
-            "steps": [{"core": shown(s.core), "loop": s.loop, "bound": s.bound,
-                       "support": [{"action": shown(g.slot), "share": round(g.share, 4)} for g in s.pre]}
+            **metas[c.name],
+            "steps": [{"core": s.core.shown, "loop": s.loop, "bound": s.bound,
+                       "support": [{"action": g.slot.shown, "share": round(g.share, 4)} for g in s.pre]}
                       for s in c.steps],
             "parameters": [{"name": p.name, "role": p.role, "entity": p.entity, "list": p.listed,
                             "optional": p.optional, "types": list(p.types), "seen": list(p.values)}
@@ -90,15 +91,16 @@ def load_skills(distilled: Distilled, clusters: Iterable[Cluster]) -> dict[str, 
     """Generate the Python skills into a temporary package and import them: name → function."""
     clusters = list(clusters)
     files = skill_sources(distilled, clusters, emit=("python",))
-    folder = Path(tempfile.mkdtemp(prefix="skillc-skills-"))
     package = f"skillc_distilled_{os.getpid()}_{next(_COUNTER)}"
-    root = folder / package
-    for rel, text in files.items():
-        if rel.startswith("skills/"):
-            target = root / rel.removeprefix("skills/")
-            target.parent.mkdir(parents=True, exist_ok=True)
-            target.write_text(text)
-    return import_package(root)
+    # Importing runs every module (the package imports them all), so the files are not needed afterwards.
+    with tempfile.TemporaryDirectory(prefix="skillc-skills-") as folder:
+        root = Path(folder) / package
+        for rel, text in files.items():
+            if rel.startswith("skills/"):
+                target = root / rel.removeprefix("skills/")
+                target.parent.mkdir(parents=True, exist_ok=True)
+                target.write_text(text)
+        return import_package(root)
 
 
 def import_package(root: Path) -> dict[str, Callable]:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from skillc.frontends.distill import Distilled
 from skillc.frontends.distill.cluster import Cluster
-from skillc.frontends.distill.emit_python import shown
 from skillc.frontends.distill.verify import Evaluation
 
 
@@ -26,8 +25,8 @@ def table(distilled: Distilled, clusters: list[Cluster], evaluation: Evaluation 
            "", *lines, ""]
     for c in clusters:
         out.append(f"{c.name}: " + " ; ".join(
-            ("[" + ", ".join(shown(g.slot) + f"?{g.share:.0%}" for g in s.pre) + "] " if s.pre else "")
-            + (f"repeat<={s.bound}( {shown(s.core)} )" if s.loop else shown(s.core)) for s in c.steps))
+            ("[" + ", ".join(g.slot.shown + f"?{g.share:.0%}" for g in s.pre) + "] " if s.pre else "")
+            + (f"repeat<={s.bound}( {s.core.shown} )" if s.loop else s.core.shown) for s in c.steps))
     if evaluation is not None and evaluation.games:
         out += ["", f"held-out: {len(evaluation.games)} games, {evaluation.won} won with skills; "
                     f"turns {evaluation.turns} vs {evaluation.primitive_turns} primitive "

@@ -14,14 +14,14 @@ import builtins
 import keyword
 import re
 import unicodedata
-from collections.abc import Iterable
+from collections.abc import Container, Iterable
 
 import attrs
 
 from skillc.diagnostics import Diagnostic, make
 from skillc.frontends.distill.trace import Trace
 
-_HOLE = re.compile(r"\{(\w+)(?::([^}]*))?\}")
+HOLE = re.compile(r"\{(\w+)(?::([^}]*))?\}")
 
 # Names the generated code uses for itself, Python builtins, and words `.skm` expressions always read as
 # keywords: a role or a schema with one of these names gets `_value` appended.
@@ -29,6 +29,14 @@ RESERVED = frozenset({
     "env", "run", "i", "at", "available_actions", "available_actions_now", "observation", "admissible",
     "annotations", "true", "false", "none", "list", "map", "quote", "contains",
 } | {name for name in dir(builtins) if name.islower()})
+
+
+def unique(base: str, taken: Container[str]) -> str:
+    """`base`, or `base_2`, `base_3`, … : the first that is not taken."""
+    name, k = base, 2
+    while name in taken:
+        name, k = f"{base}_{k}", k + 1
+    return name
 
 
 def identifier(text: str, *, variable: bool = True) -> str:
@@ -68,7 +76,7 @@ class Template:
         choices: dict[str, tuple[str, ...]] = {}
         pattern, canonical = [], []
         pos = 0
-        for m in _HOLE.finditer(text):
+        for m in HOLE.finditer(text):
             pattern.append(re.escape(text[pos:m.start()]))
             canonical.append(text[pos:m.start()])
             role = identifier(m.group(1))
@@ -88,7 +96,7 @@ class Template:
             pos = m.end()
         pattern.append(re.escape(text[pos:]))
         canonical.append(text[pos:])
-        words = re.sub(r"\W+", "_", _HOLE.sub(" ", text).strip()).strip("_")
+        words = re.sub(r"\W+", "_", HOLE.sub(" ", text).strip()).strip("_")
         name = schema or identifier(words or "act", variable=False)
         return cls(name, "".join(canonical), tuple(roles), choices,
                    re.compile("".join(pattern) + r"\Z", re.IGNORECASE))
@@ -99,7 +107,7 @@ class Template:
 
     def render(self, values: dict[str, str]) -> str:
         """The concrete command for `values` (one per role)."""
-        return _HOLE.sub(lambda m: values[m.group(1)], self.text)
+        return HOLE.sub(lambda m: values[m.group(1)], self.text)
 
 
 @attrs.frozen
@@ -220,7 +228,7 @@ def profile_for(trace: Trace) -> Profile:
             raise ValueError("a template is empty")
         extra.append(Template.parse(text))
     # The most specific template wins: `take {item} {extra}` is tried before `take {item}`.
-    extra.sort(key=lambda t: (-len(_HOLE.sub("", t.text).strip()), -len(t.roles)))
+    extra.sort(key=lambda t: (-len(HOLE.sub("", t.text).strip()), -len(t.roles)))
     for template in extra:
         if any(t.text == template.text for t in templates) or _covered(template, base):
             continue
@@ -234,8 +242,8 @@ def profile_for(trace: Trace) -> Profile:
 
 def _covered(template: Template, profile: Profile) -> bool:
     """Whether a trace template (TextWorld writes `take {o} from {c}`) is already a profile template's shape."""
-    shape = _HOLE.sub("{}", template.text)
-    return any(_HOLE.sub("{}", t.text) == shape for t in profile.templates)
+    shape = HOLE.sub("{}", template.text)
+    return any(HOLE.sub("{}", t.text) == shape for t in profile.templates)
 
 
 def parse_action(text: str, profile: Profile, entities: dict[str, str] | None) -> Action | None:
@@ -283,7 +291,7 @@ def normalise(trace: Trace, profile: Profile | None = None) -> tuple[Program | N
 def _starts_with(template: Template, verb: str) -> bool:
     """Whether the template's first word is `verb` (or a choice of words that includes it)."""
     first = template.text.split()[0] if template.text.split() else ""
-    hole = _HOLE.fullmatch(first)
+    hole = HOLE.fullmatch(first)
     if hole:
         return verb in template.choices.get(hole.group(1), ())
     return first.lower() == verb

@@ -76,7 +76,8 @@ def specs(count: int, seed: int = 0) -> list[GameSpec]:
     return out
 
 
-def _textworld():
+def import_textworld():
+    """TextWorld and its cooking challenge, or Unavailable when the package is not installed."""
     try:
         import textworld
         from textworld.challenges.tw_cooking import cooking
@@ -87,7 +88,7 @@ def _textworld():
 
 def make_game(spec: GameSpec, folder: str | Path) -> Path:
     """Generate and compile the game of `spec` into `folder` (reused when already there)."""
-    textworld, cooking = _textworld()
+    textworld, cooking = import_textworld()
     from textworld.generator import compile_game
 
     folder = Path(folder)
@@ -149,7 +150,7 @@ class Game:
     """A TextWorld game, opened for play: `reset()` then `step(action)` (TextWorld's own return value)."""
 
     def __init__(self, path: str | Path):
-        textworld, _ = _textworld()
+        textworld, _ = import_textworld()
         self.path = Path(path)
         _check_game_file(self.path)
         try:
@@ -229,13 +230,15 @@ def _clean(text: str | None) -> str:
 
 def collect(game_specs: Iterable[GameSpec], folder: str | Path, *, workers: int = 1) -> list[Trace]:
     """Generate each game into `folder` and record its walkthrough (in `workers` processes)."""
-    game_specs = list(game_specs)
-    if workers > 1 and len(game_specs) > 1:
+    jobs = [(s, str(folder)) for s in game_specs]
+    if workers > 1 and len(jobs) > 1:
         from concurrent.futures import ProcessPoolExecutor
 
         with ProcessPoolExecutor(workers) as pool:
-            return [t for t in pool.map(_collect_one, [(s, str(folder)) for s in game_specs]) if t is not None]
-    return [t for t in map(_collect_one, [(s, str(folder)) for s in game_specs]) if t is not None]
+            traces = list(pool.map(_collect_one, jobs))
+    else:
+        traces = list(map(_collect_one, jobs))
+    return [t for t in traces if t is not None]
 
 
 def _collect_one(job: tuple[GameSpec, str]) -> Trace | None:

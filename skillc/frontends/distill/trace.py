@@ -36,7 +36,7 @@ class Step:
 
 @attrs.frozen
 class Trace:
-    """A whole run: header fields and steps; `where` is `file:line` for messages."""
+    """A whole run: header fields and steps; `span` is its line in the file it was read from."""
 
     id: str
     steps: tuple[Step, ...]
@@ -48,7 +48,6 @@ class Trace:
     game: dict[str, Any] | None = attrs.field(default=None, eq=False)
     score: float | None = None
     max_score: float | None = None
-    where: str = attrs.field(default="", eq=False)
     span: Span | None = attrs.field(default=None, eq=False, repr=False)
 
     @property
@@ -115,7 +114,7 @@ def _step(obj: Any, index: int) -> Step:
     return Step(**values)
 
 
-def _trace(obj: Any, where: str, span: Span) -> Trace:
+def _trace(obj: Any, span: Span) -> Trace:
     if not isinstance(obj, dict):
         raise _Bad(f"the line is {type(obj).__name__}, not a trace object")
     fmt = obj.get("format", FORMAT)
@@ -138,7 +137,7 @@ def _trace(obj: Any, where: str, span: Span) -> Trace:
         entities=entities, templates=tuple(templates), game=game,
         score=_field(obj, "score", (int, float), "the trace", required=False),
         max_score=_field(obj, "max_score", (int, float), "the trace", required=False),
-        where=where, span=span)
+        span=span)
 
 
 def parse_traces(text: str, path: str = "<traces>") -> tuple[list[Trace], list[Diagnostic]]:
@@ -164,7 +163,7 @@ def parse_traces(text: str, path: str = "<traces>") -> tuple[list[Trace], list[D
                                     hint="each line of a trace file is one JSON object"))
             continue
         try:
-            trace = _trace(obj, where, span)
+            trace = _trace(obj, span)
         except _Bad as exc:
             diagnostics.append(make("SKM401", f"line {number} is not a valid trace: {exc}", span,
                                     hint="see the `skillc-trace/1` format in docs/distill.md"))

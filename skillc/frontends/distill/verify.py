@@ -19,7 +19,7 @@ from skillc.diagnostics import Diagnostic, make
 from skillc.frontends.distill import Distilled
 from skillc.frontends.distill.cluster import Cluster, match
 from skillc.frontends.distill.schema import normalise
-from skillc.frontends.distill.segment import MIN_STEPS, segment
+from skillc.frontends.distill.segment import MIN_STEPS, Operation, segment
 from skillc.frontends.distill.textworld import Game, Unavailable, game_path
 from skillc.frontends.distill.trace import Trace, successful
 
@@ -97,16 +97,29 @@ class Evaluation:
         return sum(g.won for g in self.games)
 
 
+def _prepare(heldout: Iterable[Trace]) -> tuple[list[tuple[Trace, list[Operation]]], list[Diagnostic]]:
+    """The held-out traces that can be replayed, each with its operations, and why the others cannot."""
+    kept, diagnostics = successful(heldout)
+    prepared = []
+    for trace in kept:
+        program, problems = normalise(trace)
+        diagnostics += problems
+        if program is not None:
+            prepared.append((trace, segment(program)))
+    return prepared, diagnostics
+
+
 def evaluate(distilled: Distilled, clusters: Sequence[Cluster], skills: dict[str, Callable],
              heldout: Iterable[Trace], *, games: str | Path | None = None) -> Evaluation:
     """Play every held-out game with the skills substituted wherever they apply."""
-    evaluation = Evaluation(skills={c.name: SkillStats() for c in clusters})
-    kept, evaluation.diagnostics = successful(heldout)
-    for trace in kept:
-        program, problems = normalise(trace)
-        evaluation.diagnostics += problems
-        if program is None:
-            continue
+    return _evaluate(distilled, clusters, skills, *_prepare(heldout), games)
+
+
+def _evaluate(distilled: Distilled, clusters: Sequence[Cluster], skills: dict[str, Callable],
+              prepared: list[tuple[Trace, list[Operation]]], diagnostics: list[Diagnostic],
+              games: str | Path | None) -> Evaluation:
+    evaluation = Evaluation(skills={c.name: SkillStats() for c in clusters}, diagnostics=list(diagnostics))
+    for trace, ops in prepared:
         try:
             path = game_path(trace, games, relative_to=_folder(trace))
             game = Game(path)
@@ -114,13 +127,13 @@ def evaluate(distilled: Distilled, clusters: Sequence[Cluster], skills: dict[str
             evaluation.diagnostics.append(make("SKM406", f"held-out trace `{trace.id}`: {exc}", trace.span))
             continue
         with game:
-            evaluation.games.append(_play(game, trace, segment(program), clusters, skills, distilled.loops,
-                                          evaluation.skills))
+            evaluation.games.append(_play(game, trace, ops, clusters, skills, distilled.loops, evaluation.skills))
     return evaluation
 
 
 def _folder(trace: Trace) -> Path | None:
-    return Path(trace.where.rsplit(":", 1)[0]).parent if trace.where else None
+    """The folder of the file a trace was read from: where its `game.file` is relative to."""
+    return Path(trace.span.path).parent if trace.span is not None else None
 
 
 def _play(game: Game, trace: Trace, ops, clusters, skills, loops, stats: dict[str, SkillStats]) -> GameRun:
@@ -166,8 +179,9 @@ def verify(distilled: Distilled, skills: dict[str, Callable], heldout: Sequence[
     kept = list(distilled.clusters)
     dropped: dict[str, SkillStats] = {}
     diagnostics: list[Diagnostic] = []
+    prepared, problems = _prepare(heldout)  # normalised and segmented once, replayed each round
     while True:
-        evaluation = evaluate(distilled, kept, skills, heldout, games=games)
+        evaluation = _evaluate(distilled, kept, skills, prepared, problems, games)
         failed = sorted(name for name, s in evaluation.skills.items() if s.errors)
         for name in failed:
             s = evaluation.skills[name]
