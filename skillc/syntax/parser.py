@@ -15,6 +15,7 @@ import lark
 from lark import Token
 
 from skillc.diagnostics import Diagnostic, SourceFile, Span, make
+from skillc.diagnostics.files import read_bytes
 from skillc.syntax import nodes as n
 from skillc.syntax.comments import attach_comments
 from skillc.syntax.errors import example_index, syntax_error
@@ -494,13 +495,9 @@ def parse_source(source: SourceFile) -> tuple[n.Module | None, list[Diagnostic]]
 
 def read_source(path: str | Path) -> tuple[SourceFile | None, list[Diagnostic]]:
     """Read a file as UTF-8 (CRLF normalised); unreadable or binary files become diagnostics."""
-    p = Path(path)
-    try:
-        data = p.read_bytes()
-    except IsADirectoryError:
-        return None, [make("SKM901", f"{path} is a directory, not a .skm file")]
-    except OSError as exc:
-        return None, [make("SKM901", f"cannot read {path}: {exc.strerror or exc}")]
+    data, problem = read_bytes(path, folder="a directory, not a .skm file")
+    if problem is not None:
+        return None, [problem]
     return decode_source(str(path), data)
 
 

@@ -17,6 +17,7 @@ from typing import Any
 import attrs
 
 from skillc.diagnostics import Diagnostic, make
+from skillc.diagnostics.files import read_bytes
 from skillc.diagnostics.source import SourceFile, Span
 
 FORMAT = "skillc-trace/1"
@@ -190,16 +191,12 @@ def read_traces(paths: Iterable[str | Path]) -> tuple[list[Trace], list[Diagnost
     diagnostics: list[Diagnostic] = []
     ids: set[str] = set()
     for path in paths:
-        path = Path(path)
+        data, problem = read_bytes(path, folder="a folder, not a trace file", code="SKM401")
+        if problem is not None:
+            diagnostics.append(problem)
+            continue
         try:
-            data = path.read_bytes()
             text = data.decode("utf-8-sig")
-        except IsADirectoryError:
-            diagnostics.append(make("SKM401", f"{path} is a folder, not a trace file"))
-            continue
-        except OSError as exc:
-            diagnostics.append(make("SKM401", f"cannot read {path}: {exc.strerror or exc}"))
-            continue
         except UnicodeDecodeError:
             diagnostics.append(make("SKM401", f"{path} is not UTF-8 text", hint="trace files are JSONL in UTF-8"))
             continue

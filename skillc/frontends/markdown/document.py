@@ -16,6 +16,7 @@ from markdown_it import MarkdownIt
 from mdit_py_plugins.front_matter import front_matter_plugin
 
 from skillc.diagnostics import Diagnostic, make
+from skillc.diagnostics.files import read_bytes
 from skillc.diagnostics.source import SourceFile, Span
 
 MAX_BYTES = 1 << 20  # 1 MiB: far beyond any real skill, small enough to build in about a second
@@ -88,13 +89,9 @@ _CHECKBOX = re.compile(r"^\[([ xX])\]\s+")
 
 def read_document(path: str | Path, *, max_bytes: int = MAX_BYTES) -> tuple[Document | None, list[Diagnostic]]:
     """Read and parse a skill file; None with diagnostics when it is not a usable text document."""
-    p = Path(path)
-    try:
-        data = p.read_bytes()
-    except IsADirectoryError:
-        return None, [make("SKM901", f"{path} is a folder, not a skill document")]
-    except OSError as exc:
-        return None, [make("SKM901", f"cannot read {path}: {exc.strerror or exc}")]
+    data, problem = read_bytes(path, folder="a folder, not a skill document")
+    if problem is not None:
+        return None, [problem]
     return parse_document(data, str(path), max_bytes=max_bytes)
 
 
