@@ -1,0 +1,64 @@
+"""Do a Choice state's rules cover every input? Asked of Z3 in the source's own number model.
+
+JSON numbers are never NaN or infinite, so ASL's numeric comparisons are
+decided over the reals here (the checker's float model, IEEE doubles, would
+find NaN uncovered by `x < 0` and `x >= 0`). Only the expressions the ASL
+importer generates occur: comparisons of a path with a literal or another
+path, `and`, `or`, `not`, and free Booleans for what is not modelled.
+"""
+
+from __future__ import annotations
+
+import z3
+
+from skillc.syntax import nodes as n
+
+_CMP = {"==": lambda a, b: a == b, "!=": lambda a, b: a != b, "<": lambda a, b: a < b,
+        "<=": lambda a, b: a <= b, ">": lambda a, b: a > b, ">=": lambda a, b: a >= b}
+
+
+class _Encoder:
+    def __init__(self, types: dict[str, str]) -> None:
+        self.types = types
+        self.vars: dict[str, z3.ExprRef] = {}
+
+    def var(self, name: str) -> z3.ExprRef:
+        if name not in self.vars:
+            t = self.types.get(name, "bool")
+            self.vars[name] = {"float": z3.Real, "str": z3.String}.get(t, z3.Bool)(name)
+        return self.vars[name]
+
+    def encode(self, e: n.Expr) -> z3.ExprRef:
+        if isinstance(e, n.BinOp):
+            if e.op in ("and", "or"):
+                f = z3.And if e.op == "and" else z3.Or
+                return f(self.encode(e.left), self.encode(e.right))
+            return _CMP[e.op](self.encode(e.left), self.encode(e.right))
+        if isinstance(e, n.Not):
+            return z3.Not(self.encode(e.operand))
+        if isinstance(e, n.Neg):
+            return -self.encode(e.operand)
+        if isinstance(e, n.Name):
+            return self.var(e.id)
+        if isinstance(e, n.BoolLit):
+            return z3.BoolVal(e.value)
+        if isinstance(e, (n.FloatLit, n.IntLit)):
+            return z3.RealVal(str(e.value))
+        if isinstance(e, n.StrLit):
+            return z3.StringVal(e.value)
+        raise ValueError(f"unexpected expression {type(e).__name__}")
+
+
+def uncovered(guards: list[n.Expr], types: dict[str, str], timeout_ms: int = 2000) -> tuple[str, dict[str, str]]:
+    """("covered", {}), ("gap", a witness: variable -> value) or ("unknown", {})."""
+    enc = _Encoder(types)
+    solver = z3.Solver()
+    solver.set("timeout", timeout_ms)
+    solver.add(z3.Not(z3.Or([enc.encode(g) for g in guards])) if guards else z3.BoolVal(True))
+    verdict = solver.check()
+    if verdict == z3.unsat:
+        return "covered", {}
+    if verdict != z3.sat:
+        return "unknown", {}
+    model = solver.model()
+    return "gap", {name: str(model.eval(v, model_completion=True)) for name, v in enc.vars.items()}
