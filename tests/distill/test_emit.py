@@ -8,6 +8,7 @@ import pytest
 
 import skillc
 from skillc.frontends.distill import distill
+from skillc.frontends.distill.emit_skm import param_type
 from skillc.frontends.distill.library import load_skills, skill_sources, write_library
 from skillc.runtime import Interpreter, RunOptions, ToolBox
 from skillc.runtime.executors.scripted import ScriptedExecutor
@@ -23,13 +24,13 @@ def kitchen_library():
 
 def host(name: str, params) -> str:
     """A machine that imports a fragment and uses it with every parameter bound to an input."""
-    inputs = "\n".join(f"  input {p.name}: {'list[str]' if p.listed else 'str'}" for p in params)
+    inputs = "\n".join(f"  input {p.name}: {param_type(p)}" for p in params)
     binds = ", ".join(f"{p.name}: {p.name}" for p in params)
     return (f'import "fragments/{name}.skm"\n\nmachine host {{\n'
             "  tool act(command: str) -> (observation: str, admissible: list[str], done: bool)\n"
             "  tool observe() -> (observation: str, admissible: list[str])\n"
-            f"{inputs}\n  var observation: str = \"\"\n  var admissible: list[str] = []\n"
-            f"  use {name} as skill({binds}, observation: observation, admissible: admissible) "
+            f"{inputs}\n  var observation: str = \"\"\n  var admissible: list[str] = []\n  var error: str = \"\"\n"
+            f"  use {name} as skill({binds}, observation: observation, admissible: admissible, error: error) "
             "-> (done: ok, failed: broken)\n  start skill\n  terminal ok: success\n  terminal broken: failed\n"
             "  fallback\n}\n")
 

@@ -199,20 +199,27 @@ class _FreeNames:
 
 
 def _support_slot(action: Action, values: dict[tuple[bool, str], str], listed: bool, names: _FreeNames,
-                  where: tuple) -> tuple[Slot, dict[str, str]]:
-    """A support action as a slot: its focus is bound to the core parameter that holds it; the rest are free.
+                  where: tuple, core: Action) -> tuple[Slot, dict[str, str]]:
+    """A support action as a slot: its focus is bound to the core parameter that holds it, and so is any
+    entity the core action it prepares also names; the rest are free.
 
-    Only the focus links a support action to what it prepares (`take knife` → the `tool` of `chop … with
-    knife`); where the knife lies is found in the observation, even when it happens to equal another value.
-    `where` (step, occurrence of this template in the group) keeps two `open` actions before one step apart.
+    The focus links a support action to what it prepares (`take knife` → the `tool` of `chop … with
+    knife`), and so do the things both name (`move rooma roomb` → `drop ball1 roomb left`: the robot
+    goes where it drops); where the knife lies is found in the observation, even when it happens to equal
+    another value. `where` (step, occurrence of this template in the group) keeps two `open` actions before
+    one step apart.
     """
     bound: list[tuple[str, str]] = []
     free: dict[str, str] = {}
     focus = action.focus
     link = values.get((True, focus.value)) if focus is not None else None
+    shared = {a.value for a in core.entities}
     for arg in action.args:
         if arg is focus and link is not None:
             bound.append((arg.role, link))
+            continue
+        if arg.entity and arg.value in shared and values.get((True, arg.value)) is not None:
+            bound.append((arg.role, values[(True, arg.value)]))
             continue
         base = f"{link}_{arg.role}" if link else f"{action.schema}_{arg.role}"
         name = names((*where, action.template.text, arg.role, link), plural(base) if listed else base)
@@ -287,7 +294,7 @@ def _build(shape: tuple, members: list[tuple[Operation, Lifted]], traces: int, r
                     seen[name].append(arg.value)
                 supports = _supports(group)
                 for action, occurrence in zip(supports, _occurrences(supports)):
-                    slot, free = _support_slot(action, values, in_loop, names, (index, occurrence))
+                    slot, free = _support_slot(action, values, in_loop, names, (index, occurrence), group.core)
                     key = (slot.template.text, slot.args)
                     slots[key] = slot
                     if key not in taken_here:
@@ -311,8 +318,14 @@ def _build(shape: tuple, members: list[tuple[Operation, Lifted]], traces: int, r
         loop = item[0] == "loop"
         steps.append(Step(Slot(template, item[2]), guarded, loop, bound[index] * LOOP_SLACK if loop else 1))
     final = tuple(attrs.evolve(p, types=tuple(sorted(types[p.name])),
-                               values=tuple(dict.fromkeys(v for v in seen[p.name]))[:8]) for p in _ordered(params))
+                               values=_seen(p, seen[p.name])) for p in _ordered(params))
     return Cluster("", shape, tuple(steps), final, tuple(bindings), traces, reuse)
+
+
+def _seen(param: Param, values: list[str]) -> tuple[str, ...]:
+    """The values a parameter took in training: every word of a word parameter (its type), up to 8 entities."""
+    distinct = tuple(dict.fromkeys(values))
+    return distinct if not param.entity else distinct[:8]
 
 
 def _bind(binding: dict[str, object], name: str, value: str, iterations: int | None, iteration: int) -> None:

@@ -43,15 +43,25 @@ CODES = [
          "library is empty.",
          "", "", "lower --min-reuse, or distil from more traces", runnable=False, lang="json"),
     Code("SKM405", "skill-failed-verification", W, "a skill failed on held-out games and is dropped",
-         "Each skill is executed for real on the held-out games wherever its preconditions hold. A skill "
-         "with any execution error there is not kept; its error rate is in the report.",
-         "", "", "distil from more varied traces, or inspect the process trace in the report",
+         "Each skill is executed for real on the held-out games wherever its preconditions hold. A call that "
+         "fails is an execution error; so is a lost game, blamed on the call after which the game left the "
+         "walkthrough's path (the first call that played other actions than the operation it replaced). A "
+         "skill with any execution error is not kept; the message names the responsible call, the witness "
+         "lists the actions it played, and its error rate is in the report.",
+         "", "", "compare the witness (what the call played) with the held-out trace",
          runnable=False, lang="json"),
     Code("SKM406", "game-unavailable", W, "a held-out trace's game cannot be opened; it is not used",
          "Verification replays held-out traces in their game. The game file named by the trace is missing or "
          "not a game, and it cannot be regenerated: the trace has no generator settings, TextWorld refuses "
          "them, or the `textworld` package is not installed.",
          "", "", "keep the game files beside the traces (`game.file`), or record settings TextWorld accepts",
+         runnable=False, lang="json"),
+    Code("SKM407", "heldout-game-lost", E, "a held-out game was lost and no skill call is to blame",
+         "Verification never reports a lost game as clean. When a held-out game is lost but every skill call "
+         "in it played exactly the walkthrough's actions (or there was no call), the loss is not attributed to "
+         "a skill: the held-out trace does not replay in its game. It counts as an execution error of the "
+         "evaluation, and the run fails.",
+         "", "", "check that the held-out trace replays in its game (same game file or generator settings)",
          runnable=False, lang="json"),
 ]
 

@@ -11,6 +11,8 @@ import pprint
 import string
 from pathlib import Path
 
+import attrs
+
 from skillc.frontends.distill.cluster import Cluster, Param, Slot, Step
 from skillc.frontends.distill.schema import TYPE_NAMES
 
@@ -35,7 +37,7 @@ def _annotation(param: Param) -> str:
     if not param.entity and param.values:
         base = "Literal[" + ", ".join(repr(v) for v in sorted(set(param.values))) + "]"
     if param.listed:
-        return f"Sequence[{base} | None]" if param.optional else f"Sequence[{base}]"
+        return f"Sequence[{base} | None] | None" if param.optional else f"Sequence[{base}]"
     return f"{base} | None" if param.optional else base
 
 
@@ -54,9 +56,12 @@ def describe(cluster: Cluster, effects: dict[str, str]) -> dict[str, list[str] |
         parts += [f"`{g.slot.shown}`" for g in s.pre if g.share == 1.0]
         parts.append(f"for each position i: `{s.core.shown}`" if s.loop else f"`{s.core.shown}`")
     summary = ", then ".join(parts)
+    focus = _focus(first.core)
+    elsewhere = (f" and no available `{first.core.template.text}` acts on the same `{focus}` with other arguments"
+                 if focus is not None else "")
     pre = [f"`{first.core.shown}` is among the available actions"
            + (", or one of its support actions is (" + ", ".join(f"`{g.slot.shown}`" for g in first.pre) + ")"
-              if first.pre else "")]
+              + elsewhere if first.pre else "")]
     for step in cluster.steps:
         if step.loop:
             first_list, *others = step.lists
@@ -66,7 +71,8 @@ def describe(cluster: Cluster, effects: dict[str, str]) -> dict[str, list[str] |
                "(support actions are taken when the observation shows they are needed)")
     post = []
     for step in cluster.steps:
-        text = _effect(effects.get(step.core.schema), step.core) or f"`{step.core.shown}` was done"
+        slot = _element(step.core, set(step.lists)) if step.loop else step.core
+        text = _effect(effects.get(step.core.schema), slot) or f"`{slot.shown}` was done"
         post.append(("for every position i: " if step.loop else "") + text)
     post.append("on failure, `error` names the action that was not available and `process_trace` shows what ran")
     sizes = cluster.sizes
@@ -77,6 +83,16 @@ def describe(cluster: Cluster, effects: dict[str, str]) -> dict[str, list[str] |
         for g in step.pre:
             side.append(f"may play the support action `{g.slot.shown}` (taken in {g.share:.0%} of training calls)")
     return {"summary": summary, "preconditions": pre, "postconditions": post, "side_effects": side}
+
+
+def _focus(slot: Slot) -> str | None:
+    """The role of the first entity of a slot's template (what the action acts on), if any."""
+    return next((r for r in slot.template.roles if r not in slot.template.choices), None)
+
+
+def _element(slot: Slot, listed: set[str]) -> Slot:
+    """The slot with list parameters named by their item at position i (`directions[i]`)."""
+    return attrs.evolve(slot, args=tuple((role, f"{name}[i]" if name in listed else name) for role, name in slot.args))
 
 
 def _effect(effect: str | None, slot: Slot) -> str | None:
@@ -169,14 +185,16 @@ def python_source(cluster: Cluster, effects: dict[str, str], meta: dict) -> str:
         "",
         "",
         f"def preconditions_hold({_signature(cluster, 'available_actions_now: Sequence[str]', observed=False)}) -> bool:",
-        '    """Whether the skill may be called now: its first action (or a support action of it) is available."""',
+        '    """Whether the skill may be called now: its first core action is available, or its support actions '
+        'may make it so (see PRECONDITIONS)."""',
         "    run = SkillRun(None, available_actions_now)",
     ]
     for step in cluster.steps:
         if step.loop:
             lines.append(f"    if not 1 <= len({step.lists[0]}) <= {step.bound}:\n        return False")
     values = _values(first.core, listed, "0")
-    lines += [f"    return run.can_start({first.core.template.text!r}, {values}, {_support(first, listed, '0')})",
+    lines += [f"    return run.can_start({first.core.template.text!r}, {values}, {_support(first, listed, '0')}, "
+              f"focus={_focus(first.core)!r})",
               "", "",
               f"{cluster.name}.metadata = METADATA  # type: ignore[attr-defined]",
               f"{cluster.name}.preconditions_hold = preconditions_hold  # type: ignore[attr-defined]",

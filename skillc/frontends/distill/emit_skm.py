@@ -11,10 +11,16 @@ parser and printer, so it is formatted like every other machine.
 
 from __future__ import annotations
 
+import re
+
+import attrs
+
 from skillc import api
-from skillc.frontends.distill.cluster import Cluster, Slot, Step
+from skillc.frontends.distill.cluster import Cluster, Param, Slot, Step
 from skillc.frontends.distill.emit_python import describe
 from skillc.frontends.distill.schema import HOLE, unique
+from skillc.ir.lower import RESERVED_VARIABLES
+from skillc.syntax.grammar import keyword_terminals
 from skillc.syntax.strings import encode_plain
 
 TOOLS = ("tool act(command: str) -> (observation: str, admissible: list[str], done: bool)",
@@ -49,17 +55,34 @@ class _Names:
         return name
 
 
+def param_type(param: Param) -> str:
+    """The `.skm` type of a skill parameter: a word parameter is an enum of the words seen in training."""
+    base = "str"
+    words = sorted(set(param.values))
+    if not param.entity and words and all(_label(w) for w in words):
+        base = "enum {" + ", ".join(words) + "}"
+    return f"list[{base}]" if param.listed else base
+
+
+def _label(word: str) -> bool:
+    """Whether a word can be an enum label (a name that is not a keyword of the language)."""
+    return re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", word) is not None and word not in keyword_terminals().values() \
+        and word not in RESERVED_VARIABLES and word != "fallback"
+
+
 def fragment_source(cluster: Cluster, header: str = "") -> str:
     """The formatted `.skm` text of one fragment (with a leading comment)."""
     listed = {p.name for p in cluster.params if p.listed}
+    optional = {p.name for p in cluster.params if p.listed and p.optional}
     summary = describe(cluster, {})["summary"].replace("`", "")
     names = _Names()
     core_names = [names(s.core.schema) for s in cluster.steps]
     roles = {p.name: p.role for p in cluster.params}
     pre_names = [[names(f"{g.slot.schema}_{_subject(g.slot, listed, roles)}") for g in s.pre] for s in cluster.steps]
     loops = {k: (f"i_{k}", f"rounds_{k}") for k, s in enumerate(cluster.steps) if s.loop}
-    params = [f"{p.name}: {'list[str]' if p.listed else 'str'}" for p in cluster.params]
-    params += ["observation: str", "admissible: list[str]"]
+    params = [f"{p.name}: {param_type(p)}" for p in cluster.params]
+    params += ["observation: str", "admissible: list[str]", "error: str"]
+    ctx = _Context(cluster, core_names, pre_names, listed, optional, loops)
     lines = [f"fragment {cluster.name}({', '.join(params)}) -> (done, failed) {{",
              f"  doc {encode_plain('Distilled skill: ' + summary + '.')}",
              *[f"  {t}" for t in TOOLS]]
@@ -71,7 +94,7 @@ def fragment_source(cluster: Cluster, header: str = "") -> str:
               '    doc "Read the latest observation: the text and the actions it makes available."',
               "    call observe()",
               "    writes observation = observation, admissible = admissible",
-              *_route(cluster, 0, -1, core_names, pre_names, listed, loops),
+              *_route(ctx, 0, -1),
               "  }"]
     for k, step in enumerate(cluster.steps):
         index = loops[k][0] if k in loops else "0"
@@ -81,7 +104,7 @@ def fragment_source(cluster: Cluster, header: str = "") -> str:
                       *_reads(g.slot, listed, index),
                       f"    call act(command: {command(g.slot, listed, index)})",
                       ACT_WRITES,
-                      *_route(cluster, k, j, core_names, pre_names, listed, loops, same_iteration=True),
+                      *_route(ctx, k, j, same_iteration=True),
                       "  }"]
         lines += [f"  tool {core_names[k]} {{",
                   *_reads(step.core, listed, index),
@@ -90,16 +113,17 @@ def fragment_source(cluster: Cluster, header: str = "") -> str:
         if k in loops:
             i, counter = loops[k]
             length = step.lists[0]
-            lines.append(f"    when ended and {i} + 1 < len({length}) -> failed")
-            more = f"{i} + 1 < len({length}) and {counter} < {step.bound - 1}"
             nxt = f"{i} + 1"
-            lines.append(f"    when {more} and {command(step.core, listed, nxt)} in admissible -> {core_names[k]} "
+            following = command(step.core, listed, nxt)
+            lines.append(f"    when ended and {i} + 1 < len({length}) -> failed {_why(_ended(following))}")
+            more = f"{i} + 1 < len({length}) and {counter} < {step.bound - 1}"
+            lines.append(f"    when {more} and {following} in admissible -> {core_names[k]} "
                          f"{{ {i} += 1, {counter} += 1 }}")
             for j, g in enumerate(step.pre):
-                lines.append(f"    when {more} and {command(g.slot, listed, nxt)} in admissible -> {pre_names[k][j]} "
-                             f"{{ {i} += 1, {counter} += 1 }}")
-            lines.append(f"    when {i} + 1 < len({length}) -> failed")
-        lines += [*_route(cluster, k + 1, -1, core_names, pre_names, listed, loops), "  }"]
+                lines.append(f"    when {more} and {_present(g.slot, optional, nxt)}{command(g.slot, listed, nxt)} "
+                             f"in admissible -> {pre_names[k][j]} {{ {i} += 1, {counter} += 1 }}")
+            lines.append(f"    when {i} + 1 < len({length}) -> failed {_why(_missing(following))}")
+        lines += [*_route(ctx, k + 1, -1), "  }"]
     lines.append("}")
     text, diagnostics = api.format_text("\n".join(lines) + "\n", path=f"{cluster.name}.skm")
     if text is not None:
@@ -113,6 +137,37 @@ def fragment_source(cluster: Cluster, header: str = "") -> str:
 
 
 ACT_WRITES = "    writes observation = observation, admissible = admissible, ended = done"
+
+
+@attrs.frozen
+class _Context:
+    """What every routing edge of one fragment needs to know."""
+
+    cluster: Cluster
+    core_names: list[str]
+    pre_names: list[list[str]]
+    listed: set[str]
+    optional: set[str]  # optional list parameters: absent (empty) means the support action is never taken
+    loops: dict[int, tuple[str, str]]
+
+
+def _why(reason: str) -> str:
+    """The assignment that gives a `failed` exit its reason, as the Python skill's `error` words it."""
+    return f"{{ error = {reason} }}"
+
+
+def _missing(cmd: str) -> str:
+    return f'"`" ++ {cmd} ++ "` is not available"'
+
+
+def _ended(cmd: str) -> str:
+    return f'"the game ended before `" ++ {cmd} ++ "`"'
+
+
+def _present(slot: Slot, optional: set[str], index: str) -> str:
+    """A guard prefix that holds when the optional lists a support slot reads have an item at `index`."""
+    lists = dict.fromkeys(name for _r, name in slot.args if name in optional)
+    return "".join(f"{index} < len({name}) and " for name in lists)
 
 
 def _subject(slot: Slot, listed: set[str], roles: dict[str, str]) -> str:
@@ -129,23 +184,31 @@ def _reads(slot: Slot, listed: set[str], index: str) -> list[str]:
     return [f"    reads {', '.join(names)}"] if names else []
 
 
-def _route(cluster: Cluster, k: int, after: int, core_names, pre_names, listed, loops,
-           same_iteration: bool = False) -> list[str]:
-    """Edges into step `k`: its core action if available, else a later support action that is, else failed."""
+def _route(ctx: _Context, k: int, after: int, same_iteration: bool = False) -> list[str]:
+    """Edges into step `k`: its core action if available, else a later support action that is, else failed.
+
+    A loop checks its lists first: the core lists must have 1 to `bound` items, all as many. An optional
+    list of a support action may be shorter or empty (absent): where it has no item, that support action
+    is not taken (the Python skill would look for its value among the available actions).
+    """
+    cluster, listed = ctx.cluster, ctx.listed
     if k >= len(cluster.steps):
         return ["    -> done"]
     step: Step = cluster.steps[k]
-    index = loops[k][0] if k in loops else "0"
-    guard = ""
+    index = ctx.loops[k][0] if k in ctx.loops else "0"
+    out = [] if after == -1 and k == 0 and not same_iteration else ["    when ended -> failed " + _why(
+        '"the game ended"' if step.loop and not same_iteration else _ended(command(step.core, listed, index)))]
     if step.loop and not same_iteration:
-        supports = [name for g in step.pre for _r, name in g.slot.args if name in listed]
-        length, *others = dict.fromkeys([*step.lists, *supports])
-        guard = f"len({length}) > 0 and len({length}) <= {step.bound} and " + "".join(
-            f"len({other}) == len({length}) and " for other in others)
-    out = [] if after == -1 and k == 0 and not same_iteration else ["    when ended -> failed"]
-    out.append(f"    when {guard}{command(step.core, listed, index)} in admissible -> {core_names[k]}")
+        length, *others = step.lists
+        checks = [f"len({length}) > 0", f"len({length}) <= {step.bound}"] + [f"len({o}) == len({length})"
+                                                                             for o in others]
+        also = f", and {', '.join(f'`{o}`' for o in others)} as many" if others else ""
+        out.append(f"    when not ({' and '.join(checks)}) -> failed "
+                   + _why(encode_plain(f"`{length}` must have 1 to {step.bound} items{also}")))
+    out.append(f"    when {command(step.core, listed, index)} in admissible -> {ctx.core_names[k]}")
     for j, g in enumerate(step.pre):
         if j > after:
-            out.append(f"    when {guard}{command(g.slot, listed, index)} in admissible -> {pre_names[k][j]}")
-    out.append("    -> failed")
+            out.append(f"    when {_present(g.slot, ctx.optional, index)}{command(g.slot, listed, index)} in admissible "
+                       f"-> {ctx.pre_names[k][j]}")
+    out.append("    -> failed " + _why(_missing(command(step.core, listed, index))))
     return out

@@ -50,7 +50,8 @@ def skill_sources(distilled: Distilled, clusters: Iterable[Cluster], verificatio
         meta = metas[c.name]
         if "skm" in emit:
             ppc = meta["primitives_per_call"]
-            binds = ", ".join(f"{p.name}: {p.name}" for p in c.params) + ", observation: observation, admissible: admissible"
+            binds = ", ".join(f"{p.name}: {p.name}" for p in c.params) + (", observation: observation, "
+                                                                            "admissible: admissible, error: error")
             header = (f"# Distilled by skillc from {n} training traces: r_k = {c.reuse:.2f}, "
                       f"{ppc['min']}-{ppc['max']} primitive actions per call ({ppc['mean']} on average).\n"
                       "# A machine that uses it declares the same two tools (see docs/distill.md):\n"
@@ -161,8 +162,12 @@ class Built(HasDiagnostics):
 
 
 def build_library(paths: Iterable[str], *, heldout: Iterable[str] = (), min_reuse: float = DEFAULT_MIN_REUSE,
-                  emit: Iterable[str] = ("skm", "python"), games: str | Path | None = None) -> Built:
-    """Distil trace files into a library; with held-out traces, keep only the skills that run without error."""
+                  emit: Iterable[str] = ("skm", "python"), games: str | Path | None = None,
+                  progress: Callable[[int], None] | None = None) -> Built:
+    """Distil trace files into a library; with held-out traces, keep only the skills that run without error.
+
+    `progress(n)` is told of every held-out game played (verification may replay them a few rounds).
+    """
     distilled = distill_files(paths, min_reuse=min_reuse)
     diagnostics = list(distilled.diagnostics)
     if not distilled.ok or not distilled.clusters:
@@ -175,7 +180,7 @@ def build_library(paths: Iterable[str], *, heldout: Iterable[str] = (), min_reus
         if any(d.is_error for d in problems):
             return Built(distilled, [], {}, diagnostics)
         skills = load_skills(distilled, clusters)
-        clusters, evaluation, problems = verify(distilled, skills, traces, games=games)
+        clusters, evaluation, problems = verify(distilled, skills, traces, games=games, progress=progress)
         diagnostics += problems
     verification = {name: s.to_json() for name, s in {**evaluation.skills, **evaluation.dropped}.items()} \
         if evaluation else {}

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
+from skillc.diagnostics import Diagnostic
+from skillc.diagnostics.render import to_json
 from skillc.frontends.distill import Distilled
 from skillc.frontends.distill.cluster import Cluster
 from skillc.frontends.distill.verify import Evaluation
@@ -28,8 +32,40 @@ def table(distilled: Distilled, clusters: list[Cluster], evaluation: Evaluation 
             ("[" + ", ".join(g.slot.shown + f"?{g.share:.0%}" for g in s.pre) + "] " if s.pre else "")
             + (f"repeat<={s.bound}( {s.core.shown} )" if s.loop else s.core.shown) for s in c.steps))
     if evaluation is not None and evaluation.games:
-        out += ["", f"held-out: {len(evaluation.games)} games, {evaluation.won} won with skills; "
+        lost = (f", {evaluation.lost} lost ({evaluation.unattributed} not attributed to a skill call)"
+                if evaluation.lost else "")
+        out += ["", f"held-out: {_count(len(evaluation.games), 'game')}, {evaluation.won} won with skills{lost}; "
                     f"turns {evaluation.turns} vs {evaluation.primitive_turns} primitive "
-                    f"({evaluation.reduction:.1%} fewer); {evaluation.calls} skill calls, "
-                    f"{evaluation.errors} execution errors ({evaluation.error_rate:.1%})"]
+                    f"({evaluation.reduction:.1%} fewer); {_count(evaluation.calls, 'skill call')}, "
+                    f"{_count(evaluation.errors, 'execution error')} ({evaluation.error_rate:.1%})"]
     return "\n".join(out) + "\n"
+
+
+def _count(n: int, noun: str) -> str:
+    """`1 game`, `2 games`."""
+    return f"{n} {noun}" + ("" if n == 1 else "s")
+
+
+def as_json(distilled: Distilled, clusters: list[Cluster], evaluation: Evaluation | None = None,
+            dropped: list[Cluster] = (), diagnostics: Iterable[Diagnostic] = ()) -> dict:
+    """The report as one JSON object: the skills (kept and dropped), the held-out evaluation, the diagnostics."""
+    def skill(c: Cluster, kept: bool) -> dict:
+        stats = (evaluation.skills.get(c.name) or evaluation.dropped.get(c.name)) if evaluation else None
+        return {"name": c.name, "kept": kept, "confidence": round(c.reuse, 4), "operations": len(c.members),
+                "steps": len(c.steps), "primitives_per_call": {"mean": round(c.mean_size, 2), "max": max(c.sizes)},
+                "abstraction_level": c.level, "verification": stats.to_json() if stats else None}
+
+    out: dict = {"format": "skillc-distill-report/1", "training_traces": len(distilled.programs),
+                 "operations": len(distilled.operations), "candidate_clusters": distilled.candidates,
+                 "min_reuse": distilled.min_reuse,
+                 "skills": [skill(c, True) for c in clusters] + [skill(c, False) for c in dropped],
+                 "evaluation": None, "diagnostics": [to_json(d) for d in diagnostics]}
+    if evaluation is not None:
+        out["evaluation"] = {
+            "games": len(evaluation.games), "won": evaluation.won, "lost": evaluation.lost,
+            "unattributed": evaluation.unattributed, "calls": evaluation.calls, "errors": evaluation.errors,
+            "error_rate": round(evaluation.error_rate, 4), "turns": evaluation.turns,
+            "primitive_turns": evaluation.primitive_turns, "reduction": round(evaluation.reduction, 4),
+            "per_game": [{"trace": g.trace_id, "won": g.won, "turns": g.turns, "primitive_turns": g.primitive_turns,
+                          "calls": g.calls, "error": g.error, "blame": g.blame} for g in evaluation.games]}
+    return out

@@ -11,10 +11,13 @@ a built-in profile bring their own templates in the same notation.
 from __future__ import annotations
 
 import builtins
+import functools
+import json
 import keyword
 import re
 import unicodedata
 from collections.abc import Container, Iterable
+from pathlib import Path
 
 import attrs
 
@@ -119,6 +122,7 @@ class Profile:
     nav_schemas: frozenset[str] = frozenset()
     nav_types: frozenset[str] = frozenset()
     effects: dict[str, str] = attrs.field(factory=dict, eq=False)
+    support: frozenset[str] | None = None  # schemas that may be support actions; None: any (judged per action)
 
 
 def _templates(rows: Iterable[tuple[str, str]]) -> tuple[Template, ...]:
@@ -218,14 +222,21 @@ class Program:
 
 
 def profile_for(trace: Trace) -> Profile:
-    """The trace's environment profile, extended by the templates the trace brings (ValueError if one is bad)."""
+    """The trace's environment profile, extended by the profile and templates it brings (ValueError if bad)."""
     base = PROFILES.get(trace.env) or Profile(trace.env, ())
+    if trace.profile is not None:
+        base = declared_profile(trace.profile, base, _folder(trace))
+    return _with_templates(base, trace.templates)
+
+
+def _with_templates(base: Profile, texts: Iterable[str]) -> Profile:
+    """`base` with more templates (schemas named after their words), the most specific tried first."""
     templates = list(base.templates)
     names = {t.schema for t in templates}
     extra = []
-    for text in trace.templates:
-        if not text.strip():
-            raise ValueError("a template is empty")
+    for text in texts:
+        if not isinstance(text, str) or not text.strip():
+            raise ValueError("a template is empty or not a string")
         extra.append(Template.parse(text))
     # The most specific template wins: `take {item} {extra}` is tried before `take {item}`.
     extra.sort(key=lambda t: (-len(HOLE.sub("", t.text).strip()), -len(t.roles)))
@@ -238,6 +249,75 @@ def profile_for(trace: Trace) -> Profile:
         names.add(name)
         templates.append(attrs.evolve(template, schema=name))
     return attrs.evolve(base, templates=tuple(templates))
+
+
+PROFILE_KEYS = frozenset({"name", "templates", "moves", "support", "passages", "effects"})
+
+
+def declared_profile(declared: dict | str, base: Profile, folder: Path | None = None) -> Profile:
+    """A profile given as data: a built-in's name, a JSON file (relative to `folder`), or the object itself.
+
+    The object's fields (all optional): `templates` (strings, or `{"template": …, "schema": …}`), `moves`
+    (schemas that are navigation), `support` (schemas that may be support actions; absent: any),
+    `passages` (entity types whose actions prepare a move, like doors) and `effects` (schema → sentence
+    over its roles). They extend `base`; a built-in named by `name` replaces it.
+    """
+    if isinstance(declared, str):
+        if declared in PROFILES:
+            return PROFILES[declared]
+        declared = _read_profile(Path(folder or ".") / declared)
+    unknown = set(declared) - PROFILE_KEYS
+    if unknown:
+        raise ValueError(f"the profile has unknown fields: {', '.join(sorted(unknown))}")
+    if "name" in declared:
+        base = PROFILES.get(declared["name"]) or attrs.evolve(base, name=str(declared["name"]))
+    rows = []
+    for item in _list(declared, "templates"):
+        if isinstance(item, str):
+            rows.append((item, None))
+        elif isinstance(item, dict) and isinstance(item.get("template"), str) and isinstance(item.get("schema", ""), str):
+            rows.append((item["template"], identifier(item["schema"], variable=False) if item.get("schema") else None))
+        else:
+            raise ValueError("each profile template is a string or {\"template\": …, \"schema\": …}")
+    named = [Template.parse(text, schema) for text, schema in rows if schema]
+    profile = attrs.evolve(base, templates=(*base.templates, *named))
+    profile = _with_templates(profile, [text for text, schema in rows if not schema])
+    effects = declared.get("effects", {})
+    if not isinstance(effects, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in effects.items()):
+        raise ValueError("the profile's `effects` map schemas to sentences")
+    support = declared.get("support")
+    return attrs.evolve(
+        profile,
+        nav_schemas=profile.nav_schemas | frozenset(_list(declared, "moves")),
+        nav_types=profile.nav_types | frozenset(_list(declared, "passages")),
+        support=(frozenset(_list(declared, "support")) | (profile.support or frozenset())) if support is not None
+        else profile.support,
+        effects={**profile.effects, **effects})
+
+
+def _list(declared: dict, key: str) -> list[str]:
+    value = declared.get(key, [])
+    if key != "templates" and (not isinstance(value, list) or not all(isinstance(v, str) for v in value)):
+        raise ValueError(f"the profile's `{key}` is a list of schema names")
+    if not isinstance(value, list):
+        raise ValueError("the profile's `templates` is a list")
+    return value
+
+
+@functools.lru_cache(maxsize=64)
+def _read_profile(path: Path) -> dict:
+    """A profile file (JSON object); read once per run."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise ValueError(f"cannot read the profile {path}: {getattr(exc, 'strerror', None) or exc}") from None
+    if not isinstance(data, dict):
+        raise ValueError(f"the profile {path} is not a JSON object")
+    return data
+
+
+def _folder(trace: Trace) -> Path | None:
+    return Path(trace.span.path).parent if trace.span is not None else None
 
 
 def _covered(template: Template, profile: Profile) -> bool:

@@ -8,15 +8,22 @@ Each action gets an *anchor*, the sub-goal it serves:
   consumer's anchor:
   - an action that names no entity prepares the next core action (`prepare
     meal` before `eat meal`);
-  - an action on a door prepares the move right after it (`open door`, `go
-    east`); with anything else in between it stands alone;
+  - an action on a door prepares the move it makes available (`open door`,
+    `go east`): where the trace lists available actions, the first later move
+    that was not available before it and stayed available until played; a
+    move that was available already does not need it; with anything but moves
+    and door actions in between it stands alone;
   - an action whose focus the next action naming it uses in another role
     prepares that action (`open fridge` before `take apple from fridge`,
     `take knife` before `chop apple with knife`), unless a move comes first
     (`take knife`, `go north`, `chop … with knife` keeps `take knife` alone).
 
 A support action stays support only when every action between it and its
-consumer serves the same anchor; otherwise it is a core action of its own.
+consumer serves the same anchor, and (where the trace lists available
+actions) its consumer was not available before it; otherwise it is a core
+action of its own. A profile that declares its support schemas lets only
+those be support actions, and (where the trace lists available actions) each
+prepares the first later action it made available, before any move.
 An operation is a maximal run of actions with one anchor, cut into groups:
 the support actions a core action consumes (in trace order), then that core
 action. Operations of one action are not sub-goals and stay primitive.
@@ -59,8 +66,59 @@ class Operation:
         return len(self.original)
 
 
+def _newly_available(program: Program, index: int) -> frozenset[str] | None:
+    """The commands the action at `index` made available, as the trace shows (None: the trace does not say)."""
+    steps = program.trace.steps
+    if index + 1 >= len(steps) or not steps[index + 1].available_actions:
+        return None
+    return frozenset(_norm(a) for a in steps[index + 1].available_actions) - _available(program, index)
+
+
+def _available(program: Program, index: int) -> frozenset[str]:
+    """The commands available before the action at `index` (empty when the trace does not list them)."""
+    return frozenset(_norm(a) for a in program.trace.steps[index].available_actions)
+
+
+def _norm(command: str) -> str:
+    return " ".join(command.split())
+
+
+def _door_consumer(program: Program, index: int, consumer: list[int | None]) -> int | None:
+    """The move an action on a door prepares, with only moves and door actions in between.
+
+    That is the first move after it, unless the trace shows that move was available before the door action
+    (a skill would skip the door action there and miss it later). Then it is the first later move that the
+    door action made available, played where the door is still at hand (an available action names it);
+    with no such move it prepares nothing and stands alone.
+    """
+    profile, actions = program.profile, program.actions
+    after = index + 1
+    while after < len(actions) and consumer[after] is not None and actions[after].focus is not None \
+            and actions[after].focus.type in profile.nav_types:
+        after += 1
+    if after >= len(actions) or actions[after].schema not in profile.nav_schemas:
+        return None
+    if actions[after].text not in _available(program, index):
+        return after
+    newly = _newly_available(program, index) or frozenset()
+    door = actions[index].focus.value
+    for later in range(after + 1, len(actions)):
+        action = actions[later]
+        if action.schema not in profile.nav_schemas:
+            if action.focus is None or action.focus.type not in profile.nav_types:
+                return None
+            continue
+        if action.text in newly and any(door in a for a in _available(program, later)):
+            return later
+    return None
+
+
 def _consumers(program: Program) -> list[int | None]:
-    """For each action, the index of the action it prepares (its consumer), or None for a core action."""
+    """For each action, the index of the action it prepares (its consumer), or None for a core action.
+
+    Where the trace lists available actions, a support action whose consumer was already available before
+    it did not prepare it (a skill would skip it): it is a core action of its own.
+    """
     profile = program.profile
     actions = program.actions
     consumer: list[int | None] = [None] * len(actions)
@@ -71,21 +129,23 @@ def _consumers(program: Program) -> list[int | None]:
         action = actions[index]
         focus = action.focus
         nav = action.schema in profile.nav_schemas
-        if nav:
+        if nav or (profile.support is not None and action.schema not in profile.support):
             pass
+        elif profile.support is not None and (newly := _newly_available(program, index)) is not None:
+            # A declared support action prepares the first later action it made available (before any move).
+            consumer[index] = next((j for j in range(index + 1, min(next_move, len(actions)))
+                                    if actions[j].text in newly), None)
         elif focus is None:
             consumer[index] = next_core
         elif focus.type in profile.nav_types:
-            after = index + 1
-            while after < len(actions) and consumer[after] is not None and actions[after].focus is not None \
-                    and actions[after].focus.type in profile.nav_types:
-                after += 1
-            if after < len(actions) and actions[after].schema in profile.nav_schemas:
-                consumer[index] = after
+            consumer[index] = _door_consumer(program, index, consumer)
         else:
             use = next_use.get(focus.value)
             if use is not None and not use[1] and use[0] < next_move:
                 consumer[index] = use[0]
+        c = consumer[index]
+        if c is not None and actions[c].text in _available(program, index):
+            consumer[index] = None
         for arg in action.entities:
             next_use[arg.value] = (index, focus is not None and arg.value == focus.value)
         if nav:

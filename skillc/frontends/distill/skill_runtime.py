@@ -34,13 +34,15 @@ def _get(state: Any, key: str) -> Any:
     return getattr(state, key, None)
 
 
-def unpack(result: Any) -> tuple[str, list[str], bool]:
-    """(observation, available actions, done) from what `env.step` returned."""
+def unpack(result: Any) -> tuple[str, list[str], bool, bool]:
+    """(observation, available actions, done, lost) from what `env.step` returned."""
     if isinstance(result, Mapping) and "observation" in result:
-        return str(result["observation"]), list(result.get("available_actions") or []), bool(result.get("done"))
+        return (str(result["observation"]), list(result.get("available_actions") or []), bool(result.get("done")),
+                bool(result.get("lost")))
     if isinstance(result, tuple) and len(result) == 3:
         state, _score, done = result
-        return str(_get(state, "feedback") or ""), list(_get(state, "admissible_commands") or []), bool(done)
+        return (str(_get(state, "feedback") or ""), list(_get(state, "admissible_commands") or []), bool(done),
+                bool(_get(state, "lost")))
     raise TypeError(f"env.step returned {type(result).__name__}; expected (state, score, done) or a mapping")
 
 
@@ -48,15 +50,19 @@ def render(template: str, values: Mapping[str, str | None], available: Sequence[
     """The command of `template` for `values`; a value that is None is found in `available` when unique."""
     if all(values.get(m.group(1)) is not None for m in _HOLE.finditer(template)):
         return _HOLE.sub(lambda m: str(values[m.group(1)]), template)
+    found = [a for a in available if _pattern(template, values).match(a)]
+    return found[0] if len(found) == 1 else None
+
+
+def _pattern(template: str, values: Mapping[str, str | None]) -> re.Pattern[str]:
+    """A regex of the commands of `template` that agree with the values that are not None."""
     pattern, pos = [], 0
     for m in _HOLE.finditer(template):
         pattern.append(re.escape(template[pos:m.start()]))
         value = values.get(m.group(1))
         pattern.append(re.escape(str(value)) if value is not None else ".+?")
         pos = m.end()
-    regex = re.compile("".join(pattern) + re.escape(template[pos:]) + r"\Z")
-    found = [a for a in available if regex.match(a)]
-    return found[0] if len(found) == 1 else None
+    return re.compile("".join(pattern) + re.escape(template[pos:]) + r"\Z")
 
 
 def at(values: Sequence[str | None] | None, index: int) -> str | None:
@@ -67,7 +73,7 @@ def at(values: Sequence[str | None] | None, index: int) -> str | None:
 class SkillRun:
     """One execution of a skill: the latest observation, the actions taken, and the first error."""
 
-    def __init__(self, env: Any, available_actions: Sequence[str] | None = None, observation: str = ""):
+    def __init__(self, env: Any, available_actions: Sequence[str] | None = None, observation: str = "") -> None:
         self.env = env
         if available_actions is None:
             available_actions = _get(getattr(env, "state", None), "admissible_commands") or getattr(
@@ -81,8 +87,10 @@ class SkillRun:
         self.done = False
 
     def _act(self, action: str, kind: str) -> None:
-        self.observation, self.available, self.done = unpack(self.env.step(action))
+        self.observation, self.available, self.done, lost = unpack(self.env.step(action))
         self.trace.append({"action": action, "kind": kind, "observation": self.observation})
+        if lost:
+            self.error = f"the game was lost after `{action}`"
 
     def step(self, template: str, values: Mapping[str, str | None],
              support: Sequence[tuple[str, Mapping[str, str | None]]] = ()) -> None:
@@ -96,6 +104,8 @@ class SkillRun:
             pre = render(pre_template, pre_values, self.available)
             if pre is not None and pre in self.available and not self.done:
                 self._act(pre, "support")
+                if self.error is not None:
+                    return
                 core = render(template, values, self.available)
         if self.done:
             self.error = f"the game ended before `{core or template}`"
@@ -110,9 +120,22 @@ class SkillRun:
         return self.result()
 
     def can_start(self, template: str, values: Mapping[str, str | None],
-                  support: Sequence[tuple[str, Mapping[str, str | None]]] = ()) -> bool:
-        """Whether the first core action, or one of its support actions, is available now."""
-        for t, v in ((template, values), *support):
+                  support: Sequence[tuple[str, Mapping[str, str | None]]] = (), focus: str | None = None) -> bool:
+        """Whether the first core action is available now, or its support actions may make it available.
+
+        The core action with its arguments must be available, or else: no available action of its template
+        acts on the same `focus` value with other arguments (the thing is elsewhere, so no support action
+        brings this one), and one of its support actions, which training took to make it available, is
+        available now.
+        """
+        core = render(template, values, self.available)
+        if core is not None and core in self.available:
+            return True
+        if focus is not None and values.get(focus) is not None:
+            same_focus = _pattern(template, {focus: values[focus]})
+            if any(same_focus.match(a) for a in self.available):
+                return False
+        for t, v in support:
             command = render(t, v, self.available)
             if command is not None and command in self.available:
                 return True

@@ -13,7 +13,7 @@ import json
 import os
 import tempfile
 import warnings
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -62,16 +62,18 @@ class GameSpec:
         return out + ["--seed", str(self.seed)]
 
 
-def specs(count: int, seed: int = 0) -> list[GameSpec]:
-    """`count` varied cooking-game settings, deterministic in `seed`."""
+def specs(count: int, seed: int = 0, *, recipes: tuple[int, int] = (1, 4),
+          maps: Sequence[int] = (1, 6, 9, 12)) -> list[GameSpec]:
+    """`count` varied cooking-game settings, deterministic in `seed`: recipes of `recipes[0]` to `recipes[1]`
+    ingredients, maps of one of `maps` rooms (`tw-make --go`: 1, 6, 9 or 12)."""
     import random
 
     rng = random.Random(seed)
     out = []
     for i in range(count):
-        recipe = rng.randint(1, 4)
+        recipe = rng.randint(*recipes)
         out.append(GameSpec(seed=seed * 100_003 + i, recipe=recipe, take=rng.randint(0, recipe),
-                            go=rng.choice((1, 6, 9, 12)), open=rng.random() < 0.6,
+                            go=rng.choice(tuple(maps)), open=rng.random() < 0.6,
                             cook=rng.random() < 0.75, cut=rng.random() < 0.75))
     return out
 
@@ -183,6 +185,11 @@ class Game:
     def won(self) -> bool:
         return bool(self.state and self.state["won"])
 
+    @property
+    def lost(self) -> bool:
+        """Whether the game is lost (TextWorld's cooking games are lost by spoiling an ingredient, for one)."""
+        return bool(self.state and self.state["lost"])
+
     def entities(self) -> dict[str, str]:
         """Entity name → TextWorld type, read from the game's JSON beside the game file."""
         data = json.loads(self.path.with_suffix(".json").read_text())
@@ -228,16 +235,27 @@ def _clean(text: str | None) -> str:
     return text[:-1].rstrip() if text.endswith(">") else text
 
 
-def collect(game_specs: Iterable[GameSpec], folder: str | Path, *, workers: int = 1) -> list[Trace]:
-    """Generate each game into `folder` and record its walkthrough (in `workers` processes)."""
+def collect(game_specs: Iterable[GameSpec], folder: str | Path, *, workers: int = 1,
+            progress: Callable[[int], None] | None = None) -> list[Trace]:
+    """Generate each game into `folder` and record its walkthrough (in `workers` processes).
+
+    `progress(1)` is told of every game done, in order.
+    """
     jobs = [(s, str(folder)) for s in game_specs]
+    traces = []
     if workers > 1 and len(jobs) > 1:
         from concurrent.futures import ProcessPoolExecutor
 
         with ProcessPoolExecutor(workers) as pool:
-            traces = list(pool.map(_collect_one, jobs))
+            for trace in pool.map(_collect_one, jobs):
+                traces.append(trace)
+                if progress is not None:
+                    progress(1)
     else:
-        traces = list(map(_collect_one, jobs))
+        for job in jobs:
+            traces.append(_collect_one(job))
+            if progress is not None:
+                progress(1)
     return [t for t in traces if t is not None]
 
 

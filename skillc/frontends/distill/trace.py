@@ -47,6 +47,7 @@ class Trace:
     entities: dict[str, str] | None = attrs.field(default=None, eq=False)
     templates: tuple[str, ...] = ()
     game: dict[str, Any] | None = attrs.field(default=None, eq=False)
+    profile: dict[str, Any] | str | None = attrs.field(default=None, eq=False)  # the environment's profile (or its file)
     score: float | None = None
     max_score: float | None = None
     span: Span | None = attrs.field(default=None, eq=False, repr=False)
@@ -67,6 +68,8 @@ class Trace:
             out["entities"] = self.entities
         if self.templates:
             out["templates"] = list(self.templates)
+        if self.profile is not None:
+            out["profile"] = self.profile
         if self.score is not None:
             out["score"] = self.score
         if self.max_score is not None:
@@ -131,11 +134,14 @@ def _trace(obj: Any, span: Span) -> Trace:
     if not all(isinstance(t, str) for t in templates):
         raise _Bad("`templates` must be a list of strings")
     game = _field(obj, "game", dict, "the trace", required=False)
+    profile = obj.get("profile")
+    if profile is not None and not isinstance(profile, (dict, str)):
+        raise _Bad(f"`profile` of the trace is {type(profile).__name__}, not an object or a file name")
     return Trace(
         id=ident, steps=tuple(_step(s, i + 1) for i, s in enumerate(steps)), success=success,
         env=_field(obj, "env", str, "the trace", required=False) or "generic",
         objective=_field(obj, "objective", str, "the trace", required=False) or "",
-        entities=entities, templates=tuple(templates), game=game,
+        entities=entities, templates=tuple(templates), game=game, profile=profile,
         score=_field(obj, "score", (int, float), "the trace", required=False),
         max_score=_field(obj, "max_score", (int, float), "the trace", required=False),
         span=span)
