@@ -10,7 +10,7 @@ DECLARATIONS = ("import", "machine", "fragment", "record", "enum", "doc", "sourc
                 "counter", "max", "start", "terminal", "fallback", "rule", "use", "as")
 STATE_KINDS = ("model", "judge")
 STATE_ITEMS = ("reads", "writes", "prompt", "call", "from", "when", "requires")
-RULE_WORDS = ("required", "order", "before", "forbid")
+RULE_WORDS = ("required", "order", "before", "forbid", "ends")
 TYPES = ("list", "map")
 OPERATOR_WORDS = ("and", "or", "not", "in")
 CONSTANTS = ("true", "false", "none")

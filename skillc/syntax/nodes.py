@@ -360,12 +360,14 @@ class Fallback(Block):
 
 @attrs.frozen
 class Rule(Stmt):
-    """`rule required OP`, `rule order OP before OP`, `rule forbid OP`, with its quotation."""
+    """`rule required OP`, `rule order OP before OP`, `rule forbid OP`, `rule ends OP in OUTCOME`,
+    `rule reads B from A`, with its quotation (`outcome` only for `ends`)."""
 
     kind: str
     ops: tuple[str, ...]
     quote: str
     where: Provenance | None = None
+    outcome: str | None = None
 
 
 @attrs.frozen

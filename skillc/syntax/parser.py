@@ -23,6 +23,7 @@ from skillc.syntax.grammar import keyword_terminals, make_lark
 from skillc.syntax.strings import decode_plain, decode_triple
 
 MAX_DEPTH = 100
+MAX_INT_DIGITS = 4300  # Python's default int/str conversion limit
 _VALUE_TOKENS = frozenset({"NAME", "INT", "FLOAT", "STRING", "TRIPLE_STRING"})
 
 
@@ -162,7 +163,7 @@ class _Builder(lark.Transformer):
 
     def counter_decl(self, ch):
         v = self._values(ch)
-        return n.CounterDecl(str(v[0]), int(v[1]), span=self._span(ch))
+        return n.CounterDecl(str(v[0]), self._int(v[1], ch), span=self._span(ch))
 
     def start_decl(self, ch):
         return n.Start(str(self._values(ch)[0]), span=self._span(ch))
@@ -223,7 +224,8 @@ class _Builder(lark.Transformer):
 
     def from_decl(self, ch):
         v = self._values(ch)
-        where = n.Provenance(decode_plain(str(v[0])[1:-1])[0], int(v[1]), int(v[2]) if len(v) > 2 else None, span=self._span(ch))
+        where = n.Provenance(decode_plain(str(v[0])[1:-1])[0], self._int(v[1], ch),
+                             self._int(v[2], ch) if len(v) > 2 else None, span=self._span(ch))
         return n.From(where, span=where.span)
 
     def edge(self, ch):
@@ -264,9 +266,9 @@ class _Builder(lark.Transformer):
 
     def rule(self, ch):
         v = self._values(ch)
-        kind, ops = v[0]
+        kind, ops, *outcome = v[0]
         where = v[2].where if len(v) > 2 else None
-        return n.Rule(kind, ops, str(v[1]), where, span=self._span(ch))
+        return n.Rule(kind, ops, str(v[1]), where, outcome[0] if outcome else None, span=self._span(ch))
 
     def rule_required(self, ch):
         return ("required", tuple(str(x) for x in self._values(ch)))
@@ -276,6 +278,13 @@ class _Builder(lark.Transformer):
 
     def rule_forbid(self, ch):
         return ("forbid", tuple(str(x) for x in self._values(ch)))
+
+    def rule_ends(self, ch):
+        op, outcome = (str(x) for x in self._values(ch))
+        return ("ends", (op,), outcome)
+
+    def rule_reads(self, ch):
+        return ("reads", tuple(str(x) for x in self._values(ch)))
 
     def use_decl(self, ch):
         v = self._values(ch)
@@ -342,7 +351,18 @@ class _Builder(lark.Transformer):
         return self._expr(n.Name, ch, str(ch[0]))
 
     def int_lit(self, ch):
-        return self._expr(n.IntLit, ch, int(ch[0]))
+        return self._expr(n.IntLit, ch, self._int(ch[0], ch))
+
+    def _int(self, token, ch) -> int:
+        """An INT token's value; past Python's 4,300-digit conversion limit it is SKM147 (a limit that is
+        process-wide, so it is not raised here)."""
+        digits = str(token).lstrip("0") or "0"
+        if len(digits) > MAX_INT_DIGITS:
+            self.diagnostics.append(make("SKM147", f"an integer literal of {len(digits):,} digits is too large",
+                                         self._span(ch), label=f"more than {MAX_INT_DIGITS:,} digits",
+                                         hint="use a smaller number"))
+            raise _Abort
+        return int(digits)
 
     def float_lit(self, ch):
         value = float(ch[0])

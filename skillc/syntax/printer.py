@@ -158,7 +158,8 @@ def _writes(w: n.Writes, level: int) -> str:
 
 
 def _rule(r: n.Rule, level: int) -> str:
-    ops = f"{r.ops[0]} before {r.ops[1]}" if r.kind == "order" else r.ops[0]
+    ops = {"order": lambda: f"{r.ops[0]} before {r.ops[1]}", "reads": lambda: f"{r.ops[0]} from {r.ops[1]}",
+           "ends": lambda: f"{r.ops[0]} in {r.outcome}"}.get(r.kind, lambda: r.ops[0])()
     where = f" {_provenance(r.where)}" if r.where is not None else ""
     return f"rule {r.kind} {ops} {encode_plain(r.quote)}{where}"
 

@@ -80,7 +80,10 @@ def test_cli_build_writes_the_machine_and_reports(tmp_path: Path) -> None:
     out = tmp_path / "SKILL.skm"
     assert out.exists()
     assert "coverage: 3/3 clauses (100.0%)" in r.output
-    assert "rule forbid guess_number" in r.output
+    # The prohibition names no operation: it is a constraint in the prompts, reported as such (not an invented
+    # `rule forbid guess_number` over a tool nobody calls, which could never fail).
+    assert "prohibitions: 1 kept as constraints in prompts" in r.output
+    assert "rule forbid" not in out.read_text()
     r = CliRunner().invoke(main, ["check", str(out)])
     assert r.exit_code == 0, r.output
     r = CliRunner().invoke(main, ["build", str(skill), "-o", "-"])

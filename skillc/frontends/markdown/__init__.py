@@ -19,13 +19,13 @@ from skillc.diagnostics.diagnostic import HasDiagnostics
 from skillc.frontends.markdown import codes as _codes  # noqa: F401  (registers the SKM3xx codes)
 from skillc.frontends.markdown.clauses import Clause, extract_clauses
 from skillc.frontends.markdown.document import MAX_BYTES, Document, read_document
-from skillc.frontends.markdown.report import Row, coverage, landings
+from skillc.frontends.markdown.report import Row, RuleReport, coverage, landings
 from skillc.frontends.markdown.structural import KNOWN_TOOLS, Options, compile_document
 from skillc.ir.machine import Machine
 from skillc.syntax import nodes as n
 from skillc.syntax.printer import print_module
 
-RULE_CODES = {"SKM220", "SKM221", "SKM222"}
+RULE_CODES = {"SKM220", "SKM221", "SKM222", "SKM260", "SKM261"}
 
 
 @attrs.define
@@ -38,6 +38,7 @@ class BuildResult(HasDiagnostics):
     clauses: list[Clause] = attrs.field(factory=list)
     rows: list[Row] = attrs.field(factory=list)
     rounds: list = attrs.field(factory=list)  # LLM rounds: what each draft got from the checker
+    rules: RuleReport = attrs.field(factory=RuleReport)  # the extracted rules: proved, or dropped as unproven
 
     @property
     def coverage(self) -> float:
@@ -80,15 +81,44 @@ def structural_draft(doc: Document, skill: Path, output: Path | None,
     if not compiled.procedure:
         notes.append(make("SKM304", f"{doc.path} has no procedure: built a one-state machine that applies it",
                           doc.span(1), hint="number the steps, or add a `## Procedure` section"))
+    if compiled.bash_added:
+        notes.append(make("SKM315", "the skill has commands to run: declared `bash` (runs in the run's working "
+                                    "directory)", doc.span(doc.front.start or 1),
+                          hint="list `Bash` under `allowed-tools` to say so in the skill itself"))
+    hints = {"SKM316": "number the reference after a step that exists",
+             "SKM318": "keep the order the procedure follows",
+             "SKM319": "give the command as a shell command, or run it with an interpreter (`python3 script.py`)"}
+    for code, message, start, end in compiled.problems:
+        notes.append(make(code, message, doc.span(start, end), hint=hints[code]))
     text = print_module(compiled.module)
     checked = check_text(text, skill, output)
     for _ in range(3):
-        broken = {d.span.start_pos[0] for d in checked.diagnostics if d.code in RULE_CODES and d.span is not None}
+        broken = {d.span.start_pos[0]: d for d in checked.diagnostics if d.code in RULE_CODES and d.span is not None}
         if not broken or checked.module is None:
             break
-        text = print_module(_drop_rules(checked.module, broken))
+        for rule in _rules_at(checked.module, set(broken)):
+            d = broken[rule.span.start_pos[0]]
+            where = rule.where.start if rule.where is not None else 1
+            notes.append(make("SKM317", f"not proved, kept as an instruction: {rule_head(rule)} ({d.code}: "
+                                        f"{d.message})", doc.span(where, rule.where.end if rule.where else None),
+                              label=rule.kind, hint="restate the requirement so that it names one step, or edit "
+                                                    "the machine by hand"))
+        text = print_module(_drop_rules(checked.module, set(broken)))
         checked = check_text(text, skill, output)
     return Draft(text, checked), clauses, notes
+
+
+def rule_head(rule) -> str:
+    """`rule order a before b`, `rule ends s in failed`: a rule without its quotation."""
+    ops = {"order": " before ", "reads": " from "}.get(rule.kind, " ").join(rule.ops)
+    return f"rule {rule.kind} {ops}" + (f" in {rule.outcome}" if rule.outcome else "")
+
+
+def _rules_at(module: n.Module, lines: set[int]) -> list[n.Rule]:
+    """The rules of the parsed module that start on `lines`."""
+    machine = module.items[-1]
+    return [item for item in machine.items
+            if isinstance(item, n.Rule) and item.span is not None and item.span.start_pos[0] in lines]
 
 
 def _drop_rules(module: n.Module, lines: set[int]) -> n.Module:
@@ -134,9 +164,19 @@ def build(skill: str | os.PathLike, *, output: str | os.PathLike | None = None, 
                               doc.span(r.clause.start, r.clause.end), label=r.clause.kind,
                               hint="add it to a state's prompt, or make it a rule"))
     diags += result.diagnostics
+    summary = rule_report(result.machine, rows, diags, bash_added=any(d.code == "SKM315" for d in diags))
     if any(d.is_error for d in result.diagnostics):
-        return BuildResult(None, result.machine, diags, clauses, rows, history)
-    return BuildResult(text, result.machine, diags, clauses, rows, history)
+        return BuildResult(None, result.machine, diags, clauses, rows, history, summary)
+    return BuildResult(text, result.machine, diags, clauses, rows, history, summary)
+
+
+def rule_report(machine: Machine | None, rows: list[Row], diags: list[Diagnostic], bash_added: bool) -> RuleReport:
+    """What the build proved: the machine's own rules, the dropped ones, and the prohibitions left as constraints."""
+    proved = tuple(f"{rule_head(r)}  \"{r.quote}\"" for r in (machine.rules if machine else ()) if not r.fragment)
+    unproved = tuple(d.message.removeprefix("not proved, kept as an instruction: ") for d in diags
+                     if d.code == "SKM317")
+    prohibitions = tuple((r.clause.text, r.landed) for r in rows if r.clause.kind == "forbid")
+    return RuleReport(proved, unproved, prohibitions, bash_added)
 
 
 __all__ = ["BuildResult", "Options", "build"]

@@ -125,6 +125,7 @@ def first_word(text: str) -> str:
 def is_imperative(text: str) -> bool:
     """True when a sentence opens with an imperative verb ("Run …", "Then open …", "First, read …")."""
     plain = re.sub(r"^(?:then|first|next|finally|now|also|afterwards|and)\b,?\s*", "", strip_markup(text), flags=re.I)
+    plain = re.sub(r"^after (?:the|this|that|these|those|each|all)\b[^,]{0,40},\s*", "", plain, flags=re.I)
     return first_word(plain) in VERBS
 
 

@@ -47,6 +47,40 @@ CODES = [
          "`bash` tool). Steps that use it become model states.",
          "---\nallowed-tools: Read\n---\n# Skill\n\n1. Read the file.\n", _SKILL,
          "declare it in the machine by hand, or register an implementation", runnable=False, lang="markdown"),
+    Code("SKM315", "bash-declared-for-commands", N, "`bash` was declared because the skill has commands to run",
+         "The document has shell fences or steps that say to run an inline command, but its front matter does "
+         "not list `Bash` in `allowed-tools`. The commands become tool states calling `bash`, which runs them in "
+         "the run's working directory; the machine declares `bash` in its interface table.",
+         "# Skill\n\n1. Run `pytest -q`.\n",
+         "---\nallowed-tools: Bash\n---\n# Skill\n\n1. Run `pytest -q`.\n",
+         "list `Bash` under `allowed-tools` to say so in the skill itself", runnable=False, lang="markdown"),
+    Code("SKM316", "missing-step-reference", W, "the skill refers to a step that does not exist",
+         "\"Continue to step N\", \"go back to step N\" or \"see step N\" names a step number the document does "
+         "not have. The jump goes to the end of the procedure (or the best matching step) instead.",
+         "# Skill\n\n1. Read the file.\n   - If it is empty, continue to step 7.\n2. Summarise it.\n",
+         "# Skill\n\n1. Read the file.\n   - If it is empty, continue to step 2.\n2. Summarise it.\n",
+         "number the reference after a step that exists", runnable=False, lang="markdown"),
+    Code("SKM317", "rule-not-proved", N, "a control requirement of the skill could not be proved on the built machine",
+         "The structural compiler turns orders, requirements, stop clauses and data dependencies into rules. "
+         "A rule the checker cannot prove on the drafted graph is dropped (its sentence stays in the "
+         "instructions) and listed in the build report as unproven, so the report never claims more than the "
+         "checker proved.",
+         "", "", "restate the requirement so that it names one step, or edit the machine by hand",
+         runnable=False, lang="markdown"),
+    Code("SKM318", "contradictory-order", W, "the skill states two orders that contradict each other",
+         "One sentence puts A before B and another B before A. At most one of them can hold; both are dropped "
+         "as rules and kept as instructions.",
+         "# Skill\n\n## Rules\n\n- Test before you deploy.\n- Deploy before you test.\n\n## Procedure\n\n"
+         "1. Test the build.\n2. Deploy the build.\n",
+         "# Skill\n\n## Rules\n\n- Test before you deploy.\n\n## Procedure\n\n1. Test the build.\n"
+         "2. Deploy the build.\n",
+         "keep the order the procedure follows", runnable=False, lang="markdown"),
+    Code("SKM319", "commands-not-shell", W, "a step runs code that `bash` cannot run as it is",
+         "A step says to run a fence in PowerShell, cmd, or a programming language. `bash` runs shell commands "
+         "only, so the code stays in the step's instructions instead of becoming a tool state.",
+         "# Skill\n\n1. Run the script.\n\n   ```powershell\n   Get-ChildItem\n   ```\n",
+         "# Skill\n\n1. Run the script.\n\n   ```bash\n   ls\n   ```\n",
+         "give the command as a shell command, or run it with an interpreter", runnable=False, lang="markdown"),
     Code("SKM310", "draft-never-checked", E, "the LLM compiler's drafts never passed the checker",
          "The model redrafted the machine from the checker's diagnostics for the allowed number of rounds "
          "(`--rounds`) and every draft still had errors. Nothing is written; the errors of the last draft "

@@ -47,8 +47,10 @@ LANGUAGE = """Semantics you must respect:
 - Every state ends with a default edge (no `when`). Edge targets are states, terminals or `fallback`.
 - Every cycle increments a counter on an edge whose guard keeps it below its max, e.g.
   `{"when": "verdict == failed and rounds < 2", "to": "revise", "assign": ["rounds += 1"]}`.
-- Rules: `required OP` (every successful run performs OP), `order A before B`, `forbid OP`; OP is a state
-  or a tool name. `quote` is the exact sentence of the skill. `from` is its line range in the skill."""
+- Rules: `required OP` (every successful run performs OP), `order A before B`, `forbid OP`, `ends OP` with
+  `outcome` (every run through OP ends in a terminal with that outcome: stop clauses), `reads B from A` (what B
+  reads was produced by A); OP is a state or a tool name. `quote` is the exact sentence of the skill. `from` is
+  its line range in the skill. Never forbid a tool that no state calls and that has no parameters."""
 
 
 @attrs.frozen

@@ -12,7 +12,7 @@ also very more most less such there here which who whom what where how why i me 
 """.split())
 KEYWORDS = frozenset("""
 and or not in true false none machine fragment import record enum input var counter max start model judge tool
-reads writes prompt call from when terminal fallback rule required order before forbid use as doc source requires
+reads writes prompt call from when terminal fallback rule required order before forbid ends use as doc source requires
 success partial failed list map str int float bool
 """.split())
 
@@ -27,7 +27,8 @@ def stem(word: str) -> str:
     for suffix in ("ing", "ed", "es", "s"):
         if word.endswith(suffix) and len(word) - len(suffix) >= 3:
             return word[: -len(suffix)]
-    return word
+    # "write" meets "writing", "choose" meets "choosing".
+    return word[:-1] if word.endswith("e") and len(word) >= 5 else word
 
 
 def content_stems(text: str) -> set[str]:

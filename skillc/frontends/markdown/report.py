@@ -83,7 +83,39 @@ def coverage(rows: list[Row]) -> float:
     return sum(r.covered for r in rows) / len(rows) if rows else 1.0
 
 
-def table(rows: list[Row], width: int = 60) -> str:
+@attrs.frozen
+class RuleReport:
+    """The control requirements a build extracted as rules: proved by the checker, or dropped as unproven."""
+
+    proved: tuple[str, ...] = ()  # `rule order a before b`, … of the written machine (the checker proved each)
+    unproved: tuple[str, ...] = ()  # rules the draft had that did not hold, with the checker's reason
+    prohibitions: tuple[tuple[str, str], ...] = ()  # (sentence, where it landed): constraints, not rules
+    bash_added: bool = False
+
+    @property
+    def share(self) -> float:
+        """Proved rules over extracted rules (1.0 when none were extracted)."""
+        total = len(self.proved) + len(self.unproved)
+        return len(self.proved) / total if total else 1.0
+
+    def render(self) -> str:
+        """The faithfulness lines of `skillc build --report`."""
+        out = []
+        total = len(self.proved) + len(self.unproved)
+        out.append(f"rules: {len(self.proved)}/{total} extracted rules proved by the checker "
+                   f"({100 * self.share:.1f}%)" if total else "rules: none extracted")
+        out += [f"  proved   {r}" for r in self.proved]
+        out += [f"  unproved {r}" for r in self.unproved]
+        if self.prohibitions:
+            out.append(f"prohibitions: {len(self.prohibitions)} kept as constraints in prompts (no operation to "
+                       "forbid; not proved)")
+            out += [f"  {' '.join(q.split())[:70]}  -> {w or '(nowhere)'}" for q, w in self.prohibitions]
+        if self.bash_added:
+            out.append("commands: `bash` declared because the skill has commands to run (SKM315)")
+        return "\n".join(out)
+
+
+def table(rows: list[Row], width: int = 60, rules: RuleReport | None = None) -> str:
     """The clause table printed by `skillc build --report`."""
     out = [f"{'lines':>7}  {'class':<9}  {'clause':<{width}}  landed in", "-" * (width + 40)]
     for r in rows:
@@ -93,4 +125,6 @@ def table(rows: list[Row], width: int = 60) -> str:
     covered = sum(r.covered for r in rows)
     out.append("-" * (width + 40))
     out.append(f"coverage: {covered}/{len(rows)} clauses ({100 * coverage(rows):.1f}%)")
+    if rules is not None:
+        out.append(rules.render())
     return "\n".join(out)

@@ -77,8 +77,11 @@ MACHINE_SCHEMA: dict[str, Any] = {
                            "requires": {"type": "array", "items": _NAME}}}},
         "rules": {"type": "array", "items": {
             "type": "object", "additionalProperties": False, "required": ["kind", "ops", "quote"],
-            "properties": {"kind": {"enum": ["required", "order", "forbid"]},
-                           "ops": {"type": "array", "items": _NAME, "minItems": 1, "maxItems": 2},
+            "properties": {"kind": {"enum": ["required", "order", "forbid", "ends", "reads"]},
+                           "ops": {"type": "array", "items": _NAME, "minItems": 1, "maxItems": 2,
+                                   "description": "order: [A, B] for A before B; reads: [B, A] for B reads from A"},
+                           "outcome": {"enum": ["success", "partial", "failed"],
+                                       "description": "ends only: every run through the operation ends so"},
                            "quote": {"type": "string", "description": "the sentence of the skill, verbatim"},
                            "from": _LINES}}},
     },
@@ -132,6 +135,8 @@ def to_json(module: n.Module) -> dict[str, Any]:
             out["terminals"].append(t)
         elif isinstance(item, n.Rule):
             r = {"kind": item.kind, "ops": list(item.ops), "quote": item.quote}
+            if item.outcome is not None:
+                r["outcome"] = item.outcome
             if item.where is not None:
                 r["from"] = _lines(item.where)
             out["rules"].append(r)
@@ -237,16 +242,22 @@ def rule_skm(r: Any, source: str) -> str:
     kind = _need(r, "kind", str, "a rule")
     ops = [_ident(o, "a rule operation") for o in _need(r, "ops", list, "a rule")]
     quote = _need(r, "quote", str, "a rule")
-    if kind == "order":
+    two = {"order": " before ", "reads": " from "}
+    if kind in two:
         if len(ops) != 2:
-            raise DraftError("an `order` rule names exactly two operations")
-        head = f"rule order {ops[0]} before {ops[1]}"
-    elif kind in ("required", "forbid"):
+            raise DraftError(f"an `{kind}` rule names exactly two operations")
+        head = f"rule {kind} {ops[0]}{two[kind]}{ops[1]}"
+    elif kind in ("required", "forbid", "ends"):
         if len(ops) != 1:
             raise DraftError(f"a `{kind}` rule names exactly one operation")
         head = f"rule {kind} {ops[0]}"
+        if kind == "ends":
+            outcome = r.get("outcome") if isinstance(r, dict) else None
+            if outcome not in ("success", "partial", "failed"):
+                raise DraftError("an `ends` rule needs `outcome`: success, partial or failed")
+            head += f" in {outcome}"
     else:
-        raise DraftError(f"unknown rule kind {kind!r} (required, order or forbid)")
+        raise DraftError(f"unknown rule kind {kind!r} (required, order, forbid, ends or reads)")
     tail = _from(r, source, "")
     return f"{head} {_q(quote)}" + (f" {tail[0]}" if tail else "")
 

@@ -1,0 +1,331 @@
+"""Faithfulness: does a machine encode the control its skill document states?
+
+A *requirements file* lists a document's control requirements, written from the
+document alone. Each line is one requirement; phrases in double quotes are
+*anchors*: text of the document (markdown and whitespace ignored), located to
+the line where it first occurs. The states *at* an anchor are the states whose
+`from` range holds that line, the narrowest first ("main" states: all of the
+narrowest width). Every requirement is a graph or dataflow query over the IR:
+
+| line | holds when |
+|---|---|
+| `order "A" before "B"` | no run reaches B's states without passing A's |
+| `reads "B" from "A"` | B reads a variable A writes, and every definition of it reaching B is A's |
+| `branch "C" to "X"` | a state at C has two or more successors and an edge to X's state (or to an arm state of C going on to X) |
+| `ends "C" OUTCOME` | a state at C has an edge after which every terminal has that outcome, one of them a named terminal |
+| `goto "C" "X"` | a state at C has an edge to X's state |
+| `optional "X"` | a run can reach success without X, and a run through X can too |
+| `loop "C" max N` | a cycle through C's state is paid for by a counter whose maximum is N |
+| `once "X"` | X's states are on no cycle |
+| `required "X"` | no run reaches a success terminal without X |
+| `success requires "X"` | every success terminal requires a variable X writes |
+| `tool "X" TOOL` | a state at X is a tool state calling TOOL |
+| `ask "X"` | a state at X asks the user: a tool state calling `ask_user` |
+| `prohibit "Q"` | no rule quoting Q forbids an invented operation (a tool without parameters no state calls), and Q constrains a real operation in a rule or stands in a state's prompt |
+| `knowledge "X"` | no state was made from X alone, and X's text is in some state's instructions |
+
+`#` starts a comment. A malformed line or an anchor that is not in the
+document is a `RequirementsError` (the requirements file is wrong, not the machine).
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+from pathlib import Path
+
+import attrs
+
+from skillc.check.graph import reachable, sccs, shortest_path, successors
+from skillc.check.provenance import normalise
+from skillc.check.requirements import _other_definition
+from skillc.ir.machine import Machine
+
+KINDS = ("order", "reads", "branch", "ends", "goto", "optional", "loop", "once", "required", "success", "tool",
+         "ask", "prohibit", "knowledge")
+
+
+class RequirementsError(ValueError):
+    """A requirements file that cannot be read against its document."""
+
+
+@attrs.frozen
+class Requirement:
+    """One control requirement: its kind, anchors (document lines), extra words and source line."""
+
+    kind: str
+    anchors: tuple[str, ...]
+    lines: tuple[int, ...]
+    words: tuple[str, ...]
+    line: int
+    text: str
+
+
+@attrs.frozen
+class Verdict:
+    """Whether a machine meets one requirement, and why not."""
+
+    requirement: Requirement
+    ok: bool
+    why: str = ""
+
+
+@attrs.frozen
+class Score:
+    """Verdicts of one machine against one requirements file."""
+
+    verdicts: tuple[Verdict, ...]
+
+    @property
+    def correct(self) -> int:
+        return sum(v.ok for v in self.verdicts)
+
+    @property
+    def total(self) -> int:
+        return len(self.verdicts)
+
+
+def _doc_index(text: str) -> tuple[str, list[int]]:
+    """The document normalised, and for each character of it the line it came from."""
+    out, where = [], []
+    for i, raw in enumerate(text.split("\n"), start=1):
+        piece = normalise(raw)
+        if not piece:
+            continue
+        if out:
+            out.append(" ")
+            where.append(i)
+        out.append(piece)
+        where.extend([i] * len(piece))
+    return "".join(out), where
+
+
+def parse_requirements(text: str, document: str) -> list[Requirement]:
+    """The requirements of a file, anchored in the document's text."""
+    flat, where = _doc_index(document)
+    out: list[Requirement] = []
+    for number, raw in enumerate(text.split("\n"), start=1):
+        line = raw.split(" #")[0].strip() if not raw.lstrip().startswith("#") else ""
+        if not line:
+            continue
+        try:
+            parts = shlex.split(line)
+        except ValueError as exc:
+            raise RequirementsError(f"line {number}: {exc}") from None
+        kind = parts[0]
+        if kind not in KINDS:
+            raise RequirementsError(f"line {number}: unknown requirement `{kind}` (one of {', '.join(KINDS)})")
+        quoted = re.findall(r'"([^"]+)"', line)
+        words = tuple(p for p in parts[1:] if p not in quoted and p not in ("before", "from", "to", "max",
+                                                                              "requires"))
+        lines = []
+        for anchor in quoted:
+            at = flat.find(normalise(anchor))
+            if at < 0:
+                raise RequirementsError(f"line {number}: anchor \"{anchor}\" is not in the document")
+            lines.append(where[at])
+        out.append(Requirement(kind, tuple(quoted), tuple(lines), words, number, line))
+        _arity(out[-1])
+    return out
+
+
+def _arity(r: Requirement) -> None:
+    need = {"order": 2, "reads": 2, "branch": 2, "goto": 2}.get(r.kind, 1)
+    if len(r.anchors) != need:
+        raise RequirementsError(f"line {r.line}: `{r.kind}` takes {need} quoted anchor(s)")
+    if r.kind in ("ends", "tool", "loop") and not r.words:
+        raise RequirementsError(f"line {r.line}: `{r.kind}` needs its {'outcome' if r.kind == 'ends' else 'tool' if r.kind == 'tool' else 'bound N'}")
+
+
+class Query:
+    """Graph and dataflow facts of one machine, answered per requirement."""
+
+    def __init__(self, m: Machine) -> None:
+        self.m = m
+        self.succ = successors(m)
+        self.success = {n for n, s in m.states.items() if s.kind == "terminal" and s.outcome == "success"}
+        self.prompts = {n: normalise(" ".join(x for x in (s.prompt, s.doc) if x)) for n, s in m.states.items()}
+
+    def at(self, line: int) -> list[str]:
+        """States whose `from` range holds a line, narrowest first."""
+        found = [(s.provenance.end - s.provenance.start, n) for n, s in self.m.states.items()
+                 if s.provenance is not None and s.provenance.start <= line <= s.provenance.end]
+        return [n for _, n in sorted(found)]
+
+    def main(self, line: int) -> set[str]:
+        """The narrowest states at a line; the actions among them when a decision shares the line with its arm."""
+        found = self.at(line)
+        if not found:
+            return set()
+        width = lambda n: self.m.states[n].provenance.end - self.m.states[n].provenance.start  # noqa: E731
+        narrow = {n for n in found if width(n) == width(found[0])}
+        actions = {n for n in narrow if self.m.states[n].kind != "judge"}
+        return actions or narrow
+
+    def outcome(self, state: str) -> str | None:
+        s = self.m.states[state]
+        return "failed" if s.kind == "fallback" else s.outcome
+
+    def terminals_after(self, state: str) -> set[str]:
+        return {s for s in reachable(self.succ, [state]) if self.m.states[s].is_terminal}
+
+    # ------------------------------------------------------------ one method per kind
+
+    def order(self, r: Requirement) -> str:
+        a, b = self.main(r.lines[0]), self.main(r.lines[1])
+        if not a or not b:
+            return "no state at " + ("the first" if not a else "the second") + " anchor"
+        path = shortest_path(self.succ, self.m.start, lambda s: s in b and s not in a, blocked=a)
+        return f"{' -> '.join(path)} skips it" if path else ""
+
+    def reads(self, r: Requirement) -> str:
+        # The producer is every state made from the anchor's line (a step and the states that revise it).
+        b, a = self.main(r.lines[0]), set(self.at(r.lines[1]))
+        if not a or not b:
+            return "no state at an anchor"
+        produced = {v for p in a for v in self.m.states[p].writes}
+        for reader in b:
+            for v in self.m.states[reader].reads:
+                if v in produced and _other_definition(self.m, v, reader, a, self.succ) is None:
+                    return ""
+        return f"{', '.join(sorted(b))} reads nothing only {', '.join(sorted(a))} produced"
+
+    def _arm_targets(self, r: Requirement) -> list[tuple[str, str]]:
+        """(state at the condition, edge target) pairs of states with two or more successors."""
+        out = []
+        for d in self.at(r.lines[0]):
+            if len(self.succ[d]) >= 2 or self.m.states[d].kind == "judge":
+                out += [(d, t) for t in self.succ[d]]
+        return out
+
+    def branch(self, r: Requirement) -> str:
+        x = self.main(r.lines[1])
+        if not x:
+            return "no state at the target anchor"
+        cond = self.m.states
+        for d, t in self._arm_targets(r):
+            if t in x:
+                return ""
+            p = cond[t].provenance
+            if p is not None and p.start <= r.lines[0] <= p.end and any(u in x for u in self.succ[t]):
+                return ""
+        return "no decision at the condition leads there"
+
+    def ends(self, r: Requirement) -> str:
+        want = r.words[0]
+        starts = [(d, t) for d in self.at(r.lines[0]) for t in self.succ[d]]
+        starts += [(d, d) for d in self.at(r.lines[0]) if self.m.states[d].is_terminal]
+        for _, t in starts:
+            ends = self.terminals_after(t)
+            named = [e for e in ends if self.m.states[e].kind == "terminal"]
+            if ends and all(self.outcome(e) == want for e in ends) and named:
+                return ""
+        return f"no edge at the clause leads only to `{want}` terminals"
+
+    def goto(self, r: Requirement) -> str:
+        x = self.main(r.lines[1])
+        if any(t in x for d in self.at(r.lines[0]) for t in self.succ[d]):
+            return ""
+        return "no edge from the clause to the referenced step"
+
+    def optional(self, r: Requirement) -> str:
+        x = self.main(r.lines[0])
+        if not x:
+            return "no state for it"
+        if shortest_path(self.succ, self.m.start, self.success.__contains__, blocked=x) is None:
+            return "every successful run performs it"
+        through = reachable(self.succ, [self.m.start]) & x
+        if not any(reachable(self.succ, [s]) & self.success for s in through):
+            return "no successful run performs it"
+        return ""
+
+    def loop(self, r: Requirement) -> str:
+        bound = int(r.words[0])
+        x = set(self.at(r.lines[0]))
+        for comp in sccs(self.m.states, self.succ):
+            inside = set(comp)
+            if not inside & x or (len(comp) == 1 and comp[0] not in self.succ[comp[0]]):
+                continue
+            counters = {a.var for s in comp for e in self.m.states[s].edges if e.target in inside
+                        for a in e.assigns if a.op == "+=" and self.m.variables[a.var].is_counter}
+            maxima = {self.m.variables[c].max for c in counters}
+            if bound in maxima:
+                return ""
+            return f"the loop is bounded by {sorted(maxima)}, not {bound}"
+        return "no loop through the clause"
+
+    def once(self, r: Requirement) -> str:
+        x = self.main(r.lines[0])
+        if not x:
+            return "no state for it"
+        for comp in sccs(self.m.states, self.succ):
+            if set(comp) & x and (len(comp) > 1 or comp[0] in self.succ[comp[0]]):
+                return "it can run twice"
+        return ""
+
+    def required(self, r: Requirement) -> str:
+        x = self.main(r.lines[0])
+        if not x:
+            return "no state for it"
+        path = shortest_path(self.succ, self.m.start, self.success.__contains__, blocked=x)
+        return f"{' -> '.join(path)} never performs it" if path else ""
+
+    def success_(self, r: Requirement) -> str:
+        x = self.main(r.lines[0])
+        made = {v for s in x for v in self.m.states[s].writes}
+        if not self.success:
+            return "no success terminal"
+        missing = [t for t in sorted(self.success) if not set(self.m.states[t].requires) & made]
+        return f"{', '.join(missing)} does not require what it produced" if missing else ""
+
+    def tool(self, r: Requirement) -> str:
+        want = r.words[0]
+        if any(self.m.states[s].call is not None and self.m.states[s].call.tool == want for s in self.at(r.lines[0])):
+            return ""
+        return f"no tool state calls `{want}` there"
+
+    def ask(self, r: Requirement) -> str:
+        if any(self.m.states[s].call is not None and self.m.states[s].call.tool == "ask_user"
+               for s in self.at(r.lines[0])):
+            return ""
+        return "the answer does not come from the user"
+
+    def prohibit(self, r: Requirement) -> str:
+        want = normalise(r.anchors[0])
+        quoting = [rule for rule in self.m.rules if want in normalise(rule.quote)]
+        for rule in quoting:
+            for op in rule.ops:
+                tool = self.m.tools.get(op)
+                if rule.kind == "forbid" and tool is not None and not tool.params and not any(rule.performers):
+                    return f"`rule forbid {op}` forbids an invented operation nobody can call"
+        if quoting or any(want in p for p in self.prompts.values()):
+            return ""
+        return "neither a rule nor any state's instructions carry it"
+
+    def knowledge(self, r: Requirement) -> str:
+        line = r.lines[0]
+        own = [s for s in self.main(line) if not self.m.states[s].is_terminal
+               and self.m.states[s].provenance.end - self.m.states[s].provenance.start <= 1]
+        if own:
+            return f"it became state {', '.join(sorted(own))}"
+        want = normalise(r.anchors[0])
+        return "" if any(want in p for p in self.prompts.values()) else "it is in no state's instructions"
+
+
+def score(m: Machine, requirements: list[Requirement]) -> Score:
+    """The verdict of each requirement on a machine."""
+    q = Query(m)
+    verdicts = []
+    for r in requirements:
+        why = getattr(q, "success_" if r.kind == "success" else r.kind)(r)
+        verdicts.append(Verdict(r, not why, why))
+    return Score(tuple(verdicts))
+
+
+def load(requirements: str | Path, document: str | Path) -> list[Requirement]:
+    """Read a requirements file against its document."""
+    return parse_requirements(Path(requirements).read_text(encoding="utf-8"),
+                              Path(document).read_text(encoding="utf-8"))
+
+
+__all__ = ["Requirement", "RequirementsError", "Score", "Verdict", "load", "parse_requirements", "score"]

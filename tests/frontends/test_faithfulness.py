@@ -1,0 +1,311 @@
+"""Faithfulness: the requirements corpus, the scorer's queries, the new rule kinds and the honest livemath build.
+
+The corpus (tests/frontends/faithfulness/) holds skill documents of many shapes,
+each with a requirements file written from the document alone. The scorer must
+be able to fail: machines that miss a requirement are scored below full marks.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+import skillc
+from bench.faithfulness import document_of, measure
+from skillc.check.requirements import EXAMPLE_MACHINE
+from skillc.frontends.markdown import build
+from skillc.frontends.markdown.faithfulness import RequirementsError, load, parse_requirements, score
+from skillc.runtime import Interpreter, RunOptions, ToolBox
+from skillc.runtime.executors.scripted import ScriptedExecutor
+from skillc.runtime.interaction import AskUser
+from tests.conftest import codes
+
+CORPUS = Path(__file__).parent / "faithfulness"
+REQS = sorted(CORPUS.glob("*.req"))
+LIVEMATH = Path(__file__).resolve().parents[2] / "examples" / "livemath" / "SKILL.md"
+
+# Every shape of skill the issue names, and the corpus documents of that shape.
+CATEGORIES = {
+    "numbered workflow": ["01", "06", "09", "17"],
+    "decision tree": ["02", "18"],
+    "phase guide with scripts": ["07", "14"],
+    "catalogue of options": ["08", "19"],
+    "policy document": ["03", "15", "21"],
+    "tool manual with commands": ["04", "11", "24"],
+    "asks the user": ["05", "12", "23"],
+    "stop / abort / report failure": ["01", "04", "16", "20", "22"],
+    "go back to step N": ["06", "17"],
+    "(below) reference": ["13", "25"],
+    "optional steps": ["09", "15", "25"],
+    "nested procedure": ["10", "22"],
+    "else-if chain": ["26", "21"],
+}
+
+
+def test_the_corpus_has_25_documents_and_every_shape_twice() -> None:
+    docs = sorted(CORPUS.glob("*.md"))
+    assert len(docs) >= 25
+    stems = {d.stem[:2] for d in docs}
+    for shape, members in CATEGORIES.items():
+        assert len(members) >= 2 and set(members) <= stems, shape
+
+
+@pytest.mark.parametrize("req", REQS, ids=lambda p: p.stem)
+def test_every_corpus_document_builds_and_its_requirements_parse(req: Path) -> None:
+    requirements = load(req, document_of(req))
+    assert requirements
+    result, built = measure(req)
+    assert result is not None, codes(built.diagnostics)
+    assert built.ok
+
+
+def test_structural_compiler_meets_nine_in_ten_requirements() -> None:
+    correct = total = 0
+    for req in REQS:
+        result, _ = measure(req)
+        correct += result.correct
+        total += result.total
+    assert total >= 150
+    assert correct / total >= 0.9, f"{correct}/{total}"
+
+
+# ---------------------------------------------------------------- the scorer can fail
+
+
+def _livemath(tmp_path: Path):
+    result = build(LIVEMATH, output=tmp_path / "livemath.skm")
+    assert result.ok, codes(result.diagnostics)
+    (tmp_path / "livemath.skm").write_text(result.text)
+    return result
+
+
+def _rescore(text: str, tmp_path: Path):
+    path = tmp_path / "edited.skm"
+    path.write_text(text)
+    checked = skillc.check(path)
+    assert checked.machine is not None, codes(checked.diagnostics)
+    return score(checked.machine, load(CORPUS / "livemath.req", LIVEMATH))
+
+
+def test_livemath_meets_every_requirement(tmp_path: Path) -> None:
+    result = _livemath(tmp_path)
+    s = score(result.machine, load(CORPUS / "livemath.req", LIVEMATH))
+    assert s.correct == s.total, [v.requirement.text for v in s.verdicts if not v.ok]
+
+
+def test_a_failure_that_ends_in_success_is_caught(tmp_path: Path) -> None:
+    text = _livemath(tmp_path).text
+    broken = re.sub(r"(when write_answer_run_status != 0 -> )failure", r"\1read_file_back", text)
+    assert broken != text
+    s = _rescore(broken, tmp_path)
+    failed = [v.requirement.text for v in s.verdicts if not v.ok]
+    assert any(t.startswith('ends "If the command fails (non-zero') for t in failed)
+
+
+def test_a_command_left_to_a_model_is_caught(tmp_path: Path) -> None:
+    # The old build: the write was a model state, the prohibition an invented tool nobody calls.
+    old = """machine livemath {
+  source "SKILL.md"
+  tool write_one_letter()
+  input task: str
+  var write_answer_result: str
+  start write_answer
+  model write_answer {
+    from "SKILL.md":47-48
+    reads task
+    writes write_answer_result
+    prompt "Run the command with bash."
+    -> done
+  }
+  terminal done: success { requires write_answer_result }
+  fallback
+  rule forbid write_one_letter "Never write more than one letter to the file." from "SKILL.md":21
+}
+"""
+    (tmp_path / "SKILL.md").write_text(LIVEMATH.read_text())
+    s = _rescore(old, tmp_path)
+    verdicts = {v.requirement.text: v for v in s.verdicts}
+    assert not verdicts['tool "Run the command with bash." bash'].ok
+    assert "invented" in verdicts['prohibit "Never write more than one letter to the file."'].why
+    assert not verdicts['ends "If the command fails, stop with failure." failed'].ok
+    assert s.correct < s.total / 3
+
+
+def test_requirements_files_are_checked_against_the_document() -> None:
+    doc = "# Skill\n\n1. Read the file.\n2. Write the summary.\n"
+    assert len(parse_requirements('order "Read the file." before "Write the summary."', doc)) == 1
+    with pytest.raises(RequirementsError, match="not in the document"):
+        parse_requirements('required "Delete the file."', doc)
+    with pytest.raises(RequirementsError, match="unknown requirement"):
+        parse_requirements('sometimes "Read the file."', doc)
+    with pytest.raises(RequirementsError, match="takes 2"):
+        parse_requirements('order "Read the file."', doc)
+
+
+# ---------------------------------------------------------------- rule kinds the checker proves
+
+
+def _rules(target: str = "write_failed", ends: str = "write_failed", reads: str = "save from think",
+           outcome: str = "failed") -> str:
+    """The registry's example machine (think -> save, a failed terminal) with an `ends` and a `reads` rule."""
+    return EXAMPLE_MACHINE.format(failure=target, rule=f'ends {ends} in {outcome} "If the write fails, stop with failure."'
+                                                f'\n  rule reads {reads} "Write the answer you found."')
+
+
+def test_ends_and_reads_rules_are_proved_or_reported() -> None:
+    good = skillc.check(_rules())
+    assert not [d for d in good.diagnostics if d.is_error], codes(good.diagnostics)
+    assert "SKM260" in codes(skillc.check(_rules(target="done", ends="save")).diagnostics)
+    assert "SKM261" in codes(skillc.check(_rules(reads="think from save")).diagnostics)
+    assert "SKM140" in codes(skillc.check(_rules(outcome="lost")).diagnostics)
+
+
+def test_new_rule_kinds_print_back_as_written() -> None:
+    from skillc.syntax.printer import print_module
+
+    again = print_module(skillc.parse(_rules()).module)
+    assert 'rule ends write_failed in failed "If the write fails, stop with failure."' in again
+    assert 'rule reads save from think "Write the answer you found."' in again
+
+
+# ---------------------------------------------------------------- the honest demo
+
+
+def _run(machine, outputs: dict, tools: dict | None, workdir: Path):
+    executor = ScriptedExecutor({"outputs": outputs, "tools": tools or {}})
+    box = ToolBox.default(cwd=str(workdir))
+    return Interpreter(machine, executor, box, RunOptions(retries=0)).run({"task": "6 x 7? A) 40 B) 42 C) 44"})
+
+
+def _answers(letter: str, same: str = "yes") -> dict:
+    outputs = {name: [{var: "x"}] for name, var in [
+        ("analyse_question", "analyse_question_result"), ("restate_being_asked", "restate_being_asked_result"),
+        ("work_problem_scratch", "work_problem_scratch_result"), ("go_through_options", "go_through_options_result"),
+        ("choose_option_pick", "choose_option_pick_result"), ("verify_consistency_compare",
+                                                              "verify_consistency_compare_result")]}
+    outputs.update({"if_two_options_still": [{"two_options_still": "no"}],
+                    "if_analysis_incomplete": [{"analysis_incomplete": "no"}],
+                    "build_write_command": [{"chosen_letter": letter}],
+                    "verify_command_contains": [{"command_contains_verdict": "passed"}],
+                    "if_content_exactly_chosen": [{"content_exactly_chosen": same}],
+                    "if_content_differs_extra": [{"content_differs_extra": "yes"}]})
+    return outputs
+
+
+def test_built_livemath_really_writes_and_reads_back_the_letter(tmp_path: Path) -> None:
+    m = _livemath(tmp_path).machine
+    work = tmp_path / "run"
+    work.mkdir()
+    r = _run(m, _answers("B"), None, work)
+    assert (work / "answer.txt").read_text() == "B"
+    assert (r.outcome, r.terminal) == ("success", "verified")
+    assert r.evidence["read_file_back_output"] == "B"  # success carries the delivered letter
+
+
+def test_built_livemath_fails_when_the_write_fails(tmp_path: Path) -> None:
+    m = _livemath(tmp_path).machine
+    work = tmp_path / "run"
+    work.mkdir()
+    r = _run(m, _answers("B"), {"write_answer_run": [{"stdout": "", "exit_code": 1}]}, work)
+    assert (r.outcome, r.terminal) == ("failed", "failure")
+    r = _run(m, _answers("B"), {"read_file_back": [{"stdout": "", "exit_code": 2}]}, work)
+    assert (r.outcome, r.terminal) == ("failed", "failure")
+
+
+def test_built_livemath_is_partial_when_the_content_differs(tmp_path: Path) -> None:
+    m = _livemath(tmp_path).machine
+    work = tmp_path / "run"
+    work.mkdir()
+    r = _run(m, _answers("B", same="no"), {"read_file_back": [{"stdout": "B\n", "exit_code": 0}]}, work)
+    assert (r.outcome, r.terminal) == ("partial", "unverified")
+
+
+# ---------------------------------------------------------------- asking the user
+
+
+def test_questions_to_the_user_are_answered_by_the_user(tmp_path: Path) -> None:
+    md = tmp_path / "SKILL.md"
+    md.write_text("# Deploy\n\n1. Ask the user which environment to deploy to.\n2. Deploy the build there.\n")
+    result = build(md)
+    assert result.ok, codes(result.diagnostics)
+    m = result.machine
+    ask = m.states["ask_user_environment"]
+    assert ask.kind == "tool" and ask.call.tool == "ask_user"
+    deploy = m.states["deploy_build"]
+    assert "ask_user_environment_answer" in deploy.reads
+    asked: list[str] = []
+    box = ToolBox.default()
+    box.functions["ask_user"] = AskUser(answer=lambda q: asked.append(q) or "staging")
+    executor = ScriptedExecutor({"outputs": {"deploy_build": [{"deploy_build_result": "done"}]}})
+    r = Interpreter(m, executor, box, RunOptions(retries=0)).run({"task": "deploy"})
+    assert r.outcome == "success" and asked == ["Ask the user which environment to deploy to."]
+    # Without a user to ask, the run fails instead of guessing.
+    box.functions["ask_user"] = AskUser(stdin=_Closed())
+    r = Interpreter(m, executor, box, RunOptions(retries=0)).run({"task": "deploy"})
+    assert r.outcome == "failed"
+
+
+class _Closed:
+    def isatty(self) -> bool:
+        return False
+
+    def readline(self) -> str:
+        return ""
+
+
+# ---------------------------------------------------------------- bad input
+
+
+def test_a_reference_to_a_missing_step_is_reported_with_its_line(tmp_path: Path) -> None:
+    md = tmp_path / "SKILL.md"
+    md.write_text("# Skill\n\n1. Read the file.\n   - If it is empty, continue to step 7.\n2. Summarise it.\n")
+    result = build(md)
+    assert result.ok, codes(result.diagnostics)
+    missing = [d for d in result.diagnostics if d.code == "SKM316"]
+    assert missing and missing[0].span.start_pos[0] == 4
+
+
+# ---------------------------------------------------------------- the LLM compiler, same measure
+
+
+def _llm(name: str):
+    import json
+
+    script = json.loads((CORPUS / "llm" / f"{name}.json").read_text())
+    return measure(CORPUS / f"{name}.req", ScriptedExecutor(script))
+
+
+def test_llm_redrafts_from_an_unproven_requirement_rule() -> None:
+    s, built = _llm("03_refund_policy")
+    assert built.ok, codes(built.diagnostics)
+    # the first draft's `rule ends issue_refund in failed` did not hold: its SKM260 went back to the model
+    assert [r.ok for r in built.rounds] == [False, True]
+    assert any("SKM260" in e for e in built.rounds[0].errors)
+    structural, _ = measure(CORPUS / "03_refund_policy.req")
+    assert s.correct == structural.correct
+
+
+def test_llm_build_that_checks_clean_can_still_be_unfaithful() -> None:
+    s, built = _llm("16_translation_stop")
+    assert built.ok, codes(built.diagnostics)
+    failed = [v.requirement.text for v in s.verdicts if not v.ok]
+    assert any(t.startswith('ends "If the file cannot be saved') for t in failed)
+    structural, _ = measure(CORPUS / "16_translation_stop.req")
+    assert s.correct < structural.correct
+
+
+def test_contradictory_orders_and_foreign_commands_are_reported(tmp_path: Path) -> None:
+    md = tmp_path / "SKILL.md"
+    md.write_text("# Deploy\n\n## Rules\n\n- Test the build before you deploy the build.\n"
+                  "- Deploy the build before you test the build.\n\n## Procedure\n\n1. Test the build.\n"
+                  "2. Deploy the build.\n3. Run the cleanup script.\n\n   ```powershell\n   Remove-Item build\n   ```\n")
+    result = build(md)
+    assert result.ok, codes(result.diagnostics)
+    clash = [d for d in result.diagnostics if d.code == "SKM318"]
+    assert clash and clash[0].span.start_pos[0] == 5
+    assert not [r for r in result.machine.rules if r.kind == "order"]
+    foreign = [d for d in result.diagnostics if d.code == "SKM319"]
+    assert foreign and foreign[0].span.start_pos[0] == 14
+    assert not [s for s in result.machine.states.values() if s.kind == "tool"]
