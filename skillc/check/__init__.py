@@ -15,9 +15,11 @@ from skillc.check.context import CheckContext
 from skillc.check.dataflow import check_definite_assignment
 from skillc.check.evidence import check_terminal_evidence
 from skillc.check.guards import check_guards, check_judge_coverage
+from skillc.check.injection import check_shell_injection
 from skillc.check.interface import check_interface
 from skillc.check.loops import check_bounded_loops
 from skillc.check.provenance import check_quotes
+from skillc.check.requirements import check_requirement_rules
 from skillc.check.rules import check_rules
 from skillc.check.structure import check_graph
 from skillc.diagnostics import Diagnostic, make
@@ -31,8 +33,10 @@ CHECKS: tuple[Check, ...] = (
     check_definite_assignment,
     check_terminal_evidence,
     check_rules,
+    check_requirement_rules,
     check_quotes,
     check_interface,
+    check_shell_injection,
     check_guards,
     check_judge_coverage,
     check_bounded_loops,

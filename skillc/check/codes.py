@@ -110,6 +110,15 @@ CODES = [
          _sourced(_think() + '  rule required think "Always think before you answer."\n',
                   "SKILL.md beside this machine says: Always think before you answer."),
          "pass `--skill PATH`, or fix `source`", runnable=False),
+    Code("SKM225", "quotation-too-short", E, "a rule's quotation is too short to locate the sentence it encodes",
+         "When quotations are checked against the skill document, each must have at least `quote-min-words` "
+         "words (default 3; configurable): an empty, blank or one-word quotation occurs almost anywhere, so "
+         "finding it proves nothing about where the rule came from.",
+         _sourced(_think() + '  rule required think "Always"\n',
+                  "SKILL.md says: 1. **Always** think before you answer."),
+         _sourced(_think() + '  rule required think "Always think before you answer."\n',
+                  "SKILL.md says: 1. **Always** think before you answer."),
+         "quote the whole sentence the rule encodes", runnable=False),
     Code("SKM230", "judge-output", E, "a judge does not write exactly one enum variable",
          "A judge chooses one label from a fixed set; its `writes` is one variable of an `enum` type.",
          _m(_think("    -> check\n") + _JUDGE.format(edges="    -> done\n").replace("writes verdict", "writes answer")),
@@ -139,9 +148,10 @@ CODES = [
             extra=_VERDICT + _COUNTER),
          "reorder the edges or narrow the earlier guard"),
     Code("SKM242", "opaque-in-guard", N, "part of a guard the solver treats as an opaque value",
-         "Record fields, indexing, `quote` and membership in lists and maps are not modelled; the solver "
-         "treats each distinct such expression as an unknown value of its type, so dead-edge and shadowing "
-         "results for the guard are conservative.",
+         "Record fields, map lookups, list items, `quote`, membership in lists and maps and float arithmetic "
+         "(which rounds) are not modelled; the solver treats each distinct such expression as an unknown value "
+         "of its type, which may also fail to evaluate (a failing guard is false at run time), so dead-edge and "
+         "shadowing results for the guard are conservative.",
          _m(_think('    when items[0] == "x" -> fallback\n    -> done\n'), extra='  var items: list[str] = ["x"]\n'),
          _m(_think('    when len(items) == 0 -> fallback\n    -> done\n'), extra='  var items: list[str] = ["x"]\n')),
     Code("SKM243", "solver-unknown", W, "the solver could not decide a question in time",
@@ -164,7 +174,8 @@ CODES = [
          "add `counter tries max N` and increment it on an edge of the loop guarded by `tries < N`"),
     Code("SKM251", "counter-overflow", E, "an increment whose guard does not keep the counter within its maximum",
          "An edge that increments a counter must have a guard implying `counter + step <= max`; otherwise the "
-         "runtime would overflow the counter and route the run to the fallback.",
+         "runtime would overflow the counter and route the run to the fallback. Several assignments to one "
+         "counter on an edge are composed, and every intermediate value must stay within the maximum.",
          _m(_think("    -> check\n") + _JUDGE.format(
              edges="    when verdict == incomplete -> think { repairs += 1 }\n    -> done\n"),
             extra=_VERDICT + _COUNTER),

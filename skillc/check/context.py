@@ -8,6 +8,7 @@ from typing import Any
 import attrs
 
 DEFAULT_SMT_TIMEOUT_MS = 2000
+DEFAULT_QUOTE_MIN_WORDS = 3  # a shorter quotation occurs almost anywhere, so it locates nothing
 
 
 @attrs.define
@@ -16,6 +17,7 @@ class CheckContext:
 
     skill: Path | None = None
     smt_timeout_ms: int = DEFAULT_SMT_TIMEOUT_MS
+    quote_min_words: int = DEFAULT_QUOTE_MIN_WORDS
     cache: dict[str, Any] = attrs.Factory(dict)
 
     def memo(self, key: str, compute):

@@ -49,7 +49,7 @@ def check_guards(m: Machine, context: CheckContext | None = None) -> Iterator[Di
         else:
             enc.begin(e.guard for e in st.edges)  # still encode: notes about opaque parts are per place
             for e in guarded:
-                enc.bool(e.guard)
+                enc.fires(e.guard)
         yield from _report(st, enc, verdicts)
     # Report each place once, and only the outermost of nested opaque parts (`str(a.b)` holds `a.b`).
     places = sorted({(e.span.source.path, e.span.start, -e.span.end): e for e in enc.opaque_exprs
@@ -71,7 +71,7 @@ def _analyse_state(st: State, enc: Encoder, s: z3.Solver) -> list:
     first_default = next((e.index for e in st.edges if e.guard is None), len(st.edges) - 1)
     live = st.edges[: first_default + 1]  # edges after the default are SKM203 already
     enc.begin(e.guard for e in live)
-    guards = [z3.BoolVal(True) if e.guard is None else enc.bool(e.guard) for e in live]
+    guards = [z3.BoolVal(True) if e.guard is None else enc.fires(e.guard) for e in live]
     s.push()
     s.add(*enc.domain)
     for e, g in zip(live, guards):
@@ -163,7 +163,7 @@ def check_judge_coverage(m: Machine, context: CheckContext | None = None) -> Ite
         else:
             enc.begin(e.guard for e in st.edges)
             term = enc.var(var.name).term
-            guards = [z3.BoolVal(True) if e.guard is None else enc.bool(e.guard) for e in st.edges]
+            guards = [z3.BoolVal(True) if e.guard is None else enc.fires(e.guard) for e in st.edges]
             if any(st.writes[0] in ir.variables(o) for o in enc.opaque_exprs if _in_state(o, st)):
                 continue  # encoding the guards may have created opaque terms over the label
 

@@ -9,15 +9,20 @@ lexicographic argument (the outer counter pays for the outer cycle, and may
 reset the inner counter, which pays for the inner one). A component with no
 paying counter is an unpaid cycle (SKM250, listing its states and one cycle).
 
-Separately, every edge that increments a counter must have a guard that implies
-`counter + step <= max` (SKM251, with a Z3 witness), or the runtime would
-overflow into the fallback.
+Several assignments to one counter on an edge are composed left to right
+(`effect`): a net increment pays, anything with a reset does not. Separately,
+every edge that changes a counter must keep each intermediate value within the
+maximum, as the runtime checks after every assignment: its guard implies
+`counter + rise <= max` for the largest rise before a reset, and no value after
+a reset exceeds `max` (SKM251, with a Z3 witness), or the runtime would overflow
+into the fallback.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 
+import attrs
 import z3
 
 from skillc.check.context import CheckContext, memo, timeout_ms
@@ -28,18 +33,55 @@ from skillc.ir import expr as ir
 from skillc.ir.machine import Edge, Machine
 
 
-def _step(e: Edge, counter: str) -> int | None:
-    """The positive constant an edge adds to `counter`, if that is all it does to it."""
-    step = None
+@attrs.frozen
+class Effect:
+    """What the assignments of one edge do to one counter, composed left to right.
+
+    `step` is the net increment when no assignment resets the counter (None after a
+    reset, whose final value is `reset`). The runtime checks the bound after every
+    assignment, so `rise` is the largest increment reached relative to the value
+    before the edge (0 when a reset comes first), and `peak` the largest value
+    reached after a reset (None without one).
+    """
+
+    step: int | None
+    reset: int | None
+    rise: int
+    peak: int | None
+
+
+def effect(e: Edge, counter: str) -> Effect | None:
+    """The composed effect of an edge's assignments on `counter`; None when the edge leaves it alone."""
+    base: int | None = None  # None: relative to the value before the edge
+    offset = rise = 0
+    peak: int | None = None
+    touched = False
     for a in e.assigns:
         if a.var != counter:
             continue
-        if a.op == "+=" and isinstance(a.value, ir.Const) and isinstance(a.value.value, int) \
-                and not isinstance(a.value.value, bool) and a.value.value > 0 and step is None:
-            step = a.value.value
+        touched = True
+        value = a.value.value if isinstance(a.value, ir.Const) and type(a.value.value) is int else None
+        if value is None or a.op not in ("+=", "="):
+            return Effect(None, None, 0, None)  # ruled out by lowering (SKM139); never counts as paying
+        if a.op == "=":
+            base, offset = value, 0
         else:
-            return None
-    return step
+            offset += value
+        if base is None:
+            rise = max(rise, offset)
+        else:
+            peak = max(peak if peak is not None else base + offset, base + offset)
+    if not touched:
+        return None
+    if base is None:
+        return Effect(offset if offset > 0 else None, None, rise, None)
+    return Effect(None, base + offset, rise, peak)
+
+
+def _step(e: Edge, counter: str) -> int | None:
+    """The positive net increment of an edge to `counter`, when it does not reset it."""
+    eff = effect(e, counter)
+    return eff.step if eff is not None else None
 
 
 def _resets(e: Edge, counters: set[str]) -> set[str]:
@@ -101,44 +143,55 @@ def _unpaid(m: Machine, comp, succ, members, incremented, reset) -> Diagnostic:
 
 
 def _check_increment_guards(m: Machine, context: CheckContext | None) -> Iterator[Diagnostic]:
+    """Every edge's guard keeps each counter it changes within bounds, after every assignment."""
     enc = encoder(m, context)
     s = solver(timeout_ms(context))
     proven: set[str] = set()  # canonical questions already answered "never overflows"
     for st in m.states.values():
         for e in st.edges:
-            for a in e.assigns:
-                var = m.variables.get(a.var)
-                if var is None or not var.is_counter:
+            for name in dict.fromkeys(a.var for a in e.assigns):
+                var = m.variables.get(name)
+                eff = effect(e, name) if var is not None and var.is_counter else None
+                if eff is None or (eff.rise <= 0 and (eff.peak is None or eff.peak <= var.max)):
                     continue
-                step = _step(e, a.var)
-                if step is None:
-                    continue
-                key = canonical_key(m, [e.guard, ir.Var(var.type, name=a.var)]) + f"+{step}"
+                key = canonical_key(m, [e.guard, ir.Var(var.type, name=name)]) + f"+{eff.rise}/{eff.peak}"
                 if key in proven:
                     continue
-                enc.begin([e.guard])
-                c = enc.var(a.var).term
-                guard = z3.BoolVal(True) if e.guard is None else enc.bool(e.guard)
-                s.push()
-                s.add(*enc.domain)
-                result = s.check(guard, c + step > var.max)
-                if result == z3.sat:
-                    names = ir.variables(e.guard) | {a.var}
-                    witness = describe_model(s.model(), enc, names)
-                    s.pop()
-                    yield make("SKM251", f"edge {e.index + 1} of `{st.name}` can push counter `{a.var}` past its "
-                               f"maximum {var.max}", e.guard.span if e.guard is not None else e.span,
-                               label=f"does not imply `{a.var} + {step} <= {var.max}`" if step != 1
-                               else f"does not imply `{a.var} < {var.max}`",
-                               witness=witness,
-                               hint=f"guard the edge with `{a.var} < {var.max - step + 1}`")
-                    continue
-                s.pop()
-                if result == z3.unsat:
-                    proven.add(key)
-                if result == z3.unknown:
-                    yield make("SKM252", f"the solver could not prove that edge {e.index + 1} of `{st.name}` keeps "
-                               f"`{a.var}` within {var.max}", e.guard.span if e.guard is not None else e.span,
-                               label="bound not proven",
-                               hint=f"guard the edge with a plain `{a.var} < {var.max - step + 1}`, "
-                               "or raise the SMT timeout")
+                yield from _increment_question(m, st, e, var, eff, enc, s, proven, key)
+
+
+def _increment_question(m: Machine, st, e: Edge, var, eff: Effect, enc, s, proven: set[str], key: str):
+    """Ask whether the edge can fire with its assignments taking `var` past its maximum."""
+    enc.begin([e.guard])
+    c = enc.var(var.name).term
+    guard = z3.BoolVal(True) if e.guard is None else enc.fires(e.guard)
+    over = [c + eff.rise > var.max] if eff.rise > 0 else []
+    if eff.peak is not None and eff.peak > var.max:
+        over.append(z3.BoolVal(True))
+    where = e.guard.span if e.guard is not None else e.span
+    s.push()
+    s.add(*enc.domain)
+    result = s.check(guard, z3.Or(over))
+    if result == z3.sat:
+        witness = describe_model(s.model(), enc, ir.variables(e.guard) | {var.name})
+        s.pop()
+        if eff.peak is not None and eff.peak > var.max:
+            yield make("SKM251", f"edge {e.index + 1} of `{st.name}` sets counter `{var.name}` to {eff.peak}, past "
+                       f"its maximum {var.max}", e.span, label=f"reaches {eff.peak}", witness=witness,
+                       hint=f"keep the assignments to `{var.name}` on this edge within 0 … {var.max}")
+            return
+        step = eff.rise
+        yield make("SKM251", f"edge {e.index + 1} of `{st.name}` can push counter `{var.name}` past its "
+                   f"maximum {var.max}", where,
+                   label=f"does not imply `{var.name} + {step} <= {var.max}`" if step != 1
+                   else f"does not imply `{var.name} < {var.max}`",
+                   witness=witness, hint=f"guard the edge with `{var.name} < {var.max - step + 1}`")
+        return
+    s.pop()
+    if result == z3.unsat:
+        proven.add(key)
+    elif result == z3.unknown:
+        yield make("SKM252", f"the solver could not prove that edge {e.index + 1} of `{st.name}` keeps "
+                   f"`{var.name}` within {var.max}", where, label="bound not proven",
+                   hint=f"guard the edge with a plain `{var.name} < {var.max - eff.rise + 1}`, "
+                   "or raise the SMT timeout")

@@ -4,8 +4,10 @@ The document is `--skill PATH`, else the machine's `source`, relative to the
 machine file. Both texts are normalised (markdown emphasis, code ticks, links,
 list markers and runs of whitespace removed) before searching. Rejected
 (SKM223): a quotation that does not occur, with the nearest passage and its
-line. A declared source that cannot be read is SKM224. Rules brought in by a
-fragment quote the fragment, not the skill, and are skipped.
+line. A quotation of fewer than `quote-min-words` words (default 3) is SKM225:
+any short text occurs somewhere. A declared source that cannot be read is
+SKM224. Rules of fragments defined in the machine's own file are checked too
+(once each); rules of imported fragments quote the fragment and are skipped.
 """
 
 from __future__ import annotations
@@ -15,20 +17,51 @@ import re
 from collections.abc import Iterator
 from pathlib import Path
 
-from skillc.check.context import CheckContext
+from skillc.check.context import DEFAULT_QUOTE_MIN_WORDS, CheckContext
 from skillc.diagnostics import Diagnostic, make
-from skillc.ir.machine import Machine
+from skillc.ir.machine import Machine, Rule
 
 _LINK = re.compile(r"!?\[([^\]]*)\]\([^)]*\)")
 _EMPHASIS = re.compile(r"\*\*|__|\*|(?<![\w])_|_(?![\w])|`|~~")
-_MARKER = re.compile(r"^\s*(?:[-*+>]|\d+[.)]|#+)\s+", re.M)
+_MARKER = re.compile(r"^\s*(?:[-*+>]|#+)\s+")
+_ORDERED = re.compile(r"^\s*(\d{1,9})[.)](?:\s+|$)")
 _SPACE = re.compile(r"\s+")
+_WORD = re.compile(r"\w+")
+
+
+def _strip_markers(text: str) -> str:
+    """Remove the block markers (bullets, `1.`, `>`, `#`) that open a line, as CommonMark reads them.
+
+    An ordered item may interrupt a paragraph only when it starts at 1 (CommonMark 5.2),
+    so a hard-wrapped line such as `100. items a day` inside a paragraph is text. Inside
+    a list, a numbered line opens the next item whatever its number.
+    """
+    out = []
+    paragraph = in_list = False
+    for line in text.split("\n"):
+        if not line.strip():
+            paragraph = False
+            out.append(line)
+            continue
+        bullet = _MARKER.match(line)
+        ordered = _ORDERED.match(line)
+        if bullet:
+            in_list = not bullet.group(0).strip().startswith(("#", ">"))
+            line = line[bullet.end():]
+        elif ordered and (not paragraph or in_list or int(ordered.group(1)) == 1):
+            in_list = True
+            line = line[ordered.end():]
+        elif not paragraph:
+            in_list = False
+        paragraph = not (bullet and bullet.group(0).strip().startswith("#"))  # a heading is one line
+        out.append(line)
+    return "\n".join(out)
 
 
 def normalise(text: str) -> str:
     """Text with markdown decoration and layout removed, for verbatim comparison."""
     text = _LINK.sub(r"\1", text)
-    text = _MARKER.sub("", text)
+    text = _strip_markers(text)
     text = _EMPHASIS.sub("", text)
     text = text.replace("\u2019", "'").replace("\u201c", '"').replace("\u201d", '"')
     return _SPACE.sub(" ", text).strip()
@@ -65,9 +98,22 @@ def nearest_passage(quote: str, lines: list[str]) -> tuple[int, str, float]:
     return best
 
 
+def _own_rules(m: Machine) -> list[Rule]:
+    """The rules whose quotations come from the machine's skill: its own, and those of fragments defined
+    in the machine's file (each once, however many instances copy it). Imported fragments quote their own text."""
+    here = m.span.source if m.span is not None else None
+    out: dict[object, Rule] = {}
+    for r in m.rules:
+        if not r.from_fragment:
+            out[id(r)] = r
+        elif here is not None and r.span is not None and r.span.source is here:
+            out.setdefault((r.span.start, r.span.end), r)
+    return list(out.values())
+
+
 def check_quotes(m: Machine, context: CheckContext | None = None) -> Iterator[Diagnostic]:
-    """Each rule's quotation occurs verbatim (modulo markdown) in the skill document."""
-    own = [r for r in m.rules if not r.from_fragment]
+    """Each rule's quotation is a meaningful span that occurs verbatim (modulo markdown) in the skill document."""
+    own = _own_rules(m)
     doc = skill_document(m, context)
     if doc is None or not own:
         return
@@ -80,7 +126,14 @@ def check_quotes(m: Machine, context: CheckContext | None = None) -> Iterator[Di
         return
     haystack = normalise(text)
     lines = text.splitlines()
+    least = context.quote_min_words if context is not None else DEFAULT_QUOTE_MIN_WORDS
     for rule in own:
+        words = len(_WORD.findall(normalise(rule.quote)))
+        if words < least:
+            yield make("SKM225", f"the quotation of this rule has {words} word{'s' if words != 1 else ''}; "
+                       f"a quotation needs at least {least}", rule.span, label="too short to locate",
+                       hint="quote the whole sentence the rule encodes (or set `quote-min-words`)")
+            continue
         if normalise(rule.quote) in haystack:
             continue
         line, passage, ratio = nearest_passage(rule.quote, lines)

@@ -1,17 +1,26 @@
 """Encode IR guards into Z3 formulas.
 
-Supported precisely: ints, floats (as reals), bools, enums (as label indices in
-sorted label order, so enums with equal label sets agree), strings by equality,
-concatenation, `contains` and length, list and map length, optionals (a none
-flag beside the value), counters (0 ≤ c ≤ max). Anything else — record fields,
-indexing, `quote`, membership in a list or map — becomes an *opaque* term: a
-fresh variable of the right type, shared by structurally equal expressions so
-that `r.x > 0 and r.x < 0` is still unsatisfiable. Opaque terms are recorded so
-the checker can report them (over-approximation is sound for "can this fire?").
+Supported precisely: ints, floats as IEEE doubles (comparisons; arithmetic on
+floats rounds and is opaque), bools, enums (as label indices in sorted label
+order, so enums with equal label sets agree), strings by equality,
+concatenation, `contains` and length, list and map length, list indexing's
+range, optionals (a none flag beside the value), counters (0 ≤ c ≤ max).
+Anything else — record fields, map lookups, `quote`, membership in a list or
+map — becomes an *opaque* term: a fresh variable of the right type, shared by
+structurally equal expressions so that `r.x > 0 and r.x < 0` is still
+unsatisfiable. Opaque terms are recorded so the checker can report them
+(over-approximation is sound for "can this fire?").
+
+A guard that fails at run time (index out of range, division by zero, …) is
+false there, so each value carries `ok`, when its evaluation does not fail;
+`Encoder.fires` is "ok and true", short-circuiting like the runtime. An opaque
+part that can fail has an unknown `ok` of its own.
 """
 
 from __future__ import annotations
 
+import fractions
+import math
 import re
 from collections.abc import Iterable
 
@@ -28,11 +37,26 @@ from skillc.syntax.strings import encode_plain
 class Val:
     """A Z3 term for an IR value; `none` is the none flag of an optional (None: never none)."""
 
-    kind: str  # int, real, bool, str, enum, other
+    kind: str  # int, fp (IEEE double), bool, str, enum, code, none, other
     term: z3.ExprRef | None
     none: z3.BoolRef | None = None
     labels: tuple[str, ...] = ()
     domain: list = attrs.Factory(list)
+    ok: z3.BoolRef | None = None  # when evaluating it does not fail at run time (None: never fails)
+
+
+FLOAT = z3.Float64()
+
+
+def _all(*oks: z3.BoolRef | None) -> z3.BoolRef | None:
+    """The conjunction of definedness conditions (None: always defined)."""
+    parts = [o for o in oks if o is not None]
+    return None if not parts else parts[0] if len(parts) == 1 else z3.And(parts)
+
+
+def _with_ok(v: Val, *oks: z3.BoolRef | None) -> Val:
+    ok = _all(v.ok, *oks)
+    return v if ok is v.ok else attrs.evolve(v, ok=ok)
 
 
 def _sorted_labels(t: T.EnumT) -> tuple[str, ...]:
@@ -86,7 +110,7 @@ class Encoder:
             v = z3.Int(name)
             return Val("int", v, domain=[v >= 0, v <= counter_max] if counter_max is not None else [])
         if isinstance(t, T.FloatT):
-            return Val("real", z3.Real(name))
+            return Val("fp", z3.FP(name, FLOAT))
         if isinstance(t, T.BoolT):
             return Val("bool", z3.Bool(name))
         if isinstance(t, T.StrT):
@@ -107,24 +131,32 @@ class Encoder:
             self.vars[name] = self._fresh(name, v.type, v.max if v.is_counter else None)
         return self._touch(self.vars[name])
 
-    def _opaque(self, e: ir.Expr) -> Val:
+    def _opaque(self, e: ir.Expr, total: bool = False) -> Val:
+        """An unknown value of the expression's type; unless `total`, evaluating it may also fail at run time."""
         key = repr(e)
         if key not in self.opaque:
             self._uid += 1
-            self.opaque[key] = self._fresh(f"⟨{self._uid}⟩", e.type)
+            v = self._fresh(f"⟨{self._uid}⟩", e.type)
+            self.opaque[key] = attrs.evolve(v, ok=z3.Bool(f"⟨{self._uid}⟩ok"))
         self.opaque_exprs.append(e)  # every place, so each one can be reported
-        return self._touch(self.opaque[key])
+        v = self._touch(self.opaque[key])
+        return attrs.evolve(v, ok=None) if total else v
 
     # ------------------------------------------------------------ expressions
 
-    def bool(self, e: ir.Expr) -> z3.BoolRef:
-        """The formula of a Boolean expression."""
+    def fires(self, e: ir.Expr) -> z3.BoolRef:
+        """When a guard lets its edge fire: it evaluates without error (an error counts as false) and holds."""
+        v = self._boolean(e)
+        return v.term if v.ok is None else z3.And(v.ok, v.term)
+
+    def _boolean(self, e: ir.Expr) -> Val:
+        """A Boolean expression's value (a none counts as false) and when it evaluates without error."""
         v = self.encode(e)
         if v.kind != "bool" or v.term is None:
             v = self._opaque(e)
         if v.none is not None:
-            return z3.And(z3.Not(v.none), v.term)
-        return v.term
+            return Val("bool", z3.And(z3.Not(v.none), v.term), ok=v.ok)
+        return v
 
     def encode(self, e: ir.Expr) -> Val:
         method = getattr(self, "_" + type(e).__name__, None)
@@ -161,7 +193,7 @@ class Encoder:
         if isinstance(value, int):
             return Val("int", z3.IntVal(value))
         if isinstance(value, float):
-            return Val("real", z3.RealVal(value))
+            return Val("fp", z3.FPVal(value, FLOAT))
         if isinstance(value, str):
             literal = _string_literal(value)
             return Val("str", literal) if literal is not None else self._opaque(e)
@@ -172,55 +204,101 @@ class Encoder:
         return Val("enum", z3.IntVal(labels.index(e.value)), labels=labels)
 
     def _Not(self, e: ir.Not) -> Val:
-        return Val("bool", z3.Not(self.bool(e.operand)))
+        v = self._boolean(e.operand)
+        return Val("bool", z3.Not(v.term), ok=v.ok)
 
     def _Neg(self, e: ir.Neg) -> Val:
         v = self.encode(e.operand)
-        if v.kind in ("int", "real") and v.none is None:
-            return Val(v.kind, -v.term)
+        if v.kind == "int" and v.none is None:
+            return Val("int", -v.term, ok=v.ok)
+        if v.kind == "fp" and v.none is None:
+            return Val("fp", z3.fpNeg(v.term), ok=v.ok)
         return self._opaque(e)
 
     def _InSet(self, e: ir.InSet) -> Val:
-        return Val("bool", z3.Or([self._equal(e.operand, i) for i in e.items]) if e.items else z3.BoolVal(False))
+        tests = [self._equal(e.operand, i) for i in e.items]
+        return Val("bool", z3.Or([t.term for t in tests]) if tests else z3.BoolVal(False),
+                   ok=_all(*(t.ok for t in tests)))
 
     def _BinOp(self, e: ir.BinOp) -> Val:
         op = e.op
-        if op == "and":
-            return Val("bool", z3.And(self.bool(e.left), self.bool(e.right)))
-        if op == "or":
-            return Val("bool", z3.Or(self.bool(e.left), self.bool(e.right)))
+        if op in ("and", "or"):
+            # Short-circuit, as the runtime evaluates: the right side is evaluated (and may fail) only when needed.
+            a, b = self._boolean(e.left), self._boolean(e.right)
+            needed = a.term if op == "and" else z3.Not(a.term)
+            term = z3.And(a.term, b.term) if op == "and" else z3.Or(a.term, b.term)
+            return Val("bool", term, ok=_all(a.ok, z3.Implies(needed, b.ok) if b.ok is not None else None))
         if op == "==":
-            return Val("bool", self._equal(e.left, e.right))
+            return self._equal(e.left, e.right)
         if op == "!=":
-            return Val("bool", z3.Not(self._equal(e.left, e.right)))
+            v = self._equal(e.left, e.right)
+            return Val("bool", z3.Not(v.term), ok=v.ok)
         if op == "++":
             left, right = self._text(e.left), self._text(e.right)
             if left is None or right is None:
                 return self._opaque(e)
-            return Val("str", z3.Concat(left, right))
+            return Val("str", z3.Concat(left[0], right[0]), ok=_all(left[1], right[1]))
         a, b = self.encode(e.left), self.encode(e.right)
-        if a.kind not in ("int", "real") or b.kind not in ("int", "real") or a.none is not None or b.none is not None:
+        if a.kind not in ("int", "fp") or b.kind not in ("int", "fp") or a.none is not None or b.none is not None:
             return self._opaque(e)
+        ok = _all(a.ok, b.ok)
+        if a.kind == "fp" or b.kind == "fp" or op == "/":
+            return self._float_op(e, a, b, ok)
         x, y = a.term, b.term
-        real = "real" in (a.kind, b.kind) or op == "/"
-        if real:
-            x = z3.ToReal(x) if a.kind == "int" else x
-            y = z3.ToReal(y) if b.kind == "int" else y
         if op in ("<", "<=", ">", ">="):
-            return Val("bool", {"<": x < y, "<=": x <= y, ">": x > y, ">=": x >= y}[op])
+            return Val("bool", _compare(op, x, y), ok=ok)
         if op == "+":
-            return Val("real" if real else "int", x + y)
+            return Val("int", x + y, ok=ok)
         if op == "-":
-            return Val("real" if real else "int", x - y)
+            return Val("int", x - y, ok=ok)
         if op == "*":
-            return Val("real" if real else "int", x * y)
-        if op == "/":
-            return Val("real", x / y)
-        if op == "%" and not real:
+            return Val("int", x * y, ok=ok)
+        if op == "%":
             # Python's `%` takes the sign of the divisor; Z3's integer mod is never negative.
             r = x % y
-            return Val("int", z3.If(z3.And(y < 0, r != 0), r + y, r))
+            return Val("int", z3.If(z3.And(y < 0, r != 0), r + y, r), ok=_all(ok, y != 0))
         return self._opaque(e)
+
+    def _float_op(self, e: ir.BinOp, a: Val, b: Val, ok) -> Val:
+        """Arithmetic and comparison with a float operand; floats are IEEE doubles (Python's floats).
+
+        Comparing two floats is exact (NaN compares false, -0.0 == 0.0). Float
+        arithmetic rounds, and bit-precise rounding costs the solver seconds per
+        question, so its result is opaque (an unknown double; `/` may also fail, on
+        zero). An int beside a float is converted with rounding (and fails past the
+        double range), and `int / int` is a correctly rounded quotient: opaque too,
+        except a comparison of an int with a float constant, which Python decides exactly.
+        """
+        op = e.op
+        if a.kind == "fp" and b.kind == "fp":
+            x, y = a.term, b.term
+            if op in ("<", "<=", ">", ">="):
+                return Val("bool", _FP_COMPARE[op](x, y), ok=ok)
+            if op in ("+", "-", "*"):
+                return _with_ok(self._opaque(e, total=True), ok)
+            if op == "/":
+                return _with_ok(self._opaque(e, total=True), ok, z3.Not(z3.fpIsZero(y)))
+            return self._opaque(e)
+        if op in ("<", "<=", ">", ">="):
+            exact = self._int_float(e.left, a, e.right, b)
+            if exact is not None:
+                x, y, kind = exact
+                return Val("bool", _compare(op, x, y) if kind == "real" else _FP_COMPARE[op](x, y), ok=ok)
+        return self._opaque(e)
+
+    def _int_float(self, left: ir.Expr, a: Val, right: ir.Expr, b: Val):
+        """An int beside a float as two comparable terms, where Python's exact comparison can be expressed:
+        beside a finite float constant both become reals; an int constant within ±2**53 (so exactly a double)
+        beside a float becomes that double. Returns (x, y, "real" | "fp"), or None."""
+        (ie, iv), (fe, fv) = ((left, a), (right, b)) if a.kind == "int" else ((right, b), (left, a))
+        if isinstance(fe, ir.Const) and isinstance(fe.value, float) and math.isfinite(fe.value):
+            pair = (z3.ToReal(iv.term), z3.RealVal(str(fractions.Fraction(fe.value))))
+            kind = "real"
+        elif isinstance(ie, ir.Const) and type(ie.value) is int and abs(ie.value) <= 2**53:
+            pair, kind = (z3.FPVal(float(ie.value), FLOAT), fv.term), "fp"
+        else:
+            return None
+        return (*(pair if a.kind == "int" else pair[::-1]), kind)
 
     def _Call(self, e: ir.Call) -> Val:
         if e.func == "len":
@@ -233,25 +311,36 @@ class Encoder:
                 return self._touch(self.vars[key])
             v = self.encode(arg)
             if v.none is not None:
-                return self._opaque(e)
+                return _with_ok(self._opaque(e, total=True), v.ok)
             if v.kind == "str":
-                return Val("int", z3.Length(v.term))
+                return Val("int", z3.Length(v.term), ok=v.ok)
             if isinstance(arg, ir.Var) and isinstance(T.strip_optional(arg.type), (T.ListT, T.MapT)):
                 return Val("int", v.term)
-            return self._opaque(e)
+            return _with_ok(self._opaque(e, total=True), v.ok)
         if e.func == "str":
             text = self._text(e.args[0])
-            return Val("str", text) if text is not None else self._opaque(e)
+            return Val("str", text[0], ok=text[1]) if text is not None else self._opaque(e, total=True)
         if e.func == "quote":
             # shlex.quote leaves a non-empty string of safe characters as it is; anything else is opaque.
             text = self._text(e.args[0])
             if text is None:
-                return self._opaque(e)
-            return Val("str", z3.If(z3.InRe(text, _SAFE_SHELL), text, self._opaque(e).term))
+                return self._opaque(e, total=True)
+            return Val("str", z3.If(z3.InRe(text[0], _SAFE_SHELL), text[0], self._opaque(e, total=True).term),
+                       ok=text[1])
         if e.func == "contains":
             hay, needle = (self.encode(a) for a in e.args)
             if hay.kind == "str" and needle.kind == "str" and hay.none is None and needle.none is None:
-                return Val("bool", z3.Contains(hay.term, needle.term))
+                return Val("bool", z3.Contains(hay.term, needle.term), ok=_all(hay.ok, needle.ok))
+        return self._opaque(e)
+
+    def _GetIndex(self, e: ir.GetIndex) -> Val:
+        """`list[i]`: an opaque item, defined exactly when `-len ≤ i < len` (Python indexing); others opaque."""
+        obj = e.obj
+        if isinstance(obj, ir.Var) and isinstance(obj.type, T.ListT):
+            n, key = self.encode(obj), self.encode(e.key)
+            if n.term is not None and key.kind == "int" and key.none is None:
+                inside = z3.And(key.term >= -n.term, key.term < n.term)
+                return _with_ok(self._opaque(e, total=True), key.ok, inside)
         return self._opaque(e)
 
     # ------------------------------------------------------------ helpers
@@ -263,48 +352,59 @@ class Encoder:
             return Val("code", self._code_of(e.value))
         return v
 
-    def _text(self, e: ir.Expr) -> z3.SeqRef | None:
-        """The string a scalar prints as, when it can be expressed."""
+    def _text(self, e: ir.Expr) -> tuple[z3.SeqRef, z3.BoolRef | None] | None:
+        """The string a scalar prints as, when it can be expressed, and when evaluating it does not fail."""
         v = self.encode(e)
         if v.none is not None or v.term is None:
             return None
         if v.kind == "str":
-            return v.term
+            return v.term, v.ok
         if v.kind == "int":
             x = v.term
-            return z3.If(x >= 0, z3.IntToStr(x), z3.Concat(z3.StringVal("-"), z3.IntToStr(-x)))
+            return z3.If(x >= 0, z3.IntToStr(x), z3.Concat(z3.StringVal("-"), z3.IntToStr(-x))), v.ok
         if v.kind == "bool":
-            return z3.If(v.term, z3.StringVal("true"), z3.StringVal("false"))
+            return z3.If(v.term, z3.StringVal("true"), z3.StringVal("false")), v.ok
         if v.kind == "enum":
             out = z3.StringVal(v.labels[-1])
             for i in range(len(v.labels) - 2, -1, -1):
                 out = z3.If(v.term == i, z3.StringVal(v.labels[i]), out)
-            return out
+            return out, v.ok
         return None
 
-    def _equal(self, left: ir.Expr, right: ir.Expr) -> z3.BoolRef:
+    def _equal(self, left: ir.Expr, right: ir.Expr) -> Val:
+        """`left == right` (never fails itself; its operands may)."""
         a, b = self.encode(left), self.encode(right)
+        ok = _all(a.ok, b.ok)
         if a.kind == "code" or b.kind == "code":
             a, b = (self._code_side(left, a), self._code_side(right, b))
         if a.kind == "none" or b.kind == "none":
             other = b if a.kind == "none" else a
             if other.kind == "none":
-                return z3.BoolVal(True)
-            return other.none if other.none is not None else z3.BoolVal(False)
-        if a.term is None or b.term is None or not _same_sort(a, b):
-            return self._opaque(ir.BinOp(T.BOOL, op="==", left=left, right=right)).term
-        x, y = a.term, b.term
-        if {a.kind, b.kind} == {"int", "real"}:
-            x = z3.ToReal(x) if a.kind == "int" else x
-            y = z3.ToReal(y) if b.kind == "int" else y
-        same = x == y
+                return Val("bool", z3.BoolVal(True), ok=ok)
+            return Val("bool", other.none if other.none is not None else z3.BoolVal(False), ok=ok)
+        if {a.kind, b.kind} == {"int", "fp"}:
+            exact = self._int_float(left, a, right, b)
+            if exact is None:
+                return _with_ok(self._opaque(ir.BinOp(T.BOOL, op="==", left=left, right=right), total=True), ok)
+            same = exact[0] == exact[1] if exact[2] == "real" else z3.fpEQ(exact[0], exact[1])
+        elif a.term is None or b.term is None or not _same_sort(a, b):
+            return _with_ok(self._opaque(ir.BinOp(T.BOOL, op="==", left=left, right=right), total=True), ok)
+        else:
+            same = z3.fpEQ(a.term, b.term) if a.kind == "fp" else a.term == b.term
         if a.none is not None and b.none is not None:
-            return z3.Or(z3.And(a.none, b.none), z3.And(z3.Not(a.none), z3.Not(b.none), same))
-        if a.none is not None:
-            return z3.And(z3.Not(a.none), same)
-        if b.none is not None:
-            return z3.And(z3.Not(b.none), same)
-        return same
+            same = z3.Or(z3.And(a.none, b.none), z3.And(z3.Not(a.none), z3.Not(b.none), same))
+        elif a.none is not None:
+            same = z3.And(z3.Not(a.none), same)
+        elif b.none is not None:
+            same = z3.And(z3.Not(b.none), same)
+        return Val("bool", same, ok=ok)
+
+
+_FP_COMPARE = {"<": z3.fpLT, "<=": z3.fpLEQ, ">": z3.fpGT, ">=": z3.fpGEQ}
+
+
+def _compare(op: str, x, y) -> z3.BoolRef:
+    return {"<": x < y, "<=": x <= y, ">": x > y, ">=": x >= y}[op]
 
 
 _Z3_MAX_CHAR = 0x2FFFF
@@ -370,9 +470,7 @@ def _string_modes(exprs: list[ir.Expr], machine: Machine) -> dict[str, str]:
 
 
 def _same_sort(a: Val, b: Val) -> bool:
-    if a.kind == b.kind:
-        return a.kind != "enum" or a.labels == b.labels
-    return {a.kind, b.kind} == {"int", "real"}
+    return a.kind == b.kind and (a.kind != "enum" or a.labels == b.labels)
 
 
 def _unescape(text: str) -> str:
@@ -411,15 +509,26 @@ def describe_model(model: z3.ModelRef, enc: Encoder, names: Iterable[str]) -> li
             text = v.labels[idx] if 0 <= idx < len(v.labels) else str(value)
         elif v.kind == "str":
             text = encode_plain(_unescape(value.as_string())) if z3.is_string_value(value) else str(value)
-        elif v.kind == "real":
-            text = value.as_decimal(6).rstrip("?") if z3.is_algebraic_value(value) or z3.is_rational_value(value) \
-                else str(value)
+        elif v.kind == "fp":
+            text = repr(float_value(model, v.term))
         elif v.kind == "other":
             text = f"a value of length {value}"
         else:
             text = str(value).lower() if v.kind == "bool" else str(value)
         out.append(f"{name} = {text}")
     return out
+
+
+def float_value(model: z3.ModelRef, term: z3.FPRef) -> float:
+    """The Python float a model gives an IEEE double term."""
+    value = model.eval(term, model_completion=True)
+    if value.isNaN():
+        return math.nan
+    if value.isInf():
+        return -math.inf if value.isNegative() else math.inf
+    real = model.eval(z3.fpToReal(value), model_completion=True)
+    out = float(real.as_fraction())
+    return -0.0 if value.isZero() and value.isNegative() else out
 
 
 def solver(timeout_ms: int) -> z3.Solver:

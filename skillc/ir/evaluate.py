@@ -2,8 +2,8 @@
 
 Values are JSON-like: `str`, `int`, `float`, `bool`, `None` (none), lists,
 dicts (maps and records) and enum labels as `str`. Errors that depend on
-values (a missing key, an index out of range, division by zero, an unset
-variable) raise `EvalError`; type errors cannot happen in a lowered machine.
+values (a missing key, an index out of range, division by zero, an int too
+large for a float, an unset variable) raise `EvalError`; type errors cannot happen in a lowered machine.
 """
 
 from __future__ import annotations
@@ -90,6 +90,8 @@ def _binop(e: ir.BinOp, env):
             return a % b
     except ZeroDivisionError:
         raise EvalError(f"division by zero in `{op}`") from None
+    except OverflowError:  # an int beyond the range of a float, beside a float or in `/`
+        raise EvalError(f"number too large for a float in `{op}`") from None
     except TypeError:
         raise EvalError(f"`{op}` on none") from None
     raise AssertionError(op)
@@ -128,9 +130,14 @@ def _call(e: ir.Call, env):
         return text(args[0])
     if e.func == "quote":
         return shlex.quote(text(args[0]))
+    if e.func == "trusted":
+        return args[0]
     if e.func == "contains":
         hay, needle = args
-        return hay is not None and needle in hay
+        try:
+            return hay is not None and needle in hay
+        except TypeError:  # none looked up in a string
+            raise EvalError("`contains` of none in a string") from None
     raise AssertionError(e.func)
 
 

@@ -13,7 +13,7 @@ from skillc.syntax import nodes as n
 
 _COMPARE = {"==", "!=", "<", "<=", ">", ">="}
 _ARITH = {"+", "-", "*", "/", "%"}
-FUNCTIONS = ("len", "str", "contains", "quote")
+FUNCTIONS = ("len", "str", "contains", "quote", "trusted")
 
 
 class ExprLowerer:
@@ -246,7 +246,7 @@ class ExprLowerer:
             return self._error("SKM130", f"unknown function `{e.func}`", e, label="not a built-in",
                                hint=did_you_mean(e.func, FUNCTIONS) or "built-ins: " + ", ".join(FUNCTIONS))
         args = tuple(self.lower(a) for a in e.args)
-        arity = {"len": 1, "str": 1, "contains": 2, "quote": 1}[e.func]
+        arity = {"len": 1, "str": 1, "contains": 2, "quote": 1, "trusted": 1}[e.func]
         if len(args) != arity:
             return self._error("SKM130", f"`{e.func}` takes {arity} argument{'s' if arity > 1 else ''}, "
                                f"got {len(args)}", e)
@@ -261,6 +261,8 @@ class ExprLowerer:
             if not T.is_scalar(T.strip_optional(args[0].type)):
                 return self._error("SKM130", f"`quote` shell-quotes a scalar, not {T.show(args[0].type)}", e.args[0])
             return ir.Call(T.STR, func="quote", args=args, span=e.span)
+        if e.func == "trusted":  # the value unchanged: marks text meant as shell code (see check/injection.py)
+            return ir.Call(args[0].type, func="trusted", args=args, span=e.span)
         if e.func == "str":  # scalars as text; lists, maps and records as JSON
             return ir.Call(T.STR, func="str", args=args, span=e.span)
         hay, needle = args

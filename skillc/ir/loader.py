@@ -8,6 +8,7 @@ nearest folder above the entry file holding `skillc.toml`, `pyproject.toml` or
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import attrs
@@ -25,7 +26,10 @@ _MARKERS = ("skillc.toml", "pyproject.toml", ".git")
 
 def project_root(entry: Path) -> Path:
     """The folder imports are confined to."""
-    start = entry.resolve().parent
+    try:
+        start = entry.resolve().parent
+    except (OSError, RuntimeError, ValueError):  # a symlink loop or a NUL byte: reading reports it
+        start = Path(os.path.abspath(entry)).parent if "\x00" not in str(entry) else Path.cwd()
     for folder in (start, *start.parents):
         if any((folder / m).exists() for m in _MARKERS):
             return folder
@@ -52,6 +56,10 @@ class ImportCache:
 
     def __init__(self) -> None:
         self.done: dict[Path, Lowered | None] = {}
+
+
+#: How many files deep imports may nest (a chain, not the number of files imported).
+MAX_IMPORT_DEPTH = 64
 
 
 class Loader:
@@ -118,7 +126,19 @@ class Loader:
         return target
 
     def _import(self, imp: n.Import, importer: Path | None) -> Lowered | None:
-        target = self._resolve(imp, importer)
+        if len(self._active) >= MAX_IMPORT_DEPTH:  # each level recurses: a long chain would overflow the stack
+            self.report(make("SKM124", f"cannot import `{imp.path}`: imports nest more than {MAX_IMPORT_DEPTH} "
+                             "files deep", imp.span, label="too deep"))
+            return None
+        try:
+            target = self._resolve(imp, importer)
+            found = target is not None and target.is_file()
+        except (OSError, RuntimeError, ValueError) as exc:  # a NUL byte, a symlink loop
+            why = "the path contains a NUL byte" if isinstance(exc, ValueError) else \
+                "too many levels of symbolic links (a symlink loop)" if isinstance(exc, RuntimeError) else \
+                (exc.strerror or str(exc))
+            self.report(make("SKM124", f"cannot find `{imp.path}`: {why}", imp.span, label="no such file"))
+            return None
         if target is None:
             return None
         if target in self._active:
@@ -128,7 +148,7 @@ class Loader:
             return None
         if target in self.imports.done:
             return self.imports.done[target]
-        if not target.is_file():
+        if not found:
             self.report(make("SKM124", f"cannot find `{imp.path}`", imp.span, label="no such file",
                              notes=[f"looked for {target}"]))
             return None

@@ -262,6 +262,7 @@ class _BodyLowerer:
         self.instances: dict[str, tuple[str | None, tuple[str, ...]]] = {}
         self.exits: tuple[str, ...] = ()
         self.nested_entries: dict[str, str] = {}
+        self._circular: set[str] = set()
         self._types: dict[str, T.Type] = {}
         self.ok = True
 
@@ -339,7 +340,9 @@ class _BodyLowerer:
         """Instance name → entry state, for this body's instances and the ones nested in them."""
         entries = dict(self.nested_entries)
         entries.update({name: entry for name, (entry, _) in self.instances.items() if entry is not None})
-        return entries
+        # An entry that names another instance (a pass-through fragment) is where that instance lands.
+        return {name: (self._entry_of(entry) or FALLBACK) if entry in self.instances else entry
+                for name, entry in entries.items()}
 
     # ------------------------------------------------------------ declarations
 
@@ -554,7 +557,8 @@ class _BodyLowerer:
 
     def _enter_instances(self) -> None:
         """Edges that name a fragment instance lead to the instance's entry state."""
-        entries = {name: entry for name, (entry, _) in self.instances.items() if entry is not None}
+        entries = {name: self._entry_of(name) or FALLBACK for name, (entry, _) in self.instances.items()
+                   if entry is not None}
         if not entries:
             return
         for name, state in list(self.states.items()):
@@ -562,11 +566,27 @@ class _BodyLowerer:
                 edges = tuple(attrs.evolve(e, target=entries.get(e.target, e.target)) for e in state.edges)
                 self.states[name] = attrs.evolve(state, edges=edges)
 
+    def _entry_of(self, name: str) -> str | None:
+        """Where a run routed to instance `name` lands: through pass-through instances (whose fragment
+        starts at an exit) to a state; None, reported as SKM145, when such instances route in a circle."""
+        seen: list[str] = []
+        while name in self.instances and self.instances[name][0] is not None:
+            if name in seen:
+                if seen[0] not in self._circular:
+                    self._circular.add(seen[0])
+                    self._report(make("SKM145", "fragment instance `" + seen[0] + "` routes back to itself "
+                                      "without entering a state: " + " -> ".join([*seen, name]),
+                                      self.names.get(seen[0]), label="enters no state",
+                                      hint="route the pass-through fragment's exit to a state or terminal"))
+                return None
+            seen.append(name)
+            name = self.instances[name][0]  # type: ignore[assignment]
+        return name
+
     def _target(self, name: str, span) -> str:
         """Resolve an edge/start/exit target: a state, an exit, `fallback` or an instance (its entry)."""
         if name in self.instances:
-            entry = self.instances[name][0]
-            return entry if entry is not None else name
+            return self._entry_of(name) or FALLBACK
         if name in self.names or name == FALLBACK:
             return name
         self._report(make("SKM102", f"undefined state `{name}`", span, label="no such state",
@@ -825,8 +845,20 @@ class _BodyLowerer:
             performers = [self._performers(op, r.span) for op in r.ops]
             if any(p is None for p in performers):
                 continue
+            if r.kind == "forbid" and FALLBACK in r.ops:
+                # The runtime sends failures there without an edge, so no graph fact can rule it out.
+                self._report(make("SKM146", "`rule forbid fallback` cannot hold: the runtime routes failed "
+                                  "operations and unusable outputs to the fallback", r.span,
+                                  label="the fallback is always possible",
+                                  hint="forbid the states or tools that lead to failure instead"))
+                continue
+            if r.kind == "ends" and r.outcome not in OUTCOMES:
+                self._report(make("SKM140", f"`rule ends` names outcome `{r.outcome}`, which is not one of "
+                                            f"{', '.join(OUTCOMES)}", r.span, label="unknown outcome",
+                                  hint=did_you_mean(r.outcome or "", list(OUTCOMES))))
+                continue
             rules.append(Rule(r.kind, r.ops, r.quote, tuple(performers),  # type: ignore[arg-type]
-                              provenance=self._provenance(r.where), span=r.span))
+                              provenance=self._provenance(r.where), outcome=r.outcome, span=r.span))
         return tuple(rules)
 
 

@@ -165,6 +165,7 @@ class Rule:
     provenance: Provenance | None = None
     fragment: str | None = None
     instance: str | None = None
+    outcome: str | None = None  # `ends OP in OUTCOME`: the outcome every run through OP ends with
     span: Span | None = _span
 
     @property

@@ -20,6 +20,7 @@ trace.
 from __future__ import annotations
 
 import json
+import math
 import random
 import string
 from collections import deque
@@ -29,7 +30,7 @@ from typing import Any
 import attrs
 import z3
 
-from skillc.check.smt import Encoder, solver
+from skillc.check.smt import Encoder, float_value, solver
 from skillc.ir import expr as ir
 from skillc.ir import types as T
 from skillc.ir.machine import FALLBACK, Machine, State
@@ -142,7 +143,7 @@ class Steering(BaseExecutor):
         edges = st.edges[: index + 1]
         guards = [_fix(e.guard, self.env, set(free)) if e.guard is not None else None for e in edges]
         enc.begin(guards)
-        formula = [enc.bool(g) if g is not None else z3.BoolVal(True) for g in guards]
+        formula = [enc.fires(g) if g is not None else z3.BoolVal(True) for g in guards]
         s = solver(self.timeout_ms)
         s.add(*enc.domain)
         s.add(formula[-1], *[z3.Not(f) for f in formula[:-1]])
@@ -176,7 +177,8 @@ class Steering(BaseExecutor):
             if isinstance(base, T.IntT):
                 return value.as_long()
             if isinstance(base, T.FloatT):
-                return float(value.as_fraction()) if z3.is_rational_value(value) else 0.0
+                number = float_value(model, v.term)  # NaN and infinities are no JSON output: draw instead
+                return number if math.isfinite(number) else random_value(t, self.rng)
             from skillc.check.smt import _unescape
 
             return _unescape(value.as_string())
@@ -350,12 +352,38 @@ def check_run(machine: Machine, result, bound: int) -> list[tuple[str, str]]:
     if result.missing_evidence:
         problems.append(("evidence", f"`{result.terminal}` reached without {', '.join(result.missing_evidence)}"))
     visited = list(result.visited)
-    for rule in (r for r in machine.rules if not r.from_fragment):
-        first = [next((k for k, s in enumerate(visited) if s in set(p)), None) for p in rule.performers]
-        if rule.kind == "required" and result.outcome == "success" and first[0] is None:
-            problems.append(("rule", f'`{rule.ops[0]}` never ran before success: "{rule.quote}"'))
-        elif rule.kind == "order" and first[1] is not None and (first[0] is None or first[0] > first[1]):
-            problems.append(("rule", f'`{rule.ops[1]}` ran before `{rule.ops[0]}`: "{rule.quote}"'))
-        elif rule.kind == "forbid" and first[0] is not None:
-            problems.append(("rule", f'forbidden `{rule.ops[0]}` ran: "{rule.quote}"'))
+    for rule in machine.rules:
+        if rule.instance is None:
+            problems += _rule_problems(rule, visited, result.outcome == "success")
+            continue
+        # A fragment's rule holds for every passage through its instance, however the run entered it.
+        for segment, leaves_to in _passages(visited, rule.instance + ".", result.terminal):
+            problems += _rule_problems(rule, segment, leaves_to is not None and leaves_to != FALLBACK)
     return problems
+
+
+def _rule_problems(rule, visited: list[str], finished: bool) -> list[tuple[str, str]]:
+    """Violations of one rule by a sequence of visited states; `finished`: it ended where `required` counts."""
+    first = [next((k for k, s in enumerate(visited) if s in set(p)), None) for p in rule.performers]
+    where = f" in `{rule.instance}`" if rule.instance else ""
+    if rule.kind == "required" and finished and first[0] is None:
+        return [("rule", f'`{rule.ops[0]}` never ran before success{where}: "{rule.quote}"')]
+    if rule.kind == "order" and first[1] is not None and (first[0] is None or first[0] > first[1]):
+        return [("rule", f'`{rule.ops[1]}` ran before `{rule.ops[0]}`{where}: "{rule.quote}"')]
+    if rule.kind == "forbid" and first[0] is not None:
+        return [("rule", f'forbidden `{rule.ops[0]}` ran{where}: "{rule.quote}"')]
+    return []
+
+
+def _passages(visited: list[str], prefix: str, terminal: str | None):
+    """Each maximal stretch of consecutive states inside an instance, with the state the run left it for."""
+    k = 0
+    while k < len(visited):
+        if not visited[k].startswith(prefix):
+            k += 1
+            continue
+        end = k
+        while end + 1 < len(visited) and visited[end + 1].startswith(prefix):
+            end += 1
+        yield visited[k : end + 1], visited[end + 1] if end + 1 < len(visited) else terminal
+        k = end + 1

@@ -69,9 +69,10 @@ def test_pyproject_can_raise_lower_and_silence_warnings(tmp_path: Path) -> None:
 
 def test_skillc_toml_takes_top_level_keys(tmp_path: Path) -> None:
     f = _project(tmp_path, '[severity]\nSKM200 = "note"\n', name="skillc.toml")
-    r = run("check", "--format", "json", str(f))
+    r = run("check", "--format", "json", "-v", str(f))  # notes only with -v, in every format (issue 17)
     assert r.returncode == 0
     assert json.loads(r.stdout.splitlines()[0])["severity"] == "note"
+    assert run("check", "--format", "json", str(f)).stdout == ""
 
 
 def test_invalid_configuration_is_reported_not_ignored(tmp_path: Path) -> None:
