@@ -1,17 +1,260 @@
-"""Reading input files: a folder or an unreadable path becomes a diagnostic, never an exception."""
+"""Every file skillc reads or writes goes through here.
+
+Reading: a folder, a FIFO, a device, a symlink loop or a path with a NUL byte
+becomes a diagnostic (or `FileProblem`), never an exception or a hang, and no
+more than a size limit is ever read. JSON input is decoded with a depth limit.
+
+Writing (`write_output`): a regular file is replaced atomically (a reader sees
+the old or the new content, never half of it) and keeps its mode; a new file
+gets the ordinary mode (0666 less the umask); a symlink is written through to
+its target (the link stays a link); a device or a FIFO is written into, never
+replaced by a regular file. Text is encoded surrogate-safely.
+"""
 
 from __future__ import annotations
 
+import errno
+import json
+import os
+import re
+import stat
+import tempfile
 from pathlib import Path
+from typing import Any
 
 from skillc.diagnostics.diagnostic import Diagnostic, make
 
+#: What any input file may hold at most unless the caller says otherwise (a .skm, a trace, a script).
+MAX_INPUT_BYTES = 128 << 20
+#: How deeply JSON input may nest (machine values nest far less; Python's own decoder would overflow).
+MAX_JSON_DEPTH = 200
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
-def read_bytes(path: str | Path, *, folder: str, code: str = "SKM901") -> tuple[bytes | None, Diagnostic | None]:
+
+class FileProblem(OSError):
+    """An input or output path cannot be used; the message is the whole explanation, `strerror` the reason."""
+
+    def __init__(self, message: str, reason: str | None = None) -> None:
+        super().__init__(message)
+        self.strerror = reason or message
+
+
+def _why(exc: BaseException) -> str:
+    if isinstance(exc, OSError) and exc.errno == errno.ELOOP:
+        return "too many levels of symbolic links (a symlink loop)"
+    if isinstance(exc, RuntimeError):  # Path.resolve() reports loops this way before Python 3.13
+        return "too many levels of symbolic links (a symlink loop)"
+    if isinstance(exc, ValueError):
+        return "the path contains a NUL byte"
+    return getattr(exc, "strerror", None) or str(exc)
+
+
+def open_input(path: str | Path, *, folder: str = "a folder", limit: int = MAX_INPUT_BYTES) -> bytes:
+    """The bytes of a regular file of at most `limit` bytes; FileProblem explains anything else."""
+    try:
+        st = os.stat(path)
+    except (OSError, ValueError) as exc:
+        raise FileProblem(f"cannot read {path}: {_why(exc)}") from None
+    if stat.S_ISDIR(st.st_mode):
+        raise FileProblem(f"{path} is {folder}")
+    if not stat.S_ISREG(st.st_mode):
+        kind = "a FIFO" if stat.S_ISFIFO(st.st_mode) else "a device" if stat.S_ISCHR(st.st_mode) or \
+            stat.S_ISBLK(st.st_mode) else "a socket" if stat.S_ISSOCK(st.st_mode) else "not a regular file"
+        raise FileProblem(f"cannot read {path}: it is {kind}, not a regular file")
+    if st.st_size > limit:
+        raise FileProblem(f"{path} is {st.st_size:,} bytes; the limit is {limit:,}")
+    try:
+        # O_NONBLOCK: if the path was swapped for a FIFO since the stat, opening must not wait for a writer.
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
+    except (OSError, ValueError) as exc:
+        raise FileProblem(f"cannot read {path}: {_why(exc)}") from None
+    with os.fdopen(fd, "rb") as f:
+        try:
+            data = f.read(limit + 1)  # a file that grew since the stat is still cut at the limit
+        except OSError as exc:
+            raise FileProblem(f"cannot read {path}: {_why(exc)}") from None
+    if len(data) > limit:
+        raise FileProblem(f"{path} is larger than the limit of {limit:,} bytes")
+    return data
+
+
+def read_bytes(path: str | Path, *, folder: str, code: str = "SKM901",
+               limit: int = MAX_INPUT_BYTES) -> tuple[bytes | None, Diagnostic | None]:
     """The bytes of `path`, or None and a `code` diagnostic; `folder` completes "PATH is …" for a folder."""
     try:
-        return Path(path).read_bytes(), None
-    except IsADirectoryError:
-        return None, make(code, f"{path} is {folder}")
+        return open_input(path, folder=folder, limit=limit), None
+    except FileProblem as exc:
+        return None, make(code, str(exc))
+
+
+def read_text(path: str | Path, *, what: str = "file", limit: int = MAX_INPUT_BYTES) -> str:
+    """A UTF-8 text file (BOM dropped); FileProblem explains an unreadable or undecodable one."""
+    data = open_input(path, folder=f"a folder, not a {what}", limit=limit)
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise FileProblem(f"{path} is not UTF-8 text (invalid byte 0x{data[exc.start]:02x} at offset "
+                          f"{exc.start})") from None
+
+
+class JSONProblem(ValueError):
+    """JSON text that does not decode, or that nests deeper than the limit."""
+
+
+def loads(text: str | bytes, *, max_depth: int = MAX_JSON_DEPTH) -> Any:
+    """`json.loads` that never overflows the stack: deeper than `max_depth` is a JSONProblem."""
+    try:
+        value = json.loads(text)
+    except RecursionError:
+        raise JSONProblem(f"nested more than {max_depth} levels deep") from None
+    except json.JSONDecodeError as exc:
+        raise JSONProblem(f"not JSON ({exc.msg} at line {exc.lineno} column {exc.colno})") from None
+    except (UnicodeDecodeError, TypeError, ValueError) as exc:
+        raise JSONProblem(f"not JSON ({exc})") from None
+    if depth_exceeds(value, max_depth):
+        raise JSONProblem(f"nested more than {max_depth} levels deep")
+    return value
+
+
+def depth_exceeds(value: Any, max_depth: int) -> bool:
+    """True when lists/objects nest deeper than `max_depth` (iterative: safe on any depth)."""
+    stack = [(value, 1)]
+    while stack:
+        v, d = stack.pop()
+        if isinstance(v, dict):
+            children = v.values()
+        elif isinstance(v, list):
+            children = v
+        else:
+            continue
+        if d > max_depth:
+            return True
+        stack.extend((c, d + 1) for c in children if isinstance(c, (dict, list)))
+    return False
+
+
+def scrub(value: Any) -> Any:
+    """A copy of a JSON value with lone surrogates (not valid Unicode) replaced by U+FFFD, keys included."""
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+            return value
+        except UnicodeEncodeError:
+            return _SURROGATE.sub("\ufffd", value)
+    if isinstance(value, list):
+        return [scrub(v) for v in value]
+    if isinstance(value, dict):
+        return {scrub(k): scrub(v) for k, v in value.items()}
+    return value
+
+
+def printable(text: str) -> str:
+    """Text that any UTF-8 stream accepts: lone surrogates shown as `\\udXXX` escapes."""
+    return text.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
+def encode_text(text: str) -> bytes:
+    """UTF-8 bytes of text that may hold lone surrogates (escaped, never an exception)."""
+    return text.encode("utf-8", "backslashreplace")
+
+
+def same_file(a: str | Path, b: str | Path) -> bool:
+    """True when two paths name one existing file (through links, `..` and hard links)."""
+    try:
+        return os.path.samefile(a, b)
+    except (OSError, ValueError):
+        return False
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+def write_output(path: str | Path, data: bytes | str) -> None:
+    """Write a whole output file safely (see the module doc); FileProblem explains a failure."""
+    if isinstance(data, str):
+        data = encode_text(data)
+    target = Path(path)
+    try:
+        if os.path.islink(target):
+            target = Path(os.path.realpath(target))  # write through the link: the link stays
+        st = os.stat(target) if os.path.lexists(target) else None
+    except (OSError, ValueError, RuntimeError) as exc:
+        raise FileProblem(f"cannot write {path}: {_why(exc)}", _why(exc)) from None
+    if st is not None and stat.S_ISDIR(st.st_mode):
+        raise FileProblem(f"cannot write {path}: it is a folder", "it is a folder")
+    if st is not None and not stat.S_ISREG(st.st_mode):
+        _write_into(path, target, st, data)
+        return
+    folder = target.parent if str(target.parent) else Path(".")
+    try:
+        fd, tmp = tempfile.mkstemp(dir=folder, prefix=f".{target.name}.", suffix=".tmp")
     except OSError as exc:
-        return None, make(code, f"cannot read {path}: {exc.strerror or exc}")
+        raise FileProblem(f"cannot write {path}: {_why(exc)}", _why(exc)) from None
+    try:
+        with os.fdopen(fd, "wb") as out:
+            out.write(data)
+            out.flush()
+            os.fsync(out.fileno())
+        # mkstemp makes 0600; an output keeps the mode of the file it replaces, or gets the ordinary one.
+        os.chmod(tmp, (st.st_mode & 0o7777) if st is not None else 0o666 & ~_umask())
+        os.replace(tmp, target)
+    except OSError as exc:
+        _unlink_quietly(tmp)
+        raise FileProblem(f"cannot write {path}: {_why(exc)}", _why(exc)) from None
+    except BaseException:
+        _unlink_quietly(tmp)
+        raise
+
+
+def _write_into(shown: str | Path, target: Path, st: os.stat_result, data: bytes) -> None:
+    """Write into a device or FIFO (it is never replaced); a FIFO without a reader is an error, not a hang."""
+    flags = os.O_WRONLY | getattr(os, "O_CLOEXEC", 0)
+    if stat.S_ISFIFO(st.st_mode):
+        flags |= os.O_NONBLOCK
+    try:
+        fd = os.open(target, flags)
+    except OSError as exc:
+        if exc.errno == errno.ENXIO:
+            raise FileProblem(f"cannot write {shown}: it is a FIFO with no reader", "it is a FIFO with no reader") from None
+        raise FileProblem(f"cannot write {shown}: {_why(exc)}", _why(exc)) from None
+    try:
+        os.set_blocking(fd, True)
+        view = memoryview(data)
+        while view:
+            n = os.write(fd, view)
+            view = view[n:]
+    except OSError as exc:
+        raise FileProblem(f"cannot write {shown}: {_why(exc)}", _why(exc)) from None
+    finally:
+        os.close(fd)
+
+
+def _unlink_quietly(path: str) -> None:
+    try:
+        os.unlink(path)
+    except OSError:
+        pass
+
+
+def create_private(path: str | Path) -> None:
+    """Make `path` (created with its folder if missing) a file only its owner can read."""
+    p = Path(path)
+    if not p.parent.exists():
+        p.parent.mkdir(parents=True, mode=0o700, exist_ok=True)
+    fd = os.open(p, os.O_WRONLY | os.O_CREAT | getattr(os, "O_CLOEXEC", 0), 0o600)
+    try:
+        st = os.fstat(fd)
+        if stat.S_ISREG(st.st_mode) and st.st_mode & 0o077 and st.st_uid == os.getuid():
+            os.fchmod(fd, 0o600)  # a file made before journals were private becomes private too
+    finally:
+        os.close(fd)
+
+
+def keep_conventions(original: bytes, text: str) -> str:
+    """`text` (LF, no BOM) given the byte-order mark and CRLF line ends of the file it replaces."""
+    if b"\r\n" in original and original.count(b"\r\n") * 2 >= original.count(b"\n"):
+        text = text.replace("\r\n", "\n").replace("\n", "\r\n")
+    return ("\ufeff" + text) if original.startswith(b"\xef\xbb\xbf") else text

@@ -31,16 +31,32 @@ class ReplayReport:
     outcome: str | None
 
 
-def replay_file(machine, source_text: str, trace: str | Path) -> ReplayReport:
-    """Drive a machine with a trace's recorded outputs; verify the path, the absence of fallback, the outcome."""
+def replay_file(machine, source_text: str, trace: str | Path, *, other_machine: bool = False) -> ReplayReport:
+    """Drive a machine with a trace's recorded outputs; verify the path, the absence of fallback, the outcome.
+
+    A trace of another machine (its content hash differs) or of an unfinished run (no footer) does not
+    replay unless `other_machine` allows the first (as when a revised machine must replay old traces).
+    """
     from skillc.runtime.executors.replay import ReplayExecutor
 
     executor = ReplayExecutor(str(trace))
     recorded = tuple(s["state"] for s in executor.steps)
-    expected = (executor.footer or {}).get("skillc.outcome")
+    recorded_hash = executor.header.get("skillc.machine_hash")
+    if not other_machine and recorded_hash != machine_hash(source_text):
+        return ReplayReport(False, f"the trace was recorded with another machine (`{executor.header.get('skillc.machine')}`"
+                            f", hash {recorded_hash}; this one is `{machine.name}`, hash {machine_hash(source_text)});"
+                            " pass --other-machine to replay it anyway", recorded, (), None)
+    if executor.footer is None:
+        return ReplayReport(False, f"the trace has no footer: its run did not finish ({len(recorded)} steps recorded)",
+                            recorded, (), None)
+    expected = executor.footer.get("skillc.outcome")
     interpreter = Interpreter(machine, executor, ToolBox(), RunOptions(retries=0, max_steps=len(recorded) + 1),
                               source_text)
-    result = interpreter.run(executor.header.get("inputs") or {})
+    inputs = executor.header.get("inputs")
+    try:
+        result = interpreter.run(inputs if isinstance(inputs, dict) else {})
+    except RunError as exc:
+        return ReplayReport(False, f"the trace's inputs do not fit this machine: {exc}", recorded, (), None)
     visited = result.visited
     divergence = re.search(r"step \d+: the (?:trace recorded|machine entered).*", result.error or "")
     if divergence:

@@ -17,6 +17,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from skillc.diagnostics.files import scrub
 from skillc.ir import types as T
 from skillc.ir.machine import Machine
 from skillc.ir.printexpr import show_expr
@@ -104,6 +105,9 @@ def run_baseline(m: Machine, mode: str, executor: Executor, tools: ToolBox, opti
             except ExecutorError as exc:
                 error = f"executor: {exc}"
                 break
+            if not isinstance(response.text, str):
+                error = f"executor: the reply's content is {type(response.text).__name__}, not text"
+                break
             record.update({"gen_ai.request.model": response.model, "gen_ai.usage.input_tokens": response.input_tokens,
                            "gen_ai.usage.output_tokens": response.output_tokens, "skillc.raw_output": response.text})
             totals[0] += response.input_tokens or 0
@@ -152,7 +156,7 @@ def _call(m: Machine, tools: ToolBox, name: str, args: Any, record: dict) -> dic
         return {"error": "; ".join(problems)}
     record["tool_call"] = {"tool": name, "args": args}
     try:
-        return tools.call(tool, args)
+        return scrub(tools.call(tool, args))
     except ToolError as exc:
         return {"error": str(exc)}
 

@@ -4,11 +4,26 @@ A step is committed (one transaction) after its operation ran and its writes
 and assignments were applied, together with the whole variable state. Resuming
 continues from the last committed step, so a committed tool step never runs
 twice.
+
+One process at a time: a run is *leased* (`Lease`) by the process that runs or
+resumes it. The lease is an exclusive `flock` on a small file beside the
+journal, so the kernel releases it when its holder dies, even by SIGKILL; a
+second `--resume` of a leased run is refused (SKM502) instead of repeating tool
+steps.
+
+Secrets: the journal is created 0600 (owner only) because it holds the run's
+inputs and variable state, and values of credential-like environment variables
+are stored as `[redacted:$NAME]` placeholders, put back from the environment on
+resume (see `trace.py` for what counts as a secret).
 """
 
 from __future__ import annotations
 
+import fcntl
+import hashlib
 import json
+import os
+import re
 import sqlite3
 import time
 import uuid
@@ -16,6 +31,8 @@ from pathlib import Path
 from typing import Any
 
 import attrs
+
+from skillc.diagnostics.files import FileProblem, JSONProblem, create_private, loads
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS runs (
@@ -39,10 +56,25 @@ CREATE TABLE IF NOT EXISTS steps (
   PRIMARY KEY (run_id, step)
 );
 """
+_COLUMNS = {
+    "runs": ["run_id", "machine_path", "machine_hash", "inputs", "executor", "trace_path", "status", "outcome",
+             "created"],
+    "steps": ["run_id", "step", "state", "next_state", "env", "record"],
+}
+APPLICATION_ID = 0x536B4D4A  # "SkMJ": marks the SQLite file as a skillc journal
+_RUN_ID = re.compile(r"^[0-9a-f]{12}$")
 
 
 class JournalError(Exception):
     """The journal cannot be opened, or a run to resume is unknown or inconsistent."""
+
+    code = "SKM500"
+
+
+class LeaseError(JournalError):
+    """Another live process holds the run."""
+
+    code = "SKM502"
 
 
 @attrs.frozen
@@ -66,55 +98,159 @@ class Checkpoint:
     env: dict
 
 
+class Lease:
+    """Exclusive hold of one run by this process; released on `release()` or when the process dies."""
+
+    def __init__(self, path: Path, run_id: str) -> None:
+        self.path = path
+        self.run_id = run_id
+        self._fd: int | None = None
+
+    def acquire(self) -> Lease:
+        try:
+            self.path.parent.mkdir(parents=True, mode=0o700, exist_ok=True)
+            fd = os.open(self.path, os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0), 0o600)
+        except OSError as exc:
+            raise JournalError(f"cannot lease run `{self.run_id}`: {exc.strerror or exc}") from None
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            holder = os.pread(fd, 64, 0).decode("ascii", "replace").strip() or "another process"
+            os.close(fd)
+            raise LeaseError(f"run `{self.run_id}` is being run by {holder}; a run is resumed by one process "
+                             "at a time (wait for it to end, or stop it)") from None
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, f"process {os.getpid()} since {time.strftime('%H:%M:%S')}".encode(), 0)
+        self._fd = fd
+        return self
+
+    def release(self, remove: bool = False) -> None:
+        """Drop the lease; `remove` deletes the lock file too (only for a finished run: anyone who still
+        opens the old file and wins its lock then finds the run done and refuses it)."""
+        if self._fd is not None:
+            if remove:
+                try:
+                    os.unlink(self.path)
+                except OSError:
+                    pass
+            os.close(self._fd)  # closing drops the flock
+            self._fd = None
+
+
 class Journal:
     """One SQLite file holding many runs."""
 
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
         try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
+            create_private(self.path)  # the WAL and shared-memory files inherit this mode
             self.db = sqlite3.connect(str(self.path), timeout=10, isolation_level=None)
-            self.db.execute("PRAGMA journal_mode=WAL")
-            self.db.execute("PRAGMA synchronous=NORMAL")
-            self.db.executescript(SCHEMA)
-        except (OSError, sqlite3.Error) as exc:
-            raise JournalError(f"cannot open the run journal {path}: {exc}") from None
+            self._prepare()
+        except (OSError, FileProblem, sqlite3.Error) as exc:
+            raise JournalError(f"cannot open the run journal {path}: {_reason(exc)}") from None
+
+    def _prepare(self) -> None:
+        tables = {r[0] for r in self.db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        app = self.db.execute("PRAGMA application_id").fetchone()[0]
+        if tables and app not in (0, APPLICATION_ID):
+            raise sqlite3.DatabaseError("it is an SQLite file of another application")
+        if tables:
+            for table, columns in _COLUMNS.items():
+                found = [r[1] for r in self.db.execute(f"PRAGMA table_info({table})")]
+                if found != columns:
+                    raise sqlite3.DatabaseError(f"it is not a skillc journal (table `{table}` "
+                                                f"{'is missing' if not found else 'has other columns'})")
+        self.db.execute("PRAGMA journal_mode=WAL")
+        self.db.execute("PRAGMA synchronous=NORMAL")
+        self.db.executescript(SCHEMA)
+        if app != APPLICATION_ID:
+            self.db.execute(f"PRAGMA application_id = {APPLICATION_ID}")
+
+    def _sql(self, what: str, sql: str, args: tuple = ()) -> sqlite3.Cursor:
+        try:
+            return self.db.execute(sql, args)
+        except sqlite3.Error as exc:
+            raise JournalError(f"the run journal {self.path} failed while {what}: {_reason(exc)}") from None
+
+    def lease(self, run_id: str) -> Lease:
+        """Take the exclusive lease of a run (LeaseError when a live process holds it)."""
+        name = run_id if _RUN_ID.match(run_id) else hashlib.sha256(run_id.encode("utf-8", "replace")).hexdigest()
+        return Lease(self.path.with_name(self.path.name + ".leases") / f"{name}.lock", run_id).acquire()
 
     def start(self, machine_path: str, machine_hash: str, inputs: dict, executor: str,
               trace_path: str | None) -> str:
         """Register a new run; returns its id."""
         run_id = uuid.uuid4().hex[:12]
-        self.db.execute("INSERT INTO runs VALUES (?, ?, ?, ?, ?, ?, 'running', NULL, ?)",
-                        (run_id, machine_path, machine_hash, json.dumps(inputs), executor, trace_path, time.time()))
+        self._sql("registering the run", "INSERT INTO runs VALUES (?, ?, ?, ?, ?, ?, 'running', NULL, ?)",
+                  (run_id, machine_path, machine_hash, json.dumps(inputs), executor, trace_path, time.time()))
         return run_id
 
     def commit_step(self, run_id: str, step: int, state: str, next_state: str, env: dict[str, Any],
                     record: dict) -> None:
         """Persist one finished step atomically."""
-        with self.db:
-            self.db.execute("BEGIN")
-            self.db.execute("INSERT OR REPLACE INTO steps VALUES (?, ?, ?, ?, ?, ?)",
-                            (run_id, step, state, next_state, json.dumps(env), json.dumps(record)))
+        try:
+            with self.db:
+                self.db.execute("BEGIN IMMEDIATE")
+                self.db.execute("INSERT OR REPLACE INTO steps VALUES (?, ?, ?, ?, ?, ?)",
+                                (run_id, step, state, next_state, json.dumps(env), json.dumps(record)))
+        except sqlite3.Error as exc:
+            raise JournalError(f"the run journal {self.path} failed while committing step {step}: "
+                               f"{_reason(exc)}") from None
 
     def finish(self, run_id: str, outcome: str) -> None:
-        self.db.execute("UPDATE runs SET status = 'done', outcome = ? WHERE run_id = ?", (outcome, run_id))
+        self._sql("finishing the run", "UPDATE runs SET status = 'done', outcome = ? WHERE run_id = ?",
+                  (outcome, run_id))
+
+    def interrupt(self, run_id: str) -> None:
+        """Mark a run stopped by an error skillc did not expect; it stays resumable."""
+        try:
+            self.db.execute("UPDATE runs SET status = 'interrupted' WHERE run_id = ? AND status = 'running'",
+                            (run_id,))
+        except sqlite3.Error:
+            pass  # the run stays `running`, which resumes the same way
 
     def info(self, run_id: str) -> RunInfo:
-        row = self.db.execute("SELECT run_id, machine_path, machine_hash, inputs, executor, trace_path, status, "
-                              "outcome FROM runs WHERE run_id = ?", (run_id,)).fetchone()
+        row = self._sql("reading the run", "SELECT run_id, machine_path, machine_hash, inputs, executor, "
+                        "trace_path, status, outcome FROM runs WHERE run_id = ?", (run_id,)).fetchone()
         if row is None:
             raise JournalError(f"no run `{run_id}` in {self.path}")
-        return RunInfo(row[0], row[1], row[2], json.loads(row[3]), row[4], row[5], row[6], row[7])
+        texts = (row[1], row[2], row[3], row[4], row[6])
+        if not all(isinstance(v, str) for v in texts) or not isinstance(row[5], (str, type(None))):
+            raise JournalError(f"run `{run_id}` in {self.path} is damaged (a field has the wrong type)")
+        inputs = self._decode(run_id, "inputs", row[3])
+        if not isinstance(inputs, dict):
+            raise JournalError(f"run `{run_id}` in {self.path} is damaged (its inputs are not an object)")
+        return RunInfo(row[0], row[1], row[2], inputs, row[4], row[5], row[6], row[7])
 
     def checkpoint(self, run_id: str) -> Checkpoint | None:
         """The last committed step of a run, or None when none was committed."""
-        row = self.db.execute("SELECT step, next_state, env FROM steps WHERE run_id = ? ORDER BY step DESC LIMIT 1",
-                              (run_id,)).fetchone()
-        return None if row is None else Checkpoint(row[0], row[1], json.loads(row[2]))
+        row = self._sql("reading the last step", "SELECT step, next_state, env FROM steps WHERE run_id = ? "
+                        "ORDER BY step DESC LIMIT 1", (run_id,)).fetchone()
+        if row is None:
+            return None
+        env = self._decode(run_id, "state", row[2])
+        if not isinstance(row[0], int) or not isinstance(row[1], str) or not isinstance(env, dict):
+            raise JournalError(f"run `{run_id}` in {self.path} is damaged (its last step has wrong-typed fields)")
+        return Checkpoint(row[0], row[1], env)
 
     def steps(self, run_id: str) -> list[dict]:
-        return [json.loads(r[0]) for r in self.db.execute(
-            "SELECT record FROM steps WHERE run_id = ? ORDER BY step", (run_id,))]
+        rows = self._sql("reading the steps", "SELECT record FROM steps WHERE run_id = ? ORDER BY step", (run_id,))
+        return [self._decode(run_id, "step record", r[0]) for r in rows]
+
+    def _decode(self, run_id: str, what: str, text: Any) -> Any:
+        if not isinstance(text, (str, bytes)):
+            raise JournalError(f"run `{run_id}` in {self.path} is damaged (its {what} is not JSON text)")
+        try:
+            return loads(text)
+        except JSONProblem as exc:
+            raise JournalError(f"run `{run_id}` in {self.path} is damaged (its {what}: {exc})") from None
 
     def close(self) -> None:
         self.db.close()
+
+
+def _reason(exc: BaseException) -> str:
+    text = getattr(exc, "strerror", None) or str(exc)
+    if isinstance(exc, sqlite3.DatabaseError) and "file is not a database" in text:
+        return "it is not an SQLite database (a damaged or foreign file)"
+    return text

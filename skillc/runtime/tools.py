@@ -10,7 +10,10 @@ from __future__ import annotations
 
 import importlib.util
 import inspect
+import os
+import signal
 import subprocess
+import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -26,13 +29,20 @@ class ToolError(Exception):
     """The tool failed to produce results."""
 
 
+class _TimedOut(BaseException):
+    """Raised inside a Python tool when its time is up (a BaseException, so the tool's `except Exception`
+    cannot swallow it)."""
+
+
 @attrs.define
 class BashTool:
     """Runs a shell command (`command: str`) or an argument vector (`argv: list[str]`).
 
     Values built into a command with `++` should be quoted with `quote(x)`; an
-    argument vector needs no quoting at all. Output is capped and the process is
-    killed after the timeout.
+    argument vector needs no quoting at all. Output is capped. The command runs
+    in a process group of its own; on timeout the whole group is killed, and when
+    the command ends any process it left behind in its group is killed too, so a
+    tool step never leaves processes running (one that calls `setsid` escapes).
     """
 
     timeout_s: float = 60.0
@@ -45,23 +55,106 @@ class BashTool:
         args: Any = ["/bin/sh", "-c", command] if command is not None else list(argv or [])
         if not args:
             raise ToolError("`argv` is empty")
+        if self.cwd is not None and not os.path.isdir(self.cwd):
+            raise ToolError(f"the working directory {self.cwd} does not exist or is not a folder")
         try:
-            proc = subprocess.run(args, capture_output=True, timeout=self.timeout_s, cwd=self.cwd,
-                                  stdin=subprocess.DEVNULL)
+            proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL,
+                                    cwd=self.cwd, start_new_session=True)
+        except (OSError, ValueError) as exc:  # ValueError: a NUL byte in an argument
+            raise ToolError(f"cannot run {args[0]!r}: {getattr(exc, 'strerror', None) or exc}") from None
+        out, err = _Drain(proc.stdout, self.max_output), _Drain(proc.stderr, self.max_output)
+        try:
+            proc.wait(timeout=self.timeout_s)
+            timed_out = False
         except subprocess.TimeoutExpired:
-            raise ToolError(f"timed out after {self.timeout_s:g} s") from None
-        except OSError as exc:
-            raise ToolError(f"cannot run {args[0]!r}: {exc.strerror or exc}") from None
-        return {
-            "stdout": _cap(proc.stdout, self.max_output),
-            "stderr": _cap(proc.stderr, self.max_output),
-            "exit_code": proc.returncode,
-        }
+            timed_out = True
+        finally:
+            _kill_group(proc.pid)  # the timed-out command, or what it left running in the background
+            proc.wait()
+            out.join()
+            err.join()
+        if timed_out:
+            raise ToolError(f"timed out after {self.timeout_s:g} s (its processes were killed)")
+        return {"stdout": out.text(), "stderr": err.text(), "exit_code": proc.returncode}
 
 
-def _cap(data: bytes, limit: int) -> str:
+def _kill_group(pgid: int) -> None:
+    try:
+        os.killpg(pgid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+class _Drain(threading.Thread):
+    """Reads a pipe to its end, keeping the first `limit` bytes (a full pipe never blocks the command)."""
+
+    def __init__(self, pipe, limit: int) -> None:
+        super().__init__(daemon=True)
+        self.pipe, self.limit = pipe, limit
+        self.chunks: list[bytes] = []
+        self.size = 0
+        self.start()
+
+    def run(self) -> None:
+        with self.pipe:
+            while chunk := self.pipe.read1(65536) if hasattr(self.pipe, "read1") else self.pipe.read(65536):
+                if self.size <= self.limit:
+                    self.chunks.append(chunk)
+                self.size += len(chunk)
+
+    def text(self) -> str:
+        return _cap(b"".join(self.chunks), self.limit, self.size)
+
+
+def _cap(data: bytes, limit: int, size: int | None = None) -> str:
     text = data[:limit].decode("utf-8", errors="replace")
-    return text + ("\n[output truncated]" if len(data) > limit else "")
+    return text + ("\n[output truncated]" if (size if size is not None else len(data)) > limit else "")
+
+
+def _untimed(fn: ToolFn) -> bool:
+    """`bash` keeps its own timeout (it kills the process group); a person answering `ask_user` gets no limit."""
+    from skillc.runtime.interaction import AskUser
+
+    return isinstance(fn, (BashTool, AskUser))
+
+
+def _within(timeout_s: float | None, fn: ToolFn, args: dict[str, Any]) -> Any:
+    """Call a Python tool, interrupting it when `timeout_s` passes.
+
+    In the main thread a real-time timer raises `_TimedOut` inside the tool (it
+    stops sleeps and Python loops, not a C call that ignores signals). Elsewhere
+    the tool runs in a daemon thread that is abandoned on timeout: the run goes
+    on, but what the abandoned call still does cannot be undone.
+    """
+    if not timeout_s or timeout_s <= 0:
+        return fn(**args)
+    if threading.current_thread() is threading.main_thread() and hasattr(signal, "setitimer"):
+        def expire(signum, frame):
+            raise _TimedOut()
+
+        previous = signal.signal(signal.SIGALRM, expire)
+        signal.setitimer(signal.ITIMER_REAL, timeout_s)
+        try:
+            return fn(**args)
+        finally:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            signal.signal(signal.SIGALRM, previous)
+    box: dict[str, Any] = {}
+
+    def call() -> None:
+        try:
+            box["value"] = fn(**args)
+        except BaseException as exc:  # noqa: BLE001 - carried back to the caller's thread
+            box["error"] = exc
+
+    worker = threading.Thread(target=call, daemon=True)
+    worker.start()
+    worker.join(timeout_s)
+    if worker.is_alive():
+        raise _TimedOut()
+    if "error" in box:
+        raise box["error"]
+    return box.get("value")
 
 
 def load_module_tools(path: str | Path) -> dict[str, ToolFn]:
@@ -73,7 +166,7 @@ def load_module_tools(path: str | Path) -> dict[str, ToolFn]:
     module = importlib.util.module_from_spec(spec)
     try:
         spec.loader.exec_module(module)
-    except Exception as exc:  # noqa: BLE001 - the user's module failed to import
+    except (Exception, SystemExit) as exc:  # noqa: BLE001 - the user's module failed to import
         raise ToolError(f"importing {path} failed: {type(exc).__name__}: {exc}") from None
     return {name: fn for name, fn in vars(module).items()
             if inspect.isfunction(fn) and not name.startswith("_") and fn.__module__ == module.__name__}
@@ -98,13 +191,18 @@ class ToolBox:
 
     functions: dict[str, ToolFn] = attrs.Factory(dict)
 
+    #: Seconds a Python tool (from --tools or an entry point) may run; None: no limit.
+    timeout_s: float | None = None
+
     @classmethod
     def default(cls, modules: list[str] = (), timeout_s: float = 60.0, cwd: str | None = None) -> ToolBox:
-        functions: dict[str, ToolFn] = {"bash": BashTool(timeout_s=timeout_s, cwd=cwd)}
+        from skillc.runtime.interaction import AskUser
+
+        functions: dict[str, ToolFn] = {"bash": BashTool(timeout_s=timeout_s, cwd=cwd), "ask_user": AskUser()}
         functions.update(entry_point_tools())
         for m in modules:
             functions.update(load_module_tools(m))
-        return cls(functions)
+        return cls(functions, timeout_s)
 
     def missing(self, machine: Machine) -> list[str]:
         """Tools the machine's states call that have no implementation."""
@@ -117,9 +215,13 @@ class ToolBox:
         if fn is None:
             raise ToolError(f"no implementation for tool `{tool.name}`")
         try:
-            raw = fn(**args)
+            raw = fn(**args) if _untimed(fn) else _within(self.timeout_s, fn, args)
         except ToolError:
             raise
+        except _TimedOut:
+            raise ToolError(f"timed out after {self.timeout_s:g} s") from None
+        except SystemExit as exc:  # a tool must not end the run, let alone the process
+            raise ToolError(f"the tool called sys.exit({exc.code!r})") from None
         except Exception as exc:  # noqa: BLE001 - a failing tool is a failed operation, not a crash
             raise ToolError(f"{type(exc).__name__}: {exc}") from None
         names = [r for r, _ in tool.results]

@@ -4,7 +4,12 @@ Attribute names follow the OpenTelemetry GenAI conventions where they fit
 (`gen_ai.operation.name`, `gen_ai.request.model`, `gen_ai.usage.input_tokens`,
 `gen_ai.usage.output_tokens`); skillc's own use the `skillc.` prefix. Secrets
 (API keys from the environment and any configured values) are redacted from
-everything written.
+everything written, in values and in object keys.
+
+Every record is written as one complete line: a write that fails (a full disk)
+is cut back to the previous record, a torn last line left by a crash is dropped
+before a resumed run appends, and text with lone surrogates is written with
+JSON escapes, so a trace always reads back.
 """
 
 from __future__ import annotations
@@ -12,77 +17,181 @@ from __future__ import annotations
 import json
 import os
 import re
-from collections.abc import Iterable
+import stat
+from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any, Callable
+
+from skillc.diagnostics.files import FileProblem, JSONProblem, loads, open_input
 
 SECRET_ENV = re.compile(r"(KEY|TOKEN|SECRET|PASSWORD)", re.I)
 REDACTED = "[redacted]"
+#: Values of credential-named variables that are settings, not secrets.
+_NOT_SECRET = {"", "0", "1", "true", "false", "yes", "no", "on", "off", "none", "null"}
+#: Secrets shorter than this are replaced only where they stand as a whole word (not inside other words).
+_WORD_ONLY_BELOW = 8
 
 
 class TraceError(ValueError):
     """A trace file is missing, unreadable or malformed."""
 
 
+class TraceWriteError(TraceError):
+    """A trace record could not be written (full disk, a device that refuses data)."""
+
+    code = "SKM503"
+
+
+def named_secrets(extra: Iterable[str] = ()) -> dict[str, str]:
+    """Secret values by the name they are known by: credential-like environment variables, plus `extra`."""
+    found = {k: v for k, v in os.environ.items() if SECRET_ENV.search(k) and v.strip().lower() not in _NOT_SECRET}
+    for i, s in enumerate(s for s in extra if s):
+        found.setdefault(f"secret{i}", s)
+    return found
+
+
 def secrets_from_env(extra: Iterable[str] = ()) -> list[str]:
     """Values to keep out of traces: environment variables that look like credentials, plus `extra`."""
-    found = [v for k, v in os.environ.items() if SECRET_ENV.search(k) and len(v) >= 8]
-    return sorted({*found, *(s for s in extra if s)}, key=len, reverse=True)
+    return sorted(set(named_secrets(extra).values()), key=len, reverse=True)
+
+
+class Redactor:
+    """Replaces secret values in JSON data (strings and keys) by a placeholder of the secret's name."""
+
+    def __init__(self, secrets: Mapping[str, str] | Iterable[str],
+                 placeholder: Callable[[str], str] = lambda name: REDACTED) -> None:
+        named = dict(secrets) if isinstance(secrets, Mapping) else {f"secret{i}": s for i, s in enumerate(secrets)}
+        by_value = {v: k for k, v in sorted(named.items()) if v}
+        self.placeholder = placeholder
+        self.names = by_value
+        parts = [re.escape(v) if len(v) >= _WORD_ONLY_BELOW else rf"(?<![A-Za-z0-9_]){re.escape(v)}(?![A-Za-z0-9_])"
+                 for v in sorted(by_value, key=len, reverse=True)]
+        self.pattern = re.compile("|".join(parts)) if parts else None
+
+    def text(self, s: str) -> str:
+        if self.pattern is None:
+            return s
+        return self.pattern.sub(lambda m: self.placeholder(self.names[m.group(0)]), s)
+
+    def __call__(self, value: Any) -> Any:
+        if self.pattern is None:
+            return value
+        if isinstance(value, str):
+            return self.text(value)
+        if isinstance(value, list):
+            return [self(v) for v in value]
+        if isinstance(value, dict):
+            return {self(k): self(v) for k, v in value.items()}
+        return value
 
 
 def redact(value: Any, secrets: list[str]) -> Any:
-    """A copy of a JSON value with every secret replaced."""
-    if not secrets:
-        return value
-    if isinstance(value, str):
-        for s in secrets:
-            if s in value:
-                value = value.replace(s, REDACTED)
-        return value
-    if isinstance(value, list):
-        return [redact(v, secrets) for v in value]
-    if isinstance(value, dict):
-        return {k: redact(v, secrets) for k, v in value.items()}
-    return value
+    """A copy of a JSON value with every secret replaced (in keys too)."""
+    return Redactor(secrets)(value)
+
+
+def dumps_line(record: Any) -> bytes:
+    """One JSONL line; text that is not valid Unicode (lone surrogates) is written as JSON escapes."""
+    try:
+        return (json.dumps(record, ensure_ascii=False) + "\n").encode("utf-8")
+    except UnicodeEncodeError:
+        return (json.dumps(record, ensure_ascii=True) + "\n").encode("ascii")
 
 
 class TraceWriter:
-    """Appends records to a JSONL trace, flushing each one (a crash loses at most the current step)."""
+    """Appends records to a JSONL trace, one whole line per record (a crash loses at most the current step)."""
 
-    def __init__(self, path: str | Path | None, secrets: list[str], append: bool = False) -> None:
+    def __init__(self, path: str | Path | None, secrets: list[str] | Mapping[str, str], append: bool = False) -> None:
         self.path = Path(path) if path else None
+        self.redact = Redactor(secrets)
         self.secrets = secrets
-        self._out: TextIO | None = None
+        self._fd: int | None = None
+        self._regular = False
         if self.path is not None:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            self._out = self.path.open("a" if append else "w", encoding="utf-8")
+            try:
+                self.path.parent.mkdir(parents=True, exist_ok=True)
+                fifo = _is_fifo(self.path)
+                flags = (os.O_RDWR if append and not fifo else os.O_WRONLY) | os.O_CREAT | getattr(os, "O_CLOEXEC", 0)
+                flags |= os.O_APPEND if append else os.O_TRUNC
+                self._fd = os.open(self.path, flags | (os.O_NONBLOCK if fifo else 0), 0o666)
+                if fifo:
+                    os.set_blocking(self._fd, True)
+                self._regular = stat.S_ISREG(os.fstat(self._fd).st_mode)
+                if append and self._regular:
+                    _drop_torn_line(self._fd)
+            except (OSError, ValueError) as exc:
+                self.close()
+                raise TraceWriteError(f"cannot write the trace {path}: {_why(exc)}") from None
 
     def write(self, record: dict) -> None:
-        if self._out is None:
+        if self._fd is None:
             return
-        self._out.write(json.dumps(redact(record, self.secrets), ensure_ascii=False, sort_keys=False) + "\n")
-        self._out.flush()
+        line = dumps_line(self.redact(record))
+        before = os.lseek(self._fd, 0, os.SEEK_END) if self._regular else 0
+        try:
+            view = memoryview(line)
+            while view:
+                view = view[os.write(self._fd, view):]
+        except OSError as exc:
+            if self._regular:
+                try:
+                    os.ftruncate(self._fd, before)  # never leave half a record behind
+                except OSError:
+                    pass
+            raise TraceWriteError(f"cannot write the trace {self.path}: {_why(exc)}") from None
 
     def close(self) -> None:
-        if self._out is not None:
-            self._out.close()
-            self._out = None
+        if self._fd is not None:
+            os.close(self._fd)
+            self._fd = None
+
+
+def _why(exc: BaseException) -> str:
+    if isinstance(exc, OSError) and getattr(exc, "errno", None) == 6:  # ENXIO
+        return "it is a FIFO with no reader"
+    return getattr(exc, "strerror", None) or str(exc)
+
+
+def _is_fifo(path: Path) -> bool:
+    try:
+        return stat.S_ISFIFO(os.stat(path).st_mode)
+    except (OSError, ValueError):
+        return False
+
+
+def _drop_torn_line(fd: int) -> None:
+    """Cut a last line that a crash left without its newline, so appended records start on their own line."""
+    size = os.lseek(fd, 0, os.SEEK_END)
+    if size == 0 or os.pread(fd, 1, size - 1) == b"\n":
+        return
+    start = max(0, size - (1 << 20))
+    tail = os.pread(fd, size - start, start)
+    cut = tail.rfind(b"\n")
+    os.ftruncate(fd, start + cut + 1 if cut >= 0 else (0 if start == 0 else size))
+    if cut < 0 and start > 0:  # a torn line longer than 1 MiB: end it instead of searching further
+        os.write(fd, b"\n")
 
 
 def read_trace(path: str | Path) -> tuple[dict, list[dict], dict | None]:
     """Header, steps and footer (None for an unfinished run) of a trace file."""
     try:
-        lines = Path(path).read_text(encoding="utf-8").splitlines()
-    except (OSError, UnicodeDecodeError) as exc:
-        raise TraceError(f"cannot read trace {path}: {getattr(exc, 'strerror', None) or exc}") from None
+        data = open_input(path, folder="a folder, not a trace")
+        text = data.decode("utf-8")
+    except FileProblem as exc:
+        raise TraceError(str(exc)) from None
+    except UnicodeDecodeError as exc:
+        raise TraceError(f"cannot read trace {path}: not UTF-8 text (invalid byte at offset {exc.start})") from None
+    lines = text.split("\n")
     records = []
     for i, line in enumerate(lines, 1):
         if not line.strip():
             continue
         try:
-            record = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise TraceError(f"{path}:{i}: not JSON ({exc.msg})") from None
+            record = loads(line)
+        except JSONProblem as exc:
+            if i == len(lines) and records:
+                break  # a last line torn by a crash: the record was never completed
+            raise TraceError(f"{path}:{i}: {exc}") from None
         if not isinstance(record, dict) or record.get("type") not in ("header", "step", "footer"):
             raise TraceError(f"{path}:{i}: not a trace record (expected type header, step or footer)")
         records.append(record)
@@ -93,6 +202,6 @@ def read_trace(path: str | Path) -> tuple[dict, list[dict], dict | None]:
     steps = [r for r in records if r["type"] == "step"]
     footers = [r for r in records if r["type"] == "footer"]
     for s in steps:
-        if not isinstance(s.get("state"), str) or not isinstance(s.get("step"), int):
+        if not isinstance(s.get("state"), str) or not isinstance(s.get("step"), int) or isinstance(s["step"], bool):
             raise TraceError(f"{path}: a step record lacks `state` or `step`")
     return header, steps, (footers[-1] if footers else None)

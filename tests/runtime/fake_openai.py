@@ -3,7 +3,9 @@
 Each POST to /v1/chat/completions takes the next scripted behaviour:
 `{"content": "..."}` (a normal reply), `{"status": 429}` (an HTTP error),
 `{"delay": 2.0, ...}` (answer late), `{"body": "..."}` (a raw, possibly broken,
-HTTP body). Requests are kept for assertions.
+HTTP body), `{"message": {...}}` (the whole assistant message, e.g. a number as
+content), `{"usage": {...}}` (other usage figures), `{"headers": {...}}` (extra
+response headers, e.g. Retry-After), `{"close": true}` (hang up without answering). Requests are kept for assertions.
 """
 
 from __future__ import annotations
@@ -37,6 +39,9 @@ class FakeOpenAI:
                         "usage": {"input_tokens": 21, "output_tokens": 7}})}
                 if "delay" in b:
                     time.sleep(b["delay"])
+                if b.get("close"):  # hang up without an answer (a reset connection)
+                    self.close_connection = True
+                    return
                 if "status" in b:
                     body = json.dumps({"error": {"message": "injected", "type": "server_error"}}).encode()
                     self.send_response(b["status"])
@@ -44,10 +49,12 @@ class FakeOpenAI:
                     body = b["body"].encode() if "body" in b else json.dumps({
                         "id": "chatcmpl-1", "object": "chat.completion", "created": 0, "model": "fake-model",
                         "choices": [{"index": 0, "finish_reason": "stop",
-                                     "message": {"role": "assistant", "content": b["content"]}}],
-                        "usage": {"prompt_tokens": 17, "completion_tokens": 5, "total_tokens": 22},
+                                     "message": b.get("message") or {"role": "assistant", "content": b["content"]}}],
+                        "usage": b.get("usage") or {"prompt_tokens": 17, "completion_tokens": 5, "total_tokens": 22},
                     }).encode()
                     self.send_response(200)
+                for name, value in b.get("headers", {}).items():
+                    self.send_header(name, value)
                 self.send_header("Content-Type", "application/json")
                 self.send_header("Content-Length", str(len(body)))
                 self.end_headers()

@@ -10,6 +10,31 @@ from skillc.runtime.executors.base import BaseExecutor, ExecutorError, Response
 from skillc.runtime.executors.scripted import ScriptedExecutor
 
 
+# A model answer shown with bash, quoted: the smallest machine with a model step and a tool step.
+ECHO = """machine echo {
+  tool bash(command: str) -> (stdout: str, exit_code: int)
+  input q: str
+  var answer: str
+  var out: str
+  start think
+  model think {
+    reads q
+    writes answer
+    prompt "Answer."
+    -> show
+  }
+  tool show {
+    reads answer
+    call bash(command: "printf %s " ++ quote(answer))
+    writes out = stdout
+    -> done
+  }
+  terminal done: success { requires out }
+  fallback
+}
+"""
+
+
 def checked(text: str):
     """The machine of `text`, which must pass the checker."""
     result = skillc.check(text, path="machine.skm")
@@ -43,4 +68,4 @@ class Recorder(BaseExecutor):
         return result if isinstance(result, Response) else Response(result)
 
 
-__all__ = ["ExecutorError", "Recorder", "checked", "run"]
+__all__ = ["ECHO", "ExecutorError", "Recorder", "checked", "run"]

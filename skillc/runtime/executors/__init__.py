@@ -7,7 +7,8 @@ from skillc.runtime.executors.base import BaseExecutor, Executor, ExecutorError,
 SPECS = "scripted:FILE, replay:TRACE, openai:MODEL, anthropic:MODEL, local[:PATH.gguf]"
 
 
-def make_executor(spec: str, *, base_url: str | None = None, strategy: str = "auto") -> Executor:
+def make_executor(spec: str, *, base_url: str | None = None, strategy: str = "auto",
+                  timeout_s: float = 120.0) -> Executor:
     """An executor from a `--executor` spec; ExecutorError (or ScriptError/TraceError) explains a bad one."""
     kind, _, arg = spec.partition(":")
     if kind == "scripted" and arg:
@@ -21,11 +22,11 @@ def make_executor(spec: str, *, base_url: str | None = None, strategy: str = "au
     if kind == "openai" and arg:
         from skillc.runtime.executors.openai_exec import OpenAIExecutor
 
-        return OpenAIExecutor(arg, base_url=base_url, strategy=strategy)
+        return OpenAIExecutor(arg, base_url=base_url, strategy=strategy, timeout_s=timeout_s)
     if kind == "anthropic" and arg:
         from skillc.runtime.executors.anthropic_exec import AnthropicExecutor
 
-        return AnthropicExecutor(arg, base_url=base_url)
+        return AnthropicExecutor(arg, base_url=base_url, timeout_s=timeout_s)
     if kind == "local":
         from skillc.runtime.executors.local import LocalExecutor
 

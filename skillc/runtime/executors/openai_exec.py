@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import os
 
-from skillc.runtime.executors.base import BaseExecutor, ExecutorError, Response
+from skillc.runtime.executors.base import BaseExecutor, ExecutorError, Response, count, retry_after
 from skillc.runtime.prompts import Request
 
 STRATEGIES = ("auto", "json_schema", "json_object", "vllm", "prompt")
@@ -29,8 +29,9 @@ class OpenAIExecutor(BaseExecutor):
                  temperature: float = 0.0) -> None:
         try:
             import openai
-        except ImportError as exc:  # pragma: no cover - openai is a core dependency
-            raise ExecutorError("the openai package is not installed") from exc
+        except ImportError:
+            raise ExecutorError("the openai executor needs the openai package "
+                                "(pip install 'skillc[openai]')") from None
         if strategy not in STRATEGIES:
             raise ExecutorError(f"unknown structured-output strategy {strategy!r} (one of {', '.join(STRATEGIES)})")
         self.openai = openai
@@ -43,7 +44,13 @@ class OpenAIExecutor(BaseExecutor):
         self.temperature = temperature
         self.client = openai.OpenAI(base_url=base_url, api_key=api_key or os.environ.get("OPENAI_API_KEY") or "unused",
                                     timeout=timeout_s, max_retries=0)
+        self.timeout_s = timeout_s
+        self._timeout = timeout_s
         self.name = f"openai:{model}"
+
+    def limit_time(self, seconds: float) -> None:
+        """Cut the next request's timeout to what is left of the step's deadline."""
+        self._timeout = max(0.05, min(self.timeout_s, seconds))
 
     def _format(self, request: Request) -> dict:
         if self.strategy == "json_schema":
@@ -59,23 +66,28 @@ class OpenAIExecutor(BaseExecutor):
         try:
             reply = self.client.chat.completions.create(
                 model=self.model, messages=list(request.messages), temperature=self.temperature,
-                max_tokens=self.max_tokens, **self._format(request))
+                max_tokens=self.max_tokens, timeout=self._timeout, **self._format(request))
         except self.openai.APIStatusError as exc:
-            raise ExecutorError(f"HTTP {exc.status_code} from the model server") from None
+            raise ExecutorError(f"HTTP {exc.status_code} from the model server",
+                                retry_after=retry_after(exc.response.headers)) from None
         except self.openai.APITimeoutError:
-            raise ExecutorError("the model server timed out") from None
+            raise ExecutorError(f"the model server timed out (after {self._timeout:g} s)") from None
         except self.openai.APIError as exc:
             raise ExecutorError(f"the model server failed: {type(exc).__name__}") from None
         except (ValueError, TypeError, KeyError) as exc:  # a reply body the SDK cannot decode
             raise ExecutorError(f"the model server sent an unreadable reply ({type(exc).__name__})") from None
         try:
             text = reply.choices[0].message.content or ""
-        except (AttributeError, IndexError, TypeError):
+        except (AttributeError, IndexError, TypeError, KeyError):
             raise ExecutorError("the model server sent a reply without a message") from None
+        if not isinstance(text, str):  # the SDK does not validate replies: a number or a list can arrive here
+            raise ExecutorError(f"the model server sent a message whose content is {type(text).__name__}, "
+                                "not text")
         usage = getattr(reply, "usage", None)
-        return Response(text, model=getattr(reply, "model", None) or self.model,
-                        input_tokens=getattr(usage, "prompt_tokens", None),
-                        output_tokens=getattr(usage, "completion_tokens", None))
+        model = getattr(reply, "model", None)
+        return Response(text, model=model if isinstance(model, str) and model else self.model,
+                        input_tokens=count(getattr(usage, "prompt_tokens", None)),
+                        output_tokens=count(getattr(usage, "completion_tokens", None)))
 
     def close(self) -> None:
         self.client.close()

@@ -42,9 +42,11 @@ class ScriptedExecutor(BaseExecutor):
 
     @classmethod
     def from_file(cls, path: str | Path) -> ScriptedExecutor:
+        from skillc.diagnostics.files import FileProblem, JSONProblem, loads, read_text
+
         try:
-            data = json.loads(Path(path).read_text(encoding="utf-8"))
-        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+            data = loads(read_text(path, what="script"))
+        except (FileProblem, JSONProblem) as exc:
             raise ScriptError(f"cannot read script {path}: {exc}") from None
         return cls(data)
 
