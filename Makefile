@@ -11,7 +11,7 @@ EXAMPLE := examples/livemath/livemath.skm
 
 VSCODE := editors/vscode
 
-.PHONY: demo test setup bench docs clean vsix test-vscode
+.PHONY: demo test setup system bench docs clean vsix test-vscode
 
 $(STAMP): pyproject.toml
 	test -d $(VENV) || $(PYTHON) -m venv $(VENV)
@@ -21,7 +21,11 @@ $(STAMP): pyproject.toml
 
 setup: $(STAMP)
 
-demo: $(STAMP)
+# Graphviz and Node.js/npm: installed with apt-get when run as root, otherwise named (.ci/system-packages).
+system:
+	@sh .ci/system-packages
+
+demo: $(STAMP) system
 	@echo "== build examples/livemath/SKILL.md offline into a machine"
 	mkdir -p .skillc
 	$(BIN)/skillc build examples/livemath/SKILL.md -o .skillc/livemath.skm --report
@@ -32,8 +36,12 @@ demo: $(STAMP)
 	$(BIN)/skillc dot .skillc/livemath.skm -o .skillc/livemath.dot && echo "wrote .skillc/livemath.dot"
 	if command -v dot >/dev/null; then $(BIN)/skillc dot .skillc/livemath.skm -o .skillc/livemath.svg && echo "wrote .skillc/livemath.svg"; fi
 	@echo "== run it with the embedded local model (Gemma 3 270M: plumbing, not accuracy)"
-	$(BIN)/skillc run .skillc/livemath.skm --executor local --trace .skillc/livemath.trace.jsonl \
+	@echo "   (bash runs in .skillc/run; a failed or partial outcome is shown, not hidden: the demo goes on)"
+	rm -rf .skillc/run && mkdir -p .skillc/run
+	-$(BIN)/skillc run .skillc/livemath.skm --executor local --trace .skillc/livemath.trace.jsonl --workdir .skillc/run \
 	  --input task="Which number is 6 times 7? A) 40 B) 42 C) 44 D) 48 E) 52"
+	@if test -f .skillc/run/answer.txt; then echo "answer.txt holds: $$(cat .skillc/run/answer.txt)"; \
+	  else echo "no answer.txt was written"; fi
 	@echo "== the hand-written machine of the same skill: check and explore"
 	$(BIN)/skillc check $(EXAMPLE)
 	$(BIN)/skillc test $(EXAMPLE)
@@ -41,7 +49,7 @@ demo: $(STAMP)
 	$(BIN)/skillc distill examples/traces/textworld-cooking/train.jsonl \
 	  --heldout examples/traces/textworld-cooking/heldout.jsonl --games .skillc/games -o .skillc/library --report
 
-test: $(STAMP)
+test: $(STAMP) system
 	$(BIN)/python -m pytest
 
 bench: $(STAMP)
@@ -55,6 +63,7 @@ bench: $(STAMP)
 
 docs: $(STAMP)
 	$(BIN)/skillc explain --markdown > docs/diagnostics.md
+	$(BIN)/skillc grammar --format config-schema -o skillc/_schema/config.schema.json
 	for d in examples/*/; do n=$$(basename $$d); test -f $$d$$n.skm || continue; $(BIN)/skillc dot $$d$$n.skm -o docs/machines/$$n.svg; \
 	  $(BIN)/pygmentize -l skm -f html -O full,title=$$n.skm,cssfile=skm.css -o docs/machines/$$n.html $$d$$n.skm; done
 

@@ -89,9 +89,12 @@ class CheckResult(HasDiagnostics):
 def check(source: str | os.PathLike, *, path: str | None = None, skill: str | os.PathLike | None = None,
           root: str | os.PathLike | None = None, config: Config | None = None,
           smt_timeout_ms: int | None = None, imports: ImportCache | None = None) -> CheckResult:
-    """Load and statically check a machine (or a library of fragments)."""
+    """Load and statically check a machine (or a library of fragments); `*.asl.json|yaml` files are imported."""
     from skillc.check import CheckContext, check_machine, fragment_machine
+    from skillc.importers.asl import is_asl_path
 
+    if is_asl_path(source if isinstance(source, os.PathLike) else path or ""):
+        return check_asl(source, path=path, config=config, smt_timeout_ms=smt_timeout_ms)
     loaded = load(source, path=path, root=root, imports=imports)
     found = list(loaded.diagnostics)
     if config is None:
@@ -99,7 +102,8 @@ def check(source: str | os.PathLike, *, path: str | None = None, skill: str | os
         config, problems = find_config(where)
         found += problems
     context = CheckContext(skill=Path(skill) if skill is not None else None,
-                           smt_timeout_ms=smt_timeout_ms or config.smt_timeout_ms)
+                           smt_timeout_ms=smt_timeout_ms or config.smt_timeout_ms,
+                           quote_min_words=config.quote_min_words)
     if loaded.ok:
         if loaded.machine is not None:
             found += check_machine(loaded.machine, context)
@@ -107,3 +111,27 @@ def check(source: str | os.PathLike, *, path: str | None = None, skill: str | os
         for fdef in loaded.fragments.values():
             found += check_machine(fragment_machine(fdef, origin), CheckContext(smt_timeout_ms=context.smt_timeout_ms))
     return CheckResult(loaded.machine, config.apply(found), config.strict, loaded.module)
+
+
+def check_asl(source: str | os.PathLike, *, path: str | None = None, config: Config | None = None,
+              smt_timeout_ms: int | None = None) -> CheckResult:
+    """Import an Amazon States Language definition (a file, or its text named by `path`) and check it."""
+    from skillc.importers.asl import check_asl_file, check_asl_text
+
+    where = Path(source) if isinstance(source, os.PathLike) else Path(path) if path else Path.cwd()
+    config, problems = (config, []) if config is not None else find_config(where)
+    timeout = smt_timeout_ms or config.smt_timeout_ms
+    checked = (check_asl_file(source, smt_timeout_ms=timeout) if isinstance(source, os.PathLike)
+               else check_asl_text(source, path or "<string>.asl.json", smt_timeout_ms=timeout))
+    return CheckResult(checked.machine, config.apply(problems + checked.diagnostics), config.strict)
+
+
+def import_graph(kind: str, spec: str) -> tuple[str | None, list[Diagnostic]]:
+    """The `.skm` text of an ASL file (`kind` asl) or a LangGraph `module:attr` (`kind` langgraph), or None."""
+    if kind == "asl":
+        from skillc.importers.asl import to_skm
+
+        return to_skm(spec)
+    from skillc.importers.langgraph import to_skm as graph_to_skm
+
+    return graph_to_skm(spec)

@@ -6,7 +6,9 @@ Exit codes: 0 clean, 1 errors found (or `fmt --check` would change a file),
 
 from __future__ import annotations
 
+import contextlib
 import difflib
+import json
 import shutil
 import os
 import sys
@@ -69,7 +71,24 @@ def _exit_code(diagnostics: list[Diagnostic]) -> int:
     return EXIT_OK
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+class _Guarded(click.Group):
+    """Any exception a command did not handle is an internal error: SKM900 and exit 3, never a traceback
+    with exit 1 (which means "errors found")."""
+
+    def invoke(self, ctx: click.Context):
+        try:
+            return super().invoke(ctx)
+        except (click.exceptions.Exit, click.ClickException, click.Abort, SystemExit, KeyboardInterrupt):
+            raise
+        except Exception as exc:  # noqa: BLE001 - the last line of defence
+            try:
+                _emit([_internal(exc, f"running `skillc {ctx.invoked_subcommand}`")], "full")
+            except Exception:  # noqa: BLE001 - even printing failed (a closed or full stdout)
+                pass
+            sys.exit(EXIT_INTERNAL)
+
+
+@click.group(cls=_Guarded, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="skillc", prog_name="skillc")
 def main() -> None:
     """Compile agent skills into checked, executable state machines."""
@@ -77,7 +96,7 @@ def main() -> None:
 
 @main.command()
 @click.argument("paths", nargs=-1, required=True)
-@click.option("--format", "fmt", type=click.Choice(FORMATS), default="full", show_default=True,
+@click.option("--format", "--output-format", "fmt", type=click.Choice(FORMATS), default="full", show_default=True,
               help="How to print diagnostics.")
 @click.option("--strict", is_flag=True, help="Treat warnings as errors.")
 @click.option("--skill", type=click.Path(dir_okay=False), default=None,
@@ -85,34 +104,87 @@ def main() -> None:
 @click.option("--smt-timeout", "smt_timeout", type=click.IntRange(1, 600_000), default=None,
               help="Milliseconds per solver question (default 2000, or `smt-timeout-ms` in the config).")
 @click.option("-v", "--verbose", is_flag=True, help="Also print notes (e.g. guard parts the solver treats as opaque).")
+@click.option("-q", "--quiet", is_flag=True, help="Print the diagnostics only, no summary line.")
+@click.option("--config", "config_path", type=click.Path(dir_okay=False), default=None,
+              help="Use this skillc.toml or pyproject.toml instead of the nearest one above each file.")
+@click.option("--select", default=None, metavar="CODES",
+              help="Report only these warnings/notes: codes, prefixes (SKM2) or slugs, comma-separated.")
+@click.option("--ignore", default=None, metavar="CODES", help="Do not report these warnings/notes (errors stay).")
+@click.option("--exit-zero", is_flag=True, help="Exit 0 even when errors are found (usage errors still exit 2).")
+@click.option("--stdin-filename", default=None, metavar="PATH",
+              help="With `-`: the path the text on stdin stands for (imports, configuration, messages).")
 def check(paths: tuple[str, ...], fmt: str, strict: bool, skill: str | None, smt_timeout: int | None,
-          verbose: bool) -> None:
-    """Check .skm files (folders are searched for *.skm)."""
-    files, diagnostics = _files(paths)
+          verbose: bool, quiet: bool, config_path: str | None, select: str | None, ignore: str | None,
+          exit_zero: bool, stdin_filename: str | None) -> None:
+    """Check .skm files (folders are searched for *.skm; `-` reads standard input)."""
+    from skillc.check.config import parse_selection, read_config
+
+    stdin = "-" in paths
+    files, diagnostics = _files(tuple(p for p in paths if p != "-"))
     if skill is not None and not Path(skill).is_file():
         diagnostics.append(make("SKM901", f"no such skill document: {skill}"))
+    selection, problems = parse_selection(select, ignore)
+    if problems:
+        _emit([make("SKM901", p) for p in problems], fmt)
+        sys.exit(EXIT_USAGE)
+    config = None
+    if config_path is not None:
+        if not Path(config_path).is_file():
+            diagnostics.append(make("SKM901", f"no such configuration file: {config_path}"))
+        else:
+            config, config_problems = read_config(Path(config_path))
+            diagnostics += config_problems
     failed = False
     loader_cache = api.ImportCache()
-    for f in files:
+    sources: list = [*files, *(["-"] if stdin else [])]
+    for f in sources:
         try:
-            result = api.check(f, skill=skill, smt_timeout_ms=smt_timeout, imports=loader_cache)
+            if f == "-":
+                result = _check_stdin(stdin_filename, skill, smt_timeout, config, loader_cache)
+            else:
+                result = api.check(f, skill=skill, smt_timeout_ms=smt_timeout, imports=loader_cache, config=config)
         except Exception as exc:  # noqa: BLE001 - an internal error is reported, not raised
             diagnostics.append(_internal(exc, f"checking {f}"))
             continue
         diagnostics.extend(result.diagnostics)
         # Strictness is per file: each project's configuration governs its own files.
-        failed |= any(d.severity is Severity.WARNING for d in result.diagnostics) and (strict or result.strict)
-    diagnostics = _unique(diagnostics)
-    if not verbose and fmt in ("full", "concise", "github"):
+        failed |= any(d.severity is Severity.WARNING and selection.keeps(d) for d in result.diagnostics) and (
+            strict or result.strict)
+    diagnostics = selection.apply(_unique(diagnostics))
+    if not verbose:  # the same policy in every format: notes only with -v
         diagnostics = [d for d in diagnostics if d.severity is not Severity.NOTE]
     _emit(diagnostics, fmt)
-    if fmt in ("full", "concise"):
+    if fmt in ("full", "concise") and not quiet:
         errors = sum(d.severity is Severity.ERROR for d in diagnostics)
         warnings = sum(d.severity is Severity.WARNING for d in diagnostics)
-        click.echo(f"checked {len(files)} file{'s' * (len(files) != 1)}: "
+        click.echo(f"checked {len(sources)} file{'s' * (len(sources) != 1)}: "
                    f"{errors} error{'s' * (errors != 1)}, {warnings} warning{'s' * (warnings != 1)}", err=True)
     code = _exit_code(diagnostics)
-    sys.exit(EXIT_ERRORS if code == EXIT_OK and failed else code)
+    code = EXIT_ERRORS if code == EXIT_OK and failed else code
+    sys.exit(EXIT_OK if exit_zero and code == EXIT_ERRORS else code)
+
+
+def _read_stdin(name: str):
+    """Standard input decoded like a file (BOM, UTF-8, line ends, the input size limit): (SourceFile or None,
+    diagnostics)."""
+    from skillc.diagnostics.files import MAX_INPUT_BYTES
+    from skillc.syntax.parser import decode_source
+
+    data = sys.stdin.buffer.read(MAX_INPUT_BYTES + 1)
+    if len(data) > MAX_INPUT_BYTES:
+        return None, [make("SKM901", f"standard input is over {MAX_INPUT_BYTES:,} bytes")]
+    return decode_source(name, data)
+
+
+def _check_stdin(stdin_filename: str | None, skill: str | None, smt_timeout: int | None, config,
+                 imports) -> api.CheckResult:
+    """`check -`: the text on stdin, checked as if it were at --stdin-filename."""
+    name = stdin_filename or "<stdin>"
+    source, problems = _read_stdin(name)
+    if source is None:
+        return api.CheckResult(None, problems, False, None)
+    return api.check(source.text, path=str(Path(name).absolute()) if stdin_filename else name, skill=skill,
+                     smt_timeout_ms=smt_timeout, imports=imports, config=config)
 
 
 def _unique(diagnostics: list[Diagnostic]) -> list[Diagnostic]:
@@ -128,20 +200,10 @@ def _unique(diagnostics: list[Diagnostic]) -> list[Diagnostic]:
 
 
 def _write_atomically(path: Path, text: str) -> None:
-    """Replace a file's content without ever leaving it half-written."""
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as out:
-            out.write(text)
-        try:
-            os.chmod(tmp, path.stat().st_mode & 0o7777)
-        except OSError:
-            pass
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+    """Replace a file's content without ever leaving it half-written (the one guarded writer, see files.py)."""
+    from skillc.diagnostics.files import write_output
+
+    write_output(path, text)
 
 
 def _format_one(name: str, text: str) -> tuple[str | None, list[Diagnostic]]:
@@ -163,7 +225,8 @@ def _format_one(name: str, text: str) -> tuple[str | None, list[Diagnostic]]:
 @click.argument("paths", nargs=-1, required=True)
 @click.option("--check", "check_only", is_flag=True, help="Write nothing; exit 1 when a file would change.")
 @click.option("--diff", is_flag=True, help="Write nothing; print a unified diff of the changes.")
-def fmt(paths: tuple[str, ...], check_only: bool, diff: bool) -> None:
+@click.option("-q", "--quiet", is_flag=True, help="Do not say which files were (or would be) reformatted.")
+def fmt(paths: tuple[str, ...], check_only: bool, diff: bool, quiet: bool) -> None:
     """Format .skm files in place (`-` formats standard input to standard output)."""
     diagnostics: list[Diagnostic] = []
     changed: list[str] = []
@@ -185,12 +248,13 @@ def fmt(paths: tuple[str, ...], check_only: bool, diff: bool) -> None:
     else:
         files, diagnostics = _files(paths)
         for f in files:
-            try:
-                data = f.read_bytes()
-            except OSError as exc:
-                diagnostics.append(make("SKM901", f"cannot read {f}: {exc.strerror or exc}"))
-                continue
+            from skillc.diagnostics.files import keep_conventions, read_bytes
             from skillc.syntax.parser import decode_source
+
+            data, problem = read_bytes(f, folder="a directory, not a .skm file")
+            if problem is not None:
+                diagnostics.append(problem)
+                continue
 
             source, diags = decode_source(str(f), data)
             if source is None:
@@ -201,20 +265,23 @@ def fmt(paths: tuple[str, ...], check_only: bool, diff: bool) -> None:
             except Exception as exc:  # noqa: BLE001
                 new, diags = None, [_internal(exc, f"formatting {f}")]
             diagnostics.extend(diags)
+            new = None if new is None else keep_conventions(data, new)  # a BOM and CRLF line ends stay
             if new is None or new.encode("utf-8") == data:
                 continue
             changed.append(str(f))
             if diff:
                 click.echo(_diff(str(f), data.decode("utf-8", errors="replace"), new), nl=False)
             elif check_only:
-                click.echo(f"would reformat {f}", err=True)
+                if not quiet:
+                    click.echo(f"would reformat {f}", err=True)
             else:
                 try:
                     _write_atomically(f, new)
                 except OSError as exc:
                     diagnostics.append(make("SKM901", f"cannot write {f}: {exc.strerror or exc}"))
                     continue
-                click.echo(f"reformatted {f}", err=True)
+                if not quiet:
+                    click.echo(f"reformatted {f}", err=True)
     _emit(diagnostics, "full")
     code = _exit_code(diagnostics)
     if code == EXIT_OK and (check_only or diff) and changed:
@@ -234,6 +301,7 @@ def explain(codes: tuple[str, ...], markdown: bool) -> None:
     """Explain diagnostic codes (SKM104 or a slug such as undefined-tool)."""
     from skillc.frontends.distill import codes as _distill_codes  # noqa: F401  (registers SKM4xx)
     from skillc.frontends.markdown import codes as _build_codes  # noqa: F401  (registers SKM3xx)
+    from skillc.importers import codes as _importer_codes  # noqa: F401  (registers SKM6xx)
 
     if markdown:
         click.echo(markdown_reference(), nl=False)
@@ -261,7 +329,7 @@ def _indent(text: str) -> str:
 
 @main.command()
 @click.argument("path", type=click.Path(dir_okay=False))
-@click.option("--format", "fmt", type=click.Choice(FORMATS), default="full", show_default=True)
+@click.option("--format", "--output-format", "fmt", type=click.Choice(FORMATS), default="full", show_default=True)
 def show(path: str, fmt: str) -> None:
     """Print a summary of a machine: states, transitions, variables, tools and rules."""
     if not Path(path).exists():
@@ -273,11 +341,23 @@ def show(path: str, fmt: str) -> None:
         _emit([_internal(exc, f"loading {path}")], fmt)
         sys.exit(EXIT_INTERNAL)
     _emit(result.diagnostics, fmt)
-    if result.machine is None or not result.ok:
-        sys.exit(_exit_code(result.diagnostics) or EXIT_ERRORS)
     from skillc.ir.describe import describe
 
+    if result.machine is None and result.ok and result.fragments:
+        # A library of fragments: each one is described as the machine it checks as.
+        click.echo("\n\n".join(f"fragment {name} (a library defines no machine; `use` it from one)\n"
+                                + describe(m) for name, m in _fragment_machines(result, path).items()))
+        return
+    if result.machine is None or not result.ok:
+        sys.exit(_exit_code(result.diagnostics) or EXIT_ERRORS)
     click.echo(describe(result.machine))
+
+
+def _fragment_machines(result, path: str) -> dict:
+    """The fragments of a library file, each as the machine `skillc check` checks it as."""
+    from skillc.check import fragment_machine
+
+    return {name: fragment_machine(f, path) for name, f in result.fragments.items()}
 
 
 # ---------------------------------------------------------------- running machines
@@ -312,7 +392,13 @@ def _load_checked(path: str):
         _emit(problems, "full")
         click.echo(f"skillc: {path} does not pass `skillc check`; only checked machines run", err=True)
         sys.exit(_exit_code(result.diagnostics) or EXIT_ERRORS)
-    return result.machine, Path(path).read_text(encoding="utf-8")
+    from skillc.diagnostics.files import FileProblem, read_text
+
+    try:
+        return result.machine, read_text(path, what=".skm file")
+    except FileProblem as exc:  # the file changed since it was checked
+        _emit([make("SKM901", str(exc))], "full")
+        sys.exit(EXIT_USAGE)
 
 
 @main.command()
@@ -335,40 +421,54 @@ def _load_checked(path: str):
 @click.option("--tools", "tool_modules", multiple=True, type=click.Path(dir_okay=False, exists=True),
               help="A Python file whose functions implement tools (repeatable).")
 @click.option("--workdir", type=click.Path(file_okay=False), default=None, help="Working directory of bash.")
-@click.option("--tool-timeout", type=float, default=60.0, show_default=True, help="Seconds before a tool is killed.")
+@click.option("--tool-timeout", type=click.FloatRange(min=0, min_open=True), default=60.0, show_default=True,
+              help="Seconds before a tool (bash or a --tools function) is stopped.")
+@click.option("--model-timeout", type=click.FloatRange(min=0, min_open=True), default=120.0, show_default=True,
+              help="Seconds one request to an openai: model server may take.")
+@click.option("--step-deadline", type=click.FloatRange(min=0, min_open=True), default=600.0, show_default=True,
+              help="Seconds one model or judge step may take in all: requests, retries and Retry-After waits.")
 @click.option("--mode", type=click.Choice(["machine", "native", "prompt-only"]), default="machine", show_default=True,
               help="machine: the runtime drives the machine; native: the skill document and full transcript, the "
                    "model picks every step; prompt-only: the machine rendered as prose, the model follows it.")
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
 def run(machine_path, inputs, input_file, executor_spec, base_url, strategy, trace_path, max_steps, retries,
-        journal_path, resume_id, tool_modules, workdir, tool_timeout, mode, as_json) -> None:
+        journal_path, resume_id, tool_modules, workdir, tool_timeout, model_timeout, step_deadline, mode,
+        as_json) -> None:
     """Run a checked machine. Exit 0 success, 4 partial, 5 failed; 1 unchecked machine; 2 usage."""
     import json as _json
 
     from skillc.runtime import (ExecutorError, Interpreter, Journal, JournalError, RunError, RunOptions, ToolBox,
                                 ToolError, make_executor)
+    from skillc.diagnostics.files import FileProblem, JSONProblem, loads, printable, read_text
     from skillc.runtime.executors.scripted import ScriptError
+    from skillc.runtime.guard import refuse_resume_changes, refuse_trace_target
     from skillc.runtime.trace import TraceError
 
     try:
         journal = Journal(journal_path)
         if resume_id:
             info = journal.info(resume_id)
+            refuse_resume_changes(info, executor_spec, bool(inputs or input_file), trace_path, machine_path)
             machine_path = machine_path or info.machine_path
             executor_spec = executor_spec or info.executor
         if not machine_path or not executor_spec:
             raise click.UsageError("give MACHINE and --executor (or --resume RUN_ID)")
+        if workdir is not None and not Path(workdir).is_dir():
+            raise click.BadParameter(f"no such folder: {workdir}", param_hint="--workdir")
+        refuse_trace_target(trace_path, [machine_path, journal_path, input_file, *tool_modules,
+                                         executor_spec.partition(":")[2] or None])
         machine, text = _load_checked(machine_path)
         given = {}
         if input_file:
-            given = _json.loads(Path(input_file).read_text(encoding="utf-8"))
+            given = loads(read_text(input_file, what="JSON file"))
             if not isinstance(given, dict):
                 raise click.BadParameter("the input file must hold a JSON object", param_hint="--input-file")
         given.update(dict(_input_value(machine, raw) for raw in inputs))
-        executor = make_executor(executor_spec, base_url=base_url, strategy=strategy)
+        executor = make_executor(executor_spec, base_url=base_url, strategy=strategy, timeout_s=model_timeout)
         tools = ToolBox.default(list(tool_modules), timeout_s=tool_timeout, cwd=workdir)
         options = RunOptions(retries=retries, max_steps=max_steps, trace=Path(trace_path) if trace_path else None,
-                             journal=journal, executor_spec=executor_spec, machine_path=str(machine_path))
+                             journal=journal, executor_spec=executor_spec, machine_path=str(machine_path),
+                             step_deadline_s=step_deadline)
         if mode != "machine":
             from skillc.runtime.baselines import run_baseline, skill_document
 
@@ -376,17 +476,19 @@ def run(machine_path, inputs, input_file, executor_spec, base_url, strategy, tra
         else:
             interpreter = Interpreter(machine, executor, tools, options, text)
             result = interpreter.resume(resume_id) if resume_id else interpreter.run(given)
-    except (RunError, ExecutorError, JournalError, ToolError, ScriptError, TraceError, ValueError) as exc:
-        click.echo(f"skillc run: {exc}", err=True)
+    except (RunError, ExecutorError, JournalError, ToolError, ScriptError, TraceError, FileProblem, JSONProblem,
+            ValueError) as exc:
+        code = getattr(exc, "code", None)  # the runtime's own errors carry their SKM5xx code
+        click.echo(printable(f"skillc run: {f'error[{code}]: ' if code else ''}{exc}"), err=True)
         sys.exit(EXIT_USAGE)
     if as_json:
-        click.echo(_json.dumps(attrs_asdict(result), ensure_ascii=False))
+        click.echo(printable(_json.dumps(attrs_asdict(result), ensure_ascii=False)))
     else:
         click.echo(f"outcome: {result.outcome} (terminal `{result.terminal}`) after {result.steps} steps")
         for name, value in result.evidence.items():
-            click.echo(f"  {name} = {_json.dumps(value, ensure_ascii=False)}")
+            click.echo(printable(f"  {name} = {_json.dumps(value, ensure_ascii=False)}"))
         if result.error:
-            click.echo(f"  error: {result.error}")
+            click.echo(printable(f"  error: {result.error}"))
         click.echo(f"  run id: {result.run_id}" + (f"   trace: {result.trace}" if result.trace else ""))
     sys.exit(_OUTCOME_EXIT.get(result.outcome, EXIT_FAILED))
 
@@ -400,14 +502,15 @@ def attrs_asdict(obj) -> dict:
 @main.command()
 @click.argument("machine_path", metavar="MACHINE")
 @click.argument("trace_path", metavar="TRACE", type=click.Path(dir_okay=False, exists=True))
-def replay(machine_path: str, trace_path: str) -> None:
+@click.option("--other-machine", is_flag=True, help="Replay a trace recorded with another version of the machine.")
+def replay(machine_path: str, trace_path: str, other_machine: bool) -> None:
     """Replay a trace through a machine without calling models or tools; exit 1 on divergence."""
     from skillc.runtime import replay_file
     from skillc.runtime.trace import TraceError
 
     machine, text = _load_checked(machine_path)
     try:
-        report = replay_file(machine, text, trace_path)
+        report = replay_file(machine, text, trace_path, other_machine=other_machine)
     except TraceError as exc:
         click.echo(f"skillc replay: {exc}", err=True)
         sys.exit(EXIT_USAGE)
@@ -459,8 +562,11 @@ def score(machine_path: str, traces: tuple[str, ...], as_json: bool) -> None:
               help="Default: from the output's extension, else dot.")
 @click.option("--trace", "trace_path", type=click.Path(dir_okay=False, exists=True), default=None,
               help="Overlay a run: visited states and edges with counts, the path to the terminal emphasised.")
-def dot(machine_path: str, output: str | None, fmt: str | None, trace_path: str | None) -> None:
-    """Draw a machine as DOT, SVG, PNG (Graphviz) or Mermaid."""
+@click.option("--fragment", default=None, metavar="NAME", help="In a library of fragments: the one to draw.")
+@click.option("--stdin-filename", default=None, metavar="PATH", help="With `-`: the path the text on stdin stands for.")
+def dot(machine_path: str, output: str | None, fmt: str | None, trace_path: str | None, fragment: str | None,
+        stdin_filename: str | None) -> None:
+    """Draw a machine as DOT, SVG, PNG (Graphviz) or Mermaid (`-` reads standard input)."""
     from skillc.render import RenderError, overlay_from_trace, render_image, to_dot, to_mermaid
     from skillc.runtime.trace import TraceError
 
@@ -469,16 +575,29 @@ def dot(machine_path: str, output: str | None, fmt: str | None, trace_path: str 
         fmt = {"svg": "svg", "png": "png", "mmd": "mermaid", "md": "mermaid"}.get(suffix, "dot")
     if fmt == "png" and output is None:
         raise click.UsageError("PNG output needs -o FILE")
-    result = api.check(Path(machine_path))
-    if result.machine is None or not result.ok:
+    if machine_path == "-":
+        name = stdin_filename or "<stdin>"
+        source, problems = _read_stdin(name)
+        origin = str(Path(name).absolute()) if stdin_filename else name
+        result = api.check(source.text, path=origin) if source else api.CheckResult(None, problems)
+    else:
+        source, origin, result = None, machine_path, api.check(Path(machine_path))
+    machine = result.machine
+    if machine is None and result.ok:
+        machine, problem = _drawable_fragment(api.load(source.text, path=origin) if source else
+                                              api.load(Path(machine_path)), origin, fragment)
+        if problem:
+            _emit([make("SKM901", problem)], "full")
+            sys.exit(EXIT_USAGE)
+    if machine is None or not result.ok:
         _emit([d for d in result.diagnostics if d.severity is not Severity.NOTE], "full")
         sys.exit(_exit_code(result.diagnostics) or EXIT_ERRORS)
     try:
-        overlay = overlay_from_trace(result.machine, trace_path) if trace_path else None
+        overlay = overlay_from_trace(machine, trace_path) if trace_path else None
         if fmt == "mermaid":
-            data: bytes = to_mermaid(result.machine, overlay).encode("utf-8")
+            data: bytes = to_mermaid(machine, overlay).encode("utf-8")
         else:
-            text = to_dot(result.machine, overlay)
+            text = to_dot(machine, overlay)
             data = text.encode("utf-8") if fmt == "dot" else render_image(text, fmt)
     except (RenderError, TraceError) as exc:
         click.echo(f"skillc dot: {exc}", err=True)
@@ -493,19 +612,25 @@ def dot(machine_path: str, output: str | None, fmt: str | None, trace_path: str 
         sys.exit(EXIT_USAGE)
 
 
+def _drawable_fragment(loaded, path: str, name: str | None):
+    """The fragment of a library to draw (the only one, or `--fragment NAME`), or why there is none."""
+    machines = _fragment_machines(loaded, path)
+    if not machines:
+        return None, f"{path} defines neither a machine nor a fragment: nothing to draw"
+    if name is not None:
+        if name not in machines:
+            return None, f"{path} has no fragment `{name}` (it has {', '.join(machines)})"
+        return machines[name], None
+    if len(machines) > 1:
+        return None, f"{path} is a library of {len(machines)} fragments ({', '.join(machines)}): pick one with --fragment"
+    return next(iter(machines.values())), None
+
+
 def _write_bytes_atomically(path: Path, data: bytes) -> None:
-    fd, tmp = tempfile.mkstemp(dir=path.parent if str(path.parent) else ".", prefix=f".{path.name}.")
-    try:
-        with os.fdopen(fd, "wb") as out:
-            out.write(data)
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)  # mkstemp creates 0600; a drawing is an ordinary file
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+    """Write a drawing through the one guarded writer (files.py: atomic, links and devices kept, mode 0644)."""
+    from skillc.diagnostics.files import write_output
+
+    write_output(path, data)
 
 
 @main.command()
@@ -566,27 +691,51 @@ def test_machine(machine_path: str, coverage: str, examples: int, seed: int, tra
               help="Rounds of a repeat-until loop that states no limit.")
 @click.option("--max-bytes", type=click.IntRange(1, 1 << 30), default=1 << 20, show_default=True,
               help="Refuse skill documents larger than this.")
-@click.option("--format", "fmt", type=click.Choice(FORMATS), default="full", show_default=True,
+@click.option("--format", "--output-format", "fmt", type=click.Choice(FORMATS), default="full", show_default=True,
               help="How to print diagnostics.")
+@click.option("-v", "--verbose", is_flag=True, help="Also print notes that are not about the build itself.")
+@click.option("-q", "--quiet", is_flag=True, help="Print the diagnostics only, no summary line.")
+@click.option("--stdin-filename", default=None, metavar="PATH",
+              help="With `-`: the skill document's path, as the machine's `source` names it (default SKILL.md).")
 def build(skill: str, output: str | None, model: str | None, base_url: str | None, rounds: int, report: bool,
-          tools: tuple[str, ...], max_revisions: int, max_repeats: int, max_bytes: int, fmt: str) -> None:
-    """Compile a markdown skill into a checked machine (nothing is written unless it checks clean)."""
+          tools: tuple[str, ...], max_revisions: int, max_repeats: int, max_bytes: int, fmt: str, verbose: bool,
+          quiet: bool, stdin_filename: str | None) -> None:
+    """Compile a markdown skill into a checked machine (nothing is written unless it checks clean).
+
+    `-` reads the skill document from standard input; the machine then goes to standard output unless -o.
+    """
     from skillc.frontends.markdown import Options
     from skillc.frontends.markdown import build as build_skill
     from skillc.frontends.markdown.report import table
 
+    if skill == "-":
+        with tempfile.TemporaryDirectory(prefix="skillc-stdin-") as tmp:
+            path = Path(tmp) / Path(stdin_filename or "SKILL.md").name
+            path.write_bytes(sys.stdin.buffer.read(max_bytes + 1))
+            _build(build_skill, table, path, output or "-", model, base_url, rounds, report,
+                   Options(tools=frozenset(tools), max_revisions=max_revisions, max_repeats=max_repeats),
+                   max_bytes, fmt, verbose, stdin_as=stdin_filename or "SKILL.md", quiet=quiet)
     path = Path(skill)
     if path.is_dir() and (path / "SKILL.md").is_file():
         path = path / "SKILL.md"
+    _build(build_skill, table, path, output, model, base_url, rounds, report,
+           Options(tools=frozenset(tools), max_revisions=max_revisions, max_repeats=max_repeats), max_bytes, fmt,
+           verbose, quiet=quiet)
+
+
+def _build(build_skill, table, path: Path, output: str | None, model, base_url, rounds: int, report: bool, options,
+           max_bytes: int, fmt: str, verbose: bool, stdin_as: str | None = None, quiet: bool = False) -> None:
+    """`skillc build` once the skill document is a file: build, report, write; always exits."""
     to_stdout = output == "-"
     out = None if to_stdout else Path(output) if output else path.with_suffix(".skm")
-    if out is not None and out.resolve() == path.resolve():
+    from skillc.diagnostics.files import same_file
+
+    if out is not None and same_file(out, path):
         _emit([make("SKM901", f"refusing to overwrite the skill document {path} with the machine")], fmt)
         sys.exit(EXIT_USAGE)
     if out is not None and not out.parent.is_dir():
         _emit([make("SKM901", f"no such folder for the output: {out.parent}")], fmt)
         sys.exit(EXIT_USAGE)
-    options = Options(tools=frozenset(tools), max_revisions=max_revisions, max_repeats=max_repeats)
     try:
         result = build_skill(path, output=out, options=options, model=model, base_url=base_url, rounds=rounds,
                              max_bytes=max_bytes)
@@ -594,25 +743,36 @@ def build(skill: str, output: str | None, model: str | None, base_url: str | Non
         _emit([_internal(exc, f"building {path}")], fmt)
         sys.exit(EXIT_INTERNAL)
     diagnostics = _unique(result.diagnostics)
-    if fmt in ("full", "concise", "github"):
+    if stdin_as is not None:  # messages name the document stdin stood for, not its temporary copy
+        for span in (s for d in diagnostics for s in (d.span, *(x.span for x in d.secondary)) if s is not None):
+            if span.source.path == str(path):
+                span.source.path = stdin_as
+    if not verbose:  # the same policy in every format: the build's own notes (SKM3xx), others only with -v
         diagnostics = [d for d in diagnostics if d.severity is not Severity.NOTE or d.code.startswith("SKM3")]
     _emit(diagnostics, fmt)
     if report and result.rows:
-        click.echo(table(result.rows), err=to_stdout)
+        click.echo(table(result.rows, rules=result.rules), err=to_stdout)
     if result.text is None or not result.ok:
-        if fmt in ("full", "concise"):
+        if fmt in ("full", "concise") and not quiet:
             click.echo(f"build failed: nothing written{'' if to_stdout else f' to {out}'}", err=True)
         code = _exit_code(diagnostics)
         sys.exit(code if code != EXIT_OK else EXIT_ERRORS)
+    text = result.text
+    if stdin_as is not None:  # the machine names the document stdin stood for, not the temporary copy
+        import json
+
+        from skillc.frontends.markdown import source_name
+
+        text = text.replace(f'"{source_name(path, out)}"', json.dumps(stdin_as))
     if to_stdout:
-        click.echo(result.text, nl=False)
+        click.echo(text, nl=False)
     else:
         try:
-            _write_atomically(out, result.text)
+            _write_atomically(out, text)
         except OSError as exc:
             _emit([make("SKM901", f"cannot write {out}: {exc.strerror or exc}")], fmt)
             sys.exit(EXIT_USAGE)
-    if fmt in ("full", "concise"):
+    if fmt in ("full", "concise") and not quiet:
         m = result.machine
         states = sum(s.kind in ("model", "judge", "tool") for s in m.states.values()) if m else 0
         rules = len(m.rules) if m else 0
@@ -643,13 +803,13 @@ def _emits(value: str) -> tuple[str, ...]:
 @click.option("--games", default=None, type=click.Path(file_okay=False),
               help="Where to (re)generate held-out games that are not beside their traces.")
 @click.option("--report", is_flag=True, help="Print the library report (skills, r_k, sizes, primitives per call).")
-@click.option("--format", "fmt", type=click.Choice(FORMATS), default="full", show_default=True,
+@click.option("--format", "--output-format", "fmt", type=click.Choice(FORMATS), default="full", show_default=True,
               help="How to print diagnostics.")
 def distill(traces: tuple[str, ...], output: str | None, min_reuse: float, emit: str, heldout: tuple[str, ...],
             games: str | None, report: bool, fmt: str) -> None:
     """Distil reusable skills (.skm fragments + Python functions) from successful JSONL traces."""
     from skillc.frontends.distill.library import build_library, target_problem, write_library
-    from skillc.frontends.distill.report import table
+    from skillc.frontends.distill.report import as_json, table
 
     try:
         kinds = _emits(emit)
@@ -664,12 +824,18 @@ def distill(traces: tuple[str, ...], output: str | None, min_reuse: float, emit:
         _emit([make("SKM901", problem)], fmt)
         sys.exit(EXIT_USAGE)
     try:
-        built = build_library(traces, heldout=heldout, min_reuse=min_reuse, emit=kinds, games=games)
+        with _progress_bar("held-out games played", "game") as progress:
+            built = build_library(traces, heldout=heldout, min_reuse=min_reuse, emit=kinds, games=games,
+                                  progress=progress)
     except Exception as exc:  # noqa: BLE001 - an internal error is reported, not raised
         _emit([_internal(exc, "distilling traces")], fmt)
         sys.exit(EXIT_INTERNAL)
-    _emit(_unique(built.diagnostics), fmt)
-    if report and built.distilled.programs:
+    if report and fmt == "json":  # one JSON document: the report with its diagnostics
+        click.echo(json.dumps(as_json(built.distilled, built.clusters, built.evaluation, built.dropped,
+                                      _unique(built.diagnostics)), ensure_ascii=False))
+    else:
+        _emit(_unique(built.diagnostics), fmt)
+    if report and built.distilled.programs and fmt != "json":
         click.echo(table(built.distilled, built.clusters, built.evaluation, built.dropped))
     if not built.ok or not built.clusters:
         if output and fmt in ("full", "concise"):
@@ -688,6 +854,15 @@ def distill(traces: tuple[str, ...], output: str | None, min_reuse: float, emit:
     sys.exit(EXIT_OK)
 
 
+@contextlib.contextmanager
+def _progress_bar(what: str, unit: str):
+    """A progress bar on stderr (tqdm), shown only on a terminal; yields its `update(n)`."""
+    from tqdm import tqdm
+
+    with tqdm(desc=what, unit=unit, file=sys.stderr, disable=None, leave=False) as bar:
+        yield bar.update
+
+
 @main.command()
 @click.option("-o", "--output", required=True, type=click.Path(dir_okay=False), help="The JSONL file to write.")
 @click.option("--count", type=click.IntRange(1, 100_000), default=20, show_default=True,
@@ -696,11 +871,19 @@ def distill(traces: tuple[str, ...], output: str | None, min_reuse: float, emit:
 @click.option("--games", "games_dir", default=".skillc/games", show_default=True, type=click.Path(file_okay=False),
               help="Where the generated games are kept (reused when already there).")
 @click.option("--workers", type=click.IntRange(1, 64), default=1, show_default=True)
-def collect(output: str, count: int, seed: int, games_dir: str, workers: int) -> None:
-    """Generate TextWorld cooking games and record each walkthrough as a trace (needs `textworld`)."""
+@click.option("--env", "env_name", type=click.Choice(["textworld", "pddl"]), default="textworld", show_default=True,
+              help="TextWorld cooking games, or PDDL problems (PDDLGym + pyperplan; --count takes the first problems).")
+@click.option("--domain", default="blocks", show_default=True, help="With --env pddl: the PDDL domain (blocks, gripper).")
+@click.option("--split", type=click.Choice(["train", "test"]), default="train", show_default=True,
+              help="With --env pddl: PDDLGym's training or test problems.")
+def collect(output: str, count: int, seed: int, games_dir: str, workers: int, env_name: str, domain: str,
+            split: str) -> None:
+    """Record runs as traces: TextWorld cooking walkthroughs (needs `textworld`), or PDDL plans (needs `pddlgym`)."""
     from skillc.frontends.distill import textworld as tw
     from skillc.frontends.distill.trace import dumps
 
+    if env_name == "pddl":
+        _collect_pddl(output, count, domain, split)
     problem = None
     try:
         tw.import_textworld()
@@ -714,7 +897,9 @@ def collect(output: str, count: int, seed: int, games_dir: str, workers: int) ->
     if problem:
         _emit([make("SKM901", problem)], "full")
         sys.exit(EXIT_USAGE)
-    traces = tw.relative_to(tw.collect(tw.specs(count, seed), games_dir, workers=workers), Path(output).parent)
+    with _progress_bar("games generated and played", "game") as progress:
+        played = tw.collect(tw.specs(count, seed), games_dir, workers=workers, progress=progress)
+    traces = tw.relative_to(played, Path(output).parent)
     try:
         _write_atomically(Path(output), dumps(traces))
     except OSError as exc:
@@ -725,9 +910,33 @@ def collect(output: str, count: int, seed: int, games_dir: str, workers: int) ->
     sys.exit(EXIT_OK)
 
 
+def _collect_pddl(output: str, count: int, domain: str, split: str) -> None:
+    """`skillc collect --env pddl`: solve the first `count` problems of a split with pyperplan, record them."""
+    from skillc.frontends.distill import pddl
+    from skillc.frontends.distill.textworld import Unavailable
+    from skillc.frontends.distill.trace import dumps
+
+    try:
+        chosen = pddl.problems(domain, split)[:count]
+        if not Path(output).resolve().parent.is_dir():
+            raise Unavailable(f"no such folder for the output: {Path(output).parent}")
+        with _progress_bar(f"{domain} problems solved", "problem") as progress:
+            traces = pddl.collect(domain, split, chosen, progress=progress)
+        _write_atomically(Path(output), dumps(traces))
+    except Unavailable as exc:
+        _emit([make("SKM901", str(exc))], "full")
+        sys.exit(EXIT_USAGE)
+    except OSError as exc:
+        _emit([make("SKM901", f"cannot write {output}: {exc.strerror or exc}")], "full")
+        sys.exit(EXIT_USAGE)
+    click.echo(f"wrote {output}: {len(traces)} traces of {len(chosen)} {domain} problems ({split})", err=True)
+    sys.exit(EXIT_OK)
+
+
 @main.command()
-@click.option("--format", "fmt", type=click.Choice(["lark", "gbnf", "json-schema"]), default="lark",
-              show_default=True, help="Lark (outlines, llguidance), GBNF (llama.cpp) or the IR JSON Schema.")
+@click.option("--format", "fmt", type=click.Choice(["lark", "gbnf", "json-schema", "config-schema"]), default="lark",
+              show_default=True, help="Lark (outlines, llguidance), GBNF (llama.cpp), the IR JSON Schema, or the "
+                                      "JSON Schema of [tool.skillc] / skillc.toml.")
 @click.option("-o", "--output", default=None, help="Write to a file instead of stdout.")
 def grammar(fmt: str, output: str | None) -> None:
     """Export the .skm grammar (or the machine JSON Schema) for grammar-constrained decoding."""
@@ -737,6 +946,13 @@ def grammar(fmt: str, output: str | None) -> None:
         from skillc.frontends.markdown.schema import MACHINE_SCHEMA
 
         text = json.dumps(MACHINE_SCHEMA, indent=2) + "\n"
+    elif fmt == "config-schema":
+        from skillc.check.config import config_schema
+        from skillc.frontends.distill import codes as _distill_codes  # noqa: F401  (registers SKM4xx)
+        from skillc.frontends.markdown import codes as _build_codes  # noqa: F401  (registers SKM3xx)
+        from skillc.importers import codes as _importer_codes  # noqa: F401  (registers SKM6xx)
+
+        text = json.dumps(config_schema(), indent=2, ensure_ascii=False) + "\n"
     else:
         from skillc.syntax.export import export
 
@@ -749,3 +965,50 @@ def grammar(fmt: str, output: str | None) -> None:
     except OSError as exc:
         _emit([make("SKM901", f"cannot write {output}: {exc.strerror or exc}")], "full")
         sys.exit(EXIT_USAGE)
+
+
+@main.group(name="import")
+def import_group() -> None:
+    """Translate graphs of other systems (AWS Step Functions, LangGraph) into checked .skm machines."""
+
+
+def _import(kind: str, spec: str, output: str | None, fmt: str) -> None:
+    """Translate, print the findings, write the .skm (only when it has no errors)."""
+    try:
+        text, diagnostics = api.import_graph(kind, spec)
+    except Exception as exc:  # noqa: BLE001 - an internal error is reported, not raised
+        _emit([_internal(exc, f"importing {spec}")], fmt)
+        sys.exit(EXIT_INTERNAL)
+    _emit([d for d in diagnostics if d.severity is not Severity.NOTE], fmt)
+    if text is None:
+        sys.exit(_exit_code(diagnostics) or EXIT_ERRORS)
+    if output is None or output == "-":
+        click.echo(text, nl=False)
+    else:
+        try:
+            _write_atomically(Path(output), text)
+        except OSError as exc:
+            _emit([make("SKM901", f"cannot write {output}: {exc.strerror or exc}")], fmt)
+            sys.exit(EXIT_USAGE)
+    sys.exit(_exit_code(diagnostics))  # written: the translation is whole; its findings still set the status
+
+
+@import_group.command(name="asl")
+@click.argument("path", type=click.Path(dir_okay=False))
+@click.option("-o", "--output", default=None, help="Write the .skm here (default: stdout).")
+@click.option("--format", "fmt", type=click.Choice(FORMATS), default="full", show_default=True)
+def import_asl(path: str, output: str | None, fmt: str) -> None:
+    """An Amazon States Language definition (JSON or YAML) as a .skm machine; branches become fragments."""
+    if not Path(path).is_file():
+        _emit([make("SKM901", f"no such file: {path}")], fmt)
+        sys.exit(EXIT_USAGE)
+    _import("asl", path, output, fmt)
+
+
+@import_group.command(name="langgraph")
+@click.argument("spec", metavar="MODULE:ATTR")
+@click.option("-o", "--output", default=None, help="Write the .skm here (default: stdout).")
+@click.option("--format", "fmt", type=click.Choice(FORMATS), default="full", show_default=True)
+def import_langgraph(spec: str, output: str | None, fmt: str) -> None:
+    """A LangGraph StateGraph (or its compiled graph), imported from MODULE:ATTR, as a .skm machine."""
+    _import("langgraph", spec, output, fmt)

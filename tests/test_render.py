@@ -9,6 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 import skillc
 from skillc.render import overlay_from_trace, to_dot, to_mermaid
 from tests.conftest import EXAMPLES, MACHINE_EXAMPLES, ROOT
@@ -43,6 +45,9 @@ def test_every_example_has_its_rendered_svg_in_the_docs() -> None:
 
 
 def test_svg_and_png_come_from_graphviz(tmp_path: Path) -> None:
+    if not shutil.which("dot") and not os.environ.get("SKILLC_REQUIRE_GRAPHVIZ"):
+        pytest.skip("Graphviz's `dot` is not on PATH: `make test` installs it as root, else "
+                    "`sudo apt-get install graphviz` (CI sets SKILLC_REQUIRE_GRAPHVIZ=1 and fails here)")
     assert shutil.which("dot"), "Graphviz must be installed (CI installs it)"
     r = _skillc("dot", str(LIVEMATH), "-o", str(tmp_path / "m.svg"))
     assert r.returncode == 0

@@ -12,6 +12,7 @@ import os
 import re
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -71,7 +72,12 @@ def test_manifest_is_consistent_and_points_at_existing_files() -> None:
     assert re.fullmatch(r"\d+\.\d+\.\d+", m["version"]) and m["displayName"] and m["repository"]
     assert m["engines"]["vscode"] == "^1.85.0"
     assert m["activationEvents"] == ["onLanguage:skm"]
-    assert (EXT / m["main"]).is_file()
+    # The entry point is the esbuild bundle of src/extension.js (a build output: `npm run bundle`).
+    assert m["main"] == "./dist/extension.js" and (EXT / "src" / "extension.js").is_file()
+    assert m["scripts"]["bundle"].startswith("esbuild src/extension.js --bundle --outfile=dist/extension.js")
+    assert m["scripts"]["vscode:prepublish"] == "npm run bundle" and "esbuild" in m["devDependencies"]
+    assert (EXT / m["icon"]).read_bytes().startswith(b"\x89PNG")
+    assert m["homepage"].startswith("https://") and m["bugs"]["url"].startswith("https://")
     [language] = m["contributes"]["languages"]
     assert language["id"] == "skm" and language["extensions"] == [".skm"] and language["aliases"]
     assert (EXT / language["configuration"]).is_file()
@@ -91,7 +97,7 @@ def test_manifest_is_consistent_and_points_at_existing_files() -> None:
     ignored = (EXT / ".gitignore").read_text().split()
     assert "node_modules/" in ignored and "*.vsix" in ignored
     # Every command the client registers is contributed, and the other way round.
-    source = (EXT / m["main"]).read_text()
+    source = (EXT / "src" / "extension.js").read_text()
     registered = set(re.findall(r"registerCommand\('([\w.]+)'", source))
     assert registered == {c["command"] for c in m["contributes"]["commands"]}
 
@@ -183,7 +189,7 @@ def need(tool: str) -> str:
 def node_modules() -> Path:
     need("node")
     npm = need("npm")
-    if not (EXT / "node_modules" / ".bin" / "vscode-tmgrammar-test").exists():
+    if not all((EXT / "node_modules" / ".bin" / tool).exists() for tool in ("vscode-tmgrammar-test", "esbuild")):
         try:
             r = subprocess.run([npm, "ci", "--ignore-scripts", "--no-audit", "--no-fund"], cwd=EXT,
                                capture_output=True, text=True, timeout=240)
@@ -229,3 +235,28 @@ def test_shipped_machines_highlight_cleanly(node_modules: Path, tmp_path: Path) 
                        text=True, timeout=90)
     assert r.returncode == 0, r.stdout + r.stderr
     assert f"{len(files)} files, 0 problems" in r.stdout
+
+
+def test_bundle_runs_against_the_real_language_server(node_modules: Path) -> None:
+    """The esbuild bundle loads with only `vscode` outside it, and its server command serves real LSP.
+
+    A test inside a real VS Code (@vscode/test-electron) would need a VS Code download, impossible
+    offline; test/bundle.test.js drives the real `skillc lsp` with the bundle's own server command.
+    """
+    npm = need("npm")
+    r = subprocess.run([npm, "run", "bundle"], cwd=EXT, capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stdout + r.stderr
+    r = subprocess.run([need("node"), "--test", "test/bundle.test.js"], cwd=EXT, capture_output=True, text=True,
+                       timeout=120, env={**os.environ, "SKILLC_PYTHON": sys.executable})
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert re.search(r"^# pass 2$", r.stdout, re.M) and re.search(r"^# fail 0$", r.stdout, re.M), r.stdout
+
+
+def test_vsix_holds_the_bundle_not_the_sources(node_modules: Path) -> None:
+    npx = need("npx")
+    r = subprocess.run([npx, "--no", "vsce", "ls", "--no-dependencies"], cwd=EXT, capture_output=True, text=True,
+                       timeout=120)
+    assert r.returncode == 0, r.stdout + r.stderr
+    files = r.stdout.split()
+    assert "dist/extension.js" in files and "images/icon.png" in files
+    assert [f for f in files if f.endswith(".js")] == ["dist/extension.js"], files

@@ -4,7 +4,7 @@
 and the test suite runs every ``bad`` example to check it yields its code and
 every ``good`` example to check it does not. Codes are stable: never reuse one.
 
-Ranges: SKM0xx syntax, SKM1xx names and types, SKM2xx checks, SKM3xx the markdown front end,
+Ranges: SKM0xx syntax, SKM1xx names and types, SKM2xx checks, SKM3xx the markdown front end, SKM5xx the runtime,
 SKM9xx tool errors.
 """
 
@@ -35,7 +35,7 @@ class Code:
     @property
     def stage(self) -> str:
         """The pipeline stage that reports it."""
-        return {"0": "syntax", "1": "names and types", "3": "markdown front end", "4": "distiller", "9": "tool"}.get(self.code[3], "check")
+        return {"0": "syntax", "1": "names and types", "3": "markdown front end", "4": "distiller", "5": "runtime", "6": "importer", "9": "tool"}.get(self.code[3], "check")
 
 
 def _m(body: str, *, head: str = "") -> str:
@@ -333,6 +333,66 @@ _CODES = [
          _m("  counter tries max 2\n" + _THINK.replace("-> done", "-> done { tries = 5 }")),
          _m("  counter tries max 2\n" + _THINK.replace("-> done", "-> done { tries = 0 }")),
          "increment with `+= N` or reset with `= 0`"),
+    Code("SKM140", "unknown-rule-outcome", E, "`rule ends` names an outcome that does not exist",
+         "A termination rule `rule ends OP in OUTCOME` says every run through `OP` ends with `OUTCOME`, "
+         "one of success, partial or failed.",
+         _m(_THINK + '  rule ends think in finished "Stop when the answer is written."\n'),
+         _m(_THINK + '  rule ends think in success "Stop when the answer is written."\n'),
+         "use success, partial or failed"),
+    Code("SKM145", "circular-pass-through", E, "fragment instances that route back to themselves without a state",
+         "A fragment whose `start` is one of its exits passes the run straight on to what the exit is bound to. "
+         "When such instances route to each other in a circle, entering them would never reach a state.",
+         "fragment solo() -> (out) {\n  start out\n}\n"
+         "machine demo {\n  start a\n  use solo as a() -> (out: a)\n  terminal done: success\n  fallback\n}\n",
+         "fragment solo() -> (out) {\n  start out\n}\n"
+         "machine demo {\n  start a\n  use solo as a() -> (out: done)\n  terminal done: success\n  fallback\n}\n",
+         "route the pass-through fragment's exit to a state or terminal"),
+    Code("SKM146", "forbid-fallback", E, "`rule forbid fallback`",
+         "The runtime routes a failed operation or an unusable output to the fallback without any edge, "
+         "so no machine can promise never to reach it.",
+         _m(_THINK + '  rule forbid fallback "Never give up."\n'),
+         _m(_THINK + '  rule required think "Always think."\n'),
+         "forbid the states or tools that lead to failure instead, or `rule required` what must succeed"),
+    Code("SKM147", "integer-too-large", E, "an integer literal with more digits than skillc accepts",
+         "Integer literals are limited to 4,300 digits (Python's safe conversion limit); a longer one is "
+         "almost certainly a mistake and would make every later stage slow.",
+         _m(_THINK).replace("var answer: str", "var answer: str\n  var n: int = " + "9" * 4301),
+         _m(_THINK).replace("var answer: str", "var answer: str\n  var n: int = 9"),
+         "use a smaller number"),
+    # ------------------------------------------------------------------ runtime
+    Code("SKM500", "journal-error", E, "the run journal cannot be used",
+         "The SQLite journal of `skillc run` is unreadable, is not a skillc journal (another application's "
+         "database, or a file that is not SQLite at all), or a run in it is damaged (wrong-typed or "
+         "undecodable values). skillc refuses to resume from a journal it cannot trust rather than running "
+         "tool steps from a guessed state.", "", "", "point --journal at the run's own journal, or start the run "
+         "again", runnable=False),
+    Code("SKM501", "run-refused", E, "a run cannot start or resume as asked",
+         "The inputs do not fit the machine, a tool has no implementation, the run already finished, the "
+         "machine changed since the run started, or `--resume` was given `--input` or another `--executor` "
+         "(a resumed run continues with what it started with).", "", "", runnable=False),
+    Code("SKM502", "run-leased", E, "another process is running or resuming this run",
+         "A run is leased by one process at a time (an exclusive lock that the kernel drops when its holder "
+         "dies, even by SIGKILL). A second `--resume` of a leased run is refused, so no tool step runs twice.",
+         "", "", "wait for the other process to end, or stop it, then resume", runnable=False),
+    Code("SKM503", "trace-write-failed", E, "the trace could not be written",
+         "Writing a trace record failed (a full disk, a device that refuses data, a FIFO without a reader). "
+         "The record is cut back so the trace has no half-written line; every committed step is in the "
+         "journal and the run resumes with `--resume RUN_ID` once the trace can be written.",
+         "", "", "free space (or pick another --trace) and resume", runnable=False),
+    Code("SKM510", "unquoted-shell-value", E, "model or tool text spliced into a bash command without `quote()`",
+         "A `bash` command built with `++` runs through `/bin/sh -c`: a value a model wrote or a tool "
+         "returned that holds `; rm -rf ~` or `$(…)` would run as shell code. Quote such values with "
+         "`quote(x)`; `trusted(x)` marks text meant as shell code, one value at a time. Inputs, enums, "
+         "numbers and booleans cannot inject, and a command that is one variable as a whole is deliberate.",
+         "machine demo {\n  tool bash(command: str) -> (stdout: str, exit_code: int)\n  var reply: str\n"
+         "  var out: str\n  start ask\n  model ask {\n    writes reply\n    prompt \"Name a file.\"\n"
+         "    -> show\n  }\n  tool show {\n    reads reply\n    call bash(command: \"printf %s \" ++ reply)\n"
+         "    writes out = stdout\n    -> done\n  }\n  terminal done: success { requires out }\n  fallback\n}\n",
+         "machine demo {\n  tool bash(command: str) -> (stdout: str, exit_code: int)\n  var reply: str\n"
+         "  var out: str\n  start ask\n  model ask {\n    writes reply\n    prompt \"Name a file.\"\n"
+         "    -> show\n  }\n  tool show {\n    reads reply\n    call bash(command: \"printf %s \" ++ quote(reply))\n"
+         "    writes out = stdout\n    -> done\n  }\n  terminal done: success { requires out }\n  fallback\n}\n",
+         "write `quote(x)` (or `trusted(x)` for text that is meant to be shell code)"),
     # ------------------------------------------------------------------ tool errors
     Code("SKM900", "internal-error", E, "skillc itself failed: this is a bug",
          "An internal error is never the user's fault. Please report it with the input that "

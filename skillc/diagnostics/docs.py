@@ -22,6 +22,8 @@ def markdown_reference() -> str:
         "| SKM2xx | static checks (see checks.md) |",
         "| SKM3xx | the markdown front end (`skillc build`) |",
         "| SKM4xx | the distiller (`skillc distill`) |",
+        "| SKM5xx | the runtime (journal, traces, shell-injection check SKM510) |",
+        "| SKM6xx | the importers (`skillc import`, ASL and LangGraph) |",
         "| SKM9xx | tool errors (I/O, internal) |",
         "",
         "| code | name | severity | summary |",

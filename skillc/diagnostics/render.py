@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import sys
 from collections.abc import Iterable
 from typing import TextIO
+from urllib.parse import quote
 
-from skillc.diagnostics.diagnostic import Diagnostic, Severity
+from skillc.diagnostics.diagnostic import Diagnostic, Label, Severity
 
 FORMATS = ("full", "concise", "json", "github", "sarif")
 
@@ -19,6 +21,7 @@ _COLOURS = {
 }
 _BOLD, _BLUE, _RESET = "\x1b[1m", "\x1b[1;34m", "\x1b[0m"
 _MAX_LINE = 150
+_WINDOWS_DRIVE = re.compile(r"^[A-Za-z]:[\\/]")
 
 
 def use_colour(stream: TextIO) -> bool:
@@ -120,11 +123,33 @@ def to_json(d: Diagnostic) -> dict:
         "message": d.message,
         "hint": d.hint,
     }
+    if d.label:
+        obj["label"] = d.label
+    if d.secondary:
+        obj["related"] = [_json_label(s) for s in d.secondary]
     if d.witness:
         obj["witness"] = list(d.witness)
     if d.notes:
         obj["notes"] = list(d.notes)
     return obj
+
+
+def _json_label(label: Label) -> dict:
+    """A secondary span as JSON: where it is and what it says."""
+    (line, col), (end_line, end_col) = label.span.start_pos, label.span.end_pos
+    return {"file": label.span.source.display_path, "line": line, "column": col, "end_line": end_line,
+            "end_column": end_col, "message": label.message}
+
+
+def sarif_uri(path: str) -> str:
+    """A path as a SARIF `uri-reference`: forward slashes, percent-encoded; absolute paths as file: URIs."""
+    windows = os.sep == "\\" or bool(_WINDOWS_DRIVE.match(path))
+    posix = path.replace("\\", "/") if windows else path
+    if _WINDOWS_DRIVE.match(posix):
+        return "file:///" + posix[0] + "%3A" + quote(posix[2:])
+    if posix.startswith("/"):
+        return "file://" + quote(posix)
+    return quote(posix)
 
 
 def _github_escape(text: str, prop: bool = False) -> str:
@@ -144,6 +169,12 @@ def render_github(d: Diagnostic) -> str:
                  f"endLine={end_line}", f"endColumn={end_col}"] + props
     message = d.message + (f" (help: {d.hint})" if d.hint else "")
     return f"::{kind} {','.join(props)}::{_github_escape(message)}"
+
+
+def _artifact(path: str) -> dict:
+    """A SARIF artifactLocation; relative paths are relative to the checkout (`%SRCROOT%`)."""
+    uri = sarif_uri(path)
+    return {"uri": uri} if uri.startswith("file:") else {"uri": uri, "uriBaseId": "%SRCROOT%"}
 
 
 _SARIF_LEVEL = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.NOTE: "note"}
@@ -176,11 +207,11 @@ def to_sarif(diagnostics: Iterable[Diagnostic]) -> dict:
         if d.span is not None:
             path, line, col, end_line, end_col = _location(d)
             result["locations"] = [{"physicalLocation": {
-                "artifactLocation": {"uri": path},
+                "artifactLocation": _artifact(path),
                 "region": {"startLine": line, "startColumn": col, "endLine": end_line, "endColumn": end_col},
             }}]
             related = [{"id": i, "message": {"text": s.message}, "physicalLocation": {
-                "artifactLocation": {"uri": s.span.source.display_path},
+                "artifactLocation": _artifact(s.span.source.display_path),
                 "region": dict(zip(("startLine", "startColumn"), s.span.start_pos)),
             }} for i, s in enumerate(d.secondary)]
             if related:

@@ -9,11 +9,16 @@ variables, labels, tools and fragments in context.
 
 from __future__ import annotations
 
+import asyncio
+import concurrent.futures
 import re
+import sys
+import threading
+import time
 from pathlib import Path
-from urllib.parse import unquote, urlparse
-
+import attrs
 from lsprotocol import types as lsp
+from pygls import uris
 from pygls.lsp.server import LanguageServer
 
 from skillc import api
@@ -36,8 +41,13 @@ server = LanguageServer("skillc", __version__)
 
 
 def _path(uri: str) -> str:
-    parsed = urlparse(uri)
-    return unquote(parsed.path) if parsed.scheme == "file" else uri
+    """A document's file-system path (pygls's helper: `file:///c%3A/x` is `c:\\x` on Windows), else the URI."""
+    return uris.to_fs_path(uri) or uri if uri.startswith("file:") else uri
+
+
+def _uri(path: str) -> str:
+    """A file: URI for a path (pygls's helper, the inverse of `_path`)."""
+    return uris.from_fs_path(str(Path(path).resolve())) or path
 
 
 def _range(span: Span) -> lsp.Range:
@@ -66,48 +76,183 @@ class State:
 
 
 STATE = State()
+DEBOUNCE_S = 0.15  # a change within this long of the previous one waits this long for the next
+# One thread checks documents, one after another, so that requests (hover, completion) are answered on the
+# event loop while a check runs; z3 and lark release or share the GIL often enough for that.
+_CHECKS = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="skillc-check")
 
 
-def analyse(ls: LanguageServer, uri: str) -> None:
-    """Check a document and publish its diagnostics (those located in this document)."""
-    doc = ls.workspace.get_text_document(uri)
-    path = _path(uri)
+class Scheduler:
+    """When to check which document: at once when idle, else one trailing check per burst; stale results dropped.
+
+    A change to a document with no check running or waiting is checked at once. A change that comes
+    while one runs (or waits) replaces the waiting one and waits DEBOUNCE_S, so a burst of edits costs
+    one check for the first and one for the last; a running check cannot be interrupted, so its result
+    is dropped when the text has changed since it started.
+    """
+
+    def __init__(self) -> None:
+        self.pending: dict[str, asyncio.Task] = {}
+        self.running: set[str] = set()
+        self.checked: dict[str, tuple[int | None, str]] = {}  # uri -> (version, text) last published
+        self.published = 0
+
+    def change(self, ls: LanguageServer, uri: str, immediate: bool = False) -> None:
+        """A document changed: check it now, or after DEBOUNCE_S when a check is already under way."""
+        task = self.pending.pop(uri, None)
+        waiting = task is not None and not task.done()
+        if waiting:
+            task.cancel()  # it had not started: the newer text replaces it
+        busy = waiting or uri in self.running
+        delay = DEBOUNCE_S if busy and not immediate else 0.0
+        self.pending[uri] = asyncio.get_running_loop().create_task(self._run(ls, uri, delay))
+
+    async def _run(self, ls: LanguageServer, uri: str, delay: float) -> None:
+        if delay:
+            await asyncio.sleep(delay)
+        if self.pending.get(uri) is asyncio.current_task():
+            del self.pending[uri]  # from here on this check runs; a newer change schedules its own
+        doc = ls.workspace.get_text_document(uri)
+        version, text = doc.version, doc.source
+        if self.checked.get(uri) == (version, text):
+            return
+        previous = self.checked.get(uri, (None, None))[1]
+        edit = prompt_edit(previous, text) if previous is not None and uri in STATE.results else None
+        if edit is not None:
+            # Only the text of one prompt changed, and no check reads prompt text: the findings are the
+            # last ones, moved. They are published at once; the full check below confirms them.
+            moved = shift_result(STATE.results[uri], _path(uri), text, *edit)
+            ls.text_document_publish_diagnostics(lsp.PublishDiagnosticsParams(
+                uri=uri, diagnostics=_published(moved, _path(uri)), version=version))
+            self.published += 1
+        if previous == text and uri in STATE.results:
+            result, imports = STATE.results[uri], STATE.imports[uri]  # same text (a save): same findings
+        else:
+            self.running.add(uri)
+            try:
+                result, imports = await asyncio.get_running_loop().run_in_executor(_CHECKS, _check, text, _path(uri))
+            finally:
+                self.running.discard(uri)
+        current = ls.workspace.get_text_document(uri)
+        if (current.version, current.source) != (version, text):
+            return  # stale: a newer change has its own check scheduled
+        _store(uri, text, result, imports)
+        self.checked[uri] = (version, text)
+        diagnostics = _published(result, _path(uri))
+        if edit is not None and diagnostics == _published(moved, _path(uri)):
+            return  # the full check agrees with what was already published
+        self.published += 1
+        ls.text_document_publish_diagnostics(lsp.PublishDiagnosticsParams(
+            uri=uri, diagnostics=diagnostics, version=version))
+
+
+_PROMPT = re.compile(r'\bprompt[ \t]+"((?:[^"\\\n]|\\.)+)"')
+
+
+def prompt_edit(old: str, new: str) -> tuple[int, int, int] | None:
+    """(start, end, delta) when `new` differs from `old` only inside the text of one `prompt "…"` literal.
+
+    Both literals must be non-empty one-line strings at the same place: then the parse has the same
+    shape and, since no check reads prompt text (only whether a prompt is there), the same findings.
+    """
+    if old == new:
+        return None
+    limit = min(len(old), len(new))
+    start = 0
+    while start < limit and old[start] == new[start]:
+        start += 1
+    tail = 0
+    while tail < limit - start and old[-1 - tail] == new[-1 - tail]:
+        tail += 1
+    end_old, end_new = len(old) - tail, len(new) - tail
+
+    def literal(text: str, end: int):
+        line_start = text.rfind("\n", 0, start) + 1
+        line_end = text.find("\n", start)
+        line_end = len(text) if line_end < 0 else line_end
+        for m in _PROMPT.finditer(text, line_start, line_end):
+            if m.start(1) <= start and end <= m.end(1):
+                return m.start(1)
+        return None
+
+    where = literal(old, end_old)
+    if where is None or literal(new, end_new) != where:
+        return None
+    return start, end_old, end_new - end_old
+
+
+def shift_result(result: api.CheckResult, path: str, text: str, start: int, end: int, delta: int) -> api.CheckResult:
+    """The findings of `result` moved to `text` (an edit of `old[start:end]` that changed the length by `delta`)."""
+    source = SourceFile(path, text)
+
+    def move(span: Span | None) -> Span | None:
+        if span is None or span.path != path:
+            return span
+        return Span(source, span.start + delta if span.start >= end else span.start,
+                    span.end + delta if span.end >= end else span.end)
+
+    moved = [attrs.evolve(d, span=move(d.span), secondary=tuple(attrs.evolve(x, span=move(x.span))
+                                                                 for x in d.secondary))
+             for d in result.diagnostics]
+    return attrs.evolve(result, diagnostics=moved)
+
+
+SCHEDULER = Scheduler()
+
+
+def _check(text: str, path: str) -> tuple[api.CheckResult, ImportCache]:
+    """One full check (in the checking thread)."""
     imports = ImportCache()  # fresh per change, so edits to imported files are seen
-    result = api.check(doc.source, path=path, imports=imports)
+    return api.check(text, path=path, imports=imports), imports
+
+
+def _store(uri: str, text: str, result: api.CheckResult, imports: ImportCache) -> None:
+    """Keep a document's latest results for hover, definitions, symbols and completion."""
     STATE.results[uri] = result
     STATE.imports[uri] = imports
     if result.module is not None:
         STATE.modules[uri] = result.module
-        STATE.indexes[uri] = build_index(result.module, doc.source)
-    diagnostics = [_to_lsp(d) for d in result.diagnostics
-                   if d.span is not None and d.span.path == path and d.severity is not Severity.NOTE]
-    ls.text_document_publish_diagnostics(lsp.PublishDiagnosticsParams(uri=uri, diagnostics=diagnostics,
-                                                                      version=doc.version))
+        STATE.indexes[uri] = build_index(result.module, text)
+
+
+def _published(result: api.CheckResult, path: str) -> list[lsp.Diagnostic]:
+    """The diagnostics shown for a document: those located in it, notes left out (as `skillc check`)."""
+    return [_to_lsp(d) for d in result.diagnostics
+            if d.span is not None and d.span.path == path and d.severity is not Severity.NOTE]
+
+
+def analyse(ls: LanguageServer, uri: str) -> None:
+    """Check a document now and publish its diagnostics (synchronously; the handlers use the Scheduler)."""
+    doc = ls.workspace.get_text_document(uri)
+    result, imports = _check(doc.source, _path(uri))
+    _store(uri, doc.source, result, imports)
+    SCHEDULER.checked[uri] = (doc.version, doc.source)
+    ls.text_document_publish_diagnostics(lsp.PublishDiagnosticsParams(
+        uri=uri, diagnostics=_published(result, _path(uri)), version=doc.version))
 
 
 def _to_lsp(d: Diagnostic) -> lsp.Diagnostic:
     message = d.message + (f"\nhelp: {d.hint}" if d.hint else "") + "".join(f"\nwitness: {w}" for w in d.witness)
-    related = [lsp.DiagnosticRelatedInformation(lsp.Location(Path(s.span.path).resolve().as_uri()
-                                                             if Path(s.span.path).exists() else s.span.path,
-                                                             _range(s.span)), s.message or "here")
+    related = [lsp.DiagnosticRelatedInformation(lsp.Location(_uri(s.span.path) if Path(s.span.path).exists()
+                                                             else s.span.path, _range(s.span)), s.message or "here")
                for s in d.secondary]
     return lsp.Diagnostic(range=_range(d.span), message=message, severity=SEVERITY[d.severity], code=d.code,
                           source="skillc", related_information=related or None)
 
 
 @server.feature(lsp.TEXT_DOCUMENT_DID_OPEN)
-def did_open(ls: LanguageServer, params: lsp.DidOpenTextDocumentParams) -> None:
-    analyse(ls, params.text_document.uri)
+async def did_open(ls: LanguageServer, params: lsp.DidOpenTextDocumentParams) -> None:
+    SCHEDULER.change(ls, params.text_document.uri, immediate=True)
 
 
 @server.feature(lsp.TEXT_DOCUMENT_DID_CHANGE)
-def did_change(ls: LanguageServer, params: lsp.DidChangeTextDocumentParams) -> None:
-    analyse(ls, params.text_document.uri)
+async def did_change(ls: LanguageServer, params: lsp.DidChangeTextDocumentParams) -> None:
+    SCHEDULER.change(ls, params.text_document.uri)
 
 
 @server.feature(lsp.TEXT_DOCUMENT_DID_SAVE)
-def did_save(ls: LanguageServer, params: lsp.DidSaveTextDocumentParams) -> None:
-    analyse(ls, params.text_document.uri)
+async def did_save(ls: LanguageServer, params: lsp.DidSaveTextDocumentParams) -> None:
+    SCHEDULER.change(ls, params.text_document.uri, immediate=True)
 
 
 @server.feature(lsp.TEXT_DOCUMENT_DOCUMENT_SYMBOL)
@@ -194,7 +339,7 @@ def definition(ls: LanguageServer, params: lsp.DefinitionParams) -> list[lsp.Loc
         return [lsp.Location(params.text_document.uri, _range(d.name_span)) for d in defs]
     fdef = _imported(params.text_document.uri).get(word)
     if fdef is not None and fdef.span is not None:
-        return [lsp.Location(Path(fdef.span.path).resolve().as_uri(), _range(fdef.span.narrow(word, True)))]
+        return [lsp.Location(_uri(fdef.span.path), _range(fdef.span.narrow(word, True)))]
     return []
 
 
@@ -326,5 +471,16 @@ def completion(ls: LanguageServer, params: lsp.CompletionParams) -> lsp.Completi
 
 
 def main() -> None:
-    """Serve over stdio."""
-    server.start_io()
+    """Serve over stdio: skillc's framing (skillc.lsp.framing), pygls for the protocol and features."""
+    from pygls.io_ import StdoutWriter
+
+    from skillc.lsp.framing import serve
+
+    server._stop_event = stop = threading.Event()
+    server.protocol.set_writer(StdoutWriter(sys.stdout.buffer))
+    try:
+        asyncio.run(serve(server, sys.stdin.fileno(), stop))
+    except (BrokenPipeError, KeyboardInterrupt):
+        pass
+    finally:
+        server.shutdown()

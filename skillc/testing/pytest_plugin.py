@@ -5,7 +5,9 @@
     skillc_machines = ["machines"]      # folders whose *.skm files are tested
     skillc_examples = 200               # runs per machine
 
-Custom properties over runs are written with `machine_property`:
+The plugin itself needs only pytest; `.skm` items run without Hypothesis. Custom
+properties over runs (which need Hypothesis, `pip install 'skillc[test]'`) are written
+with `machine_property`:
 
     from skillc.testing.pytest_plugin import machine_property
 
@@ -72,7 +74,11 @@ class MachineItem(pytest.Item):
 
 def machine_property(path: str | Path, examples: int = 100):
     """Decorate `f(machine, result)`: it is called for every generated run of the machine and must not fail."""
-    from hypothesis import HealthCheck, given, settings
+    try:
+        from hypothesis import HealthCheck, given, settings
+    except ModuleNotFoundError:
+        raise ModuleNotFoundError("machine_property needs Hypothesis: pip install 'skillc[test]'",
+                                  name="hypothesis") from None
 
     def wrap(f):
         import skillc

@@ -9,6 +9,7 @@ import pytest
 from skillc.diagnostics.codes import REGISTRY, lookup
 from skillc.frontends.distill import codes as _distill_codes  # noqa: F401  (registers SKM4xx)
 from skillc.frontends.markdown import codes as _build_codes  # noqa: F401  (registers SKM3xx)
+from skillc.importers import codes as _importer_codes  # noqa: F401  (registers SKM6xx)
 from skillc.diagnostics.docs import markdown_reference
 import skillc
 from tests.conftest import ROOT, codes
@@ -72,6 +73,10 @@ MESSAGES = {
     "SKM137": r"state `think` writes counter `tries`",
     "SKM138": r"record `Node` contains itself",
     "SKM139": r"counter `tries` can only be reset to a constant between 0 and 2",
+    "SKM140": r"`rule ends` names outcome `finished`",
+    "SKM145": r"fragment instance `a` routes back to itself without entering a state: a -> a",
+    "SKM146": r"`rule forbid fallback` cannot hold",
+    "SKM147": r"an integer literal of 4,301 digits is too large",
     "SKM200": r"state `orphan` is unreachable from `start think`",
     "SKM201": r"no terminal can be reached from state `think`",
     "SKM202": r"state `think` has no default edge",
@@ -82,6 +87,8 @@ MESSAGES = {
     "SKM220": r"a run can finish without `save`",
     "SKM221": r"`think` can run before `done`",
     "SKM222": r"forbidden operation `think` can run",
+    "SKM260": r"a run through `save` can end `success` in `done`, not `failed`",
+    "SKM261": r"`think` reads nothing that `save` writes",
     "SKM230": r"judge `check` writes `answer`, which is str, not an enum",
     "SKM231": r"labels `complete`, `incomplete` of `verdict` are routed the same way",
     "SKM240": r"edge 1 of `think` can never fire: its guard is unsatisfiable",
@@ -89,6 +96,7 @@ MESSAGES = {
     "SKM242": r"treats this as an opaque value",
     "SKM250": r"the loop think -> check -> think is not bounded by any counter",
     "SKM251": r"edge 1 of `check` can push counter `repairs` past its maximum 2",
+    "SKM510": r"`reply` comes from a model or a tool and is spliced into the bash command of `show` without `quote\(\)`",
 }
 
 

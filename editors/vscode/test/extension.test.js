@@ -90,7 +90,9 @@ beforeEach(() => reset());
 // ------------------------------------------------------------------ tests
 
 test('the manifest entry point is this module and contributes its settings and command', () => {
-  assert.equal(path.resolve(__dirname, '..', manifest.main), require.resolve('../src/extension.js'));
+  // The entry point is this module bundled by esbuild (`npm run bundle`; test/bundle.test.js loads it).
+  assert.equal(path.resolve(__dirname, '..', manifest.main), path.resolve(__dirname, '..', 'dist', 'extension.js'));
+  assert.match(manifest.scripts.bundle, /^esbuild src\/extension\.js --bundle --outfile=dist\/extension\.js /);
   assert.deepEqual(manifest.activationEvents, ['onLanguage:skm']);
   const props = manifest.contributes.configuration.properties;
   assert.equal(props['skillc.server.path'].default, 'skillc');
