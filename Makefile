@@ -40,7 +40,10 @@ demo: $(STAMP) system
 	rm -rf .skillc/run && mkdir -p .skillc/run
 	-$(BIN)/skillc run .skillc/livemath.skm --executor local --trace .skillc/livemath.trace.jsonl --workdir .skillc/run \
 	  --input task="Which number is 6 times 7? A) 40 B) 42 C) 44 D) 48 E) 52"
-	@if test -f .skillc/run/answer.txt; then echo "answer.txt holds: $$(cat .skillc/run/answer.txt)"; \
+	@# The machine's outcome is its own verdict (a judge compares the read-back); this line checks the file itself.
+	@if test -f .skillc/run/answer.txt; then a=$$(cat .skillc/run/answer.txt); \
+	  if printf %s "$$a" | grep -qx '[A-E]'; then v="a single letter A-E: delivered"; else v="NOT a single letter A-E: not delivered, whatever the outcome says"; fi; \
+	  echo "answer.txt holds: $$a ($$v; the right answer is B)"; \
 	  else echo "no answer.txt was written"; fi
 	@echo "== the hand-written machine of the same skill: check and explore"
 	$(BIN)/skillc check $(EXAMPLE)
