@@ -5,16 +5,18 @@ required operations happened before a success outcome, orders were respected,
 forbidden operations never ran, and the terminal's evidence is present. An
 operation is observed as a visited state (machine mode) or as a tool call (all
 modes); a requirement about a state cannot be observed in a native run and is
-reported as unverifiable rather than counted either way.
+reported as unverifiable rather than counted either way. A fragment instance's
+rules are judged on every passage through the instance (`passages`).
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 
 import attrs
 
-from skillc.ir.machine import Machine
+from skillc.ir.machine import FALLBACK, Machine, Rule
 from skillc.runtime.trace import read_trace
 
 
@@ -41,7 +43,9 @@ def score_trace(m: Machine, path: str | Path) -> Score:
             ops.add(call["tool"])
         events.append(ops)
     violations, unverifiable = [], []
-    for rule in (r for r in m.rules if not r.from_fragment):
+    visited = [s["state"] for s in steps]
+    ended = (footer or {}).get("skillc.terminal")
+    for rule in m.rules:
         observed = []
         for op, performers in zip(rule.ops, rule.performers):
             if op in m.tools:
@@ -53,13 +57,15 @@ def score_trace(m: Machine, path: str | Path) -> Score:
         if any(o is None for o in observed):
             unverifiable.append(f'"{rule.quote}" (about a state; not observable in {mode} mode)')
             continue
-        first = [next((i for i, ops in enumerate(events) if ops & o), None) for o in observed]
-        if rule.kind == "required" and outcome == "success" and first[0] is None:
-            violations.append(f'required `{rule.ops[0]}` never ran: "{rule.quote}"')
-        elif rule.kind == "order" and first[1] is not None and (first[0] is None or first[0] > first[1]):
-            violations.append(f'`{rule.ops[1]}` ran before `{rule.ops[0]}`: "{rule.quote}"')
-        elif rule.kind == "forbid" and first[0] is not None:
-            violations.append(f'forbidden `{rule.ops[0]}` ran at step {first[0]}: "{rule.quote}"')
+        if rule.instance is None:
+            violations += _violations(rule, observed, events, outcome == "success")
+        elif mode != "machine":
+            unverifiable.append(f'"{rule.quote}" (a rule of instance `{rule.instance}`; its passages are '
+                                f'observable only in machine mode)')
+        else:  # a fragment's rule holds on every passage through its instance, however the run entered it
+            for lo, hi, leaves_to in passages(visited, rule.instance + ".", ended):
+                finished = leaves_to is not None and leaves_to != FALLBACK
+                violations += _violations(rule, observed, events[lo:hi], finished, f" in `{rule.instance}`")
     if footer is None:
         violations.append("the run did not finish")
     else:
@@ -75,3 +81,30 @@ def score_trace(m: Machine, path: str | Path) -> Score:
             if missing:
                 violations.append("terminal evidence missing: " + ", ".join(missing))
     return Score(str(path), mode, outcome, not violations, tuple(violations), tuple(unverifiable))
+
+
+def _violations(rule: Rule, observed: list[set[str]], events: list[set[str]], finished: bool,
+                where: str = "") -> list[str]:
+    """How one rule was broken by a sequence of observed operations; `finished`: `required` counts there."""
+    first = [next((i for i, ops in enumerate(events) if ops & o), None) for o in observed]
+    if rule.kind == "required" and finished and first[0] is None:
+        return [f'required `{rule.ops[0]}` never ran{where}: "{rule.quote}"']
+    if rule.kind == "order" and first[1] is not None and (first[0] is None or first[0] > first[1]):
+        return [f'`{rule.ops[1]}` ran before `{rule.ops[0]}`{where}: "{rule.quote}"']
+    if rule.kind == "forbid" and first[0] is not None:
+        return [f'forbidden `{rule.ops[0]}` ran at step {first[0]}{where}: "{rule.quote}"']
+    return []
+
+
+def passages(visited: list[str], prefix: str, terminal: str | None) -> Iterator[tuple[int, int, str | None]]:
+    """Each maximal stretch `visited[lo:hi]` of states inside an instance, with the state the run left it for."""
+    k = 0
+    while k < len(visited):
+        if not visited[k].startswith(prefix):
+            k += 1
+            continue
+        end = k
+        while end + 1 < len(visited) and visited[end + 1].startswith(prefix):
+            end += 1
+        yield k, end + 1, visited[end + 1] if end + 1 < len(visited) else terminal
+        k = end + 1

@@ -36,6 +36,7 @@ from skillc.ir import types as T
 from skillc.ir.machine import FALLBACK, Machine, State
 from skillc.runtime import Interpreter, RunOptions, ToolBox
 from skillc.runtime.executors.base import BaseExecutor, Response
+from skillc.runtime.score import passages
 
 
 @attrs.define
@@ -357,8 +358,8 @@ def check_run(machine: Machine, result, bound: int) -> list[tuple[str, str]]:
             problems += _rule_problems(rule, visited, result.outcome == "success")
             continue
         # A fragment's rule holds for every passage through its instance, however the run entered it.
-        for segment, leaves_to in _passages(visited, rule.instance + ".", result.terminal):
-            problems += _rule_problems(rule, segment, leaves_to is not None and leaves_to != FALLBACK)
+        for lo, hi, leaves_to in passages(visited, rule.instance + ".", result.terminal):
+            problems += _rule_problems(rule, visited[lo:hi], leaves_to is not None and leaves_to != FALLBACK)
     return problems
 
 
@@ -373,17 +374,3 @@ def _rule_problems(rule, visited: list[str], finished: bool) -> list[tuple[str, 
     if rule.kind == "forbid" and first[0] is not None:
         return [("rule", f'forbidden `{rule.ops[0]}` ran{where}: "{rule.quote}"')]
     return []
-
-
-def _passages(visited: list[str], prefix: str, terminal: str | None):
-    """Each maximal stretch of consecutive states inside an instance, with the state the run left it for."""
-    k = 0
-    while k < len(visited):
-        if not visited[k].startswith(prefix):
-            k += 1
-            continue
-        end = k
-        while end + 1 < len(visited) and visited[end + 1].startswith(prefix):
-            end += 1
-        yield visited[k : end + 1], visited[end + 1] if end + 1 < len(visited) else terminal
-        k = end + 1

@@ -419,3 +419,27 @@ def test_skillc_test_judges_fragment_rules_on_every_passage() -> None:
     assert any(f.prop == "rule" and "before" in f.message for f in report.failures), report.failures
     text = DELETE.replace("TARGET", "gd")
     assert not explore(_check(text).machine, text, examples=10, seed=0).failures
+
+
+def test_skillc_score_judges_fragment_rules_on_every_passage(tmp_path) -> None:
+    """A recorded run that entered `gd` at `gd.delete` broke the fragment's order: score must not call it compliant."""
+    import json
+
+    from skillc.runtime.score import score_trace
+
+    machine = _check(DELETE.replace("TARGET", "gd")).machine
+
+    def score(states: list[str], mode: str = "machine"):
+        records = [{"type": "header", "skillc.mode": mode},
+                   *({"type": "step", "step": k, "state": s} for k, s in enumerate(states)),
+                   {"type": "footer", "skillc.outcome": "success", "skillc.terminal": "finished",
+                    "skillc.evidence": {}}]
+        path = tmp_path / f"t{len(states)}{mode}.jsonl"
+        path.write_text("\n".join(json.dumps(r) for r in records) + "\n")
+        return score_trace(machine, path)
+
+    bad = score(["go", "gd.delete"])
+    assert not bad.compliant and any("`gd.delete` ran before `gd.confirm` in `gd`" in v for v in bad.violations), bad.violations
+    assert score(["go", "gd.confirm", "gd.delete"]).compliant
+    native = score(["native"], mode="native")
+    assert any("Confirm before deleting." in u for u in native.unverifiable)
