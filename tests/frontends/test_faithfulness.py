@@ -222,6 +222,20 @@ def test_built_livemath_is_partial_when_the_content_differs(tmp_path: Path) -> N
     assert (r.outcome, r.terminal) == ("partial", "unverified")
 
 
+def test_built_livemath_success_needs_the_file_to_hold_the_letter_whatever_the_judges_say(tmp_path: Path) -> None:
+    """The model's verdicts cannot take a run past a mismatch the machine can see."""
+    m = _livemath(tmp_path).machine
+    assert m.variables["chosen_letter"].type.labels == ("A", "B", "C", "D", "E")  # the letter, not any text
+    work = tmp_path / "run"
+    work.mkdir()
+    both_wrong = _answers("B")  # the judges say "same" and then "not different"
+    both_wrong["if_content_differs_extra"] = [{"content_differs_extra": "no"}]
+    r = _run(m, both_wrong, {"read_file_back": [{"stdout": "6 times 7", "exit_code": 0}]}, work)
+    assert (r.outcome, r.terminal) == ("partial", "unverified")
+    r = _run(m, both_wrong, None, work)  # the real read-back holds the letter: success, whatever judge 1 said
+    assert r.outcome == "success" and r.evidence["read_file_back_output"] == "B"
+
+
 # ---------------------------------------------------------------- asking the user
 
 

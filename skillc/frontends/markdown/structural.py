@@ -55,6 +55,14 @@ _RUN_FORMED = re.compile(r"\b(?:run|execute)\s+(?:the|that|this)\s+command\b", r
 # A step that forms a command from a template: "Form the command `printf %s X > f`, replacing `X` with the letter".
 _FORM = re.compile(r"\b(?:form|build|compose|construct|prepare|write)\s+the\s+command\s+`([^`]+)`.*?\breplacing\s+`([^`]+)`"
                    r"\s+with\s+(?:the\s+)?([^.,;]+)", re.I)
+# A value to choose among lettered options: "one letter from A–E", "options A to E".
+_LETTER = re.compile(r"\bletter\b", re.I)
+_RANGE = re.compile(r"\b([A-Z])\s*(?:–|—|-|to)\s*([A-Z])\b")
+# Comparisons of the latest command output with a held value, which a guard can decide.
+_EXACTLY = re.compile(r"^(?:the\s+)?(?:file\s+)?(?:content|contents|output)\b.*?\b(?:is|equals|matches)\s+"
+                      r"(?:exactly\s+)?(?:the\s+)?(.+?)\s*$", re.I)
+_DIFFERS = re.compile(r"^(?:the\s+)?(?:file\s+)?(?:content|contents|output)\b.*?\b(?:differs|does\s+not\s+match)\b",
+                      re.I)
 # User interaction: the answer must come from the user.
 _ASK = re.compile(r"^(?:ask|prompt|consult)\s+(?:the\s+)?user\b|\b(?:with|from|by)\s+the\s+user\b|"
                   r"\bwait\s+for\s+(?:the\s+)?user|\bthe\s+user'?s\s+(?:choice|answer|confirmation|approval|decision)\b|"
@@ -177,6 +185,7 @@ class StructuralCompiler:
         self.steps: list[str] = []  # states made from steps, in order
         self.forward: list[tuple[DEdge, int, Clause]] = []  # "continue to step N" edges to resolve at the end
         self._pending_arm: DEdge | None = None
+        self._compared: tuple[str, str] | None = None  # (command output, held value) of the latest comparison
         # (command template, its hole, the variable filling it, the state writing it, the sentence saying so)
         self.templates: list[tuple[str, str, str, str, Clause]] = []
         self.problems: list[tuple[str, str, Clause]] = []  # (code, message, clause) for the front end's diagnostics
@@ -470,7 +479,8 @@ class StructuralCompiler:
         form = next((m for m in (_FORM.search(_unbold(c.text)) for c in [*unit.clauses, *unit.notes]) if m), None)
         if form is not None and self.bash:  # the model gives only the part that needs judgement
             template, hole, meaning = form.group(1), form.group(2), form.group(3).strip()
-            var = self._var(slug(meaning, 3, "value"), n.NamedType("str"))
+            letters = _letter_range(" ".join(c.text for c in self.clauses)) if _LETTER.search(meaning) else None
+            var = self._var(slug(meaning, 3, "value"), n.EnumType(letters) if letters else n.NamedType("str"))
             s.writes = [(var, None)]
             s.text.append(f"Give only {meaning}: the value that replaces `{hole}` in the command `{template}`. "
                           f"Answer with that value alone, no other text.")
@@ -646,7 +656,7 @@ class StructuralCompiler:
             self._land(first, j.name)
             self._take_lead(j, unit)
             repeats = _max_times(unit.loop.text) if unit.loop is not None else None
-            yes = self._arm(j, self._eq(var, "yes"), action, first, exits, cond, repeats)
+            yes = self._arm(j, self._checked(self._eq(var, "yes"), cond), action, first, exits, cond, repeats)
             if unit.loop is not None:
                 self._land(unit.loop, j.name)
                 j.end = max(j.end, unit.loop.end)
@@ -700,6 +710,40 @@ class StructuralCompiler:
             return cond
         asked = _DECIDE.match(strip_markup(unit.lead.text)).group(1)
         return asked if not re.search(r"\bnot\b", cond) else f"not ({asked})"
+
+    def _checked(self, said: n.Expr, cond: str) -> n.Expr:
+        """A judge's `yes` guard, tied to the comparison it names when a guard can decide it.
+
+        "the content is exactly the chosen letter" compares the latest command output with a
+        value the machine holds: the arm needs the judge's yes *and* equality; "the content
+        differs" takes the arm on the judge's yes *or* inequality. So no verdict of the model can
+        take a run past a mismatch the machine can see.
+        """
+        out = self._latest_output()
+        same = _EXACTLY.match(cond)
+        if out is not None and same is not None:
+            held = slug(same.group(1), 3, "value")
+            if held in self.vars and held != out:
+                self._compared = (out, held)
+                return n.BinOp("and", said, self._same(out, held, "=="))
+        if out is not None and _DIFFERS.match(cond) and self._compared and self._compared[0] == out:
+            return n.BinOp("or", said, self._same(out, self._compared[1], "!="))
+        return said
+
+    def _latest_output(self) -> str | None:
+        """The variable holding the standard output of the latest command made so far."""
+        for name in reversed(self.order):
+            s = self.states[name]
+            if s.kind == "tool":
+                return next((v for v, r in s.writes if r == "stdout"), None)
+        return None
+
+    def _same(self, out: str, held: str, op: str) -> n.Expr:
+        """`out == held` (or `!=`), comparing an enum by its text."""
+        value: n.Expr = n.Name(held)
+        if not isinstance(self.vars[held], n.NamedType):
+            value = n.CallExpr("str", (value,))
+        return n.BinOp(op, n.Name(out), value)
 
     def _take_lead(self, j: DState, unit: Unit) -> None:
         """The judge of a branch with a lead asks the lead's question and keeps its notes."""
@@ -1218,6 +1262,15 @@ def _same_block(unit: Unit, c: Clause) -> bool:
 
 def _again(text: str) -> bool:
     return bool(re.search(r"\b(?:again|retry|rerun|re-run|repeat)\b", text, re.I))
+
+
+def _letter_range(text: str) -> tuple[str, ...] | None:
+    """The letters of the first range a document names ("A–E", "A to E"), for a letter to choose."""
+    for m in _RANGE.finditer(text):
+        a, b = ord(m.group(1)), ord(m.group(2))
+        if 0 < b - a < 26:
+            return tuple(chr(c) for c in range(a, b + 1))
+    return None
 
 
 def _quote(c: Clause) -> str:
