@@ -70,6 +70,27 @@ def test_local_executor_answers_within_the_contract(local) -> None:
     assert local.count_tokens("hello world") > 0
 
 
+def test_the_system_instruction_reaches_the_model(local) -> None:
+    """Gemma's template has no system role: the instruction must be merged in, not dropped (prompt tokens show it)."""
+    from skillc.runtime.prompts import Request
+
+    system = "You are a careful assistant. " * 40
+    request = Request("s", "model", ({"role": "system", "content": system},
+                                     {"role": "user", "content": "Say hi."}), {"type": "object"})
+    response = local.complete(request)
+    assert response.input_tokens >= local.count_tokens(system) + local.count_tokens("Say hi.")
+
+
+def test_merge_system_folds_system_turns_into_the_first_user_turn() -> None:
+    from skillc.runtime.executors.local import merge_system
+
+    merged = merge_system([{"role": "system", "content": "S1"}, {"role": "system", "content": "S2"},
+                           {"role": "user", "content": "U"}, {"role": "assistant", "content": "A"}])
+    assert merged == [{"role": "user", "content": "S1\n\nS2\n\nU"}, {"role": "assistant", "content": "A"}]
+    assert merge_system([{"role": "system", "content": "S"}]) == [{"role": "user", "content": "S"}]
+    assert merge_system([{"role": "user", "content": "U"}]) == [{"role": "user", "content": "U"}]
+
+
 def test_livemath_runs_end_to_end_and_its_trace_replays(local, tmp_path: Path) -> None:
     from skillc.runtime import Interpreter, RunOptions, ToolBox, replay_file
 

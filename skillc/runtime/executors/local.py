@@ -65,12 +65,16 @@ class LocalExecutor(BaseExecutor):
         quiet_llama()
         chat_format = "gemma" if "gemma" in os.path.basename(path).lower() else None
         try:
-            with contextlib.redirect_stdout(io.StringIO()):  # llama-cpp-python prints model metadata
+            # llama-cpp-python prints the model's metadata (to stderr in current versions) while loading.
+            with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
                 self.llm = Llama(model_path=path, n_ctx=n_ctx, n_threads=threads or min(2, os.cpu_count() or 1),
                                  seed=seed, verbose=True, chat_format=chat_format)
         except Exception as exc:  # noqa: BLE001 - llama.cpp reports load failures as plain exceptions
             raise ExecutorError(f"cannot load {path}: {exc}") from None
         self.llm.verbose = False  # no per-call chatter on stderr (set after loading; see quiet_llama)
+        # Gemma's chat template has no system role: llama-cpp-python's "gemma" format silently drops
+        # system messages, so the skill, the tools and the protocol would never reach the model.
+        self.system_role = chat_format != "gemma"
         self.max_tokens = max_tokens
         self.model = os.path.basename(path)
         self.name = f"local:{self.model}"
@@ -78,13 +82,17 @@ class LocalExecutor(BaseExecutor):
     def complete(self, request: Request) -> Response:
         try:
             reply = self.llm.create_chat_completion(
-                messages=list(request.messages), temperature=0.0, max_tokens=self.max_tokens,
+                messages=self.messages(request), temperature=0.0, max_tokens=self.max_tokens,
                 response_format={"type": "json_object", "schema": request.schema})
         except Exception as exc:  # noqa: BLE001
             raise ExecutorError(f"llama.cpp failed: {exc}") from None
         usage = reply.get("usage") or {}
         return Response(reply["choices"][0]["message"].get("content") or "", model=self.model,
                         input_tokens=usage.get("prompt_tokens"), output_tokens=usage.get("completion_tokens"))
+
+    def messages(self, request: Request) -> list[dict]:
+        """The request's messages as this model's chat template can take them."""
+        return list(request.messages) if self.system_role else merge_system(list(request.messages))
 
     def close(self) -> None:
         close = getattr(self.llm, "close", None)
@@ -94,3 +102,16 @@ class LocalExecutor(BaseExecutor):
     def count_tokens(self, text: str) -> int:
         """Tokens of a text under this model's tokenizer (used by the token benchmark)."""
         return len(self.llm.tokenize(text.encode("utf-8"), add_bos=False))
+
+
+def merge_system(messages: list[dict]) -> list[dict]:
+    """Fold system messages into the first user turn, for chat templates without a system role."""
+    system = "\n\n".join(str(m.get("content") or "") for m in messages if m.get("role") == "system")
+    rest = [dict(m) for m in messages if m.get("role") != "system"]
+    if not system:
+        return rest
+    first = next((m for m in rest if m.get("role") == "user"), None)
+    if first is None:
+        return [{"role": "user", "content": system}, *rest]
+    first["content"] = f"{system}\n\n{first.get('content') or ''}"
+    return rest
