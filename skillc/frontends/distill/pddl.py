@@ -24,7 +24,7 @@ from typing import Any
 
 import attrs
 
-from skillc.frontends.distill.textworld import Unavailable
+from skillc.frontends.distill.textworld import Playing, Unavailable
 from skillc.frontends.distill.trace import Step, Trace
 
 GENERATOR = "pddlgym"
@@ -127,7 +127,7 @@ def _text(literal: Any) -> str:
     return " ".join([literal.predicate.name, *(str(v).split(":")[0] for v in literal.variables)])
 
 
-class Game:
+class Game(Playing):
     """One PDDL problem opened in PDDLGym: `reset()`, then `step(command)` returns a mapping
     (`observation`, `available_actions`, `done`, `lost`) as distilled skills expect."""
 
@@ -182,15 +182,6 @@ class Game:
         """Object name → PDDL type."""
         return {str(o).split(":")[0]: str(o).split(":")[1] if ":" in str(o) else "object"
                 for o in self._state.objects}
-
-    def close(self) -> None:
-        self._env.close()
-
-    def __enter__(self) -> Game:
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.close()
 
 
 def plan(name: str, split: str, problem: str) -> list[str]:

@@ -15,7 +15,7 @@ import tempfile
 import warnings
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Self
 
 import attrs
 
@@ -148,7 +148,22 @@ _INFOS = dict(admissible_commands=True, policy_commands=True, entities=True, fee
               max_score=True, won=True, lost=True, command_templates=True)
 
 
-class Game:
+class Playing:
+    """An environment opened for play, closed by the caller or at the end of a `with` block."""
+
+    _env: Any
+
+    def close(self) -> None:
+        self._env.close()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+class Game(Playing):
     """A TextWorld game, opened for play: `reset()` then `step(action)` (TextWorld's own return value)."""
 
     def __init__(self, path: str | Path):
@@ -194,15 +209,6 @@ class Game:
         """Entity name → TextWorld type, read from the game's JSON beside the game file."""
         data = json.loads(self.path.with_suffix(".json").read_text())
         return {info["name"]: info["type"] for _id, info in data["infos"] if info.get("name")}
-
-    def close(self) -> None:
-        self._env.close()
-
-    def __enter__(self) -> Game:
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.close()
 
 
 def record(path: str | Path, spec: GameSpec | None = None, actions: Sequence[str] | None = None,
