@@ -35,6 +35,17 @@ class ParseResult(HasDiagnostics):
         yield self.diagnostics
 
 
+def register_all_codes() -> None:
+    """Load every stage's code table, so the registry holds every code (explain, the docs, the config schema).
+
+    The tables register themselves when imported; this is the one list of them.
+    """
+    import skillc.check  # noqa: F401  (SKM2xx)
+    from skillc.frontends.distill import codes as _distill  # noqa: F401  (SKM4xx)
+    from skillc.frontends.markdown import codes as _build  # noqa: F401  (SKM3xx)
+    from skillc.importers import codes as _importers  # noqa: F401  (SKM6xx)
+
+
 def parse(source: str | os.PathLike, *, path: str | None = None) -> ParseResult:
     """Parse `.skm` text (a `str`) or a file (a path) into an AST."""
     if isinstance(source, os.PathLike):

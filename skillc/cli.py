@@ -20,7 +20,7 @@ import click
 
 from skillc import api
 from skillc.diagnostics import Diagnostic, Severity, make
-from skillc.diagnostics.codes import REGISTRY, lookup
+from skillc.diagnostics.codes import all_codes, lookup
 from skillc.diagnostics.docs import markdown_reference
 from skillc.diagnostics.render import FORMATS, render
 
@@ -299,15 +299,13 @@ def _diff(name: str, old: str, new: str) -> str:
 @click.option("--markdown", is_flag=True, help="Print the full reference as Markdown (docs/diagnostics.md).")
 def explain(codes: tuple[str, ...], markdown: bool) -> None:
     """Explain diagnostic codes (SKM104 or a slug such as undefined-tool)."""
-    from skillc.frontends.distill import codes as _distill_codes  # noqa: F401  (registers SKM4xx)
-    from skillc.frontends.markdown import codes as _build_codes  # noqa: F401  (registers SKM3xx)
-    from skillc.importers import codes as _importer_codes  # noqa: F401  (registers SKM6xx)
+    api.register_all_codes()
 
     if markdown:
         click.echo(markdown_reference(), nl=False)
         return
     if not codes:
-        for c in REGISTRY.values():
+        for c in all_codes():
             click.echo(f"{c.code}  {c.slug:<28} {c.summary}")
         return
     for raw in codes:
@@ -948,9 +946,7 @@ def grammar(fmt: str, output: str | None) -> None:
         text = json.dumps(MACHINE_SCHEMA, indent=2) + "\n"
     elif fmt == "config-schema":
         from skillc.check.config import config_schema
-        from skillc.frontends.distill import codes as _distill_codes  # noqa: F401  (registers SKM4xx)
-        from skillc.frontends.markdown import codes as _build_codes  # noqa: F401  (registers SKM3xx)
-        from skillc.importers import codes as _importer_codes  # noqa: F401  (registers SKM6xx)
+        api.register_all_codes()
 
         text = json.dumps(config_schema(), indent=2, ensure_ascii=False) + "\n"
     else:

@@ -264,23 +264,15 @@ def parse_selection(select: str | None, ignore: str | None) -> tuple[Selection, 
             if token.upper() == "ALL":
                 out.append("SKM")
                 continue
-            if re.fullmatch(r"(?i)skm\d{1,3}", token):
-                prefix = token.upper()
-                if len(prefix) == 6:
-                    try:
-                        entry = lookup(prefix)
-                    except KeyError:
-                        problems.append(f"{flag}: unknown diagnostic code {token!r}")
-                        continue
-                    if flag == "--ignore" and entry.severity is Severity.ERROR:
-                        problems.append(f"--ignore: {entry.code} ({entry.slug}) is an error and cannot be ignored")
-                        continue
-                out.append(prefix)
+            code = re.fullmatch(r"(?i)skm\d{1,3}", token) is not None
+            if code and len(token) < 6:  # a prefix such as SKM2 or SKM24
+                out.append(token.upper())
                 continue
             try:
-                entry = lookup(token)
+                entry = lookup(token.upper() if code else token)
             except KeyError:
-                problems.append(f"{flag}: {token!r} is not a diagnostic code, prefix (SKM2) or slug")
+                problems.append(f"{flag}: unknown diagnostic code {token!r}" if code
+                                else f"{flag}: {token!r} is not a diagnostic code, prefix (SKM2) or slug")
                 continue
             if flag == "--ignore" and entry.severity is Severity.ERROR:
                 problems.append(f"--ignore: {entry.code} ({entry.slug}) is an error and cannot be ignored")
@@ -297,12 +289,12 @@ def config_schema() -> dict:
 
     Every code and slug is listed, and codes whose default is an error only accept "error": the
     schema rejects exactly what `parse_config` reports as SKM290, so editors can check it as you type.
-    The codes are those registered when it is called (import the front ends' `codes` first for all of them).
+    The codes are those registered when it is called (`skillc.api.register_all_codes()` loads them all).
     """
-    from skillc.diagnostics.codes import REGISTRY
+    from skillc.diagnostics.codes import all_codes
 
     severity: dict = {}
-    for entry in REGISTRY.values():
+    for entry in all_codes():
         allowed = ["error"] if entry.severity is Severity.ERROR else list(LEVELS)
         value = {"enum": allowed, "description": f"{entry.slug}: {entry.summary}"}
         severity[entry.code] = value

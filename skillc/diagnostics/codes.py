@@ -415,6 +415,11 @@ def lookup(code: str) -> Code:
     raise KeyError(f"unregistered diagnostic code {code!r}")
 
 
+def all_codes() -> list[Code]:
+    """Every registered code in code order, whatever order the stages registered theirs in."""
+    return sorted(REGISTRY.values(), key=lambda c: c.code)
+
+
 def register(entry: Code) -> None:
     """Add codes from a later stage (the checker registers its SKM2xx range)."""
     if entry.code in REGISTRY:

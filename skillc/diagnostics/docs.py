@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from skillc.diagnostics.codes import REGISTRY
+from skillc.diagnostics.codes import all_codes
 
 
 def markdown_reference() -> str:
@@ -29,9 +29,9 @@ def markdown_reference() -> str:
         "| code | name | severity | summary |",
         "|---|---|---|---|",
     ]
-    for c in REGISTRY.values():
+    for c in all_codes():
         out.append(f"| [{c.code}](#{c.code.lower()}) | `{c.slug}` | {c.severity} | {c.summary} |")
-    for c in REGISTRY.values():
+    for c in all_codes():
         out += ["", f"## {c.code}", "", f"**`{c.slug}`** ({c.severity}, {c.stage}): {c.summary}.", "", c.explanation]
         if c.hint:
             out += ["", f"*Fix:* {c.hint}."]

@@ -7,12 +7,12 @@ import re
 import pytest
 
 from skillc.diagnostics.codes import REGISTRY, lookup
-from skillc.frontends.distill import codes as _distill_codes  # noqa: F401  (registers SKM4xx)
-from skillc.frontends.markdown import codes as _build_codes  # noqa: F401  (registers SKM3xx)
-from skillc.importers import codes as _importer_codes  # noqa: F401  (registers SKM6xx)
+from skillc.api import register_all_codes
 from skillc.diagnostics.docs import markdown_reference
 import skillc
 from tests.conftest import ROOT, codes
+
+register_all_codes()
 
 RUNNABLE = [c for c in REGISTRY.values() if c.runnable]
 

@@ -11,6 +11,7 @@ import jsonschema
 import pytest
 
 import skillc
+from skillc.api import register_all_codes
 from skillc.check.config import config_schema, parse_config
 from skillc.diagnostics import SourceFile, Span, make
 from skillc.diagnostics.diagnostic import Label
@@ -90,9 +91,7 @@ def test_secondary_locations_in_other_files_validate() -> None:
 # ---------------------------------------------------------------- the configuration schema
 
 def full_config_schema() -> dict:
-    from skillc.frontends.distill import codes as _distill  # noqa: F401  (registers SKM4xx)
-    from skillc.frontends.markdown import codes as _build  # noqa: F401  (registers SKM3xx)
-    from skillc.importers import codes as _importers  # noqa: F401  (registers SKM6xx)
+    register_all_codes()
 
     return config_schema()
 

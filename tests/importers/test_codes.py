@@ -32,10 +32,10 @@ def test_good_example_is_clean(entry) -> None:
 
 
 def test_slugs_are_unique_across_the_registry() -> None:
-    import skillc.check  # noqa: F401  (registers SKM2xx)
-    from skillc.frontends.distill import codes as _distill  # noqa: F401
-    from skillc.frontends.markdown import codes as _markdown  # noqa: F401
+    from skillc.api import register_all_codes
     from skillc.diagnostics.codes import lookup
+
+    register_all_codes()
 
     for c in importer_codes.CODES:
         assert lookup(c.slug) is c
