@@ -1,26 +1,96 @@
-"""The Python API: parse, load and format `.skm` without touching the CLI.
+"""The Python API: every `skillc` command as a function that returns a typed result carrying its diagnostics.
 
-A `str` argument is `.skm` *text*; a `pathlib.Path` (or any `os.PathLike`) is a
-file to read. User errors come back as diagnostics, never as exceptions.
+A `str` argument is `.skm` *text*; a `pathlib.Path` (or any `os.PathLike`) is a file to read. User errors come
+back as diagnostics (or, for the runtime, as the result's `error`), never as exceptions. The command line is
+these functions plus rendering (`skillc.console`). Heavy stages (the checker, Z3, the runtime, the front ends)
+are imported by the function that needs them, so that importing this module stays cheap.
 """
 
 from __future__ import annotations
 
 import os
+from collections.abc import Callable, Iterable, Sequence
+from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
+from typing import IO, TYPE_CHECKING, Any, Iterator, Literal
 
 import attrs
 
-from skillc.check.config import Config, find_config
-from skillc.diagnostics import Diagnostic, Severity
-from skillc.diagnostics.diagnostic import HasDiagnostics
-from skillc.ir.machine import Machine
-from skillc.ir.loader import ImportCache, LoadResult, Loader
-from skillc.diagnostics.source import SourceFile
-from skillc.syntax import nodes
-from skillc.syntax.parser import parse_source, read_source
-from skillc.syntax.printer import print_module
+from skillc.diagnostics.diagnostic import Diagnostic, HasDiagnostics, Severity, make
+from skillc.lazy import exports
 
+if TYPE_CHECKING:
+    from skillc.check.config import Config
+    from skillc.diagnostics.code import Code
+    from skillc.diagnostics.source import SourceFile
+    from skillc.frontends.distill.library import Built
+    from skillc.frontends.markdown import BuildResult
+    from skillc.ir.loader import ImportCache, LoadResult
+    from skillc.ir.machine import Machine
+    from skillc.runtime import ReplayReport, RunResult
+    from skillc.runtime.score import Score
+    from skillc.syntax import nodes
+    from skillc.testing.explore import TestReport
+
+_LAZY = {"ImportCache": "skillc.ir.loader", "LoadResult": "skillc.ir.loader", "Loader": "skillc.ir.loader",
+         "Machine": "skillc.ir.machine", "Config": "skillc.check.config", "SourceFile": "skillc.diagnostics.source"}
+_SKIP_DIRS = {".git", ".venv", "venv", "node_modules", "__pycache__", ".hypothesis", ".pytest_cache"}
+_ASL_SUFFIXES = (".asl.json", ".asl.yaml", ".asl.yml")
+
+
+__getattr__ = exports(__name__, _LAZY)  # `api.ImportCache`, `api.Machine`, ... imported on first use
+
+
+def internal_error(exc: BaseException, what: str) -> Diagnostic:
+    """SKM900 for an exception skillc did not expect (a bug): the note says what it was doing."""
+    notes = [f"while {what}: {type(exc).__name__}: {exc}"]
+    if os.environ.get("SKILLC_DEBUG"):
+        import traceback
+
+        notes.append("".join(traceback.format_exception(type(exc), exc, exc.__traceback__)))
+    return make("SKM900", "internal error in skillc (this is a bug, not a problem with your input)", notes=notes)
+
+
+def unique(diagnostics: Iterable[Diagnostic]) -> list[Diagnostic]:
+    """Drop repeats (an imported file checked on its own and through an import reports once)."""
+    seen: set[tuple[Any, ...]] = set()
+    out = []
+    for d in diagnostics:
+        key = (d.code, d.message, d.span.path if d.span else None, d.span.start if d.span else None)
+        if key not in seen:
+            seen.add(key)
+            out.append(d)
+    return out
+
+
+def skm_files(paths: Iterable[str]) -> tuple[list[Path], list[Diagnostic]]:
+    """Expand folders into their `.skm` files; missing paths become I/O diagnostics (SKM901)."""
+    files: list[Path] = []
+    problems: list[Diagnostic] = []
+    for raw in paths:
+        p = Path(raw)
+        if p.is_dir():
+            files.extend(sorted(f for f in p.rglob("*.skm")
+                                if not any(part in _SKIP_DIRS for part in f.relative_to(p).parts[:-1])))
+        elif p.exists():
+            files.append(p)
+        else:
+            problems.append(make("SKM901", f"no such file or folder: {raw}"))
+    return files, problems
+
+
+def read_stream(stream: IO[bytes], name: str) -> tuple[SourceFile | None, list[Diagnostic]]:
+    """A byte stream (standard input) decoded like a file: BOM, UTF-8, line ends, the input size limit."""
+    from skillc.diagnostics.files import MAX_INPUT_BYTES
+    from skillc.syntax.parser import decode_source
+
+    data = stream.read(MAX_INPUT_BYTES + 1)
+    if len(data) > MAX_INPUT_BYTES:
+        return None, [make("SKM901", f"standard input is over {MAX_INPUT_BYTES:,} bytes")]
+    return decode_source(name, data)
+
+
+# ---------------------------------------------------------------- parse, load, format, check
 
 @attrs.define
 class ParseResult(HasDiagnostics):
@@ -29,27 +99,18 @@ class ParseResult(HasDiagnostics):
     module: nodes.Module | None
     diagnostics: list[Diagnostic]
 
-
-    def __iter__(self):
+    def __iter__(self) -> Iterator[Any]:
         yield self.module
         yield self.diagnostics
 
 
-def register_all_codes() -> None:
-    """Load every stage's code table, so the registry holds every code (explain, the docs, the config schema).
-
-    The tables register themselves when imported; this is the one list of them.
-    """
-    import skillc.check  # noqa: F401  (SKM2xx)
-    from skillc.frontends.distill import codes as _distill  # noqa: F401  (SKM4xx)
-    from skillc.frontends.markdown import codes as _build  # noqa: F401  (SKM3xx)
-    from skillc.importers import codes as _importers  # noqa: F401  (SKM6xx)
-
-
-def parse(source: str | os.PathLike, *, path: str | None = None) -> ParseResult:
+def parse(source: str | os.PathLike[str], *, path: str | None = None) -> ParseResult:
     """Parse `.skm` text (a `str`) or a file (a path) into an AST."""
+    from skillc.diagnostics.source import SourceFile
+    from skillc.syntax.parser import parse_source, read_source
+
     if isinstance(source, os.PathLike):
-        src, diags = read_source(source)
+        src, diags = read_source(Path(source))
         if src is None:
             return ParseResult(None, diags)
     else:
@@ -58,24 +119,110 @@ def parse(source: str | os.PathLike, *, path: str | None = None) -> ParseResult:
     return ParseResult(module, diags)
 
 
-def load(source: str | os.PathLike, *, path: str | None = None, root: str | os.PathLike | None = None,
+def load(source: str | os.PathLike[str], *, path: str | None = None, root: str | os.PathLike[str] | None = None,
          imports: ImportCache | None = None) -> LoadResult:
     """Parse, resolve imports and lower to a `Machine`; `result.machine` is None when that failed.
 
     Pass one `ImportCache` to several calls to read shared imports (the stdlib) once.
     """
+    from skillc.diagnostics.source import SourceFile
+    from skillc.ir.loader import Loader
+
     loader = Loader(Path(root) if root is not None else None, imports)
     if isinstance(source, os.PathLike):
         return loader.load_path(Path(source))
     return loader.load_source(SourceFile.from_text(path or "<string>", source), Path(path) if path else None)
 
 
+@attrs.define
+class TextResult(HasDiagnostics):
+    """A text a command produced (None when it could not) and the diagnostics; unpacks as a pair."""
+
+    text: str | None
+    diagnostics: list[Diagnostic]
+
+    def __iter__(self) -> Iterator[Any]:
+        yield self.text
+        yield self.diagnostics
+
+
+FormatResult = TextResult  # the canonical text (None when it does not parse, or would not parse back the same)
+
+
+def format(text: str, *, path: str = "<string>") -> FormatResult:  # noqa: A001 - the command's name
+    """Format `.skm` text, refusing (as an internal error) any output that would not parse back identically."""
+    from skillc.syntax.printer import print_module
+
+    result = parse(text, path=path)
+    if result.module is None:
+        return FormatResult(None, result.diagnostics)
+    new = print_module(result.module)
+    if parse(new, path=path).module != result.module:
+        return FormatResult(None, [make("SKM900", "internal error: the formatted file would not parse back to the "
+                                        f"same program, so {path} was left untouched (this is a bug)")])
+    return FormatResult(new, result.diagnostics)
+
+
 def format_text(text: str, *, path: str = "<string>") -> tuple[str | None, list[Diagnostic]]:
-    """The canonical form of `.skm` text, or None with diagnostics when it does not parse."""
-    module, diags = parse(text, path=path)
-    if module is None:
-        return None, diags
-    return print_module(module), diags
+    """`format` as a pair: the canonical form of `.skm` text, or None with diagnostics."""
+    result = format(text, path=path)
+    return result.text, result.diagnostics
+
+
+@attrs.frozen
+class Formatted:
+    """One formatted input: its text before and after (`after` keeps a BOM and CRLF line ends)."""
+
+    path: str
+    before: str
+    after: str
+
+    @property
+    def changed(self) -> bool:
+        """Whether formatting changes the text."""
+        return self.before != self.after
+
+
+@attrs.define
+class FormatFilesResult(HasDiagnostics):
+    """`skillc fmt`: every input that formatted (changed or not) and the diagnostics of those that did not."""
+
+    files: list[Formatted]
+    diagnostics: list[Diagnostic]
+
+
+def format_files(paths: Sequence[str], *, stdin_text: str | None = None) -> FormatFilesResult:
+    """Format `.skm` files (folders searched) or, given `stdin_text`, that text as `<stdin>`; writes nothing."""
+    if stdin_text is not None:
+        try:
+            result = format(stdin_text, path="<stdin>")
+        except Exception as exc:  # noqa: BLE001 - an internal error is reported, not raised
+            result = FormatResult(None, [internal_error(exc, "formatting <stdin>")])
+        done = [] if result.text is None else [Formatted("<stdin>", stdin_text, result.text)]
+        return FormatFilesResult(done, result.diagnostics)
+    from skillc.diagnostics.files import keep_conventions, read_bytes
+    from skillc.syntax.parser import decode_source
+
+    files, diagnostics = skm_files(paths)
+    formatted = []
+    for f in files:
+        data, problem = read_bytes(f, folder="a directory, not a .skm file")
+        if data is None:
+            diagnostics.extend([problem] if problem is not None else [])
+            continue
+        source, diags = decode_source(str(f), data)
+        if source is None:
+            diagnostics.extend(diags)
+            continue
+        try:
+            result = format(source.text, path=str(f))
+        except Exception as exc:  # noqa: BLE001
+            result = FormatResult(None, [internal_error(exc, f"formatting {f}")])
+        diagnostics.extend(result.diagnostics)
+        if result.text is not None:  # a BOM and CRLF line ends stay
+            formatted.append(Formatted(str(f), data.decode("utf-8", errors="replace"),
+                                       keep_conventions(data, result.text)))
+    return FormatFilesResult(formatted, diagnostics)
 
 
 @attrs.define
@@ -92,25 +239,30 @@ class CheckResult(HasDiagnostics):
         """Errors, or warnings under `strict`."""
         return any(d.is_error or (self.strict and d.severity is Severity.WARNING) for d in self.diagnostics)
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[Any]:
         yield self.machine
         yield self.diagnostics
 
 
-def check(source: str | os.PathLike, *, path: str | None = None, skill: str | os.PathLike | None = None,
-          root: str | os.PathLike | None = None, config: Config | None = None,
+def _where(source: str | os.PathLike[str], path: str | None) -> Path:
+    """Where to look for the configuration of a source."""
+    return Path(source) if isinstance(source, os.PathLike) else Path(path) if path else Path.cwd()
+
+
+def check(source: str | os.PathLike[str], *, path: str | None = None, skill: str | os.PathLike[str] | None = None,
+          root: str | os.PathLike[str] | None = None, config: Config | None = None,
           smt_timeout_ms: int | None = None, imports: ImportCache | None = None) -> CheckResult:
     """Load and statically check a machine (or a library of fragments); `*.asl.json|yaml` files are imported."""
-    from skillc.check import CheckContext, check_machine, fragment_machine
-    from skillc.importers.asl import is_asl_path
-
-    if is_asl_path(source if isinstance(source, os.PathLike) else path or ""):
+    named = str(source) if isinstance(source, os.PathLike) else path or ""
+    if named.lower().endswith(_ASL_SUFFIXES):
         return check_asl(source, path=path, config=config, smt_timeout_ms=smt_timeout_ms)
     loaded = load(source, path=path, root=root, imports=imports)
+    from skillc.check import CheckContext, check_machine, fragment_machine
+    from skillc.check.config import find_config
+
     found = list(loaded.diagnostics)
     if config is None:
-        where = Path(source) if isinstance(source, os.PathLike) else Path(path) if path else Path.cwd()
-        config, problems = find_config(where)
+        config, problems = find_config(_where(source, path))
         found += problems
     context = CheckContext(skill=Path(skill) if skill is not None else None,
                            smt_timeout_ms=smt_timeout_ms or config.smt_timeout_ms,
@@ -124,25 +276,643 @@ def check(source: str | os.PathLike, *, path: str | None = None, skill: str | os
     return CheckResult(loaded.machine, config.apply(found), config.strict, loaded.module)
 
 
-def check_asl(source: str | os.PathLike, *, path: str | None = None, config: Config | None = None,
+def check_asl(source: str | os.PathLike[str], *, path: str | None = None, config: Config | None = None,
               smt_timeout_ms: int | None = None) -> CheckResult:
     """Import an Amazon States Language definition (a file, or its text named by `path`) and check it."""
+    from skillc.check.config import find_config
     from skillc.importers.asl import check_asl_file, check_asl_text
 
-    where = Path(source) if isinstance(source, os.PathLike) else Path(path) if path else Path.cwd()
-    config, problems = (config, []) if config is not None else find_config(where)
+    config, problems = (config, []) if config is not None else find_config(_where(source, path))
     timeout = smt_timeout_ms or config.smt_timeout_ms
     checked = (check_asl_file(source, smt_timeout_ms=timeout) if isinstance(source, os.PathLike)
                else check_asl_text(source, path or "<string>.asl.json", smt_timeout_ms=timeout))
     return CheckResult(checked.machine, config.apply(problems + checked.diagnostics), config.strict)
 
 
-def import_graph(kind: str, spec: str) -> tuple[str | None, list[Diagnostic]]:
+@attrs.define
+class CheckFilesResult(HasDiagnostics):
+    """`skillc check`: the findings of every file (selected, notes only when verbose), how many were checked,
+    whether warnings fail the run (`--strict` or a file's configuration), and `usage` for a bad selection."""
+
+    diagnostics: list[Diagnostic]
+    files: int = 0
+    failed: bool = False
+    usage: bool = False
+
+
+def check_files(paths: Sequence[str], *, strict: bool = False, skill: str | None = None,
+                smt_timeout_ms: int | None = None, config_path: str | None = None, select: str | None = None,
+                ignore: str | None = None, verbose: bool = False, stdin: IO[bytes] | None = None,
+                stdin_filename: str | None = None) -> CheckFilesResult:
+    """Check `.skm` files (folders searched); `-` among the paths checks the text read from `stdin`."""
+    from skillc.check.config import Selection, parse_selection, read_config
+    from skillc.ir.loader import ImportCache
+
+    files, diagnostics = skm_files(p for p in paths if p != "-")
+    if skill is not None and not Path(skill).is_file():
+        diagnostics.append(make("SKM901", f"no such skill document: {skill}"))
+    # No --select/--ignore: no code to look up, so the registry (every stage's table) is not loaded.
+    selection, problems = parse_selection(select, ignore) if select or ignore else (Selection((), ()), [])
+    if problems:
+        return CheckFilesResult([make("SKM901", p) for p in problems], usage=True)
+    config = None
+    if config_path is not None:
+        if not Path(config_path).is_file():
+            diagnostics.append(make("SKM901", f"no such configuration file: {config_path}"))
+        else:
+            config, config_problems = read_config(Path(config_path))
+            diagnostics += config_problems
+    failed = False
+    cache = ImportCache()
+    sources: list[Path | str] = [*files, *(["-"] if "-" in paths else [])]
+    for f in sources:
+        try:
+            if isinstance(f, Path):
+                result = check(f, skill=skill, smt_timeout_ms=smt_timeout_ms, imports=cache, config=config)
+            else:
+                result = _check_stream(stdin, stdin_filename, skill, smt_timeout_ms, config, cache)
+        except Exception as exc:  # noqa: BLE001 - an internal error is reported, not raised
+            diagnostics.append(internal_error(exc, f"checking {f}"))
+            continue
+        diagnostics.extend(result.diagnostics)
+        # Strictness is per file: each project's configuration governs its own files.
+        failed |= any(d.severity is Severity.WARNING and selection.keeps(d) for d in result.diagnostics) and (
+            strict or result.strict)
+    diagnostics = selection.apply(unique(diagnostics))
+    if not verbose:  # the same policy in every format: notes only with -v
+        diagnostics = [d for d in diagnostics if d.severity is not Severity.NOTE]
+    return CheckFilesResult(diagnostics, len(sources), failed)
+
+
+def _check_stream(stream: IO[bytes] | None, stdin_filename: str | None, skill: str | None,
+                  smt_timeout_ms: int | None, config: Config | None, imports: ImportCache) -> CheckResult:
+    """`check -`: the text of a stream, checked as if it were at `stdin_filename`."""
+    name = stdin_filename or "<stdin>"
+    if stream is None:
+        return CheckResult(None, [make("SKM901", "no standard input to read for `-`")])
+    source, problems = read_stream(stream, name)
+    if source is None:
+        return CheckResult(None, problems, False, None)
+    return check(source.text, path=str(Path(name).absolute()) if stdin_filename else name, skill=skill,
+                 smt_timeout_ms=smt_timeout_ms, imports=imports, config=config)
+
+
+def _fragment_machines(loaded: LoadResult, path: str) -> dict[str, Machine]:
+    """The fragments of a library file, each as the machine `skillc check` checks it as."""
+    from skillc.check import fragment_machine
+
+    return {name: fragment_machine(f, path) for name, f in loaded.fragments.items()}
+
+
+@attrs.define
+class DescribeResult(HasDiagnostics):
+    """`skillc show`: the summary of a machine (or of each fragment of a library); None when it did not load."""
+
+    text: str | None
+    diagnostics: list[Diagnostic]
+
+
+def describe(path: str) -> DescribeResult:
+    """Summarise a machine: states, transitions, variables, tools and rules."""
+    if not Path(path).exists():
+        return DescribeResult(None, [make("SKM901", f"no such file: {path}")])
+    try:
+        result = load(Path(path))
+    except Exception as exc:  # noqa: BLE001
+        return DescribeResult(None, [internal_error(exc, f"loading {path}")])
+    from skillc.ir.describe import describe as summary
+
+    if result.machine is None and result.ok and result.fragments:
+        # A library of fragments: each one is described as the machine it checks as.
+        return DescribeResult("\n\n".join(f"fragment {name} (a library defines no machine; `use` it from one)\n"
+                                          + summary(m) for name, m in _fragment_machines(result, path).items()),
+                              result.diagnostics)
+    if result.machine is None or not result.ok:
+        return DescribeResult(None, result.diagnostics)
+    return DescribeResult(summary(result.machine), result.diagnostics)
+
+
+@attrs.define
+class ExplainResult:
+    """`skillc explain`: the codes asked for (every code when none was), or the first unknown one."""
+
+    codes: list[Code]
+    unknown: str | None = None
+
+
+def explain(codes: Sequence[str] = ()) -> ExplainResult:
+    """Look up diagnostic codes (SKM104 or a slug such as undefined-tool); all of them when none is given."""
+    from skillc import registry
+
+    if not codes:
+        return ExplainResult(list(registry.ALL))
+    found: list[Code] = []
+    for raw in codes:
+        entry = registry.resolve(raw)
+        if entry is None:
+            return ExplainResult(found, raw)
+        found.append(entry)
+    return ExplainResult(found)
+
+
+def reference() -> str:
+    """The Markdown reference of every diagnostic code (docs/diagnostics.md)."""
+    from skillc.diagnostics.docs import markdown_reference
+
+    return markdown_reference()
+
+
+def grammar(fmt: str) -> str:
+    """The grammar as `lark` or `gbnf`, the machine IR's `json-schema`, or the configuration's `config-schema`."""
+    import json
+
+    if fmt == "json-schema":
+        from skillc.frontends.markdown.schema import MACHINE_SCHEMA
+
+        return json.dumps(MACHINE_SCHEMA, indent=2) + "\n"
+    if fmt == "config-schema":
+        from skillc.check.config import config_schema
+
+        return json.dumps(config_schema(), indent=2, ensure_ascii=False) + "\n"
+    from skillc.syntax.export import export
+
+    return export(fmt)
+
+
+ImportResult = TextResult  # the `.skm` text of an imported graph (None when it could not be translated)
+
+
+def import_graph(kind: str, spec: str) -> ImportResult:
     """The `.skm` text of an ASL file (`kind` asl) or a LangGraph `module:attr` (`kind` langgraph), or None."""
-    if kind == "asl":
-        from skillc.importers.asl import to_skm
+    if kind == "asl" and not Path(spec).is_file():
+        return ImportResult(None, [make("SKM901", f"no such file: {spec}")])
+    try:
+        if kind == "asl":
+            from skillc.importers.asl import to_skm
 
-        return to_skm(spec)
-    from skillc.importers.langgraph import to_skm as graph_to_skm
+            return ImportResult(*to_skm(spec))
+        from skillc.importers.langgraph import to_skm as graph_to_skm
 
-    return graph_to_skm(spec)
+        return ImportResult(*graph_to_skm(spec))
+    except Exception as exc:  # noqa: BLE001 - an internal error is reported, not raised
+        return ImportResult(None, [internal_error(exc, f"importing {spec}")])
+
+
+# ---------------------------------------------------------------- running machines
+
+@attrs.define
+class Usage:
+    """A usage error the command line reports the way click reports a bad flag (exit 2)."""
+
+    message: str
+    param: str | None = None
+
+
+@attrs.define
+class RunConfig:
+    """Everything `skillc run` takes: the machine, its inputs, the executor and the runtime's limits."""
+
+    machine: str | None = None
+    executor: str | None = None  # scripted:FILE, replay:TRACE, openai:MODEL, anthropic:MODEL, local[:PATH]
+    inputs: tuple[str, ...] = ()  # NAME=VALUE (JSON unless the variable is a string or an enum)
+    input_file: str | None = None  # a JSON object of inputs
+    base_url: str | None = None
+    strategy: str = "auto"
+    trace: str | None = None
+    max_steps: int = 1000
+    retries: int = 2
+    journal: str = ".skillc/runs.sqlite"
+    resume: str | None = None  # a run id
+    tools: tuple[str, ...] = ()  # Python files whose functions implement tools
+    workdir: str | None = None
+    tool_timeout_s: float = 60.0
+    model_timeout_s: float = 120.0
+    step_deadline_s: float = 600.0
+    mode: Literal["machine", "native", "prompt-only"] = "machine"
+
+
+@attrs.define
+class Checked(HasDiagnostics):
+    """A machine that passed `skillc check` with its source text, or the diagnostics why it did not
+    (`unchecked` when the check found errors, else an I/O problem)."""
+
+    machine: Machine | None
+    text: str
+    diagnostics: list[Diagnostic]
+    unchecked: bool = False
+
+
+def load_checked(path: str) -> Checked:
+    """Load and check a machine; only a machine that passes runs, replays, scores or is explored."""
+    from skillc.diagnostics.files import FileProblem, read_text
+
+    result = check(Path(path))
+    problems = [d for d in result.diagnostics if d.severity is not Severity.NOTE]
+    if result.machine is None or result.failed:
+        return Checked(None, "", problems, unchecked=True)
+    try:
+        return Checked(result.machine, read_text(path, what=".skm file"), [])
+    except FileProblem as exc:  # the file changed since it was checked
+        return Checked(None, "", [make("SKM901", str(exc))])
+
+
+@attrs.define
+class RunReport(HasDiagnostics):
+    """`skillc run`: the run's result, or why there was none (the machine's check, a usage error, or a
+    runtime error: `error` is its one-line message, with its SKM5xx code when it has one)."""
+
+    result: RunResult | None
+    diagnostics: list[Diagnostic] = attrs.field(factory=list)
+    unchecked: bool = False
+    usage: Usage | None = None
+    error: str | None = None
+    machine_path: str | None = None
+
+
+def _input_value(machine: Machine, raw: str) -> tuple[str, Any]:
+    """`name=value` from --input: strings as written, anything else as JSON."""
+    import json
+
+    from skillc.ir import types as T
+
+    name, sep, value = raw.partition("=")
+    if not sep:
+        raise _UsageError(f"expected NAME=VALUE, got {raw!r}", "--input")
+    var = machine.variables.get(name)
+    if var is not None and isinstance(T.strip_optional(var.type), (T.StrT, T.EnumT)):
+        return name, value
+    try:
+        return name, json.loads(value)
+    except ValueError:
+        raise _UsageError(f"the value of `{name}` is not JSON: {value!r}", "--input") from None
+
+
+class _UsageError(Exception):
+    """A usage problem found deep in `run`; becomes `RunReport.usage`."""
+
+    def __init__(self, message: str, param: str | None = None) -> None:
+        super().__init__(message)
+        self.usage = Usage(message, param)
+
+
+def run(config: RunConfig) -> RunReport:
+    """Run a checked machine (or resume a crashed run) with the executor, tools and limits of `config`."""
+    from skillc.diagnostics.files import FileProblem, JSONProblem, loads, read_text
+    from skillc.runtime import (ExecutorError, Interpreter, Journal, JournalError, RunError, RunOptions, ToolBox,
+                                ToolError, make_executor)
+    from skillc.runtime.executors.scripted import ScriptError
+    from skillc.runtime.guard import refuse_resume_changes, refuse_trace_target
+    from skillc.runtime.trace import TraceError
+
+    c = config
+    try:
+        journal = Journal(c.journal)
+        machine_path, executor_spec = c.machine, c.executor
+        if c.resume:
+            info = journal.info(c.resume)
+            refuse_resume_changes(info, executor_spec, bool(c.inputs or c.input_file), c.trace, machine_path)
+            machine_path = machine_path or info.machine_path
+            executor_spec = executor_spec or info.executor
+        if not machine_path or not executor_spec:
+            return RunReport(None, usage=Usage("give MACHINE and --executor (or --resume RUN_ID)"))
+        if c.workdir is not None and not Path(c.workdir).is_dir():
+            return RunReport(None, usage=Usage(f"no such folder: {c.workdir}", "--workdir"))
+        refuse_trace_target(c.trace, [machine_path, c.journal, c.input_file, *c.tools,
+                                      executor_spec.partition(":")[2] or None])
+        checked = load_checked(machine_path)
+        if checked.machine is None:
+            return RunReport(None, checked.diagnostics, checked.unchecked, machine_path=machine_path)
+        machine = checked.machine
+        given: dict[str, Any] = {}
+        if c.input_file:
+            given = loads(read_text(c.input_file, what="JSON file"))
+            if not isinstance(given, dict):
+                return RunReport(None, usage=Usage("the input file must hold a JSON object", "--input-file"))
+        given.update(dict(_input_value(machine, raw) for raw in c.inputs))
+        executor = make_executor(executor_spec, base_url=c.base_url, strategy=c.strategy, timeout_s=c.model_timeout_s)
+        tools = ToolBox.default(list(c.tools), timeout_s=c.tool_timeout_s, cwd=c.workdir)
+        options = RunOptions(retries=c.retries, max_steps=c.max_steps, trace=Path(c.trace) if c.trace else None,
+                             journal=journal, executor_spec=executor_spec, machine_path=str(machine_path),
+                             step_deadline_s=c.step_deadline_s)
+        if c.mode != "machine":
+            from skillc.runtime.baselines import run_baseline, skill_document
+
+            return RunReport(run_baseline(machine, c.mode, executor, tools, options, given, skill_document(machine)))
+        interpreter = Interpreter(machine, executor, tools, options, checked.text)
+        return RunReport(interpreter.resume(c.resume) if c.resume else interpreter.run(given))
+    except _UsageError as exc:
+        return RunReport(None, usage=exc.usage)
+    except (RunError, ExecutorError, JournalError, ToolError, ScriptError, TraceError, FileProblem, JSONProblem,
+            ValueError) as exc:
+        code = getattr(exc, "code", None)  # the runtime's own errors carry their SKM5xx code
+        return RunReport(None, error=f"{f'error[{code}]: ' if code else ''}{exc}")
+
+
+@attrs.define
+class ReplayResult(HasDiagnostics):
+    """`skillc replay`: the verdict, or why there is none (the machine's check, or an unreadable trace)."""
+
+    report: ReplayReport | None
+    diagnostics: list[Diagnostic] = attrs.field(factory=list)
+    unchecked: bool = False
+    error: str | None = None
+
+
+def replay(machine_path: str, trace: str, *, other_machine: bool = False) -> ReplayResult:
+    """Replay a trace through a checked machine without calling models or tools."""
+    from skillc import runtime
+    from skillc.runtime.trace import TraceError
+
+    checked = load_checked(machine_path)
+    if checked.machine is None:
+        return ReplayResult(None, checked.diagnostics, checked.unchecked)
+    try:
+        return ReplayResult(runtime.replay_file(checked.machine, checked.text, trace, other_machine=other_machine))
+    except TraceError as exc:
+        return ReplayResult(None, error=str(exc))
+
+
+@attrs.define
+class ScoreResult(HasDiagnostics):
+    """`skillc score`: one score per trace, or why there are none (the machine's check, an unreadable trace)."""
+
+    scores: list[Score]
+    diagnostics: list[Diagnostic] = attrs.field(factory=list)
+    unchecked: bool = False
+    error: str | None = None
+
+    @property
+    def compliance(self) -> float:
+        """Request-level full compliance: the share of traces without a violation."""
+        return sum(sc.compliant for sc in self.scores) / len(self.scores)
+
+    @property
+    def success(self) -> float:
+        """Task success: the share of traces whose run succeeded."""
+        return sum(sc.outcome == "success" for sc in self.scores) / len(self.scores)
+
+
+def score(machine_path: str, traces: Sequence[str]) -> ScoreResult:
+    """Score traces against a checked machine: rule compliance separately from task success."""
+    from skillc.runtime.score import score_trace
+    from skillc.runtime.trace import TraceError
+
+    checked = load_checked(machine_path)
+    if checked.machine is None:
+        return ScoreResult([], checked.diagnostics, checked.unchecked)
+    try:
+        return ScoreResult([score_trace(checked.machine, t) for t in traces])
+    except TraceError as exc:
+        return ScoreResult([], error=str(exc))
+
+
+@attrs.define
+class ExploreResult(HasDiagnostics):
+    """`skillc test`: the exploration's report and the machine explored, or the diagnostics why it was not."""
+
+    report: TestReport | None
+    machine: Machine | None
+    diagnostics: list[Diagnostic] = attrs.field(factory=list)
+    unchecked: bool = False
+
+
+def explore(machine_path: str, *, coverage: str = "transitions", examples: int = 200, seed: int = 0,
+            traces: str | None = None) -> ExploreResult:
+    """Explore a checked machine with generated outputs; traces are kept in `traces` (else only failing ones)."""
+    import shutil
+    import tempfile
+
+    from skillc.testing.explore import explore as run_explore
+
+    checked = load_checked(machine_path)
+    if checked.machine is None:
+        return ExploreResult(None, None, checked.diagnostics, checked.unchecked)
+    keep = Path(traces) if traces else Path(tempfile.mkdtemp(prefix="skillc-test-"))
+    keep.mkdir(parents=True, exist_ok=True)
+    report = run_explore(checked.machine, checked.text, examples=examples, seed=seed, coverage=coverage, traces=keep)
+    if not traces and not report.failures:
+        shutil.rmtree(keep, ignore_errors=True)
+    return ExploreResult(report, checked.machine)
+
+
+# ---------------------------------------------------------------- drawing
+
+@attrs.define
+class DrawResult(HasDiagnostics):
+    """`skillc dot`: the drawing's bytes, or the diagnostics (or, for a render or trace problem, the `error`)."""
+
+    data: bytes | None
+    diagnostics: list[Diagnostic] = attrs.field(factory=list)
+    error: str | None = None
+
+
+def _drawable_fragment(loaded: LoadResult, path: str, name: str | None) -> tuple[Machine | None, str | None]:
+    """The fragment of a library to draw (the only one, or `name`), or why there is none."""
+    machines = _fragment_machines(loaded, path)
+    if not machines:
+        return None, f"{path} defines neither a machine nor a fragment: nothing to draw"
+    if name is not None:
+        if name not in machines:
+            return None, f"{path} has no fragment `{name}` (it has {', '.join(machines)})"
+        return machines[name], None
+    if len(machines) > 1:
+        return None, f"{path} is a library of {len(machines)} fragments ({', '.join(machines)}): pick one with --fragment"
+    return next(iter(machines.values())), None
+
+
+def draw(machine_path: str, fmt: str = "dot", *, trace: str | None = None, fragment: str | None = None,
+         stdin: IO[bytes] | None = None, stdin_filename: str | None = None) -> DrawResult:
+    """Draw a checked machine (or a library's fragment) as `dot`, `svg`, `png` or `mermaid`; `-` reads `stdin`."""
+    from skillc.render import RenderError, overlay_from_trace, render_image, to_dot, to_mermaid
+    from skillc.runtime.trace import TraceError
+
+    source = None
+    if machine_path == "-":
+        name = stdin_filename or "<stdin>"
+        source, problems = read_stream(stdin, name) if stdin is not None else (None, [])
+        origin = str(Path(name).absolute()) if stdin_filename else name
+        result = check(source.text, path=origin) if source else CheckResult(None, problems)
+    else:
+        origin, result = machine_path, check(Path(machine_path))
+    machine = result.machine
+    if machine is None and result.ok:
+        machine, problem = _drawable_fragment(load(source.text, path=origin) if source else load(Path(machine_path)),
+                                              origin, fragment)
+        if problem:
+            return DrawResult(None, [make("SKM901", problem)])
+    if machine is None or not result.ok:
+        return DrawResult(None, [d for d in result.diagnostics if d.severity is not Severity.NOTE])
+    try:
+        overlay = overlay_from_trace(machine, trace) if trace else None
+        if fmt == "mermaid":
+            return DrawResult(to_mermaid(machine, overlay).encode("utf-8"))
+        text = to_dot(machine, overlay)
+        return DrawResult(text.encode("utf-8") if fmt == "dot" else render_image(text, fmt))
+    except (RenderError, TraceError) as exc:
+        return DrawResult(None, error=str(exc))
+
+
+# ---------------------------------------------------------------- front ends
+
+Progress = Callable[[str, str], AbstractContextManager[Callable[[int], None] | None]]
+
+
+def _no_progress(what: str, unit: str) -> AbstractContextManager[None]:
+    """No progress display (the default of the API)."""
+    return nullcontext(None)
+
+
+@attrs.define
+class BuildOutcome(HasDiagnostics):
+    """`skillc build`: the front end's result, the machine's text as written (None when nothing may be
+    written), where it goes (None: standard output), and `usage` when the output could not be used."""
+
+    result: BuildResult | None
+    text: str | None
+    output: Path | None
+    diagnostics: list[Diagnostic]
+    usage: bool = False
+
+
+def build(skill: str, *, output: str | None = None, model: str | None = None, base_url: str | None = None,
+          rounds: int = 3, tools: Iterable[str] = (), max_revisions: int = 2, max_repeats: int = 3,
+          max_bytes: int = 1 << 20, verbose: bool = False, stdin: IO[bytes] | None = None,
+          stdin_filename: str | None = None) -> BuildOutcome:
+    """Compile a markdown skill (a file, a folder with SKILL.md, or `-` for `stdin`) into a checked machine."""
+    import tempfile
+
+    from skillc.frontends.markdown import Options
+
+    options = Options(tools=frozenset(tools), max_revisions=max_revisions, max_repeats=max_repeats)
+    if skill == "-":
+        with tempfile.TemporaryDirectory(prefix="skillc-stdin-") as tmp:
+            path = Path(tmp) / Path(stdin_filename or "SKILL.md").name
+            path.write_bytes(stdin.read(max_bytes + 1) if stdin is not None else b"")
+            return _build(path, output or "-", model, base_url, rounds, options, max_bytes, verbose,
+                          stdin_filename or "SKILL.md")
+    path = Path(skill)
+    if path.is_dir() and (path / "SKILL.md").is_file():
+        path = path / "SKILL.md"
+    return _build(path, output, model, base_url, rounds, options, max_bytes, verbose, None)
+
+
+def _build(path: Path, output: str | None, model: str | None, base_url: str | None, rounds: int, options: Any,
+           max_bytes: int, verbose: bool, stdin_as: str | None) -> BuildOutcome:
+    """`build` once the skill document is a file."""
+    import json
+
+    from skillc.diagnostics.files import same_file
+    from skillc.frontends.markdown import build as build_skill
+    from skillc.frontends.markdown import source_name
+
+    out = None if output == "-" else Path(output) if output else path.with_suffix(".skm")
+    if out is not None and same_file(out, path):
+        return BuildOutcome(None, None, out, [make("SKM901", f"refusing to overwrite the skill document {path} "
+                                                              "with the machine")], usage=True)
+    if out is not None and not out.parent.is_dir():
+        return BuildOutcome(None, None, out, [make("SKM901", f"no such folder for the output: {out.parent}")],
+                            usage=True)
+    try:
+        result = build_skill(path, output=out, options=options, model=model, base_url=base_url, rounds=rounds,
+                             max_bytes=max_bytes)
+    except Exception as exc:  # noqa: BLE001 - an internal error is reported, not raised
+        return BuildOutcome(None, None, out, [internal_error(exc, f"building {path}")])
+    diagnostics = unique(result.diagnostics)
+    if stdin_as is not None:  # messages name the document stdin stood for, not its temporary copy
+        for span in (s for d in diagnostics for s in (d.span, *(x.span for x in d.secondary)) if s is not None):
+            if span.source.path == str(path):
+                span.source.path = stdin_as
+    if not verbose:  # the same policy in every format: the build's own notes (SKM3xx), others only with -v
+        diagnostics = [d for d in diagnostics if d.severity is not Severity.NOTE or d.code.startswith("SKM3")]
+    text = result.text if result.ok else None
+    if text is not None and stdin_as is not None:  # the machine names the document stdin stood for
+        text = text.replace(f'"{source_name(path, out)}"', json.dumps(stdin_as))
+    return BuildOutcome(result, text, out, diagnostics)
+
+
+@attrs.define
+class DistillOutcome(HasDiagnostics):
+    """`skillc distill`: the library built (None after a usage or internal error) and its diagnostics."""
+
+    built: Built | None
+    diagnostics: list[Diagnostic]
+    usage: bool = False
+
+
+def distill(traces: Sequence[str], *, output: str | None = None, min_reuse: float = 0.1, emit: str = "skm,python",
+            heldout: Sequence[str] = (), games: str | None = None, report: bool = False,
+            progress: Progress | None = None) -> DistillOutcome:
+    """Distil reusable skills from successful JSONL traces; `output` is only checked here, not written.
+
+    `progress(what, unit)` is a context manager that yields a callback told of every held-out game played.
+    """
+    from skillc.frontends.distill.library import build_library, target_problem
+
+    kinds = tuple(k.strip() for k in emit.split(",") if k.strip())
+    if not kinds or any(k not in ("skm", "python") for k in kinds):
+        return DistillOutcome(None, [make("SKM901", f"expected a comma-separated subset of skm,python, not "
+                                                    f"{emit!r}")], usage=True)
+    if output is None and not report:
+        return DistillOutcome(None, [make("SKM901", "say where to write the library (-o DIR), or ask only for "
+                                                    "--report")], usage=True)
+    problem = target_problem(output) if output else None
+    if problem:
+        return DistillOutcome(None, [make("SKM901", problem)], usage=True)
+    try:
+        with (progress or _no_progress)("held-out games played", "game") as tick:
+            built = build_library(traces, heldout=heldout, min_reuse=min_reuse, emit=kinds, games=games,
+                                  progress=tick)
+    except Exception as exc:  # noqa: BLE001 - an internal error is reported, not raised
+        return DistillOutcome(None, [internal_error(exc, "distilling traces")])
+    return DistillOutcome(built, unique(built.diagnostics))
+
+
+@attrs.define
+class CollectResult(HasDiagnostics):
+    """`skillc collect`: the JSONL of the recorded traces and the line to report, or the diagnostics."""
+
+    text: str | None
+    summary: str
+    diagnostics: list[Diagnostic]
+
+
+def collect(output: str, *, count: int = 20, seed: int = 0, games: str = ".skillc/games", workers: int = 1,
+            env: str = "textworld", domain: str = "blocks", split: str = "train",
+            progress: Progress | None = None) -> CollectResult:
+    """Record runs as traces: TextWorld cooking walkthroughs, or PDDL plans solved by pyperplan (not written).
+
+    `progress(what, unit)` is a context manager that yields a callback told of every game or problem done.
+    """
+    from skillc.frontends.distill import textworld as tw
+    from skillc.frontends.distill.trace import dumps
+
+    bar = progress or _no_progress
+    if env == "pddl":
+        from skillc.frontends.distill import pddl
+
+        try:
+            chosen = pddl.problems(domain, split)[:count]
+            if not Path(output).resolve().parent.is_dir():
+                raise tw.Unavailable(f"no such folder for the output: {Path(output).parent}")
+            with bar(f"{domain} problems solved", "problem") as tick:
+                traces = pddl.collect(domain, split, chosen, progress=tick)
+        except tw.Unavailable as exc:
+            return CollectResult(None, "", [make("SKM901", str(exc))])
+        return CollectResult(dumps(traces), f"{len(traces)} traces of {len(chosen)} {domain} problems ({split})", [])
+    problem = None
+    try:
+        tw.import_textworld()
+        Path(games).mkdir(parents=True, exist_ok=True)
+    except tw.Unavailable as exc:
+        problem = str(exc)
+    except OSError as exc:
+        problem = f"cannot keep games in {games}: {exc.strerror or exc}"
+    if problem is None and not Path(output).resolve().parent.is_dir():
+        problem = f"no such folder for the output: {Path(output).parent}"
+    if problem:
+        return CollectResult(None, "", [make("SKM901", problem)])
+    with bar("games generated and played", "game") as tick:
+        played = tw.collect(tw.specs(count, seed), games, workers=workers, progress=tick)
+    recorded = tw.relative_to(played, Path(output).parent)
+    won = sum(t.success for t in recorded)
+    return CollectResult(dumps(recorded), f"{len(recorded)} traces ({won} won) of {count} games; games in {games}", [])

@@ -127,3 +127,50 @@ def test_internal_errors_are_reported_as_bugs(monkeypatch, tmp_path: Path) -> No
     assert result.exit_code == 3
     assert "error[SKM900]: internal error in skillc (this is a bug" in result.output
     assert "Traceback" not in result.output
+
+
+def _modules_after(code: str) -> set[str]:
+    """The modules a fresh interpreter has loaded after running `code`."""
+    out = subprocess.run([sys.executable, "-c", code + "\nimport sys; print('\\n'.join(sys.modules))"],
+                         capture_output=True, text=True, cwd=ROOT, check=True).stdout
+    return set(out.split())
+
+
+HEAVY = ("skillc.check", "skillc.syntax.parser", "skillc.ir.loader", "skillc.runtime", "z3", "lark")
+
+
+def test_import_skillc_and_version_load_no_stage() -> None:
+    # Start-up (issue 13): the stages are imported by the command that needs them, not by `import skillc`.
+    for code in ("import skillc", "import skillc.api",
+                 "import sys; sys.argv = ['skillc', '--version']\nimport skillc.__main__ as m\n"
+                 "try:\n    m.main()\nexcept SystemExit:\n    pass"):
+        loaded = _modules_after(code)
+        assert not [m for m in loaded if m.split(".")[0] in HEAVY or m.startswith(HEAVY)], code
+    assert "click" not in _modules_after("import sys; sys.argv = ['skillc', '--version']\nimport skillc.__main__ as m\n"
+                                         "try:\n    m.main()\nexcept SystemExit:\n    pass")
+
+
+def test_fmt_check_loads_no_checker(tmp_path: Path) -> None:
+    f = tmp_path / "m.skm"
+    f.write_text("machine m {\n  start d\n\n  terminal d: success\n  fallback\n}\n")
+    loaded = _modules_after(f"import sys; sys.argv = ['skillc', 'fmt', '--check', {str(f)!r}]\n"
+                            "import skillc.__main__ as m\ntry:\n    m.main()\nexcept SystemExit:\n    pass")
+    assert "skillc.syntax.parser" in loaded
+    assert not {"skillc.check", "z3", "skillc.ir.loader"} & loaded
+
+
+def test_check_loads_no_front_end() -> None:
+    # `make("SKMnnn")` reads `skillc.registry`, which imports every stage's codes table: only the tables may load.
+    machine = ROOT / "examples" / "livemath" / "livemath.skm"
+    loaded = _modules_after(f"import sys; sys.argv = ['skillc', 'check', {str(machine)!r}]\n"
+                            "import skillc.__main__ as m\ntry:\n    m.main()\nexcept SystemExit:\n    pass")
+    assert {"skillc.check.guards", "skillc.registry", "skillc.frontends.markdown.codes"} <= loaded
+    assert not {"skillc.frontends.markdown.pipeline", "skillc.frontends.markdown.structural", "markdown_it",
+                "skillc.frontends.distill.pipeline", "skillc.frontends.distill.cluster", "skillc.importers.asl"} & loaded
+
+
+def test_skillc_check_stays_the_api_function() -> None:
+    import skillc
+    import skillc.check.config  # noqa: F401 - importing the subpackage must not rebind the public name
+
+    assert callable(skillc.check) and skillc.check is skillc.api.check

@@ -16,14 +16,14 @@ from __future__ import annotations
 
 import re
 import tomllib
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
+from typing import Any
 
 import attrs
 
 from skillc.check.context import DEFAULT_QUOTE_MIN_WORDS, DEFAULT_SMT_TIMEOUT_MS
 from skillc.diagnostics import Diagnostic, Severity, SourceFile, Span, make
-from skillc.diagnostics.codes import lookup
 from skillc.ir.loader import project_root
 
 LEVELS: dict[str, Severity | None] = {
@@ -64,7 +64,7 @@ def find_config(start: Path) -> tuple[Config, list[Diagnostic]]:
     return Config(), []
 
 
-def _tool_section(data: dict):
+def _tool_section(data: dict[str, Any]) -> Any:
     """`[tool.skillc]` of a pyproject.toml, `{}` when absent, or the bad value for parse_config to report."""
     tool = data.get("tool", {})
     return tool.get("skillc", {}) if isinstance(tool, dict) else tool
@@ -159,7 +159,7 @@ def _bad(where: Where | Path, message: str, keys: tuple[str, ...] = ()) -> Diagn
 _DECODE_POSITION = re.compile(r"\(at line (\d+), column (\d+)\)")
 
 
-def _read(path: Path, section) -> tuple[Config, list[Diagnostic]]:
+def _read(path: Path, section: Callable[[dict[str, Any]], Any]) -> tuple[Config, list[Diagnostic]]:
     try:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
@@ -178,7 +178,7 @@ def _read(path: Path, section) -> tuple[Config, list[Diagnostic]]:
     return parse_config(section(data), Where(path, source, table))
 
 
-def parse_config(table: dict, path: Path | Where | None = None) -> tuple[Config, list[Diagnostic]]:
+def parse_config(table: dict[str, Any], path: Path | Where | None = None) -> tuple[Config, list[Diagnostic]]:
     """Validate a configuration table; every problem is a SKM290 diagnostic."""
     where = path if isinstance(path, Where) else Where(path or Path("<config>"))
     config = Config(path=where.path if path is not None else None)
@@ -211,8 +211,10 @@ def parse_config(table: dict, path: Path | Where | None = None) -> tuple[Config,
     return config, problems
 
 
-def _severities(config: Config, table: dict, where: Where) -> list[Diagnostic]:
+def _severities(config: Config, table: dict[str, Any], where: Where) -> list[Diagnostic]:
     """Fill config.severity from `[tool.skillc.severity]`; the problems found."""
+    from skillc.registry import lookup  # deferred: the registry imports every stage's code table
+
     problems = []
     for code, level in table.items():
         keys = ("severity", code)
@@ -254,6 +256,8 @@ class Selection:
 
 def parse_selection(select: str | None, ignore: str | None) -> tuple[Selection, list[str]]:
     """Comma-separated codes (SKM241), code prefixes (SKM2, SKM24), slugs or ALL; the problems found."""
+    from skillc.registry import lookup  # deferred: the registry imports every stage's code table
+
     problems: list[str] = []
 
     def prefixes(raw: str | None, flag: str) -> tuple[str, ...]:
@@ -284,17 +288,17 @@ def parse_selection(select: str | None, ignore: str | None) -> tuple[Selection, 
     return selection, problems
 
 
-def config_schema() -> dict:
+def config_schema() -> dict[str, Any]:
     """The JSON Schema of `[tool.skillc]` / skillc.toml (shipped as skillc/_schema/config.schema.json).
 
     Every code and slug is listed, and codes whose default is an error only accept "error": the
     schema rejects exactly what `parse_config` reports as SKM290, so editors can check it as you type.
-    The codes are those registered when it is called (`skillc.api.register_all_codes()` loads them all).
+    The codes are those of `skillc.registry`.
     """
-    from skillc.diagnostics.codes import all_codes
+    from skillc.registry import ALL
 
-    severity: dict = {}
-    for entry in all_codes():
+    severity: dict[str, Any] = {}
+    for entry in ALL:
         allowed = ["error"] if entry.severity is Severity.ERROR else list(LEVELS)
         value = {"enum": allowed, "description": f"{entry.slug}: {entry.summary}"}
         severity[entry.code] = value

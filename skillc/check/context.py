@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import attrs
+
+_T = TypeVar("_T")
 
 DEFAULT_SMT_TIMEOUT_MS = 2000
 DEFAULT_QUOTE_MIN_WORDS = 3  # a shorter quotation occurs almost anywhere, so it locates nothing
@@ -13,24 +16,31 @@ DEFAULT_QUOTE_MIN_WORDS = 3  # a shorter quotation occurs almost anywhere, so it
 
 @attrs.define
 class CheckContext:
-    """Options for one run of the checker and a cache of analyses shared between checks."""
+    """Options for one run of the checker and a cache of analyses shared between checks.
+
+    Only immutable results go in the cache (reachability, the dataflow solution):
+    a check that keeps state of its own (a Z3 encoder) makes it itself, so the
+    order of `CHECKS` cannot change what any check reports.
+    """
 
     skill: Path | None = None
     smt_timeout_ms: int = DEFAULT_SMT_TIMEOUT_MS
     quote_min_words: int = DEFAULT_QUOTE_MIN_WORDS
     cache: dict[str, Any] = attrs.Factory(dict)
 
-    def memo(self, key: str, compute):
+    def memo(self, key: str, compute: Callable[[], _T]) -> _T:
         """Compute an analysis once per run (checks of one machine share a context)."""
         if key not in self.cache:
             self.cache[key] = compute()
-        return self.cache[key]
+        out: _T = self.cache[key]
+        return out
 
 
-def memo(context: CheckContext | None, key: str, compute):
+def memo(context: CheckContext | None, key: str, compute: Callable[[], _T]) -> _T:
     """`context.memo`, or a fresh computation when a check runs without a context."""
     return compute() if context is None else context.memo(key, compute)
 
 
 def timeout_ms(context: CheckContext | None) -> int:
+    """The SMT timeout per question."""
     return context.smt_timeout_ms if context is not None else DEFAULT_SMT_TIMEOUT_MS

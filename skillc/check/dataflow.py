@@ -15,13 +15,14 @@ diagnostic prints one path from `start` on which the variable is never assigned.
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 
 import attrs
 
 from skillc.check.context import CheckContext
 from skillc.check.graph import shortest_path, show_path, successors
 from skillc.diagnostics import Diagnostic, make
+from skillc.diagnostics.source import Span
 from skillc.ir import expr as ir
 from skillc.ir.machine import Machine
 
@@ -35,44 +36,87 @@ class Dataflow:
     defined: dict[str, int]
     reached: set[str]
 
-    def mask(self, names) -> int:
+    def mask(self, names: Iterable[str]) -> int:
+        """The bit set of `names`."""
         out = 0
         for n in names:
             out |= 1 << self.bits[n]
         return out
 
-    def missing(self, names, mask: int) -> list[str]:
+    def missing(self, names: Iterable[str], mask: int) -> list[str]:
         """Names among `names` whose bit is not set in `mask`, in the given order."""
         return [n for n in dict.fromkeys(names) if not mask >> self.bits[n] & 1]
+
+    def entry(self, state: str) -> frozenset[str]:
+        """Def(state): the variables assigned on every path from `start` into the state."""
+        mask = self.defined[state]
+        return frozenset(n for n in self.names if mask >> self.bits[n] & 1)
+
+
+def _fixpoint(start: str, start_mask: int, everything: int, out: Mapping[str, Sequence[tuple[str, int]]],
+              writes: Mapping[str, int]) -> tuple[dict[str, int], set[str]]:
+    """The greatest fixed point over bit sets, from `start` along `out` (target, bits the edge assigns)."""
+    defined = dict.fromkeys(out, everything)
+    defined[start] = start_mask
+    queue = deque([start])
+    queued = {start}
+    reached = {start}
+    while queue:
+        q = queue.popleft()
+        queued.discard(q)
+        after = defined[q] | writes[q]
+        for target, gen in out[q]:
+            new = defined[target] & (after | gen)
+            if new != defined[target] or target not in reached:
+                defined[target] = new
+                reached.add(target)
+                if target not in queued:
+                    queue.append(target)
+                    queued.add(target)
+    return defined, reached
 
 
 def solve(m: Machine) -> Dataflow:
     """Def(q) for every state."""
     names = list(m.variables)
     bits = {n: i for i, n in enumerate(names)}
-    everything = (1 << len(names)) - 1
     mask = Dataflow(bits, names, {}, set()).mask
-
     writes = {name: mask(st.writes) for name, st in m.states.items()}
-    gen = {(e.source, e.index): mask(a.var for a in e.assigns) for e in m.edges()}
-    defined = {name: everything for name in m.states}
-    defined[m.start] = mask(v.name for v in m.variables.values() if v.defined_at_start)
-    queue = deque([m.start])
-    queued = {m.start}
-    reached = {m.start}
-    while queue:
-        q = queue.popleft()
-        queued.discard(q)
-        after = defined[q] | writes[q]
-        for e in m.states[q].edges:
-            new = defined[e.target] & (after | gen[(q, e.index)])
-            if new != defined[e.target] or e.target not in reached:
-                defined[e.target] = new
-                reached.add(e.target)
-                if e.target not in queued:
-                    queue.append(e.target)
-                    queued.add(e.target)
+    out = {name: [(e.target, mask(a.var for a in e.assigns)) for e in st.edges] for name, st in m.states.items()}
+    start_mask = mask(v.name for v in m.variables.values() if v.defined_at_start)
+    defined, reached = _fixpoint(m.start, start_mask, (1 << len(names)) - 1, out, writes)
     return Dataflow(bits, names, defined, reached)
+
+
+def definitely_assigned(m: Machine) -> dict[str, frozenset[str]]:
+    """Def(q) for each state reachable from `start`: the variables assigned on every path into it.
+
+    Inputs, counters and initialised variables count as assigned at `start`;
+    a state's writes and an edge's assignments assign. Unreachable states are
+    left out (every variable would be "assigned" there).
+    """
+    flow = solve(m)
+    return {q: flow.entry(q) for q in m.states if q in flow.reached}
+
+
+def assigned_on_entry(start: str, edges: Mapping[str, Iterable[str]], writes: Mapping[str, Iterable[str]],
+                      initial: Iterable[str] = ()) -> dict[str, frozenset[str]]:
+    """`definitely_assigned` for a graph that is not (yet) a machine: Def(q) for each state reachable from `start`.
+
+    `edges` maps every state to its successors and `writes` every state to the
+    variables it assigns; `initial` variables are assigned at `start`. A
+    predecessor that is not reachable does not count.
+    """
+    universe = list(dict.fromkeys([*initial, *(v for ws in writes.values() for v in ws)]))
+    bits = {n: i for i, n in enumerate(universe)}
+    flow = Dataflow(bits, universe, {}, set())
+    out = {q: [(t, 0) for t in targets] for q, targets in edges.items()}
+    for t in {t for targets in edges.values() for t in targets} - set(out):
+        out[t] = []
+    defined, reached = _fixpoint(start, flow.mask(initial), (1 << len(universe)) - 1, out,
+                                 {q: flow.mask(writes.get(q, ())) for q in out})
+    solved = Dataflow(bits, universe, defined, reached)
+    return {q: solved.entry(q) for q in out if q in reached}
 
 
 def dataflow(m: Machine, context: CheckContext | None) -> Dataflow:
@@ -98,7 +142,7 @@ def witness(m: Machine, var: str, state: str) -> list[str]:
     return [f"`{var}` is never assigned on {show_path(path)}"] if path else []
 
 
-def _use_of(e: ir.Expr | None, var: str):
+def _use_of(e: ir.Expr | None, var: str) -> Span | None:
     """The span of the first place an expression reads `var`."""
     if e is None:
         return None

@@ -13,31 +13,38 @@ Reported:
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
-import z3
+from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING, Any
 
 from skillc.check.context import CheckContext, timeout_ms
-from skillc.check.smt import Encoder, canonical_key, describe_model, encoder, solver
 from skillc.diagnostics import Diagnostic, Label, make
 from skillc.ir import expr as ir
 from skillc.ir import types as T
-from skillc.ir.machine import Machine, State
+from skillc.ir.machine import Edge, Machine, State
+
+if TYPE_CHECKING:
+    from skillc.check.smt import Encoder
+
+# One verdict per edge: ("dead" | "shadowed" | "unknown" | "ok", witness lines, index of the shadowing edge).
+Verdict = tuple[str, list[str], int | None]
 
 
-def _unknown(st: State, e, what: str) -> Diagnostic:
+def _unknown(st: State, e: Edge, what: str) -> Diagnostic:
     return make("SKM243", f"the solver could not decide whether {what} (edge {e.index + 1} of `{st.name}`)",
                 e.span, label="undecided", hint="simplify the guard, or raise the SMT timeout")
 
 
 def check_guards(m: Machine, context: CheckContext | None = None) -> Iterator[Diagnostic]:
     """Dead and shadowed edges."""
-    enc = encoder(m, context)
+    if not any(e.guard is not None for e in m.edges()):
+        return  # nothing to ask the solver (and no need to load it)
+    from skillc.check.smt import Encoder, canonical_key, solver
+
+    enc = Encoder(m)  # this check's own: the SKM242 notes below are the opaque parts of its questions
     s = solver(timeout_ms(context))
-    cache: dict[str, list] = {}
+    cache: dict[str, list[Verdict]] = {}
     for st in m.states.values():
-        guarded = [e for e in st.edges if e.guard is not None]
-        if not guarded:
+        if all(e.guard is None for e in st.edges):
             continue
         # States whose guards differ only in variable names ask the solver the same questions;
         # answers without a witness are reused (a shadowed edge is re-analysed for its witness).
@@ -46,30 +53,41 @@ def check_guards(m: Machine, context: CheckContext | None = None) -> Iterator[Di
         if verdicts is None or any(v[0] == "shadowed" for v in verdicts):
             verdicts = _analyse_state(st, enc, s)
             cache[key] = verdicts
-        else:
-            enc.begin(e.guard for e in st.edges)  # still encode: notes about opaque parts are per place
-            for e in guarded:
-                enc.fires(e.guard)
-        yield from _report(st, enc, verdicts)
+        else:  # still encode, as the analysis would: notes about opaque parts are per place
+            live = _live(st)
+            enc.begin(e.guard for e in live)
+            for e in live:
+                if e.guard is not None:
+                    enc.fires(e.guard)
+        yield from _report(st, verdicts)
     # Report each place once, and only the outermost of nested opaque parts (`str(a.b)` holds `a.b`).
-    places = sorted({(e.span.source.path, e.span.start, -e.span.end): e for e in enc.opaque_exprs
-                     if e.span is not None}.items())
-    outer_end = (None, -1)
-    for (path, start, neg_end), e in places:
+    places = sorted({(x.span.source.path, x.span.start, -x.span.end): x.span for x in enc.opaque_exprs
+                     if x.span is not None}.items())
+    outer_end: tuple[str | None, int] = (None, -1)
+    for (path, start, neg_end), span in places:
         if outer_end[0] == path and start < outer_end[1]:
             continue
         outer_end = (path, -neg_end)
-        yield make("SKM242", "the guard analysis treats this as an opaque value", e.span,
+        yield make("SKM242", "the guard analysis treats this as an opaque value", span,
                    label="not modelled by the solver",
                    notes=["dead-edge and shadowing results for guards using it are conservative"])
 
 
-def _analyse_state(st: State, enc: Encoder, s: z3.Solver) -> list:
-    """For each edge: ("dead" | "shadowed" | "unknown" | "ok", witness lines, index of the shadowing edge)."""
-    out = []
-    previous: list[z3.BoolRef] = []
+def _live(st: State) -> tuple[Edge, ...]:
+    """The edges up to the first default: those after it are SKM203 already, and never asked about."""
     first_default = next((e.index for e in st.edges if e.guard is None), len(st.edges) - 1)
-    live = st.edges[: first_default + 1]  # edges after the default are SKM203 already
+    return st.edges[: first_default + 1]
+
+
+def _analyse_state(st: State, enc: Encoder, s: Any) -> list[Verdict]:
+    """For each edge: ("dead" | "shadowed" | "unknown" | "ok", witness lines, index of the shadowing edge)."""
+    import z3
+
+    from skillc.check.smt import describe_model
+
+    out: list[Verdict] = []
+    previous: list[Any] = []
+    live = _live(st)
     enc.begin(e.guard for e in live)
     guards = [z3.BoolVal(True) if e.guard is None else enc.fires(e.guard) for e in live]
     s.push()
@@ -88,10 +106,11 @@ def _analyse_state(st: State, enc: Encoder, s: z3.Solver) -> list:
         if previous:
             r = s.check(g, z3.Not(z3.Or(previous)))
             if r == z3.unsat:
-                witness, winner = [], None
+                witness: list[str] = []
+                winner: int | None = None
                 if e.guard is not None:
                     winner, model = _first_cover(s, g, previous)
-                    if model is not None:
+                    if winner is not None and model is not None:
                         names = ir.variables(e.guard) | ir.variables(st.edges[winner].guard)
                         witness = describe_model(model, enc, names)
                 out.append(("shadowed", witness, winner))
@@ -106,8 +125,10 @@ def _analyse_state(st: State, enc: Encoder, s: z3.Solver) -> list:
     return out
 
 
-def _first_cover(s: z3.Solver, g, previous: list) -> tuple[int | None, z3.ModelRef | None]:
+def _first_cover(s: Any, g: Any, previous: list[Any]) -> tuple[int | None, Any]:
     """The first earlier edge j such that edges 0..j take every case of `g`, and a case edge j takes."""
+    import z3
+
     for j in range(len(previous)):
         if s.check(g, z3.Not(z3.Or(previous[: j + 1]))) == z3.unsat:
             cond = [g, previous[j]] + ([z3.Not(z3.Or(previous[:j]))] if j else [])
@@ -115,7 +136,7 @@ def _first_cover(s: z3.Solver, g, previous: list) -> tuple[int | None, z3.ModelR
     return None, None
 
 
-def _report(st: State, enc: Encoder, verdicts) -> Iterator[Diagnostic]:
+def _report(st: State, verdicts: list[Verdict]) -> Iterator[Diagnostic]:
     for e, (verdict, witness, winner) in zip(st.edges, verdicts):
         if verdict == "dead":
             yield make("SKM240", f"edge {e.index + 1} of `{st.name}` can never fire: its guard is unsatisfiable",
@@ -125,9 +146,10 @@ def _report(st: State, enc: Encoder, verdicts) -> Iterator[Diagnostic]:
             secondary = []
             if winner is not None:
                 w = st.edges[winner]
-                secondary = [Label(w.guard.span if w.guard is not None else w.span,
-                                   "this earlier guard takes the witness" if winner else
-                                   "this earlier guard already covers it")]
+                span = w.guard.span if w.guard is not None else w.span
+                if span is not None:
+                    secondary = [Label(span, "this earlier guard takes the witness" if winner else
+                                       "this earlier guard already covers it")]
             if e.guard is None:
                 yield make("SKM241", f"the default edge of `{st.name}` can never fire: the guards above cover "
                            "every case", e.span, label="never taken",
@@ -142,8 +164,6 @@ def _report(st: State, enc: Encoder, verdicts) -> Iterator[Diagnostic]:
 
 def check_judge_coverage(m: Machine, context: CheckContext | None = None) -> Iterator[Diagnostic]:
     """Labels of a judge that route identically in every case."""
-    enc = encoder(m, context)
-    s = solver(timeout_ms(context))
     readers: dict[str, set[str]] = {}
     for other in m.states.values():
         for name in {*other.reads, *(v for e in other.edges for v in ir.variables(e.guard))}:
@@ -161,28 +181,40 @@ def check_judge_coverage(m: Machine, context: CheckContext | None = None) -> Ite
         if plain is not None:  # every guard is `label == L` or the default: routes are constants, no solver needed
             classes = _same_route_groups(labels, lambda i, j: plain[i] == plain[j])
         else:
-            enc.begin(e.guard for e in st.edges)
-            term = enc.var(var.name).term
-            guards = [z3.BoolVal(True) if e.guard is None else enc.fires(e.guard) for e in st.edges]
-            if any(st.writes[0] in ir.variables(o) for o in enc.opaque_exprs if _in_state(o, st)):
-                continue  # encoding the guards may have created opaque terms over the label
-
-            def route(i: int) -> z3.ArithRef:
-                out: z3.ArithRef = z3.IntVal(len(guards))
-                for k in range(len(guards) - 1, -1, -1):
-                    out = z3.If(z3.substitute(guards[k], (term, z3.IntVal(i))), z3.IntVal(k), out)
-                return out
-
-            routes = [route(i) for i in range(len(labels))]
-            s.push()
-            s.add(*enc.domain)
-            classes = _same_route_groups(labels, lambda i, j: s.check(routes[i] != routes[j]) == z3.unsat)
-            s.pop()
+            found = _solver_routes(m, st, var.name, labels, timeout_ms(context))
+            if found is None:
+                continue  # encoding the guards created opaque terms over the label
+            classes = found
         for group in classes:
             names = ", ".join(f"`{x}`" for x in group)
             yield make("SKM231", f"judge `{st.name}`: labels {names} of `{var.name}` are routed the same way in "
                        "every case", st.span, label="no guard tells them apart",
                        hint=f"add a guard on `{var.name} == {group[0]}` (or merge the labels)")
+
+
+def _solver_routes(m: Machine, st: State, label: str, labels: list[str], timeout: int) -> list[list[str]] | None:
+    """Classes of labels the solver proves routed identically (None when an opaque term hides the label)."""
+    import z3
+
+    from skillc.check.smt import Encoder, solver
+
+    enc = Encoder(m)  # one question, its own encoder
+    enc.begin(e.guard for e in st.edges)
+    term = enc.var(label).term
+    guards = [z3.BoolVal(True) if e.guard is None else enc.fires(e.guard) for e in st.edges]
+    if any(label in ir.variables(o) for o in enc.opaque_exprs if _in_state(o, st)):
+        return None
+
+    def route(i: int) -> Any:
+        out = z3.IntVal(len(guards))
+        for k in range(len(guards) - 1, -1, -1):
+            out = z3.If(z3.substitute(guards[k], (term, z3.IntVal(i))), z3.IntVal(k), out)
+        return out
+
+    routes = [route(i) for i in range(len(labels))]
+    s = solver(timeout)
+    s.add(*enc.domain)
+    return _same_route_groups(labels, lambda i, j: bool(s.check(routes[i] != routes[j]) == z3.unsat))
 
 
 def _label_routes(st: State, var: str, labels: list[str]) -> list[int] | None:
@@ -192,8 +224,10 @@ def _label_routes(st: State, var: str, labels: list[str]) -> list[int] | None:
         g = e.guard
         if g is None:
             tests.append(None)
-        elif isinstance(g, ir.BinOp) and g.op == "==" and {type(g.left), type(g.right)} == {ir.Var, ir.Label}:
+        elif isinstance(g, ir.BinOp) and g.op == "==" and isinstance(g.left, (ir.Var, ir.Label)) \
+                and isinstance(g.right, (ir.Var, ir.Label)) and type(g.left) is not type(g.right):
             v, lab = (g.left, g.right) if isinstance(g.left, ir.Var) else (g.right, g.left)
+            assert isinstance(v, ir.Var) and isinstance(lab, ir.Label)
             if v.name != var:
                 return None
             tests.append(lab.value)
@@ -202,7 +236,7 @@ def _label_routes(st: State, var: str, labels: list[str]) -> list[int] | None:
     return [next((k for k, t in enumerate(tests) if t is None or t == label), len(tests)) for label in labels]
 
 
-def _same_route_groups(labels: list[str], same) -> list[list[str]]:
+def _same_route_groups(labels: list[str], same: Callable[[int, int], bool]) -> list[list[str]]:
     """Classes of two or more labels that `same(i, j)` says are routed identically."""
     classes: list[list[str]] = []
     assigned: set[int] = set()

@@ -92,6 +92,7 @@ def check_shell_injection(m: Machine, context: CheckContext | None = None) -> It
         return
     tainted = untrusted_variables(m)
     for name, st in calls:
+        assert st.call is not None  # `calls` holds the states with a call
         for arg, value in st.call.args:
             parts = list(_operands(value))
             if arg != "command" or len(parts) < 2:

@@ -21,16 +21,18 @@ into the fallback.
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any
 
 import attrs
-import z3
 
 from skillc.check.context import CheckContext, memo, timeout_ms
-from skillc.check.graph import cycle_through, is_cyclic, reachable, sccs, show_path, successors
-from skillc.check.smt import canonical_key, describe_model, encoder, solver
+from skillc.check.graph import Succ, cycle_through, is_cyclic, reachable, sccs, show_path, successors
 from skillc.diagnostics import Diagnostic, make
 from skillc.ir import expr as ir
-from skillc.ir.machine import Edge, Machine
+from skillc.ir.machine import Edge, Machine, State, Variable
+
+if TYPE_CHECKING:
+    from skillc.check.smt import Encoder
 
 
 @attrs.frozen
@@ -130,7 +132,8 @@ def check_bounded_loops(m: Machine, context: CheckContext | None = None) -> Iter
     yield from _check_increment_guards(m, context)
 
 
-def _unpaid(m: Machine, comp, succ, members, incremented, reset) -> Diagnostic:
+def _unpaid(m: Machine, comp: list[str], succ: Succ, members: set[str], incremented: set[str],
+            reset: dict[str, Edge]) -> Diagnostic:
     cycle = cycle_through(comp[0], members, succ)
     notes = [f"states in the loop: {', '.join(comp)}"]
     for c in sorted(incremented & set(reset)):
@@ -144,24 +147,39 @@ def _unpaid(m: Machine, comp, succ, members, incremented, reset) -> Diagnostic:
 
 def _check_increment_guards(m: Machine, context: CheckContext | None) -> Iterator[Diagnostic]:
     """Every edge's guard keeps each counter it changes within bounds, after every assignment."""
-    enc = encoder(m, context)
-    s = solver(timeout_ms(context))
-    proven: set[str] = set()  # canonical questions already answered "never overflows"
+    questions: list[tuple[State, Edge, Variable, Effect]] = []
     for st in m.states.values():
         for e in st.edges:
             for name in dict.fromkeys(a.var for a in e.assigns):
                 var = m.variables.get(name)
-                eff = effect(e, name) if var is not None and var.is_counter else None
+                if var is None or not var.is_counter or var.max is None:
+                    continue
+                eff = effect(e, name)
                 if eff is None or (eff.rise <= 0 and (eff.peak is None or eff.peak <= var.max)):
                     continue
-                key = canonical_key(m, [e.guard, ir.Var(var.type, name=name)]) + f"+{eff.rise}/{eff.peak}"
-                if key in proven:
-                    continue
-                yield from _increment_question(m, st, e, var, eff, enc, s, proven, key)
+                questions.append((st, e, var, eff))
+    if not questions:
+        return  # no edge can overflow a counter: no need to load the solver
+    from skillc.check.smt import Encoder, canonical_key, solver
+
+    enc = Encoder(m)  # this check's own
+    s = solver(timeout_ms(context))
+    proven: set[str] = set()  # canonical questions already answered "never overflows"
+    for st, e, var, eff in questions:
+        key = canonical_key(m, [e.guard, ir.Var(var.type, name=var.name)]) + f"+{eff.rise}/{eff.peak}"
+        if key in proven:
+            continue
+        yield from _increment_question(st, e, var, eff, enc, s, proven, key)
 
 
-def _increment_question(m: Machine, st, e: Edge, var, eff: Effect, enc, s, proven: set[str], key: str):
+def _increment_question(st: State, e: Edge, var: Variable, eff: Effect, enc: Encoder, s: Any, proven: set[str],
+                        key: str) -> Iterator[Diagnostic]:
     """Ask whether the edge can fire with its assignments taking `var` past its maximum."""
+    import z3
+
+    from skillc.check.smt import describe_model
+
+    assert var.max is not None  # a counter
     enc.begin([e.guard])
     c = enc.var(var.name).term
     guard = z3.BoolVal(True) if e.guard is None else enc.fires(e.guard)

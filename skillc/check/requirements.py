@@ -20,15 +20,11 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from skillc.check.codes import EXAMPLE_MACHINE as EXAMPLE_MACHINE  # the SKM260/261 examples; tests build on it
 from skillc.check.context import CheckContext
-from skillc.check.graph import shortest_path, show_path, successors
+from skillc.check.graph import Succ, shortest_path, show_path, successors
 from skillc.diagnostics import Diagnostic, make
-from skillc.diagnostics.codes import Code, register
-from skillc.diagnostics.diagnostic import Severity
 from skillc.ir.machine import Machine, Rule
-
-
-E = Severity.ERROR
 
 
 def _outcome(m: Machine, state: str) -> str | None:
@@ -42,7 +38,7 @@ def _writers(m: Machine, var: str) -> set[str]:
             if var in s.writes or any(a.var == var for e in s.edges for a in e.assigns)}
 
 
-def _ends(m: Machine, rule: Rule, succ) -> Iterator[Diagnostic]:
+def _ends(m: Machine, rule: Rule, succ: Succ) -> Iterator[Diagnostic]:
     want = rule.outcome
     for p in sorted(rule.performers[0]):
         path = shortest_path(succ, p, lambda s: m.states[s].is_terminal and _outcome(m, s) != want)
@@ -55,7 +51,7 @@ def _ends(m: Machine, rule: Rule, succ) -> Iterator[Diagnostic]:
             return
 
 
-def _reads(m: Machine, rule: Rule, succ) -> Iterator[Diagnostic]:
+def _reads(m: Machine, rule: Rule, succ: Succ) -> Iterator[Diagnostic]:
     readers, producers = set(rule.performers[0]), set(rule.performers[1])
     b, a = rule.ops
     produced = {v for p in producers for v in m.states[p].writes}
@@ -77,7 +73,7 @@ def _reads(m: Machine, rule: Rule, succ) -> Iterator[Diagnostic]:
             return
 
 
-def _other_definition(m: Machine, var: str, reader: str, producers: set[str], succ) -> list[str] | None:
+def _other_definition(m: Machine, var: str, reader: str, producers: set[str], succ: Succ) -> list[str] | None:
     """A path by which a definition of `var` not made by `producers` reaches `reader`, or None."""
     origins = [w for w in sorted(_writers(m, var)) if w not in producers]
     variable = m.variables.get(var)
@@ -101,49 +97,3 @@ def check_requirement_rules(m: Machine, context: CheckContext | None = None) -> 
             yield from _ends(m, rule, succ)
         elif rule.kind == "reads":
             yield from _reads(m, rule, succ)
-
-
-EXAMPLE_MACHINE = """machine demo {{
-  tool bash(command: str) -> (stdout: str, exit_code: int)
-  var answer: str
-  var status: int
-  start think
-  model think {{
-    writes answer
-    prompt "Answer the question."
-    -> save
-  }}
-  tool save {{
-    reads answer
-    call bash(command: "printf %s " ++ quote(answer) ++ " > answer.txt")
-    writes status = exit_code
-    when status != 0 -> {failure}
-    -> done
-  }}
-  terminal done: success {{ requires answer, status }}
-  terminal write_failed: failed {{ requires status }}
-  fallback
-  rule {rule}
-}}
-"""
-
-CODES = [
-    Code("SKM260", "termination-rule-violated", E, "a run through an operation can end with another outcome",
-         "`rule ends op in outcome`: every terminal reachable from the states performing `op` must have that "
-         "outcome (an edge to the fallback counts as `failed`). Stop clauses such as \"if the write fails, stop "
-         "with failure\" compile to this rule.",
-         EXAMPLE_MACHINE.format(failure="done", rule='ends save in failed "If the write fails, stop with failure."'),
-         EXAMPLE_MACHINE.format(failure="write_failed", rule='ends write_failed in failed "If the write fails, stop with '
-                                                       'failure."'),
-         "route every path from the operation to a terminal with that outcome"),
-    Code("SKM261", "data-rule-violated", E, "a state can read a value another operation did not produce",
-         "`rule reads b from a`: `b` must read a variable that `a` writes, and every definition of it that "
-         "reaches `b` must come from `a` (no path from another writer, or from the start, reaches `b` without "
-         "passing `a`).",
-         EXAMPLE_MACHINE.format(failure="write_failed", rule='reads think from save "Save, then answer."'),
-         EXAMPLE_MACHINE.format(failure="write_failed", rule='reads save from think "Write the answer you found."'),
-         "read a variable the operation writes, on every path"),
-]
-
-for _code in CODES:
-    register(_code)

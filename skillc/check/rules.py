@@ -16,17 +16,17 @@ Each violation prints the offending path.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 import attrs
 
 from skillc.check.context import CheckContext, memo
-from skillc.check.graph import reachable, shortest_path, show_path, successors
+from skillc.check.graph import Succ, reachable, shortest_path, show_path, successors
 from skillc.diagnostics import Diagnostic, make
 from skillc.ir.machine import FALLBACK, Machine, Rule
 
 
-def _scope(m: Machine, rule: Rule, succ, reached: set[str]):
+def _scope(m: Machine, rule: Rule, succ: Succ, reached: set[str]) -> tuple[list[str], Succ, Callable[[str], bool]]:
     """Start states, successor map and success test for checking one rule."""
     if rule.instance is None or rule.instance not in m.instances:
         success = {n for n, s in m.states.items() if s.kind == "terminal" and s.outcome == "success"}
@@ -37,7 +37,7 @@ def _scope(m: Machine, rule: Rule, succ, reached: set[str]):
     return _entries(m, rule.instance, inside, succ, reached), local, lambda s: s not in inside and s != FALLBACK
 
 
-def _entries(m: Machine, instance: str, inside: set[str], succ, reached: set[str]) -> list[str]:
+def _entries(m: Machine, instance: str, inside: set[str], succ: Succ, reached: set[str]) -> list[str]:
     """Every state where a run can enter the instance: its entry, and any inner state that `start`
     or an edge from a reachable state outside the instance targets directly (a jump into the middle)."""
     found = dict.fromkeys([m.instances[instance]])
@@ -80,7 +80,7 @@ def check_rules(m: Machine, context: CheckContext | None = None) -> Iterator[Dia
                 break
 
 
-def _violation(rule: Rule, start: str, graph, success) -> Diagnostic | None:
+def _violation(rule: Rule, start: str, graph: Succ, success: Callable[[str], bool]) -> Diagnostic | None:
     """The diagnostic for a path from `start` that breaks the rule, or None."""
     performers = [set(p) for p in rule.performers]
     where = f" (from fragment `{rule.fragment}` in `{rule.instance}`)" if rule.fragment else ""

@@ -22,7 +22,8 @@ from __future__ import annotations
 import fractions
 import math
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
+from typing import Any, Literal, TypeGuard
 
 import attrs
 import z3
@@ -38,10 +39,10 @@ class Val:
     """A Z3 term for an IR value; `none` is the none flag of an optional (None: never none)."""
 
     kind: str  # int, fp (IEEE double), bool, str, enum, code, none, other
-    term: z3.ExprRef | None
+    term: Any  # a z3.ExprRef, or None where the value is not modelled
     none: z3.BoolRef | None = None
     labels: tuple[str, ...] = ()
-    domain: list = attrs.Factory(list)
+    domain: list[z3.BoolRef] = attrs.Factory(list)
     ok: z3.BoolRef | None = None  # when evaluating it does not fail at run time (None: never fails)
 
 
@@ -131,6 +132,20 @@ class Encoder:
             self.vars[name] = self._fresh(name, v.type, v.max if v.is_counter else None)
         return self._touch(self.vars[name])
 
+    def lookup(self, name: str, coded: bool = False) -> Val:
+        """The term of a variable (its integer code when `coded`) as the questions so far encoded it.
+
+        A variable they never reached gets a fresh term that is not recorded, so
+        reading a model never changes the encoder.
+        """
+        key = f"{name}#code" if coded else name
+        if key in self.vars:
+            return self.vars[key]
+        v = self.machine.variables[name]
+        if coded:
+            return Val("code", z3.Int(key), none=self._fresh(key, v.type).none)
+        return self._fresh(name, v.type, v.max if v.is_counter else None)
+
     def _opaque(self, e: ir.Expr, total: bool = False) -> Val:
         """An unknown value of the expression's type; unless `total`, evaluating it may also fail at run time."""
         key = repr(e)
@@ -159,7 +174,7 @@ class Encoder:
         return v
 
     def encode(self, e: ir.Expr) -> Val:
-        method = getattr(self, "_" + type(e).__name__, None)
+        method: Callable[[ir.Expr], Val] | None = getattr(self, "_" + type(e).__name__, None)
         if method is None:
             return self._opaque(e)
         return method(e)
@@ -200,6 +215,7 @@ class Encoder:
         return self._opaque(e)
 
     def _Label(self, e: ir.Label) -> Val:
+        assert isinstance(e.type, T.EnumT)  # lowering types every label
         labels = _sorted_labels(e.type)
         return Val("enum", z3.IntVal(labels.index(e.value)), labels=labels)
 
@@ -259,7 +275,7 @@ class Encoder:
             return Val("int", z3.If(z3.And(y < 0, r != 0), r + y, r), ok=_all(ok, y != 0))
         return self._opaque(e)
 
-    def _float_op(self, e: ir.BinOp, a: Val, b: Val, ok) -> Val:
+    def _float_op(self, e: ir.BinOp, a: Val, b: Val, ok: z3.BoolRef | None) -> Val:
         """Arithmetic and comparison with a float operand; floats are IEEE doubles (Python's floats).
 
         Comparing two floats is exact (NaN compares false, -0.0 == 0.0). Float
@@ -286,7 +302,7 @@ class Encoder:
                 return Val("bool", _compare(op, x, y) if kind == "real" else _FP_COMPARE[op](x, y), ok=ok)
         return self._opaque(e)
 
-    def _int_float(self, left: ir.Expr, a: Val, right: ir.Expr, b: Val):
+    def _int_float(self, left: ir.Expr, a: Val, right: ir.Expr, b: Val) -> tuple[Any, Any, str] | None:
         """An int beside a float as two comparable terms, where Python's exact comparison can be expressed:
         beside a finite float constant both become reals; an int constant within ±2**53 (so exactly a double)
         beside a float becomes that double. Returns (x, y, "real" | "fp"), or None."""
@@ -403,7 +419,7 @@ class Encoder:
 _FP_COMPARE = {"<": z3.fpLT, "<=": z3.fpLEQ, ">": z3.fpGT, ">=": z3.fpGEQ}
 
 
-def _compare(op: str, x, y) -> z3.BoolRef:
+def _compare(op: str, x: Any, y: Any) -> z3.BoolRef:
     return {"<": x < y, "<=": x <= y, ">": x > y, ">=": x >= y}[op]
 
 
@@ -429,7 +445,7 @@ def _string_modes(exprs: list[ir.Expr], machine: Machine) -> dict[str, str]:
     uses: dict[str, set[str]] = {}
     partners: dict[str, set[str]] = {}
 
-    def is_str_var(e) -> bool:
+    def is_str_var(e: ir.Expr) -> TypeGuard[ir.Var]:
         return isinstance(e, ir.Var) and isinstance(T.strip_optional(e.type), T.StrT)
 
     def visit(e: ir.Expr, context: str) -> None:
@@ -445,7 +461,7 @@ def _string_modes(exprs: list[ir.Expr], machine: Machine) -> dict[str, str]:
                          for x in sides)
             for x in sides:
                 visit(x, "eq" if simple else "full")
-            if simple and all(is_str_var(x) for x in sides):
+            if simple and isinstance(e.left, ir.Var) and isinstance(e.right, ir.Var):
                 partners.setdefault(e.left.name, set()).add(e.right.name)
                 partners.setdefault(e.right.name, set()).add(e.left.name)
             return
@@ -478,48 +494,102 @@ def _unescape(text: str) -> str:
     return re.sub(r"\\u\{([0-9a-fA-F]+)\}", lambda m: chr(int(m.group(1), 16)), text)
 
 
+# ------------------------------------------------------------ model decoding (the one decoder)
+
+Scalar = bool | int | float | str | fractions.Fraction
+
+
+def model_value(model: z3.ModelRef, term: Any) -> Scalar | None:
+    """The Python value a model gives a term (completed where the model leaves it free); None when not a scalar.
+
+    Booleans, integers, reals (as exact fractions), IEEE doubles (as floats, NaN
+    and infinities included) and strings (Z3's `\\u{…}` escapes undone).
+    """
+    value = model.eval(term, model_completion=True)
+    if z3.is_true(value) or z3.is_false(value):
+        return bool(z3.is_true(value))
+    if z3.is_int_value(value):
+        return int(value.as_long())
+    if z3.is_rational_value(value):
+        return fractions.Fraction(value.as_fraction())
+    if z3.is_fp_value(value):
+        return float_value(model, term)
+    if z3.is_string_value(value):
+        return _unescape(value.as_string())
+    return None
+
+
+@attrs.frozen
+class Decoded:
+    """What a model says about one machine variable.
+
+    `kind` is "value" (`value` is the Python value), "label" (an enum's label,
+    `value`), "none" (an optional's none), "length" (a string known only by its length, `value`),
+    "unlike" (a string unlike every constant in the guards), "sized" (a list or
+    map known only by its length, `value`) or "unmodelled" (the solver does not
+    represent it).
+    """
+
+    kind: Literal["value", "label", "none", "length", "unlike", "sized", "unmodelled"]
+    value: Scalar | None = None
+
+
+def decode(model: z3.ModelRef, enc: Encoder, name: str) -> Decoded:
+    """The value a model gives machine variable `name`, read through the encoding `enc` chose for it."""
+    mode = enc.string_mode.get(name)
+    if mode == "len":
+        length = enc.vars.get(f"len({name})")
+        return Decoded("length", model_value(model, length.term) if length is not None else 0)
+    v = enc.lookup(name, coded=mode == "eq")
+    if v.term is None:
+        return Decoded("unmodelled")
+    if v.none is not None and model_value(model, v.none) is True:
+        return Decoded("none")
+    value = model_value(model, v.term)
+    if mode == "eq":
+        known = {code: text for text, code in enc.codes.items()}.get(value) if type(value) is int else None
+        return Decoded("value", known) if known is not None else Decoded("unlike")
+    if v.kind == "enum":
+        idx = value if type(value) is int else 0
+        return Decoded("label", v.labels[idx] if 0 <= idx < len(v.labels) else str(value))
+    if v.kind == "other":
+        return Decoded("sized", value)
+    return Decoded("value", value)
+
+
+def show(d: Decoded) -> str | None:
+    """A decoded value as a witness shows it (None: nothing to show)."""
+    if d.kind == "length":
+        return f"a string of length {d.value}"
+    if d.kind == "unlike":
+        return "a string unlike every constant in the guards"
+    if d.kind == "sized":
+        return f"a value of length {d.value}"
+    if d.kind == "none":
+        return "none"
+    if d.kind == "unmodelled":
+        return None
+    value = d.value
+    if d.kind == "label":
+        return str(value)
+    if isinstance(value, bool):
+        return str(value).lower()
+    if isinstance(value, str):
+        return encode_plain(value)
+    return repr(value) if isinstance(value, float) else str(value)
+
+
 def describe_model(model: z3.ModelRef, enc: Encoder, names: Iterable[str]) -> list[str]:
     """`name = value` lines for the variables of a witness, labels and strings shown as written."""
     out = []
-    decode = {code: text for text, code in enc.codes.items()}
     for name in sorted(set(names)):
-        mode = enc.string_mode.get(name)
-        if mode == "len":
-            n = model.eval(enc.vars[f"len({name})"].term, model_completion=True) if f"len({name})" in enc.vars else 0
-            out.append(f"{name} = a string of length {n}")
-            continue
-        v = enc._coded(name) if mode == "eq" else enc.var(name)
-        if v.term is None:
-            continue
-        if mode == "eq":
-            if v.none is not None and z3.is_true(model.eval(v.none, model_completion=True)):
-                out.append(f"{name} = none")
-                continue
-            code = model.eval(v.term, model_completion=True)
-            known = decode.get(code.as_long()) if z3.is_int_value(code) else None
-            out.append(f"{name} = " + (encode_plain(known) if known is not None
-                                       else "a string unlike every constant in the guards"))
-            continue
-        if v.none is not None and z3.is_true(model.eval(v.none, model_completion=True)):
-            out.append(f"{name} = none")
-            continue
-        value = model.eval(v.term, model_completion=True)
-        if v.kind == "enum":
-            idx = value.as_long() if z3.is_int_value(value) else 0
-            text = v.labels[idx] if 0 <= idx < len(v.labels) else str(value)
-        elif v.kind == "str":
-            text = encode_plain(_unescape(value.as_string())) if z3.is_string_value(value) else str(value)
-        elif v.kind == "fp":
-            text = repr(float_value(model, v.term))
-        elif v.kind == "other":
-            text = f"a value of length {value}"
-        else:
-            text = str(value).lower() if v.kind == "bool" else str(value)
-        out.append(f"{name} = {text}")
+        text = show(decode(model, enc, name))
+        if text is not None:
+            out.append(f"{name} = {text}")
     return out
 
 
-def float_value(model: z3.ModelRef, term: z3.FPRef) -> float:
+def float_value(model: z3.ModelRef, term: Any) -> float:
     """The Python float a model gives an IEEE double term."""
     value = model.eval(term, model_completion=True)
     if value.isNaN():
@@ -556,10 +626,3 @@ def canonical_key(m: Machine, exprs: Iterable[ir.Expr | None]) -> str:
                 mapping[node.name] = f"${len(mapping)}:{node.type!r}:{v.max if v is not None else None}"
         parts.append(repr(ir.rename(e, mapping)))
     return "|".join(parts)
-
-
-def encoder(m: Machine, context) -> Encoder:
-    """One encoder per machine and run, shared by the checks that ask the solver."""
-    from skillc.check.context import memo
-
-    return memo(context, "encoder", lambda: Encoder(m))

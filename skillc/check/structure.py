@@ -53,5 +53,6 @@ def check_graph(m: Machine, context: CheckContext | None = None) -> Iterator[Dia
         first = defaults[0]
         for e in st.edges[first.index + 1:]:
             yield make("SKM203", f"edge {e.index + 1} of `{name}` comes after the default edge", e.span,
-                       label="can never fire", secondary=[Label(first.span, "the default edge always fires first")],
+                       label="can never fire",
+                       secondary=[Label(first.span, "the default edge always fires first")] if first.span else [],
                        hint="move the default edge last")

@@ -1,11 +1,14 @@
-"""Diagnostics shared by every stage: spans, the record, the code registry, rendering."""
+"""Diagnostics shared by every stage: spans, the record, the `Code` value, rendering.
 
-from skillc.diagnostics.codes import REGISTRY, Code, lookup
+The list of every code is `skillc.registry` (it imports each stage's table); this
+package holds none of it, so importing it loads no stage.
+"""
+
+from skillc.diagnostics.code import Code
 from skillc.diagnostics.diagnostic import Diagnostic, Label, Severity, has_errors, make
 from skillc.diagnostics.source import SourceFile, Span
 
 __all__ = [
-    "REGISTRY",
     "Code",
     "Diagnostic",
     "Label",
@@ -13,6 +16,5 @@ __all__ = [
     "SourceFile",
     "Span",
     "has_errors",
-    "lookup",
     "make",
 ]

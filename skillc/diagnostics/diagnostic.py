@@ -2,23 +2,14 @@
 
 from __future__ import annotations
 
-import enum
 from collections.abc import Iterable
 
 import attrs
 
+from skillc.diagnostics.code import Code, Severity
 from skillc.diagnostics.source import Span
 
-
-class Severity(enum.IntEnum):
-    """How serious a finding is; ordered so that max() picks the worst."""
-
-    NOTE = 0
-    WARNING = 1
-    ERROR = 2
-
-    def __str__(self) -> str:
-        return self.name.lower()
+__all__ = ["Diagnostic", "HasDiagnostics", "Label", "Severity", "has_errors", "make"]
 
 
 @attrs.frozen
@@ -51,7 +42,7 @@ class Diagnostic:
         """A copy with another severity (configuration, --strict)."""
         return attrs.evolve(self, severity=severity)
 
-    def sort_key(self) -> tuple:
+    def sort_key(self) -> tuple[str, int, str]:
         """Order by file, position, then code, so output is stable."""
         if self.span is None:
             return ("", 0, self.code)
@@ -59,7 +50,7 @@ class Diagnostic:
 
 
 def make(
-    code: str,
+    code: Code | str,
     message: str,
     span: Span | None = None,
     *,
@@ -69,20 +60,26 @@ def make(
     hint: str | None = None,
     witness: Iterable[str] = (),
 ) -> Diagnostic:
-    """Build a diagnostic whose severity is the registered default for its code."""
-    from skillc.diagnostics.codes import lookup
-
+    """Build a diagnostic whose severity (and, unless given, hint) are the defaults of its code."""
+    entry = code if isinstance(code, Code) else _lookup(code)
     return Diagnostic(
-        code=code,
+        code=entry.code,
         message=message,
         span=span,
-        severity=lookup(code).severity,
+        severity=entry.severity,
         label=label,
         secondary=tuple(secondary),
         notes=tuple(notes),
-        hint=hint if hint is not None else lookup(code).hint,
+        hint=hint if hint is not None else entry.hint,
         witness=tuple(witness),
     )
+
+
+def _lookup(code: str) -> Code:
+    """The entry for a code string (call sites not yet rewritten to pass the `Code` itself)."""
+    from skillc.registry import lookup
+
+    return lookup(code)
 
 
 def has_errors(diagnostics: Iterable[Diagnostic]) -> bool:

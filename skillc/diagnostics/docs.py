@@ -1,12 +1,19 @@
-"""Generate `docs/diagnostics.md` from the registry (`skillc explain --markdown`)."""
+"""Generate `docs/diagnostics.md` from `skillc.registry` (`skillc explain --markdown`)."""
 
 from __future__ import annotations
 
-from skillc.diagnostics.codes import all_codes
+from collections.abc import Iterable
+
+from skillc.diagnostics.code import Code
 
 
-def markdown_reference() -> str:
-    """The diagnostics reference page, one section per code."""
+def markdown_reference(codes: Iterable[Code] | None = None) -> str:
+    """The diagnostics reference page, one section per code (by default every code of `skillc.registry`)."""
+    if codes is None:
+        from skillc import registry  # deferred: the registry imports every stage's table, this package none
+
+        codes = registry.ALL
+    entries = tuple(codes)
     out = [
         "# Diagnostic reference",
         "",
@@ -24,14 +31,15 @@ def markdown_reference() -> str:
         "| SKM4xx | the distiller (`skillc distill`) |",
         "| SKM5xx | the runtime (journal, traces, shell-injection check SKM510) |",
         "| SKM6xx | the importers (`skillc import`, ASL and LangGraph) |",
+        "| SKM7xx | benchmarks (`skillc bench`: suite files, the results store) |",
         "| SKM9xx | tool errors (I/O, internal) |",
         "",
         "| code | name | severity | summary |",
         "|---|---|---|---|",
     ]
-    for c in all_codes():
+    for c in entries:
         out.append(f"| [{c.code}](#{c.code.lower()}) | `{c.slug}` | {c.severity} | {c.summary} |")
-    for c in all_codes():
+    for c in entries:
         out += ["", f"## {c.code}", "", f"**`{c.slug}`** ({c.severity}, {c.stage}): {c.summary}.", "", c.explanation]
         if c.hint:
             out += ["", f"*Fix:* {c.hint}."]

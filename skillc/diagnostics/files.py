@@ -19,9 +19,12 @@ import os
 import re
 import stat
 import tempfile
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from skillc.diagnostics import codes
+from skillc.diagnostics.code import Code
 from skillc.diagnostics.diagnostic import Diagnostic, make
 
 #: What any input file may hold at most unless the caller says otherwise (a .skm, a trace, a script).
@@ -78,7 +81,7 @@ def open_input(path: str | Path, *, folder: str = "a folder", limit: int = MAX_I
     return data
 
 
-def read_bytes(path: str | Path, *, folder: str, code: str = "SKM901",
+def read_bytes(path: str | Path, *, folder: str, code: Code | str = codes.IO_ERROR,
                limit: int = MAX_INPUT_BYTES) -> tuple[bytes | None, Diagnostic | None]:
     """The bytes of `path`, or None and a `code` diagnostic; `folder` completes "PATH is …" for a folder."""
     try:
@@ -121,6 +124,7 @@ def depth_exceeds(value: Any, max_depth: int) -> bool:
     stack = [(value, 1)]
     while stack:
         v, d = stack.pop()
+        children: Iterable[Any]
         if isinstance(v, dict):
             children = v.values()
         elif isinstance(v, list):

@@ -7,7 +7,7 @@ import os
 import re
 import sys
 from collections.abc import Iterable
-from typing import TextIO
+from typing import Any, TextIO
 from urllib.parse import quote
 
 from skillc.diagnostics.diagnostic import Diagnostic, Label, Severity
@@ -102,6 +102,12 @@ def render_full(d: Diagnostic, colour: bool = False) -> str:
     return "\n".join(out)
 
 
+def flat_text(d: Diagnostic) -> str:
+    """The message with its hint, witness and notes as plain lines: for formats without structure (SARIF, LSP)."""
+    return (d.message + (f"\nhelp: {d.hint}" if d.hint else "") + "".join(f"\nwitness: {w}" for w in d.witness)
+            + "".join(f"\nnote: {n}" for n in d.notes))
+
+
 def render_concise(d: Diagnostic) -> str:
     """`file:line:col: severity[CODE]: message` on one line."""
     path, line, col, _, _ = _location(d)
@@ -109,10 +115,10 @@ def render_concise(d: Diagnostic) -> str:
     return f"{where}{d.severity}[{d.code}]: {d.message}"
 
 
-def to_json(d: Diagnostic) -> dict:
+def to_json(d: Diagnostic) -> dict[str, Any]:
     """The JSON object for one diagnostic (the `json` format writes one per line)."""
     path, line, col, end_line, end_col = _location(d)
-    obj = {
+    obj: dict[str, Any] = {
         "file": path or None,
         "line": line or None,
         "column": col or None,
@@ -134,7 +140,7 @@ def to_json(d: Diagnostic) -> dict:
     return obj
 
 
-def _json_label(label: Label) -> dict:
+def _json_label(label: Label) -> dict[str, Any]:
     """A secondary span as JSON: where it is and what it says."""
     (line, col), (end_line, end_col) = label.span.start_pos, label.span.end_pos
     return {"file": label.span.source.display_path, "line": line, "column": col, "end_line": end_line,
@@ -171,7 +177,7 @@ def render_github(d: Diagnostic) -> str:
     return f"::{kind} {','.join(props)}::{_github_escape(message)}"
 
 
-def _artifact(path: str) -> dict:
+def _artifact(path: str) -> dict[str, str]:
     """A SARIF artifactLocation; relative paths are relative to the checkout (`%SRCROOT%`)."""
     uri = sarif_uri(path)
     return {"uri": uri} if uri.startswith("file:") else {"uri": uri, "uriBaseId": "%SRCROOT%"}
@@ -180,10 +186,10 @@ def _artifact(path: str) -> dict:
 _SARIF_LEVEL = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.NOTE: "note"}
 
 
-def to_sarif(diagnostics: Iterable[Diagnostic]) -> dict:
+def to_sarif(diagnostics: Iterable[Diagnostic]) -> dict[str, Any]:
     """A SARIF 2.1.0 log with one run: the rules used and one result per diagnostic."""
     from skillc.version import __version__
-    from skillc.diagnostics.codes import lookup
+    from skillc.registry import lookup
 
     items = list(diagnostics)
     codes = sorted({d.code for d in items})
@@ -201,9 +207,8 @@ def to_sarif(diagnostics: Iterable[Diagnostic]) -> dict:
     index = {code: i for i, code in enumerate(codes)}
     results = []
     for d in items:
-        text = d.message + (f"\nhelp: {d.hint}" if d.hint else "") + "".join(f"\nwitness: {w}" for w in d.witness)
-        result: dict = {"ruleId": d.code, "ruleIndex": index[d.code], "level": _SARIF_LEVEL[d.severity],
-                        "message": {"text": text}}
+        result: dict[str, Any] = {"ruleId": d.code, "ruleIndex": index[d.code], "level": _SARIF_LEVEL[d.severity],
+                        "message": {"text": flat_text(d)}}
         if d.span is not None:
             path, line, col, end_line, end_col = _location(d)
             result["locations"] = [{"physicalLocation": {

@@ -3,5 +3,3 @@
 Each importer translates its source into the `.skm` AST with spans into the
 original file, then lowers and checks it like any machine; see README.md.
 """
-
-from skillc.importers import codes as _codes  # noqa: F401  (registers the SKM6xx codes)

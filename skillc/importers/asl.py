@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Iterator
 
 import attrs
 
@@ -19,8 +20,9 @@ from skillc.diagnostics import Diagnostic, SourceFile, Span, make
 from skillc.importers import aslrules as R
 from skillc.importers.checking import Checked, Remap, check_module
 from skillc.importers.coverage import uncovered
-from skillc.importers.jsonpath import intrinsic, parse_path
+from skillc.importers.jsonpath import Steps, intrinsic, parse_path
 from skillc.importers.positions import Node, read_document
+from skillc.ir.suggest import did_you_mean
 from skillc.syntax import nodes as n
 from skillc.syntax.parser import read_source
 from skillc.syntax.printer import print_module
@@ -52,7 +54,7 @@ class PathVar:
     """A variable standing for one path of the state data."""
 
     name: str
-    steps: tuple
+    steps: Steps
     type: str | None
     span: Span
     written: bool = False
@@ -120,9 +122,10 @@ def _is_states_object(node: Node, what: str, fields: set[str], doc: Document) ->
                         label="not an object"))
         return False
     ok = True
-    if node.get("StartAt") is None or node.get("StartAt").text is None:
-        doc.report(make("SKM601", f"{what} has no string `StartAt`", node.get("StartAt").span if node.get("StartAt")
-                        else _head(node), label="needs `StartAt`"))
+    start = node.get("StartAt")
+    if start is None or start.text is None:
+        doc.report(make("SKM601", f"{what} has no string `StartAt`", start.span if start else _head(node),
+                        label="needs `StartAt`"))
         ok = False
     states = node.get("States")
     if states is None or not states.is_map or not states.pairs:
@@ -151,19 +154,20 @@ class Graph:
         self.state_names: dict[str, str] = {}  # ASL name -> .skm name
         self.taken_states: set[str] = {"fallback"}
         self.taken_vars: set[str] = set()
-        self.paths: dict[tuple, PathVar] = {}
-        self.opaque: dict[tuple, str] = {}
+        self.paths: dict[Steps, PathVar] = {}
+        self.opaque: dict[tuple[str | None, ...], str] = {}  # (state, what the condition is) -> its Boolean
         self.opaque_by_state: dict[str, list[str]] = {}
         self.items: list[n.Stmt] = []
-        self.jsonata = node.get("QueryLanguage") is not None and node.get("QueryLanguage").value == "JSONata"
+        language = node.get("QueryLanguage")
+        self.jsonata = language is not None and language.value == "JSONata"
         self.end_name: str | None = None
         self.no_match_name: str | None = None
         self.exits: list[str] = []
         self._tools: list[n.ToolDecl] = []
         self.taken_tools: set[str] = set()
         self._extra_vars: list[n.Stmt] = []
-        self.present: list[tuple] = []  # paths tested with IsPresent
-        self.base: tuple | None = ()  # the InputPath of the state being translated (see `_path`)
+        self.present: list[Steps] = []  # paths tested with IsPresent
+        self.base: Steps | None = ()  # the InputPath of the state being translated (see `_path`)
         self.counters: dict[str, list[str]] = {}  # state -> the counters of its retriers
 
     # ------------------------------------------------------------ structure
@@ -185,7 +189,7 @@ class Graph:
         body += [t for t in self._tools]
         body += self._declarations()
         body.append(n.Start(start or next(iter(self.state_names.values()), "fallback"),
-                            span=self.node.get("StartAt").span))
+                            span=self.node.at("StartAt").span))
         body += [s for s in states if s is not None]
         if self.end_name and not self.fragment:
             body.append(n.Terminal(self.end_name, "success", span=_head(self.node)))
@@ -209,7 +213,7 @@ class Graph:
         return attrs.evolve(state, items=items)
 
     def _collect_states(self) -> None:
-        for asl, span, st in self.node.get("States").pairs:
+        for asl, span, st in self.node.at("States").pairs:
             if asl in self.state_names:
                 continue  # a repeated key of this object: SKM607 says so already
             if asl in self.doc.state_names:
@@ -229,7 +233,8 @@ class Graph:
 
     @staticmethod
     def _ends(st: Node) -> bool:
-        return st.is_map and st.get("End") is not None and st.get("End").value is True
+        end = st.get("End") if st.is_map else None
+        return end is not None and end.value is True
 
     def _type(self, st: Node) -> str | None:
         t = st.get("Type") if st.is_map else None
@@ -246,7 +251,7 @@ class Graph:
             where = t.span if t is not None else _head(st)
             self.report(make("SKM602", f"state `{asl}` has " + (f"unknown type `{t.value}`" if t is not None
                                                                else "no `Type`"), where,
-                             label="not a state type", hint=(R.did_you_mean(str(t.value), R.TYPES) if t is not None
+                             label="not a state type", hint=(did_you_mean(str(t.value), R.TYPES) if t is not None
                                                              else None) or "one of " + ", ".join(R.TYPES)))
             return
         R.unknown_fields(st, R.FIELDS[kind], f"a {kind} state", self.report)
@@ -305,12 +310,15 @@ class Graph:
         path, _ = parse_path(text)
         if path is None or path.context:
             return None
-        if relative and self.base is None:
-            return None  # the effective input's shape is unknown (a filtered or null InputPath)
-        steps = (self.base if relative else ()) + path.steps
+        base: Steps = ()
+        if relative:
+            if self.base is None:
+                return None  # the effective input's shape is unknown (a filtered or null InputPath)
+            base = self.base
+        steps = base + path.steps
         return self._var_for(steps, span, written, type_) if steps else None
 
-    def _input_base(self, st: Node) -> tuple | None:
+    def _input_base(self, st: Node) -> Steps | None:
         """Where the state's effective input lies in the state data: `InputPath`'s steps; None when unknown."""
         ip = st.get("InputPath") if st.is_map else None
         if ip is None:
@@ -318,7 +326,7 @@ class Graph:
         path, _ = parse_path(ip.text) if ip.text is not None else (None, None)
         return path.steps if path is not None and not path.context and path.exact else None
 
-    def _var_for(self, key: tuple, span: Span, written: bool, type_: str | None) -> PathVar:
+    def _var_for(self, key: Steps, span: Span, written: bool, type_: str | None) -> PathVar:
         var = self.paths.get(key)
         if var is None:
             var = PathVar(ident("_".join(str(s) for s in key), self.taken_vars), key, None, span)
@@ -360,12 +368,13 @@ class Graph:
                 if op == "IsPresent" and pv is not None:
                     self.present.append(pv.steps)
             if op.endswith("Path"):
-                self._path(rule.get(op).text, rule.get(op).span, type_=typed)
+                self._path(rule.at(op).text, rule.at(op).span, type_=typed)
         for key in ("And", "Or"):
             for sub in _items(rule.get(key)):
                 self._scan_rule(sub)
-        if rule.get("Not") is not None:
-            self._scan_rule(rule.get("Not"))
+        negated = rule.get("Not")
+        if negated is not None:
+            self._scan_rule(negated)
 
     def _reads(self, st: Node, report: bool = False) -> list[tuple[str, Node, bool]]:
         """Paths the state's operation reads: (text, where, relative to the effective input?)."""
@@ -416,14 +425,15 @@ class Graph:
             return self._terminal(name, kind, span, st)
         if kind in ("Parallel", "Map"):
             self._nested(name, kind, st)
-        items: list[n.Stmt] = []
+        items: list[n.StateItem] = []
         self.base = self._input_base(st)
         reads = sorted({p.name for text, node, rel in self._reads(st)
                         if (p := self._path(text, node.span, relative=rel)) is not None})
         if reads:
             items.append(n.Reads(tuple(reads), span=st.span))
-        if st.get("Resource") is not None and st.get("Resource").text is not None:
-            items.append(n.Doc(f"{kind} {st.get('Resource').text}", span=st.get("Resource").span))
+        resource = st.get("Resource")
+        if resource is not None and resource.text is not None:
+            items.append(n.Doc(f"{kind} {resource.text}", span=resource.span))
         writes = self._writes(st, kind)
         results: list[tuple[str, str]] = [(p.name, p.type or "str") for p in writes]
         errors = self._error_labels(st)
@@ -445,16 +455,17 @@ class Graph:
         self._tools.append(n.ToolDecl(tool, (), tuple(n.Param(r, n.NamedType(t)) for r, t in results)
                                       + ((n.Param("error", n.EnumType(tuple(errors))),) if errors else ()),
                                       span=span))
-        items.append(n.Call(tool, (), span=st.get("Type").span))
-        bound = [n.WriteItem(r) for r, _ in results] + ([n.WriteItem(error_var, "error")] if errors else [])
+        items.append(n.Call(tool, (), span=st.at("Type").span))
+        bound = [n.WriteItem(r) for r, _ in results] + ([n.WriteItem(error_var, "error")] if error_var else [])
         if bound:
             items.append(n.Writes(tuple(bound), span=st.span))
         return n.State("tool", name, tuple(items) + tuple(edges), span=span)
 
-    def _terminal(self, name: str, kind: str, span: Span, st: Node) -> n.Stmt:
+    def _terminal(self, name: str, kind: str, span: Span, st: Node) -> n.Stmt | None:
+        """A Succeed or Fail state: a terminal of the machine, or an exit (None) of a fragment."""
         if self.fragment:
             self.exits.append(name)
-            return None  # type: ignore[return-value]
+            return None
         self.base = self._input_base(st)
         requires = tuple(sorted({p.name for text, node, rel in self._reads(st)
                                  if (p := self._path(text, node.span, relative=rel)) is not None}))
@@ -480,7 +491,7 @@ class Graph:
 
     def _next_edge(self, st: Node) -> n.Edge:
         if self._ends(st):
-            return n.Edge(None, self.end_name or "fallback", span=st.get("End").span)
+            return n.Edge(None, self.end_name or "fallback", span=st.at("End").span)
         target = self._target(st.get("Next"), "Next") or "fallback"
         nxt = st.get("Next")
         return n.Edge(None, target, span=nxt.span if nxt is not None else st.span)
@@ -494,7 +505,7 @@ class Graph:
             where = ("another level of the definition" if node.text in self.doc.state_names else None)
             self.report(make("SKM606", f"`{field}` names `{node.text}`, which is not a state here", node.span,
                              label="no such state",
-                             hint=R.did_you_mean(node.text, list(self.state_names)) or "name a state of this `States`",
+                             hint=did_you_mean(node.text, list(self.state_names)) or "name a state of this `States`",
                              notes=[f"`{node.text}` is a state of {where}; transitions cannot leave their branch"]
                              if where else []))
         return name
@@ -563,7 +574,7 @@ class Graph:
             target = self._target(c.get("Next") if c.is_map else None, "Next") or "fallback"
             edges.append(n.Edge(_member(error_var, sorted(mine), c.span), target, self._catch_assigns(c), span=c.span))
         if caught != set(labels) - {"ok"}:
-            where = st.get("Type").span
+            where = st.at("Type").span
             edges.append(n.Edge(n.BinOp("!=", n.Name(error_var, span=where), n.Name("ok", span=where), span=where),
                                 "fallback", span=where))
         return edges
@@ -600,16 +611,16 @@ class Graph:
                     self.exits.append(self.no_match_name)
                 self.doc.names.setdefault(self.no_match_name, "States.NoChoiceMatched")
             types = {p.name: p.type or "str" for p in self._vars()}
-            self.doc.no_default.append(NoDefault(asl, st.get("Type").span, tuple(e.guard for e in edges), types,
-                                                 name))
-            edges.append(n.Edge(None, self.no_match_name, span=st.get("Type").span))
+            guards = tuple(e.guard for e in edges if e.guard is not None)  # every rule's edge has its guard
+            self.doc.no_default.append(NoDefault(asl, st.at("Type").span, guards, types, name))
+            edges.append(n.Edge(None, self.no_match_name, span=st.at("Type").span))
         return edges
 
     def _guard(self, state: str, rule: Node) -> n.Expr:
         """A choice rule as a Boolean expression."""
-        if rule.get("Condition") is not None:
-            return self._opaque(state, ("Condition", str(rule.get("Condition").value)), rule.get("Condition").span,
-                                "a JSONata condition")
+        condition = rule.get("Condition")
+        if condition is not None:
+            return self._opaque(state, ("Condition", str(condition.value)), condition.span, "a JSONata condition")
         for key, op in (("And", "and"), ("Or", "or")):
             if rule.get(key) is not None:
                 subs = [self._guard(state, s) for s in _items(rule.get(key)) if s.is_map]
@@ -617,13 +628,14 @@ class Graph:
                 for s in subs[1:]:
                     out = n.BinOp(op, out, s, span=rule.span)
                 return out
-        if rule.get("Not") is not None and rule.get("Not").is_map:
-            return n.Not(self._guard(state, rule.get("Not")), span=rule.span)
+        negated = rule.get("Not")
+        if negated is not None and negated.is_map:
+            return n.Not(self._guard(state, negated), span=rule.span)
         ops = [k for k in rule.keys() if k in R.COMPARISONS]
         var = rule.get("Variable")
         if not ops or var is None:
             return n.BoolLit(False, span=rule.span)
-        return self._comparison(state, rule, var, ops[0], rule.get(ops[0]))
+        return self._comparison(state, rule, var, ops[0], rule.at(ops[0]))
 
     def _comparison(self, state: str, rule: Node, var: Node, op: str, value: Node) -> n.Expr:
         kind = R.COMPARISONS[op]
@@ -632,7 +644,7 @@ class Graph:
         exact = (family is not None and pv is not None and (
             (family.group(1) == "Numeric") or (family.group(1) == "Boolean")
             or (family.group(1) == "String" and family.group(2) == "Equals")))
-        if not exact or op.startswith("Is"):
+        if not exact or op.startswith("Is") or pv is None or family is None:
             what = f"`{op}`" + (" (a type test)" if op.startswith("Is") and op != "IsPresent" else "")
             return self._opaque(state, (op, var.text, str(value.value)), value.span, what)
         want = _TYPES[kind]
@@ -647,10 +659,13 @@ class Graph:
                 return self._opaque(state, (op, var.text, str(value.value)), value.span, f"`{op}`")
             right: n.Expr = n.Name(other.name, span=value.span)
         else:
-            right = _literal(value, want)
+            literal = _literal(value, want)
+            if literal is None:  # not a number (SKM605 says so): unmodelled rather than a crash
+                return self._opaque(state, (op, var.text, str(value.value)), value.span, f"`{op}`")
+            right = literal
         return n.BinOp(sym, n.Name(pv.name, span=var.span), right, span=rule.span)
 
-    def _opaque(self, state: str, key: tuple, span: Span, what: str) -> n.Expr:
+    def _opaque(self, state: str, key: tuple[str | None, ...], span: Span, what: str) -> n.Expr:
         """A condition not modelled exactly: a Boolean the Choice state's pseudo-tool returns."""
         name = self.opaque.get((state,) + key)
         if name is None:
@@ -687,16 +702,17 @@ def _describe(st: Node, e: n.Edge) -> str:
         for i, item in enumerate(_items(st.get(field))):
             if e.span is not None and item.span.start == e.span.start:
                 return f"{field}[{i}]"
-    if st.get("Default") is not None and e.span is not None and e.span.start == st.get("Default").span.start:
+    default, type_ = st.get("Default"), st.get("Type")
+    if default is not None and e.span is not None and e.span.start == default.span.start:
         return "the `Default`"
-    if e.guard is None and st.get("Type") is not None and e.span.start == st.get("Type").span.start:
+    if e.guard is None and type_ is not None and e.span is not None and e.span.start == type_.span.start:
         return "the implicit `States.NoChoiceMatched` failure"
     if e.guard is not None:
         return "the uncaught-error transition"
     return "the `Next`" if st.get("Next") is not None else "the `End`"
 
 
-def _related(a: tuple, b: tuple) -> bool:
+def _related(a: Steps, b: Steps) -> bool:
     """Writing one path defines the other: one lies on the other's way from the root."""
     return a[:len(b)] == b or b[:len(a)] == a
 
@@ -733,12 +749,15 @@ def _member(var: str, labels: list[str], span: Span) -> n.Expr:
                    span=span)
 
 
-def _literal(value: Node, want: str) -> n.Expr:
+def _literal(value: Node, want: str) -> n.Expr | None:
+    """The comparison's constant as a `.skm` literal; None for a numeric comparison with a non-number."""
     v = value.value
     if want == "bool":
         return n.BoolLit(bool(v), span=value.span)
     if want == "str":
         return n.StrLit(str(v), span=value.span)
+    if not isinstance(v, (int, float)):
+        return None
     # Always a float: the path is a float, and the solver is exact for float against float.
     lit: n.Expr = n.FloatLit(float(abs(v)), span=value.span)
     return n.Neg(lit, span=value.span) if v < 0 else lit
@@ -778,17 +797,17 @@ def _no_default(nd: NoDefault, names: dict[str, str], timeout_ms: int) -> Diagno
 SUFFIXES = (".asl.json", ".asl.yaml", ".asl.yml")
 
 
-def is_asl_path(path: str | os.PathLike) -> bool:
+def is_asl_path(path: str | os.PathLike[str]) -> bool:
     """True for a file that skillc reads as an ASL definition (by its name: `*.asl.json`, `*.asl.yaml`)."""
     return str(path).lower().endswith(SUFFIXES)
 
 
-def read_asl(path: str | os.PathLike) -> tuple[SourceFile | None, list[Diagnostic]]:
+def read_asl(path: str | os.PathLike[str]) -> tuple[SourceFile | None, list[Diagnostic]]:
     """The definition's text (UTF-8, BOM and line ends handled like `.skm`), or the diagnostic why not."""
-    return read_source(path)
+    return read_source(os.fspath(path))
 
 
-def check_asl_file(path: str | os.PathLike, *, smt_timeout_ms: int = 2000) -> Checked:
+def check_asl_file(path: str | os.PathLike[str], *, smt_timeout_ms: int = 2000) -> Checked:
     """Read, import and check one definition file."""
     source, problems = read_asl(path)
     if source is None:
@@ -802,13 +821,13 @@ def check_asl_text(text: str, path: str, *, smt_timeout_ms: int = 2000) -> Check
                      smt_timeout_ms=smt_timeout_ms)[1]
 
 
-def to_skm(path: str | os.PathLike) -> tuple[str | None, list[Diagnostic]]:
+def to_skm(path: str | os.PathLike[str]) -> tuple[str | None, list[Diagnostic]]:
     """The `.skm` text of a definition, or None when the definition has errors (nothing is half-translated)."""
     source, problems = read_asl(path)
     if source is None:
         return None, problems
     imported, checked = check_asl(source, as_json=str(path).lower().endswith(".json"))
-    if checked.machine is None or any(d.is_error for d in imported.diagnostics):
+    if imported.module is None or checked.machine is None or any(d.is_error for d in imported.diagnostics):
         return None, checked.diagnostics
     covered = {nd.skm for nd in imported.no_default if uncovered(list(nd.guards), nd.types)[0] == "covered"}
     return print_module(_close_covered(imported.module, covered)), checked.diagnostics
@@ -834,7 +853,7 @@ def _close_covered(module: n.Module, covered: set[str]) -> n.Module:
     return attrs.evolve(closed, items=tuple(_drop_unused_terminals(i, targets) for i in closed.items))
 
 
-def _edges(node: n.Node):
+def _edges(node: n.Node) -> Iterator[n.Edge]:
     for child in node.children():
         if isinstance(child, n.Edge):
             yield child

@@ -102,7 +102,7 @@ def check_value(state: Node, key: str, kind: str, report: Report, minimum: float
     if not ok:
         report(make("SKM605", f"`{key}` must be {'an' if kind[0] in 'aeio' else 'a'} {kind}", v.span,
                     label=f"not {'an' if kind[0] in 'aeio' else 'a'} {kind}"))
-    elif minimum is not None and v.value < minimum:
+    elif minimum is not None and isinstance(v.value, (int, float)) and v.value < minimum:
         report(make("SKM605", f"`{key}` is {v.value}; the allowed minimum is {minimum:g}", v.span, label="too small"))
 
 
@@ -110,7 +110,8 @@ def exclusive(state: Node, report: Report) -> None:
     """SKM610 for alternatives given together."""
     for group in _EXCLUSIVE:
         present = [k for k in group if state.get(k) is not None]
-        if group == ("End", "Next") and (state.get("End") is None or state.get("End").value is not True):
+        end = state.get("End")
+        if group == ("End", "Next") and (end is None or end.value is not True):
             continue
         if len(present) > 1:
             report(make("SKM610", f"a state may have only one of {', '.join(f'`{k}`' for k in group)}",
@@ -172,7 +173,7 @@ def payload_paths(node: Node, field: str, report: Report) -> list[tuple[str, Nod
             if problem:
                 report(make("SKM609", f"`{key}` of {field} is not a JSONPath or intrinsic function expression: "
                             f"{problem}", value.span, label="bad path"))
-            else:
+            elif value.text is not None:  # always, when there is no problem
                 found.append((value.text, value))
     for item in node.items:
         found += payload_paths(item, field, report)
@@ -195,13 +196,21 @@ def check_error_list(holder: Node, index: int, field: str, last: bool, report: R
     return names
 
 
+def _handler(node: Node, index: int, field: str, fields: set[str], last: bool, report: Report) -> list[str] | None:
+    """The rules every retrier and catcher follows (an object, known fields, its `ErrorEquals`): its error names,
+    or None when it is not an object."""
+    if not node.is_map:
+        report(make("SKM605", f"{field}[{index}] must be an object", node.span, label="not an object"))
+        return None
+    unknown_fields(node, fields, f"{field}[{index}]", report)
+    return check_error_list(node, index, field, last, report)
+
+
 def check_retrier(r: Node, index: int, last: bool, report: Report) -> list[str]:
     """The field rules of one retrier."""
-    if not r.is_map:
-        report(make("SKM605", f"Retry[{index}] must be an object", r.span, label="not an object"))
+    names = _handler(r, index, "Retry", _RETRIER, last, report)
+    if names is None:
         return []
-    unknown_fields(r, _RETRIER, f"Retry[{index}]", report)
-    names = check_error_list(r, index, "Retry", last, report)
     check_value(r, "IntervalSeconds", "int", report, 1)
     check_value(r, "MaxAttempts", "int", report, 0)
     check_value(r, "BackoffRate", "number", report, 1)
@@ -211,18 +220,16 @@ def check_retrier(r: Node, index: int, last: bool, report: Report) -> list[str]:
         report(make("SKM605", "`JitterStrategy` is not one of the allowed values FULL, NONE", j.span,
                     label="FULL or NONE"))
     m = r.get("MaxAttempts")
-    if _int(m) and m.value >= 99999999:
+    if m is not None and _int(m) and isinstance(m.value, int) and m.value >= 99999999:
         report(make("SKM605", "`MaxAttempts` must be less than 99999999", m.span, label="too large"))
     return names
 
 
 def check_catcher(c: Node, index: int, last: bool, report: Report) -> list[str]:
     """The field rules of one catcher (its `Next` target is checked with the other transitions)."""
-    if not c.is_map:
-        report(make("SKM605", f"Catch[{index}] must be an object", c.span, label="not an object"))
+    names = _handler(c, index, "Catch", _CATCHER, last, report)
+    if names is None:
         return []
-    unknown_fields(c, _CATCHER, f"Catch[{index}]", report)
-    names = check_error_list(c, index, "Catch", last, report)
     if c.get("Next") is None:
         report(make("SKM604", f"Catch[{index}] has no `Next`", c.span, label="needs `Next`"))
     check_value(c, "Next", "string", report)
@@ -260,7 +267,7 @@ def check_rule(rule: Node, where: str, nested: bool, report: Report) -> None:
         report(make("SKM604", f"{where} is neither a comparison (`Variable`) nor one of `And`, `Or`, `Not`",
                     rule.span, label="empty rule"))
         return
-    inner = rule.get(bools[0])
+    inner = rule.at(bools[0])
     if bools[0] == "Not":
         check_rule(inner, f"{where}.Not", True, report)
     elif not inner.is_seq or not inner.items:
@@ -271,7 +278,7 @@ def check_rule(rule: Node, where: str, nested: bool, report: Report) -> None:
 
 
 def _check_operand(rule: Node, op: str, report: Report) -> None:
-    v = rule.get(op)
+    v = rule.at(op)
     kind = COMPARISONS[op]
     if op.endswith("Path"):
         problem = path_problem(v, reference=True)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+from typing import Protocol
 
 import attrs
 
@@ -28,7 +29,7 @@ class Remap:
     unbounded: str  # replaces SKM250
     unset: str  # replaces SKM210, SKM211 and SKM213
     names: dict[str, str] = attrs.Factory(dict)  # .skm name -> the source's name
-    drop: frozenset = frozenset()  # (code, span start) of findings about edges the importer added
+    drop: frozenset[tuple[str, int]] = frozenset()  # (code, span start) of findings about edges the importer added
     edges: dict[tuple[str, int], str] = attrs.Factory(dict)  # (.skm state, edge number) -> the source's term
 
 
@@ -75,16 +76,25 @@ def translate(found: Iterable[Diagnostic], remap: Remap) -> list[Diagnostic]:
 _EDGE = re.compile(r"\bedge (\d+) of `([\w.]+)`")
 
 
-def _renamer(names: dict[str, str], edges: dict[tuple[str, int], str]):
+class _Rename(Protocol):
+    def __call__(self, text: str, arrows: bool = False) -> str: ...
+
+
+def _renamer(names: dict[str, str], edges: dict[tuple[str, int], str]) -> _Rename:
     """Rewrite `edge N of `s``, `name` (in backticks) and `a -> b` chains with the source's terms."""
     changed = {k: v for k, v in names.items() if k != v}
 
-    def edge(m: re.Match) -> str:
+    def edge(m: re.Match[str]) -> str:
         said = edges.get((m.group(2), int(m.group(1))))
         return f"{said} of `{m.group(2)}`" if said else m.group(0)
 
     if not changed:
-        return lambda text, arrows=False: _EDGE.sub(edge, text)
+        def edges_only(text: str, arrows: bool = False) -> str:
+            return _EDGE.sub(edge, text)
+
+        return edges_only
+
+
     words = "|".join(sorted(map(re.escape, changed), key=len, reverse=True))
     ticked = re.compile(rf"`((?:start )?)({words})`")
     chained = re.compile(rf"(?<![\w.$`])({words})(?=\s*->|\s=\s)|(?<=-> )({words})(?![\w])")

@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import z3
 
+from skillc.check.smt import model_value
 from skillc.syntax import nodes as n
+from skillc.syntax.strings import encode_plain
 
 _CMP = {"==": lambda a, b: a == b, "!=": lambda a, b: a != b, "<": lambda a, b: a < b,
         "<=": lambda a, b: a <= b, ">": lambda a, b: a > b, ">=": lambda a, b: a >= b}
@@ -61,4 +63,5 @@ def uncovered(guards: list[n.Expr], types: dict[str, str], timeout_ms: int = 200
     if verdict != z3.sat:
         return "unknown", {}
     model = solver.model()
-    return "gap", {name: str(model.eval(v, model_completion=True)) for name, v in enc.vars.items()}
+    values = {name: model_value(model, v) for name, v in enc.vars.items()}
+    return "gap", {name: encode_plain(x) if isinstance(x, str) else str(x) for name, x in values.items()}

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import functools
 import re
+from typing import Any
 
 import attrs
 from jsonpath_ng import jsonpath as jp
@@ -29,13 +30,16 @@ _INTRINSIC = re.compile(r"States\.(\w+)\((.*)\)\s*\Z", re.S)
 _ARG_PATH = re.compile(r"(?<![\w'])\$\$?(?:\.[A-Za-z_][\w-]*|\[\d+\]|\['[^']*'\])*")
 
 
+Steps = tuple[str | int, ...]  # the field names and indices of a single-node path
+
+
 @attrs.frozen
 class Path:
     """A parsed path: `steps` are the field names and indices of its single-node prefix (all of it when `exact`)."""
 
     text: str
     context: bool
-    steps: tuple[str | int, ...]
+    steps: Steps
     exact: bool
 
     @property
@@ -43,10 +47,10 @@ class Path:
         return self.exact
 
 
-_PARSER = None
+_PARSER: Any = None  # jsonpath-ng has no type information
 
 
-def _parse(body: str):
+def _parse(body: str) -> Any:
     """Parse with one shared parser: building jsonpath-ng's parser (ply tables) costs milliseconds each time."""
     global _PARSER
     if _PARSER is None:
@@ -69,7 +73,7 @@ def parse_path(text: str) -> tuple[Path | None, str | None]:
     return Path(text, context, steps, exact), None
 
 
-def _steps(tree) -> tuple[tuple[str | int, ...], bool]:
+def _steps(tree: Any) -> tuple[Steps, bool]:
     """The single-node prefix of a path, and whether it is the whole path (no wildcard, filter, slice or `..`)."""
     if isinstance(tree, jp.Root):
         return (), True

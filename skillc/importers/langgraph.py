@@ -16,7 +16,8 @@ import os
 import re
 import sys
 import typing
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
+from typing import Any
 
 import attrs
 
@@ -55,7 +56,7 @@ class GraphImport:
     nodes: tuple[Node, ...] = ()
 
 
-def builder_of(obj) -> tuple[object | None, Diagnostic | None]:
+def builder_of(obj: object) -> tuple[Any, Diagnostic | None]:
     """The `StateGraph` behind `obj` (a builder or a compiled graph), or SKM651."""
     try:
         from langgraph.graph import StateGraph
@@ -72,7 +73,7 @@ def builder_of(obj) -> tuple[object | None, Diagnostic | None]:
                       notes=["pass the StateGraph builder or the graph `compile()` returned"])
 
 
-def import_graph(obj, name: str = "graph", *, explicit_limit: bool = False) -> GraphImport:
+def import_graph(obj: object, name: str = "graph", *, explicit_limit: bool = False) -> GraphImport:
     """Translate a StateGraph (or compiled graph) into a module; problems become diagnostics.
 
     With `explicit_limit`, every transition into a node counts against LangGraph's recursion limit (the
@@ -80,12 +81,14 @@ def import_graph(obj, name: str = "graph", *, explicit_limit: bool = False) -> G
     """
     builder, problem = builder_of(obj)
     if builder is None:
-        return GraphImport(None, [problem])
+        return GraphImport(None, [problem] if problem is not None else [])
     return _Translator(builder, name, explicit_limit).run()
 
 
 class _Translator:
-    def __init__(self, builder, name: str, explicit_limit: bool = False) -> None:
+    """Reads one builder (LangGraph has no type information: `builder`, node specs and branches are `Any`)."""
+
+    def __init__(self, builder: Any, name: str, explicit_limit: bool = False) -> None:
         self.b = builder
         self.explicit_limit = explicit_limit
         self.name = ident(name, set())
@@ -117,7 +120,7 @@ class _Translator:
 
         return {k for k, c in self.b.channels.items() if not isinstance(c, LastValue)}
 
-    def _node(self, name: str, spec) -> Node:
+    def _node(self, name: str, spec: Any) -> Node:
         func = _func(spec.runnable)
         fn = pysource.function(func) if func is not None else None
         span = fn.span if fn is not None else None
@@ -134,18 +137,19 @@ class _Translator:
         for branch in self.b.branches.get(name, {}).values():
             bfunc = _func(branch.path)
             bfn = pysource.function(bfunc) if bfunc is not None else None
-            if bfn is not None and (pysource.counts(bfn) or pysource.refers_to(bfunc, managed)):
+            if bfunc is not None and bfn is not None and (pysource.counts(bfn) or pysource.refers_to(bfunc, managed)):
                 counted = True
         return Node(name, span, frozenset(reads), writes, targets, counted)
 
-    def _writes(self, name: str, fn, span: Span | None) -> frozenset[str] | None:
+    def _writes(self, name: str, fn: pysource.Function | None, span: Span | None) -> frozenset[str] | None:
         """The channels the node writes on every return; None (with SKM656) when some return is not a literal."""
         if fn is None:
             self.report(make("SKM656", f"the source of node `{name}` is not available: its writes are unknown", span,
                              label="writes unknown"))
             return None
-        sets = [pysource.dict_keys(v) for v in pysource.returns(fn)]
-        if any(s is None for s in sets):
+        found = [pysource.dict_keys(v) for v in pysource.returns(fn)]
+        sets = [s for s in found if s is not None]
+        if len(sets) < len(found):
             self.report(make("SKM656", f"node `{name}` returns something other than a dict literal: its writes are "
                              "unknown", span, label="writes unknown",
                              notes=["it is assumed to write every channel"]))
@@ -153,7 +157,7 @@ class _Translator:
         common = set.intersection(*sets) if sets else set()
         return frozenset(common & set(self.channels))
 
-    def _targets(self, name: str, spec, fn, span: Span | None) -> tuple[str, ...]:
+    def _targets(self, name: str, spec: Any, fn: pysource.Function | None, span: Span | None) -> tuple[str, ...]:
         """Successors: static and waiting edges, branch ends, Command destinations."""
         nodes = set(self.b.nodes)
         out: list[str] = [t for s, t in sorted(self.b.edges) if s == name]
@@ -177,7 +181,7 @@ class _Translator:
                                  label="unknown destination", hint=_near(t, nodes)))
         return tuple(dict.fromkeys(t for t in out if t in nodes or t == END))
 
-    def _branch_targets(self, source: str, bname: str, branch, span: Span | None) -> list[str]:
+    def _branch_targets(self, source: str, bname: str, branch: Any, span: Span | None) -> list[str]:
         func = _func(branch.path)
         fn = pysource.function(func) if func is not None else None
         where = fn.span if fn is not None else span
@@ -271,7 +275,7 @@ class _Translator:
         return label
 
     def _state(self, skm: str, nd: Node, written: set[str], stop: str) -> n.State:
-        items: list[n.Stmt] = []
+        items: list[n.StateItem] = []
         if nd.reads:
             items.append(n.Reads(tuple(sorted(nd.reads)), span=nd.span))
         items.append(n.Call(skm, (), span=nd.span))
@@ -310,16 +314,16 @@ class _Translator:
 
 
 
-def _func(runnable):
+def _func(runnable: object) -> Callable[..., object] | None:
     """The Python function behind a LangGraph runnable (RunnableCallable, RunnableLambda) or a plain callable."""
     for attr in ("func", "afunc"):
         f = getattr(runnable, attr, None)
         if f is not None:
-            return f
+            return typing.cast(Callable[..., object], f)
     return runnable if callable(runnable) else None
 
 
-def _literal_returns(func) -> tuple | None:
+def _literal_returns(func: Callable[..., object] | None) -> tuple[object, ...] | None:
     """The values of a `-> Literal[...]` return annotation, or None."""
     try:
         hint = typing.get_type_hints(func).get("return") if func is not None else None
@@ -330,7 +334,7 @@ def _literal_returns(func) -> tuple | None:
     return None
 
 
-def _hints(schema) -> dict[str, object]:
+def _hints(schema: object) -> dict[str, object]:
     if schema is None:
         return {}
     try:
@@ -339,7 +343,7 @@ def _hints(schema) -> dict[str, object]:
         return dict(getattr(schema, "__annotations__", {}))
 
 
-def _skm_type(hint) -> str:
+def _skm_type(hint: object) -> str:
     """A channel's annotation as a .skm type name: scalars kept, lists as `list[T]`, anything else `str`."""
     while typing.get_origin(hint) is typing.Annotated:
         hint = typing.get_args(hint)[0]
@@ -370,7 +374,7 @@ def _near(name: str, nodes: set[str]) -> str | None:
 # ---------------------------------------------------------------- checking
 
 
-def check(graph, *, smt_timeout_ms: int = 2000) -> Checked:
+def check(graph: object, *, smt_timeout_ms: int = 2000) -> Checked:
     """Check a StateGraph (or compiled graph): the Python API `skillc.importers.langgraph.check(graph)`."""
     imported = import_graph(graph)
     if imported.module is None:
@@ -386,7 +390,7 @@ def check(graph, *, smt_timeout_ms: int = 2000) -> Checked:
     return Checked(checked.machine, found)
 
 
-def _joined(graph, nodes: tuple[Node, ...]) -> dict[str, set[str]]:
+def _joined(graph: object, nodes: tuple[Node, ...]) -> dict[str, set[str]]:
     """For each target of a waiting edge, the channels its sources write: all of them have run before it."""
     builder, _ = builder_of(graph)
     writes = {nd.name: set(nd.writes or ()) for nd in nodes}
@@ -456,7 +460,7 @@ def load_spec(spec: str) -> tuple[object | None, Diagnostic | None]:
 def to_skm(spec: str) -> tuple[str | None, list[Diagnostic]]:
     """The `.skm` text of the graph at `module:attr`, with every finding; None when it is not a graph."""
     obj, problem = load_spec(spec)
-    if obj is None:
+    if problem is not None:
         return None, [problem]
     imported = import_graph(obj, spec.partition(":")[2].split(".")[-1], explicit_limit=True)
     if imported.module is None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from typing import Literal
 
 import attrs
 import yaml
@@ -18,11 +19,14 @@ import yaml
 from skillc.diagnostics import Diagnostic, SourceFile, Span, make
 
 
+NodeKind = Literal["map", "seq", "scalar"]
+
+
 @attrs.frozen
 class Node:
     """A value of the document: `kind` is map, seq or scalar; maps keep their keys in order, duplicates included."""
 
-    kind: str
+    kind: NodeKind
     span: Span
     value: object = None
     pairs: tuple[tuple[str, Span, Node], ...] = ()
@@ -42,6 +46,13 @@ class Node:
             if k == key:
                 return v
         return None
+
+    def at(self, key: str) -> Node:
+        """The value of `key`, which the caller has already checked is present (KeyError otherwise)."""
+        value = self.get(key)
+        if value is None:
+            raise KeyError(key)
+        return value
 
     def key_span(self, key: str) -> Span | None:
         """Where `key` is written in this map."""
@@ -103,7 +114,9 @@ class _Builder:
                 return Node("map", self.span(node), pairs=pairs)
             if isinstance(node, yaml.SequenceNode):
                 return Node("seq", self.span(node), items=tuple(self.build(i) for i in node.value))
-            return Node("scalar", self.span(node), value=self.scalar(node))
+            if isinstance(node, yaml.ScalarNode):
+                return Node("scalar", self.span(node), value=self.scalar(node))
+            raise yaml.YAMLError(f"unexpected YAML node {node.tag}")  # compose makes only the three kinds above
         finally:
             self.open.discard(id(node))
 

@@ -10,7 +10,8 @@ from __future__ import annotations
 import ast
 import inspect
 import linecache
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from types import CodeType
 
 import attrs
 
@@ -23,12 +24,12 @@ _FILES: dict[str, tuple[SourceFile, ast.Module] | None] = {}  # each file is rea
 class Function:
     """A function's syntax tree, the name of its state parameter and where it is written."""
 
-    tree: ast.AST
+    tree: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda
     state: str | None
     span: Span
 
 
-def function(func) -> Function | None:
+def function(func: Callable[..., object]) -> Function | None:
     """The source of `func` (a def or a lambda), or None when it cannot be found."""
     func = inspect.unwrap(func)
     code = getattr(func, "__code__", None)
@@ -51,7 +52,7 @@ def function(func) -> Function | None:
     return None
 
 
-def _name_matches(node: ast.AST, code) -> bool:
+def _name_matches(node: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda, code: CodeType) -> bool:
     if isinstance(node, ast.Lambda):
         return code.co_name == "<lambda>"
     return node.name == code.co_name
@@ -97,7 +98,7 @@ def dict_keys(value: ast.expr | None) -> set[str] | None:
     if isinstance(value, ast.Dict):
         if any(k is None or not (isinstance(k, ast.Constant) and isinstance(k.value, str)) for k in value.keys):
             return None
-        return {k.value for k in value.keys}
+        return {k.value for k in value.keys if isinstance(k, ast.Constant) and isinstance(k.value, str)}
     if isinstance(value, ast.Call) and _called(value) == "Command":
         update = next((kw.value for kw in value.keywords if kw.arg == "update"), None)
         return dict_keys(update)
@@ -160,7 +161,7 @@ def _reads_state(node: ast.AST, state: str | None) -> bool:
     return state is not None and any(isinstance(n, ast.Name) and n.id == state for n in ast.walk(node))
 
 
-def refers_to(func, keys: set[str], depth: int = 1) -> bool:
+def refers_to(func: Callable[..., object], keys: set[str], depth: int = 1) -> bool:
     """True when the function's source, or that of a function it refers to (closure or module global, `depth`
     levels), names one of `keys` as a string or an attribute: `state["remaining_steps"]`, `state.remaining_steps`,
     a helper's `get(state, "remaining_steps")`."""

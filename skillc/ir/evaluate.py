@@ -11,10 +11,13 @@ from __future__ import annotations
 import json
 import math
 import shlex
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from skillc.ir import expr as ir
+
+
+Env = Mapping[str, Any]
 
 
 class EvalError(Exception):
@@ -50,13 +53,13 @@ def evaluate(e: ir.Expr, env: Mapping[str, Any]) -> Any:
     return method(e, env)
 
 
-def _var(e: ir.Var, env):
+def _var(e: ir.Var, env: Env) -> Any:
     if e.name not in env:
         raise UnsetVariable(e.name)
     return env[e.name]
 
 
-def _binop(e: ir.BinOp, env):
+def _binop(e: ir.BinOp, env: Env) -> Any:
     op = e.op
     if op == "and":
         return bool(evaluate(e.left, env)) and bool(evaluate(e.right, env))
@@ -97,14 +100,14 @@ def _binop(e: ir.BinOp, env):
     raise AssertionError(op)
 
 
-def _equal(a, b) -> bool:
+def _equal(a: Any, b: Any) -> bool:
     """Equality in which `true` is not `1` (Python's bool is an int)."""
     if isinstance(a, bool) or isinstance(b, bool):
-        return type(a) is type(b) and a == b
-    return a == b
+        return type(a) is type(b) and bool(a == b)
+    return bool(a == b)
 
 
-def _index(e: ir.GetIndex, env):
+def _index(e: ir.GetIndex, env: Env) -> Any:
     obj, key = evaluate(e.obj, env), evaluate(e.key, env)
     try:
         return obj[key]
@@ -112,7 +115,7 @@ def _index(e: ir.GetIndex, env):
         raise EvalError(f"no item {key!r}") from None
 
 
-def _field(e: ir.GetField, env):
+def _field(e: ir.GetField, env: Env) -> Any:
     obj = evaluate(e.obj, env)
     if obj is None:
         return None
@@ -122,7 +125,7 @@ def _field(e: ir.GetField, env):
         raise EvalError(f"no field `{e.field}`") from None
 
 
-def _call(e: ir.Call, env):
+def _call(e: ir.Call, env: Env) -> Any:
     args = [evaluate(a, env) for a in e.args]
     if e.func == "len":
         return len(args[0]) if args[0] is not None else 0
@@ -141,7 +144,7 @@ def _call(e: ir.Call, env):
     raise AssertionError(e.func)
 
 
-_EVAL = {
+_EVAL: dict[type[ir.Expr], Callable[[Any, Env], Any]] = {
     ir.Var: _var,
     ir.Const: lambda e, env: e.value,
     ir.Label: lambda e, env: e.value,

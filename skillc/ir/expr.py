@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 import attrs
@@ -49,7 +49,7 @@ class BinOp(Expr):
     left: Expr = attrs.field(kw_only=True)
     right: Expr = attrs.field(kw_only=True)
 
-    def children(self):
+    def children(self) -> tuple[Expr, ...]:
         return (self.left, self.right)
 
 
@@ -57,7 +57,7 @@ class BinOp(Expr):
 class Not(Expr):
     operand: Expr = attrs.field(kw_only=True)
 
-    def children(self):
+    def children(self) -> tuple[Expr, ...]:
         return (self.operand,)
 
 
@@ -65,7 +65,7 @@ class Not(Expr):
 class Neg(Expr):
     operand: Expr = attrs.field(kw_only=True)
 
-    def children(self):
+    def children(self) -> tuple[Expr, ...]:
         return (self.operand,)
 
 
@@ -74,7 +74,7 @@ class GetField(Expr):
     obj: Expr = attrs.field(kw_only=True)
     field: str = attrs.field(kw_only=True)
 
-    def children(self):
+    def children(self) -> tuple[Expr, ...]:
         return (self.obj,)
 
 
@@ -83,7 +83,7 @@ class GetIndex(Expr):
     obj: Expr = attrs.field(kw_only=True)
     key: Expr = attrs.field(kw_only=True)
 
-    def children(self):
+    def children(self) -> tuple[Expr, ...]:
         return (self.obj, self.key)
 
 
@@ -94,7 +94,7 @@ class Call(Expr):
     func: str = attrs.field(kw_only=True)
     args: tuple[Expr, ...] = attrs.field(kw_only=True)
 
-    def children(self):
+    def children(self) -> tuple[Expr, ...]:
         return self.args
 
 
@@ -102,7 +102,7 @@ class Call(Expr):
 class ListExpr(Expr):
     items: tuple[Expr, ...] = attrs.field(kw_only=True)
 
-    def children(self):
+    def children(self) -> tuple[Expr, ...]:
         return self.items
 
 
@@ -113,7 +113,7 @@ class InSet(Expr):
     operand: Expr = attrs.field(kw_only=True)
     items: tuple[Expr, ...] = attrs.field(kw_only=True)
 
-    def children(self):
+    def children(self) -> tuple[Expr, ...]:
         return (self.operand, *self.items)
 
 
@@ -133,11 +133,11 @@ def variables(e: Expr | None) -> set[str]:
     return {node.name for node in walk(e) if isinstance(node, Var)}
 
 
-def rename(e: Expr, mapping: dict[str, str]) -> Expr:
+def rename(e: Expr, mapping: Mapping[str, str]) -> Expr:
     """Rename variables (fragment instantiation)."""
     if isinstance(e, Var):
         return attrs.evolve(e, name=mapping.get(e.name, e.name))
-    changes = {}
+    changes: dict[str, Any] = {}
     for a in attrs.fields(type(e)):
         value = getattr(e, a.name)
         if isinstance(value, Expr):

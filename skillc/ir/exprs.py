@@ -27,7 +27,7 @@ class ExprLowerer:
 
     def lower(self, e: n.Expr, expected: Type | None = None) -> ir.Expr:
         """Lower `e`; `expected` lets bare names resolve to labels of an enum."""
-        method = getattr(self, "_" + type(e).__name__)
+        method: Callable[[n.Expr, Type | None], ir.Expr] = getattr(self, "_" + type(e).__name__)
         return method(e, expected)
 
     def constant(self, e: n.Expr, expected: Type) -> ir.Expr:
@@ -42,7 +42,7 @@ class ExprLowerer:
     # ------------------------------------------------------------ helpers
 
     def _error(self, code: str, message: str, e: n.Expr, label: str = "", hint: str | None = None) -> ir.Expr:
-        self.report(make(code, message, e.span, label=label, **({"hint": hint} if hint else {})))
+        self.report(make(code, message, e.span, label=label, hint=hint or None))
         return ir.Const(T.ERROR, value=None, span=e.span)
 
     @staticmethod
@@ -60,7 +60,7 @@ class ExprLowerer:
 
     # ------------------------------------------------------------ leaves
 
-    def _Name(self, e: n.Name, expected):
+    def _Name(self, e: n.Name, expected: Type | None) -> ir.Expr:
         t = self.variables.get(e.id)
         if t is not None:
             return ir.Var(t, name=e.id, span=e.span)
@@ -74,22 +74,22 @@ class ExprLowerer:
         return self._error("SKM103", f"undefined variable `{e.id}`", e, label="not declared",
                            hint=did_you_mean(e.id, self.variables))
 
-    def _IntLit(self, e, expected):
+    def _IntLit(self, e: n.IntLit, expected: Type | None) -> ir.Expr:
         return ir.Const(T.INT, value=e.value, span=e.span)
 
-    def _FloatLit(self, e, expected):
+    def _FloatLit(self, e: n.FloatLit, expected: Type | None) -> ir.Expr:
         return ir.Const(T.FLOAT, value=e.value, span=e.span)
 
-    def _StrLit(self, e, expected):
+    def _StrLit(self, e: n.StrLit, expected: Type | None) -> ir.Expr:
         return ir.Const(T.STR, value=e.value, span=e.span)
 
-    def _BoolLit(self, e, expected):
+    def _BoolLit(self, e: n.BoolLit, expected: Type | None) -> ir.Expr:
         return ir.Const(T.BOOL, value=e.value, span=e.span)
 
-    def _NoneLit(self, e, expected):
+    def _NoneLit(self, e: n.NoneLit, expected: Type | None) -> ir.Expr:
         return ir.Const(T.NONE, value=None, span=e.span)
 
-    def _ListLit(self, e, expected):
+    def _ListLit(self, e: n.ListLit, expected: Type | None) -> ir.Expr:
         item_expected = expected.item if isinstance(expected, T.ListT) else None
         items = tuple(self.lower(i, item_expected) for i in e.items)
         if not items:
@@ -105,7 +105,7 @@ class ExprLowerer:
                 item_t = i.type
         return ir.ListExpr(T.ListT(item_t), items=items, span=e.span)
 
-    def _SetLit(self, e, expected):
+    def _SetLit(self, e: n.SetLit, expected: Type | None) -> ir.Expr:
         if not e.items and isinstance(T.strip_optional(expected) if expected else None, T.MapT):
             return ir.Const(T.MapT(T.ANY), value={}, span=e.span)
         return self._error("SKM109", "a set `{…}` may only appear on the right of `in`", e,
@@ -113,14 +113,14 @@ class ExprLowerer:
 
     # ------------------------------------------------------------ operators
 
-    def _Not(self, e, expected):
+    def _Not(self, e: n.Not, expected: Type | None) -> ir.Expr:
         x = self.lower(e.operand, T.BOOL)
         if not self._bad(x.type) and not isinstance(x.type, T.BoolT):
             return self._error("SKM109", f"`not` needs a bool, found {T.show(x.type)}", e.operand,
                                label=T.show(x.type))
         return ir.Not(T.BOOL, operand=x, span=e.span)
 
-    def _Neg(self, e, expected):
+    def _Neg(self, e: n.Neg, expected: Type | None) -> ir.Expr:
         x = self.lower(e.operand)
         if self._bad(x.type):
             return ir.Neg(T.ERROR, operand=x, span=e.span)
@@ -133,7 +133,7 @@ class ExprLowerer:
 
     def _pair(self, e: n.BinOp) -> tuple[ir.Expr, ir.Expr]:
         """Lower both operands; a bare name that is not a variable may be a label of the other side."""
-        def is_label_candidate(x):
+        def is_label_candidate(x: n.Expr) -> bool:
             return isinstance(x, n.Name) and x.id not in self.variables
 
         if is_label_candidate(e.left) and not is_label_candidate(e.right):
@@ -144,7 +144,7 @@ class ExprLowerer:
             right = self.lower(e.right, left.type)
         return left, right
 
-    def _BinOp(self, e: n.BinOp, expected):
+    def _BinOp(self, e: n.BinOp, expected: Type | None) -> ir.Expr:
         op = e.op
         if op in ("and", "or"):
             left, right = self.lower(e.left, T.BOOL), self.lower(e.right, T.BOOL)
@@ -168,10 +168,10 @@ class ExprLowerer:
                 return self._mismatch(e, lt, rt, f"`{op}` compares numbers, not {T.show(lt)} and {T.show(rt)}")
             return ir.BinOp(T.BOOL, op=op, left=left, right=right, span=e.span)
         if op == "++":
-            for side, node in ((lt, e.left), (rt, e.right)):
-                if not T.is_scalar(side):
-                    return self._error("SKM109", f"`++` joins scalars into a string, not {T.show(side)}",
-                                       node, label=T.show(side))
+            for side_t, node in ((lt, e.left), (rt, e.right)):
+                if not T.is_scalar(side_t):
+                    return self._error("SKM109", f"`++` joins scalars into a string, not {T.show(side_t)}",
+                                       node, label=T.show(side_t))
             return ir.BinOp(T.STR, op=op, left=left, right=right, span=e.span)
         if op in _ARITH:
             if not (T.is_numeric(lt) and T.is_numeric(rt)):
@@ -181,10 +181,10 @@ class ExprLowerer:
             return ir.BinOp(result, op=op, left=left, right=right, span=e.span)
         raise AssertionError(op)
 
-    def _mismatch(self, e, lt, rt, message, hint=None):
+    def _mismatch(self, e: n.BinOp, lt: Type, rt: Type, message: str, hint: str | None = None) -> ir.Expr:
         return self._error("SKM109", message, e, label=f"{T.show(lt)} {e.op} {T.show(rt)}", hint=hint)
 
-    def _member(self, e: n.BinOp):
+    def _member(self, e: n.BinOp) -> ir.Expr:
         if isinstance(e.right, n.SetLit):
             left = self.lower(e.left)
             items = tuple(self.lower(i, left.type) for i in e.right.items)
@@ -207,7 +207,7 @@ class ExprLowerer:
 
     # ------------------------------------------------------------ postfix and calls
 
-    def _Field(self, e: n.Field, expected):
+    def _Field(self, e: n.Field, expected: Type | None) -> ir.Expr:
         dotted = self._dotted(e)
         if dotted is not None and dotted in self.variables:
             return ir.Var(self.variables[dotted], name=dotted, span=e.span)
@@ -225,7 +225,7 @@ class ExprLowerer:
             ft = T.OptionalT(ft)
         return ir.GetField(ft, obj=obj, field=e.name, span=e.span)
 
-    def _Index(self, e: n.Index, expected):
+    def _Index(self, e: n.Index, expected: Type | None) -> ir.Expr:
         obj = self.lower(e.obj)
         key = self.lower(e.key)
         if self._bad(obj.type, key.type):
@@ -241,7 +241,7 @@ class ExprLowerer:
             return ir.GetIndex(base.value, obj=obj, key=key, span=e.span)
         return self._error("SKM109", f"{T.show(base)} cannot be indexed", e.obj, label=T.show(base))
 
-    def _CallExpr(self, e: n.CallExpr, expected):
+    def _CallExpr(self, e: n.CallExpr, expected: Type | None) -> ir.Expr:
         if e.func not in FUNCTIONS:
             return self._error("SKM130", f"unknown function `{e.func}`", e, label="not a built-in",
                                hint=did_you_mean(e.func, FUNCTIONS) or "built-ins: " + ", ".join(FUNCTIONS))

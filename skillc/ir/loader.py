@@ -9,7 +9,9 @@ nearest folder above the entry file holding `skillc.toml`, `pyproject.toml` or
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import attrs
 
@@ -46,7 +48,7 @@ class LoadResult(HasDiagnostics):
     fragments: dict[str, FragmentDef] = attrs.Factory(dict)
 
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[Any]:
         yield self.machine
         yield self.diagnostics
 

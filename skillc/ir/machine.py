@@ -11,6 +11,7 @@ entry state.
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import Any, Final, Literal, TypeAlias, get_args
 
 import attrs
 
@@ -20,7 +21,14 @@ from skillc.ir.types import Type
 
 _span = attrs.field(default=None, eq=False, repr=False, kw_only=True)
 
-OUTCOMES = ("success", "partial", "failed")
+#: A terminal's outcome category.
+Outcome: TypeAlias = Literal["success", "partial", "failed"]
+#: The states that do work (an operation), and every kind of state.
+OperationKind: TypeAlias = Literal["model", "judge", "tool"]
+StateKind: TypeAlias = Literal[OperationKind, "terminal", "fallback"]
+VariableKind: TypeAlias = Literal["input", "var", "counter", "param"]  # param: a fragment parameter
+
+OUTCOMES: Final[tuple[Outcome, ...]] = get_args(Outcome)
 FALLBACK = "fallback"
 
 
@@ -30,7 +38,7 @@ class Variable:
 
     name: str
     type: Type
-    kind: str
+    kind: VariableKind
     max: int | None = None
     init: Expr | None = None
     span: Span | None = _span
@@ -115,7 +123,7 @@ class State:
     """A state. `kind` is model, judge, tool, terminal or fallback."""
 
     name: str
-    kind: str
+    kind: StateKind
     reads: tuple[str, ...] = ()
     writes: tuple[str, ...] = ()
     prompt: str | None = None
@@ -123,7 +131,7 @@ class State:
     call: ToolCall | None = None
     bindings: tuple[tuple[str, str], ...] = ()
     edges: tuple[Edge, ...] = ()
-    outcome: str | None = None
+    outcome: Outcome | None = None
     requires: tuple[str, ...] = ()
     provenance: Provenance | None = None
     instance: str | None = None
@@ -165,7 +173,7 @@ class Rule:
     provenance: Provenance | None = None
     fragment: str | None = None
     instance: str | None = None
-    outcome: str | None = None  # `ends OP in OUTCOME`: the outcome every run through OP ends with
+    outcome: Outcome | None = None  # `ends OP in OUTCOME`: the outcome every run through OP ends with
     span: Span | None = _span
 
     @property
@@ -203,7 +211,7 @@ class Machine:
         for s in self.states.values():
             yield from s.edges
 
-    def summary(self) -> dict:
+    def summary(self) -> dict[str, Any]:
         """Counts users ask about first."""
         kinds: dict[str, int] = {}
         for s in self.states.values():

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from skillc.ir import expr as ir
 from skillc.syntax import nodes as n
 from skillc.syntax.printer import expr as print_expr
@@ -10,46 +12,46 @@ from skillc.syntax.printer import expr as print_expr
 def to_ast(e: ir.Expr) -> n.Expr:
     """The AST an IR expression could have been parsed from."""
     if isinstance(e, ir.Var):
-        return n.Name(e.name)
+        return n.Name(id=e.name)
     if isinstance(e, ir.Label):
-        return n.Name(e.value)
+        return n.Name(id=e.value)
     if isinstance(e, ir.Const):
         return _const(e.value)
     if isinstance(e, ir.BinOp):
-        return n.BinOp(e.op, to_ast(e.left), to_ast(e.right))
+        return n.BinOp(op=e.op, left=to_ast(e.left), right=to_ast(e.right))
     if isinstance(e, ir.Not):
-        return n.Not(to_ast(e.operand))
+        return n.Not(operand=to_ast(e.operand))
     if isinstance(e, ir.Neg):
-        return n.Neg(to_ast(e.operand))
+        return n.Neg(operand=to_ast(e.operand))
     if isinstance(e, ir.GetField):
-        return n.Field(to_ast(e.obj), e.field)
+        return n.Field(obj=to_ast(e.obj), name=e.field)
     if isinstance(e, ir.GetIndex):
-        return n.Index(to_ast(e.obj), to_ast(e.key))
+        return n.Index(obj=to_ast(e.obj), key=to_ast(e.key))
     if isinstance(e, ir.Call):
-        return n.CallExpr(e.func, tuple(to_ast(a) for a in e.args))
+        return n.CallExpr(func=e.func, args=tuple(to_ast(a) for a in e.args))
     if isinstance(e, ir.ListExpr):
-        return n.ListLit(tuple(to_ast(i) for i in e.items))
+        return n.ListLit(items=tuple(to_ast(i) for i in e.items))
     if isinstance(e, ir.InSet):
-        return n.BinOp("in", to_ast(e.operand), n.SetLit(tuple(to_ast(i) for i in e.items)))
+        return n.BinOp(op="in", left=to_ast(e.operand), right=n.SetLit(items=tuple(to_ast(i) for i in e.items)))
     raise TypeError(f"cannot show {type(e).__name__}")
 
 
-def _const(v) -> n.Expr:
+def _const(v: Any) -> n.Expr:
     if v is None:
         return n.NoneLit()
     if isinstance(v, bool):
-        return n.BoolLit(v)
+        return n.BoolLit(value=v)
     if isinstance(v, (int, float)) and v < 0:
-        return n.Neg(_const(-v))
+        return n.Neg(operand=_const(-v))
     if isinstance(v, int):
-        return n.IntLit(v)
+        return n.IntLit(value=v)
     if isinstance(v, float):
-        return n.FloatLit(v)
+        return n.FloatLit(value=v)
     if isinstance(v, str):
-        return n.StrLit(v)
+        return n.StrLit(value=v)
     if isinstance(v, list):
-        return n.ListLit(tuple(_const(x) for x in v))
-    return n.SetLit(())  # the empty map, the only map constant
+        return n.ListLit(items=tuple(_const(x) for x in v))
+    return n.SetLit(items=())  # the empty map, the only map constant
 
 
 def show_expr(e: ir.Expr) -> str:

@@ -7,6 +7,8 @@ except records and named enums, whose names are part of their identity.
 
 from __future__ import annotations
 
+from typing import Any
+
 import attrs
 
 
@@ -192,7 +194,7 @@ def strip_optional(t: Type) -> Type:
     return t.inner if isinstance(t, OptionalT) else t
 
 
-def json_schema(t: Type) -> dict:
+def json_schema(t: Type) -> dict[str, Any]:
     """The JSON Schema of a type (used for output contracts and exports)."""
     if isinstance(t, StrT):
         return {"type": "string"}

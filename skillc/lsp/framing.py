@@ -141,18 +141,18 @@ class Framer:
         self.handle(data)
 
 
-async def serve(server, stdin_fd: int, stop) -> None:
+async def serve(server: Any, stdin_fd: int, stop: threading.Event | asyncio.Event) -> None:
     """The message loop of `skillc lsp` over a file descriptor, with pygls's protocol doing the rest."""
     from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
 
     protocol = server.protocol
     loop = asyncio.get_running_loop()
 
-    def reply_error(msg_id, code: int, message: str) -> None:
+    def reply_error(msg_id: Any, code: int, message: str) -> None:
         logger.warning("LSP input: %s", message)
         protocol._send_data({"jsonrpc": "2.0", "id": msg_id, "error": {"code": code, "message": message}})
 
-    def handle(data: dict) -> None:
+    def handle(data: dict[str, Any]) -> None:
         try:
             message = protocol.structure_message(data)
         except JsonRpcException as exc:

@@ -8,7 +8,7 @@ errors. Positions are 0-based (line, UTF-16 column) as LSP wants them.
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import Any, Literal
 
 import attrs
 
@@ -40,10 +40,16 @@ def lsp_position(text_lines: list[str], offset_line: int, offset_col: int) -> tu
     return offset_line - 1, utf16_col(line, offset_col - 1)
 
 
+# What a name of a document defines (`rule` only names a document symbol, never a definition).
+SymbolKind = Literal["state", "terminal", "variable", "tool", "fragment", "type", "instance", "rule"]
+
+
 @attrs.define
 class Definition:
+    """One definition of a name: what it is, where it is written and where its name is."""
+
     name: str
-    kind: str  # state, terminal, variable, tool, fragment, type, instance
+    kind: SymbolKind
     span: Span
     name_span: Span
     node: Any = None
@@ -57,7 +63,7 @@ class Index:
     definitions: dict[str, list[Definition]] = attrs.Factory(dict)
     occurrences: list[tuple[int, int, str]] = attrs.Factory(list)  # (start, end, word)
 
-    def define(self, name: str, kind: str, node: n.Node) -> None:
+    def define(self, name: str, kind: SymbolKind, node: n.Node) -> None:
         span = node.span
         if span is None:
             return

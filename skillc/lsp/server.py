@@ -14,8 +14,9 @@ import concurrent.futures
 import re
 import sys
 import threading
-import time
 from pathlib import Path
+from typing import TYPE_CHECKING
+
 import attrs
 from lsprotocol import types as lsp
 from pygls import uris
@@ -23,16 +24,21 @@ from pygls.lsp.server import LanguageServer
 
 from skillc import api
 from skillc.diagnostics import Diagnostic, Severity, SourceFile, Span
+from skillc.diagnostics.render import flat_text
 from skillc.ir.loader import ImportCache
+from skillc.ir import machine as M
 from skillc.ir import types as T
-from skillc.lsp.index import Definition, Index, build_index, chars_col, utf16_col
+from skillc.lsp.index import Definition, Index, SymbolKind, build_index, chars_col, utf16_col
 from skillc.syntax import nodes as n
 from skillc.syntax.printer import print_module
 from skillc.version import __version__
 
+if TYPE_CHECKING:
+    from skillc.ir.instantiate import FragmentDef
+
 SEVERITY = {Severity.ERROR: lsp.DiagnosticSeverity.Error, Severity.WARNING: lsp.DiagnosticSeverity.Warning,
             Severity.NOTE: lsp.DiagnosticSeverity.Information}
-SYMBOL_KIND = {"state": lsp.SymbolKind.Function, "terminal": lsp.SymbolKind.Event,
+SYMBOL_KIND: dict[SymbolKind, lsp.SymbolKind] = {"state": lsp.SymbolKind.Function, "terminal": lsp.SymbolKind.Event,
                "variable": lsp.SymbolKind.Variable, "tool": lsp.SymbolKind.Interface,
                "type": lsp.SymbolKind.Struct, "fragment": lsp.SymbolKind.Module, "instance": lsp.SymbolKind.Object,
                "rule": lsp.SymbolKind.Property}
@@ -92,7 +98,7 @@ class Scheduler:
     """
 
     def __init__(self) -> None:
-        self.pending: dict[str, asyncio.Task] = {}
+        self.pending: dict[str, asyncio.Task[None]] = {}
         self.running: set[str] = set()
         self.checked: dict[str, tuple[int | None, str]] = {}  # uri -> (version, text) last published
         self.published = 0
@@ -101,7 +107,7 @@ class Scheduler:
         """A document changed: check it now, or after DEBOUNCE_S when a check is already under way."""
         task = self.pending.pop(uri, None)
         waiting = task is not None and not task.done()
-        if waiting:
+        if task is not None and waiting:
             task.cancel()  # it had not started: the newer text replaces it
         busy = waiting or uri in self.running
         delay = DEBOUNCE_S if busy and not immediate else 0.0
@@ -166,7 +172,7 @@ def prompt_edit(old: str, new: str) -> tuple[int, int, int] | None:
         tail += 1
     end_old, end_new = len(old) - tail, len(new) - tail
 
-    def literal(text: str, end: int):
+    def literal(text: str, end: int) -> int | None:
         line_start = text.rfind("\n", 0, start) + 1
         line_end = text.find("\n", start)
         line_end = len(text) if line_end < 0 else line_end
@@ -185,14 +191,14 @@ def shift_result(result: api.CheckResult, path: str, text: str, start: int, end:
     """The findings of `result` moved to `text` (an edit of `old[start:end]` that changed the length by `delta`)."""
     source = SourceFile(path, text)
 
-    def move(span: Span | None) -> Span | None:
-        if span is None or span.path != path:
+    def move(span: Span) -> Span:
+        if span.path != path:
             return span
         return Span(source, span.start + delta if span.start >= end else span.start,
                     span.end + delta if span.end >= end else span.end)
 
-    moved = [attrs.evolve(d, span=move(d.span), secondary=tuple(attrs.evolve(x, span=move(x.span))
-                                                                 for x in d.secondary))
+    moved = [attrs.evolve(d, span=move(d.span) if d.span is not None else None,
+                          secondary=tuple(attrs.evolve(x, span=move(x.span)) for x in d.secondary))
              for d in result.diagnostics]
     return attrs.evolve(result, diagnostics=moved)
 
@@ -217,7 +223,7 @@ def _store(uri: str, text: str, result: api.CheckResult, imports: ImportCache) -
 
 def _published(result: api.CheckResult, path: str) -> list[lsp.Diagnostic]:
     """The diagnostics shown for a document: those located in it, notes left out (as `skillc check`)."""
-    return [_to_lsp(d) for d in result.diagnostics
+    return [_to_lsp(d, d.span) for d in result.diagnostics
             if d.span is not None and d.span.path == path and d.severity is not Severity.NOTE]
 
 
@@ -231,12 +237,13 @@ def analyse(ls: LanguageServer, uri: str) -> None:
         uri=uri, diagnostics=_published(result, _path(uri)), version=doc.version))
 
 
-def _to_lsp(d: Diagnostic) -> lsp.Diagnostic:
-    message = d.message + (f"\nhelp: {d.hint}" if d.hint else "") + "".join(f"\nwitness: {w}" for w in d.witness)
+def _to_lsp(d: Diagnostic, span: Span) -> lsp.Diagnostic:
+    """A finding located at `span` (its own span, which the caller has checked is there) as an LSP diagnostic."""
+    message = flat_text(d)
     related = [lsp.DiagnosticRelatedInformation(lsp.Location(_uri(s.span.path) if Path(s.span.path).exists()
                                                              else s.span.path, _range(s.span)), s.message or "here")
                for s in d.secondary]
-    return lsp.Diagnostic(range=_range(d.span), message=message, severity=SEVERITY[d.severity], code=d.code,
+    return lsp.Diagnostic(range=_range(span), message=message, severity=SEVERITY[d.severity], code=d.code,
                           source="skillc", related_information=related or None)
 
 
@@ -260,10 +267,10 @@ def document_symbol(ls: LanguageServer, params: lsp.DocumentSymbolParams) -> lis
     module = STATE.modules.get(params.text_document.uri)
     if module is None:
         return []
-    out = []
+    out: list[lsp.DocumentSymbol] = []
     for item in module.items:
-        if isinstance(item, (n.Machine, n.Fragment)):
-            children = []
+        if isinstance(item, (n.Machine, n.Fragment)) and item.span is not None:
+            children: list[lsp.DocumentSymbol] = []
             for decl in item.items:
                 kind, name = _symbol(decl)
                 if kind is None or decl.span is None:
@@ -271,8 +278,8 @@ def document_symbol(ls: LanguageServer, params: lsp.DocumentSymbolParams) -> lis
                 children.append(lsp.DocumentSymbol(name=name, kind=SYMBOL_KIND[kind], range=_range(decl.span),
                                                    selection_range=_range(decl.span.narrow(name, False)),
                                                    detail=_detail(decl)))
-            kind = lsp.SymbolKind.Class if isinstance(item, n.Machine) else lsp.SymbolKind.Module
-            out.append(lsp.DocumentSymbol(name=item.name, kind=kind, range=_range(item.span),
+            outer = lsp.SymbolKind.Class if isinstance(item, n.Machine) else lsp.SymbolKind.Module
+            out.append(lsp.DocumentSymbol(name=item.name, kind=outer, range=_range(item.span),
                                           selection_range=_range(item.span.narrow(item.name, False)),
                                           children=children))
         elif isinstance(item, (n.RecordDecl, n.EnumDecl)) and item.span is not None:
@@ -281,7 +288,7 @@ def document_symbol(ls: LanguageServer, params: lsp.DocumentSymbolParams) -> lis
     return out
 
 
-def _symbol(decl) -> tuple[str | None, str]:
+def _symbol(decl: n.Stmt) -> tuple[SymbolKind | None, str]:
     if isinstance(decl, n.State):
         return "state", decl.name
     if isinstance(decl, n.Terminal):
@@ -301,7 +308,7 @@ def _symbol(decl) -> tuple[str | None, str]:
     return None, ""
 
 
-def _detail(decl) -> str:
+def _detail(decl: n.Stmt) -> str:
     if isinstance(decl, n.State):
         return decl.kind
     if isinstance(decl, n.Terminal):
@@ -343,7 +350,7 @@ def definition(ls: LanguageServer, params: lsp.DefinitionParams) -> list[lsp.Loc
     return []
 
 
-def _imported(uri: str) -> dict:
+def _imported(uri: str) -> dict[str, FragmentDef]:
     """Fragments of the files the last check of this document imported, by name."""
     cache = STATE.imports.get(uri)
     if cache is None:
@@ -393,7 +400,7 @@ def hover(ls: LanguageServer, params: lsp.HoverParams) -> lsp.Hover | None:
     return lsp.Hover(contents=lsp.MarkupContent(kind=lsp.MarkupKind.Markdown, value=text))
 
 
-def _hover_state(machine, st) -> str:
+def _hover_state(machine: M.Machine, st: M.State) -> str:
     lines = [f"**{st.kind}** `{st.name}`"]
     if st.is_terminal:
         lines.append(f"outcome: {st.outcome}" + (f"; requires {', '.join(st.requires)}" if st.requires else ""))
@@ -413,7 +420,7 @@ def _hover_state(machine, st) -> str:
     return "\n\n".join(lines)
 
 
-def _source_clause(machine, where) -> str | None:
+def _source_clause(machine: M.Machine, where: M.Provenance) -> str | None:
     if not machine.path:
         return None
     try:
@@ -447,7 +454,7 @@ def completion(ls: LanguageServer, params: lsp.CompletionParams) -> lsp.Completi
     index = STATE.indexes.get(params.text_document.uri)
     defs = index.definitions if index is not None else {}
 
-    def names(kinds) -> list[str]:
+    def names(kinds: set[str]) -> list[str]:
         return sorted(name for name, ds in defs.items() if any(d.kind in kinds for d in ds))
 
     items: list[tuple[str, lsp.CompletionItemKind]] = []

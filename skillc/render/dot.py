@@ -18,7 +18,7 @@ def _q(text: str) -> str:
     return '"' + text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n") + '"'
 
 
-def _attrs(**kv) -> str:
+def _attrs(**kv: object) -> str:
     return "[" + ", ".join(f"{k}={_q(str(v)) if not str(v).startswith('<') else v}" for k, v in kv.items()) + "]"
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import attrs
 
 from skillc.ir.machine import Machine
-from skillc.runtime.trace import read_trace
+from skillc.runtime.record import load_run
 
 
 @attrs.frozen
@@ -23,19 +23,19 @@ class Overlay:
 
 def overlay_from_trace(m: Machine, path: str | Path) -> Overlay:
     """Read a machine-mode trace into an overlay (edges are matched by source and index)."""
-    _, steps, footer = read_trace(path)
-    visits: Counter = Counter()
-    edges: Counter = Counter()
+    run = load_run(path)
+    visits: Counter[str] = Counter()
+    edges: Counter[tuple[str, int]] = Counter()
     taken: list[tuple[str, int]] = []
-    for s in steps:
-        if s["state"] not in m.states:
+    for s in run.steps:
+        if s.state not in m.states:
             continue
-        visits[s["state"]] += 1
-        if isinstance(s.get("edge"), int):
-            edges[(s["state"], s["edge"])] += 1
-            taken.append((s["state"], s["edge"]))
-    terminal = (footer or {}).get("skillc.terminal")
-    if terminal in m.states:
+        visits[s.state] += 1
+        if s.edge is not None:
+            edges[(s.state, s.edge)] += 1
+            taken.append((s.state, s.edge))
+    terminal = run.footer.terminal if run.footer is not None else None
+    if terminal is not None and terminal in m.states:
         visits[terminal] += 1
     # The path to the terminal: the edges taken after the last visit of each state, walked back from the end.
     final: list[tuple[str, int]] = []

@@ -6,7 +6,7 @@
   as prose (states, their instructions and where each leads), so the model is
   told the control flow instead of being driven by it.
 
-Both write traces in the same format as machine mode (`skillc.mode` says
+Both write traces in the same format as machine mode (the header's `mode` says
 which), so `skillc score` compares them on the same terms.
 """
 
@@ -15,19 +15,20 @@ from __future__ import annotations
 import json
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from skillc.diagnostics.files import scrub
 from skillc.ir import types as T
 from skillc.ir.machine import Machine
 from skillc.ir.printexpr import show_expr
-from skillc.runtime.executors.base import Executor, ExecutorError
-from skillc.runtime.interpreter import RunOptions, RunResult, _json_answer, parse_inputs
+from skillc.runtime.executors.base import Executor, ExecutorError, count
+from skillc.runtime.interpreter import RunOptions, RunResult, json_answer, parse_inputs
 from skillc.runtime.prompts import Request
-from skillc.runtime.tools import ToolBox, ToolError
+from skillc.runtime.record import EndReason, Footer, Outcome, Step, StepError, ToolCall, new_header
+from skillc.runtime.tools import ToolError
+from skillc.runtime.toolsource import ToolSource
 from skillc.runtime.trace import TraceWriter, secrets_from_env
 from skillc.runtime.values import check_value
-from skillc.version import __version__
 
 PROTOCOL = (
     "You work through the procedure above by calling tools. At every turn reply with one JSON object: "
@@ -72,8 +73,8 @@ def _schema(m: Machine) -> dict:
     }
 
 
-def run_baseline(m: Machine, mode: str, executor: Executor, tools: ToolBox, options: RunOptions,
-                 inputs: dict[str, Any], skill_text: str | None) -> RunResult:
+def run_baseline(m: Machine, mode: Literal["native", "prompt-only"], executor: Executor, tools: ToolSource,
+                 options: RunOptions, inputs: dict[str, Any], skill_text: str | None) -> RunResult:
     """Run the native or prompt-only baseline; returns the same RunResult as machine mode."""
     if mode == "native":
         if not skill_text:
@@ -88,63 +89,71 @@ def run_baseline(m: Machine, mode: str, executor: Executor, tools: ToolBox, opti
     messages: list[dict] = [{"role": "system", "content": system},
                             {"role": "user", "content": "Inputs:\n" + json.dumps(values, ensure_ascii=False, indent=2)}]
     writer = TraceWriter(options.trace, options.secrets or secrets_from_env())
-    writer.write({"type": "header", "skillc.version": __version__, "skillc.machine": m.name, "skillc.mode": mode,
-                  "skillc.executor": options.executor_spec, "inputs": values,
-                  "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())})
+    writer.write_record(new_header(m.name, mode, options.executor_spec, values))
     schema = _schema(m)
-    outcome, evidence, error, step = "failed", {}, None, 0
+    outcome: Outcome = "failed"
+    evidence: dict[str, Any] = {}
+    failure: StepError | None = None
+    step = 0
     totals = [0, 0]
+    latency = 0.0
     try:
         while step < options.max_steps:
-            record: dict[str, Any] = {"type": "step", "step": step, "state": mode, "kind": "turn",
-                                      "gen_ai.operation.name": "chat", "skillc.prompt_chars":
-                                      sum(len(x["content"]) for x in messages)}
+            fields: dict[str, Any] = {"index": step, "state": mode, "kind": "turn", "operation": "chat",
+                                      "prompt_chars": sum(len(x["content"]) for x in messages)}
             started = time.perf_counter()
             try:
                 response = executor.complete(Request(mode, "model", tuple(messages), schema))
             except ExecutorError as exc:
-                error = f"executor: {exc}"
+                failure = StepError(exc.kind, f"executor: {exc}")
                 break
             if not isinstance(response.text, str):
-                error = f"executor: the reply's content is {type(response.text).__name__}, not text"
+                failure = StepError("executor", f"executor: the reply's content is {type(response.text).__name__}, "
+                                                "not text")
                 break
-            record.update({"gen_ai.request.model": response.model, "gen_ai.usage.input_tokens": response.input_tokens,
-                           "gen_ai.usage.output_tokens": response.output_tokens, "skillc.raw_output": response.text})
-            totals[0] += response.input_tokens or 0
-            totals[1] += response.output_tokens or 0
+            fields.update(model=response.model if isinstance(response.model, str) else None,
+                          input_tokens=count(response.input_tokens), output_tokens=count(response.output_tokens),
+                          raw_output=response.text)
+            totals[0] += count(response.input_tokens) or 0
+            totals[1] += count(response.output_tokens) or 0
             messages.append({"role": "assistant", "content": response.text})
             try:
-                action = _json_answer(response.text)
+                action = json_answer(response.text)
                 name = action["action"]
             except (ValueError, KeyError, TypeError):
                 observation = {"error": "reply with one JSON object as described"}
             else:
                 if name == "finish":
-                    outcome = action.get("outcome") if action.get("outcome") in ("success", "partial", "failed") \
-                        else "failed"
+                    declared = action.get("outcome")
+                    outcome = declared if declared in ("success", "partial", "failed") else "failed"
                     evidence = action.get("evidence") if isinstance(action.get("evidence"), dict) else {}
-                    record["output"] = action
-                    record["skillc.latency_ms"] = round((time.perf_counter() - started) * 1000, 3)
-                    writer.write(record)
+                    fields["output"] = action
+                    fields["latency_ms"] = round((time.perf_counter() - started) * 1000, 3)
+                    latency += fields["latency_ms"]
+                    writer.write_record(Step(**fields))
                     step += 1
                     break
-                observation = _call(m, tools, name, action.get("args"), record)
-            record["tool_result"] = observation
-            record["skillc.latency_ms"] = round((time.perf_counter() - started) * 1000, 3)
-            writer.write(record)
+                observation = _call(m, tools, name, action.get("args"), fields)
+            fields["tool_result"] = observation
+            fields["latency_ms"] = round((time.perf_counter() - started) * 1000, 3)
+            latency += fields["latency_ms"]
+            writer.write_record(Step(**fields))
             messages.append({"role": "user", "content": "Observation:\n" + json.dumps(observation, ensure_ascii=False)})
             step += 1
         else:
-            error = f"step limit {options.max_steps} reached"
-        writer.write({"type": "footer", "skillc.terminal": mode, "skillc.outcome": outcome, "skillc.evidence": evidence,
-                      "skillc.steps": step, "skillc.error": error, "gen_ai.usage.input_tokens": totals[0],
-                      "gen_ai.usage.output_tokens": totals[1]})
+            failure = StepError("step_limit", f"step limit {options.max_steps} reached")
+        error = failure.message if failure is not None else None
+        reason = None if failure is None else EndReason.of(failure, step, mode)
+        writer.write_record(Footer(terminal=mode, outcome=outcome, evidence=evidence, steps=step, error=error,
+                                   reason=reason,
+                                   input_tokens=totals[0], output_tokens=totals[1], latency_ms=round(latency, 3)))
     finally:
         writer.close()
-    return RunResult(None, outcome, mode, evidence, step, str(writer.path) if writer.path else None, error, ())
+    return RunResult(None, outcome, mode, evidence, step, str(writer.path) if writer.path else None, error, (),
+                     reason=reason)
 
 
-def _call(m: Machine, tools: ToolBox, name: str, args: Any, record: dict) -> dict:
+def _call(m: Machine, tools: ToolSource, name: str, args: Any, fields: dict[str, Any]) -> dict:
     tool = m.tools.get(name)
     if tool is None:
         return {"error": f"no tool `{name}`"}
@@ -154,9 +163,9 @@ def _call(m: Machine, tools: ToolBox, name: str, args: Any, record: dict) -> dic
     problems += [e for k, t in tool.params for e in check_value(args.get(k), t, f"argument `{k}`")]
     if problems:
         return {"error": "; ".join(problems)}
-    record["tool_call"] = {"tool": name, "args": args}
+    fields["tool_call"] = ToolCall(name, args)
     try:
-        return scrub(tools.call(tool, args))
+        return scrub(tools.result(fields["state"], tool, args))  # the baseline's one "state" is its mode
     except ToolError as exc:
         return {"error": str(exc)}
 

@@ -8,6 +8,10 @@ a bounded number of times; a failed tool call, an executor that cannot answer
 or an output that stays invalid goes to the fallback. State is replaced only
 when a step's writes are all valid, and each step is committed to the journal
 before the next begins.
+
+Each step is recorded as a typed `record.Step` (and the run's ends as a
+`RunHeader` and a `Footer`); an `on_step` callback sees every step after it
+is committed, with the variables as the next step begins.
 """
 
 from __future__ import annotations
@@ -17,6 +21,7 @@ import json
 import os
 import re
 import time
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -26,14 +31,18 @@ from skillc.diagnostics.files import JSONProblem, loads, scrub
 from skillc.ir import types as T
 from skillc.ir.evaluate import EvalError, evaluate
 from skillc.ir.machine import FALLBACK, Machine, State
-from skillc.runtime.executors.base import Executor, ExecutorError, count
+from skillc.runtime.executors.base import DeadlineError, Executor, ExecutorError, count
 from skillc.runtime.journal import Journal, JournalError, Lease
 from skillc.runtime.prompts import Prompts
-from skillc.runtime.tools import ToolBox, ToolError
-from skillc.runtime.trace import (REDACTED, Redactor, TraceError, TraceWriteError, TraceWriter, named_secrets,
-                                  read_trace)
+from skillc.runtime.record import (EndReason, Footer, Outcome, RunHeader, Step, StepError, ToolCall, load_run,
+                                   new_header)
+from skillc.runtime.tools import ToolError
+from skillc.runtime.toolsource import ToolSource, tools_for
+from skillc.runtime.trace import REDACTED, Redactor, TraceError, TraceWriteError, TraceWriter, named_secrets
 from skillc.runtime.values import apply_outputs, check_value, coerce
-from skillc.version import __version__
+
+#: Called with each committed step and the variables as the next step begins.
+OnStep = Callable[[Step, Mapping[str, Any]], None]
 
 
 class RunError(Exception):
@@ -44,6 +53,10 @@ class RunError(Exception):
 
 class _Failed(Exception):
     """An operation failed for good; the run goes to the fallback."""
+
+    def __init__(self, error: StepError) -> None:
+        super().__init__(error.message)
+        self.error = error
 
 
 @attrs.define
@@ -65,7 +78,8 @@ class RunOptions:
 
 @attrs.frozen
 class RunResult:
-    """How a run ended."""
+    """How a run ended. `error`: the message of the failure that sent it to the fallback; `reason`: the typed
+    cause of any fallback (an edge that leads there included), as its footer records it."""
 
     run_id: str | None
     outcome: str
@@ -77,6 +91,7 @@ class RunResult:
     visited: tuple[str, ...] = ()
     edges: tuple[tuple[str, int], ...] = ()
     missing_evidence: tuple[str, ...] = ()
+    reason: EndReason | None = None
 
 
 def machine_hash(text: str) -> str:
@@ -119,7 +134,7 @@ def initial_env(machine: Machine, inputs: dict[str, Any]) -> dict[str, Any]:
     return env
 
 
-def _json_answer(text: str) -> Any:
+def json_answer(text: str) -> Any:
     """Parse a model's answer as JSON, tolerating a Markdown code fence around it (depth-limited)."""
     stripped = text.strip()
     fence = re.match(r"^```(?:json)?\s*\n(.*)\n```$", stripped, re.S)
@@ -129,6 +144,9 @@ def _json_answer(text: str) -> Any:
         return scrub(loads(stripped))  # JSON escapes can spell lone surrogates too
     except JSONProblem as exc:
         raise json.JSONDecodeError(str(exc), stripped, 0) from None
+
+
+_json_answer = json_answer  # the name tests and older callers use
 
 
 def _journal_placeholder(name: str) -> str:
@@ -166,20 +184,23 @@ def _as_trace_redaction(value: Any) -> Any:
 
 
 class Interpreter:
-    """Runs one machine with one executor and one toolbox."""
+    """Runs one machine with one executor (model and judge states) and one tool source (tool states).
 
-    def __init__(self, machine: Machine, executor: Executor, tools: ToolBox, options: RunOptions,
-                 source_text: str = "") -> None:
+    `tools`: a ToolBox or any other ToolSource; an executor that brings tool results of its own (a script, a
+    replayed trace) layers them over it. `on_step`: called with each committed step (see `OnStep`).
+    """
+
+    def __init__(self, machine: Machine, executor: Executor, tools: ToolSource, options: RunOptions,
+                 source_text: str = "", *, on_step: OnStep | None = None) -> None:
         self.machine = machine
         self.executor = executor
-        self.tools = tools
+        self.tools = tools_for(executor, tools)
         self.options = options
+        self.on_step = on_step
         self.hash = machine_hash(source_text)
         self.prompts = Prompts(machine)
         self._journal_redactor: Redactor | None = None
-        stood_in = {s.call.tool for s in machine.states.values() if s.call is not None and executor.stands_in(s.name)}
-        needed = {s.call.tool for s in machine.states.values() if s.call is not None and not executor.stands_in(s.name)}
-        missing = sorted(t for t in tools.missing(machine) if t in needed or t not in stood_in)
+        missing = self.tools.missing(machine)
         if missing:
             raise RunError("no implementation for tool" + ("s " if len(missing) > 1 else " ")
                            + ", ".join(f"`{t}`" for t in missing) + " (register it with --tools MODULE.py)")
@@ -197,7 +218,7 @@ class Interpreter:
         lease = journal.lease(run_id) if journal and run_id else None
         try:
             writer = TraceWriter(self.options.trace, self._secrets())
-            writer.write(self._header(run_id, values, resumed_from=None))
+            writer.write_record(self._header(run_id, values, resumed_from=None))
         except BaseException:
             if lease is not None:
                 lease.release()
@@ -236,7 +257,7 @@ class Interpreter:
             self._check_resumed(run_id, env, state)
             writer = TraceWriter(info.trace_path, self._secrets(), append=True)
             self._fill_trace(writer, info.trace_path, journal.steps(run_id))
-            writer.write(self._header(run_id, inputs, resumed_from=step))
+            writer.write_record(self._header(run_id, inputs, resumed_from=step))
         except BaseException:
             lease.release()
             raise
@@ -258,9 +279,9 @@ class Interpreter:
         """Append committed steps that a crash kept out of the trace (committed before written), in order."""
         if not trace_path or writer.path is None:
             return
+        last: int | None
         try:
-            _, recorded, _ = read_trace(trace_path)
-            last = max((s["step"] for s in recorded), default=-1)
+            last = max((s.index for s in load_run(trace_path).steps), default=-1)
         except TraceError:
             last = -1 if not os.path.exists(trace_path) or os.path.getsize(trace_path) == 0 else None
         if last is None:
@@ -271,22 +292,20 @@ class Interpreter:
 
     # ------------------------------------------------------------ the loop
 
-    def _header(self, run_id, inputs, resumed_from) -> dict:
-        header = {"type": "header", "skillc.version": __version__, "skillc.machine": self.machine.name,
-                  "skillc.machine_hash": self.hash, "skillc.run_id": run_id, "skillc.mode": "machine",
-                  "skillc.executor": self.options.executor_spec, "inputs": inputs,
-                  "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
-        if resumed_from is not None:
-            header["skillc.resumed_at_step"] = resumed_from
-        return header
+    def _header(self, run_id: str | None, inputs: dict[str, Any], resumed_from: int | None) -> RunHeader:
+        return new_header(self.machine.name, "machine", self.options.executor_spec, inputs, machine_hash=self.hash,
+                          run_id=run_id, resumed_at_step=resumed_from)
 
     def _loop(self, run_id, env: dict, state: str, step: int, writer: TraceWriter,
               lease: Lease | None = None) -> RunResult:
         visited: list[str] = []
         taken: list[tuple[str, int]] = []
-        error = None
-        tokens = [0, 0]
+        reason: EndReason | None = None
+        tokens_in = tokens_out = 0
+        latency = 0.0
         journal = self.options.journal if run_id is not None else None
+        on_step = self.on_step
+        recorded = writer.active or journal is not None or on_step is not None
         finished = False
         try:
             while True:
@@ -295,26 +314,35 @@ class Interpreter:
                     break
                 visited.append(state)
                 if step >= self.options.max_steps:
-                    error = f"step limit {self.options.max_steps} reached"
+                    reason = EndReason("step_limit", f"step limit {self.options.max_steps} reached", step, state)
                     state = FALLBACK
                     break
-                record, env, state = self._step(st, env, step)
-                if record.get("edge") is not None:
-                    taken.append((st.name, record["edge"]))
-                tokens[0] += record.get("gen_ai.usage.input_tokens") or 0
-                tokens[1] += record.get("gen_ai.usage.output_tokens") or 0
-                if record.get("skillc.errors") and state == FALLBACK:
-                    error = record["skillc.errors"][-1]
-                if journal is not None:
-                    journal.commit_step(run_id, step, st.name, state, self._private(env), self._private(record))
-                writer.write(record)
+                fields, env, state, failure = self._step(st, env, step)
+                edge = fields.get("edge")
+                if edge is not None:
+                    taken.append((st.name, edge))
+                tokens_in += fields.get("input_tokens") or 0
+                tokens_out += fields.get("output_tokens") or 0
+                latency += fields["latency_ms"]
+                if state == FALLBACK:
+                    reason = EndReason.of(failure, step, st.name) if failure is not None else EndReason(
+                        "edge", f"edge {(edge or 0) + 1} of `{st.name}` leads to the fallback", step, st.name, edge)
+                if recorded:  # a run nobody records (no trace, journal or callback) makes no Step: it is the hot loop
+                    record = Step(**fields)
+                    if journal is not None:
+                        journal.commit_step(run_id, step, st.name, state, self._private(env),
+                                            self._private(record.to_json()))
+                    writer.write_record(record)
+                    if on_step is not None:
+                        on_step(record, env)
                 step += 1
             terminal = self.machine.states[state]
             evidence = {r: env.get(r) for r in terminal.requires}
-            outcome = terminal.outcome or "failed"
-            writer.write({"type": "footer", "skillc.terminal": terminal.name, "skillc.outcome": outcome,
-                          "skillc.evidence": evidence, "skillc.steps": step, "skillc.error": error,
-                          "gen_ai.usage.input_tokens": tokens[0], "gen_ai.usage.output_tokens": tokens[1]})
+            outcome: Outcome = terminal.outcome or "failed"
+            error = reason.message if reason is not None and reason.kind != "edge" else None
+            writer.write_record(Footer(terminal=terminal.name, outcome=outcome, evidence=evidence, steps=step,
+                                       error=error, reason=reason, input_tokens=tokens_in, output_tokens=tokens_out,
+                                       latency_ms=round(latency, 3)))
             if journal is not None:
                 journal.finish(run_id, outcome)
             finished = True
@@ -331,103 +359,116 @@ class Interpreter:
                 lease.release(remove=finished)
         missing = tuple(r for r in terminal.requires if r not in env)
         return RunResult(run_id, outcome, terminal.name, evidence, step,
-                         str(writer.path) if writer.path else None, error, tuple(visited), tuple(taken), missing)
+                         str(writer.path) if writer.path else None, error, tuple(visited), tuple(taken), missing,
+                         reason)
 
-    def _step(self, st: State, env: dict, step: int) -> tuple[dict, dict, str]:
-        """Run one state: its operation, then the first edge whose guard holds. Returns (record, env, next)."""
-        record: dict[str, Any] = {"type": "step", "step": step, "state": st.name, "kind": st.kind,
+    def _step(self, st: State, env: dict, step: int) -> tuple[dict[str, Any], dict, str, StepError | None]:
+        """Run one state: its operation, then the first edge whose guard holds.
+
+        Returns the fields of the step's `Step`, the variables after it, the next state, and the failure that sent the
+        run to the fallback (None when it got there by an edge, or went elsewhere).
+        """
+        fields: dict[str, Any] = {"index": step, "state": st.name, "kind": st.kind,
                                   "inputs": {r: env.get(r) for r in st.reads}}
+        errors: list[StepError] = []
+        warnings: list[str] = []
         started = time.perf_counter()
         try:
             if st.kind == "tool":
-                new_env = self._tool(st, env, record)
+                new_env = self._tool(st, env, fields)
             else:
-                new_env = self._ask(st, env, record)
+                new_env = self._ask(st, env, fields, errors)
         except _Failed as exc:
-            record.setdefault("skillc.errors", []).append(str(exc))
-            record["skillc.latency_ms"] = round((time.perf_counter() - started) * 1000, 3)
-            record["edge"] = None
-            record["target"] = FALLBACK
-            return record, env, FALLBACK
-        record["skillc.latency_ms"] = round((time.perf_counter() - started) * 1000, 3)
+            errors.append(exc.error)
+            fields["latency_ms"] = round((time.perf_counter() - started) * 1000, 3)
+            return self._finish(fields, errors, warnings, FALLBACK), env, FALLBACK, exc.error
+        fields["latency_ms"] = round((time.perf_counter() - started) * 1000, 3)
         for e in st.edges:
             try:
                 fires = e.guard is None or bool(evaluate(e.guard, new_env))
             except EvalError as exc:
-                record.setdefault("skillc.warnings", []).append(f"guard of edge {e.index + 1}: {exc}")
+                warnings.append(f"guard of edge {e.index + 1}: {exc}")
                 fires = False
             if not fires:
                 continue
-            record["edge"] = e.index
+            fields["edge"] = e.index
             assigned = {}
             for a in e.assigns:
                 try:
                     value = evaluate(a.value, new_env)
                 except EvalError as exc:
-                    record.setdefault("skillc.errors", []).append(f"assignment to `{a.var}`: {exc}")
-                    record["target"] = FALLBACK
-                    return record, env, FALLBACK
+                    failure = StepError("assignment", f"assignment to `{a.var}`: {exc}")
+                    return self._finish(fields, [*errors, failure], warnings, FALLBACK), env, FALLBACK, failure
                 var = self.machine.variables[a.var]
                 if a.op == "+=":
                     value = new_env[a.var] + value
                 elif a.op == "-=":
                     value = new_env[a.var] - value
                 if var.is_counter and not 0 <= value <= (var.max or 0):
-                    record.setdefault("skillc.errors", []).append(
-                        f"counter `{a.var}` would reach {value}, past its maximum {var.max}")
-                    record["target"] = FALLBACK
-                    return record, env, FALLBACK
+                    failure = StepError("counter", f"counter `{a.var}` would reach {value}, past its maximum {var.max}")
+                    return self._finish(fields, [*errors, failure], warnings, FALLBACK), env, FALLBACK, failure
                 new_env[a.var] = coerce(value, var.type)
                 assigned[a.var] = new_env[a.var]
-            record["assignments"] = assigned
-            record["target"] = e.target
-            return record, new_env, e.target
-        record.setdefault("skillc.errors", []).append("no edge fired")
-        record["target"] = FALLBACK
-        return record, env, FALLBACK
+            fields["assignments"] = assigned
+            return self._finish(fields, errors, warnings, e.target), new_env, e.target, None
+        failure = StepError("no_edge", "no edge fired")
+        return self._finish(fields, [*errors, failure], warnings, FALLBACK), env, FALLBACK, failure
 
-    def _ask(self, st: State, env: dict, record: dict) -> dict:
+    @staticmethod
+    def _finish(fields: dict[str, Any], errors: list[StepError], warnings: list[str], target: str) -> dict[str, Any]:
+        """The step's fields completed with its errors, warnings and next state."""
+        if errors:
+            fields["errors"] = tuple(errors)
+        if warnings:
+            fields["warnings"] = tuple(warnings)
+        fields["target"] = target
+        return fields
+
+    def _ask(self, st: State, env: dict, fields: dict[str, Any], errors: list[StepError]) -> dict:
         request = self.prompts.request(st, env)
-        record["gen_ai.operation.name"] = "chat"
+        fields["operation"] = "chat"
         tokens_in = tokens_out = 0
         deadline = None if self.options.step_deadline_s is None else time.monotonic() + self.options.step_deadline_s
         for attempt in range(self.options.retries + 1):
             try:
                 response = self._complete(request, deadline)
             except ExecutorError as exc:
-                record.setdefault("skillc.errors", []).append(f"executor: {exc}")
-                record["skillc.retries"] = attempt
+                fields["retries"] = attempt
+                if exc.kind == "divergence":  # a replay that left its trace: retrying cannot bring it back
+                    raise _Failed(StepError("divergence", str(exc))) from None
+                errors.append(StepError(exc.kind, f"executor: {exc}"))
                 if attempt == self.options.retries or not self._wait_to_retry(exc, deadline):
-                    raise _Failed(f"the executor failed: {exc}") from None
+                    raise _Failed(StepError(exc.kind, f"the executor failed: {exc}")) from None
                 continue
             tokens_in += count(response.input_tokens) or 0
             tokens_out += count(response.output_tokens) or 0
-            record["gen_ai.request.model"] = response.model if isinstance(response.model, str) else None
-            record["gen_ai.usage.input_tokens"] = tokens_in
-            record["gen_ai.usage.output_tokens"] = tokens_out
-            record["skillc.raw_output"] = response.text
-            record["skillc.retries"] = attempt
+            fields["model"] = response.model if isinstance(response.model, str) else None
+            fields["input_tokens"] = tokens_in
+            fields["output_tokens"] = tokens_out
+            fields["raw_output"] = response.text
+            fields["retries"] = attempt
             try:
-                output = _json_answer(response.text)
+                output = json_answer(response.text)
             except json.JSONDecodeError as exc:
-                errors = [f"the reply is not JSON ({exc.msg})"]
+                problems = [f"the reply is not JSON ({exc.msg})"]
             else:
-                new_env, errors = apply_outputs(self.machine, st, env, output)
-                if not errors:
-                    record["output"] = output  # as answered: records and maps as their merge patches
+                new_env, problems = apply_outputs(self.machine, st, env, output)
+                if not problems:
+                    fields["output"] = output  # as answered: records and maps as their merge patches
                     if st.kind == "judge":
-                        record["label"] = new_env[st.writes[0]]
+                        fields["label"] = new_env[st.writes[0]]
                     return new_env
-            record.setdefault("skillc.errors", []).append("invalid output: " + "; ".join(errors))
-            request = request.retry(response.text, errors)
-        raise _Failed(f"no valid output after {self.options.retries + 1} attempts: {record['skillc.errors'][-1]}")
+            errors.append(StepError("invalid_output", "invalid output: " + "; ".join(problems)))
+            request = request.retry(response.text, problems)
+        raise _Failed(StepError("invalid_output", f"no valid output after {self.options.retries + 1} attempts: "
+                                                  f"{errors[-1].message}"))
 
     def _complete(self, request, deadline: float | None):
         """One request within the step's deadline; a reply that is not text is an executor failure."""
         if deadline is not None:
             remaining = deadline - time.monotonic()
             if remaining <= 0:
-                raise ExecutorError(f"no answer within the step deadline of {self.options.step_deadline_s:g} s")
+                raise DeadlineError(f"no answer within the step deadline of {self.options.step_deadline_s:g} s")
             limit = getattr(self.executor, "limit_time", None)
             if limit is not None:
                 limit(remaining)
@@ -448,33 +489,35 @@ class Interpreter:
         time.sleep(wait)
         return True
 
-    def _tool(self, st: State, env: dict, record: dict) -> dict:
+    def _tool(self, st: State, env: dict, fields: dict[str, Any]) -> dict:
         call = st.call
         assert call is not None
         tool = self.machine.tools[call.tool]
         try:
             args = {name: evaluate(value, env) for name, value in call.args}
         except EvalError as exc:
-            raise _Failed(f"cannot build the arguments of `{tool.name}`: {exc}") from None
-        record["gen_ai.operation.name"] = "execute_tool"
-        record["gen_ai.tool.name"] = tool.name
-        record["tool_call"] = {"tool": tool.name, "args": args}
+            raise _Failed(StepError("arguments", f"cannot build the arguments of `{tool.name}`: {exc}")) from None
+        fields["operation"] = "execute_tool"
+        fields["tool_name"] = tool.name
+        fields["tool_call"] = ToolCall(tool.name, args)
         try:
-            result = self.executor.tool_result(st.name, tool.name, args)
-            if result is None:
-                result = self.tools.call(tool, args)
-        except (ToolError, ExecutorError) as exc:
-            raise _Failed(f"tool `{tool.name}` failed: {exc}") from None
+            result = self.tools.result(st.name, tool, args)
+        except ExecutorError as exc:
+            if exc.kind == "divergence":
+                raise _Failed(StepError("divergence", str(exc))) from None
+            raise _Failed(StepError("tool", f"tool `{tool.name}` failed: {exc}")) from None
+        except ToolError as exc:
+            raise _Failed(StepError("tool", f"tool `{tool.name}` failed: {exc}")) from None
         if not isinstance(result, dict):
-            raise _Failed(f"tool `{tool.name}` returned {type(result).__name__}, not its results")
+            raise _Failed(StepError("tool", f"tool `{tool.name}` returned {type(result).__name__}, not its results"))
         result = scrub(result)
-        errors = [e for name, t in tool.results for e in check_value(result.get(name), t, f"result `{name}`")]
-        if errors:
-            raise _Failed(f"tool `{tool.name}` returned invalid results: " + "; ".join(errors))
-        record["tool_result"] = result
+        problems = [e for name, t in tool.results for e in check_value(result.get(name), t, f"result `{name}`")]
+        if problems:
+            raise _Failed(StepError("tool", f"tool `{tool.name}` returned invalid results: " + "; ".join(problems)))
+        fields["tool_result"] = result
         new_env = dict(env)
         for var, res in st.bindings:
             # An optional result the tool left out is none (check_value accepted its absence above).
             new_env[var] = coerce(result.get(res), self.machine.variables[var].type)
-        record["output"] = {var: new_env[var] for var, _ in st.bindings}
+        fields["output"] = {var: new_env[var] for var, _ in st.bindings}
         return new_env

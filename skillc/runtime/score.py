@@ -17,7 +17,7 @@ from pathlib import Path
 import attrs
 
 from skillc.ir.machine import FALLBACK, Machine, Rule
-from skillc.runtime.trace import read_trace
+from skillc.runtime.record import load_run
 
 
 @attrs.frozen
@@ -32,21 +32,22 @@ class Score:
 
 def score_trace(m: Machine, path: str | Path) -> Score:
     """Score one trace against the machine's rules and terminal evidence."""
-    header, steps, footer = read_trace(path)
-    mode = header.get("skillc.mode", "machine")
-    outcome = (footer or {}).get("skillc.outcome", "unfinished")
+    run = load_run(path)
+    steps, footer = run.steps, run.footer
+    mode = run.header.mode
+    outcome = footer.outcome if footer is not None and footer.outcome is not None else "unfinished"
     events: list[set[str]] = []
     for s in steps:
-        ops = {s["state"]} if mode == "machine" else set()
-        call = s.get("tool_call")
-        if isinstance(call, dict) and isinstance(call.get("tool"), str):
-            ops.add(call["tool"])
+        ops = {s.state} if mode == "machine" else set()
+        if s.tool_call is not None:
+            ops.add(s.tool_call.tool)
         events.append(ops)
-    violations, unverifiable = [], []
-    visited = [s["state"] for s in steps]
-    ended = (footer or {}).get("skillc.terminal")
+    violations: list[str] = []
+    unverifiable: list[str] = []
+    visited = list(run.states)
+    ended = footer.terminal if footer is not None else None
     for rule in m.rules:
-        observed = []
+        observed: list[set[str] | None] = []
         for op, performers in zip(rule.ops, rule.performers):
             if op in m.tools:
                 observed.append({op})
@@ -54,23 +55,24 @@ def score_trace(m: Machine, path: str | Path) -> Score:
                 observed.append(set(performers))
             else:
                 observed.append(None)
-        if any(o is None for o in observed):
+        seen = [o for o in observed if o is not None]
+        if len(seen) < len(observed):
             unverifiable.append(f'"{rule.quote}" (about a state; not observable in {mode} mode)')
             continue
         if rule.instance is None:
-            violations += _violations(rule, observed, events, outcome == "success")
+            violations += _violations(rule, seen, events, outcome == "success")
         elif mode != "machine":
             unverifiable.append(f'"{rule.quote}" (a rule of instance `{rule.instance}`; its passages are '
                                 f'observable only in machine mode)')
         else:  # a fragment's rule holds on every passage through its instance, however the run entered it
             for lo, hi, leaves_to in passages(visited, rule.instance + ".", ended):
                 finished = leaves_to is not None and leaves_to != FALLBACK
-                violations += _violations(rule, observed, events[lo:hi], finished, f" in `{rule.instance}`")
+                violations += _violations(rule, seen, events[lo:hi], finished, f" in `{rule.instance}`")
     if footer is None:
         violations.append("the run did not finish")
     else:
-        evidence = footer.get("skillc.evidence") or {}
-        terminal = m.states.get(footer.get("skillc.terminal", ""))
+        evidence = footer.evidence
+        terminal = m.states.get(footer.terminal or "")
         # A baseline names no terminal: its evidence must satisfy some terminal of the outcome it declared.
         candidates = [terminal] if mode == "machine" and terminal is not None else \
             [t for t in m.terminals() if t.kind == "terminal" and t.outcome == outcome]

@@ -14,7 +14,7 @@ import os
 import signal
 import subprocess
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -195,7 +195,7 @@ class ToolBox:
     timeout_s: float | None = None
 
     @classmethod
-    def default(cls, modules: list[str] = (), timeout_s: float = 60.0, cwd: str | None = None) -> ToolBox:
+    def default(cls, modules: Sequence[str] = (), timeout_s: float = 60.0, cwd: str | None = None) -> ToolBox:
         from skillc.runtime.interaction import AskUser
 
         functions: dict[str, ToolFn] = {"bash": BashTool(timeout_s=timeout_s, cwd=cwd), "ask_user": AskUser()}
@@ -208,6 +208,10 @@ class ToolBox:
         """Tools the machine's states call that have no implementation."""
         called = {s.call.tool for s in machine.states.values() if s.call is not None}
         return sorted(t for t in called if t not in self.functions)
+
+    def result(self, state: str, tool: Tool, args: dict[str, Any]) -> dict[str, Any]:
+        """As a `ToolSource`: the results of a real call (which state calls it does not matter)."""
+        return self.call(tool, args)
 
     def call(self, tool: Tool, args: dict[str, Any]) -> dict[str, Any]:
         """Call a tool; results are filtered to the declared ones (a missing one is a failure)."""

@@ -1,10 +1,8 @@
-"""Run traces as JSON Lines: a header, one record per step, a footer.
+"""Writing run traces as JSON Lines: a header, one record per step, a footer.
 
-Attribute names follow the OpenTelemetry GenAI conventions where they fit
-(`gen_ai.operation.name`, `gen_ai.request.model`, `gen_ai.usage.input_tokens`,
-`gen_ai.usage.output_tokens`); skillc's own use the `skillc.` prefix. Secrets
-(API keys from the environment and any configured values) are redacted from
-everything written, in values and in object keys.
+The records and their on-disk names are `skillc.runtime.record`'s; this module
+writes them safely. Secrets (API keys from the environment and any configured
+values) are redacted from everything written, in values and in object keys.
 
 Every record is written as one complete line: a write that fails (a full disk)
 is cut back to the previous record, a torn last line left by a crash is dropped
@@ -22,7 +20,10 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any, Callable
 
-from skillc.diagnostics.files import FileProblem, JSONProblem, loads, open_input
+from skillc.runtime.record import Record, TraceError, load_run
+
+__all__ = ["REDACTED", "Redactor", "TraceError", "TraceWriteError", "TraceWriter", "dumps_line", "named_secrets",
+           "read_trace", "redact", "secrets_from_env"]
 
 SECRET_ENV = re.compile(r"(KEY|TOKEN|SECRET|PASSWORD)", re.I)
 REDACTED = "[redacted]"
@@ -30,10 +31,6 @@ REDACTED = "[redacted]"
 _NOT_SECRET = {"", "0", "1", "true", "false", "yes", "no", "on", "off", "none", "null"}
 #: Secrets shorter than this are replaced only where they stand as a whole word (not inside other words).
 _WORD_ONLY_BELOW = 8
-
-
-class TraceError(ValueError):
-    """A trace file is missing, unreadable or malformed."""
 
 
 class TraceWriteError(TraceError):
@@ -123,7 +120,18 @@ class TraceWriter:
                 self.close()
                 raise TraceWriteError(f"cannot write the trace {path}: {_why(exc)}") from None
 
+    @property
+    def active(self) -> bool:
+        """True when records go to a file."""
+        return self._fd is not None
+
+    def write_record(self, record: Record) -> None:
+        """Append one typed record (nothing is serialised when there is no file)."""
+        if self._fd is not None:
+            self.write(record.to_json())
+
     def write(self, record: dict) -> None:
+        """Append one record as JSON (the journal's copies of steps are written back this way on resume)."""
         if self._fd is None:
             return
         line = dumps_line(self.redact(record))
@@ -173,35 +181,10 @@ def _drop_torn_line(fd: int) -> None:
 
 
 def read_trace(path: str | Path) -> tuple[dict, list[dict], dict | None]:
-    """Header, steps and footer (None for an unfinished run) of a trace file."""
-    try:
-        data = open_input(path, folder="a folder, not a trace")
-        text = data.decode("utf-8")
-    except FileProblem as exc:
-        raise TraceError(str(exc)) from None
-    except UnicodeDecodeError as exc:
-        raise TraceError(f"cannot read trace {path}: not UTF-8 text (invalid byte at offset {exc.start})") from None
-    lines = text.split("\n")
-    records = []
-    for i, line in enumerate(lines, 1):
-        if not line.strip():
-            continue
-        try:
-            record = loads(line)
-        except JSONProblem as exc:
-            if i == len(lines) and records:
-                break  # a last line torn by a crash: the record was never completed
-            raise TraceError(f"{path}:{i}: {exc}") from None
-        if not isinstance(record, dict) or record.get("type") not in ("header", "step", "footer"):
-            raise TraceError(f"{path}:{i}: not a trace record (expected type header, step or footer)")
-        records.append(record)
-    if not records or records[0]["type"] != "header":
-        raise TraceError(f"{path}: the first record must be the header")
-    headers = [r for r in records if r["type"] == "header"]
-    header = headers[-1]  # a resumed run appends a second header
-    steps = [r for r in records if r["type"] == "step"]
-    footers = [r for r in records if r["type"] == "footer"]
-    for s in steps:
-        if not isinstance(s.get("state"), str) or not isinstance(s.get("step"), int) or isinstance(s["step"], bool):
-            raise TraceError(f"{path}: a step record lacks `state` or `step`")
-    return header, steps, (footers[-1] if footers else None)
+    """Header, steps and footer (None for an unfinished run) of a trace file, as JSON in the current schema.
+
+    Reading goes through `skillc.runtime.record` (so an old trace reads in today's names); code inside skillc
+    uses `record.load_run` and its typed records instead.
+    """
+    run = load_run(path)
+    return run.header.to_json(), [s.to_json() for s in run.steps], run.footer.to_json() if run.footer else None

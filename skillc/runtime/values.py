@@ -96,7 +96,7 @@ def coerce(value: Any, t: T.Type) -> Any:
     if isinstance(base, T.MapT) and isinstance(value, dict):
         return {k: coerce(v, base.value) for k, v in value.items()}
     if isinstance(base, T.RecordT) and isinstance(value, dict):
-        return {k: coerce(v, base.field(k)) if base.field(k) is not None else v for k, v in value.items()}
+        return {k: coerce(v, ft) if (ft := base.field(k)) is not None else v for k, v in value.items()}
     return value
 
 
@@ -228,8 +228,8 @@ def _type_at(t: T.Type, path: list, patch: bool = False) -> T.Type | None:
             t = base.item
         elif isinstance(base, T.MapT) and isinstance(part, str):
             t = T.OptionalT(base.value) if patch else base.value
-        elif isinstance(base, T.RecordT) and isinstance(part, str) and base.field(part) is not None:
-            t = T.OptionalT(base.field(part)) if patch else base.field(part)
+        elif isinstance(base, T.RecordT) and isinstance(part, str) and (ft := base.field(part)) is not None:
+            t = T.OptionalT(ft) if patch else ft
         else:
             return None
         patch = False

@@ -14,97 +14,120 @@ from __future__ import annotations
 
 import bisect
 from collections import defaultdict
+from collections.abc import Iterable
+from typing import Any, TypeVar
 
 import attrs
+import lark
 
-from skillc.diagnostics import SourceFile
+from skillc.diagnostics import SourceFile, Span
 from skillc.syntax import nodes as n
 
+Container = n.Module | n.Machine | n.Fragment | n.State | n.Terminal | n.Fallback | n.RecordDecl
+_N = TypeVar("_N", bound=n.Node)
 
-def attach_comments(module: n.Module, comments, source: SourceFile) -> n.Module:
+
+@attrs.define
+class _Placed:
+    """The comments found for one statement or block while scanning."""
+
+    leading: list[tuple[int, int, str]] = attrs.Factory(list)  # (start, end, text)
+    trailing: str | None = None
+    end: list[str] = attrs.Factory(list)
+    header: str | None = None
+
+
+def _span(node: n.Node) -> Span:
+    """A parsed node's span (the parser gives every node one)."""
+    assert node.span is not None, node
+    return node.span
+
+
+def attach_comments(module: n.Module, comments: Iterable[lark.Token], source: SourceFile) -> n.Module:
     """Return the module with comments and blank-line flags placed on its statements."""
     text = source.text
-    placed: dict[int, dict] = defaultdict(lambda: {"leading": [], "trailing": None, "end": [], "header": None})
+    placed: defaultdict[int, _Placed] = defaultdict(_Placed)
     blocks = _blocks(module)
-    starts = [b.span.start for b in blocks]
+    starts = [_span(b).start for b in blocks]
     for tok in comments:
-        pos = tok.start_pos
+        pos = tok.start_pos or 0
         block = _innermost(blocks, starts, pos)
         items = block.body
-        before = None
-        after = None
+        before: n.Stmt | None = None
+        after: n.Stmt | None = None
         for item in items:
-            if item.span.end <= pos:
+            if _span(item).end <= pos:
                 before = item
             elif after is None:
                 after = item
                 break
         body = str(tok).rstrip()
-        if before is not None and "\n" not in text[before.span.end : pos] and placed[id(before)]["trailing"] is None:
-            placed[id(before)]["trailing"] = body
-        elif (before is None and isinstance(block, n.Block) and placed[id(block)]["header"] is None
-              and "\n" not in text[block.span.start : pos]):
-            placed[id(block)]["header"] = body
+        if before is not None and "\n" not in text[_span(before).end : pos] and placed[id(before)].trailing is None:
+            placed[id(before)].trailing = body
+        elif (before is None and isinstance(block, n.Block) and placed[id(block)].header is None
+              and "\n" not in text[_span(block).start : pos]):
+            placed[id(block)].header = body
         elif after is not None:
-            placed[id(after)]["leading"].append((pos, tok.end_pos, body))
+            placed[id(after)].leading.append((pos, tok.end_pos or pos, body))
         else:
-            placed[id(block)]["end"].append(body)
+            placed[id(block)].end.append(body)
     return _rebuild(module, placed, text)
 
 
-def _blocks(root) -> list:
+def _blocks(root: n.Module) -> list[Container]:
     """All nodes that own a statement body, in source order (outer before inner)."""
-    found = []
+    found: list[Container] = []
 
-    def walk(node):
+    def walk(node: n.Node) -> None:
         if isinstance(node, n.CONTAINERS):
             found.append(node)
             for item in node.body:
                 walk(item)
 
     walk(root)
-    found.sort(key=lambda b: (b.span.start, -b.span.end))
+    found.sort(key=lambda b: (_span(b).start, -_span(b).end))
     return found
 
 
-def _innermost(blocks, starts, pos):
+def _innermost(blocks: list[Container], starts: list[int], pos: int) -> Container:
     """The innermost block whose span contains `pos`: the latest-starting one, since blocks nest."""
     for b in reversed(blocks[: bisect.bisect_right(starts, pos)]):
-        if b.span.start <= pos < b.span.end:
+        if _span(b).start <= pos < _span(b).end:
             return b
     return blocks[0]
 
 
-def _rebuild(node, placed, text, prev_end=None):
+def _rebuild(node: _N, placed: dict[int, _Placed], text: str, prev_end: int | None = None) -> _N:
     """Copy the tree, filling comments and blank_before from `placed`."""
     key = id(node)
     if isinstance(node, n.CONTAINERS):
         items = []
-        cursor = text.find("{", node.span.start) + 1 if isinstance(node, n.Block) else 0
+        cursor = text.find("{", _span(node).start) + 1 if isinstance(node, n.Block) else 0
         for item in node.body:
             items.append(_rebuild(item, placed, text, cursor))
-            cursor = item.span.end
-        changes = {"items": tuple(items)}
+            cursor = _span(item).end
+        changes: dict[str, Any] = {"items": tuple(items)}
         info = placed.get(key)
-        if info and info["end"]:
-            changes["end_comments"] = tuple(info["end"])
-        if info and info["header"]:
-            changes["header"] = info["header"]
+        if info and info.end:
+            changes["end_comments"] = tuple(info.end)
+        if info and info.header:
+            changes["header"] = info.header
         node = attrs.evolve(node, **changes)
         if isinstance(node, n.Module):
             return node
-    info = placed.get(key) or {"leading": [], "trailing": None}
-    comments = sorted(info["leading"])
+    assert isinstance(node, n.Stmt), node
+    info = placed.get(key) or _Placed()
+    comments = sorted(info.leading)
     leading: list[str] = []
     for i, (pos, _, body) in enumerate(comments):
         if i and _has_blank_line(text, comments[i - 1][1], pos):
             leading.append("")
         leading.append(body)
-    if comments and _has_blank_line(text, comments[-1][1], node.span.start):
+    if comments and _has_blank_line(text, comments[-1][1], _span(node).start):
         leading.append("")
-    first = comments[0][0] if comments else node.span.start
+    first = comments[0][0] if comments else _span(node).start
     blank = prev_end is not None and _has_blank_line(text, prev_end, first)
-    return attrs.evolve(node, leading=tuple(leading), trailing=info["trailing"], blank_before=blank)
+    return attrs.evolve(node, leading=tuple(leading), trailing=info.trailing, blank_before=blank)
 
 
 def _has_blank_line(text: str, start: int, end: int) -> bool:

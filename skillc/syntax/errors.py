@@ -10,16 +10,17 @@ from __future__ import annotations
 
 import difflib
 import re
+from collections.abc import Callable
 
 import lark
 from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
 
-from skillc.diagnostics import Diagnostic, Label, SourceFile, Span, make
+from skillc.diagnostics import Code, Diagnostic, Label, SourceFile, Span, codes, make
 from skillc.syntax.grammar import arrow_terminal, keyword_terminals
 
 # label -> (code, message, label text, examples that fail in the same parser state)
-_EXAMPLES: dict[str, tuple[str, str, str, list[str]]] = {
-    "chained": ("SKM008", "comparisons cannot be chained", "second comparison", [
+_EXAMPLES: dict[str, tuple[Code, str, str, list[str]]] = {
+    "chained": (codes.CHAINED_COMPARISON, "comparisons cannot be chained", "second comparison", [
         "machine m { model a { when a < b < c -> d } }",
         "machine m { model a { when a == b == c -> d } }",
         "machine m { model a { when a != 1 < c -> d } }",
@@ -29,7 +30,7 @@ _EXAMPLES: dict[str, tuple[str, str, str, list[str]]] = {
         "machine m { model a { when a == 1 != c -> d } }",
         "machine m { model a { when a in b in c -> d } }",
     ]),
-    "quotation": ("SKM014", "this rule has no quotation", "expected the quoted sentence here", [
+    "quotation": (codes.MISSING_QUOTATION, "this rule has no quotation", "expected the quoted sentence here", [
         "machine m { rule required a }",
         "machine m { rule forbid a }",
         "machine m { rule order a before b }",
@@ -38,6 +39,8 @@ _EXAMPLES: dict[str, tuple[str, str, str, list[str]]] = {
         "machine m { rule order a before b.c }",
     ]),
 }
+
+Signature = tuple[int, frozenset[str]]  # an LALR parser state and the tokens it accepts
 
 _HUMAN = {
     "NAME": "a name",
@@ -50,19 +53,19 @@ _HUMAN = {
 
 _CLASSES = [
     # (code, message, label, hint, tokens that identify the context)
-    ("SKM011", "this edge has no target state", "expected a state name", None, {"__EDGE_TARGET__"}),
-    ("SKM015", "missing `->` between the guard and the target", "expected `->` before this", None,
+    (codes.EXPECTED_EDGE_TARGET, "this edge has no target state", "expected a state name", None, {"__EDGE_TARGET__"}),
+    (codes.MISSING_ARROW, "missing `->` between the guard and the target", "expected `->` before this", None,
      {"__MISSING_ARROW__"}),
-    ("SKM013", "an expression is missing here", "expected an expression", None, {"__EXPR__"}),
-    ("SKM012", "a type is missing or malformed here", "expected a type", None, {"__TYPE__"}),
-    ("SKM009", "unexpected {found} inside a state", "not a state item",
+    (codes.EXPECTED_EXPRESSION, "an expression is missing here", "expected an expression", None, {"__EXPR__"}),
+    (codes.EXPECTED_TYPE, "a type is missing or malformed here", "expected a type", None, {"__TYPE__"}),
+    (codes.EXPECTED_STATE_ITEM, "unexpected {found} inside a state", "not a state item",
      "a state holds `reads`, `writes`, `prompt`, `call`, `doc`, `from` and edges `when GUARD -> target` / `-> target`",
      {"READS", "WRITES", "PROMPT", "WHEN"}),
-    ("SKM010", "unexpected {found} inside a machine", "not a declaration",
+    (codes.EXPECTED_MACHINE_ITEM, "unexpected {found} inside a machine", "not a declaration",
      "declarations start with `doc`, `source`, `tool`, `record`, `enum`, `input`, `var`, `counter`, "
      "`start`, `model`, `judge`, `terminal`, `fallback`, `rule` or `use`",
      {"MODEL", "JUDGE", "INPUT", "VAR", "COUNTER", "TERMINAL", "RULE"}),
-    ("SKM016", "unexpected {found} at the top level of the file", "not allowed here",
+    (codes.EXPECTED_TOP_LEVEL_ITEM, "unexpected {found} at the top level of the file", "not allowed here",
      "a file holds `import`, `record`, `enum`, `fragment` and `machine` declarations",
      {"MACHINE", "FRAGMENT", "IMPORT"}),
 ]
@@ -85,7 +88,7 @@ def _describe_terminal(parser: lark.Lark, name: str) -> str:
     return f"`{pattern.value}`" if pattern.type == "str" else name.lower()
 
 
-def _describe_token(tok) -> str:
+def _describe_token(tok: lark.Token) -> str:
     if tok.type == "$END":
         return "the end of the file"
     text = str(tok)
@@ -110,22 +113,23 @@ def _open_block(text: str, upto: int) -> int | None:
     return stack[-1] if stack else None
 
 
-def _signature(exc: UnexpectedInput) -> tuple | None:
+def _signature(exc: UnexpectedInput) -> Signature | None:
     """The parser state an error happened in: LALR state number and acceptable tokens."""
     state = getattr(exc, "state", None)
     stack = getattr(state, "state_stack", None)
     if not stack:
         return None
-    return stack[-1], frozenset(_expected(exc))
+    top: int = stack[-1]
+    return top, frozenset(_expected(exc))
 
 
-def example_index(parse_fn) -> dict[tuple, str]:
+def example_index(parse_fn: Callable[[str], object]) -> dict[Signature, str]:
     """Parser-state signature → example label (Lark's `match_examples`, computed once per parser).
 
     State numbers are only comparable within one parser instance, so the
     examples are parsed by the same instance that reports the error.
     """
-    index: dict[tuple, str] = {}
+    index: dict[Signature, str] = {}
     for label, (_, _, _, examples) in _EXAMPLES.items():
         for example in examples:
             try:
@@ -144,12 +148,12 @@ def _expected(exc: UnexpectedInput) -> set[str]:
     return set(accepts)
 
 
-def syntax_error(exc: UnexpectedInput, source: SourceFile, examples: dict[tuple, str],
+def syntax_error(exc: UnexpectedInput, source: SourceFile, examples: dict[Signature, str],
                  parser: lark.Lark) -> Diagnostic:
     """The diagnostic for a Lark parse error; `examples` comes from `example_index` for the same parser."""
     text = source.text
     if isinstance(exc, UnexpectedCharacters):
-        pos = exc.pos_in_stream
+        pos = exc.pos_in_stream or 0
         ch = text[pos] if pos < len(text) else ""
         if ch == '"':
             end = text.find("\n", pos)
@@ -181,25 +185,24 @@ def syntax_error(exc: UnexpectedInput, source: SourceFile, examples: dict[tuple,
         # Where `->` cannot follow, the contextual lexer splits it into `-` `>`; report the arrow.
         span = Span(source, tok.start_pos - 1, tok.start_pos + 1)
         found = "`->`"
-    label = examples.get(_signature(exc))
+    signature = _signature(exc)
+    label = examples.get(signature) if signature is not None else None
     if label is not None:
         code, message, lab, _ = _EXAMPLES[label]
         return make(code, message, span, label=lab)
-    expected = _expected(exc)
-    wanted = sorted({_describe_terminal(parser, t) for t in expected if not t.startswith("__") or t == arrow_terminal()})
+    acceptable = _expected(exc)
+    wanted = sorted({_describe_terminal(parser, t) for t in acceptable if not t.startswith("__") or t == arrow_terminal()})
     notes = [f"skillc was looking for {_join(wanted)}"] if wanted else []
-    context = _context(exc, expected)
-    suggestion = _did_you_mean(tok, expected)
+    context = _context(exc, acceptable)
+    suggestion = _did_you_mean(tok, acceptable)
     for code, message, lab, hint, marks in _CLASSES:
         hint = suggestion or hint
         if marks & context:
-            return make(code, message.format(found=found), span, label=lab, notes=notes,
-                        **({"hint": hint} if hint else {}))
-    return make("SKM004", f"unexpected {found}", span, label="unexpected here", notes=notes,
-                **({"hint": suggestion} if suggestion else {}))
+            return make(code, message.format(found=found), span, label=lab, notes=notes, hint=hint or None)
+    return make("SKM004", f"unexpected {found}", span, label="unexpected here", notes=notes, hint=suggestion or None)
 
 
-def _did_you_mean(tok, expected: set[str]) -> str | None:
+def _did_you_mean(tok: lark.Token, expected: set[str]) -> str | None:
     """Suggest the keyword a misspelt name was probably meant to be."""
     if tok.type != "NAME":
         return None

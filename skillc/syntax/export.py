@@ -25,14 +25,16 @@ from __future__ import annotations
 
 import functools
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, TypeGuard
 from re import _constants as sre
 from re import _parser as sre_parse
 
 import lark
 from lark.grammar import NonTerminal, Terminal
-from lark.lexer import PatternStr
+from lark.lexer import PatternStr, TerminalDef
 
 from skillc.syntax.grammar import grammar_text
 
@@ -159,29 +161,30 @@ class _Ref:
 
 @dataclass(frozen=True)
 class _Seq:
-    items: tuple
+    items: tuple[_IR, ...]
 
 
 @dataclass(frozen=True)
 class _Alt:
-    items: tuple
+    items: tuple[_IR, ...]
 
 
 @dataclass(frozen=True)
 class _Rep:
     """`item` repeated at least `min` times; only (0, 1), (0, None) and (1, None) occur."""
 
-    item: object
+    item: _IR
     min: int
     max: int | None
 
 
+_IR = _Lit | _Chars | _Ref | _Seq | _Alt | _Rep  # a terminal's or rule's language
 _EMPTY = _Seq(())
 
 
-def _seq(items, join_literals: bool = False) -> object:
+def _seq(items: Iterable[_IR], join_literals: bool = False) -> _IR:
     """A sequence, flattened; adjacent literals joined if they are characters of one token."""
-    flat: list = []
+    flat: list[_IR] = []
     for item in items:
         for part in item.items if isinstance(item, _Seq) else (item,):
             if join_literals and flat and isinstance(part, _Lit) and isinstance(flat[-1], _Lit):
@@ -191,9 +194,9 @@ def _seq(items, join_literals: bool = False) -> object:
     return flat[0] if len(flat) == 1 else _Seq(tuple(flat))
 
 
-def _alt(items) -> object:
+def _alt(items: Iterable[_IR]) -> _IR:
     """A choice, flattened and without duplicates."""
-    flat: list = []
+    flat: list[_IR] = []
     for item in items:
         for part in item.items if isinstance(item, _Alt) else (item,):
             if part not in flat:
@@ -201,14 +204,14 @@ def _alt(items) -> object:
     return flat[0] if len(flat) == 1 else _Alt(tuple(flat))
 
 
-def _repeat(item, low: int, high: int | None) -> object:
+def _repeat(item: _IR, low: int, high: int | None) -> _IR:
     """`item{low,high}` in terms of `?`, `*` and `+`."""
     if high is not None and high < low:
         raise GrammarExportError(f"bad repetition range {low}..{high}")
     if high is None:
         tail = _Rep(item, 1, None) if low else _Rep(item, 0, None)
         return _seq([item] * (low - 1) + [tail]) if low else tail
-    optional = _EMPTY
+    optional: _IR = _EMPTY
     for _ in range(high - low):  # a{0,3} = (a (a a?)?)?
         optional = _Rep(_seq([item, optional]), 0, 1)
     return _seq([item] * low + [optional])
@@ -220,7 +223,7 @@ _WORD_RANGES = ((ord("0"), ord("9")), (ord("A"), ord("Z")), (ord("_"), ord("_"))
 _MAX_CHAR = 0x10FFFF
 
 
-def _regex_ir(pattern: str, where: str) -> object:
+def _regex_ir(pattern: str, where: str) -> _IR:
     """The IR of a Python regular expression that Lark uses as a terminal."""
     try:
         parsed = sre_parse.parse(pattern)
@@ -240,8 +243,9 @@ class _RegexTranslator:
     def fail(self, what: str) -> GrammarExportError:
         return GrammarExportError(f"{self.where}: cannot translate {what} in /{self.pattern}/ to GBNF")
 
-    def sequence(self, items: list) -> object:
-        out, i = [], 0
+    def sequence(self, items: list[Any]) -> _IR:
+        out: list[_IR] = []
+        i = 0
         while i < len(items):
             block = self.block_string(items, i)
             if block is not None:
@@ -251,7 +255,7 @@ class _RegexTranslator:
             i += 1
         return _seq(out, join_literals=True)
 
-    def item(self, op, av) -> object:
+    def item(self, op: Any, av: Any) -> _IR:
         if op is sre.LITERAL:
             return _Lit(chr(av))
         if op is sre.NOT_LITERAL:
@@ -275,8 +279,9 @@ class _RegexTranslator:
             raise self.fail("a lazy or possessive repetition")
         raise self.fail(f"{str(op).lower()} (lookaround, anchor, backreference or atomic group)")
 
-    def char_class(self, members) -> _Chars:
-        ranges, negated = [], False
+    def char_class(self, members: Any) -> _Chars:
+        ranges: list[tuple[int, int]] = []
+        negated = False
         for op, av in members:
             if op is sre.NEGATE:
                 negated = True
@@ -295,7 +300,7 @@ class _RegexTranslator:
                 merged.append((lo, hi))
         return _Chars(tuple(merged), negated)
 
-    def block_string(self, items: list, i: int) -> object | None:
+    def block_string(self, items: list[Any], i: int) -> _IR | None:
         """The block-string idiom `D(?:[^q]|q(?!q{k-1}))*D` with `D = q{k}`, e.g. `\"\"\"(?:[^"]|"(?!""))*\"\"\"`.
 
         The lookahead says the content holds no run of k quotes and does not end
@@ -351,7 +356,7 @@ class _G:
 _G_EMPTY = _G("", 2)
 
 
-def _g_seq(parts) -> _G:
+def _g_seq(parts: Iterable[_G]) -> _G:
     parts = [p for p in parts if p.text]
     if not parts:
         return _G_EMPTY
@@ -360,7 +365,7 @@ def _g_seq(parts) -> _G:
     return _G(" ".join(p.text if p.prec else f"({p.text})" for p in parts), 1)
 
 
-def _g_alt(parts) -> _G:
+def _g_alt(parts: Iterable[_G]) -> _G:
     unique = list(dict.fromkeys(parts))
     choices = [p for p in unique if p.text]
     if not choices:
@@ -386,7 +391,7 @@ def _g_char(code: int, in_class: bool) -> str:
     return '\\"' if char == '"' and not in_class else char
 
 
-def _render(node, names) -> _G:
+def _render(node: _IR, names: dict[str, str]) -> _G:
     """GBNF for a terminal's IR; `names` maps referenced terminals to rule names."""
     if isinstance(node, _Lit):
         return _G('"' + "".join(_g_char(ord(c), False) for c in node.text) + '"')
@@ -409,6 +414,7 @@ def _render(node, names) -> _G:
 
 _HOIST = "hoist"  # emission state: the caller has written the separator before this rule's first token
 _FREE, _AFTER_WORD = 0, 1  # emission states: the last token ended in punctuation (or nothing came yet), or in a word
+_State = int | str
 
 _LEGEND = """\
 # `ws` is the whitespace and comments that the Lark grammar ignores; `ws1` (at least one)
@@ -437,14 +443,14 @@ class _GbnfConverter:
         self.terminals = {t.name: t for t in parser.terminals}
         self.ignored = list(parser.ignore_tokens)
         by_raw = {t.pattern.raw: t for t in parser.terminals if t.pattern.raw is not None}
-        self.term_ir: dict[str, object] = {}
+        self.term_ir: dict[str, _IR] = {}
         for name, terminal in self.terminals.items():
             pattern = terminal.pattern
             if pattern.flags:
                 raise GrammarExportError(f"terminal {name}: flags {''.join(sorted(pattern.flags))} are not supported")
             self.term_ir[name] = (_Lit(pattern.value) if isinstance(pattern, PatternStr)
                                   else _regex_ir(pattern.value, f"terminal {name}"))
-        self.rules: dict[str, object] = {}
+        self.rules: dict[str, _IR] = {}
         for name, params, tree, _options in parser.grammar.rule_defs:
             if params:
                 raise GrammarExportError(f"rule {name}: template rules are not supported")
@@ -453,19 +459,20 @@ class _GbnfConverter:
         self.check_left_recursion()
         self.names = self.name_map()
         self.bodies: dict[str, _G] = {}
-        self.pending: list[tuple[str, str, object]] = []
+        self.pending: list[tuple[str, str, _State]] = []
         self.hoistable_memo: dict[str, bool] = {}
         self.used_terminals: set[str] = set()
 
     # -- reading Lark's grammar
 
-    def tree_ir(self, tree, by_raw, rule: str) -> object:
+    def tree_ir(self, tree: Any, by_raw: dict[str, TerminalDef], rule: str) -> _IR:
         """IR of a rule's EBNF tree, as `lark.load_grammar` builds it."""
         if isinstance(tree, NonTerminal | Terminal):
             return _Ref(tree.name)
         if not isinstance(tree, lark.Tree):
             raise GrammarExportError(f"rule {rule}: unexpected {tree!r}")
-        kind, children = tree.data, tree.children
+        kind: str = tree.data
+        children: list[Any] = tree.children
         if kind == "expansions":
             return _alt([self.tree_ir(c, by_raw, rule) for c in children])
         if kind == "expansion":
@@ -476,6 +483,8 @@ class _GbnfConverter:
             return _Rep(self.tree_ir(children[0], by_raw, rule), 0, 1)
         if kind == "expr":
             item, op, *bounds = children
+            low: int
+            high: int | None
             if op == "~":
                 low, high = (int(bounds[0]),) * 2 if len(bounds) == 1 else map(int, bounds)
             else:
@@ -491,7 +500,7 @@ class _GbnfConverter:
 
     # -- analysis
 
-    def is_rule(self, node) -> bool:
+    def is_rule(self, node: _IR) -> TypeGuard[_Ref]:
         return isinstance(node, _Ref) and node.name in self.rules
 
     def analyse(self) -> None:
@@ -502,7 +511,8 @@ class _GbnfConverter:
             if nullable:
                 raise GrammarExportError(f"terminal {name} matches the empty string")
         self.rule_nullable = dict.fromkeys(self.rules, False)
-        self.rule_edges = {name: (frozenset(), frozenset()) for name in self.rules}
+        self.rule_edges: dict[str, tuple[frozenset[str], frozenset[str]]] = {
+            name: (frozenset(), frozenset()) for name in self.rules}
         changed = True
         while changed:
             changed = False
@@ -512,7 +522,7 @@ class _GbnfConverter:
                     self.rule_nullable[name], self.rule_edges[name] = facts
                     changed = True
 
-    def nullable(self, node) -> bool:
+    def nullable(self, node: _IR) -> bool:
         if isinstance(node, _Lit | _Chars):
             return False
         if isinstance(node, _Ref):
@@ -523,7 +533,7 @@ class _GbnfConverter:
             return any(self.nullable(i) for i in node.items)
         return node.min == 0 or self.nullable(node.item)
 
-    def edge(self, node, side: int) -> frozenset[str]:
+    def edge(self, node: _IR, side: int) -> frozenset[str]:
         """Kinds of the character a match can start (side 0) or end (side -1) with."""
         if isinstance(node, _Lit):
             return frozenset(_char_kind(node.text[side]))
@@ -539,10 +549,10 @@ class _GbnfConverter:
                     break
             return kinds
         if isinstance(node, _Alt):
-            return frozenset().union(*(self.edge(i, side) for i in node.items))
+            return frozenset[str]().union(*(self.edge(i, side) for i in node.items))
         return self.edge(node.item, side)
 
-    def leftmost_rules(self, node) -> set[str]:
+    def leftmost_rules(self, node: _IR) -> set[str]:
         """Rules that can start a match of `node` (after nullable prefixes)."""
         if self.is_rule(node):
             return {node.name}
@@ -554,7 +564,7 @@ class _GbnfConverter:
                     break
             return found
         if isinstance(node, _Alt):
-            return set().union(*(self.leftmost_rules(i) for i in node.items))
+            return set[str]().union(*(self.leftmost_rules(i) for i in node.items))
         if isinstance(node, _Rep):
             return self.leftmost_rules(node.item)
         return set()
@@ -604,7 +614,7 @@ class _GbnfConverter:
                                          and self.clean_start(self.rules[name]))
         return self.hoistable_memo[name]
 
-    def clean_start(self, node) -> bool:
+    def clean_start(self, node: _IR) -> bool:
         if self.is_rule(node):
             return self.hoistable(node.name)
         if isinstance(node, _Seq):
@@ -616,32 +626,32 @@ class _GbnfConverter:
         return True
 
     @staticmethod
-    def merge(states: set) -> object:
+    def merge(states: set[_State]) -> _State:
         """One state standing for several: after a word if any might be (a conservative choice)."""
         if len(states) == 1:
             return next(iter(states))
         if _HOIST in states:
             raise GrammarExportError("internal error: a hoisted rule starts with an optional part")
-        return max(states)
+        return max(s for s in states if isinstance(s, int))
 
     @staticmethod
-    def separator(state, starts_with_word: bool) -> _G:
+    def separator(state: _State, starts_with_word: bool) -> _G:
         if state == _HOIST:
             return _G_EMPTY
         return _G("ws1" if state == _AFTER_WORD and starts_with_word else "ws")
 
-    def emit(self, node, state) -> tuple[_G, object]:
+    def emit(self, node: _IR, state: _State) -> tuple[_G, _State]:
         """GBNF for `node` entered in `state`, and the state it leaves."""
         if self.is_rule(node):
             return self.call(node.name, state)
         if isinstance(node, _Lit | _Ref):
-            first, last = self.edge(node, 0), self.edge(node, -1)
+            starts, ends = self.edge(node, 0), self.edge(node, -1)
             token = _render(node, self.names)
             if isinstance(node, _Ref):
                 self.used_terminals.add(node.name)
-            return _g_seq([self.separator(state, "w" in first), token]), _AFTER_WORD if "w" in last else _FREE
+            return _g_seq([self.separator(state, "w" in starts), token]), _AFTER_WORD if "w" in ends else _FREE
         if isinstance(node, _Seq):
-            parts = []
+            parts: list[_G] = []
             for item in node.items:
                 part, state = self.emit(item, state)
                 parts.append(part)
@@ -649,6 +659,7 @@ class _GbnfConverter:
         if isinstance(node, _Alt):
             results = [self.emit(i, state) for i in node.items]
             return _g_alt([g for g, _ in results]), self.merge({s for _, s in results})
+        assert isinstance(node, _Rep), node  # character classes occur only inside terminals, which are rendered
         if node.max == 1:
             return self.emit(_Alt((node.item, _EMPTY)), state)
         first, after_first = self.emit(node.item, state)
@@ -665,7 +676,7 @@ class _GbnfConverter:
             return body, self.merge({state, later_state})
         return body, later_state
 
-    def call(self, name: str, state) -> tuple[_G, object]:
+    def call(self, name: str, state: _State) -> tuple[_G, _State]:
         """A reference to a rule (or to its after-word variant), with the separator it needs."""
         first, last = self.rule_edges[name]
         leaves = _AFTER_WORD if "w" in last else _FREE
@@ -676,7 +687,7 @@ class _GbnfConverter:
         variant = state if "w" in first else _FREE  # the variants only differ before a leading word
         return self.use(name, variant), self.merge({leaves, state}) if self.rule_nullable[name] else leaves
 
-    def use(self, name: str, variant) -> _G:
+    def use(self, name: str, variant: _State) -> _G:
         gbnf_name = self.names[name] + ("-after-word" if variant == _AFTER_WORD else "")
         if gbnf_name not in self.bodies:
             self.bodies[gbnf_name] = _G_EMPTY  # reserved; filled below, after recursive uses
@@ -687,7 +698,8 @@ class _GbnfConverter:
         """The `ws` rules, from the `%ignore`d terminals."""
         if not self.ignored:
             raise GrammarExportError("the grammar ignores nothing, so nothing can separate two words")
-        items, trailing = [], []
+        items: list[_G] = []
+        trailing: list[_G] = []
         for name in self.ignored:
             ir = self.term_ir[name]
             if isinstance(ir, _Rep) and ir.min == 1 and ir.max is None:
@@ -726,9 +738,10 @@ class _GbnfConverter:
         return _LEGEND + "\n" + "\n".join(rules + [""] + whitespace + [""] + terminals) + "\n"
 
 
-def _remove_left_recursion(name: str, body) -> object:
+def _remove_left_recursion(name: str, body: _IR) -> _IR:
     """`a: a x | a y | b | c` as `a: (b | c) (x | y)*`, the form GBNF accepts."""
-    recursive, base = [], []
+    recursive: list[_IR] = []
+    base: list[_IR] = []
     for choice in body.items if isinstance(body, _Alt) else (body,):
         items = choice.items if isinstance(choice, _Seq) else (choice,)
         if items and items[0] == _Ref(name):
@@ -743,7 +756,7 @@ def _remove_left_recursion(name: str, body) -> object:
     return _seq([_alt(base), _Rep(_alt(recursive), 0, None)])
 
 
-def _left_factor(node) -> object:
+def _left_factor(node: _IR) -> _IR:
     """`a b | a c | d` as `a (b | c) | d`: the same language, with fewer parses for llama.cpp to follow."""
     if isinstance(node, _Seq):
         return _seq(_left_factor(i) for i in node.items)
@@ -751,11 +764,11 @@ def _left_factor(node) -> object:
         return _Rep(_left_factor(node.item), node.min, node.max)
     if not isinstance(node, _Alt):
         return node
-    groups: dict[object, list] = {}
+    groups: dict[_IR, list[_IR]] = {}
     for choice in map(_left_factor, node.items):
         items = choice.items if isinstance(choice, _Seq) else (choice,)
         groups.setdefault(items[0] if items else _EMPTY, []).append(_seq(items[1:]))
-    choices = []
+    choices: list[_IR] = []
     for head, tails in groups.items():
         rests = [t for t in tails if t != _EMPTY]
         if len(tails) == 1 or not rests:

@@ -10,24 +10,20 @@ and the comments before its closing brace (`end_comments`).
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Union
 
 import attrs
 
 from skillc.diagnostics.source import Span
 
-_span = attrs.field(default=None, eq=False, repr=False, kw_only=True)
-
-
-
-
 @attrs.frozen
 class Node:
     """Base of every AST node."""
 
-    span: Span | None = _span
+    span: Span | None = attrs.field(default=None, eq=False, repr=False, kw_only=True)
 
-    def children(self):
+    def children(self) -> Iterator[Node]:
         """Direct child nodes, in source order."""
         for a in attrs.fields(type(self)):
             if not a.eq:
@@ -57,7 +53,8 @@ class Block(Stmt):
 
     @property
     def body(self) -> tuple[Stmt, ...]:
-        return self.items  # type: ignore[attr-defined]
+        items: tuple[Stmt, ...] = getattr(self, "items")  # every subclass declares `items`
+        return items
 
 
 # ---------------------------------------------------------------- expressions

@@ -8,6 +8,9 @@ and blocks are always separated by one.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
+from typing import Any
+
 from skillc.syntax import nodes as n
 from skillc.syntax.strings import encode_block, encode_plain
 
@@ -36,6 +39,8 @@ def print_node(node: n.Node, level: int = 0) -> str:
         return expr(node)
     if isinstance(node, n.TypeExpr):
         return type_text(node)
+    if not isinstance(node, n.Stmt):
+        raise TypeError(f"cannot print {type(node).__name__}")
     out: list[str] = []
     _stmt(node, level, out)
     return "\n".join(out)
@@ -47,8 +52,8 @@ def _multiline(item: n.Stmt) -> bool:
     )
 
 
-def _body(items, level: int, out: list[str], top: bool = False) -> None:
-    previous = None
+def _body(items: Iterable[n.Stmt], level: int, out: list[str], top: bool = False) -> None:
+    previous: n.Stmt | None = None
     for item in items:
         if previous is not None:
             both_imports = isinstance(item, n.Import) and isinstance(previous, n.Import)
@@ -71,7 +76,7 @@ def _stmt(item: n.Stmt, level: int, out: list[str]) -> None:
 def _block(head: str, node: n.Block, level: int) -> list[str]:
     pad = INDENT * level
     inner: list[str] = []
-    _body(node.items, level + 1, inner)
+    _body(node.body, level + 1, inner)
     for c in node.end_comments:
         inner.append(INDENT * (level + 1) + c)
     header = f"  {node.header}" if node.header else ""
@@ -93,11 +98,11 @@ def _provenance(p: n.Provenance) -> str:
     return f"from {encode_plain(p.file)}:{span}"
 
 
-def _params(params) -> str:
+def _params(params: Iterable[n.Param]) -> str:
     return ", ".join(f"{p.name}: {type_text(p.type)}" for p in params)
 
 
-def _inline_terminal(node) -> bool:
+def _inline_terminal(node: n.Terminal | n.Fallback) -> bool:
     return not node.end_comments and not node.header and all(not i.leading and not i.trailing for i in node.items) and (
         len(node.items) == 0 or (len(node.items) == 1 and isinstance(node.items[0], n.Requires))
     )
@@ -113,16 +118,16 @@ def _render(item: n.Stmt, level: int) -> list[str]:
     return result if isinstance(result, list) else [pad + result]
 
 
-def _terminal(t: n.Terminal, level: int):
+def _terminal(t: n.Terminal, level: int) -> list[str]:
     head = f"terminal {t.name}: {t.outcome}"
     return _terminal_like(head, t, level)
 
 
-def _fallback(f: n.Fallback, level: int):
+def _fallback(f: n.Fallback, level: int) -> list[str]:
     return _terminal_like("fallback", f, level)
 
 
-def _terminal_like(head: str, t, level: int):
+def _terminal_like(head: str, t: n.Terminal | n.Fallback, level: int) -> list[str]:
     if _inline_terminal(t):
         if not t.items:
             return [INDENT * level + head]
@@ -172,7 +177,8 @@ def _use(u: n.Use, level: int) -> str:
     return f"use {u.fragment} as {u.name}({binds}){exits}"
 
 
-_RENDER = {
+# Each renderer takes its own node class (hence Any) and returns one line, or every line already indented.
+_RENDER: dict[type[n.Stmt], Callable[[Any, int], str | list[str]]] = {
     n.Import: lambda i, lv: f"import {encode_plain(i.path)}",
     n.Machine: lambda m, lv: _block(f"machine {m.name}", m, lv),
     n.Fragment: lambda f, lv: _block(_fragment_head(f), f, lv),
@@ -248,11 +254,12 @@ def _binop(e: n.BinOp) -> str:
     return f"{_wrap(e.left, left_needs)} {e.op} {_wrap(e.right, right_needs)}"
 
 
-def _items(open_: str, items, close: str) -> str:
+def _items(open_: str, items: Iterable[n.Expr], close: str) -> str:
     return open_ + ", ".join(expr(a) for a in items) + close
 
 
-_EXPR = {
+# Each renderer takes its own expression class (hence Any).
+_EXPR: dict[type[n.Expr], Callable[[Any], str]] = {
     n.Name: lambda e: e.id,
     n.IntLit: lambda e: str(e.value),
     n.FloatLit: lambda e: repr(float(e.value)),

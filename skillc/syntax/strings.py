@@ -13,8 +13,8 @@ def decode_plain(body: str) -> tuple[str, list[tuple[int, int, str]]]:
     """Decode the inside of a `"…"` literal; also return (start, end, text) of bad escapes."""
     bad: list[tuple[int, int, str]] = []
 
-    def repl(m: re.Match) -> str:
-        esc = m.group(1)
+    def repl(m: re.Match[str]) -> str:
+        esc: str = m.group(1)
         if esc in _SIMPLE:
             return _SIMPLE[esc]
         if esc.startswith("u{"):

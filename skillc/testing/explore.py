@@ -24,18 +24,22 @@ import math
 import random
 import string
 from collections import deque
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 import attrs
 import z3
 
-from skillc.check.smt import Encoder, float_value, solver
+from skillc.check.smt import Encoder, decode, solver
 from skillc.ir import expr as ir
 from skillc.ir import types as T
-from skillc.ir.machine import FALLBACK, Machine, State
-from skillc.runtime import Interpreter, RunOptions, ToolBox
+from skillc.ir.machine import FALLBACK, Machine, State, Tool
 from skillc.runtime.executors.base import BaseExecutor, Response
+from skillc.runtime.interpreter import Interpreter, OnStep, RunOptions, initial_env, parse_inputs
+from skillc.runtime.record import Step
+from skillc.runtime.tools import ToolBox
+from skillc.runtime.toolsource import ToolSource
 from skillc.runtime.score import passages
 
 
@@ -97,7 +101,7 @@ def _fix(e: ir.Expr, env: dict, free: set[str]) -> ir.Expr:
         if value is None or isinstance(value, (bool, int, float, str)):
             return ir.Const(e.type, value=value)
         return e
-    changes = {}
+    changes: dict[str, Any] = {}
     for a in attrs.fields(type(e)):
         v = getattr(e, a.name)
         if isinstance(v, ir.Expr):
@@ -119,9 +123,8 @@ class Steering(BaseExecutor):
         self.rng = rng
         self.timeout_ms = timeout_ms
         self.env: dict[str, Any] = {}
-        self.constants = sorted({lab for v in machine.variables.values()
-                                 if isinstance(T.strip_optional(v.type), T.EnumT)
-                                 for lab in T.strip_optional(v.type).labels}
+        enums = [t for t in (T.strip_optional(v.type) for v in machine.variables.values()) if isinstance(t, T.EnumT)]
+        self.constants = sorted({lab for t in enums for lab in t.labels}
                                 | {n.value for st in machine.states.values() for e in st.edges if e.guard is not None
                                    for n in ir.walk(e.guard) if isinstance(n, ir.Const) and isinstance(n.value, str)})
 
@@ -156,35 +159,30 @@ class Steering(BaseExecutor):
             out[name] = self._value(enc, model, name)
         return out
 
-    def _value(self, enc: Encoder, model, name: str) -> Any:
+    def _value(self, enc: Encoder, model: Any, name: str) -> Any:
         t = self.machine.variables[name].type
         base = T.strip_optional(t)
         mode = enc.string_mode.get(name)
         try:
-            if isinstance(base, T.StrT) and mode == "len" and f"len({name})" in enc.vars:
-                return "x" * model.eval(enc.vars[f"len({name})"].term, model_completion=True).as_long()
-            if isinstance(base, T.StrT) and mode == "eq":
-                code = model.eval(enc._coded(name).term, model_completion=True).as_long()
-                known = {c: text for text, c in enc.codes.items()}
-                return known.get(code, "".join(self.rng.choice("qwz") for _ in range(5)))
-            if name not in enc.vars or not isinstance(base, (T.StrT, T.IntT, T.BoolT, T.EnumT, T.FloatT)):
+            if mode == "eq":  # drawn first, whatever the model says, so runs replay the same random choices
+                other = "".join(self.rng.choice("qwz") for _ in range(5))
+            elif mode != "len" and (name not in enc.vars
+                                    or not isinstance(base, (T.StrT, T.IntT, T.BoolT, T.EnumT, T.FloatT))):
                 return random_value(t, self.rng, self.pool())
-            v = enc.vars[name]
-            value = model.eval(v.term, model_completion=True)
-            if isinstance(base, T.EnumT):
-                return v.labels[value.as_long()]
-            if isinstance(base, T.BoolT):
-                return z3.is_true(value)
-            if isinstance(base, T.IntT):
-                return value.as_long()
-            if isinstance(base, T.FloatT):
-                number = float_value(model, v.term)  # NaN and infinities are no JSON output: draw instead
-                return number if math.isfinite(number) else random_value(t, self.rng)
-            from skillc.check.smt import _unescape
-
-            return _unescape(value.as_string())
+            d = decode(model, enc, name)
+            if d.kind == "none":
+                return None
+            if d.kind == "length":
+                return "x" * int(d.value or 0)
+            if d.kind == "unlike":
+                return other
+            if isinstance(d.value, float) and not math.isfinite(d.value):
+                return random_value(t, self.rng)  # NaN and infinities are no JSON output: draw instead
+            if d.kind in ("value", "label"):
+                return d.value
         except (AttributeError, z3.Z3Exception, IndexError):
-            return random_value(t, self.rng)
+            pass
+        return random_value(t, self.rng)
 
     def complete(self, request) -> Response:
         st = self.machine.states[request.state]
@@ -195,10 +193,16 @@ class Steering(BaseExecutor):
         self.env.update(out)
         return Response(json.dumps(out))
 
-    def stands_in(self, state: str) -> bool:
-        return True
+    def tool_source(self, over: ToolSource) -> ToolSource:
+        """Tool states are steered too: no real tool runs."""
+        return _SteeredTools(self)
 
-    def tool_result(self, state: str, tool: str, args: dict[str, Any]) -> dict[str, Any]:
+    def on_step(self, step: Step, env: Mapping[str, Any]) -> None:
+        """The interpreter's `on_step`: the variables as the next step begins are what the next guards see."""
+        self.env = dict(env)
+
+    def tool_result(self, state: str, tool: str) -> dict[str, Any]:
+        """Results of a tool state that make its planned edge fire (random elsewhere)."""
         st = self.machine.states[state]
         bound = [v for v, _ in st.bindings]
         values = self._solve(st, bound) or {}
@@ -211,6 +215,19 @@ class Steering(BaseExecutor):
         for var, res in st.bindings:
             self.env[var] = result[res]
         return result
+
+
+class _SteeredTools:
+    """The steering executor's tool results, as a ToolSource."""
+
+    def __init__(self, steering: Steering) -> None:
+        self.steering = steering
+
+    def missing(self, machine: Machine) -> list[str]:
+        return []
+
+    def result(self, state: str, tool: Tool, args: dict[str, Any]) -> dict[str, Any]:
+        return self.steering.tool_result(state, tool.name)
 
 
 def _path_to(machine: Machine, goal: str) -> list[tuple[str, int]] | None:
@@ -280,11 +297,23 @@ def explore(machine: Machine, source_text: str, examples: int = 200, seed: int =
     return report
 
 
+def _steered(machine: Machine, executor: Steering, options: RunOptions, source_text: str, inputs: dict[str, Any],
+             on_step: OnStep | None = None) -> tuple[Interpreter, dict[str, Any]]:
+    """An interpreter driven by `executor`, which sees the variables as each step begins; the inputs, checked."""
+    inputs = parse_inputs(machine, inputs)
+    executor.env = initial_env(machine, inputs)
+    return Interpreter(machine, executor, ToolBox(), options, source_text, on_step=on_step or executor.on_step), inputs
+
+
+def _draw_inputs(machine: Machine, rng: random.Random) -> dict[str, Any]:
+    return {v.name: random_value(v.type, rng) for v in machine.variables.values() if v.is_input and v.init is None}
+
+
 def _one_run(machine, source_text, plan, rng, bound, trace):
     executor = Steering(machine, plan, rng)
-    interp = _Watched(machine, executor, ToolBox(), RunOptions(retries=0, max_steps=bound, trace=trace), source_text)
-    return interp.run({v.name: random_value(v.type, rng) for v in machine.variables.values()
-                       if v.is_input and v.init is None})
+    interp, inputs = _steered(machine, executor, RunOptions(retries=0, max_steps=bound, trace=trace), source_text,
+                              _draw_inputs(machine, rng))
+    return interp.run(inputs)
 
 
 def _minimise(machine, source_text, plan, bound, failed, prop: str, traces: Path | None, i: int, tries: int = 30):
@@ -301,22 +330,12 @@ def _minimise(machine, source_text, plan, bound, failed, prop: str, traces: Path
     return best
 
 
-class _Watched(Interpreter):
-    """An interpreter that shows the steering executor the variables as each step begins."""
-
-    stop_at: str | None = None
-    seen_env: dict | None = None
-
-    def _step(self, st, env, step):
-        self.executor.env = dict(env)
-        if st.name == self.stop_at and not self.executor.plan:
-            self.seen_env = dict(env)
-            raise _Reached
-        return super()._step(st, env, step)
-
-
 class _Reached(Exception):
-    """The followed path arrived where it was going."""
+    """The followed path arrived where it was going; `env`: the variables as its last state is entered."""
+
+    def __init__(self, env: Mapping[str, Any]) -> None:
+        super().__init__()
+        self.env = dict(env)
 
 
 def follow(machine: Machine, path: list[str], repeat: int = 1, seed: int = 0, max_steps: int = 10_000):
@@ -333,23 +352,32 @@ def follow(machine: Machine, path: list[str], repeat: int = 1, seed: int = 0, ma
         edges.append((a, index))
     plan = deque(edges * repeat)
     executor = Steering(machine, plan, random.Random(seed))
-    interp = _Watched(machine, executor, ToolBox(), RunOptions(retries=0, max_steps=max_steps), "")
-    interp.stop_at = path[-1]
+    goal = machine.states[path[-1]]
+
+    def arrived(step: Step, env: Mapping[str, Any]) -> None:
+        executor.on_step(step, env)
+        if step.target == goal.name and not goal.is_terminal and not plan:
+            raise _Reached(env)
+
+    interp, inputs = _steered(machine, executor, RunOptions(retries=0, max_steps=max_steps), "",
+                              _draw_inputs(machine, random.Random(seed)), arrived)
+    if not plan and goal.name == machine.start and not goal.is_terminal:
+        return "reached", dict(executor.env)  # the path is its first state: arrived before any step
     try:
-        result = interp.run({v.name: random_value(v.type, random.Random(seed)) for v in machine.variables.values()
-                             if v.is_input and v.init is None})
-    except _Reached:
-        return "reached", interp.seen_env
+        result = interp.run(inputs)
+    except _Reached as reached:
+        return "reached", reached.env
     return "run", result
 
 
 def check_run(machine: Machine, result, bound: int) -> list[tuple[str, str]]:
     """The properties every explored run must have; returns (property, message) for each violation."""
     problems = []
-    if result.error and "step limit" in result.error:
+    reason = result.reason
+    if reason is not None and reason.kind == "step_limit":
         problems.append(("termination", f"no terminal within {bound} steps"))
-    elif result.terminal == FALLBACK and result.error:
-        problems.append(("fallback", f"the runtime gave up although every output was valid: {result.error}"))
+    elif result.terminal == FALLBACK and reason is not None and reason.kind != "edge":
+        problems.append(("fallback", f"the runtime gave up although every output was valid: {reason.message}"))
     if result.missing_evidence:
         problems.append(("evidence", f"`{result.terminal}` reached without {', '.join(result.missing_evidence)}"))
     visited = list(result.visited)

@@ -17,12 +17,16 @@ import random
 from collections import Counter
 from collections.abc import Iterable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import attrs
 
 from skillc import api
 from skillc.syntax.parser import decode_source
 from skillc.syntax.printer import print_module
+
+if TYPE_CHECKING:
+    from hypothesis.strategies import SearchStrategy
 
 
 @attrs.define
@@ -32,7 +36,7 @@ class FuzzReport:
     inputs: int = 0
     parsed: int = 0
     checked_clean: int = 0
-    codes: Counter = attrs.Factory(Counter)
+    codes: Counter[str] = attrs.Factory(Counter)
     internal: list[tuple[bytes, str]] = attrs.Factory(list)
 
 
@@ -102,7 +106,7 @@ def seeds(folders: Iterable[Path]) -> list[bytes]:
     return [p.read_bytes() for folder in folders for p in sorted(Path(folder).rglob("*.skm"))]
 
 
-def grammar_strategy():
+def grammar_strategy() -> SearchStrategy[str]:
     """Hypothesis strategy of strings generated from the grammar."""
     import lark
     from hypothesis import strategies as st

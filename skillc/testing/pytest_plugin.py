@@ -18,17 +18,22 @@ with `machine_property`:
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
+if TYPE_CHECKING:
+    from _pytest._code.code import TerminalRepr, TracebackStyle
 
-def pytest_addoption(parser) -> None:
+
+def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addini("skillc_machines", "folders whose .skm machines become test items", type="paths", default=[])
     parser.addini("skillc_examples", "runs per machine for skillc test items", default="200")
 
 
-def pytest_collect_file(parent, file_path: Path):
+def pytest_collect_file(parent: pytest.Collector, file_path: Path) -> MachineFile | None:
     folders = [Path(p).resolve() for p in parent.config.getini("skillc_machines")]
     if file_path.suffix == ".skm" and any(folder in file_path.resolve().parents for folder in folders):
         return MachineFile.from_parent(parent, path=file_path)
@@ -36,7 +41,9 @@ def pytest_collect_file(parent, file_path: Path):
 
 
 class MachineFile(pytest.File):
-    def collect(self):
+    """A `.skm` file under one of the `skillc_machines` folders: one item."""
+
+    def collect(self) -> Iterator[MachineItem]:
         yield MachineItem.from_parent(self, name="skillc test")
 
 
@@ -45,10 +52,12 @@ class MachineError(Exception):
 
 
 class MachineItem(pytest.Item):
-    def __init__(self, *args, **kwargs) -> None:
+    """`skillc check` and `skillc test` of one machine."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         # Some plugins' run-call wrappers (pytest-lsp's) only yield for items that carry fixtures.
-        self.funcargs: dict = {}
+        self.funcargs: dict[str, object] = {}
 
     def runtest(self) -> None:
         import skillc
@@ -63,16 +72,17 @@ class MachineItem(pytest.Item):
         if report.failures:
             raise MachineError("\n".join(f"{f.prop}: {f.message} (trace {f.trace})" for f in report.failures))
 
-    def repr_failure(self, excinfo):
+    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException],
+                     style: TracebackStyle | None = None) -> str | TerminalRepr:
         if isinstance(excinfo.value, MachineError):
             return f"{self.path}: {excinfo.value}"
         return super().repr_failure(excinfo)
 
-    def reportinfo(self):
+    def reportinfo(self) -> tuple[Path, int, str]:
         return self.path, 0, f"skillc test {self.path.name}"
 
 
-def machine_property(path: str | Path, examples: int = 100):
+def machine_property(path: str | Path, examples: int = 100) -> Callable[[Callable[..., object]], Callable[[], None]]:
     """Decorate `f(machine, result)`: it is called for every generated run of the machine and must not fail."""
     try:
         from hypothesis import HealthCheck, given, settings
@@ -80,7 +90,7 @@ def machine_property(path: str | Path, examples: int = 100):
         raise ModuleNotFoundError("machine_property needs Hypothesis: pip install 'skillc[test]'",
                                   name="hypothesis") from None
 
-    def wrap(f):
+    def wrap(f: Callable[..., object]) -> Callable[[], None]:
         import skillc
         from skillc.testing.explore import step_bound
         from skillc.testing.strategies import runs
@@ -91,7 +101,7 @@ def machine_property(path: str | Path, examples: int = 100):
 
         @settings(max_examples=examples, deadline=None, suppress_health_check=list(HealthCheck))
         @given(runs(machine, max_steps=step_bound(machine)))
-        def test(result):
+        def test(result: Any) -> None:
             f(machine, result)
 
         test.__name__ = f.__name__

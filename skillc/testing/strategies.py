@@ -8,18 +8,22 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from hypothesis import strategies as st
 
 from skillc.ir import types as T
-from skillc.ir.machine import Machine, State
+from skillc.ir.machine import Machine, State, Tool
+
+if TYPE_CHECKING:
+    from skillc.runtime.interpreter import RunResult
 
 _SCALARS = [("note", "str", '""'), ("count", "int", "0"), ("flag", "bool", "false"),
             ("level", "enum { low, high }", "low")]
 
 
-def _atom(draw, var: str, t: str) -> str:
+def _atom(draw: st.DrawFn, var: str, t: str) -> str:
+    """A comparison of `var` (of scalar type `t`) for a guard."""
     if t == "int":
         return f"{var} {draw(st.sampled_from(['<', '>', '==', '!=']))} {draw(st.integers(-2, 5))}"
     if t == "bool":
@@ -30,8 +34,9 @@ def _atom(draw, var: str, t: str) -> str:
 
 
 @st.composite
-def machines(draw, min_states: int = 2, max_states: int = 8, loops: bool = True, nested: bool = True,
-             kinds: tuple[str, ...] = ("model", "judge", "tool"), structured: bool = False) -> str:
+def machines(draw: st.DrawFn, min_states: int = 2, max_states: int = 8, loops: bool = True, nested: bool = True,
+             kinds: tuple[Literal["model", "judge", "tool"], ...] = ("model", "judge", "tool"),
+             structured: bool = False) -> str:
     """Source text of a machine that passes `skillc check`, built names first, then edges into them.
 
     Every variable starts initialised (so definite assignment holds), every loop
@@ -112,7 +117,7 @@ def machines(draw, min_states: int = 2, max_states: int = 8, loops: bool = True,
     return "\n".join(lines) + "\n"
 
 
-def values_of(t: T.Type, valid: bool = True) -> st.SearchStrategy:
+def values_of(t: T.Type, valid: bool = True) -> st.SearchStrategy[Any]:
     """Values of a type (JSON data), or values that are not of it."""
     if not valid:
         return st.one_of(st.none(), st.integers(), st.text(max_size=3), st.lists(st.integers(), max_size=2)).filter(
@@ -154,30 +159,38 @@ def outputs_for(machine: Machine, state: State, valid: bool = True) -> st.Search
 
 def tool_results_for(machine: Machine, state: State) -> st.SearchStrategy[dict[str, Any]]:
     """Type-correct results of the tool a state calls."""
+    if state.call is None:
+        raise ValueError(f"state `{state.name}` calls no tool")
     tool = machine.tools[state.call.tool]
     return st.fixed_dictionaries({name: values_of(t) for name, t in tool.results})
 
 
 @st.composite
-def runs(draw, machine: Machine, max_steps: int = 500):
+def runs(draw: st.DrawFn, machine: Machine, max_steps: int = 500) -> RunResult:
     """A run of the machine through the scripted path, every output and tool result drawn by Hypothesis."""
     import json
 
-    from skillc.runtime import Interpreter, RunOptions, ToolBox
+    from skillc.runtime.interpreter import Interpreter, RunOptions
     from skillc.runtime.executors.base import BaseExecutor, Response
+    from skillc.runtime.prompts import Request
 
     class Drawn(BaseExecutor):
+        """Model and judge outputs drawn by Hypothesis."""
+
         name = "hypothesis"
 
-        def complete(self, request):
+        def complete(self, request: Request) -> Response:
             st_ = machine.states[request.state]
             return Response(json.dumps(draw(outputs_for(machine, st_))))
 
-        def stands_in(self, state):
-            return True
+    class DrawnTools:
+        """Every tool state's results drawn by Hypothesis (a `ToolSource`)."""
 
-        def tool_result(self, state, tool, args):
+        def missing(self, machine: Machine) -> list[str]:
+            return []
+
+        def result(self, state: str, tool: Tool, args: dict[str, Any]) -> dict[str, Any]:
             return draw(tool_results_for(machine, machine.states[state]))
 
     inputs = {v.name: draw(values_of(v.type)) for v in machine.variables.values() if v.is_input and v.init is None}
-    return Interpreter(machine, Drawn(), ToolBox(), RunOptions(retries=0, max_steps=max_steps)).run(inputs)
+    return Interpreter(machine, Drawn(), DrawnTools(), RunOptions(retries=0, max_steps=max_steps)).run(inputs)

@@ -143,3 +143,47 @@ def test_shadowing_witness_names_the_edge_that_takes_it() -> None:
     (line,) = d.witness
     value = int(line.split("=")[1])
     assert line.startswith("score = ") and 50 < value <= 100
+
+
+def test_every_requires_line_reports_at_its_own_name() -> None:
+    text = """machine m {
+  var a: str
+  var b: str
+  start s
+
+  model s {
+    writes a
+    prompt "p"
+    -> done
+  }
+
+  terminal done: success {
+    requires a
+    requires b, c
+  }
+
+  fallback
+}
+"""
+    result = skillc.check(text)
+    spans = {d.code: d.span.start_pos for d in result.diagnostics}
+    assert spans == {"SKM103": (14, 17)}
+    result = skillc.check(text.replace("requires b, c", "requires b"))
+    assert [(d.code, d.span.start_pos) for d in result.diagnostics] == [("SKM213", (14, 14))]
+
+
+def test_twin_states_get_the_same_opaque_notes() -> None:
+    """The second of two states with the same guards reuses the first one's answers, and notes the same places."""
+    state = """  model NAME {
+    writes answer
+    prompt "p"
+    when answer == "a" -> done
+    -> done
+    when "x" in items -> done
+  }
+"""
+    text = ("machine m {\n  var answer: str\n  var items: list[str] = []\n  start one\n\n"
+            + state.replace("NAME", "one").replace("-> done\n    when", "-> two\n    when")
+            + "\n" + state.replace("NAME", "two") + "\n  terminal done: success\n  fallback\n}\n")
+    r = skillc.check(text, path="case.skm")
+    assert sorted(d.code for d in r.diagnostics) == ["SKM203", "SKM203"]  # no SKM242: those edges never fire

@@ -10,7 +10,8 @@ from pathlib import Path
 
 import skillc
 from skillc.check.config import parse_config
-from skillc.diagnostics import Severity
+from skillc.diagnostics import Severity, has_errors
+from tests.check.test_loops import LOOP
 from tests.conftest import ROOT
 
 UNREACHABLE = """machine m {
@@ -170,3 +171,41 @@ def test_solver_timeouts_become_warnings_not_hangs() -> None:
     assert time.perf_counter() - start < 20
     assert "SKM243" in [d.code for d in result.diagnostics]
     assert all(d.severity is Severity.WARNING for d in result.diagnostics if d.code == "SKM243")
+
+
+def test_bad_config_values_are_diagnostics(tmp_path: Path) -> None:
+    f = tmp_path / "m.skm"
+    f.write_text(LOOP.replace("ASSIGN", ""))
+    for config in ("tool = 1\n", '[tool.skillc.severity]\nSKM241 = ["error"]\n', "[tool.skillc]\nseverity = 3\n"):
+        (tmp_path / "pyproject.toml").write_text(config)
+        r = skillc.check(f)
+        assert "SKM290" in [d.code for d in r.diagnostics], config
+        assert "SKM900" not in [d.code for d in r.diagnostics]
+
+
+def test_strictness_is_decided_per_project(tmp_path: Path) -> None:
+    strict, lax = tmp_path / "strict", tmp_path / "lax"
+    for folder in (strict, lax):
+        folder.mkdir()
+        (folder / "m.skm").write_text(LOOP.replace("ASSIGN", ""))
+    (strict / "pyproject.toml").write_text("[tool.skillc]\nstrict = true\n")
+    (lax / "pyproject.toml").write_text("")
+    unreachable = LOOP.replace("ASSIGN", "").replace("  terminal done", "  model spare {\n    writes answer\n"
+                                                      '    prompt "p"\n    -> done\n  }\n\n  terminal done')
+    (lax / "m.skm").write_text(unreachable)
+
+    def run(*paths):
+        return subprocess.run([sys.executable, "-m", "skillc", "check", *map(str, paths)], capture_output=True,
+                              text=True, cwd=ROOT, env={**os.environ, "NO_COLOR": "1"})
+
+    assert run(strict / "m.skm", lax / "m.skm").returncode == 0  # the warning is in the lax project
+    (strict / "m.skm").write_text(unreachable)
+    assert run(strict / "m.skm", lax / "m.skm").returncode == 1
+
+
+def test_checking_several_files_reads_shared_imports_once() -> None:
+    cache = skillc.api.ImportCache()
+    for example in ("spreadsheet", "data-analysis"):
+        result = skillc.check(ROOT / "examples" / example / f"{example}.skm", imports=cache)
+        assert not has_errors(result.diagnostics)
+    assert {p.name for p in cache.done} >= {"write_verify.skm", "retry.skm"}

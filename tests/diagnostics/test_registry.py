@@ -6,15 +6,12 @@ import re
 
 import pytest
 
-from skillc.diagnostics.codes import REGISTRY, lookup
-from skillc.api import register_all_codes
-from skillc.diagnostics.docs import markdown_reference
 import skillc
+from skillc.diagnostics.docs import markdown_reference
+from skillc.registry import BY_CODE, lookup
 from tests.conftest import ROOT, codes
 
-register_all_codes()
-
-RUNNABLE = [c for c in REGISTRY.values() if c.runnable]
+RUNNABLE = [c for c in BY_CODE.values() if c.runnable]
 
 # What each code's example must say: code -> regex over the message.
 MESSAGES = {
@@ -102,7 +99,7 @@ MESSAGES = {
 
 def test_codes_are_well_formed() -> None:
     slugs = set()
-    for code, c in REGISTRY.items():
+    for code, c in BY_CODE.items():
         assert re.fullmatch(r"SKM\d{3}", code)
         assert c.code == code
         assert re.fullmatch(r"[a-z]+(-[a-z]+)*", c.slug), c.slug

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from skillc.diagnostics.codes import lookup
+from skillc.registry import lookup
 from tests.conftest import ROOT, STDLIB
 
 SHADOWED = lookup("SKM241").bad  # one warning (SKM241) with a secondary label

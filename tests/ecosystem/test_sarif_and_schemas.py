@@ -11,7 +11,6 @@ import jsonschema
 import pytest
 
 import skillc
-from skillc.api import register_all_codes
 from skillc.check.config import config_schema, parse_config
 from skillc.diagnostics import SourceFile, Span, make
 from skillc.diagnostics.diagnostic import Label
@@ -91,8 +90,6 @@ def test_secondary_locations_in_other_files_validate() -> None:
 # ---------------------------------------------------------------- the configuration schema
 
 def full_config_schema() -> dict:
-    register_all_codes()
-
     return config_schema()
 
 

@@ -8,7 +8,7 @@ import pytest
 from click.testing import CliRunner
 
 from skillc.cli import main
-from skillc.diagnostics.codes import REGISTRY
+from skillc.registry import BY_CODE as REGISTRY
 from skillc.frontends.markdown import build
 from tests.conftest import codes
 

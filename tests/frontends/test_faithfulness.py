@@ -133,6 +133,12 @@ def test_a_command_left_to_a_model_is_caught(tmp_path: Path) -> None:
     assert s.correct < s.total / 3
 
 
+def test_every_kind_of_requirement_has_its_query() -> None:
+    from skillc.frontends.markdown.faithfulness import KINDS, QUERIES
+
+    assert set(QUERIES) == set(KINDS)
+
+
 def test_requirements_files_are_checked_against_the_document() -> None:
     doc = "# Skill\n\n1. Read the file.\n2. Write the summary.\n"
     assert len(parse_requirements('order "Read the file." before "Write the summary."', doc)) == 1

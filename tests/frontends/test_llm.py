@@ -126,6 +126,22 @@ def test_unknown_model_spec_is_a_diagnostic(skill: Path) -> None:
     assert result.text is None and "SKM314" in codes(result.diagnostics)
 
 
+def test_the_build_executor_is_the_runtime_one_with_budgets_for_whole_machines() -> None:
+    from skillc.frontends.markdown.llm import make_build_executor
+    from skillc.runtime.executors import ExecutorError
+    from skillc.runtime.executors.openai_exec import OpenAIExecutor
+
+    executor = make_build_executor("openai:fake", base_url="http://127.0.0.1:9")
+    try:
+        assert isinstance(executor, OpenAIExecutor)
+        assert executor.max_tokens == 8192 and executor.timeout_s == 600.0
+    finally:
+        executor.close()
+    for spec in ("scripted:replies.json", "replay:trace.jsonl", "openai:", "gpt-4"):
+        with pytest.raises(ExecutorError, match="unknown model"):
+            make_build_executor(spec)
+
+
 def test_schema_round_trip_of_every_golden() -> None:
     for golden in sorted((Path(__file__).parent / "skills").glob("*.skm")):
         module = skillc.parse(golden).module

@@ -254,6 +254,16 @@ def test_garbage_never_raises() -> None:
                                          for d in found.diagnostics), (text[:30], codes_of(found))
 
 
+def test_numeric_comparison_with_a_non_number_is_a_field_error_not_a_crash() -> None:
+    # It used to raise TypeError (abs() of a string) while building the guard.
+    found = check_text(json.dumps({"StartAt": "C", "States": {
+        "C": {"Type": "Choice", "Choices": [{"Variable": "$.x", "NumericEquals": "abc", "Next": "D"}],
+              "Default": "D"},
+        "D": {"Type": "Succeed"}}}))
+    assert codes_of(found) == ["SKM605", "SKM623"]
+    assert [d.span.start_pos for d in found.diagnostics if d.code == "SKM605"] == [(1, 102)]
+
+
 # ---------------------------------------------------------------- command line
 
 

@@ -4,15 +4,15 @@ from __future__ import annotations
 
 import pytest
 
-from skillc.diagnostics.codes import REGISTRY
+from skillc.registry import BY_CODE as REGISTRY
 from skillc.importers import codes as importer_codes
 from tests.importers.conftest import check_text, codes_of
 
-ASL = [c for c in importer_codes.CODES if c.lang == "json"]
+ASL = [c for c in importer_codes.ALL if c.lang == "json"]
 
 
 def test_every_code_is_registered_in_the_importer_stage() -> None:
-    for c in importer_codes.CODES:
+    for c in importer_codes.ALL:
         assert REGISTRY[c.code] is c
         assert c.stage == "importer"
 
@@ -32,10 +32,7 @@ def test_good_example_is_clean(entry) -> None:
 
 
 def test_slugs_are_unique_across_the_registry() -> None:
-    from skillc.api import register_all_codes
-    from skillc.diagnostics.codes import lookup
+    from skillc.registry import lookup
 
-    register_all_codes()
-
-    for c in importer_codes.CODES:
+    for c in importer_codes.ALL:
         assert lookup(c.slug) is c

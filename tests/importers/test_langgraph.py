@@ -307,6 +307,18 @@ def test_cli_import_writes_a_checked_runnable_machine(tmp_path: Path) -> None:
     assert cli("dot", str(out), cwd=tmp_path).stdout.startswith("digraph")
 
 
+def test_an_attribute_that_is_none_is_not_a_graph(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # `MODULE:ATTR` naming a None value used to give a diagnostic list holding None (an internal error).
+    from skillc.importers.langgraph import to_skm
+
+    (tmp_path / "agent_that_is_none.py").write_text("graph = None\n")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    text, found = to_skm("agent_that_is_none:graph")
+    assert text is None and [d.code for d in found] == ["SKM651"]
+    assert "NoneType is not a LangGraph StateGraph" in found[0].message
+
+
 @pytest.mark.parametrize("spec, code", [("nowhere:graph", "SKM650"), ("my_agent:missing", "SKM650"),
                                         ("my_agent", "SKM650"), ("boom:graph", "SKM650"), ("my_agent:State", "SKM651")])
 def test_cli_import_failures_are_diagnostics(tmp_path: Path, spec: str, code: str) -> None:

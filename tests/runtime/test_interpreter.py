@@ -241,3 +241,66 @@ def test_bash_argument_vectors_timeouts_and_output_caps(tmp_path) -> None:
     with pytest.raises(ToolError, match="exactly one"):
         bash()
     assert bash(command="exit 3")["exit_code"] == 3
+
+
+# ---------------------------------------------------------------- typed steps, on_step, why a run fell back
+
+
+def test_on_step_sees_each_committed_step_with_the_variables_after_it(tmp_path) -> None:
+    from skillc.runtime import Interpreter, RunOptions, ToolBox
+    from skillc.runtime.executors.scripted import ScriptedExecutor
+    from skillc.runtime.record import Step
+    from tests.runtime.helpers import checked
+
+    seen: list[tuple[Step, dict]] = []
+    script = {"outputs": {"think": [{"answer": "a1"}, {"answer": "a2"}], "judge_it": [{"verdict": "bad"},
+                                                                                      {"verdict": "good"}]}}
+    trace = tmp_path / "t.jsonl"
+    r = Interpreter(checked(LOOP), ScriptedExecutor(script), ToolBox(), RunOptions(trace=trace), LOOP,
+                    on_step=lambda step, env: seen.append((step, dict(env)))).run({"question": "q"})
+    assert r.outcome == "success"
+    assert [(s.index, s.state, s.target) for s, _ in seen] == [
+        (0, "think", "judge_it"), (1, "judge_it", "think"), (2, "think", "judge_it"), (3, "judge_it", "done")]
+    assert seen[1][0].label == "bad" and seen[1][0].assignments == {"tries": 1} and seen[1][1]["tries"] == 1
+    assert seen[2][1]["answer"] == "a2"
+
+    class Stop(Exception):
+        pass
+
+    def stop(step, env):
+        raise Stop
+
+    try:
+        Interpreter(checked(LOOP), ScriptedExecutor(script), ToolBox(), RunOptions(trace=trace), LOOP,
+                    on_step=stop).run({"question": "q"})
+    except Stop:
+        pass
+    lines = [json.loads(x) for x in trace.read_text().splitlines()]
+    assert [x["type"] for x in lines] == ["header", "step"]  # committed and written before the callback ran
+
+
+def test_the_footer_says_why_a_run_fell_back(tmp_path) -> None:
+    from skillc.runtime.record import load_run
+
+    cases = [
+        ({"outputs": {"think": [{"answer": 1}]}}, {}, "invalid_output", "think"),
+        ({"outputs": {}}, {}, "executor", "think"),
+        ({"outputs": {"apply": [{"shelves": {}}]}}, {"max_steps": 2}, "step_limit", "apply"),
+    ]
+    for i, (script, extra, kind, state) in enumerate(cases):
+        trace = tmp_path / f"t{i}.jsonl"
+        text = STRUCT if state == "apply" else LOOP
+        r = run(text, script, {} if state == "apply" else {"question": "q"}, trace=trace, retries=0, **extra)
+        assert r.terminal == "fallback" and r.reason is not None and (r.reason.kind, r.reason.state) == (kind, state)
+        footer = load_run(trace).footer
+        assert footer is not None and footer.reason == r.reason and footer.error == r.error == r.reason.message
+    import skillc
+    from skillc.runtime import Interpreter, RunOptions, ToolBox
+    from tests.runtime.test_replay import GATE, SPIN
+
+    for text, answer, kind in ((GATE, "stop", "no_edge"), (SPIN, "again", "counter")):
+        machine = skillc.check(text).machine  # both fail the checker on purpose (SKM202, SKM251): still runnable
+        r = Interpreter(machine, Recorder(lambda q, a=answer: json.dumps({"x": a})), ToolBox(), RunOptions(),
+                        text).run({})
+        assert r.terminal == "fallback" and r.reason is not None and r.reason.kind == kind
+        assert r.error == r.reason.message

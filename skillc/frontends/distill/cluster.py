@@ -17,15 +17,33 @@ contain at least one of its operations.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
+from typing import Literal, NamedTuple
 
 import attrs
 
-from skillc.frontends.distill.schema import Action, Template, identifier, unique
-from skillc.frontends.distill.segment import Operation
+from skillc.frontends.distill.schema import Action, Template, identifier
+from skillc.frontends.distill.segment import Group, Operation
+from skillc.ir.names import unique
 from skillc.syntax.grammar import keyword_terminals
 
 LOOP_SLACK = 2  # a loop may run this many times the longest run seen in training
+
+ShapeKind = Literal["step", "loop"]
+Args = tuple[tuple[str, str], ...]  # (role, parameter) pairs, in template order
+
+
+class ShapeItem(NamedTuple):
+    """One item of a shape: a core schema taken once (`step`) or folded into a `loop`, and its arguments."""
+
+    kind: ShapeKind
+    schema: str
+    args: Args
+
+
+Shape = tuple[ShapeItem, ...]
+Run = tuple[Group, ...]  # the groups one shape item covers
+SlotKey = tuple[str, Args]  # a support slot: its template's text and its arguments
 
 
 @attrs.frozen
@@ -46,7 +64,7 @@ class Slot:
     """One action of a skill: a template whose holes are filled by parameters (role → parameter)."""
 
     template: Template
-    args: tuple[tuple[str, str], ...]
+    args: Args
 
     @property
     def schema(self) -> str:
@@ -94,7 +112,7 @@ class Cluster:
     """Operations with one shape: the skill they make, and how often training reused it."""
 
     name: str
-    shape: tuple
+    shape: Shape
     steps: tuple[Step, ...]
     params: tuple[Param, ...]
     members: tuple[Member, ...] = attrs.field(eq=False, repr=False)
@@ -120,15 +138,15 @@ class Cluster:
 class Lifted:
     """An operation seen through its shape: the shape, and the values of its core parameters."""
 
-    shape: tuple
-    units: tuple[tuple[tuple, ...], ...]  # per shape item: the groups it covers
+    shape: Shape
+    units: tuple[Run, ...]  # per shape item: the groups it covers
     params: dict[str, Param]
     binding: dict[str, object]
 
 
 def loop_schemas(ops: Iterable[Operation]) -> frozenset[str]:
     """Schemas that some operation repeats back to back: these fold into loops everywhere."""
-    found = set()
+    found: set[str] = set()
     for op in ops:
         for a, b in zip(op.groups, op.groups[1:]):
             # A loop needs something to iterate over: a schema without arguments does not fold.
@@ -137,7 +155,8 @@ def loop_schemas(ops: Iterable[Operation]) -> frozenset[str]:
     return frozenset(found)
 
 
-def _runs(op: Operation, loops: frozenset[str]):
+def _runs(op: Operation, loops: frozenset[str]) -> Iterator[tuple[bool, Run]]:
+    """The operation's groups in runs: a run of one loop schema (folded), or a single group."""
     groups = list(op.groups)
     i = 0
     while i < len(groups):
@@ -159,19 +178,19 @@ def lift(op: Operation, loops: frozenset[str]) -> Lifted:
     names: dict[tuple[bool, str], str] = {}  # (entity?, value) → scalar parameter
     params: dict[str, Param] = {}
     binding: dict[str, object] = {}
-    shape, units = [], []
+    shape: list[ShapeItem] = []
+    units: list[Run] = []
 
     for loop, run in _runs(op, loops):
         core = run[0].core
+        args: list[tuple[str, str]] = []
         if loop:
-            args = []
             for index, arg in enumerate(core.args):
                 name = unique(identifier(plural(arg.role)), params)
                 params[name] = Param(name, arg.role, arg.entity, listed=True)
                 binding[name] = [g.core.args[index].value for g in run]
                 args.append((arg.role, name))
         else:
-            args = []
             for arg in core.args:
                 key = (arg.entity, arg.value)
                 if key not in names:
@@ -179,7 +198,7 @@ def lift(op: Operation, loops: frozenset[str]) -> Lifted:
                     params[names[key]] = Param(names[key], arg.role, arg.entity)
                     binding[names[key]] = arg.value
                 args.append((arg.role, names[key]))
-        shape.append(("loop" if loop else "step", core.schema, tuple(args)))
+        shape.append(ShapeItem("loop" if loop else "step", core.schema, tuple(args)))
         units.append(run)
     return Lifted(tuple(shape), tuple(units), params, binding)
 
@@ -187,11 +206,11 @@ def lift(op: Operation, loops: frozenset[str]) -> Lifted:
 class _FreeNames:
     """Names of the free values of support actions: one per (step, template, role, occurrence), never clashing."""
 
-    def __init__(self, taken: Iterable[str]):
+    def __init__(self, taken: Iterable[str]) -> None:
         self.taken = set(taken)
-        self.by_key: dict[tuple, str] = {}
+        self.by_key: dict[tuple[object, ...], str] = {}
 
-    def __call__(self, key: tuple, base: str) -> str:
+    def __call__(self, key: tuple[object, ...], base: str) -> str:
         if key not in self.by_key:
             self.by_key[key] = unique(identifier(base), self.taken)
             self.taken.add(self.by_key[key])
@@ -199,7 +218,7 @@ class _FreeNames:
 
 
 def _support_slot(action: Action, values: dict[tuple[bool, str], str], listed: bool, names: _FreeNames,
-                  where: tuple, core: Action) -> tuple[Slot, dict[str, str]]:
+                  where: tuple[int, int], core: Action) -> tuple[Slot, dict[str, str]]:
     """A support action as a slot: its focus is bound to the core parameter that holds it, and so is any
     entity the core action it prepares also names; the rest are free.
 
@@ -231,21 +250,21 @@ def _support_slot(action: Action, values: dict[tuple[bool, str], str], listed: b
 def _occurrences(actions: Sequence[Action]) -> list[int]:
     """For each action, how many earlier actions of the list share its template."""
     counts: dict[str, int] = {}
-    out = []
+    out: list[int] = []
     for action in actions:
         out.append(counts.get(action.template.text, 0))
         counts[action.template.text] = out[-1] + 1
     return out
 
 
-def _values(lifted: Lifted, shape_item: tuple, group, in_loop: bool) -> dict[tuple[bool, str], str]:
+def _values(lifted: Lifted, shape_item: ShapeItem, group: Group, in_loop: bool) -> dict[tuple[bool, str], str]:
     """Which parameter holds each value at this group: scalars everywhere, list items in their iteration."""
     values: dict[tuple[bool, str], str] = {}
     for name, param in lifted.params.items():
         if not param.listed:
             values[(param.entity, str(lifted.binding[name]))] = name
     if in_loop:
-        for (role, name), arg in zip(shape_item[2], group.core.args):
+        for (role, name), arg in zip(shape_item.args, group.core.args):
             values[(arg.entity, arg.value)] = name
     return values
 
@@ -254,11 +273,11 @@ def cluster(ops: Sequence[Operation], n_traces: int, *, min_reuse: float = 0.0,
             loops: frozenset[str] | None = None) -> list[Cluster]:
     """Clusters of operations by shape, most reused first, keeping those with r_k >= `min_reuse`."""
     loops = loop_schemas(ops) if loops is None else loops
-    by_shape: dict[tuple, list[tuple[Operation, Lifted]]] = {}
+    by_shape: dict[Shape, list[tuple[Operation, Lifted]]] = {}
     for op in ops:
         lifted = lift(op, loops)
         by_shape.setdefault(lifted.shape, []).append((op, lifted))
-    clusters = []
+    clusters: list[Cluster] = []
     for shape, members in by_shape.items():
         traces = len({op.trace_id for op, _ in members})
         reuse = traces / n_traces if n_traces else 0.0
@@ -269,13 +288,13 @@ def cluster(ops: Sequence[Operation], n_traces: int, *, min_reuse: float = 0.0,
     return _named(clusters)
 
 
-def _build(shape: tuple, members: list[tuple[Operation, Lifted]], traces: int, reuse: float) -> Cluster:
+def _build(shape: Shape, members: list[tuple[Operation, Lifted]], traces: int, reuse: float) -> Cluster:
     """One cluster: the union of support actions at each step, parameter types, bindings and loop bounds."""
     first = members[0][1]
     params: dict[str, Param] = dict(first.params)
-    pre: list[dict[tuple, int]] = [dict() for _ in shape]  # step -> slot -> members that took it
-    orders: list[list[list[tuple]]] = [[] for _ in shape]  # step -> per member, its slots in order
-    slots: dict[tuple, Slot] = {}
+    pre: list[dict[SlotKey, int]] = [dict() for _ in shape]  # step -> slot -> members that took it
+    orders: list[list[list[SlotKey]]] = [[] for _ in shape]  # step -> per member, its slots in order
+    slots: dict[SlotKey, Slot] = {}
     types: dict[str, set[str]] = {name: set() for name in params}
     seen: dict[str, list[str]] = {name: [] for name in params}
     bound = [1] * len(shape)
@@ -284,18 +303,18 @@ def _build(shape: tuple, members: list[tuple[Operation, Lifted]], traces: int, r
     for op, lifted in members:
         binding = dict(lifted.binding)
         for index, (item, run) in enumerate(zip(shape, lifted.units)):
-            in_loop = item[0] == "loop"
+            in_loop = item.kind == "loop"
             bound[index] = max(bound[index], len(run))
-            taken_here: list[tuple] = []  # this member's support slots at this step, in the order it took them
+            taken_here: list[SlotKey] = []  # this member's support slots at this step, in the order it took them
             for iteration, group in enumerate(run):
                 values = _values(lifted, item, group, in_loop)
-                for arg, (_role, name) in zip(group.core.args, item[2]):
+                for arg, (_role, name) in zip(group.core.args, item.args):
                     types[name].add(arg.type)
                     seen[name].append(arg.value)
                 supports = _supports(group)
                 for action, occurrence in zip(supports, _occurrences(supports)):
                     slot, free = _support_slot(action, values, in_loop, names, (index, occurrence), group.core)
-                    key = (slot.template.text, slot.args)
+                    key: SlotKey = (slot.template.text, slot.args)
                     slots[key] = slot
                     if key not in taken_here:
                         taken_here.append(key)
@@ -311,12 +330,12 @@ def _build(shape: tuple, members: list[tuple[Operation, Lifted]], traces: int, r
                 pre[index][key] = pre[index].get(key, 0) + 1
             orders[index].append(taken_here)
         bindings.append(Member(op, binding))
-    steps = []
+    steps: list[Step] = []
     for index, item in enumerate(shape):
         template = members[0][1].units[index][0].core.template
         guarded = tuple(Guarded(slots[key], pre[index][key] / len(members)) for key in _merge(orders[index]))
-        loop = item[0] == "loop"
-        steps.append(Step(Slot(template, item[2]), guarded, loop, bound[index] * LOOP_SLACK if loop else 1))
+        loop = item.kind == "loop"
+        steps.append(Step(Slot(template, item.args), guarded, loop, bound[index] * LOOP_SLACK if loop else 1))
     final = tuple(attrs.evolve(p, types=tuple(sorted(types[p.name])),
                                values=_seen(p, seen[p.name])) for p in _ordered(params))
     return Cluster("", shape, tuple(steps), final, tuple(bindings), traces, reuse)
@@ -333,10 +352,12 @@ def _bind(binding: dict[str, object], name: str, value: str, iterations: int | N
     if iterations is None:
         binding[name] = value
     else:
-        binding.setdefault(name, [None] * iterations)[iteration] = value
+        items = binding.setdefault(name, [None] * iterations)
+        assert isinstance(items, list)  # a loop's free value is bound per iteration, never as a scalar
+        items[iteration] = value
 
 
-def _supports(group) -> list[Action]:
+def _supports(group: Group) -> list[Action]:
     """A group's support actions, without repeats in a row and without copies of the core action itself."""
     out: list[Action] = []
     for action in group.pre:
@@ -345,14 +366,14 @@ def _supports(group) -> list[Action]:
     return out
 
 
-def _merge(orders: list[list[tuple]]) -> list[tuple]:
+def _merge(orders: list[list[SlotKey]]) -> list[SlotKey]:
     """One order of support slots that keeps every member's order where they agree (first seen breaks ties).
 
     `open fridge` then `take knife from fridge` in one member, `take knife from table` alone in another: the
     merged order still opens before it takes. Where members disagree, first appearance decides.
     """
-    first: dict[tuple, int] = {}
-    after: dict[tuple, set[tuple]] = {}
+    first: dict[SlotKey, int] = {}
+    after: dict[SlotKey, set[SlotKey]] = {}
     for order in orders:
         for key in order:
             first.setdefault(key, len(first))
@@ -363,11 +384,11 @@ def _merge(orders: list[list[tuple]]) -> list[tuple]:
     for a, bs in after.items():
         for b in bs:
             before[b] += 1
-    out: list[tuple] = []
-    ready = sorted((k for k, n in before.items() if n == 0), key=first.get)
+    out: list[SlotKey] = []
+    ready = sorted((k for k, n in before.items() if n == 0), key=first.__getitem__)
     while len(out) < len(first):
         if not ready:  # members disagree: take the earliest remaining slot
-            ready = [min((k for k in first if k not in out), key=first.get)]
+            ready = [min((k for k in first if k not in out), key=first.__getitem__)]
         key = ready.pop(0)
         if key in out:
             continue
@@ -376,7 +397,7 @@ def _merge(orders: list[list[tuple]]) -> list[tuple]:
             before[b] -= 1
             if before[b] == 0 and b not in out:
                 ready.append(b)
-        ready.sort(key=first.get)
+        ready.sort(key=first.__getitem__)
     return out
 
 
@@ -399,7 +420,7 @@ def _named(clusters: list[Cluster]) -> list[Cluster]:
     """Each cluster named after its skill; a fragment name may not be a keyword of the language."""
     keywords = set(keyword_terminals().values())
     taken: set[str] = set()
-    out = []
+    out: list[Cluster] = []
     for c in clusters:
         base = identifier(skill_name(c.steps), variable=False)
         name = unique(base + "_skill" if base in keywords else base, taken)
@@ -408,7 +429,8 @@ def _named(clusters: list[Cluster]) -> list[Cluster]:
     return out
 
 
-def match(op: Operation, clusters: Sequence[Cluster], loops: frozenset[str]) -> tuple[Cluster, dict] | None:
+def match(op: Operation, clusters: Sequence[Cluster],
+          loops: frozenset[str]) -> tuple[Cluster, dict[str, object]] | None:
     """The cluster whose shape an operation has, with its binding (free support values included), or None."""
     lifted = lift(op, loops)
     for c in clusters:
@@ -438,7 +460,7 @@ def _find_support(step: Step, action: Action, values: dict[tuple[bool, str], str
         slot = guarded.slot
         if position in used or slot.template.text != action.template.text:
             continue
-        free = {}
+        free: dict[str, str] = {}
         for (role, name), arg in zip(slot.args, action.args):
             if values.get((arg.entity, arg.value)) == name:
                 continue

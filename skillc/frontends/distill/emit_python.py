@@ -10,6 +10,7 @@ from __future__ import annotations
 import pprint
 import string
 from pathlib import Path
+from typing import Any, TypedDict
 
 import attrs
 
@@ -48,7 +49,16 @@ def _signature(cluster: Cluster, first: str, observed: bool = True) -> str:
     return ", ".join([first, *required, *(["*"] if optional or tail else []), *optional, *tail])
 
 
-def describe(cluster: Cluster, effects: dict[str, str]) -> dict[str, list[str] | str]:
+class Facts(TypedDict):
+    """What a skill's docstring and library.json say about it, as sentences."""
+
+    summary: str
+    preconditions: list[str]
+    postconditions: list[str]
+    side_effects: list[str]
+
+
+def describe(cluster: Cluster, effects: dict[str, str]) -> Facts:
     """Summary, preconditions, postconditions and side effects of a skill, as sentences."""
     first = cluster.steps[0]
     parts = []
@@ -106,7 +116,7 @@ def _effect(effect: str | None, slot: Slot) -> str | None:
     return effect.format(**{role: "{" + name + "}" for role, name in names.items()})
 
 
-def metadata(cluster: Cluster, n_traces: int, verification: dict | None = None) -> dict:
+def metadata(cluster: Cluster, n_traces: int, verification: dict[str, Any] | None = None) -> dict[str, Any]:
     """The machine-readable facts of a skill (also written to library.json)."""
     sizes = cluster.sizes
     return {
@@ -131,7 +141,7 @@ def _param_doc(param: Param) -> str:
     return f"{param.name}: {kinds} (seen: {seen}).{extra}"
 
 
-def python_source(cluster: Cluster, effects: dict[str, str], meta: dict) -> str:
+def python_source(cluster: Cluster, effects: dict[str, str], meta: dict[str, Any]) -> str:
     """The source of one skill module."""
     facts = describe(cluster, effects)
     listed = {p.name for p in cluster.params if p.listed}
@@ -202,7 +212,7 @@ def python_source(cluster: Cluster, effects: dict[str, str], meta: dict) -> str:
     return "\n".join(lines)
 
 
-def _literal(value) -> str:
+def _literal(value: object) -> str:
     """A Python literal of JSON-like data (strings escaped by `repr`)."""
     return pprint.pformat(value, indent=1, width=100, sort_dicts=False)
 

@@ -18,8 +18,8 @@ import attrs
 from skillc import api
 from skillc.frontends.distill.cluster import Cluster, Param, Slot, Step
 from skillc.frontends.distill.emit_python import describe
-from skillc.frontends.distill.schema import HOLE, unique
-from skillc.ir.lower import RESERVED_VARIABLES
+from skillc.frontends.distill.schema import HOLE
+from skillc.ir.names import RESERVED_VARIABLES, unique
 from skillc.syntax.grammar import keyword_terminals
 from skillc.syntax.strings import encode_plain
 
@@ -46,7 +46,7 @@ def command(slot: Slot, listed: set[str], index: str) -> str:
 class _Names:
     """State names: unique, readable, never a fragment exit."""
 
-    def __init__(self):
+    def __init__(self) -> None:
         self.taken = {"done", "failed", "look"}
 
     def __call__(self, base: str) -> str:

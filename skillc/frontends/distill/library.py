@@ -22,6 +22,7 @@ import sys
 import tempfile
 from collections.abc import Callable, Iterable
 from pathlib import Path
+from typing import Any
 
 import attrs
 
@@ -32,12 +33,12 @@ from skillc.frontends.distill.cluster import Cluster
 from skillc.frontends.distill.emit_python import RUNTIME, describe, metadata, package_init, python_source
 from skillc.frontends.distill.emit_skm import fragment_source
 from skillc.frontends.distill.trace import read_traces
-from skillc.frontends.distill.verify import Evaluation, verify
+from skillc.frontends.distill.verify import Evaluation, Skill, verify
 
 _COUNTER = itertools.count()
 
 
-def skill_sources(distilled: Distilled, clusters: Iterable[Cluster], verification: dict | None = None,
+def skill_sources(distilled: Distilled, clusters: Iterable[Cluster], verification: dict[str, Any] | None = None,
                   emit: Iterable[str] = ("skm", "python")) -> dict[str, str]:
     """Every file of the library directory, by relative path."""
     clusters = list(clusters)
@@ -67,7 +68,7 @@ def skill_sources(distilled: Distilled, clusters: Iterable[Cluster], verificatio
     return files
 
 
-def library_json(distilled: Distilled, clusters: list[Cluster], metas: dict[str, dict]) -> dict:
+def library_json(distilled: Distilled, clusters: list[Cluster], metas: dict[str, dict[str, Any]]) -> dict[str, Any]:
     """The machine-readable description of the library (`metas`: each skill's `metadata`)."""
     return {
         "format": "skillc-library/1",
@@ -88,7 +89,7 @@ def library_json(distilled: Distilled, clusters: list[Cluster], metas: dict[str,
     }
 
 
-def load_skills(distilled: Distilled, clusters: Iterable[Cluster]) -> dict[str, Callable]:
+def load_skills(distilled: Distilled, clusters: Iterable[Cluster]) -> dict[str, Skill]:
     """Generate the Python skills into a temporary package and import them: name → function."""
     clusters = list(clusters)
     files = skill_sources(distilled, clusters, emit=("python",))
@@ -104,10 +105,12 @@ def load_skills(distilled: Distilled, clusters: Iterable[Cluster]) -> dict[str, 
         return import_package(root)
 
 
-def import_package(root: Path) -> dict[str, Callable]:
+def import_package(root: Path) -> dict[str, Skill]:
     """Import a skills package from its folder; returns its `SKILLS`."""
     spec = importlib.util.spec_from_file_location(root.name, root / "__init__.py",
                                                   submodule_search_locations=[str(root)])
+    if spec is None or spec.loader is None:
+        raise ImportError(f"cannot import the skills package at {root}")
     module = importlib.util.module_from_spec(spec)
     sys.modules[root.name] = module
     spec.loader.exec_module(module)

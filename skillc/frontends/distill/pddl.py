@@ -53,7 +53,7 @@ DOMAINS = {
 }
 
 
-def _quiet_import():
+def _quiet_import() -> tuple[Any, Any]:
     """pddlgym and pyperplan, with gym's deprecation banner and pyperplan's logging silenced."""
     with contextlib.redirect_stderr(io.StringIO()), contextlib.redirect_stdout(io.StringIO()), \
             warnings.catch_warnings():
@@ -90,7 +90,7 @@ def problems(name: str, split: str = "train") -> list[str]:
     return sorted((p.name for p in folder.glob("*.pddl")), key=_natural)
 
 
-def _natural(text: str) -> list:
+def _natural(text: str) -> list[int | str]:
     return [int(part) if part.isdigit() else part for part in re.split(r"(\d+)", text)]
 
 
@@ -114,7 +114,7 @@ def _role(param: Any) -> str:
     return str(param).split(":")[0].lstrip("?") or "arg"
 
 
-def _open_env(d: Domain, split: str):
+def _open_env(d: Domain, split: str) -> Any:
     _pddlgym, PDDLEnv = _quiet_import()
     domain_file, folder = _files(d, split)
     with contextlib.redirect_stdout(io.StringIO()), warnings.catch_warnings():
@@ -139,7 +139,7 @@ class Game(Playing):
         if problem not in files:
             raise Unavailable(f"PDDL domain `{name}` ({split}) has no problem `{problem}`")
         self._env.fix_problem_index(files.index(problem))
-        self._state = None
+        self._state: Any = None  # PDDLGym's state of the last turn
         self._done = False
         self._valid: dict[str, Any] = {}
 
@@ -253,10 +253,11 @@ def collect(name: str, split: str = "train", chosen: Iterable[str] | None = None
 def game_for(trace: Trace) -> Game:
     """Reopen the PDDL problem a trace was recorded on (Unavailable when it cannot be)."""
     game = trace.game or {}
-    fields = [game.get(k) for k in ("domain", "split", "problem")]
-    if game.get("generator") != GENERATOR or not all(isinstance(f, str) for f in fields):
+    name, split, problem = (game.get(k) for k in ("domain", "split", "problem"))
+    if game.get("generator") != GENERATOR or not (isinstance(name, str) and isinstance(split, str)
+                                                  and isinstance(problem, str)):
         raise Unavailable(f"trace `{trace.id}` names no PDDLGym problem (`game.domain`, `split`, `problem`)")
-    return Game(*fields)
+    return Game(name, split, problem)
 
 
 __all__ = ["DOMAINS", "Domain", "Game", "collect", "game_for", "plan", "problems", "profile", "record"]

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
+from typing import Any
 
 from skillc.diagnostics import Diagnostic
 from skillc.diagnostics.render import to_json
@@ -12,7 +13,7 @@ from skillc.frontends.distill.verify import Evaluation
 
 
 def table(distilled: Distilled, clusters: list[Cluster], evaluation: Evaluation | None = None,
-          dropped: list[Cluster] = ()) -> str:
+          dropped: Sequence[Cluster] = ()) -> str:
     """A plain-text report of the library (and of the skills verification dropped)."""
     rows = [("skill", "r_k", "ops", "steps", "per call (avg/max)", "level", "held-out calls", "errors")]
     for c in [*clusters, *dropped]:
@@ -47,15 +48,16 @@ def _count(n: int, noun: str) -> str:
 
 
 def as_json(distilled: Distilled, clusters: list[Cluster], evaluation: Evaluation | None = None,
-            dropped: list[Cluster] = (), diagnostics: Iterable[Diagnostic] = ()) -> dict:
+            dropped: Sequence[Cluster] = (), diagnostics: Iterable[Diagnostic] = ()) -> dict[str, Any]:
     """The report as one JSON object: the skills (kept and dropped), the held-out evaluation, the diagnostics."""
-    def skill(c: Cluster, kept: bool) -> dict:
+    def skill(c: Cluster, kept: bool) -> dict[str, Any]:
         stats = (evaluation.skills.get(c.name) or evaluation.dropped.get(c.name)) if evaluation else None
         return {"name": c.name, "kept": kept, "confidence": round(c.reuse, 4), "operations": len(c.members),
                 "steps": len(c.steps), "primitives_per_call": {"mean": round(c.mean_size, 2), "max": max(c.sizes)},
                 "abstraction_level": c.level, "verification": stats.to_json() if stats else None}
 
-    out: dict = {"format": "skillc-distill-report/1", "training_traces": len(distilled.programs),
+    out: dict[str, Any] = {"format": "skillc-distill-report/1",
+ "training_traces": len(distilled.programs),
                  "operations": len(distilled.operations), "candidate_clusters": distilled.candidates,
                  "min_reuse": distilled.min_reuse,
                  "skills": [skill(c, True) for c in clusters] + [skill(c, False) for c in dropped],

@@ -16,13 +16,14 @@ import json
 import keyword
 import re
 import unicodedata
-from collections.abc import Container, Iterable
+from collections.abc import Iterable
 from pathlib import Path
+from typing import Any
 
 import attrs
 
 from skillc.diagnostics import Diagnostic, make
-from skillc.frontends.distill.trace import Trace
+from skillc.frontends.distill.trace import Trace, successful
 
 HOLE = re.compile(r"\{(\w+)(?::([^}]*))?\}")
 
@@ -32,14 +33,6 @@ RESERVED = frozenset({
     "env", "run", "i", "at", "available_actions", "available_actions_now", "observation", "admissible",
     "annotations", "true", "false", "none", "list", "map", "quote", "contains",
 } | {name for name in dir(builtins) if name.islower()})
-
-
-def unique(base: str, taken: Container[str]) -> str:
-    """`base`, or `base_2`, `base_3`, … : the first that is not taken."""
-    name, k = base, 2
-    while name in taken:
-        name, k = f"{base}_{k}", k + 1
-    return name
 
 
 def identifier(text: str, *, variable: bool = True) -> str:
@@ -66,7 +59,7 @@ class Template:
     text: str
     roles: tuple[str, ...]
     choices: dict[str, tuple[str, ...]] = attrs.field(eq=False)
-    regex: re.Pattern = attrs.field(eq=False, repr=False)
+    regex: re.Pattern[str] = attrs.field(eq=False, repr=False)
 
     @classmethod
     def parse(cls, text: str, schema: str | None = None) -> Template:
@@ -104,7 +97,7 @@ class Template:
         return cls(name, "".join(canonical), tuple(roles), choices,
                    re.compile("".join(pattern) + r"\Z", re.IGNORECASE))
 
-    def values(self, m: re.Match) -> list[str]:
+    def values(self, m: re.Match[str]) -> list[str]:
         """The value of each role in a match of `regex`."""
         return [m.group(f"g{i}") for i in range(1, len(self.roles) + 1)]
 
@@ -254,7 +247,7 @@ def _with_templates(base: Profile, texts: Iterable[str]) -> Profile:
 PROFILE_KEYS = frozenset({"name", "templates", "moves", "support", "passages", "effects"})
 
 
-def declared_profile(declared: dict | str, base: Profile, folder: Path | None = None) -> Profile:
+def declared_profile(declared: dict[str, Any] | str, base: Profile, folder: Path | None = None) -> Profile:
     """A profile given as data: a built-in's name, a JSON file (relative to `folder`), or the object itself.
 
     The object's fields (all optional): `templates` (strings, or `{"template": …, "schema": …}`), `moves`
@@ -295,7 +288,7 @@ def declared_profile(declared: dict | str, base: Profile, folder: Path | None = 
         effects={**profile.effects, **effects})
 
 
-def _list(declared: dict, key: str) -> list[str]:
+def _list(declared: dict[str, Any], key: str) -> list[str]:
     value = declared.get(key, [])
     if key != "templates" and (not isinstance(value, list) or not all(isinstance(v, str) for v in value)):
         raise ValueError(f"the profile's `{key}` is a list of schema names")
@@ -305,7 +298,7 @@ def _list(declared: dict, key: str) -> list[str]:
 
 
 @functools.lru_cache(maxsize=64)
-def _read_profile(path: Path) -> dict:
+def _read_profile(path: Path) -> dict[str, Any]:
     """A profile file (JSON object); read once per run."""
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
@@ -366,6 +359,18 @@ def normalise(trace: Trace, profile: Profile | None = None) -> tuple[Program | N
                                          f"no action schema", trace.span, hint=_hint(step.action, profile, trace))]
         actions.append(action)
     return Program(trace, tuple(actions), profile), []
+
+
+def normalised(traces: Iterable[Trace]) -> tuple[list[tuple[Trace, Program]], list[Diagnostic]]:
+    """The successful traces that normalise into programs, each with its program; the diagnostics of the rest."""
+    kept, diagnostics = successful(traces)
+    out: list[tuple[Trace, Program]] = []
+    for trace in kept:
+        program, problems = normalise(trace)
+        diagnostics += problems
+        if program is not None:
+            out.append((trace, program))
+    return out, diagnostics
 
 
 def _starts_with(template: Template, verb: str) -> bool:

@@ -31,6 +31,8 @@ action. Operations of one action are not sub-goals and stay primitive.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import attrs
 
 from skillc.frontends.distill.schema import Action, Program
@@ -92,16 +94,19 @@ def _door_consumer(program: Program, index: int, consumer: list[int | None]) -> 
     with no such move it prepares nothing and stands alone.
     """
     profile, actions = program.profile, program.actions
+    focus = actions[index].focus
+    if focus is None:
+        return None  # only an action on a door (its focus) prepares a move this way
     after = index + 1
-    while after < len(actions) and consumer[after] is not None and actions[after].focus is not None \
-            and actions[after].focus.type in profile.nav_types:
+    while after < len(actions) and consumer[after] is not None and (f := actions[after].focus) is not None \
+            and f.type in profile.nav_types:
         after += 1
     if after >= len(actions) or actions[after].schema not in profile.nav_schemas:
         return None
     if actions[after].text not in _available(program, index):
         return after
     newly = _newly_available(program, index) or frozenset()
-    door = actions[index].focus.value
+    door = focus.value
     for later in range(after + 1, len(actions)):
         action = actions[later]
         if action.schema not in profile.nav_schemas:
@@ -186,7 +191,7 @@ def segment(program: Program) -> list[Operation]:
     return ops
 
 
-def _groups(actions, consumer, start: int, end: int) -> tuple[Group, ...]:
+def _groups(actions: Sequence[Action], consumer: list[int | None], start: int, end: int) -> tuple[Group, ...]:
     """The groups of actions[start:end]: each core action with the support actions it consumes.
 
     A support action goes to the end of its consumer chain (`open fridge` → `take knife from fridge` →
@@ -198,8 +203,8 @@ def _groups(actions, consumer, start: int, end: int) -> tuple[Group, ...]:
         if consumer[k] is None:
             continue
         final = k
-        while consumer[final] is not None:
-            final = consumer[final]
+        while (after := consumer[final]) is not None:
+            final = after
         focus = actions[k].focus
         if focus is not None:
             final = next((j for j in range(k + 1, final) if consumer[j] is None

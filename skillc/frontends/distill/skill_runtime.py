@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from typing import Any, TypedDict
+from typing import Any, Literal, TypedDict
 
 _HOLE = re.compile(r"\{(\w+)(?::[^}]*)?\}")
 
@@ -86,7 +86,7 @@ class SkillRun:
         self.error: str | None = None
         self.done = False
 
-    def _act(self, action: str, kind: str) -> None:
+    def _act(self, action: str, kind: Literal["support", "core"]) -> None:
         self.observation, self.available, self.done, lost = unpack(self.env.step(action))
         self.trace.append({"action": action, "kind": kind, "observation": self.observation})
         if lost:

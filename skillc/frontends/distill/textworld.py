@@ -13,7 +13,7 @@ import json
 import os
 import tempfile
 import warnings
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, Self
 
@@ -78,7 +78,7 @@ def specs(count: int, seed: int = 0, *, recipes: tuple[int, int] = (1, 4),
     return out
 
 
-def import_textworld():
+def import_textworld() -> tuple[Any, Any]:
     """TextWorld and its cooking challenge, or Unavailable when the package is not installed."""
     try:
         import textworld
@@ -137,7 +137,7 @@ def _check_game_file(path: Path) -> None:
 
 
 @contextlib.contextmanager
-def _quiet():
+def _quiet() -> Iterator[None]:
     """Silence jericho's "unsupported game" warnings: TextWorld games play fine without its extras."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -175,17 +175,17 @@ class Game(Playing):
                 self._env = textworld.start(str(self.path), request_infos=textworld.EnvInfos(**_INFOS))
         except Exception as exc:  # noqa: BLE001 - whatever TextWorld raises, the file is not a game it can play
             raise Unavailable(f"{self.path} is not a game TextWorld can open: {exc}") from exc
-        self.state = None
+        self.state: Any = None  # TextWorld's game state of the last turn
         self.turns = 0
 
-    def reset(self):
+    def reset(self) -> Any:
         """Start the game; returns TextWorld's game state (feedback, admissible commands, walkthrough…)."""
         with _quiet():
             self.state = self._env.reset()
         self.turns = 0
         return self.state
 
-    def step(self, action: str):
+    def step(self, action: str) -> tuple[Any, float, bool]:
         """Play one action: `(game_state, score, done)`, as TextWorld returns it."""
         with _quiet():
             self.state, score, done = self._env.step(action)
@@ -218,7 +218,8 @@ def record(path: str | Path, spec: GameSpec | None = None, actions: Sequence[str
         state = game.reset()
         plan = list(actions if actions is not None else state["policy_commands"])
         steps = []
-        score, done = 0, False
+        score: float = 0  # TextWorld's scores are integers
+        done = False
         for action in plan:
             before = state["feedback"]
             available = tuple(state["admissible_commands"] or ())

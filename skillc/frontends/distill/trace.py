@@ -10,7 +10,7 @@ observation, the actions available before the action, score, done).
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -88,11 +88,13 @@ class _Bad(Exception):
     """A field of a trace line is missing or has the wrong type."""
 
 
-_STEP_FIELDS = {"observation": str, "action": str, "next_observation": str, "available_actions": list,
+_STEP_FIELDS: dict[str, type | tuple[type, ...]] = {"observation": str,
+ "action": str, "next_observation": str, "available_actions": list,
                 "score": (int, float), "done": bool}
 
 
-def _field(obj: dict, name: str, kind, where: str, required: bool = True):
+def _field(obj: dict[str, Any], name: str, kind: type | tuple[type, ...], where: str, required: bool = True) -> Any:
+    """`obj[name]` checked to be of `kind` (a bool is not a number); None when absent and not `required`."""
     if name not in obj:
         if required:
             raise _Bad(f"{where} has no `{name}`")
@@ -184,7 +186,8 @@ def parse_traces(text: str, path: str = "<traces>") -> tuple[list[Trace], list[D
     return traces, diagnostics
 
 
-def _lines(text: str):
+def _lines(text: str) -> Iterator[tuple[int, str]]:
+    """Each line of `text` with the offset where it starts."""
     start = 0
     for line in text.split("\n"):
         yield start, line
@@ -198,8 +201,8 @@ def read_traces(paths: Iterable[str | Path]) -> tuple[list[Trace], list[Diagnost
     ids: set[str] = set()
     for path in paths:
         data, problem = read_bytes(path, folder="a folder, not a trace file", code="SKM401")
-        if problem is not None:
-            diagnostics.append(problem)
+        if data is None:
+            diagnostics += [problem] if problem is not None else []
             continue
         try:
             text = data.decode("utf-8-sig")

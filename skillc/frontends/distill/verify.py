@@ -13,17 +13,26 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
+from typing import Any, Protocol
 
 import attrs
 
 from skillc.diagnostics import Diagnostic, make
 from skillc.frontends.distill import Distilled
 from skillc.frontends.distill.cluster import Cluster, match
-from skillc.frontends.distill.schema import normalise
+from skillc.frontends.distill.schema import normalised
 from skillc.frontends.distill.segment import MIN_STEPS, Operation, segment
 from skillc.frontends.distill import pddl
 from skillc.frontends.distill.textworld import Game, Unavailable, game_path
-from skillc.frontends.distill.trace import Trace, successful
+from skillc.frontends.distill.trace import Trace
+
+
+class Skill(Protocol):
+    """A generated skill function: `skill(env, **parameters)` returns a `SkillResult`."""
+
+    preconditions_hold: Callable[..., bool]  # (available actions, **parameters) -> may the skill start here
+
+    def __call__(self, env: Any, **values: Any) -> Any: ...
 
 
 @attrs.define
@@ -34,13 +43,13 @@ class SkillStats:
     errors: int = 0  # failed calls, and lost games blamed on one of its calls
     primitives: int = 0
     skipped: int = 0  # matched an operation, but its preconditions did not hold there
-    failures: list[dict] = attrs.field(factory=list)
+    failures: list[dict[str, Any]] = attrs.field(factory=list)
 
     @property
     def error_rate(self) -> float:
         return self.errors / self.calls if self.calls else 0.0
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         return {"calls": self.calls, "errors": self.errors, "error_rate": round(self.error_rate, 4),
                 "primitives_replaced": self.primitives, "precondition_misses": self.skipped,
                 "failures": self.failures[:3]}
@@ -140,23 +149,17 @@ class Evaluation:
 
 def _prepare(heldout: Iterable[Trace]) -> tuple[list[tuple[Trace, list[Operation]]], list[Diagnostic]]:
     """The held-out traces that can be replayed, each with its operations, and why the others cannot."""
-    kept, diagnostics = successful(heldout)
-    prepared = []
-    for trace in kept:
-        program, problems = normalise(trace)
-        diagnostics += problems
-        if program is not None:
-            prepared.append((trace, segment(program)))
-    return prepared, diagnostics
+    normal, diagnostics = normalised(heldout)
+    return [(trace, segment(program)) for trace, program in normal], diagnostics
 
 
-def evaluate(distilled: Distilled, clusters: Sequence[Cluster], skills: dict[str, Callable],
+def evaluate(distilled: Distilled, clusters: Sequence[Cluster], skills: dict[str, Skill],
              heldout: Iterable[Trace], *, games: str | Path | None = None) -> Evaluation:
     """Play every held-out game with the skills substituted wherever they apply."""
     return _evaluate(distilled, clusters, skills, *_prepare(heldout), games)
 
 
-def _evaluate(distilled: Distilled, clusters: Sequence[Cluster], skills: dict[str, Callable],
+def _evaluate(distilled: Distilled, clusters: Sequence[Cluster], skills: dict[str, Skill],
               prepared: list[tuple[Trace, list[Operation]]], diagnostics: list[Diagnostic],
               games: str | Path | None, progress: Callable[[int], None] | None = None) -> Evaluation:
     evaluation = Evaluation(skills={c.name: SkillStats() for c in clusters}, diagnostics=list(diagnostics))
@@ -173,7 +176,7 @@ def _evaluate(distilled: Distilled, clusters: Sequence[Cluster], skills: dict[st
     return evaluation
 
 
-def open_game(trace: Trace, games: str | Path | None = None):
+def open_game(trace: Trace, games: str | Path | None = None) -> Game | pddl.Game:
     """The environment a held-out trace was recorded in, reopened at its start: a PDDLGym problem for a PDDL
     trace, else a TextWorld game (its file, or regenerated into `games`). Unavailable when it cannot be."""
     if trace.env == pddl.ENV or (trace.game or {}).get("generator") == pddl.GENERATOR:
@@ -186,7 +189,8 @@ def _folder(trace: Trace) -> Path | None:
     return Path(trace.span.path).parent if trace.span is not None else None
 
 
-def _play(game, trace: Trace, ops, clusters, skills, loops, stats: dict[str, SkillStats]) -> GameRun:
+def _play(game: Game | pddl.Game, trace: Trace, ops: list[Operation], clusters: Sequence[Cluster],
+          skills: dict[str, Skill], loops: frozenset[str], stats: dict[str, SkillStats]) -> GameRun:
     """Play one held-out game: skill calls where they apply, primitive actions elsewhere; blame any loss."""
     run = GameRun(trace.id, primitive_turns=len(trace.steps))
     calls: list[Call] = []
@@ -266,7 +270,7 @@ def _lost(run: GameRun, trace: Trace, error: str | None, call: Call | None, stat
     return run
 
 
-def verify(distilled: Distilled, skills: dict[str, Callable], heldout: Sequence[Trace], *,
+def verify(distilled: Distilled, skills: dict[str, Skill], heldout: Sequence[Trace], *,
            games: str | Path | None = None,
            progress: Callable[[int], None] | None = None) -> tuple[list[Cluster], Evaluation, list[Diagnostic]]:
     """Keep the skills with no execution error on held-out games; the evaluation is of the kept library.

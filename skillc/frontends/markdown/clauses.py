@@ -220,13 +220,15 @@ def extract_clauses(doc: Document) -> list[Clause]:
             continue
         # paragraphs and list items: sentence by sentence
         num = None
-        if b.kind == "item" and b.ordered and role not in ("knowledge", "rules", "done"):
+        # An "item" block always has its item (a paragraph outside lists is a "para").
+        if b.kind == "item" and b.item is not None and b.ordered and role not in ("knowledge", "rules", "done"):
             if b.first_in_item:
                 if b.depth == 1:
                     ordinal += 1
                     step_of_item[b.item] = ordinal
                 else:
-                    step_of_item[b.item] = step_of_item.get(b.parent_item, ordinal)
+                    parent = step_of_item.get(b.parent_item) if b.parent_item is not None else None
+                    step_of_item[b.item] = ordinal if parent is None else parent
             num = step_of_item.get(b.item, ordinal)
         elif b.kind == "item":
             num = step_of_item.get(b.parent_item) if b.parent_item is not None else None

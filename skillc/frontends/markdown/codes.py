@@ -1,4 +1,4 @@
-"""Diagnostic codes of the markdown front end (SKM3xx), registered with the shared registry.
+"""Diagnostic codes of the markdown front end (SKM3xx), listed in `skillc.registry`.
 
 The examples are markdown documents, so they are not run by the registry
 test; `tests/frontends/test_codes.py` builds each one and asserts its code.
@@ -6,106 +6,139 @@ test; `tests/frontends/test_codes.py` builds each one and asserts its code.
 
 from __future__ import annotations
 
-from skillc.diagnostics.codes import Code, register
-from skillc.diagnostics.diagnostic import Severity
+from typing import Final
 
-E, W, N = Severity.ERROR, Severity.WARNING, Severity.NOTE
+from skillc.diagnostics.codes import E, N, W, Code
+
 
 _SKILL = "# Answer a question\n\n1. Read the question.\n2. Write the answer to answer.txt.\n"
 
-CODES = [
-    Code("SKM300", "empty-skill", E, "the skill document is empty",
-         "There is nothing to compile: the file holds only whitespace (or only front matter).",
-         "", _SKILL, "write the procedure in the skill document first", runnable=False, lang="markdown"),
-    Code("SKM301", "binary-skill", E, "the skill document is not UTF-8 text",
-         "skillc reads skills as UTF-8 markdown. A file with NUL or other control bytes, or bytes that are "
-         "not UTF-8, is refused before anything is built.",
-         "", _SKILL, "pass the markdown file of the skill, saved as UTF-8", runnable=False, lang="markdown"),
-    Code("SKM302", "skill-too-large", E, "the skill document is larger than the limit",
-         "Skill documents are limited to 1 MiB by default, far beyond any real skill. A larger file is "
-         "usually not a skill (a log, a data dump); `--max-bytes` raises the limit.",
-         "", _SKILL, "split the document, or raise the limit with --max-bytes", runnable=False, lang="markdown"),
-    Code("SKM303", "bad-front-matter", E, "the YAML front matter is broken",
-         "A skill may start with a YAML header between `---` lines (name, description, allowed-tools). "
-         "A header that is never closed, is not valid YAML, is not a mapping, or gives a field the wrong "
-         "type is refused, with the line of the problem.",
-         "---\nname: [unclosed\n---\n# Skill\n\n1. Do it.\n",
-         "---\nname: answer\nallowed-tools: Bash\n---\n# Skill\n\n1. Do it.\n",
-         "fix the YAML between the `---` lines", runnable=False, lang="markdown"),
-    Code("SKM304", "no-procedure", W, "the skill has no procedure",
-         "No numbered steps, step headings, procedure section, checklist, decision tree or imperative "
-         "sentence was found: the document is pure knowledge. It still compiles, to one model state whose "
-         "instructions hold the whole document.",
-         "# Style guide\n\nOur documentation speaks to the reader in the second person.\n",
-         _SKILL, "number the steps, or add a `## Procedure` section", runnable=False, lang="markdown"),
-    Code("SKM305", "uncovered-clause", W, "a clause of the skill landed nowhere in the machine",
-         "Every clause of the document should become a state, a rule, or part of a state's local "
-         "instructions. A clause that is in none of them is knowledge the machine has lost.",
-         "", _SKILL, "add it to a state's prompt, or make it a rule", runnable=False, lang="markdown"),
-    Code("SKM306", "unknown-allowed-tool", N, "an allowed tool has no skillc interface",
-         "The front matter names a tool skillc cannot declare by itself (only `Bash` maps to the built-in "
-         "`bash` tool). Steps that use it become model states.",
-         "---\nallowed-tools: Read\n---\n# Skill\n\n1. Read the file.\n", _SKILL,
-         "declare it in the machine by hand, or register an implementation", runnable=False, lang="markdown"),
-    Code("SKM315", "bash-declared-for-commands", N, "`bash` was declared because the skill has commands to run",
-         "The document has shell fences or steps that say to run an inline command, but its front matter does "
-         "not list `Bash` in `allowed-tools`. The commands become tool states calling `bash`, which runs them in "
-         "the run's working directory; the machine declares `bash` in its interface table.",
-         "# Skill\n\n1. Run `pytest -q`.\n",
-         "---\nallowed-tools: Bash\n---\n# Skill\n\n1. Run `pytest -q`.\n",
-         "list `Bash` under `allowed-tools` to say so in the skill itself", runnable=False, lang="markdown"),
-    Code("SKM316", "missing-step-reference", W, "the skill refers to a step that does not exist",
-         "\"Continue to step N\", \"go back to step N\" or \"see step N\" names a step number the document does "
-         "not have. The jump goes to the end of the procedure (or the best matching step) instead.",
-         "# Skill\n\n1. Read the file.\n   - If it is empty, continue to step 7.\n2. Summarise it.\n",
-         "# Skill\n\n1. Read the file.\n   - If it is empty, continue to step 2.\n2. Summarise it.\n",
-         "number the reference after a step that exists", runnable=False, lang="markdown"),
-    Code("SKM317", "rule-not-proved", N, "a control requirement of the skill could not be proved on the built machine",
-         "The structural compiler turns orders, requirements, stop clauses and data dependencies into rules. "
-         "A rule the checker cannot prove on the drafted graph is dropped (its sentence stays in the "
-         "instructions) and listed in the build report as unproven, so the report never claims more than the "
-         "checker proved.",
-         "", "", "restate the requirement so that it names one step, or edit the machine by hand",
-         runnable=False, lang="markdown"),
-    Code("SKM318", "contradictory-order", W, "the skill states two orders that contradict each other",
-         "One sentence puts A before B and another B before A. At most one of them can hold; both are dropped "
-         "as rules and kept as instructions.",
-         "# Skill\n\n## Rules\n\n- Test before you deploy.\n- Deploy before you test.\n\n## Procedure\n\n"
-         "1. Test the build.\n2. Deploy the build.\n",
-         "# Skill\n\n## Rules\n\n- Test before you deploy.\n\n## Procedure\n\n1. Test the build.\n"
-         "2. Deploy the build.\n",
-         "keep the order the procedure follows", runnable=False, lang="markdown"),
-    Code("SKM319", "commands-not-shell", W, "a step runs code that `bash` cannot run as it is",
-         "A step says to run a fence in PowerShell, cmd, or a programming language. `bash` runs shell commands "
-         "only, so the code stays in the step's instructions instead of becoming a tool state.",
-         "# Skill\n\n1. Run the script.\n\n   ```powershell\n   Get-ChildItem\n   ```\n",
-         "# Skill\n\n1. Run the script.\n\n   ```bash\n   ls\n   ```\n",
-         "give the command as a shell command, or run it with an interpreter", runnable=False, lang="markdown"),
-    Code("SKM310", "draft-never-checked", E, "the LLM compiler's drafts never passed the checker",
-         "The model redrafted the machine from the checker's diagnostics for the allowed number of rounds "
-         "(`--rounds`) and every draft still had errors. Nothing is written; the errors of the last draft "
-         "are shown.",
-         "", "", "raise --rounds, use a stronger model, or build offline (no --model)", runnable=False,
-         lang="markdown"),
-    Code("SKM311", "draft-not-valid", W, "a model reply was not a valid machine draft",
-         "A draft must be a JSON object that conforms to the IR JSON Schema (`skillc grammar --format "
-         "json-schema`) and prints as a `.skm` machine that parses. An invalid reply costs a round; the "
-         "problem is sent back to the model.",
-         "", "", "the next round tells the model what was wrong", runnable=False, lang="markdown"),
-    Code("SKM312", "quotation-not-in-skill", W, "a rule's quotation does not occur in the skill",
-         "The LLM compiler keeps a rule only if its quotation occurs verbatim (modulo markdown) in the "
-         "document. A paraphrased or invented quotation is dropped.",
-         "", "", "quote the sentence exactly as the skill writes it", runnable=False, lang="markdown"),
-    Code("SKM313", "rule-outside-interface", W, "a rule names an operation the machine does not have",
-         "The LLM compiler keeps a rule only if every operation it names is a state, an instance or a tool "
-         "of the machine's interface table.", "", "",
-         "name a state or a declared tool", runnable=False, lang="markdown"),
-    Code("SKM314", "model-failed", E, "the model backend failed",
-         "The LLM compiler could not get an answer from the configured backend (connection refused, HTTP "
-         "error, timeout, a model that cannot be loaded). Nothing is written.",
-         "", "", "check the endpoint and model name, or build offline (no --model)", runnable=False,
-         lang="markdown"),
-]
 
-for _code in CODES:
-    register(_code)
+EMPTY_SKILL: Final = Code(
+    "SKM300", "empty-skill", E, "the skill document is empty",
+    "There is nothing to compile: the file holds only whitespace (or only front matter).",
+    "", _SKILL, "write the procedure in the skill document first", runnable=False, lang="markdown")
+BINARY_SKILL: Final = Code(
+    "SKM301", "binary-skill", E, "the skill document is not UTF-8 text",
+    "skillc reads skills as UTF-8 markdown. A file with NUL or other control bytes, or bytes that are "
+    "not UTF-8, is refused before anything is built.",
+    "", _SKILL, "pass the markdown file of the skill, saved as UTF-8", runnable=False, lang="markdown")
+SKILL_TOO_LARGE: Final = Code(
+    "SKM302", "skill-too-large", E, "the skill document is larger than the limit",
+    "Skill documents are limited to 1 MiB by default, far beyond any real skill. A larger file is "
+    "usually not a skill (a log, a data dump); `--max-bytes` raises the limit.",
+    "", _SKILL, "split the document, or raise the limit with --max-bytes", runnable=False, lang="markdown")
+BAD_FRONT_MATTER: Final = Code(
+    "SKM303", "bad-front-matter", E, "the YAML front matter is broken",
+    "A skill may start with a YAML header between `---` lines (name, description, allowed-tools). "
+    "A header that is never closed, is not valid YAML, is not a mapping, or gives a field the wrong "
+    "type is refused, with the line of the problem.",
+    "---\nname: [unclosed\n---\n# Skill\n\n1. Do it.\n",
+    "---\nname: answer\nallowed-tools: Bash\n---\n# Skill\n\n1. Do it.\n",
+    "fix the YAML between the `---` lines", runnable=False, lang="markdown")
+NO_PROCEDURE: Final = Code(
+    "SKM304", "no-procedure", W, "the skill has no procedure",
+    "No numbered steps, step headings, procedure section, checklist, decision tree or imperative "
+    "sentence was found: the document is pure knowledge. It still compiles, to one model state whose "
+    "instructions hold the whole document.",
+    "# Style guide\n\nOur documentation speaks to the reader in the second person.\n",
+    _SKILL, "number the steps, or add a `## Procedure` section", runnable=False, lang="markdown")
+UNCOVERED_CLAUSE: Final = Code(
+    "SKM305", "uncovered-clause", W, "a clause of the skill landed nowhere in the machine",
+    "Every clause of the document should become a state, a rule, or part of a state's local "
+    "instructions. A clause that is in none of them is knowledge the machine has lost.",
+    "", _SKILL, "add it to a state's prompt, or make it a rule", runnable=False, lang="markdown")
+UNKNOWN_ALLOWED_TOOL: Final = Code(
+    "SKM306", "unknown-allowed-tool", N, "an allowed tool has no skillc interface",
+    "The front matter names a tool skillc cannot declare by itself (only `Bash` maps to the built-in "
+    "`bash` tool). Steps that use it become model states.",
+    "---\nallowed-tools: Read\n---\n# Skill\n\n1. Read the file.\n", _SKILL,
+    "declare it in the machine by hand, or register an implementation", runnable=False, lang="markdown")
+BASH_DECLARED_FOR_COMMANDS: Final = Code(
+    "SKM315", "bash-declared-for-commands", N, "`bash` was declared because the skill has commands to run",
+    "The document has shell fences or steps that say to run an inline command, but its front matter does "
+    "not list `Bash` in `allowed-tools`. The commands become tool states calling `bash`, which runs them in "
+    "the run's working directory; the machine declares `bash` in its interface table.",
+    "# Skill\n\n1. Run `pytest -q`.\n",
+    "---\nallowed-tools: Bash\n---\n# Skill\n\n1. Run `pytest -q`.\n",
+    "list `Bash` under `allowed-tools` to say so in the skill itself", runnable=False, lang="markdown")
+MISSING_STEP_REFERENCE: Final = Code(
+    "SKM316", "missing-step-reference", W, "the skill refers to a step that does not exist",
+    "\"Continue to step N\", \"go back to step N\" or \"see step N\" names a step number the document does "
+    "not have. The jump goes to the end of the procedure (or the best matching step) instead.",
+    "# Skill\n\n1. Read the file.\n   - If it is empty, continue to step 7.\n2. Summarise it.\n",
+    "# Skill\n\n1. Read the file.\n   - If it is empty, continue to step 2.\n2. Summarise it.\n",
+    "number the reference after a step that exists", runnable=False, lang="markdown")
+RULE_NOT_PROVED: Final = Code(
+    "SKM317", "rule-not-proved", N, "a control requirement of the skill could not be proved on the built machine",
+    "The structural compiler turns orders, requirements, stop clauses and data dependencies into rules. "
+    "A rule the checker cannot prove on the drafted graph is dropped (its sentence stays in the "
+    "instructions) and listed in the build report as unproven, so the report never claims more than the "
+    "checker proved.",
+    "", "", "restate the requirement so that it names one step, or edit the machine by hand",
+    runnable=False, lang="markdown")
+CONTRADICTORY_ORDER: Final = Code(
+    "SKM318", "contradictory-order", W, "the skill states two orders that contradict each other",
+    "One sentence puts A before B and another B before A. At most one of them can hold; both are dropped "
+    "as rules and kept as instructions.",
+    "# Skill\n\n## Rules\n\n- Test before you deploy.\n- Deploy before you test.\n\n## Procedure\n\n"
+    "1. Test the build.\n2. Deploy the build.\n",
+    "# Skill\n\n## Rules\n\n- Test before you deploy.\n\n## Procedure\n\n1. Test the build.\n"
+    "2. Deploy the build.\n",
+    "keep the order the procedure follows", runnable=False, lang="markdown")
+COMMANDS_NOT_SHELL: Final = Code(
+    "SKM319", "commands-not-shell", W, "a step runs code that `bash` cannot run as it is",
+    "A step says to run a fence in PowerShell, cmd, or a programming language. `bash` runs shell commands "
+    "only, so the code stays in the step's instructions instead of becoming a tool state.",
+    "# Skill\n\n1. Run the script.\n\n   ```powershell\n   Get-ChildItem\n   ```\n",
+    "# Skill\n\n1. Run the script.\n\n   ```bash\n   ls\n   ```\n",
+    "give the command as a shell command, or run it with an interpreter", runnable=False, lang="markdown")
+DRAFT_NEVER_CHECKED: Final = Code(
+    "SKM310", "draft-never-checked", E, "the LLM compiler's drafts never passed the checker",
+    "The model redrafted the machine from the checker's diagnostics for the allowed number of rounds "
+    "(`--rounds`) and every draft still had errors. Nothing is written; the errors of the last draft "
+    "are shown.",
+    "", "", "raise --rounds, use a stronger model, or build offline (no --model)", runnable=False,
+    lang="markdown")
+DRAFT_NOT_VALID: Final = Code(
+    "SKM311", "draft-not-valid", W, "a model reply was not a valid machine draft",
+    "A draft must be a JSON object that conforms to the IR JSON Schema (`skillc grammar --format "
+    "json-schema`) and prints as a `.skm` machine that parses. An invalid reply costs a round; the "
+    "problem is sent back to the model.",
+    "", "", "the next round tells the model what was wrong", runnable=False, lang="markdown")
+QUOTATION_NOT_IN_SKILL: Final = Code(
+    "SKM312", "quotation-not-in-skill", W, "a rule's quotation does not occur in the skill",
+    "The LLM compiler keeps a rule only if its quotation occurs verbatim (modulo markdown) in the "
+    "document. A paraphrased or invented quotation is dropped.",
+    "", "", "quote the sentence exactly as the skill writes it", runnable=False, lang="markdown")
+RULE_OUTSIDE_INTERFACE: Final = Code(
+    "SKM313", "rule-outside-interface", W, "a rule names an operation the machine does not have",
+    "The LLM compiler keeps a rule only if every operation it names is a state, an instance or a tool "
+    "of the machine's interface table.", "", "",
+    "name a state or a declared tool", runnable=False, lang="markdown")
+MODEL_FAILED: Final = Code(
+    "SKM314", "model-failed", E, "the model backend failed",
+    "The LLM compiler could not get an answer from the configured backend (connection refused, HTTP "
+    "error, timeout, a model that cannot be loaded). Nothing is written.",
+    "", "", "check the endpoint and model name, or build offline (no --model)", runnable=False,
+    lang="markdown")
+
+ALL: Final[tuple[Code, ...]] = (
+    EMPTY_SKILL,
+    BINARY_SKILL,
+    SKILL_TOO_LARGE,
+    BAD_FRONT_MATTER,
+    NO_PROCEDURE,
+    UNCOVERED_CLAUSE,
+    UNKNOWN_ALLOWED_TOOL,
+    DRAFT_NEVER_CHECKED,
+    DRAFT_NOT_VALID,
+    QUOTATION_NOT_IN_SKILL,
+    RULE_OUTSIDE_INTERFACE,
+    MODEL_FAILED,
+    BASH_DECLARED_FOR_COMMANDS,
+    MISSING_STEP_REFERENCE,
+    RULE_NOT_PROVED,
+    CONTRADICTORY_ORDER,
+    COMMANDS_NOT_SHELL,
+)

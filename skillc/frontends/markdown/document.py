@@ -8,11 +8,14 @@ the front-matter plugin); this module only flattens its token stream into
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator, Sequence
 from pathlib import Path
+from typing import Any
 
 import attrs
 import yaml
 from markdown_it import MarkdownIt
+from markdown_it.token import Token
 from mdit_py_plugins.front_matter import front_matter_plugin
 
 from skillc.diagnostics import Diagnostic, make
@@ -31,7 +34,7 @@ class FrontMatter:
     allowed_tools: tuple[str, ...] = ()
     start: int = 0
     end: int = 0
-    raw: dict = attrs.field(factory=dict, eq=False)
+    raw: dict[str, Any] = attrs.field(factory=dict, eq=False)
 
 
 @attrs.frozen
@@ -90,8 +93,8 @@ _CHECKBOX = re.compile(r"^\[([ xX])\]\s+")
 def read_document(path: str | Path, *, max_bytes: int = MAX_BYTES) -> tuple[Document | None, list[Diagnostic]]:
     """Read and parse a skill file; None with diagnostics when it is not a usable text document."""
     data, problem = read_bytes(path, folder="a folder, not a skill document")
-    if problem is not None:
-        return None, [problem]
+    if data is None:
+        return None, [problem] if problem is not None else []
     return parse_document(data, str(path), max_bytes=max_bytes)
 
 
@@ -183,7 +186,7 @@ def _front_matter(text: str, source: SourceFile) -> tuple[FrontMatter | None, li
     return FrontMatter(fields["name"], fields["description"], names, 1, close + 1, raw), diags
 
 
-def _blocks(tokens):
+def _blocks(tokens: Sequence[Token]) -> Iterator[Block]:
     """Flatten markdown-it tokens into `Block`s with section and list context."""
     section: list[tuple[int, str]] = []
     lists: list[bool] = []  # ordered? per open list
@@ -198,7 +201,7 @@ def _blocks(tokens):
             level = int(t.tag[1:])
             text = tokens[i + 1].content.strip()
             section = [(lv, s) for lv, s in section if lv < level] + [(level, text)]
-            start, end = t.map
+            start, end = _lines(t)
             yield Block("heading", text, start + 1, end, tuple(s for _, s in section), level=level)
             i += 3
             continue
@@ -214,7 +217,7 @@ def _blocks(tokens):
             items.pop()
         elif kind == "paragraph_open":
             inline = tokens[i + 1]
-            start, end = t.map
+            start, end = _lines(t)
             text = inline.content
             checkbox = False
             m = _CHECKBOX.match(text)
@@ -230,7 +233,7 @@ def _blocks(tokens):
             i += 3
             continue
         elif kind in ("fence", "code_block"):
-            start, end = t.map
+            start, end = _lines(t)
             yield Block("code", t.content, start + 1, end, _names(section), depth=len(lists),
                         item=items[-1] if items else None, info=(t.info or "").strip().split(" ")[0].lower())
         elif kind == "tr_open" and t.map:
@@ -240,15 +243,22 @@ def _blocks(tokens):
                 if tokens[j].type == "inline":
                     cells.append(tokens[j].content.strip())
                 j += 1
-            start, end = t.map
+            start, end = _lines(t)
             header = tokens[i - 1].type == "thead_open"
             yield Block("row", " | ".join(cells), start + 1, end, _names(section), info="header" if header else "")
             i = j
         elif kind == "html_block":
-            start, end = t.map
+            start, end = _lines(t)
             yield Block("html", t.content, start + 1, end, _names(section))
         i += 1
 
 
-def _names(section) -> tuple[str, ...]:
+def _lines(t: Token) -> tuple[int, int]:
+    """The 0-based [start, end) source lines of a block token (markdown-it maps every block token)."""
+    assert t.map is not None, "block tokens carry their source lines"
+    return t.map[0], t.map[1]
+
+
+def _names(section: list[tuple[int, str]]) -> tuple[str, ...]:
+    """The titles of a section path, outermost first."""
     return tuple(s for _, s in section)

@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import re
 import shlex
+from collections.abc import Callable
 from pathlib import Path
 
 import attrs
@@ -87,7 +88,8 @@ class Score:
 
 def _doc_index(text: str) -> tuple[str, list[int]]:
     """The document normalised, and for each character of it the line it came from."""
-    out, where = [], []
+    out: list[str] = []
+    where: list[int] = []
     for i, raw in enumerate(text.split("\n"), start=1):
         piece = normalise(raw)
         if not piece:
@@ -152,13 +154,22 @@ class Query:
                  if s.provenance is not None and s.provenance.start <= line <= s.provenance.end]
         return [n for _, n in sorted(found)]
 
+    def _width(self, state: str) -> int:
+        """How many lines past its first a state's `from` range covers (0 without one)."""
+        p = self.m.states[state].provenance
+        return p.end - p.start if p is not None else 0
+
+    def _calls(self, state: str, tool: str) -> bool:
+        """The state calls `tool`."""
+        call = self.m.states[state].call
+        return call is not None and call.tool == tool
+
     def main(self, line: int) -> set[str]:
         """The narrowest states at a line; the actions among them when a decision shares the line with its arm."""
         found = self.at(line)
         if not found:
             return set()
-        width = lambda n: self.m.states[n].provenance.end - self.m.states[n].provenance.start  # noqa: E731
-        narrow = {n for n in found if width(n) == width(found[0])}
+        narrow = {n for n in found if self._width(n) == self._width(found[0])}
         actions = {n for n in narrow if self.m.states[n].kind != "judge"}
         return actions or narrow
 
@@ -248,7 +259,7 @@ class Query:
                 continue
             counters = {a.var for s in comp for e in self.m.states[s].edges if e.target in inside
                         for a in e.assigns if a.op == "+=" and self.m.variables[a.var].is_counter}
-            maxima = {self.m.variables[c].max for c in counters}
+            maxima = {top for c in counters if (top := self.m.variables[c].max) is not None}
             if bound in maxima:
                 return ""
             return f"the loop is bounded by {sorted(maxima)}, not {bound}"
@@ -280,13 +291,12 @@ class Query:
 
     def tool(self, r: Requirement) -> str:
         want = r.words[0]
-        if any(self.m.states[s].call is not None and self.m.states[s].call.tool == want for s in self.at(r.lines[0])):
+        if any(self._calls(s, want) for s in self.at(r.lines[0])):
             return ""
         return f"no tool state calls `{want}` there"
 
     def ask(self, r: Requirement) -> str:
-        if any(self.m.states[s].call is not None and self.m.states[s].call.tool == "ask_user"
-               for s in self.at(r.lines[0])):
+        if any(self._calls(s, "ask_user") for s in self.at(r.lines[0])):
             return ""
         return "the answer does not come from the user"
 
@@ -304,12 +314,20 @@ class Query:
 
     def knowledge(self, r: Requirement) -> str:
         line = r.lines[0]
-        own = [s for s in self.main(line) if not self.m.states[s].is_terminal
-               and self.m.states[s].provenance.end - self.m.states[s].provenance.start <= 1]
+        own = [s for s in self.main(line) if not self.m.states[s].is_terminal and self._width(s) <= 1]
         if own:
             return f"it became state {', '.join(sorted(own))}"
         want = normalise(r.anchors[0])
         return "" if any(want in p for p in self.prompts.values()) else "it is in no state's instructions"
+
+
+# The query answering each kind of requirement: '' when the machine meets it, else why not.
+QUERIES: dict[str, Callable[[Query, Requirement], str]] = {
+    "order": Query.order, "reads": Query.reads, "branch": Query.branch, "ends": Query.ends, "goto": Query.goto,
+    "optional": Query.optional, "loop": Query.loop, "once": Query.once, "required": Query.required,
+    "success": Query.success_, "tool": Query.tool, "ask": Query.ask, "prohibit": Query.prohibit,
+    "knowledge": Query.knowledge,
+}
 
 
 def score(m: Machine, requirements: list[Requirement]) -> Score:
@@ -317,7 +335,7 @@ def score(m: Machine, requirements: list[Requirement]) -> Score:
     q = Query(m)
     verdicts = []
     for r in requirements:
-        why = getattr(q, "success_" if r.kind == "success" else r.kind)(r)
+        why = QUERIES[r.kind](q, r)
         verdicts.append(Verdict(r, not why, why))
     return Score(tuple(verdicts))
 

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
@@ -29,7 +29,7 @@ from skillc.diagnostics import Diagnostic, make
 from skillc.frontends.markdown.clauses import Clause
 from skillc.frontends.markdown.document import Document
 from skillc.frontends.markdown.schema import MACHINE_SCHEMA, RULES_SCHEMA, DraftError, to_json, to_skm
-from skillc.runtime.executors import ExecutorError
+from skillc.runtime.executors import Budget, Executor, ExecutorError, make_executor
 from skillc.runtime.prompts import Request
 from skillc.syntax import nodes as n
 
@@ -62,22 +62,13 @@ class Round:
     ok: bool
 
 
-def make_build_executor(spec: str, base_url: str | None = None):
+# Whole machines need larger replies (and more time) than a single state.
+BUILD_BUDGET = Budget(max_tokens=8192, local_max_tokens=3072, local_n_ctx=8192)
+
+
+def make_build_executor(spec: str, base_url: str | None = None) -> Executor:
     """An executor for `--model SPEC` with token budgets sized for whole machines."""
-    kind, _, arg = spec.partition(":")
-    if kind == "openai" and arg:
-        from skillc.runtime.executors.openai_exec import OpenAIExecutor
-
-        return OpenAIExecutor(arg, base_url=base_url, max_tokens=8192, timeout_s=600.0)
-    if kind == "anthropic" and arg:
-        from skillc.runtime.executors.anthropic_exec import AnthropicExecutor
-
-        return AnthropicExecutor(arg, base_url=base_url, max_tokens=8192, timeout_s=600.0)
-    if kind == "local":
-        from skillc.runtime.executors.local import LocalExecutor
-
-        return LocalExecutor(arg or None, n_ctx=8192, max_tokens=3072)
-    raise ExecutorError(f"unknown model {spec!r}; expected openai:MODEL, anthropic:MODEL or local[:PATH.gguf]")
+    return make_executor(spec, base_url=base_url, timeout_s=600.0, budget=BUILD_BUDGET, models_only=True)
 
 
 def numbered(doc: Document) -> str:
@@ -85,7 +76,7 @@ def numbered(doc: Document) -> str:
     return "\n".join(f"{i:>4} | {line}" for i, line in enumerate(doc.lines, 1))
 
 
-def _ask(executor, state: str, prompt: str, schema: dict) -> tuple[object | None, str | None]:
+def _ask(executor: Executor, state: str, prompt: str, schema: dict[str, Any]) -> tuple[object | None, str | None]:
     """One call: the decoded JSON, or None and what was wrong with the reply."""
     request = Request(state, "model", ({"role": "system", "content": SYSTEM}, {"role": "user", "content": prompt}),
                       schema)
@@ -96,16 +87,16 @@ def _ask(executor, state: str, prompt: str, schema: dict) -> tuple[object | None
         return None, f"the reply is not JSON ({exc.msg} at character {exc.pos})"
 
 
-def interface(draft: dict) -> set[str]:
+def interface(draft: dict[str, Any]) -> set[str]:
     """Operations a rule may name: the draft's states and tools."""
     names = {s.get("name") for s in draft.get("states", []) if isinstance(s, dict)}
     names |= {t.get("name") for t in draft.get("tools", []) or [] if isinstance(t, dict)}
     return {x for x in names if isinstance(x, str)}
 
 
-def filter_rules(rules: object, doc: Document, ops: set[str]) -> tuple[list[dict], list[Diagnostic]]:
+def filter_rules(rules: object, doc: Document, ops: set[str]) -> tuple[list[dict[str, Any]], list[Diagnostic]]:
     """Rules whose quotation occurs in the document and whose operations are in the interface."""
-    kept: list[dict] = []
+    kept: list[dict[str, Any]] = []
     dropped: list[Diagnostic] = []
     text = normalise(doc.text)
     for r in rules if isinstance(rules, list) else []:
@@ -130,18 +121,18 @@ def filter_rules(rules: object, doc: Document, ops: set[str]) -> tuple[list[dict
 
 
 def llm_build(doc: Document, clauses: list[Clause], structural: n.Module, *, skill: Path, output: Path | None,
-              model: str | None, executor=None, rounds: int = 3,
+              model: str | None, executor: Executor | None = None, rounds: int = 3,
               base_url: str | None = None) -> tuple[Draft | None, list[Diagnostic], list[Round]]:
     """Draft and redraft a machine with a model; the formatted, checked draft, or None with the reasons."""
     from skillc.frontends.markdown import Draft, check_text, source_name  # noqa: F811 (a cycle at import time)
 
     source = source_name(skill, output)
     own = executor is None
-    try:
-        if own:
+    if executor is None:
+        try:
             executor = make_build_executor(model or "", base_url)
-    except ExecutorError as exc:
-        return None, [make("SKM314", f"cannot use model {model!r}: {exc}")], []
+        except ExecutorError as exc:
+            return None, [make("SKM314", f"cannot use model {model!r}: {exc}")], []
     diags: list[Diagnostic] = []
     history: list[Round] = []
     try:
@@ -191,6 +182,7 @@ def llm_build(doc: Document, clauses: list[Clause], structural: n.Module, *, ski
                 errors = [problem]
                 last_errors = [make("SKM311", f"draft {number} was not a valid machine: {problem}")]
             else:
+                assert text is not None and isinstance(reply, dict), "a draft without a problem was printed"
                 checked = check_text(text, skill, output)
                 last_errors = [d for d in checked.diagnostics if d.is_error]
                 errors = [f"{d.code} {d.message}" + (f" (line {d.span.start_pos[0]})" if d.span else "")

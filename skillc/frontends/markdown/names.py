@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import re
 
+from skillc.ir.names import unique
+
 STOP = frozenset("""
 a an the to of for and or with in on at by from into onto your you we our this that these those it its their
 is are be been was were will would can could should may might must shall do does did not no any all each every
@@ -56,19 +58,33 @@ def label_slug(text: str, limit: int = 3, default: str = "case") -> str:
     return f"is_{name}" if name in KEYWORDS else name[:40].rstrip("_")
 
 
+class _Taken:
+    """The names of a namespace and the keywords of the language, as one container."""
+
+    __slots__ = ("names",)
+
+    def __init__(self, names: set[str]) -> None:
+        self.names = names
+
+    def __contains__(self, name: object) -> bool:
+        return name in self.names or name in KEYWORDS
+
+
 class Namer:
     """Hands out unique names within one namespace."""
 
     def __init__(self, taken: set[str] | None = None) -> None:
+        """A namespace where the names of `taken` are already used."""
         self.taken = set(taken or ())
-        self._next: dict[str, int] = {}  # the suffix to try first: names are never freed, so lower ones stay taken
+        # The suffix to try first: names are never freed, so lower ones stay taken. Without this cursor a
+        # 2,000-line skill that asks for the same base hundreds of times scans from `base_2` each time (~0.5 s).
+        self._next: dict[str, int] = {}
+        self._taken = _Taken(self.taken)
 
     def fresh(self, base: str) -> str:
-        """`base`, or `base_2`, `base_3`, … when it is taken."""
-        n = self._next.get(base, 2)
-        name = base if n == 2 else f"{base}_{n}"
-        while name in self.taken or name in KEYWORDS:
-            name, n = f"{base}_{n}", n + 1
-        self._next[base] = n
+        """`base`, or `base_2`, `base_3`, … when it is taken (a keyword of the language counts as taken)."""
+        name = unique(base, self._taken, self._next.get(base, 2))
+        if name != base:
+            self._next[base] = int(name[len(base) + 1:]) + 1
         self.taken.add(name)
         return name

@@ -9,6 +9,8 @@ structural and the LLM compiler.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 import attrs
 
 from skillc.check.provenance import normalise
@@ -28,7 +30,8 @@ class Row:
         return bool(self.landed)
 
 
-def _prov(items) -> tuple[int, int] | None:
+def _prov(items: Iterable[n.Stmt]) -> tuple[int, int] | None:
+    """The line range of a block's `from`, if it has one."""
     for it in items:
         if isinstance(it, n.From):
             return it.where.start, it.where.end or it.where.start
@@ -51,8 +54,8 @@ def landings(module: n.Module, clauses: list[Clause]) -> list[Row]:
             for line in range(p[0], p[1] + 1) if p else ():
                 covering.setdefault(line, []).append(name)
             raw = "\n".join(x.text for x in item.items if isinstance(x, (n.Prompt, n.Doc)))
-            for line in raw.split("\n"):
-                lines.setdefault(normalise(line), name)
+            for said in raw.split("\n"):
+                lines.setdefault(normalise(said), name)
             texts.append((name, normalise(raw)))
         elif isinstance(item, n.Rule):
             rules.append((f"rule {item.kind} {' before '.join(item.ops)}", normalise(item.quote)))

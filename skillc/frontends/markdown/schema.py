@@ -134,7 +134,7 @@ def to_json(module: n.Module) -> dict[str, Any]:
                     t["requires"] = list(x.names)
             out["terminals"].append(t)
         elif isinstance(item, n.Rule):
-            r = {"kind": item.kind, "ops": list(item.ops), "quote": item.quote}
+            r: dict[str, Any] = {"kind": item.kind, "ops": list(item.ops), "quote": item.quote}
             if item.outcome is not None:
                 r["outcome"] = item.outcome
             if item.where is not None:
@@ -187,7 +187,7 @@ def _ident(value: Any, where: str) -> str:
     return value
 
 
-def _from(obj: dict, source: str, indent: str) -> list[str]:
+def _from(obj: dict[str, Any], source: str, indent: str) -> list[str]:
     lines = obj.get("from")
     if not lines:
         return []

@@ -2,15 +2,43 @@
 
 from __future__ import annotations
 
+from typing import Any
+
+import attrs
+
 from skillc.runtime.executors.base import BaseExecutor, Executor, ExecutorError, Response
 
 SPECS = "scripted:FILE, replay:TRACE, openai:MODEL, anthropic:MODEL, local[:PATH.gguf]"
+MODEL_SPECS = "openai:MODEL, anthropic:MODEL or local[:PATH.gguf]"  # the specs that name a model
+
+
+@attrs.frozen
+class Budget:
+    """Token budgets of the model executors, for work larger than one state (None: the executor's default)."""
+
+    max_tokens: int | None = None  # openai and anthropic replies
+    local_max_tokens: int | None = None
+    local_n_ctx: int | None = None
+
+    def remote(self) -> dict[str, Any]:
+        """Keyword arguments of the openai and anthropic executors."""
+        return {} if self.max_tokens is None else {"max_tokens": self.max_tokens}
+
+    def local(self) -> dict[str, Any]:
+        """Keyword arguments of the local executor."""
+        out: dict[str, Any] = {} if self.local_n_ctx is None else {"n_ctx": self.local_n_ctx}
+        return out if self.local_max_tokens is None else {**out, "max_tokens": self.local_max_tokens}
 
 
 def make_executor(spec: str, *, base_url: str | None = None, strategy: str = "auto",
-                  timeout_s: float = 120.0) -> Executor:
-    """An executor from a `--executor` spec; ExecutorError (or ScriptError/TraceError) explains a bad one."""
+                  timeout_s: float = 120.0, budget: Budget = Budget(), models_only: bool = False) -> Executor:
+    """An executor from a `--executor` spec; ExecutorError (or ScriptError/TraceError) explains a bad one.
+
+    `models_only` accepts only the specs that name a model (`skillc build --model`).
+    """
     kind, _, arg = spec.partition(":")
+    if models_only and not (kind in ("openai", "anthropic") and arg or kind == "local"):
+        raise ExecutorError(f"unknown model {spec!r}; expected {MODEL_SPECS}")
     if kind == "scripted" and arg:
         from skillc.runtime.executors.scripted import ScriptedExecutor
 
@@ -22,16 +50,16 @@ def make_executor(spec: str, *, base_url: str | None = None, strategy: str = "au
     if kind == "openai" and arg:
         from skillc.runtime.executors.openai_exec import OpenAIExecutor
 
-        return OpenAIExecutor(arg, base_url=base_url, strategy=strategy, timeout_s=timeout_s)
+        return OpenAIExecutor(arg, base_url=base_url, strategy=strategy, timeout_s=timeout_s, **budget.remote())
     if kind == "anthropic" and arg:
         from skillc.runtime.executors.anthropic_exec import AnthropicExecutor
 
-        return AnthropicExecutor(arg, base_url=base_url, timeout_s=timeout_s)
+        return AnthropicExecutor(arg, base_url=base_url, timeout_s=timeout_s, **budget.remote())
     if kind == "local":
         from skillc.runtime.executors.local import LocalExecutor
 
-        return LocalExecutor(arg or None)
+        return LocalExecutor(arg or None, **budget.local())
     raise ExecutorError(f"unknown executor {spec!r}; expected one of {SPECS}")
 
 
-__all__ = ["BaseExecutor", "Executor", "ExecutorError", "Response", "SPECS", "make_executor"]
+__all__ = ["BaseExecutor", "Executor", "ExecutorError", "Response", "SPECS", "make_executor", "Budget", "MODEL_SPECS"]

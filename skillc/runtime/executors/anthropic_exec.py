@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+from typing import Any, cast
 
 from skillc.runtime.executors.base import BaseExecutor, ExecutorError, Response
 from skillc.runtime.prompts import Request
@@ -35,8 +36,9 @@ class AnthropicExecutor(BaseExecutor):
         messages = [m for m in request.messages if m["role"] != "system"]
         try:
             reply = self.client.messages.create(
-                model=self.model, max_tokens=self.max_tokens, system=system, messages=messages,
-                tools=[{"name": "answer", "description": "Give the step's output.", "input_schema": request.schema}],
+                model=self.model, max_tokens=self.max_tokens, system=system, messages=cast(Any, messages),
+                tools=cast(Any, [{"name": "answer", "description": "Give the step's output.",
+                                  "input_schema": request.schema}]),
                 tool_choice={"type": "tool", "name": "answer"})
         except self.anthropic.APIStatusError as exc:
             raise ExecutorError(f"HTTP {exc.status_code} from the Anthropic API") from None
@@ -44,7 +46,7 @@ class AnthropicExecutor(BaseExecutor):
             raise ExecutorError(f"the Anthropic API failed: {type(exc).__name__}") from None
         for block in reply.content:
             if getattr(block, "type", None) == "tool_use":
-                text = json.dumps(block.input)
+                text = json.dumps(getattr(block, "input", None))
                 break
         else:
             text = "".join(getattr(b, "text", "") for b in reply.content)

@@ -1,4 +1,7 @@
-"""The executor interface: something that answers model/judge requests (and may stand in for tools)."""
+"""The executor interface: something that answers model and judge requests.
+
+Tool states are answered by a `ToolSource` (`runtime/toolsource.py`), not by the executor.
+"""
 
 from __future__ import annotations
 
@@ -7,13 +10,17 @@ from typing import Any, Protocol
 import attrs
 
 from skillc.runtime.prompts import Request
+from skillc.runtime.record import ErrorKind
 
 
 class ExecutorError(Exception):
     """The backend failed to answer (transport error, HTTP error, timeout, exhausted script).
 
     `retry_after`: seconds the server asked to wait before trying again (HTTP Retry-After), if it said.
+    `kind`: how the failure is recorded in the trace (subclasses: `deadline`, `divergence`).
     """
+
+    kind: ErrorKind = "executor"
 
     def __init__(self, message: str = "", *, retry_after: float | None = None) -> None:
         super().__init__(message)
@@ -59,31 +66,30 @@ class Response:
     output_tokens: int | None = None
 
 
+class DeadlineError(ExecutorError):
+    """No answer within the step's deadline."""
+
+    kind: ErrorKind = "deadline"
+
+
 class Executor(Protocol):
-    """Answers requests; `tool_result` may replace a tool call (scripts and replays), else returns None."""
+    """Answers model and judge requests.
+
+    An executor whose file also holds tool results (`scripted:`, `replay:`) may offer them as a ToolSource with
+    `tool_source(over)`; see `runtime/toolsource.py`.
+    """
 
     name: str
 
     def complete(self, request: Request) -> Response: ...
 
-    def stands_in(self, state: str) -> bool: ...
-
-    def tool_result(self, state: str, tool: str, args: dict[str, Any]) -> dict[str, Any] | None: ...
-
     def close(self) -> None: ...
 
 
 class BaseExecutor:
-    """Defaults: no tool stand-ins, nothing to close."""
+    """Defaults: nothing to close."""
 
     name = "base"
-
-    def stands_in(self, state: str) -> bool:
-        """True when this executor supplies the results of a tool state (no real tool runs)."""
-        return False
-
-    def tool_result(self, state: str, tool: str, args: dict[str, Any]) -> dict[str, Any] | None:
-        return None
 
     def close(self) -> None:
         return None

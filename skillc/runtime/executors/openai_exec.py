@@ -14,6 +14,7 @@ request shape is a *strategy*:
 from __future__ import annotations
 
 import os
+from typing import Any, cast
 
 from skillc.runtime.executors.base import BaseExecutor, ExecutorError, Response, count, retry_after
 from skillc.runtime.prompts import Request
@@ -65,7 +66,7 @@ class OpenAIExecutor(BaseExecutor):
     def complete(self, request: Request) -> Response:
         try:
             reply = self.client.chat.completions.create(
-                model=self.model, messages=list(request.messages), temperature=self.temperature,
+                model=self.model, messages=cast(Any, list(request.messages)), temperature=self.temperature,
                 max_tokens=self.max_tokens, timeout=self._timeout, **self._format(request))
         except self.openai.APIStatusError as exc:
             raise ExecutorError(f"HTTP {exc.status_code} from the model server",

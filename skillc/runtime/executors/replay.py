@@ -1,58 +1,89 @@
 """`replay:TRACE` — drive a machine with the outputs and tool results a trace recorded.
 
-No model or tool is called. Each request must come from the state the trace
-recorded at that step; the first divergence stops the replay with a report.
+No model or tool is called. Each request and each tool call must come from the
+state the trace recorded at that step; the first divergence stops the replay
+as a step error of kind `divergence`. The executor answers model and judge
+states; its `tool_source` answers tool states from the same trace, in step with it.
 """
 
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
+from skillc.ir.machine import Machine, Tool
 from skillc.runtime.executors.base import BaseExecutor, ExecutorError, Response
 from skillc.runtime.prompts import Request
-from skillc.runtime.trace import read_trace
+from skillc.runtime.record import ErrorKind, RunTrace, Step, load_run
+from skillc.runtime.toolsource import ToolSource
+from skillc.runtime.tools import ToolError
 
 
 class Divergence(ExecutorError):
     """The machine asked for a state other than the one the trace recorded next."""
 
+    kind: ErrorKind = "divergence"
+
+
+class Cursor:
+    """The position in a trace's steps, shared by the executor and its tool source."""
+
+    def __init__(self, steps: tuple[Step, ...]) -> None:
+        self.steps = steps
+        self.position = 0
+
+    def take(self, state: str) -> Step:
+        """The next recorded step, which must be of `state`."""
+        if self.position >= len(self.steps):
+            raise Divergence(f"step {self.position}: the machine entered `{state}`, but the trace ends after "
+                             f"{len(self.steps)} steps")
+        step = self.steps[self.position]
+        if step.state != state:
+            raise Divergence(f"step {self.position}: the trace recorded `{step.state}`, the machine is in `{state}`")
+        self.position += 1
+        return step
+
 
 class ReplayExecutor(BaseExecutor):
     """Serves a trace's recorded answers in order."""
 
-    def __init__(self, path: str) -> None:
-        self.header, self.steps, self.footer = read_trace(path)
-        self.position = 0
+    def __init__(self, trace: str | Path | RunTrace) -> None:
+        self.run = trace if isinstance(trace, RunTrace) else load_run(trace)
+        self.header, self.steps, self.footer = self.run.header, self.run.steps, self.run.footer
+        self.cursor = Cursor(self.steps)
         self.name = "replay"
 
-    def _take(self, state: str) -> dict:
-        if self.position >= len(self.steps):
-            raise Divergence(f"step {self.position}: the machine entered `{state}`, but the trace ends after "
-                             f"{len(self.steps)} steps")
-        record = self.steps[self.position]
-        if record["state"] != state:
-            raise Divergence(f"step {self.position}: the trace recorded `{record['state']}`, the machine is in "
-                             f"`{state}`")
-        self.position += 1
-        return record
+    @property
+    def position(self) -> int:
+        return self.cursor.position
 
     def complete(self, request: Request) -> Response:
-        record = self._take(request.state)
-        if "output" in record:
-            text = json.dumps(record["output"], ensure_ascii=False)
-        elif "skillc.raw_output" in record:
-            text = record["skillc.raw_output"]
+        step = self.cursor.take(request.state)
+        if step.output is not None:
+            text = json.dumps(dict(step.output), ensure_ascii=False)
+        elif step.raw_output is not None:
+            text = step.raw_output
         else:
-            raise ExecutorError(f"step {record['step']}: the trace has no output for `{request.state}`")
+            raise ExecutorError(f"step {step.index}: the trace has no output for `{request.state}`")
         return Response(text, model="replay")
 
-    def stands_in(self, state: str) -> bool:
-        return True
+    def tool_source(self, over: ToolSource) -> ToolSource:
+        """The recorded tool results (no tool runs, whatever `over` offers)."""
+        return ReplayedTools(self.cursor)
 
-    def tool_result(self, state: str, tool: str, args: dict[str, Any]) -> dict[str, Any] | None:
-        record = self._take(state)
-        result = record.get("tool_result")
-        if not isinstance(result, dict):
-            raise ExecutorError(f"step {record['step']}: the trace has no result for tool `{tool}`")
-        return result
+
+class ReplayedTools:
+    """A ToolSource that answers tool states with the results a trace recorded."""
+
+    def __init__(self, cursor: Cursor) -> None:
+        self.cursor = cursor
+
+    def missing(self, machine: Machine) -> list[str]:
+        return []
+
+    def result(self, state: str, tool: Tool, args: dict[str, Any]) -> dict[str, Any]:
+        step = self.cursor.take(state)
+        if step.tool_result is None:
+            raise ToolError(f"step {step.index}: the trace has no result for tool `{tool.name}`")
+        return dict(step.tool_result)

@@ -18,6 +18,7 @@ from typing import Any
 
 from skillc.runtime.executors.base import BaseExecutor, ExecutorError, Response
 from skillc.runtime.prompts import Request
+from skillc.runtime.toolsource import ScriptedTools, ToolSource
 
 
 class ScriptError(ValueError):
@@ -50,11 +51,10 @@ class ScriptedExecutor(BaseExecutor):
             raise ScriptError(f"cannot read script {path}: {exc}") from None
         return cls(data)
 
-    def _next(self, section: dict, key: str, counter: str | None = None) -> Any:
+    def _next(self, section: dict, key: str) -> Any:
         answers = section[key]
-        counter = counter or key
-        i = self.used.get(counter, 0)
-        self.used[counter] = i + 1
+        i = self.used.get(key, 0)
+        self.used[key] = i + 1
         return answers[min(i, len(answers) - 1)]
 
     def complete(self, request: Request) -> Response:
@@ -64,13 +64,6 @@ class ScriptedExecutor(BaseExecutor):
         text = answer if isinstance(answer, str) else json.dumps(answer, ensure_ascii=False)
         return Response(text, model="scripted")
 
-    def stands_in(self, state: str) -> bool:
-        return state in self.tools
-
-    def tool_result(self, state: str, tool: str, args: dict[str, Any]) -> dict[str, Any] | None:
-        if state not in self.tools:
-            return None
-        result = self._next(self.tools, state, counter="tool:" + state)
-        if not isinstance(result, dict):
-            raise ExecutorError(f"scripted result for tool state `{state}` must be an object")
-        return result
+    def tool_source(self, over: ToolSource) -> ToolSource:
+        """The script's `tools` section as a ToolSource over `over` (states it does not name run for real)."""
+        return ScriptedTools(self.tools, over, self.used) if self.tools else over

@@ -1,0 +1,1 @@
+"""`skillc bench` foundations: task suites, verifiers, effect-based RFC, statistics, results and reports."""

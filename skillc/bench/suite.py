@@ -1,0 +1,624 @@
+"""Task suites as files: a TOML suite naming a skill and/or machine, its tasks, verifiers and RFC requirements.
+
+`load_suite(path)` gives a typed `Suite` or coded diagnostics (SKM700–SKM713) with
+file:line:col — TOML syntax errors at the parser's position, every other finding at
+the key it is about (located in the text, since `tomllib` keeps no positions), a JSONL
+task at its line. Unknown keys get a "did you mean". Paths are relative to the suite
+file's folder and must exist. The format is documented key by key in docs/bench.md.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+import tomllib
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Protocol
+
+import attrs
+
+from skillc.bench import codes
+from skillc.bench.effects import (
+    CallPattern,
+    FileRequirement,
+    NoFileRequirement,
+    NoToolRequirement,
+    OrderRequirement,
+    Requirement,
+    ToolRequirement,
+)
+from skillc.bench.verify import DEFAULT_TIMEOUT, FileVerifier, PythonVerifier, ShellVerifier, Verifier
+from skillc.diagnostics import Diagnostic, SourceFile, Span, has_errors, make
+from skillc.diagnostics.code import Code
+from skillc.diagnostics.files import FileProblem, JSONProblem, loads, read_text
+
+Key = tuple[str | int, ...]
+
+
+@attrs.frozen
+class Task:
+    """One task: its inputs, an optional fixture folder copied into each cell's workdir, a horizon, a verifier."""
+
+    id: str
+    inputs: Mapping[str, object]
+    verifier: Verifier
+    workdir: Path | None = None
+    horizon: int | None = None
+
+
+@attrs.frozen
+class Suite:
+    """A loaded suite; every path in it is absolute."""
+
+    path: Path
+    name: str
+    skill: Path | None
+    machine: Path | None
+    tasks: tuple[Task, ...]
+    requirements: tuple[Requirement, ...] = ()
+    failed_runs_comply: bool = False
+
+    @property
+    def folder(self) -> Path:
+        """The folder the suite's relative paths are resolved against."""
+        return self.path.parent
+
+
+@attrs.frozen
+class SuiteResult:
+    """A suite, or None when the file has errors; the diagnostics either way."""
+
+    suite: Suite | None
+    diagnostics: tuple[Diagnostic, ...]
+
+    @property
+    def ok(self) -> bool:
+        """True when the suite loaded without errors."""
+        return self.suite is not None
+
+
+# ------------------------------------------------------------------ locating keys in the text
+
+
+class Locator(Protocol):
+    """Where a key path such as ("task", 2, "verify", "shell") is written."""
+
+    def span(self, key: Key) -> Span:
+        """The span of the key, or of the nearest enclosing thing that can be found."""
+        ...
+
+
+_HEADER = re.compile(r"^[ \t]*(\[\[?)[ \t]*([^\]\n]+?)[ \t]*\]\]?[ \t]*(?:#.*)?$", re.M)
+
+
+def _key_regex(name: str) -> re.Pattern[str]:
+    """A TOML key `name` followed by `=`, bare or quoted."""
+    return re.compile(rf"(?<![\w-])([\"']?){re.escape(name)}\1[ \t]*=")
+
+
+@attrs.frozen
+class _Header:
+    """A table header: its key path (array indices included) and where it and its section are."""
+
+    key: Key
+    start: int  # where the header's name begins
+    end: int  # where its section begins (after the header line)
+    name_len: int
+
+
+class TomlLocator:
+    """Finds keys in TOML text by its table headers and `key =` lines."""
+
+    def __init__(self, source: SourceFile) -> None:
+        self.source = source
+        self.headers = self._headers(source.text)
+
+    @staticmethod
+    def _headers(text: str) -> list[_Header]:
+        """Every table header with its key path; arrays of tables get their running index."""
+        counts: dict[str, int] = {}
+        headers = []
+        for m in _HEADER.finditer(text):
+            names = [n.strip().strip("\"'") for n in m.group(2).split(".")]
+            dotted = ".".join(names)
+            if m.group(1) == "[[":
+                counts[dotted] = counts.get(dotted, -1) + 1
+            key: list[str | int] = []
+            for i, name in enumerate(names):
+                key.append(name)
+                prefix = ".".join(names[: i + 1])
+                if prefix in counts:  # an array of tables: `[task.verify]` belongs to the latest `[[task]]`
+                    key.append(counts[prefix])
+            newline = text.find("\n", m.end())
+            headers.append(_Header(tuple(key), m.start(2), len(text) if newline < 0 else newline + 1,
+                                   len(m.group(2))))
+        return headers
+
+    def span(self, key: Key) -> Span:
+        """The key's span: its table's header, then each remaining key searched in order in that section."""
+        text = self.source.text
+        best, lo, hi = None, 0, len(text)
+        for i, h in enumerate(self.headers):
+            if key[: len(h.key)] == h.key and (best is None or len(h.key) > len(best.key)):
+                best = h
+                lo = h.end
+                hi = self.headers[i + 1].start if i + 1 < len(self.headers) else len(text)
+        if best is None:
+            hi = self.headers[0].start if self.headers else len(text)
+        found = Span(self.source, best.start, best.start + best.name_len) if best else Span(self.source, 0, 0)
+        for part in key[len(best.key) if best else 0:]:
+            if isinstance(part, int):
+                continue
+            m = _key_regex(part).search(text, lo, hi)
+            if m is None:
+                break
+            found = Span(self.source, m.start() + len(m.group(1)), m.start() + len(m.group(1)) + len(part))
+            lo = m.end()
+        return found
+
+
+class JsonlLocator:
+    """Finds a task's keys on its line of a JSONL file; `lines[i]` is the 1-based line of task i."""
+
+    def __init__(self, source: SourceFile, lines: Sequence[int]) -> None:
+        self.source = source
+        self.lines = list(lines)
+
+    def span(self, key: Key) -> Span:
+        """The quoted key on the task's line, or the whole line."""
+        index = key[1] if len(key) > 1 and isinstance(key[1], int) else 0
+        line = self.lines[index] if index < len(self.lines) else 1
+        start = self.source.line_starts[min(line, len(self.source.line_starts)) - 1]
+        text = self.source.line_text(line)
+        found = Span(self.source, start, start + len(text))
+        pos = 0
+        for part in key[2:]:
+            if isinstance(part, int):
+                continue
+            at = text.find(f'"{part}"', pos)
+            if at < 0:
+                break
+            found, pos = Span(self.source, start + at, start + at + len(part) + 2), at + 1
+        return found
+
+
+# ------------------------------------------------------------------ the key tables
+
+_Type = type | tuple[type, ...]
+_NUMBER: _Type = (int, float)
+_TOP: dict[str, _Type] = {"suite": dict, "verify": dict, "task": list, "require": list}
+_SUITE: dict[str, _Type] = {"name": str, "skill": str, "machine": str, "tasks": str, "timeout": _NUMBER,
+                            "failed_runs_comply": bool}
+_TASK: dict[str, _Type] = {"id": str, "inputs": dict, "workdir": str, "horizon": int, "verify": dict}
+_TASK_FILE: dict[str, _Type] = {"task": list}
+_VERIFY: dict[str, _Type] = {"python": str, "shell": str, "file": str, "equals": str, "matches": str,
+                             "timeout": _NUMBER}
+_REQUIRE: dict[str, _Type] = {"kind": str, "id": str, "quote": str, "path": str, "matches": str, "tool": str,
+                              "argument": str, "first": dict, "then": dict}
+_PATTERN: dict[str, _Type] = {"tool": str, "argument": str, "matches": str}
+#: Per requirement kind: (required keys, optional keys) besides `kind`, `id` and `quote`.
+_KINDS: dict[str, tuple[frozenset[str], frozenset[str]]] = {
+    "file": (frozenset({"path"}), frozenset({"matches"})),
+    "no-file": (frozenset({"path"}), frozenset()),
+    "tool": (frozenset({"tool"}), frozenset({"argument", "matches"})),
+    "no-tool": (frozenset({"tool"}), frozenset({"argument", "matches"})),
+    "order": (frozenset({"first", "then"}), frozenset()),
+}
+_TYPE_NAMES: dict[_Type, str] = {str: "a string", dict: "a table", list: "an array of tables", int: "an integer",
+                                 bool: "a Boolean", _NUMBER: "a number"}
+
+
+def _has_type(value: object, expected: _Type) -> bool:
+    """isinstance, except that a Boolean is not a number."""
+    if expected is bool:
+        return isinstance(value, bool)
+    if isinstance(value, bool):
+        return False
+    return isinstance(value, expected)
+
+
+def _toml_type(value: object) -> str:
+    """The TOML (or JSON) name of a value's type."""
+    for kind, name in ((bool, "a Boolean"), (int, "an integer"), (float, "a float"), (str, "a string"),
+                       (list, "an array"), (dict, "a table")):
+        if isinstance(value, kind):
+            return name
+    return "a date or time"
+
+
+def _non_json(value: object, key: Key) -> Key | None:
+    """The key path of the first value inside `value` that JSON cannot hold (a TOML date or time), or None."""
+    if isinstance(value, dict):
+        return next((k for name, item in value.items() if (k := _non_json(item, key + (name,))) is not None), None)
+    if isinstance(value, list):
+        return next((k for i, item in enumerate(value) if (k := _non_json(item, key + (i,))) is not None), None)
+    return None if isinstance(value, (str, int, float, bool)) or value is None else key
+
+
+def _did_you_mean(word: str, choices: Sequence[str]) -> str:
+    """" (did you mean `x`?)" for the closest choice, or nothing."""
+    close = difflib.get_close_matches(word, list(choices), n=1, cutoff=0.6)
+    return f" (did you mean `{close[0]}`?)" if close else ""
+
+
+def _what(key: Key) -> str:
+    """A key path as the user wrote it: task[2].verify.shell (1-based indices)."""
+    out = ""
+    for part in key:
+        out += f"[{part + 1}]" if isinstance(part, int) else (f".{part}" if out else part)
+    return out
+
+
+# ------------------------------------------------------------------ reading
+
+
+class _Reader:
+    """Validates the parsed TOML (or JSONL) of one suite, collecting diagnostics."""
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+        self.diagnostics: list[Diagnostic] = []
+
+    def report(self, code: Code, message: str, where: Locator, key: Key, hint: str | None = None) -> None:
+        """Add a diagnostic at `key`."""
+        self.diagnostics.append(make(code, message, where.span(key), hint=hint))
+
+    def table(self, value: Mapping[str, object], spec: Mapping[str, _Type], where: Locator,
+              key: Key) -> dict[str, object]:
+        """The keys of `value` that the spec has and that have the right type; the others are reported."""
+        kept: dict[str, object] = {}
+        for name, item in value.items():
+            if name not in spec:
+                self.report(codes.UNKNOWN_SUITE_KEY, f"`{_what(key + (name,))}` is not a suite key"
+                            f"{_did_you_mean(name, list(spec))}", where, key + (name,))
+            elif not _has_type(item, spec[name]):
+                self.report(codes.WRONG_KEY_TYPE, f"`{_what(key + (name,))}` must be {_TYPE_NAMES[spec[name]]}, "
+                            f"not {_toml_type(item)}", where, key + (name,))
+            else:
+                kept[name] = item
+        return kept
+
+    def path(self, raw: str, where: Locator, key: Key, *, folder: bool = False) -> Path | None:
+        """`raw` resolved against the suite folder; a missing file (or folder) is reported."""
+        path = (self.folder / raw).resolve()
+        if path.is_dir() if folder else path.is_file():
+            return path
+        kind = "folder" if folder else "file"
+        why = f"is not a {kind}" if path.exists() else "does not exist"
+        self.report(codes.MISSING_SUITE_PATH, f"`{_what(key)}`: {raw} {why} (relative to {self.folder})", where, key)
+        return None
+
+    def pattern(self, raw: object, where: Locator, key: Key) -> str | None:
+        """A regex that compiles, or None (reported)."""
+        if raw is None:
+            return None
+        assert isinstance(raw, str)
+        try:
+            re.compile(raw)
+        except re.error as exc:
+            self.report(codes.INVALID_PATTERN, f"`{_what(key)}` is not a regular expression: {exc}", where, key)
+            return None
+        return raw
+
+    def positive(self, raw: object, where: Locator, key: Key, *, integer: bool) -> float | None:
+        """A number above 0 (an integer of at least 1 when `integer`), or None (reported)."""
+        if raw is None:
+            return None
+        assert isinstance(raw, (int, float))
+        if raw < 1 if integer else raw <= 0:
+            need = "an integer of at least 1" if integer else "a number of seconds greater than 0"
+            self.report(codes.VALUE_OUT_OF_RANGE, f"`{_what(key)}` is {raw}; it must be {need}", where, key)
+            return None
+        return raw
+
+    # -- verifiers
+
+    def verifier(self, raw: Mapping[str, object], where: Locator, key: Key, default_timeout: float) -> Verifier | None:
+        """The one verifier a `verify` table describes."""
+        table = self.table(raw, _VERIFY, where, key)
+        kinds = [k for k in ("python", "shell", "file") if k in table]
+        if len(kinds) != 1:
+            found = ", ".join(f"`{k}`" for k in kinds) or "none"
+            self.report(codes.INVALID_VERIFIER, f"`{_what(key)}` needs exactly one of `python`, `shell` and `file` "
+                        f"(found {found})", where, key + (kinds[1],) if len(kinds) > 1 else key)
+            return None
+        kind = kinds[0]
+        misplaced = [k for k in table if k not in {kind, *_VERIFIER_EXTRAS[kind]}]
+        if misplaced:
+            self.report(codes.INVALID_VERIFIER, f"`{misplaced[0]}` does not apply to a {kind} verifier", where,
+                        key + (misplaced[0],))
+            return None
+        timeout = self.positive(table.get("timeout"), where, key + ("timeout",), integer=False)
+        if kind == "python":
+            return self.python_verifier(str(table["python"]), where, key + ("python",), timeout or default_timeout)
+        if kind == "shell":
+            return ShellVerifier(str(table["shell"]), timeout or default_timeout)
+        return self.file_verifier(table, where, key)
+
+    def python_verifier(self, target: str, where: Locator, key: Key, timeout: float) -> Verifier | None:
+        """`module:function`, whose module is a file in the suite's folder."""
+        module, _, function = target.partition(":")
+        if not re.fullmatch(r"[A-Za-z_]\w*(\.[A-Za-z_]\w*)*", module) or not function.isidentifier():
+            self.report(codes.INVALID_VERIFIER, f"`{_what(key)}` is {target!r}; a Python verifier is "
+                        "`module:function`", where, key, hint="write e.g. `verifiers:check_answer`")
+            return None
+        base = self.folder.joinpath(*module.split("."))
+        if not (base.with_suffix(".py").is_file() or (base / "__init__.py").is_file()):
+            self.report(codes.MISSING_SUITE_PATH, f"`{_what(key)}`: the module {module} is not in {self.folder}",
+                        where, key)
+            return None
+        return PythonVerifier(target, self.folder, timeout)
+
+    def file_verifier(self, table: Mapping[str, object], where: Locator, key: Key) -> Verifier | None:
+        """An expected file, exact or by pattern."""
+        if "equals" in table and "matches" in table:
+            self.report(codes.INVALID_VERIFIER, "a file verifier takes `equals` or `matches`, not both", where,
+                        key + ("matches",))
+            return None
+        if not self.relative(str(table["file"]), where, key + ("file",)):
+            return None
+        matches = self.pattern(table.get("matches"), where, key + ("matches",))
+        if "matches" in table and matches is None:
+            return None
+        equals = table.get("equals")
+        return FileVerifier(str(table["file"]), equals if isinstance(equals, str) else None, matches)
+
+    def relative(self, raw: str, where: Locator, key: Key) -> bool:
+        """A path inside the workdir: relative and without `..`."""
+        if Path(raw).is_absolute() or ".." in Path(raw).parts:
+            self.report(codes.WRONG_KEY_TYPE, f"`{_what(key)}` is {raw!r}; paths in a cell's workdir are "
+                        "relative and stay inside it (no `..`)", where, key)
+            return False
+        return True
+
+    # -- requirements
+
+    def requirement(self, raw: Mapping[str, object], where: Locator, key: Key) -> Requirement | None:
+        """One `[[require]]` table."""
+        table = self.table(raw, _REQUIRE, where, key)
+        kind = table.get("kind")
+        if not isinstance(kind, str):
+            if "kind" not in raw:
+                self.report(codes.MISSING_SUITE_KEY, f"`{_what(key)}` has no `kind`", where, key,
+                            hint="kind is one of " + ", ".join(_KINDS))
+            return None
+        if kind not in _KINDS:
+            self.report(codes.INVALID_REQUIREMENT, f"`{_what(key + ('kind',))}` is {kind!r}, not a requirement kind"
+                        f"{_did_you_mean(kind, list(_KINDS))}", where, key + ("kind",),
+                        hint="kind is one of " + ", ".join(_KINDS))
+            return None
+        required, optional = _KINDS[kind]
+        extra = [k for k in table if k not in required | optional | {"kind", "id", "quote"}]
+        for name in extra:
+            self.report(codes.INVALID_REQUIREMENT, f"`{name}` does not apply to a `{kind}` requirement", where,
+                        key + (name,))
+        for name in sorted(required - set(raw)):
+            self.report(codes.MISSING_SUITE_KEY, f"a `{kind}` requirement needs `{name}`", where, key)
+        if extra or not required <= set(table):
+            return None
+        rid = str(table.get("id", f"require-{key[-1] + 1 if isinstance(key[-1], int) else 1}"))
+        return self.build_requirement(kind, rid, str(table.get("quote", "")), table, where, key)
+
+    def build_requirement(self, kind: str, rid: str, quote: str, table: Mapping[str, object], where: Locator,
+                          key: Key) -> Requirement | None:
+        """The typed requirement of a validated table."""
+        if kind in ("file", "no-file"):
+            if not self.relative(str(table["path"]), where, key + ("path",)):
+                return None
+            if kind == "no-file":
+                return NoFileRequirement(rid, str(table["path"]), quote)
+            matches = self.pattern(table.get("matches"), where, key + ("matches",))
+            if "matches" in table and matches is None:
+                return None
+            return FileRequirement(rid, str(table["path"]), matches, quote)
+        if kind == "order":
+            first = self.call_pattern(_as_table(table["first"]), where, key + ("first",))
+            then = self.call_pattern(_as_table(table["then"]), where, key + ("then",))
+            return OrderRequirement(rid, first, then, quote) if first and then else None
+        call = self.call_pattern(table, where, key, validate=False)
+        if call is None:
+            return None
+        return ToolRequirement(rid, call, quote) if kind == "tool" else NoToolRequirement(rid, call, quote)
+
+    def call_pattern(self, raw: Mapping[str, object], where: Locator, key: Key,
+                     validate: bool = True) -> CallPattern | None:
+        """tool (+ argument, matches)."""
+        table = self.table(raw, _PATTERN, where, key) if validate else dict(raw)
+        if not isinstance(table.get("tool"), str):
+            if validate and "tool" not in raw:
+                self.report(codes.MISSING_SUITE_KEY, f"`{_what(key)}` needs `tool`", where, key)
+            return None
+        matches = self.pattern(table.get("matches"), where, key + ("matches",))
+        if "matches" in table and matches is None:
+            return None
+        argument = table.get("argument")
+        return CallPattern(str(table["tool"]), matches, argument if isinstance(argument, str) else None)
+
+    # -- tasks
+
+    def task(self, raw: Mapping[str, object], where: Locator, key: Key, default: Verifier | None,
+             default_timeout: float) -> Task | None:
+        """One task."""
+        table = self.table(raw, _TASK, where, key)
+        if "id" not in raw:
+            self.report(codes.MISSING_SUITE_KEY, f"`{_what(key)}` has no `id`", where, key)
+        verifier = default
+        if "verify" in table:
+            verifier = self.verifier(_as_table(table["verify"]), where, key + ("verify",), default_timeout)
+        elif "verify" not in raw and default is None:
+            self.report(codes.MISSING_SUITE_KEY, f"`{_what(key)}` has no verifier", where, key,
+                        hint="add a `verify` table to the task, or a default `[verify]` to the suite")
+        workdir = self.path(str(table["workdir"]), where, key + ("workdir",), folder=True) \
+            if "workdir" in table else None
+        horizon = self.positive(table.get("horizon"), where, key + ("horizon",), integer=True)
+        if not isinstance(table.get("id"), str) or verifier is None or ("workdir" in table and workdir is None) \
+                or ("horizon" in table and horizon is None):
+            return None
+        inputs = table.get("inputs", {})
+        assert isinstance(inputs, dict)
+        bad = _non_json(inputs, key + ("inputs",))
+        if bad is not None:
+            self.report(codes.WRONG_KEY_TYPE, f"`{_what(bad)}` is a date or time; inputs are JSON values (write it as "
+                        "a string)", where, bad)
+            return None
+        return Task(str(table["id"]), inputs, verifier, workdir, int(horizon) if horizon is not None else None)
+
+    def tasks(self, raws: Sequence[object], where: Locator, default: Verifier | None, default_timeout: float,
+              seen: dict[str, str]) -> list[Task]:
+        """Every task of a list whose id is not in `seen` (id → where it was first given), which grows."""
+        tasks: list[Task] = []
+        for i, raw in enumerate(raws):
+            if not isinstance(raw, dict):
+                self.report(codes.WRONG_KEY_TYPE, f"`{_what(('task', i))}` must be a table", where, ("task", i))
+                continue
+            task = self.task(raw, where, ("task", i), default, default_timeout)
+            if task is None:
+                continue
+            if task.id in seen:
+                self.report(codes.DUPLICATE_TASK_ID, f"task id {task.id!r} is also the id of {seen[task.id]}",
+                            where, ("task", i, "id"))
+                continue
+            seen[task.id] = f"task {i + 1} of {Path(where.span(()).path).name}"
+            tasks.append(task)
+        return tasks
+
+
+_VERIFIER_EXTRAS = {"python": ("timeout",), "shell": ("timeout",), "file": ("equals", "matches")}
+
+
+def _parse_toml(source: SourceFile) -> dict[str, object] | Diagnostic:
+    """The TOML document, or an SKM700 at the parser's position."""
+    try:
+        return tomllib.loads(source.text)
+    except tomllib.TOMLDecodeError as exc:
+        message = str(exc)
+    m = re.search(r"\(at line (\d+), column (\d+)\)", message)
+    if m:
+        line, col = int(m.group(1)), int(m.group(2))
+        offset = source.line_starts[min(line, len(source.line_starts)) - 1] + col - 1
+    else:  # "(at end of document)"
+        offset = len(source.text)
+    text = re.sub(r"\s*\(at (line \d+, column \d+|end of document)\)", "", message)
+    return make(codes.INVALID_SUITE_SYNTAX, f"invalid TOML: {text}", Span(source, offset, offset))
+
+
+def _read_source(path: Path) -> SourceFile | Diagnostic:
+    """The file's text as a source, or an SKM901."""
+    try:
+        return SourceFile.from_text(str(path), read_text(path, what="suite file"))
+    except FileProblem as exc:
+        return make("SKM901", str(exc))
+
+
+def _jsonl_tasks(source: SourceFile, reader: _Reader) -> tuple[list[object], JsonlLocator]:
+    """The task objects of a JSONL file (bad lines reported with their line) and a locator for them."""
+    raws: list[object] = []
+    lines: list[int] = []
+    for number, line in enumerate(source.text.split("\n"), start=1):
+        if not line.strip():
+            continue
+        where = JsonlLocator(source, [number])
+        try:
+            value = loads(line)
+        except JSONProblem as exc:
+            reader.report(codes.INVALID_TASK_LINE, f"line {number} is {exc}", where, ("task", 0))
+            continue
+        if not isinstance(value, dict):
+            reader.report(codes.INVALID_TASK_LINE, f"line {number} is a JSON {type(value).__name__}, not an "
+                          "object", where, ("task", 0))
+            continue
+        raws.append(value)
+        lines.append(number)
+    return raws, JsonlLocator(source, lines)
+
+
+def _task_file(path: Path, reader: _Reader) -> tuple[list[object], Locator | None]:
+    """The raw tasks of a `tasks = "…"` file (JSONL, or TOML with `[[task]]` tables)."""
+    source = _read_source(path)
+    if isinstance(source, Diagnostic):
+        reader.diagnostics.append(source)
+        return [], None
+    if path.suffix == ".jsonl":
+        return _jsonl_tasks(source, reader)
+    doc = _parse_toml(source)
+    if isinstance(doc, Diagnostic):
+        reader.diagnostics.append(doc)
+        return [], None
+    where = TomlLocator(source)
+    return _as_list(reader.table(doc, _TASK_FILE, where, ()).get("task")), where
+
+
+def load_suite(path: str | Path) -> SuiteResult:
+    """Read and check a suite file; paths in it are resolved against its folder."""
+    suite_path = Path(path).resolve()
+    source = _read_source(suite_path)
+    if isinstance(source, Diagnostic):
+        return SuiteResult(None, (source,))
+    doc = _parse_toml(source)
+    if isinstance(doc, Diagnostic):
+        return SuiteResult(None, (doc,))
+    reader = _Reader(suite_path.parent)
+    suite = _build(suite_path, doc, reader, TomlLocator(source))
+    diagnostics = tuple(sorted(reader.diagnostics, key=Diagnostic.sort_key))
+    return SuiteResult(None if has_errors(diagnostics) else suite, diagnostics)
+
+
+def _as_table(value: object) -> Mapping[str, object]:
+    """`value` if it is a table, else an empty one (its type was reported already)."""
+    return value if isinstance(value, dict) else {}
+
+
+def _as_list(value: object) -> list[object]:
+    """`value` if it is an array, else an empty one (its type was reported already)."""
+    return value if isinstance(value, list) else []
+
+
+def _build(suite_path: Path, doc: Mapping[str, object], reader: _Reader, where: TomlLocator) -> Suite:
+    """The suite of a parsed document (only used when no error was reported)."""
+    top = reader.table(doc, _TOP, where, ())
+    raw_head = _as_table(top.get("suite"))
+    head = reader.table(raw_head, _SUITE, where, ("suite",))
+    skill = reader.path(str(head["skill"]), where, ("suite", "skill")) if "skill" in head else None
+    machine = reader.path(str(head["machine"]), where, ("suite", "machine")) if "machine" in head else None
+    if "skill" not in raw_head and "machine" not in raw_head:
+        reader.report(codes.NO_SUITE_SUBJECT, "the suite names neither `skill` nor `machine`", where, ("suite",))
+    timeout = reader.positive(head.get("timeout"), where, ("suite", "timeout"), integer=False) or DEFAULT_TIMEOUT
+    default = reader.verifier(_as_table(top["verify"]), where, ("verify",), timeout) if "verify" in top else None
+    tasks = _all_tasks(top, head, reader, where, default, timeout)
+    requirements = _requirements(_as_list(top.get("require")), reader, where)
+    if not tasks and not has_errors(reader.diagnostics):
+        reader.report(codes.NO_TASKS, "the suite has no tasks", where, ("suite",))
+    return Suite(suite_path, str(head.get("name", suite_path.stem)), skill, machine, tuple(tasks),
+                 tuple(requirements), bool(head.get("failed_runs_comply", False)))
+
+
+def _requirements(raws: Sequence[object], reader: _Reader, where: TomlLocator) -> list[Requirement]:
+    """The `[[require]]` tables, with ids unique."""
+    out: list[Requirement] = []
+    for i, raw in enumerate(raws):
+        if not isinstance(raw, dict):
+            reader.report(codes.WRONG_KEY_TYPE, f"`require[{i + 1}]` must be a table", where, ("require", i))
+            continue
+        requirement = reader.requirement(raw, where, ("require", i))
+        if requirement is None:
+            continue
+        if any(r.id == requirement.id for r in out):
+            reader.report(codes.DUPLICATE_REQUIREMENT_ID, f"requirement id {requirement.id!r} is used twice", where,
+                          ("require", i, "id"))
+            continue
+        out.append(requirement)
+    return out
+
+
+def _all_tasks(top: Mapping[str, object], head: Mapping[str, object], reader: _Reader, where: TomlLocator,
+               default: Verifier | None, timeout: float) -> list[Task]:
+    """The inline `[[task]]` tables, then those of the `tasks` file."""
+    seen: dict[str, str] = {}
+    tasks = reader.tasks(_as_list(top.get("task")), where, default, timeout, seen)
+    file = reader.path(str(head["tasks"]), where, ("suite", "tasks")) if "tasks" in head else None
+    if file is not None:
+        raws, file_where = _task_file(file, reader)
+        if file_where is not None:
+            tasks += reader.tasks(raws, file_where, default, timeout, seen)
+    return tasks

@@ -1,0 +1,362 @@
+"""The command line's terminal side: one renderer per `skillc.api` result, each printing it and returning the
+exit code; files are written through the one guarded writer (`diagnostics/files.py` `write_output`).
+
+Exit codes: 0 clean, 1 errors found (or `fmt --check` would change a file), 2 usage or I/O error, 3 internal
+error (a bug in skillc); `run` adds 4 partial and 5 failed.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import sys
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import attrs
+import click
+
+from skillc import api
+from skillc.diagnostics.diagnostic import Diagnostic, Severity, make
+
+EXIT_OK, EXIT_ERRORS, EXIT_USAGE, EXIT_INTERNAL, EXIT_PARTIAL, EXIT_FAILED = 0, 1, 2, 3, 4, 5
+_OUTCOME_EXIT = {"success": EXIT_OK, "partial": EXIT_PARTIAL, "failed": EXIT_FAILED}
+SUMMARY_FORMATS = ("full", "concise")  # the formats a summary line goes with (on stderr)
+
+
+def emit(diagnostics: list[Diagnostic], fmt: str) -> None:
+    """Print diagnostics sorted by place in a format of `diagnostics.render` (SARIF even when there are none)."""
+    from skillc.diagnostics.render import render
+
+    if diagnostics or fmt == "sarif":
+        click.echo(render(sorted(diagnostics, key=Diagnostic.sort_key), fmt, sys.stdout), color=True)
+
+
+def exit_code(diagnostics: list[Diagnostic]) -> int:
+    """3 for an internal error, 2 for a usage or I/O error, 1 for any other error, else 0."""
+    if any(d.code == "SKM900" for d in diagnostics):
+        return EXIT_INTERNAL
+    if any(d.code == "SKM901" for d in diagnostics):
+        return EXIT_USAGE
+    if any(d.is_error for d in diagnostics):
+        return EXIT_ERRORS
+    return EXIT_OK
+
+
+def failed(diagnostics: list[Diagnostic], fmt: str) -> int:
+    """Print diagnostics; the exit code of a command that produced nothing (never 0)."""
+    emit(diagnostics, fmt)
+    return exit_code(diagnostics) or EXIT_ERRORS
+
+
+def write(path: str | Path, data: str | bytes) -> str | None:
+    """Write a file atomically (`write_output`); why it could not be written, or None."""
+    from skillc.diagnostics.files import write_output
+
+    try:
+        write_output(path, data)
+    except OSError as exc:
+        return f"cannot write {path}: {exc.strerror or exc}"
+    return None
+
+
+def output(text: str, path: str | None, fmt: str = "full") -> int:
+    """Print text (no path, or `-`) or write it to `path`; 2 when it could not be written."""
+    if path is None or path == "-":
+        click.echo(text, nl=False)
+        return EXIT_OK
+    problem = write(path, text)
+    if problem:
+        emit([make("SKM901", problem)], fmt)
+        return EXIT_USAGE
+    return EXIT_OK
+
+
+@contextlib.contextmanager
+def progress_bar(what: str, unit: str) -> Iterator[Callable[[int], None]]:
+    """A progress bar on stderr (tqdm), shown only on a terminal; yields its `update(n)`."""
+    from tqdm import tqdm
+
+    with tqdm(desc=what, unit=unit, file=sys.stderr, disable=None, leave=False) as bar:
+        yield bar.update
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}{'s' * (n != 1)}"
+
+
+def check(result: api.CheckFilesResult, fmt: str, quiet: bool, exit_zero: bool) -> int:
+    """`skillc check`: the findings, a summary line on stderr, 1 on errors (or failing warnings)."""
+    emit(result.diagnostics, fmt)
+    if result.usage:
+        return EXIT_USAGE
+    if fmt in SUMMARY_FORMATS and not quiet:
+        errors = sum(d.severity is Severity.ERROR for d in result.diagnostics)
+        warnings = sum(d.severity is Severity.WARNING for d in result.diagnostics)
+        click.echo(f"checked {_plural(result.files, 'file')}: {_plural(errors, 'error')}, "
+                   f"{_plural(warnings, 'warning')}", err=True)
+    code = exit_code(result.diagnostics)
+    code = EXIT_ERRORS if code == EXIT_OK and result.failed else code
+    return EXIT_OK if exit_zero and code == EXIT_ERRORS else code
+
+
+def _diff(name: str, old: str, new: str) -> str:
+    import difflib
+
+    return "".join(difflib.unified_diff(old.splitlines(True), new.splitlines(True),
+                                        fromfile=f"a/{name}", tofile=f"b/{name}"))
+
+
+def fmt(result: api.FormatFilesResult, check_only: bool, diff: bool, quiet: bool, stdin: bool) -> int:
+    """`skillc fmt`: write (or, with --check/--diff, only report) the files that change; stdin to stdout."""
+    diagnostics = list(result.diagnostics)
+    changed = [f for f in result.files if f.changed]
+    for f in result.files if stdin and not (diff or check_only) else changed:
+        if diff:
+            click.echo(_diff(f.path, f.before, f.after), nl=False)
+        elif stdin:
+            click.echo(f.after, nl=False)
+        elif check_only:
+            if not quiet:
+                click.echo(f"would reformat {f.path}", err=True)
+        elif problem := write(f.path, f.after):
+            diagnostics.append(make("SKM901", problem))
+        elif not quiet:
+            click.echo(f"reformatted {f.path}", err=True)
+    emit(diagnostics, "full")
+    code = exit_code(diagnostics)
+    return EXIT_ERRORS if code == EXIT_OK and (check_only or diff) and changed else code
+
+
+def _indent(text: str) -> str:
+    return "\n".join("    " + line for line in text.rstrip("\n").splitlines())
+
+
+def explain(result: api.ExplainResult, listing: bool) -> int:
+    """`skillc explain`: one line per code (listing), or each code's explanation; 2 for an unknown code."""
+    for c in result.codes:
+        if listing:
+            click.echo(f"{c.code}  {c.slug:<28} {c.summary}")
+            continue
+        click.echo(f"{c.code} ({c.slug}, {c.severity}): {c.summary}\n\n{c.explanation}")
+        if c.hint:
+            click.echo(f"\nhelp: {c.hint}")
+        if c.bad:
+            click.echo(f"\nExample that triggers it:\n\n{_indent(c.bad)}")
+    if result.unknown is not None:
+        click.echo(f"skillc: unknown diagnostic code {result.unknown!r}", err=True)
+        return EXIT_USAGE
+    return EXIT_OK
+
+
+def show(result: api.DescribeResult, fmt: str) -> int:
+    """`skillc show`: the diagnostics, then the summary."""
+    if result.text is None:
+        return failed(result.diagnostics, fmt)
+    emit(result.diagnostics, fmt)
+    click.echo(result.text)
+    return EXIT_OK
+
+
+def unchecked(result: api.RunReport | api.ReplayResult | api.ScoreResult | api.ExploreResult, path: str) -> int:
+    """A machine that did not pass `skillc check` (or could not be read again): its problems, never 0."""
+    emit(result.diagnostics, "full")
+    if result.unchecked:
+        click.echo(f"skillc: {path} does not pass `skillc check`; only checked machines run", err=True)
+        return exit_code(result.diagnostics) or EXIT_ERRORS
+    return EXIT_USAGE
+
+
+def run(report: api.RunReport, as_json: bool) -> int:
+    """`skillc run`: the outcome, evidence and run id (or JSON); 0 success, 4 partial, 5 failed."""
+    from skillc.diagnostics.files import printable
+
+    if report.usage is not None:
+        if report.usage.param is None:
+            raise click.UsageError(report.usage.message)
+        raise click.BadParameter(report.usage.message, param_hint=report.usage.param)
+    if report.error is not None:
+        click.echo(printable(f"skillc run: {report.error}"), err=True)
+        return EXIT_USAGE
+    result = report.result
+    if result is None:
+        return unchecked(report, report.machine_path or "")
+    if as_json:
+        click.echo(printable(json.dumps(attrs.asdict(result), ensure_ascii=False)))
+    else:
+        click.echo(f"outcome: {result.outcome} (terminal `{result.terminal}`) after {result.steps} steps")
+        for name, value in result.evidence.items():
+            click.echo(printable(f"  {name} = {json.dumps(value, ensure_ascii=False)}"))
+        if result.error:
+            click.echo(printable(f"  error: {result.error}"))
+        click.echo(f"  run id: {result.run_id}" + (f"   trace: {result.trace}" if result.trace else ""))
+    return _OUTCOME_EXIT.get(result.outcome, EXIT_FAILED)
+
+
+def replay(result: api.ReplayResult, path: str) -> int:
+    """`skillc replay`: ok or FAILED with the first divergence; 1 on divergence."""
+    if result.error is not None:
+        click.echo(f"skillc replay: {result.error}", err=True)
+        return EXIT_USAGE
+    if result.report is None:
+        return unchecked(result, path)
+    click.echo(("ok: " if result.report.ok else "FAILED: ") + result.report.message)
+    return EXIT_OK if result.report.ok else EXIT_ERRORS
+
+
+def score(result: api.ScoreResult, path: str, as_json: bool) -> int:
+    """`skillc score`: each trace's compliance and outcome, then the summary (or JSON lines)."""
+    if result.error is not None:
+        click.echo(f"skillc score: {result.error}", err=True)
+        return EXIT_USAGE
+    if not result.scores:
+        return unchecked(result, path)
+    for sc in result.scores:
+        if as_json:
+            click.echo(json.dumps(attrs.asdict(sc), ensure_ascii=False))
+            continue
+        click.echo(f"{sc.trace}: {sc.mode}, outcome {sc.outcome}, {'compliant' if sc.compliant else 'NOT compliant'}")
+        for v in sc.violations:
+            click.echo(f"    - {v}")
+        for u in sc.unverifiable:
+            click.echo(f"    ? {u}")
+    n, rfc, success = len(result.scores), result.compliance, result.success
+    summary = {"traces": n, "request_level_full_compliance": rfc, "task_success": success}
+    click.echo(json.dumps(summary) if as_json else
+               f"{_plural(n, 'trace')}: full compliance {rfc:.0%}, task success {success:.0%}")
+    return EXIT_OK
+
+
+def explore(result: api.ExploreResult, path: str, coverage: str) -> int:
+    """`skillc test`: coverage, what was not covered, each failure with its replay command."""
+    report, machine = result.report, result.machine
+    if report is None or machine is None:
+        return unchecked(result, path)
+    click.echo(f"{report.runs} runs: {len(report.states)}/{report.total_states} states "
+               f"({report.coverage('states'):.0%}), {len(report.edges)}/{report.total_edges} transitions "
+               f"({report.coverage('transitions'):.0%})")
+    missing = sorted({(s.name, e.index) for s in machine.states.values() for e in s.edges} - report.edges)
+    if missing and coverage == "transitions":
+        click.echo("  not covered: " + ", ".join(f"{s}#{i + 1}" for s, i in missing[:12])
+                   + (" …" if len(missing) > 12 else ""))
+    for f in report.failures:
+        click.echo(f"FAILED {f.prop}: {f.message}\n  replay: skillc replay {path} {f.trace}")
+    return EXIT_ERRORS if report.failures else EXIT_OK
+
+
+def dot_format(fmt: str | None, path: str | None) -> str:
+    """The drawing's format: as asked, else from the output's extension, else dot (PNG needs a file)."""
+    if fmt is None:
+        suffix = Path(path).suffix.lstrip(".").lower() if path else ""
+        fmt = {"svg": "svg", "png": "png", "mmd": "mermaid", "md": "mermaid"}.get(suffix, "dot")
+    if fmt == "png" and path is None:
+        raise click.UsageError("PNG output needs -o FILE")
+    return fmt
+
+
+def draw(result: api.DrawResult, path: str | None) -> int:
+    """`skillc dot`: the drawing to stdout or `path`."""
+    if result.error is not None:
+        click.echo(f"skillc dot: {result.error}", err=True)
+        return EXIT_USAGE
+    if result.data is None:
+        return failed(result.diagnostics, "full")
+    if path is None:
+        sys.stdout.buffer.write(result.data)
+        return EXIT_OK
+    problem = write(path, result.data)
+    if problem:
+        click.echo(f"skillc dot: {problem}", err=True)
+        return EXIT_USAGE
+    return EXIT_OK
+
+
+def build(outcome: api.BuildOutcome, fmt: str, report: bool, quiet: bool) -> int:
+    """`skillc build`: diagnostics, the clause table, then the machine written (or why nothing was)."""
+    from skillc.frontends.markdown.report import table
+
+    result, out = outcome.result, outcome.output
+    emit(outcome.diagnostics, fmt)
+    if outcome.usage or result is None:
+        return exit_code(outcome.diagnostics) if outcome.usage else EXIT_INTERNAL
+    summary = fmt in SUMMARY_FORMATS and not quiet
+    if report and result.rows:
+        click.echo(table(result.rows, rules=result.rules), err=out is None)
+    if outcome.text is None:
+        if summary:
+            click.echo(f"build failed: nothing written{'' if out is None else f' to {out}'}", err=True)
+        return exit_code(outcome.diagnostics) or EXIT_ERRORS
+    if out is None:
+        click.echo(outcome.text, nl=False)
+    elif problem := write(out, outcome.text):
+        emit([make("SKM901", problem)], fmt)
+        return EXIT_USAGE
+    if summary:
+        m = result.machine
+        states = sum(s.kind in ("model", "judge", "tool") for s in m.states.values()) if m else 0
+        rounds = f", {len(result.rounds)} draft round(s)" if result.rounds else ""
+        click.echo(f"built {'stdout' if out is None else out}: {states} states, {len(m.rules) if m else 0} rules, "
+                   f"coverage {100 * result.coverage:.1f}% of {len(result.rows)} clauses{rounds}", err=True)
+    return EXIT_OK
+
+
+def distill(outcome: api.DistillOutcome, path: str | None, report: bool, fmt: str) -> int:
+    """`skillc distill`: diagnostics (or the JSON report), the report table, then the library written."""
+    from skillc.frontends.distill.library import write_library
+    from skillc.frontends.distill.report import as_json, table
+
+    built = outcome.built
+    if built is None:
+        emit(outcome.diagnostics, fmt)
+        return exit_code(outcome.diagnostics)
+    if report and fmt == "json":  # one JSON document: the report with its diagnostics
+        click.echo(json.dumps(as_json(built.distilled, built.clusters, built.evaluation, built.dropped,
+                                      outcome.diagnostics), ensure_ascii=False))
+    else:
+        emit(outcome.diagnostics, fmt)
+    if report and built.distilled.programs and fmt != "json":
+        click.echo(table(built.distilled, built.clusters, built.evaluation, built.dropped))
+    if not built.ok or not built.clusters:
+        if path and fmt in SUMMARY_FORMATS:
+            click.echo(f"distill failed: nothing written to {path}", err=True)
+        return exit_code(built.diagnostics) or EXIT_ERRORS
+    if path:
+        try:
+            write_library(built.files, path)
+        except OSError as exc:
+            emit([make("SKM901", f"cannot write {path}: {exc.strerror or exc}")], fmt)
+            return EXIT_USAGE
+        if fmt in SUMMARY_FORMATS:
+            click.echo(f"wrote {path}: {len(built.clusters)} skill(s) from {len(built.distilled.programs)} "
+                       f"training traces", err=True)
+    return EXIT_OK
+
+
+def collect(result: api.CollectResult, path: str) -> int:
+    """`skillc collect`: the traces written, and what they are."""
+    if result.text is None:
+        return failed(result.diagnostics, "full")
+    if output(result.text, path) != EXIT_OK:
+        return EXIT_USAGE
+    click.echo(f"wrote {path}: {result.summary}", err=True)
+    return EXIT_OK
+
+
+def imported(result: api.ImportResult, path: str | None, fmt: str) -> int:
+    """`skillc import`: the findings (no notes), then the `.skm` (only when the translation is whole)."""
+    if result.text is None:
+        return failed([d for d in result.diagnostics if d.severity is not Severity.NOTE], fmt)
+    emit([d for d in result.diagnostics if d.severity is not Severity.NOTE], fmt)
+    # written: the translation is whole; its findings still set the status
+    return output(result.text, path, fmt) or exit_code(result.diagnostics)
+
+
+def lsp() -> int:
+    """`skillc lsp`: serve over stdio until the client leaves."""
+    try:
+        from skillc.lsp.server import main as serve
+    except ImportError as exc:
+        click.echo(f"skillc lsp: the language server needs pygls 2 (pip install 'skillc[lsp]'): {exc}", err=True)
+        return EXIT_USAGE
+    serve()
+    return EXIT_OK

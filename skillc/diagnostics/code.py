@@ -1,0 +1,52 @@
+"""`Severity` and the `Code` value: the leaf that the code tables and the diagnostic record both import.
+
+It imports nothing from skillc, so a stage's code table (``codes.py``) can be loaded
+without the stage itself, and ``diagnostic.py`` needs no registry to build a finding.
+"""
+
+from __future__ import annotations
+
+import enum
+from typing import Final
+
+import attrs
+
+
+class Severity(enum.IntEnum):
+    """How serious a finding is; ordered so that max() picks the worst."""
+
+    NOTE = 0
+    WARNING = 1
+    ERROR = 2
+
+    def __str__(self) -> str:
+        return self.name.lower()
+
+
+E: Final = Severity.ERROR
+W: Final = Severity.WARNING
+N: Final = Severity.NOTE
+
+_STAGES: Final = {"0": "syntax", "1": "names and types", "3": "markdown front end", "4": "distiller",
+                  "5": "runtime", "6": "importer", "7": "bench", "9": "tool"}
+
+
+@attrs.frozen
+class Code:
+    """One diagnostic code: its number, slug, default severity, documentation and examples."""
+
+    code: str
+    slug: str
+    severity: Severity
+    summary: str
+    explanation: str
+    bad: str
+    good: str
+    hint: str | None = None
+    runnable: bool = True  # False: the example needs bytes or several files; tested on its own
+    lang: str = "skm"  # the language of the examples, for the generated docs
+
+    @property
+    def stage(self) -> str:
+        """The pipeline stage that reports it."""
+        return _STAGES.get(self.code[3], "check")

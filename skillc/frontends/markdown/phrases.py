@@ -1,0 +1,193 @@
+"""Phrases of the structural compiler: what one sentence says, read by cue words.
+
+Pure functions of text (no graph): the condition and action of an `If` sentence,
+the stop clause of an arm, "at most N times", the command a step says to run,
+and the regular expressions the graph phase matches sentences against. Records
+(`IfThen`, `Stop`) are frozen.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Literal
+
+import attrs
+
+from skillc.frontends.markdown.clauses import Clause, strip_markup
+from skillc.frontends.markdown.names import slug
+from skillc.ir.machine import Outcome
+
+
+NUMBER_WORDS = {"once": 1, "twice": 2, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6,
+                "seven": 7, "eight": 8, "nine": 9, "ten": 10}
+
+# Fences that `bash` cannot run as they are (Windows shells).
+NOT_BASH = frozenset({"powershell", "ps1", "cmd", "bat"})
+# A condition about a command's failure: answered by its exit status, not by a model.
+FAILS = re.compile(r"\b(?:fails?|failed|failing|does not (?:apply|succeed|work|exist)|doesn't (?:apply|work)|cannot be|"
+                   r"can't be|non-zero|errors? out|exits? with an error)\b", re.I)
+# A stop clause: the verb that ends the run, and the outcome words after it.
+_STOP = re.compile(r"(?:,?\s*(?:and|then)\s+)?\b(stop|abort|give up|halt|end the (?:procedure|run)|exit|finish)\b"
+                   r"(?![-\w])(.*)$", re.I)
+# Inline commands a step says to run: "Run `pytest -q`", "Build it with `python -m build`".
+_RUN_INLINE = re.compile(r"\b(?:run|execute|invoke|with|using|via)\s+`([^`]+)`", re.I)
+# A step that runs a command formed by an earlier step.
+RUN_FORMED = re.compile(r"\b(?:run|execute)\s+(?:the|that|this)\s+command\b", re.I)
+# A step that forms a command from a template: "Form the command `printf %s X > f`, replacing `X` with the letter".
+FORM = re.compile(r"\b(?:form|build|compose|construct|prepare|write)\s+the\s+command\s+`([^`]+)`"
+                  r".*?\breplacing\s+`([^`]+)`\s+with\s+(?:the\s+)?([^.,;]+)", re.I)
+# A value to choose among lettered options: "one letter from A–E", "options A to E".
+LETTER = re.compile(r"\bletter\b", re.I)
+_RANGE = re.compile(r"\b([A-Z])\s*(?:–|—|-|to)\s*([A-Z])\b")
+# Comparisons of the latest command output with a held value, which a guard can decide.
+EXACTLY = re.compile(r"^(?:the\s+)?(?:file\s+)?(?:content|contents|output)\b.*?\b(?:is|equals|matches)\s+"
+                     r"(?:exactly\s+)?(?:the\s+)?(.+?)\s*$", re.I)
+DIFFERS = re.compile(r"^(?:the\s+)?(?:file\s+)?(?:content|contents|output)\b.*?\b(?:differs|does\s+not\s+match)\b",
+                     re.I)
+# User interaction: the answer must come from the user.
+ASK = re.compile(r"^(?:ask|prompt|consult)\s+(?:the\s+)?user\b|\b(?:with|from|by)\s+the\s+user\b|"
+                 r"\bwait\s+for\s+(?:the\s+)?user|\bthe\s+user'?s\s+(?:choice|answer|confirmation|approval|decision)\b|"
+                 r"^confirm\b.*\buser\b", re.I)
+# Optional work without an "If".
+OPTIONAL = re.compile(r"\b(?:only (?:when|if)|if needed|if necessary|if applicable|if required|where relevant|"
+                      r"optionally|when asked|if asked|if you want|as needed)\b", re.I)
+# A reference to a section further down (or up): "as described under Spam handling (below)".
+REFERENCE = re.compile(r"\b(?:as described (?:under|in)|described (?:under|in)|see|following|per|as in|according to|"
+                       r"under)\s+(?:the\s+)?(.+?)\s*\((?:below|above)\)", re.I)
+BACK = re.compile(r"\b(?:go back|return to|start over|restart (?:from|at|with))\b", re.I)
+# "continue to step N", "go to step N", "proceed with step N".
+FORWARD = re.compile(r"\b(?:continue|go|proceed|skip|jump|move on)\s+(?:on\s+)?(?:to|with)\s+step\s+(\d+)\b", re.I)
+# "Decide whether C." and the arms that stand for it ("If it does").
+DECIDE = re.compile(r"^(?:decide|determine|judge|check|assess|establish|find out)\s+(?:whether|if)\s+(.+?)\.?$", re.I)
+ANAPHORIC = re.compile(r"^(?:it|they|this|that|so|yes|no|not)(?:\s+(?:does|do|is|are|holds?|is the case|is so|"
+                       r"isn't|doesn't|does not|is not))?(?:\s+not)?$", re.I)
+OTHERWISE = re.compile(r"^(?:otherwise|else)\b", re.I)
+
+
+@attrs.frozen
+class IfThen:
+    """`If C, A`: the condition and the action ('' when the sentence has none)."""
+
+    condition: str
+    action: str
+
+
+@attrs.frozen
+class Stop:
+    """An arm that ends the run: the action said before the stop, the terminal it names and its outcome."""
+
+    before: str
+    terminal: str
+    outcome: Outcome
+
+
+def again(text: str) -> bool:
+    """The text repeats something ("again", "retry", "re-run")."""
+    return bool(re.search(r"\b(?:again|retry|rerun|re-run|repeat)\b", text, re.I))
+
+
+def letter_range(text: str) -> tuple[str, ...] | None:
+    """The letters of the first range a document names ("A–E", "A to E"), for a letter to choose."""
+    for m in _RANGE.finditer(text):
+        a, b = ord(m.group(1)), ord(m.group(2))
+        if 0 < b - a < 26:
+            return tuple(chr(c) for c in range(a, b + 1))
+    return None
+
+
+def quote(c: Clause) -> str:
+    """A clause's text as a rule quotes it."""
+    return re.sub(r"\s+", " ", c.text).strip()
+
+
+def unbold(text: str) -> str:
+    """Text on one line without bold or italic markers, code ticks kept."""
+    return re.sub(r"\s+", " ", re.sub(r"\*\*|__|(?<!\w)\*(?=\w)|(?<=\w)\*(?!\w)", "", text)).strip()
+
+
+def inline_command(text: str) -> str | None:
+    """The shell command a sentence says to run in backticks ("Run `pytest -q`"), if it looks like one."""
+    for m in _RUN_INLINE.finditer(text):
+        cmd = m.group(1).strip()
+        if re.match(r"^(?:\./|[a-z][\w.-]*\s)", cmd) and not re.match(r"^[\w-]+\.(?:md|txt|toml|json|ya?ml)$", cmd):
+            return cmd
+    return None
+
+
+def stop_clause(plain: str) -> Stop | None:
+    """The stop an arm ends the run with, else None.
+
+    "stop with failure", "give up and report failure" end `failed`; "finish as
+    **unverified** (partial)" ends in a terminal named by the document; a plain
+    "stop" ends `success` (the procedure says the work is over, not that it failed).
+    """
+    for m in _STOP.finditer(plain):
+        verb, rest = m.group(1).lower(), m.group(2)
+        if not re.match(r"^\s*(?:here|now|immediately|the (?:procedure|run|task))?\s*"
+                        r"(?:[,;:(]?\s*(?:with|as|and|reporting|without|in|\()\b.*)?$", rest, re.I):
+            continue
+        outcome = _stop_outcome(verb, rest)
+        return Stop(plain[: m.start()].strip(" ,;"), _stop_terminal(verb, rest, outcome), outcome)
+    return None
+
+
+def _stop_outcome(verb: str, rest: str) -> Outcome:
+    """The outcome a stop clause states, implies by its verb, or else `success`."""
+    stated = re.search(r"\b(success|successful|partial|failure|failed)\b", rest, re.I)
+    if stated is not None:
+        said: dict[str, Outcome] = {"success": "success", "successful": "success", "partial": "partial"}
+        return said.get(stated.group(1).lower(), "failed")
+    if verb in ("abort", "give up") or re.search(r"\b(?:fail\w*|errors?)\b", rest, re.I):
+        return "failed"
+    if re.search(r"\b(?:unverified|incomplete|partially)\b", rest, re.I):
+        return "partial"
+    return "success"
+
+
+def _stop_terminal(verb: str, rest: str, outcome: Outcome) -> str:
+    """The terminal a stop clause names ("as **unverified**"), else one named after its outcome."""
+    named = re.search(r"\bas\s+(?:an?\s+|the\s+)?([A-Za-z][\w-]*)", rest)
+    if named is not None and named.group(1).lower() not in ("a", "an", "the", "failure", "success"):
+        return slug(named.group(1), 1, "stopped")
+    return {"failed": "aborted" if verb in ("abort", "give up") else "failure", "partial": "incomplete",
+            "success": "stopped"}[outcome]
+
+
+def if_parts(text: str) -> IfThen:
+    """`If C, A` → (C, A); the action is '' when the sentence has none."""
+    plain = strip_markup(text).rstrip(".")
+    plain = re.sub(r"^(?:[A-Z][A-Za-z ]{0,20}:)\s+", "", plain)
+    # Commas and colons inside parentheses do not end the condition: "(non-zero exit, permission error)".
+    masked = re.sub(r"\([^()]*\)", lambda p: p.group(0).replace(",", "\x01").replace(":", "\x02"), plain)
+    m = re.match(r"^(?:if|in case|unless|should|when)\s+(.*?)(?:,\s*(?:then\s+)?|\s+then\s+|:\s+)(.+)$", masked, re.I)
+    if not m:
+        return IfThen(re.sub(r"^(?:if|in case|unless|should|when)\s+", "", plain, flags=re.I), "")
+    return IfThen(plain[m.start(1):m.end(1)].strip(), plain[m.start(2):m.end(2)].strip())
+
+
+def max_times(text: str) -> int | None:
+    """N from "at most N times", "up to N attempts", "N times", "twice"."""
+    number = r"(\d+|once|twice|one|two|three|four|five|six|seven|eight|nine|ten)"
+    m = re.search(r"\b(?:at most|up to|no more than|maximum of|max(?:imum)?)?\s*" + number +
+                  r"\s+(?:times|attempts|tries|rounds|iterations)\b", text, re.I) \
+        or re.search(r"\b(?:at most|up to|no more than|maximum of)\s+" + number + r"\s+\w+", text, re.I)
+    if not m:
+        return None
+    word = m.group(1).lower()
+    return int(word) if word.isdigit() else NUMBER_WORDS.get(word)
+
+
+def prohibited_action(text: str) -> str:
+    """The action a prohibition forbids: "NEVER paste X into Y" → "paste X into Y"."""
+    m = re.search(r"\b(?:never|do not|don't|must not|mustn't|shall not|should not|may not|cannot|avoid)\b\s*(.*)$",
+                  text, re.I)
+    return m.group(1) if m and m.group(1) else text
+
+
+def lead_condition(lead: Clause | None, cond: str) -> str:
+    """The condition an arm like "If it does" stands for: the lead's "whether …"."""
+    if lead is None or not ANAPHORIC.match(cond.strip()):
+        return cond
+    decided = DECIDE.match(strip_markup(lead.text))
+    asked = decided.group(1) if decided is not None else cond
+    return asked if not re.search(r"\bnot\b", cond) else f"not ({asked})"

@@ -1,0 +1,82 @@
+"""Quotations of rules against the skill document (check/provenance.py): too short to locate anything,
+the configurable minimum, local fragments' rules, and hard-wrapped lines."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import skillc
+
+
+SOURCED = """machine m {
+  source "SKILL.md"
+  var answer: str
+  start think
+  model think {
+    writes answer
+    prompt "p"
+    -> done
+  }
+  USE
+  terminal done: success
+  fallback
+  RULE
+}
+"""
+
+
+LOCAL = """fragment step() -> (out) {
+  model inner {
+    writes answer
+    prompt "p"
+    -> out
+  }
+  var answer: str
+  start inner
+  rule required inner "QUOTE"
+}
+"""
+
+
+def _sourced(tmp_path: Path, rule: str, doc: str, use: str = "", config: str | None = None) -> list[str]:
+    (tmp_path / "SKILL.md").write_text(doc)
+    if config is not None:
+        (tmp_path / "skillc.toml").write_text(config)
+    f = tmp_path / "m.skm"
+    f.write_text(SOURCED.replace("RULE", rule).replace("USE", use))
+    return sorted(d.code for d in skillc.check(f).diagnostics if d.severity.name != "NOTE")
+
+
+def test_empty_blank_and_one_word_quotations_are_rejected(tmp_path: Path) -> None:
+    doc = "# Skill\n\nAlways think before you answer.\n"
+    for quote in ("", "   ", "A", "Always think"):
+        assert "SKM225" in _sourced(tmp_path, f'rule required think "{quote}"', doc), quote
+    assert _sourced(tmp_path, 'rule required think "Always think before"', doc) == []
+
+
+def test_the_minimum_is_configurable(tmp_path: Path) -> None:
+    doc = "Always think before you answer.\n"
+    assert _sourced(tmp_path, 'rule required think "Always"', doc, config="quote-min-words = 1\n") == []
+    assert "SKM290" in _sourced(tmp_path, 'rule required think "Always think first"', doc,
+                                config="quote-min-words = 0\n")
+
+
+def test_rules_of_local_fragments_are_checked_against_the_skill(tmp_path: Path) -> None:
+    doc = "Always think before you answer.\n"
+    use = "use step as s() -> (out: done)"
+    (tmp_path / "SKILL.md").write_text(doc)
+    for quote, expected in (("Never mentioned in the skill.", ["SKM223"]), ("think before you", [])):
+        f = tmp_path / "m.skm"
+        f.write_text(LOCAL.replace("QUOTE", quote) + SOURCED.replace("RULE", "").replace("USE", use)
+                     .replace("-> done\n  }", "-> s\n  }", 1))
+        codes = sorted(d.code for d in skillc.check(f).diagnostics if d.severity.name != "NOTE")
+        assert codes == expected, (quote, codes)
+
+
+def test_a_hard_wrapped_line_starting_with_a_number_is_text(tmp_path: Path) -> None:
+    doc = "Ship no more than\n100. Then stop and report.\n"
+    assert _sourced(tmp_path, 'rule required think "Ship no more than 100. Then stop and report."', doc) == []
+    # A list still loses its markers, however it is numbered.
+    doc = "Steps:\n\n1. Plan the work.\n2. Do the work carefully.\n\n7. Check the work twice.\n"
+    assert _sourced(tmp_path, 'rule required think "Check the work twice."', doc) == []
+    assert _sourced(tmp_path, 'rule required think "Plan the work. Do the work carefully."', doc) == []
