@@ -629,7 +629,7 @@ def replay(machine_path: str, trace: str, *, other_machine: bool = False) -> Rep
     try:
         return ReplayResult(runtime.replay_file(checked.machine, checked.text, trace, other_machine=other_machine))
     except TraceError as exc:
-        return ReplayResult(None, error=str(exc))
+        return ReplayResult(None, _found(exc), error=str(exc))
 
 
 @attrs.define
@@ -663,7 +663,13 @@ def score(machine_path: str, traces: Sequence[str]) -> ScoreResult:
     try:
         return ScoreResult([score_trace(checked.machine, t) for t in traces])
     except TraceError as exc:
-        return ScoreResult([], error=str(exc))
+        return ScoreResult([], _found(exc), error=str(exc))
+
+
+def _found(exc: Exception) -> list[Diagnostic]:
+    """The coded finding a trace reader raised with, when it has one."""
+    diagnostic = getattr(exc, "diagnostic", None)
+    return [diagnostic] if isinstance(diagnostic, Diagnostic) else []
 
 
 @attrs.define

@@ -193,11 +193,21 @@ def run(report: api.RunReport, as_json: bool) -> int:
     return _OUTCOME_EXIT.get(result.outcome, EXIT_FAILED)
 
 
+def trace_error(command: str, message: str, diagnostics: list[Diagnostic]) -> int:
+    """An unreadable trace: its coded diagnostic on stderr (the message alone when it has none); exit 2."""
+    from skillc.diagnostics.render import render
+
+    if diagnostics:
+        click.echo(render(diagnostics, "full", sys.stderr), err=True, color=True)
+    else:
+        click.echo(f"skillc {command}: {message}", err=True)
+    return EXIT_USAGE
+
+
 def replay(result: api.ReplayResult, path: str) -> int:
     """`skillc replay`: ok or FAILED with the first divergence; 1 on divergence."""
     if result.error is not None:
-        click.echo(f"skillc replay: {result.error}", err=True)
-        return EXIT_USAGE
+        return trace_error("replay", result.error, result.diagnostics)
     if result.report is None:
         return unchecked(result, path)
     click.echo(("ok: " if result.report.ok else "FAILED: ") + result.report.message)
@@ -207,8 +217,7 @@ def replay(result: api.ReplayResult, path: str) -> int:
 def score(result: api.ScoreResult, path: str, as_json: bool) -> int:
     """`skillc score`: each trace's compliance and outcome, then the summary (or JSON lines)."""
     if result.error is not None:
-        click.echo(f"skillc score: {result.error}", err=True)
-        return EXIT_USAGE
+        return trace_error("score", result.error, result.diagnostics)
     if not result.scores:
         return unchecked(result, path)
     for sc in result.scores:

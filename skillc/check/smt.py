@@ -174,10 +174,11 @@ class Encoder:
         return v
 
     def encode(self, e: ir.Expr) -> Val:
-        method: Callable[[ir.Expr], Val] | None = getattr(self, "_" + type(e).__name__, None)
+        """The value of an expression; a class without an encoding (see `_ENCODE`) is opaque."""
+        method = _ENCODE.get(type(e))
         if method is None:
             return self._opaque(e)
-        return method(e)
+        return method(self, e)
 
     def _Var(self, e: ir.Var) -> Val:
         mode = self.string_mode.get(e.name)
@@ -415,6 +416,21 @@ class Encoder:
             same = z3.And(z3.Not(b.none), same)
         return Val("bool", same, ok=ok)
 
+
+# The IR classes encoded precisely, looked up by the node's exact class; any other
+# class (today `GetField` and `ListExpr`; tests/check/test_dispatch.py lists them) becomes an opaque term.
+# Each method takes its own node class (hence Any).
+_ENCODE: dict[type[ir.Expr], Callable[[Encoder, Any], Val]] = {
+    ir.Var: Encoder._Var,
+    ir.Const: Encoder._Const,
+    ir.Label: Encoder._Label,
+    ir.Not: Encoder._Not,
+    ir.Neg: Encoder._Neg,
+    ir.InSet: Encoder._InSet,
+    ir.BinOp: Encoder._BinOp,
+    ir.Call: Encoder._Call,
+    ir.GetIndex: Encoder._GetIndex,
+}
 
 _FP_COMPARE = {"<": z3.fpLT, "<=": z3.fpLEQ, ">": z3.fpGT, ">=": z3.fpGEQ}
 

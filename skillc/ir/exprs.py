@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 from skillc.diagnostics import Diagnostic, make
 from skillc.ir import expr as ir
@@ -27,8 +28,7 @@ class ExprLowerer:
 
     def lower(self, e: n.Expr, expected: Type | None = None) -> ir.Expr:
         """Lower `e`; `expected` lets bare names resolve to labels of an enum."""
-        method: Callable[[n.Expr, Type | None], ir.Expr] = getattr(self, "_" + type(e).__name__)
-        return method(e, expected)
+        return _LOWER[type(e)](self, e, expected)
 
     def constant(self, e: n.Expr, expected: Type) -> ir.Expr:
         """Lower an initialiser, which must be a constant (literals, labels, lists of them)."""
@@ -273,6 +273,26 @@ class ExprLowerer:
         if not ok:
             return self._error("SKM130", f"cannot look for {T.show(needle.type)} in {T.show(hay.type)}", e.args[1])
         return ir.Call(T.BOOL, func="contains", args=args, span=e.span)
+
+
+# One lowering method per AST expression class, looked up by the node's exact class.
+# Each method takes its own node class (hence Any).
+_LOWER: dict[type[n.Expr], Callable[[ExprLowerer, Any, Type | None], ir.Expr]] = {
+    n.Name: ExprLowerer._Name,
+    n.IntLit: ExprLowerer._IntLit,
+    n.FloatLit: ExprLowerer._FloatLit,
+    n.StrLit: ExprLowerer._StrLit,
+    n.BoolLit: ExprLowerer._BoolLit,
+    n.NoneLit: ExprLowerer._NoneLit,
+    n.ListLit: ExprLowerer._ListLit,
+    n.SetLit: ExprLowerer._SetLit,
+    n.Not: ExprLowerer._Not,
+    n.Neg: ExprLowerer._Neg,
+    n.BinOp: ExprLowerer._BinOp,
+    n.Field: ExprLowerer._Field,
+    n.Index: ExprLowerer._Index,
+    n.CallExpr: ExprLowerer._CallExpr,
+}
 
 
 def _is_constant(e: ir.Expr) -> bool:

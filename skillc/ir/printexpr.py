@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from skillc.ir import expr as ir
@@ -11,29 +12,30 @@ from skillc.syntax.printer import expr as print_expr
 
 def to_ast(e: ir.Expr) -> n.Expr:
     """The AST an IR expression could have been parsed from."""
-    if isinstance(e, ir.Var):
-        return n.Name(id=e.name)
-    if isinstance(e, ir.Label):
-        return n.Name(id=e.value)
-    if isinstance(e, ir.Const):
-        return _const(e.value)
-    if isinstance(e, ir.BinOp):
-        return n.BinOp(op=e.op, left=to_ast(e.left), right=to_ast(e.right))
-    if isinstance(e, ir.Not):
-        return n.Not(operand=to_ast(e.operand))
-    if isinstance(e, ir.Neg):
-        return n.Neg(operand=to_ast(e.operand))
-    if isinstance(e, ir.GetField):
-        return n.Field(obj=to_ast(e.obj), name=e.field)
-    if isinstance(e, ir.GetIndex):
-        return n.Index(obj=to_ast(e.obj), key=to_ast(e.key))
-    if isinstance(e, ir.Call):
-        return n.CallExpr(func=e.func, args=tuple(to_ast(a) for a in e.args))
-    if isinstance(e, ir.ListExpr):
-        return n.ListLit(items=tuple(to_ast(i) for i in e.items))
-    if isinstance(e, ir.InSet):
-        return n.BinOp(op="in", left=to_ast(e.operand), right=n.SetLit(items=tuple(to_ast(i) for i in e.items)))
-    raise TypeError(f"cannot show {type(e).__name__}")
+    convert = _TO_AST.get(type(e))
+    if convert is None:
+        raise TypeError(f"cannot show {type(e).__name__}")
+    return convert(e)
+
+
+def _items(items: tuple[ir.Expr, ...]) -> tuple[n.Expr, ...]:
+    return tuple(to_ast(i) for i in items)
+
+
+# One converter per IR class, looked up by the node's exact class; each takes its own class (hence Any).
+_TO_AST: dict[type[ir.Expr], Callable[[Any], n.Expr]] = {
+    ir.Var: lambda e: n.Name(id=e.name),
+    ir.Label: lambda e: n.Name(id=e.value),
+    ir.Const: lambda e: _const(e.value),
+    ir.BinOp: lambda e: n.BinOp(op=e.op, left=to_ast(e.left), right=to_ast(e.right)),
+    ir.Not: lambda e: n.Not(operand=to_ast(e.operand)),
+    ir.Neg: lambda e: n.Neg(operand=to_ast(e.operand)),
+    ir.GetField: lambda e: n.Field(obj=to_ast(e.obj), name=e.field),
+    ir.GetIndex: lambda e: n.Index(obj=to_ast(e.obj), key=to_ast(e.key)),
+    ir.Call: lambda e: n.CallExpr(func=e.func, args=_items(e.args)),
+    ir.ListExpr: lambda e: n.ListLit(items=_items(e.items)),
+    ir.InSet: lambda e: n.BinOp(op="in", left=to_ast(e.operand), right=n.SetLit(items=_items(e.items))),
+}
 
 
 def _const(v: Any) -> n.Expr:

@@ -151,5 +151,7 @@ def tables_source() -> str:
 
 def write_tables() -> Path:
     """Regenerate `_tables.py` (after the grammar, `_whole_word` or the Lark version changed); its path."""
-    TABLES_PATH.write_text(tables_source(), encoding="utf-8")
+    from skillc.diagnostics.files import write_output  # a developer's tool: not on any start's path
+
+    write_output(TABLES_PATH, tables_source())
     return TABLES_PATH

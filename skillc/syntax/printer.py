@@ -211,17 +211,20 @@ _RENDER: dict[type[n.Stmt], Callable[[Any, int], str | list[str]]] = {
 
 def type_text(t: n.TypeExpr) -> str:
     """Render a type."""
-    if isinstance(t, n.NamedType):
-        return t.name
-    if isinstance(t, n.ListType):
-        return f"list[{type_text(t.item)}]"
-    if isinstance(t, n.MapType):
-        return f"map[{type_text(t.key)}, {type_text(t.value)}]"
-    if isinstance(t, n.EnumType):
-        return "enum { " + ", ".join(t.labels) + " }"
-    if isinstance(t, n.OptionalType):
-        return f"{type_text(t.inner)}?"
-    raise TypeError(f"cannot print type {type(t).__name__}")
+    r = _TYPE.get(type(t))
+    if r is None:
+        raise TypeError(f"cannot print type {type(t).__name__}")
+    return r(t)
+
+
+# Each renderer takes its own type class (hence Any).
+_TYPE: dict[type[n.TypeExpr], Callable[[Any], str]] = {
+    n.NamedType: lambda t: t.name,
+    n.ListType: lambda t: f"list[{type_text(t.item)}]",
+    n.MapType: lambda t: f"map[{type_text(t.key)}, {type_text(t.value)}]",
+    n.EnumType: lambda t: "enum { " + ", ".join(t.labels) + " }",
+    n.OptionalType: lambda t: f"{type_text(t.inner)}?",
+}
 
 
 # ---------------------------------------------------------------- expressions

@@ -3,7 +3,6 @@ command line and the API, never an internal error (SKM900) or a traceback."""
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 import sys
@@ -90,26 +89,3 @@ def test_an_absurd_integer_literal_is_a_diagnostic(tmp_path: Path) -> None:
                                                                         "  var n: int = " + "9" * 4300))
 
 
-def test_an_optional_tool_result_left_out_is_none(tmp_path: Path) -> None:
-    f = tmp_path / "opt.skm"
-    f.write_text("""machine m {
-  tool fetch(url: str) -> (body: str, note: str?)
-  input url: str
-  var body: str
-  var note: str?
-  start get
-  tool get {
-    reads url
-    call fetch(url: url)
-    writes body, note
-    -> done
-  }
-  terminal done: success { requires body }
-  fallback
-}
-""")
-    script = tmp_path / "script.json"
-    script.write_text(json.dumps({"tools": {"get": [{"body": "hi"}]}}))
-    r = _cli("run", str(f), "--input", "url=x", "--executor", f"scripted:{script}",
-             "--journal", str(tmp_path / "j.sqlite"))
-    assert r.returncode == 0 and "Traceback" not in r.stderr, r.stdout + r.stderr

@@ -146,3 +146,19 @@ def test_a_run_stopped_by_its_step_limit_replays_under_the_same_limit(tmp_path: 
     assert result.reason is not None and result.reason.kind == "step_limit" and result.steps == 3
     report = replay_file(machine, text, trace)
     assert report.ok, report.message
+
+
+@pytest.mark.parametrize("command", ["replay", "score"])
+def test_an_unreadable_trace_is_a_coded_diagnostic_on_the_command_line(tmp_path: Path, command: str) -> None:
+    """The reader's coded finding reaches the user with its place, not as a bare message."""
+    import subprocess
+    import sys
+
+    from tests.conftest import EXAMPLES
+
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"type": "header", "skillc.trace_version": 1}\n{not json\n')
+    r = subprocess.run([sys.executable, "-m", "skillc", command, str(EXAMPLES / "livemath" / "livemath.skm"), str(bad)],
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 2, r.stdout + r.stderr
+    assert "error[SKM522]" in r.stderr and f"{bad}:2:1" in r.stderr and "Traceback" not in r.stderr, r.stderr
