@@ -53,6 +53,7 @@ demo: $(STAMP) system
 	  --heldout examples/traces/textworld-cooking/heldout.jsonl --games .skillc/games -o .skillc/library --report
 
 test: $(STAMP) system
+	$(BIN)/python -m mypy
 	$(BIN)/python -m pytest
 
 bench: $(STAMP)

@@ -18,7 +18,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from skillc.frontends.markdown import build  # noqa: E402
 
-SKILLS = Path(__file__).resolve().parent.parent / "tests" / "frontends" / "skills"
+SKILLS = Path(__file__).resolve().parent.parent / "tests" / "frontends" / "markdown" / "skills"
 
 
 def synthetic_skill(lines: int) -> str:

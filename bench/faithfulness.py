@@ -2,7 +2,7 @@
 
 Run: python bench/faithfulness.py [--verbose] [--corpus DIR]
 
-Each `NAME.req` of the corpus (tests/frontends/faithfulness/) lists the control
+Each `NAME.req` of the corpus (tests/frontends/markdown/faithfulness/) lists the control
 requirements of `NAME.md`, written from the document alone (a `# document: PATH`
 first line names another document). The document is built with the offline
 structural compiler and every requirement is answered by a graph or dataflow
@@ -27,7 +27,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from skillc.frontends.markdown import build  # noqa: E402
 from skillc.frontends.markdown.faithfulness import load, score  # noqa: E402
 
-CORPUS = Path(__file__).resolve().parent.parent / "tests" / "frontends" / "faithfulness"
+CORPUS = Path(__file__).resolve().parent.parent / "tests" / "frontends" / "markdown" / "faithfulness"
 
 
 def document_of(req: Path) -> Path:

@@ -16,6 +16,7 @@ from typing import IO, TYPE_CHECKING, Any, Iterator, Literal
 
 import attrs
 
+from skillc.diagnostics import codes as diagnostics_codes
 from skillc.diagnostics.diagnostic import Diagnostic, HasDiagnostics, Severity, make
 from skillc.lazy import exports
 
@@ -48,7 +49,7 @@ def internal_error(exc: BaseException, what: str) -> Diagnostic:
         import traceback
 
         notes.append("".join(traceback.format_exception(type(exc), exc, exc.__traceback__)))
-    return make("SKM900", "internal error in skillc (this is a bug, not a problem with your input)", notes=notes)
+    return make(diagnostics_codes.INTERNAL_ERROR, "internal error in skillc (this is a bug, not a problem with your input)", notes=notes)
 
 
 def unique(diagnostics: Iterable[Diagnostic]) -> list[Diagnostic]:
@@ -75,7 +76,7 @@ def skm_files(paths: Iterable[str]) -> tuple[list[Path], list[Diagnostic]]:
         elif p.exists():
             files.append(p)
         else:
-            problems.append(make("SKM901", f"no such file or folder: {raw}"))
+            problems.append(make(diagnostics_codes.IO_ERROR, f"no such file or folder: {raw}"))
     return files, problems
 
 
@@ -86,7 +87,7 @@ def read_stream(stream: IO[bytes], name: str) -> tuple[SourceFile | None, list[D
 
     data = stream.read(MAX_INPUT_BYTES + 1)
     if len(data) > MAX_INPUT_BYTES:
-        return None, [make("SKM901", f"standard input is over {MAX_INPUT_BYTES:,} bytes")]
+        return None, [make(diagnostics_codes.IO_ERROR, f"standard input is over {MAX_INPUT_BYTES:,} bytes")]
     return decode_source(name, data)
 
 
@@ -158,7 +159,7 @@ def format(text: str, *, path: str = "<string>") -> FormatResult:  # noqa: A001 
         return FormatResult(None, result.diagnostics)
     new = print_module(result.module)
     if parse(new, path=path).module != result.module:
-        return FormatResult(None, [make("SKM900", "internal error: the formatted file would not parse back to the "
+        return FormatResult(None, [make(diagnostics_codes.INTERNAL_ERROR, "internal error: the formatted file would not parse back to the "
                                         f"same program, so {path} was left untouched (this is a bug)")])
     return FormatResult(new, result.diagnostics)
 
@@ -310,15 +311,15 @@ def check_files(paths: Sequence[str], *, strict: bool = False, skill: str | None
 
     files, diagnostics = skm_files(p for p in paths if p != "-")
     if skill is not None and not Path(skill).is_file():
-        diagnostics.append(make("SKM901", f"no such skill document: {skill}"))
+        diagnostics.append(make(diagnostics_codes.IO_ERROR, f"no such skill document: {skill}"))
     # No --select/--ignore: no code to look up, so the registry (every stage's table) is not loaded.
     selection, problems = parse_selection(select, ignore) if select or ignore else (Selection((), ()), [])
     if problems:
-        return CheckFilesResult([make("SKM901", p) for p in problems], usage=True)
+        return CheckFilesResult([make(diagnostics_codes.IO_ERROR, p) for p in problems], usage=True)
     config = None
     if config_path is not None:
         if not Path(config_path).is_file():
-            diagnostics.append(make("SKM901", f"no such configuration file: {config_path}"))
+            diagnostics.append(make(diagnostics_codes.IO_ERROR, f"no such configuration file: {config_path}"))
         else:
             config, config_problems = read_config(Path(config_path))
             diagnostics += config_problems
@@ -349,7 +350,7 @@ def _check_stream(stream: IO[bytes] | None, stdin_filename: str | None, skill: s
     """`check -`: the text of a stream, checked as if it were at `stdin_filename`."""
     name = stdin_filename or "<stdin>"
     if stream is None:
-        return CheckResult(None, [make("SKM901", "no standard input to read for `-`")])
+        return CheckResult(None, [make(diagnostics_codes.IO_ERROR, "no standard input to read for `-`")])
     source, problems = read_stream(stream, name)
     if source is None:
         return CheckResult(None, problems, False, None)
@@ -375,7 +376,7 @@ class DescribeResult(HasDiagnostics):
 def describe(path: str) -> DescribeResult:
     """Summarise a machine: states, transitions, variables, tools and rules."""
     if not Path(path).exists():
-        return DescribeResult(None, [make("SKM901", f"no such file: {path}")])
+        return DescribeResult(None, [make(diagnostics_codes.IO_ERROR, f"no such file: {path}")])
     try:
         result = load(Path(path))
     except Exception as exc:  # noqa: BLE001
@@ -445,7 +446,7 @@ ImportResult = TextResult  # the `.skm` text of an imported graph (None when it 
 def import_graph(kind: str, spec: str) -> ImportResult:
     """The `.skm` text of an ASL file (`kind` asl) or a LangGraph `module:attr` (`kind` langgraph), or None."""
     if kind == "asl" and not Path(spec).is_file():
-        return ImportResult(None, [make("SKM901", f"no such file: {spec}")])
+        return ImportResult(None, [make(diagnostics_codes.IO_ERROR, f"no such file: {spec}")])
     try:
         if kind == "asl":
             from skillc.importers.asl import to_skm
@@ -513,7 +514,7 @@ def load_checked(path: str) -> Checked:
     try:
         return Checked(result.machine, read_text(path, what=".skm file"), [])
     except FileProblem as exc:  # the file changed since it was checked
-        return Checked(None, "", [make("SKM901", str(exc))])
+        return Checked(None, "", [make(diagnostics_codes.IO_ERROR, str(exc))])
 
 
 @attrs.define
@@ -745,7 +746,7 @@ def draw(machine_path: str, fmt: str = "dot", *, trace: str | None = None, fragm
         machine, problem = _drawable_fragment(load(source.text, path=origin) if source else load(Path(machine_path)),
                                               origin, fragment)
         if problem:
-            return DrawResult(None, [make("SKM901", problem)])
+            return DrawResult(None, [make(diagnostics_codes.IO_ERROR, problem)])
     if machine is None or not result.ok:
         return DrawResult(None, [d for d in result.diagnostics if d.severity is not Severity.NOTE])
     try:
@@ -813,10 +814,10 @@ def _build(path: Path, output: str | None, model: str | None, base_url: str | No
 
     out = None if output == "-" else Path(output) if output else path.with_suffix(".skm")
     if out is not None and same_file(out, path):
-        return BuildOutcome(None, None, out, [make("SKM901", f"refusing to overwrite the skill document {path} "
+        return BuildOutcome(None, None, out, [make(diagnostics_codes.IO_ERROR, f"refusing to overwrite the skill document {path} "
                                                               "with the machine")], usage=True)
     if out is not None and not out.parent.is_dir():
-        return BuildOutcome(None, None, out, [make("SKM901", f"no such folder for the output: {out.parent}")],
+        return BuildOutcome(None, None, out, [make(diagnostics_codes.IO_ERROR, f"no such folder for the output: {out.parent}")],
                             usage=True)
     try:
         result = build_skill(path, output=out, options=options, model=model, base_url=base_url, rounds=rounds,
@@ -856,14 +857,14 @@ def distill(traces: Sequence[str], *, output: str | None = None, min_reuse: floa
 
     kinds = tuple(k.strip() for k in emit.split(",") if k.strip())
     if not kinds or any(k not in ("skm", "python") for k in kinds):
-        return DistillOutcome(None, [make("SKM901", f"expected a comma-separated subset of skm,python, not "
+        return DistillOutcome(None, [make(diagnostics_codes.IO_ERROR, f"expected a comma-separated subset of skm,python, not "
                                                     f"{emit!r}")], usage=True)
     if output is None and not report:
-        return DistillOutcome(None, [make("SKM901", "say where to write the library (-o DIR), or ask only for "
+        return DistillOutcome(None, [make(diagnostics_codes.IO_ERROR, "say where to write the library (-o DIR), or ask only for "
                                                     "--report")], usage=True)
     problem = target_problem(output) if output else None
     if problem:
-        return DistillOutcome(None, [make("SKM901", problem)], usage=True)
+        return DistillOutcome(None, [make(diagnostics_codes.IO_ERROR, problem)], usage=True)
     try:
         with (progress or _no_progress)("held-out games played", "game") as tick:
             built = build_library(traces, heldout=heldout, min_reuse=min_reuse, emit=kinds, games=games,
@@ -903,7 +904,7 @@ def collect(output: str, *, count: int = 20, seed: int = 0, games: str = ".skill
             with bar(f"{domain} problems solved", "problem") as tick:
                 traces = pddl.collect(domain, split, chosen, progress=tick)
         except tw.Unavailable as exc:
-            return CollectResult(None, "", [make("SKM901", str(exc))])
+            return CollectResult(None, "", [make(diagnostics_codes.IO_ERROR, str(exc))])
         return CollectResult(dumps(traces), f"{len(traces)} traces of {len(chosen)} {domain} problems ({split})", [])
     problem = None
     try:
@@ -916,7 +917,7 @@ def collect(output: str, *, count: int = 20, seed: int = 0, games: str = ".skill
     if problem is None and not Path(output).resolve().parent.is_dir():
         problem = f"no such folder for the output: {Path(output).parent}"
     if problem:
-        return CollectResult(None, "", [make("SKM901", problem)])
+        return CollectResult(None, "", [make(diagnostics_codes.IO_ERROR, problem)])
     with bar("games generated and played", "game") as tick:
         played = tw.collect(tw.specs(count, seed), games, workers=workers, progress=tick)
     recorded = tw.relative_to(played, Path(output).parent)

@@ -17,6 +17,7 @@ import attrs
 import click
 
 from skillc import api
+from skillc.diagnostics import codes
 from skillc.diagnostics.diagnostic import Diagnostic, Severity, make
 
 EXIT_OK, EXIT_ERRORS, EXIT_USAGE, EXIT_INTERNAL, EXIT_PARTIAL, EXIT_FAILED = 0, 1, 2, 3, 4, 5
@@ -67,7 +68,7 @@ def output(text: str, path: str | None, fmt: str = "full") -> int:
         return EXIT_OK
     problem = write(path, text)
     if problem:
-        emit([make("SKM901", problem)], fmt)
+        emit([make(codes.IO_ERROR, problem)], fmt)
         return EXIT_USAGE
     return EXIT_OK
 
@@ -120,7 +121,7 @@ def fmt(result: api.FormatFilesResult, check_only: bool, diff: bool, quiet: bool
             if not quiet:
                 click.echo(f"would reformat {f.path}", err=True)
         elif problem := write(f.path, f.after):
-            diagnostics.append(make("SKM901", problem))
+            diagnostics.append(make(codes.IO_ERROR, problem))
         elif not quiet:
             click.echo(f"reformatted {f.path}", err=True)
     emit(diagnostics, "full")
@@ -298,7 +299,7 @@ def build(outcome: api.BuildOutcome, fmt: str, report: bool, quiet: bool) -> int
     if out is None:
         click.echo(outcome.text, nl=False)
     elif problem := write(out, outcome.text):
-        emit([make("SKM901", problem)], fmt)
+        emit([make(codes.IO_ERROR, problem)], fmt)
         return EXIT_USAGE
     if summary:
         m = result.machine
@@ -333,7 +334,7 @@ def distill(outcome: api.DistillOutcome, path: str | None, report: bool, fmt: st
         try:
             write_library(built.files, path)
         except OSError as exc:
-            emit([make("SKM901", f"cannot write {path}: {exc.strerror or exc}")], fmt)
+            emit([make(codes.IO_ERROR, f"cannot write {path}: {exc.strerror or exc}")], fmt)
             return EXIT_USAGE
         if fmt in SUMMARY_FORMATS:
             click.echo(f"wrote {path}: {len(built.clusters)} skill(s) from {len(built.distilled.programs)} "

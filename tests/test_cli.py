@@ -160,11 +160,12 @@ def test_fmt_check_loads_no_checker(tmp_path: Path) -> None:
 
 
 def test_check_loads_no_front_end() -> None:
-    # `make("SKMnnn")` reads `skillc.registry`, which imports every stage's codes table: only the tables may load.
+    # Diagnostics name their `Code` values, so checking needs neither the registry nor another stage's table.
     machine = ROOT / "examples" / "livemath" / "livemath.skm"
     loaded = _modules_after(f"import sys; sys.argv = ['skillc', 'check', {str(machine)!r}]\n"
                             "import skillc.__main__ as m\ntry:\n    m.main()\nexcept SystemExit:\n    pass")
-    assert {"skillc.check.guards", "skillc.registry", "skillc.frontends.markdown.codes"} <= loaded
+    assert "skillc.check.guards" in loaded  # the probe really ran the checker
+    assert not {"skillc.registry", "skillc.frontends.markdown.codes", "skillc.frontends.distill.codes"} & loaded
     assert not {"skillc.frontends.markdown.pipeline", "skillc.frontends.markdown.structural", "markdown_it",
                 "skillc.frontends.distill.pipeline", "skillc.frontends.distill.cluster", "skillc.importers.asl"} & loaded
 

@@ -19,7 +19,7 @@ from pathlib import Path
 import attrs
 
 from skillc.bench.results import Cell
-from skillc.diagnostics import Diagnostic, make
+from skillc.diagnostics import Diagnostic, codes, make
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
 
@@ -63,5 +63,5 @@ def fresh_workdir(out: Path, paths: CellPaths, fixture: Path | None) -> Diagnost
         else:
             shutil.copytree(fixture, paths.workdir, symlinks=True)
     except (OSError, shutil.Error) as exc:
-        return make("SKM901", f"cannot prepare the workdir of {paths.folder}: {exc}")
+        return make(codes.IO_ERROR, f"cannot prepare the workdir of {paths.folder}: {exc}")
     return None

@@ -28,7 +28,7 @@ import attrs
 
 from skillc.bench.results import Row
 from skillc.bench.stats import Interval, McNemar, mcnemar_pairs, paired_bootstrap, wilson
-from skillc.diagnostics import Diagnostic, make
+from skillc.diagnostics import Diagnostic, codes, make
 from skillc.diagnostics.files import FileProblem, write_output
 
 if TYPE_CHECKING:
@@ -410,5 +410,5 @@ def write_report(report: Report, folder: str | Path, title: str = "skillc bench"
         write_output(out / "report.md", to_markdown(report, title))
         write_output(out / "report.html", to_html(report, title))
     except (FileProblem, OSError) as exc:
-        return make("SKM901", f"cannot write the report into {out}: {getattr(exc, 'strerror', None) or exc}")
+        return make(codes.IO_ERROR, f"cannot write the report into {out}: {getattr(exc, 'strerror', None) or exc}")
     return None

@@ -24,6 +24,7 @@ import attrs
 from skillc.bench import codes
 from skillc.bench.effects import OUTCOMES, Outcome
 from skillc.diagnostics import Diagnostic, SourceFile, Span, make
+from skillc.diagnostics import codes as diagnostics_codes
 from skillc.diagnostics.files import FileProblem, JSONProblem, loads, open_input
 
 #: The version written in every row's "v"; a row of another version is reported, not guessed at.
@@ -166,7 +167,7 @@ def read_results(path: str | Path) -> Results:
     except FileProblem as exc:
         if not os.path.lexists(path):
             return Results(())
-        return Results((), (make("SKM901", str(exc)),))
+        return Results((), (make(diagnostics_codes.IO_ERROR, str(exc)),))
     lines = data.split(b"\n")
     torn = lines.pop() != b""  # text after the last newline is a row whose write was cut short
     rows: list[Row] = []
@@ -259,7 +260,7 @@ def open_writer(path: str | Path) -> ResultsWriter | Diagnostic:
         target.parent.mkdir(parents=True, exist_ok=True)
         fd = os.open(target, os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o666)
     except OSError as exc:
-        return make("SKM901", f"cannot write {target}: {exc.strerror or exc}")
+        return make(diagnostics_codes.IO_ERROR, f"cannot write {target}: {exc.strerror or exc}")
     try:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except BlockingIOError:

@@ -30,6 +30,7 @@ from skillc.bench.effects import (
 )
 from skillc.bench.verify import DEFAULT_TIMEOUT, FileVerifier, PythonVerifier, ShellVerifier, Verifier
 from skillc.diagnostics import Diagnostic, SourceFile, Span, has_errors, make
+from skillc.diagnostics import codes as diagnostics_codes
 from skillc.diagnostics.code import Code
 from skillc.diagnostics.files import FileProblem, JSONProblem, loads, read_text
 
@@ -508,7 +509,7 @@ def _read_source(path: Path) -> SourceFile | Diagnostic:
     try:
         return SourceFile.from_text(str(path), read_text(path, what="suite file"))
     except FileProblem as exc:
-        return make("SKM901", str(exc))
+        return make(diagnostics_codes.IO_ERROR, str(exc))
 
 
 def _jsonl_tasks(source: SourceFile, reader: _Reader) -> tuple[list[object], JsonlLocator]:

@@ -22,6 +22,7 @@ from typing import Any
 
 import attrs
 
+from skillc.check import codes
 from skillc.check.context import DEFAULT_QUOTE_MIN_WORDS, DEFAULT_SMT_TIMEOUT_MS
 from skillc.diagnostics import Diagnostic, Severity, SourceFile, Span, make
 from skillc.ir.loader import project_root
@@ -153,7 +154,7 @@ def _bad(where: Where | Path, message: str, keys: tuple[str, ...] = ()) -> Diagn
         where = Where(where)
     span = where.span(keys)
     text = message if span is not None else f"{where.path}: {message}"
-    return make("SKM290", text, span, hint="see docs/diagnostics.md#skm290")
+    return make(codes.INVALID_CONFIG, text, span, hint="see docs/diagnostics.md#skm290")
 
 
 _DECODE_POSITION = re.compile(r"\(at line (\d+), column (\d+)\)")
@@ -173,7 +174,7 @@ def _read(path: Path, section: Callable[[dict[str, Any]], Any]) -> tuple[Config,
         offset = source.line_starts[min(int(m.group(1)), len(source.line_starts)) - 1] + int(m.group(2)) - 1 \
             if m else 0
         span = Span(source, min(offset, len(source.text)), min(offset + 1, len(source.text)))
-        return Config(path=path), [make("SKM290", f"cannot read the configuration: {exc}", span,
+        return Config(path=path), [make(codes.INVALID_CONFIG, f"cannot read the configuration: {exc}", span,
                                         hint="see docs/diagnostics.md#skm290")]
     return parse_config(section(data), Where(path, source, table))
 

@@ -19,6 +19,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 
 import attrs
 
+from skillc.check import codes
 from skillc.check.context import CheckContext
 from skillc.check.graph import shortest_path, show_path, successors
 from skillc.diagnostics import Diagnostic, make
@@ -157,7 +158,7 @@ def check_definite_assignment(m: Machine, context: CheckContext | None = None) -
             continue  # unreachable: reported by the graph check
         entry = flow.defined[name]
         for var in flow.missing(st.reads, entry):
-            yield make("SKM210", f"state `{name}` reads `{var}`, which may not be assigned yet",
+            yield make(codes.READ_BEFORE_ASSIGNMENT, f"state `{name}` reads `{var}`, which may not be assigned yet",
                        st.span_of(f"reads:{var}"),
                        label=f"reads `{var}`", witness=witness(m, var, name),
                        hint=f"assign `{var}` on every path into `{name}`, give it an initial value, "
@@ -166,14 +167,14 @@ def check_definite_assignment(m: Machine, context: CheckContext | None = None) -
         for e in st.edges:
             used = sorted(ir.variables(e.guard))
             for var in flow.missing(used, after):
-                yield make("SKM211", f"the guard of edge {e.index + 1} of `{name}` uses `{var}`, which may not "
+                yield make(codes.GUARD_BEFORE_ASSIGNMENT, f"the guard of edge {e.index + 1} of `{name}` uses `{var}`, which may not "
                            "be assigned yet", _use_of(e.guard, var) or e.span,
                            label=f"uses `{var}`", witness=witness(m, var, name),
                            hint=f"assign `{var}` before this state, or test a variable that is")
             assigned = after
             for a in e.assigns:
                 for var in flow.missing(sorted(ir.variables(a.value)), assigned):
-                    yield make("SKM211", f"the assignment to `{a.var}` uses `{var}`, which may not be assigned yet",
+                    yield make(codes.GUARD_BEFORE_ASSIGNMENT, f"the assignment to `{a.var}` uses `{var}`, which may not be assigned yet",
                                _use_of(a.value, var) or a.span, label=f"uses `{var}`",
                                witness=witness(m, var, name))
                 assigned |= flow.mask([a.var])

@@ -16,6 +16,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
+from skillc.check import codes
 from skillc.check.context import CheckContext, timeout_ms
 from skillc.diagnostics import Diagnostic, Label, make
 from skillc.ir import expr as ir
@@ -30,7 +31,7 @@ Verdict = tuple[str, list[str], int | None]
 
 
 def _unknown(st: State, e: Edge, what: str) -> Diagnostic:
-    return make("SKM243", f"the solver could not decide whether {what} (edge {e.index + 1} of `{st.name}`)",
+    return make(codes.SOLVER_UNKNOWN, f"the solver could not decide whether {what} (edge {e.index + 1} of `{st.name}`)",
                 e.span, label="undecided", hint="simplify the guard, or raise the SMT timeout")
 
 
@@ -68,7 +69,7 @@ def check_guards(m: Machine, context: CheckContext | None = None) -> Iterator[Di
         if outer_end[0] == path and start < outer_end[1]:
             continue
         outer_end = (path, -neg_end)
-        yield make("SKM242", "the guard analysis treats this as an opaque value", span,
+        yield make(codes.OPAQUE_IN_GUARD, "the guard analysis treats this as an opaque value", span,
                    label="not modelled by the solver",
                    notes=["dead-edge and shadowing results for guards using it are conservative"])
 
@@ -139,7 +140,7 @@ def _first_cover(s: Any, g: Any, previous: list[Any]) -> tuple[int | None, Any]:
 def _report(st: State, verdicts: list[Verdict]) -> Iterator[Diagnostic]:
     for e, (verdict, witness, winner) in zip(st.edges, verdicts):
         if verdict == "dead":
-            yield make("SKM240", f"edge {e.index + 1} of `{st.name}` can never fire: its guard is unsatisfiable",
+            yield make(codes.DEAD_EDGE, f"edge {e.index + 1} of `{st.name}` can never fire: its guard is unsatisfiable",
                        e.guard.span if e.guard is not None else e.span, label="always false",
                        hint="fix the guard or remove the edge")
         elif verdict == "shadowed":
@@ -151,11 +152,11 @@ def _report(st: State, verdicts: list[Verdict]) -> Iterator[Diagnostic]:
                     secondary = [Label(span, "this earlier guard takes the witness" if winner else
                                        "this earlier guard already covers it")]
             if e.guard is None:
-                yield make("SKM241", f"the default edge of `{st.name}` can never fire: the guards above cover "
+                yield make(codes.SHADOWED_EDGE, f"the default edge of `{st.name}` can never fire: the guards above cover "
                            "every case", e.span, label="never taken",
                            hint="make the last guarded edge the default (drop its guard), or narrow the guards")
             else:
-                yield make("SKM241", f"edge {e.index + 1} of `{st.name}` can never fire: earlier edges take every "
+                yield make(codes.SHADOWED_EDGE, f"edge {e.index + 1} of `{st.name}` can never fire: earlier edges take every "
                            "case it admits", e.guard.span, label="shadowed", secondary=secondary,
                            witness=witness, hint="reorder the edges or narrow the earlier guard")
         elif verdict == "unknown":
@@ -187,7 +188,7 @@ def check_judge_coverage(m: Machine, context: CheckContext | None = None) -> Ite
             classes = found
         for group in classes:
             names = ", ".join(f"`{x}`" for x in group)
-            yield make("SKM231", f"judge `{st.name}`: labels {names} of `{var.name}` are routed the same way in "
+            yield make(codes.INDISTINCT_LABELS, f"judge `{st.name}`: labels {names} of `{var.name}` are routed the same way in "
                        "every case", st.span, label="no guard tells them apart",
                        hint=f"add a guard on `{var.name} == {group[0]}` (or merge the labels)")
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from skillc.check.context import CheckContext
-from skillc.diagnostics import Diagnostic, make
+from skillc.diagnostics import Diagnostic, codes, make
 from skillc.ir import expr as ir
 from skillc.ir import types as T
 from skillc.ir.machine import Machine
@@ -101,7 +101,7 @@ def check_shell_injection(m: Machine, context: CheckContext | None = None) -> It
                 var = _unquoted(part, tainted, m)
                 if var is None:
                     continue
-                yield make("SKM510", f"`{var.name}` comes from a model or a tool and is spliced into the bash "
+                yield make(codes.UNQUOTED_SHELL_VALUE, f"`{var.name}` comes from a model or a tool and is spliced into the bash "
                            f"command of `{name}` without `quote()`", part.span or st.span,
                            label="unquoted", hint=f"write `quote({var.name})`, or `trusted({var.name})` if it is "
                            "meant to be shell code")

@@ -16,7 +16,7 @@ from skillc.check.provenance import check_quotes
 from skillc.check.requirements import check_requirement_rules
 from skillc.check.rules import check_rules
 from skillc.check.structure import check_graph
-from skillc.diagnostics import Diagnostic, make
+from skillc.diagnostics import Diagnostic, codes, make
 from skillc.ir.lower import FragmentDef
 from skillc.ir.machine import FALLBACK, Machine, State
 
@@ -46,7 +46,7 @@ def check_machine(m: Machine, context: CheckContext | None = None) -> list[Diagn
         try:
             found.extend(check(m, context))
         except Exception as exc:  # noqa: BLE001 - a crash in a check is a bug, reported as one
-            found.append(make("SKM900", "internal error in skillc (this is a bug, not a problem with your input)",
+            found.append(make(codes.INTERNAL_ERROR, "internal error in skillc (this is a bug, not a problem with your input)",
                               m.span, notes=[f"in {check.__name__}: {type(exc).__name__}: {exc}"]))
     return found
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from skillc.check.context import CheckContext
-from skillc.diagnostics import Diagnostic, Span, make
+from skillc.diagnostics import Diagnostic, Span, codes, make
 from skillc.ir import expr as ir
 from skillc.ir.machine import Machine, State
 
@@ -32,7 +32,7 @@ def check_call_reads(m: Machine, context: CheckContext | None = None) -> Iterato
                     continue  # one call of an imported fragment, met again in another instance
                 if where is not None:
                     seen.add(where)
-                yield make("SKM131", f"argument `{name}` reads `{var}`, which the state does not declare in "
+                yield make(codes.UNDECLARED_READ, f"argument `{name}` reads `{var}`, which the state does not declare in "
                            "`reads`", value.span, label=f"reads `{var}`")
 
 

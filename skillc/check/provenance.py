@@ -17,6 +17,7 @@ import re
 from collections.abc import Iterator
 from pathlib import Path
 
+from skillc.check import codes
 from skillc.check.context import DEFAULT_QUOTE_MIN_WORDS, CheckContext
 from skillc.diagnostics import Diagnostic, make
 from skillc.ir.machine import Machine, Rule
@@ -120,7 +121,7 @@ def check_quotes(m: Machine, context: CheckContext | None = None) -> Iterator[Di
     try:
         text = doc.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
-        yield make("SKM224", f"cannot read the skill document {doc}: {getattr(exc, 'strerror', None) or exc}",
+        yield make(codes.SKILL_DOCUMENT_UNREADABLE, f"cannot read the skill document {doc}: {getattr(exc, 'strerror', None) or exc}",
                    m.span, label="quotations not checked",
                    hint="pass `--skill PATH`, or fix `source` in the machine")
         return
@@ -130,7 +131,7 @@ def check_quotes(m: Machine, context: CheckContext | None = None) -> Iterator[Di
     for rule in own:
         words = len(_WORD.findall(normalise(rule.quote)))
         if words < least:
-            yield make("SKM225", f"the quotation of this rule has {words} word{'s' if words != 1 else ''}; "
+            yield make(codes.QUOTATION_TOO_SHORT, f"the quotation of this rule has {words} word{'s' if words != 1 else ''}; "
                        f"a quotation needs at least {least}", rule.span, label="too short to locate",
                        hint="quote the whole sentence the rule encodes (or set `quote-min-words`)")
             continue
@@ -138,6 +139,6 @@ def check_quotes(m: Machine, context: CheckContext | None = None) -> Iterator[Di
             continue
         line, passage, ratio = nearest_passage(rule.quote, lines)
         notes = [f"nearest passage ({doc.name}:{line}, {ratio:.0%} similar): {passage}"] if passage else []
-        yield make("SKM223", f"the quotation of this rule does not occur in {doc.name}", rule.span,
+        yield make(codes.QUOTATION_NOT_FOUND, f"the quotation of this rule does not occur in {doc.name}", rule.span,
                    label="not found in the skill", notes=notes,
                    hint="quote the sentence exactly as the skill writes it")

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from skillc.check import codes
 from skillc.check.codes import EXAMPLE_MACHINE as EXAMPLE_MACHINE  # the SKM260/261 examples; tests build on it
 from skillc.check.context import CheckContext
 from skillc.check.graph import Succ, shortest_path, show_path, successors
@@ -44,7 +45,7 @@ def _ends(m: Machine, rule: Rule, succ: Succ) -> Iterator[Diagnostic]:
         path = shortest_path(succ, p, lambda s: m.states[s].is_terminal and _outcome(m, s) != want)
         if path:
             end = path[-1]
-            yield make("SKM260", f"a run through `{rule.ops[0]}` can end `{_outcome(m, end)}` in `{end}`, "
+            yield make(codes.TERMINATION_RULE_VIOLATED, f"a run through `{rule.ops[0]}` can end `{_outcome(m, end)}` in `{end}`, "
                                  f"not `{want}`", rule.span, label=f'"{rule.quote}"',
                        witness=[f"{show_path(path)} ends {_outcome(m, end)}"],
                        hint=f"route every path from `{rule.ops[0]}` to a `{want}` terminal")
@@ -58,7 +59,7 @@ def _reads(m: Machine, rule: Rule, succ: Succ) -> Iterator[Diagnostic]:
     for r in sorted(readers):
         shared = [v for v in m.states[r].reads if v in produced]
         if not shared:
-            yield make("SKM261", f"`{b}` reads nothing that `{a}` writes", rule.span, label=f'"{rule.quote}"',
+            yield make(codes.DATA_RULE_VIOLATED, f"`{b}` reads nothing that `{a}` writes", rule.span, label=f'"{rule.quote}"',
                        hint=f"add a variable `{a}` writes to the `reads` of `{b}`")
             return
         witness = None
@@ -67,7 +68,7 @@ def _reads(m: Machine, rule: Rule, succ: Succ) -> Iterator[Diagnostic]:
             if witness is None:
                 break
         if witness is not None:
-            yield make("SKM261", f"`{b}` can read `{shared[-1]}` without `{a}` having produced it", rule.span,
+            yield make(codes.DATA_RULE_VIOLATED, f"`{b}` can read `{shared[-1]}` without `{a}` having produced it", rule.span,
                        label=f'"{rule.quote}"', witness=[f"{show_path(witness)} reaches `{b}` avoiding `{a}`"],
                        hint=f"make every path from another definition to `{b}` pass through `{a}`")
             return

@@ -20,6 +20,7 @@ from collections.abc import Callable, Iterator
 
 import attrs
 
+from skillc.check import codes
 from skillc.check.context import CheckContext, memo
 from skillc.check.graph import Succ, reachable, shortest_path, show_path, successors
 from skillc.diagnostics import Diagnostic, make
@@ -87,19 +88,19 @@ def _violation(rule: Rule, start: str, graph: Succ, success: Callable[[str], boo
     if rule.kind == "required":
         path = shortest_path(graph, start, success, blocked=performers[0])
         if path:
-            return make("SKM220", f"a run can finish without `{rule.ops[0]}`{where}", rule.span,
+            return make(codes.REQUIRED_OPERATION_BYPASSED, f"a run can finish without `{rule.ops[0]}`{where}", rule.span,
                         label=_quoted(rule), witness=[f"{show_path(path)} never performs `{rule.ops[0]}`"],
                         hint=f"route every path to a success terminal through `{rule.ops[0]}`")
     elif rule.kind == "order":
         path = shortest_path(graph, start, performers[1].__contains__, blocked=performers[0])
         if path:
-            return make("SKM221", f"`{rule.ops[1]}` can run before `{rule.ops[0]}`{where}", rule.span,
+            return make(codes.ORDER_VIOLATED, f"`{rule.ops[1]}` can run before `{rule.ops[0]}`{where}", rule.span,
                         label=_quoted(rule), witness=[f"{show_path(path)} skips `{rule.ops[0]}`"],
                         hint=f"make every path to `{rule.ops[1]}` pass through `{rule.ops[0]}` first")
     elif rule.kind == "forbid":
         path = shortest_path(graph, start, performers[0].__contains__)
         if path:
-            return make("SKM222", f"forbidden operation `{rule.ops[0]}` can run{where}", rule.span,
+            return make(codes.FORBIDDEN_OPERATION_REACHABLE, f"forbidden operation `{rule.ops[0]}` can run{where}", rule.span,
                         label=_quoted(rule), witness=[f"{show_path(path)} performs it"],
                         hint=f"remove the states that perform `{rule.ops[0]}`, or the edges that lead there")
     return None

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from skillc.check import codes
 from skillc.check.context import CheckContext, memo
 from skillc.check.graph import predecessors, reachable, successors
 from skillc.diagnostics import Diagnostic, Label, make
@@ -26,7 +27,7 @@ def check_graph(m: Machine, context: CheckContext | None = None) -> Iterator[Dia
     forbidden = {s for r in m.rules if r.kind == "forbid" for s in r.performers[0]}
     for name, st in m.states.items():
         if name not in live and name != FALLBACK and name not in forbidden:
-            yield make("SKM200", f"state `{name}` is unreachable from `start {m.start}`", st.span,
+            yield make(codes.UNREACHABLE_STATE, f"state `{name}` is unreachable from `start {m.start}`", st.span,
                        label="never entered", hint="remove it, or add an edge that leads to it")
     terminals = [name for name, st in m.states.items() if st.is_terminal]
     can_finish = reachable(predecessors(succ), terminals)
@@ -37,7 +38,7 @@ def check_graph(m: Machine, context: CheckContext | None = None) -> Iterator[Dia
     for name in sorted(entries, key=order.__getitem__):
         st = m.states[name]
         stuck = sorted(reachable(succ, [name]), key=order.__getitem__)
-        yield make("SKM201", f"no terminal can be reached from state `{name}`", st.span,
+        yield make(codes.NO_WAY_OUT, f"no terminal can be reached from state `{name}`", st.span,
                    label="runs that enter here never end",
                    notes=[f"from here a run can only visit: {', '.join(stuck)}"],
                    hint="add an edge from one of these states to a terminal or to `fallback`")
@@ -46,13 +47,13 @@ def check_graph(m: Machine, context: CheckContext | None = None) -> Iterator[Dia
             continue
         defaults = [e for e in st.edges if e.is_default]
         if not defaults:
-            yield make("SKM202", f"state `{name}` has no default edge", st.span,
+            yield make(codes.MISSING_DEFAULT_EDGE, f"state `{name}` has no default edge", st.span,
                        label="when no guard holds, the run is stuck",
                        hint="end the state with an unguarded edge `-> target`")
             continue
         first = defaults[0]
         for e in st.edges[first.index + 1:]:
-            yield make("SKM203", f"edge {e.index + 1} of `{name}` comes after the default edge", e.span,
+            yield make(codes.EDGE_AFTER_DEFAULT, f"edge {e.index + 1} of `{name}` comes after the default edge", e.span,
                        label="can never fire",
                        secondary=[Label(first.span, "the default edge always fires first")] if first.span else [],
                        hint="move the default edge last")

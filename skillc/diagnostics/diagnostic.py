@@ -50,7 +50,7 @@ class Diagnostic:
 
 
 def make(
-    code: Code | str,
+    code: Code,
     message: str,
     span: Span | None = None,
     *,
@@ -61,25 +61,18 @@ def make(
     witness: Iterable[str] = (),
 ) -> Diagnostic:
     """Build a diagnostic whose severity (and, unless given, hint) are the defaults of its code."""
-    entry = code if isinstance(code, Code) else _lookup(code)
     return Diagnostic(
-        code=entry.code,
+        code=code.code,
         message=message,
         span=span,
-        severity=entry.severity,
+        severity=code.severity,
         label=label,
         secondary=tuple(secondary),
         notes=tuple(notes),
-        hint=hint if hint is not None else entry.hint,
+        hint=hint if hint is not None else code.hint,
         witness=tuple(witness),
     )
 
-
-def _lookup(code: str) -> Code:
-    """The entry for a code string (call sites not yet rewritten to pass the `Code` itself)."""
-    from skillc.registry import lookup
-
-    return lookup(code)
 
 
 def has_errors(diagnostics: Iterable[Diagnostic]) -> bool:

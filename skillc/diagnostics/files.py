@@ -81,7 +81,7 @@ def open_input(path: str | Path, *, folder: str = "a folder", limit: int = MAX_I
     return data
 
 
-def read_bytes(path: str | Path, *, folder: str, code: Code | str = codes.IO_ERROR,
+def read_bytes(path: str | Path, *, folder: str, code: Code = codes.IO_ERROR,
                limit: int = MAX_INPUT_BYTES) -> tuple[bytes | None, Diagnostic | None]:
     """The bytes of `path`, or None and a `code` diagnostic; `folder` completes "PATH is …" for a folder."""
     try:

@@ -17,7 +17,7 @@ from collections.abc import Iterator
 import attrs
 
 from skillc.diagnostics import Diagnostic, SourceFile, Span, make
-from skillc.importers import aslrules as R
+from skillc.importers import aslrules as R, codes
 from skillc.importers.checking import Checked, Remap, check_module
 from skillc.importers.coverage import uncovered
 from skillc.importers.jsonpath import Steps, intrinsic, parse_path
@@ -118,18 +118,18 @@ def import_asl(source: SourceFile, *, as_json: bool) -> AslImport:
 def _is_states_object(node: Node, what: str, fields: set[str], doc: Document) -> bool:
     """SKM601 unless `node` has a string StartAt and an object States; SKM603 for other fields."""
     if not node.is_map:
-        doc.report(make("SKM601", f"{what} must be a JSON object with `StartAt` and `States`", node.span,
+        doc.report(make(codes.NOT_A_STATE_MACHINE, f"{what} must be a JSON object with `StartAt` and `States`", node.span,
                         label="not an object"))
         return False
     ok = True
     start = node.get("StartAt")
     if start is None or start.text is None:
-        doc.report(make("SKM601", f"{what} has no string `StartAt`", start.span if start else _head(node),
+        doc.report(make(codes.NOT_A_STATE_MACHINE, f"{what} has no string `StartAt`", start.span if start else _head(node),
                         label="needs `StartAt`"))
         ok = False
     states = node.get("States")
     if states is None or not states.is_map or not states.pairs:
-        doc.report(make("SKM601", f"{what} has no `States` object with at least one state",
+        doc.report(make(codes.NOT_A_STATE_MACHINE, f"{what} has no `States` object with at least one state",
                         states.span if states is not None else _head(node), label="needs `States`"))
         ok = False
     R.unknown_fields(node, fields, what, doc.report)
@@ -217,7 +217,7 @@ class Graph:
             if asl in self.state_names:
                 continue  # a repeated key of this object: SKM607 says so already
             if asl in self.doc.state_names:
-                self.report(make("SKM607", f"the state name `{asl}` is used twice", span, label="second definition",
+                self.report(make(codes.DUPLICATE_ASL_NAME, f"the state name `{asl}` is used twice", span, label="second definition",
                                  notes=[f"first defined at line {self.doc.state_names[asl].start_pos[0]}; names "
                                         "must be unique across the whole definition, branches included"]))
             else:
@@ -243,13 +243,13 @@ class Graph:
     def _validate(self, asl: str, span: Span, st: Node) -> None:
         """The field rules of one state."""
         if not st.is_map:
-            self.report(make("SKM601", f"state `{asl}` must be an object", st.span, label="not an object"))
+            self.report(make(codes.NOT_A_STATE_MACHINE, f"state `{asl}` must be an object", st.span, label="not an object"))
             return
         t = st.get("Type")
         kind = self._type(st)
         if kind is None:
             where = t.span if t is not None else _head(st)
-            self.report(make("SKM602", f"state `{asl}` has " + (f"unknown type `{t.value}`" if t is not None
+            self.report(make(codes.UNKNOWN_STATE_TYPE, f"state `{asl}` has " + (f"unknown type `{t.value}`" if t is not None
                                                                else "no `Type`"), where,
                              label="not a state type", hint=(did_you_mean(str(t.value), R.TYPES) if t is not None
                                                              else None) or "one of " + ", ".join(R.TYPES)))
@@ -271,27 +271,27 @@ class Graph:
             R.check_path_field(st, key, self.report, reference=True, intrinsics=True)
         terminal = kind in ("Succeed", "Fail") or self._ends(st)
         if not terminal and kind != "Choice" and st.get("Next") is None:
-            self.report(make("SKM604", f"{kind} state `{asl}` has neither `Next` nor `\"End\": true`", _head(st),
+            self.report(make(codes.MISSING_FIELD, f"{kind} state `{asl}` has neither `Next` nor `\"End\": true`", _head(st),
                              label="needs `Next` or `End`"))
         need = {"Task": ("Resource",), "Choice": ("Choices",), "Parallel": ("Branches",)}.get(kind, ())
         for key in need:
             if st.get(key) is None:
-                self.report(make("SKM604", f"{kind} state `{asl}` has no `{key}`", _head(st), label=f"needs `{key}`"))
+                self.report(make(codes.MISSING_FIELD, f"{kind} state `{asl}` has no `{key}`", _head(st), label=f"needs `{key}`"))
         if kind == "Map" and st.get("Iterator") is None and st.get("ItemProcessor") is None:
-            self.report(make("SKM604", f"Map state `{asl}` has no `ItemProcessor`", _head(st),
+            self.report(make(codes.MISSING_FIELD, f"Map state `{asl}` has no `ItemProcessor`", _head(st),
                              label="needs `ItemProcessor`"))
         if kind == "Wait" and not any(st.get(k) is not None for k in ("Seconds", "SecondsPath", "Timestamp",
                                                                        "TimestampPath")):
-            self.report(make("SKM604", f"Wait state `{asl}` has none of `Seconds`, `SecondsPath`, `Timestamp`, "
+            self.report(make(codes.MISSING_FIELD, f"Wait state `{asl}` has none of `Seconds`, `SecondsPath`, `Timestamp`, "
                              "`TimestampPath`", _head(st), label="needs a wait"))
         for field in ("Retry", "Catch"):
             v = st.get(field)
             if v is not None and not v.is_seq:
-                self.report(make("SKM605", f"`{field}` must be a list", v.span, label="not a list"))
+                self.report(make(codes.BAD_FIELD_VALUE, f"`{field}` must be a list", v.span, label="not a list"))
         choices = st.get("Choices")
         if kind == "Choice" and choices is not None:
             if not choices.is_seq or not choices.items:
-                self.report(make("SKM605", "`Choices` must be a non-empty list of rules", choices.span,
+                self.report(make(codes.BAD_FIELD_VALUE, "`Choices` must be a non-empty list of rules", choices.span,
                                  label="non-empty list required"))
             else:
                 for i, rule in enumerate(choices.items):
@@ -503,7 +503,7 @@ class Graph:
         name = self.state_names.get(node.text)
         if name is None:
             where = ("another level of the definition" if node.text in self.doc.state_names else None)
-            self.report(make("SKM606", f"`{field}` names `{node.text}`, which is not a state here", node.span,
+            self.report(make(codes.UNDEFINED_ASL_STATE, f"`{field}` names `{node.text}`, which is not a state here", node.span,
                              label="no such state",
                              hint=did_you_mean(node.text, list(self.state_names)) or "name a state of this `States`",
                              notes=[f"`{node.text}` is a state of {where}; transitions cannot leave their branch"]
@@ -649,7 +649,7 @@ class Graph:
             return self._opaque(state, (op, var.text, str(value.value)), value.span, what)
         want = _TYPES[kind]
         if pv.type != want:
-            self.report(make("SKM624", f"`{var.text}` is compared as {want} here but as {pv.type} elsewhere",
+            self.report(make(codes.PATH_TYPE_CONFLICT, f"`{var.text}` is compared as {want} here but as {pv.type} elsewhere",
                              value.span, label=f"{want} comparison"))
             return self._opaque(state, (op, var.text, str(value.value)), value.span, f"`{op}`")
         sym = _OPS.get(family.group(2), "==")
@@ -674,7 +674,7 @@ class Graph:
             self.opaque_by_state.setdefault(state, []).append(name)
             self._extra_vars.append(n.VarDecl("var", name, n.NamedType("bool"), span=span))
             self.doc.names.setdefault(name, f"the condition at line {span.start_pos[0]}")
-            self.report(make("SKM623", f"{what} is treated as an unknown Boolean", span, label="not modelled"))
+            self.report(make(codes.OPAQUE_CONDITION, f"{what} is treated as an unknown Boolean", span, label="not modelled"))
         return n.Name(name, span=span)
 
     # ------------------------------------------------------------ nested machines
@@ -774,7 +774,7 @@ def check_asl(source: SourceFile, *, as_json: bool, smt_timeout_ms: int = 2000) 
         return imported, Checked(None, list(imported.diagnostics))
     # The checker would call the added `-> States.NoChoiceMatched` edge shadowed when the rules cover every case.
     added = frozenset(("SKM241", nd.span.start) for nd in imported.no_default)
-    remap = Remap("SKM621", "SKM622", imported.names, added, imported.edge_names)
+    remap = Remap(codes.UNBOUNDED_ASL_LOOP, codes.MAYBE_UNSET_PATH, imported.names, added, imported.edge_names)
     checked = check_module(imported.module, source.path, remap, smt_timeout_ms=smt_timeout_ms)
     found = list(imported.diagnostics) + checked.diagnostics
     if checked.machine is not None:
@@ -788,7 +788,7 @@ def _no_default(nd: NoDefault, names: dict[str, str], timeout_ms: int) -> Diagno
     if verdict == "covered":
         return None
     shown = [f"{names.get(k, k)} = {v}" for k, v in sorted(model.items()) if k in names and names[k].startswith("$")]
-    return make("SKM620", f"Choice state `{nd.state}` has no `Default`, and some input matches none of its rules",
+    return make(codes.CHOICE_WITHOUT_DEFAULT, f"Choice state `{nd.state}` has no `Default`, and some input matches none of its rules",
                 nd.span, label="no Default", witness=["; ".join(shown)] if shown else (),
                 notes=["such an input fails the execution with `States.NoChoiceMatched`"]
                 + (["the solver gave up (timeout): the rules may cover every case"] if verdict == "unknown" else []))

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from skillc.diagnostics import Diagnostic, Span, make
+from skillc.importers import codes
 from skillc.importers.jsonpath import INTRINSICS, intrinsic, parse_path
 from skillc.importers.positions import Node
 from skillc.ir.suggest import did_you_mean
@@ -65,7 +66,7 @@ def unknown_fields(obj: Node, allowed: set[str], what: str, report: Report) -> N
     for key, span, _ in obj.pairs:
         if key not in allowed:
             hint = did_you_mean(key, sorted(allowed))
-            report(make("SKM603", f"{what} has no field `{key}`", span, label="not allowed here",
+            report(make(codes.MISPLACED_FIELD, f"{what} has no field `{key}`", span, label="not allowed here",
                         hint=hint or "remove it"))
 
 
@@ -75,7 +76,7 @@ def duplicate_keys(node: Node, report: Report) -> None:
         seen: dict[str, Span] = {}
         for key, span, value in node.pairs:
             if key in seen:
-                report(make("SKM607", f"the key `{key}` appears twice in this object", span, label="repeated",
+                report(make(codes.DUPLICATE_ASL_NAME, f"the key `{key}` appears twice in this object", span, label="repeated",
                             notes=[f"first at line {seen[key].start_pos[0]}; JSON parsers keep only the last"]))
             else:
                 seen[key] = span
@@ -100,10 +101,10 @@ def check_value(state: Node, key: str, kind: str, report: Report, minimum: float
     ok = {"string": v.text is not None, "bool": isinstance(v.value, bool) and v.kind == "scalar",
           "int": _int(v), "number": _number(v), "object": v.is_map, "array": v.is_seq}[kind]
     if not ok:
-        report(make("SKM605", f"`{key}` must be {'an' if kind[0] in 'aeio' else 'a'} {kind}", v.span,
+        report(make(codes.BAD_FIELD_VALUE, f"`{key}` must be {'an' if kind[0] in 'aeio' else 'a'} {kind}", v.span,
                     label=f"not {'an' if kind[0] in 'aeio' else 'a'} {kind}"))
     elif minimum is not None and isinstance(v.value, (int, float)) and v.value < minimum:
-        report(make("SKM605", f"`{key}` is {v.value}; the allowed minimum is {minimum:g}", v.span, label="too small"))
+        report(make(codes.BAD_FIELD_VALUE, f"`{key}` is {v.value}; the allowed minimum is {minimum:g}", v.span, label="too small"))
 
 
 def exclusive(state: Node, report: Report) -> None:
@@ -114,7 +115,7 @@ def exclusive(state: Node, report: Report) -> None:
         if group == ("End", "Next") and (end is None or end.value is not True):
             continue
         if len(present) > 1:
-            report(make("SKM610", f"a state may have only one of {', '.join(f'`{k}`' for k in group)}",
+            report(make(codes.EXCLUSIVE_FIELDS, f"a state may have only one of {', '.join(f'`{k}`' for k in group)}",
                         state.key_span(present[1]), label="second alternative",
                         notes=[f"`{present[0]}` is given too"]))
 
@@ -127,17 +128,17 @@ def check_path_field(state: Node, key: str, report: Report, *, reference: bool, 
         return
     if v.kind == "scalar" and v.value is None:
         if not nullable:
-            report(make("SKM605", f"`{key}` must not be null", v.span, label="null"))
+            report(make(codes.BAD_FIELD_VALUE, f"`{key}` must not be null", v.span, label="null"))
         return
     if intrinsics and v.text is not None and intrinsic(v.text)[0] is not None:
         name = intrinsic(v.text)[0]
         if name not in INTRINSICS:
-            report(make("SKM609", f"`{key}` calls an unknown intrinsic `States.{name}`", v.span,
+            report(make(codes.INVALID_PATH, f"`{key}` calls an unknown intrinsic `States.{name}`", v.span,
                         label="unknown function"))
         return
     problem = path_problem(v, reference=reference)
     if problem:
-        report(make("SKM609", f"`{key}` is not a {'reference path' if reference else 'JSONPath'}: {problem}", v.span,
+        report(make(codes.INVALID_PATH, f"`{key}` is not a {'reference path' if reference else 'JSONPath'}: {problem}", v.span,
                     label="bad path"))
 
 
@@ -164,14 +165,14 @@ def payload_paths(node: Node, field: str, report: Report) -> list[tuple[str, Nod
             name, args = intrinsic(value.text) if value.text is not None else (None, [])
             if name is not None:
                 if name not in INTRINSICS:
-                    report(make("SKM609", f"`{key}` of {field} calls an unknown intrinsic `States.{name}`",
+                    report(make(codes.INVALID_PATH, f"`{key}` of {field} calls an unknown intrinsic `States.{name}`",
                                 value.span, label="unknown function",
                                 hint=did_you_mean(name, sorted(INTRINSICS)) or "see the ASL intrinsic functions"))
                 found += [(a, value) for a in args]
                 continue
             problem = path_problem(value, reference=False)
             if problem:
-                report(make("SKM609", f"`{key}` of {field} is not a JSONPath or intrinsic function expression: "
+                report(make(codes.INVALID_PATH, f"`{key}` of {field} is not a JSONPath or intrinsic function expression: "
                             f"{problem}", value.span, label="bad path"))
             elif value.text is not None:  # always, when there is no problem
                 found.append((value.text, value))
@@ -184,14 +185,14 @@ def check_error_list(holder: Node, index: int, field: str, last: bool, report: R
     """Checks `ErrorEquals` of one retrier or catcher; returns its error names."""
     ee = holder.get("ErrorEquals")
     if ee is None:
-        report(make("SKM604", f"{field}[{index}] has no `ErrorEquals`", holder.span, label="needs `ErrorEquals`"))
+        report(make(codes.MISSING_FIELD, f"{field}[{index}] has no `ErrorEquals`", holder.span, label="needs `ErrorEquals`"))
         return []
     names = [i.text for i in ee.items if i.text is not None]
     if not ee.is_seq or not ee.items or len(names) != len(ee.items):
-        report(make("SKM605", f"`ErrorEquals` of {field}[{index}] must be a non-empty list of strings", ee.span,
+        report(make(codes.BAD_FIELD_VALUE, f"`ErrorEquals` of {field}[{index}] must be a non-empty list of strings", ee.span,
                     label="non-empty list of strings required"))
     if "States.ALL" in names and (not last or len(names) != 1):
-        report(make("SKM608", f"{field}[{index}]: `States.ALL` can only appear in the last element, and by itself",
+        report(make(codes.STATES_ALL_NOT_LAST, f"{field}[{index}]: `States.ALL` can only appear in the last element, and by itself",
                     ee.span, label="States.ALL here"))
     return names
 
@@ -200,7 +201,7 @@ def _handler(node: Node, index: int, field: str, fields: set[str], last: bool, r
     """The rules every retrier and catcher follows (an object, known fields, its `ErrorEquals`): its error names,
     or None when it is not an object."""
     if not node.is_map:
-        report(make("SKM605", f"{field}[{index}] must be an object", node.span, label="not an object"))
+        report(make(codes.BAD_FIELD_VALUE, f"{field}[{index}] must be an object", node.span, label="not an object"))
         return None
     unknown_fields(node, fields, f"{field}[{index}]", report)
     return check_error_list(node, index, field, last, report)
@@ -217,11 +218,11 @@ def check_retrier(r: Node, index: int, last: bool, report: Report) -> list[str]:
     check_value(r, "MaxDelaySeconds", "int", report, 1)
     j = r.get("JitterStrategy")
     if j is not None and j.value not in ("FULL", "NONE"):
-        report(make("SKM605", "`JitterStrategy` is not one of the allowed values FULL, NONE", j.span,
+        report(make(codes.BAD_FIELD_VALUE, "`JitterStrategy` is not one of the allowed values FULL, NONE", j.span,
                     label="FULL or NONE"))
     m = r.get("MaxAttempts")
     if m is not None and _int(m) and isinstance(m.value, int) and m.value >= 99999999:
-        report(make("SKM605", "`MaxAttempts` must be less than 99999999", m.span, label="too large"))
+        report(make(codes.BAD_FIELD_VALUE, "`MaxAttempts` must be less than 99999999", m.span, label="too large"))
     return names
 
 
@@ -231,7 +232,7 @@ def check_catcher(c: Node, index: int, last: bool, report: Report) -> list[str]:
     if names is None:
         return []
     if c.get("Next") is None:
-        report(make("SKM604", f"Catch[{index}] has no `Next`", c.span, label="needs `Next`"))
+        report(make(codes.MISSING_FIELD, f"Catch[{index}] has no `Next`", c.span, label="needs `Next`"))
     check_value(c, "Next", "string", report)
     check_path_field(c, "ResultPath", report, reference=True)
     return names
@@ -240,11 +241,11 @@ def check_catcher(c: Node, index: int, last: bool, report: Report) -> list[str]:
 def check_rule(rule: Node, where: str, nested: bool, report: Report) -> None:
     """The field rules of a choice rule and its nested rules."""
     if not rule.is_map:
-        report(make("SKM605", f"{where} must be an object", rule.span, label="not an object"))
+        report(make(codes.BAD_FIELD_VALUE, f"{where} must be an object", rule.span, label="not an object"))
         return
     unknown_fields(rule, _RULE - ({"Next"} if nested else set()), where, report)
     if not nested and rule.get("Next") is None:
-        report(make("SKM604", f"{where} has no `Next`", rule.span, label="needs `Next`"))
+        report(make(codes.MISSING_FIELD, f"{where} has no `Next`", rule.span, label="needs `Next`"))
     check_value(rule, "Next", "string", report)
     ops = [k for k in rule.keys() if k in COMPARISONS]
     bools = [k for k in rule.keys() if k in ("And", "Or", "Not")]
@@ -253,10 +254,10 @@ def check_rule(rule: Node, where: str, nested: bool, report: Report) -> None:
     if rule.get("Variable") is not None:
         check_path_field(rule, "Variable", report, reference=True, nullable=False)
         if bools:
-            report(make("SKM603", f"a comparison cannot also have `{bools[0]}`", rule.key_span(bools[0]),
+            report(make(codes.MISPLACED_FIELD, f"a comparison cannot also have `{bools[0]}`", rule.key_span(bools[0]),
                         label="not allowed in a comparison"))
         if len(ops) != 1:
-            report(make("SKM604" if not ops else "SKM610",
+            report(make(codes.MISSING_FIELD if not ops else codes.EXCLUSIVE_FIELDS,
                         f"{where} needs exactly one comparison operator" + (f", not {len(ops)}" if ops else ""),
                         rule.key_span("Variable"), label="comparison",
                         hint="add one of StringEquals, NumericLessThan, BooleanEquals, IsPresent, …"))
@@ -264,14 +265,14 @@ def check_rule(rule: Node, where: str, nested: bool, report: Report) -> None:
             _check_operand(rule, op, report)
         return
     if len(bools) != 1:
-        report(make("SKM604", f"{where} is neither a comparison (`Variable`) nor one of `And`, `Or`, `Not`",
+        report(make(codes.MISSING_FIELD, f"{where} is neither a comparison (`Variable`) nor one of `And`, `Or`, `Not`",
                     rule.span, label="empty rule"))
         return
     inner = rule.at(bools[0])
     if bools[0] == "Not":
         check_rule(inner, f"{where}.Not", True, report)
     elif not inner.is_seq or not inner.items:
-        report(make("SKM605", f"`{bools[0]}` must be a non-empty list of rules", inner.span, label="not a list"))
+        report(make(codes.BAD_FIELD_VALUE, f"`{bools[0]}` must be a non-empty list of rules", inner.span, label="not a list"))
     else:
         for i, sub in enumerate(inner.items):
             check_rule(sub, f"{where}.{bools[0]}[{i}]", True, report)
@@ -283,10 +284,10 @@ def _check_operand(rule: Node, op: str, report: Report) -> None:
     if op.endswith("Path"):
         problem = path_problem(v, reference=True)
         if problem:
-            report(make("SKM609", f"`{op}` is not a reference path: {problem}", v.span, label="bad path"))
+            report(make(codes.INVALID_PATH, f"`{op}` is not a reference path: {problem}", v.span, label="bad path"))
         return
     ok = {"str": v.text is not None, "timestamp": v.text is not None, "float": _number(v),
           "bool": isinstance(v.value, bool), "test": isinstance(v.value, bool)}[kind]
     if not ok:
         want = {"str": "a string", "timestamp": "a timestamp string", "float": "a number"}.get(kind, "a Boolean")
-        report(make("SKM605", f"`{op}` compares with {want}", v.span, label=f"not {want}"))
+        report(make(codes.BAD_FIELD_VALUE, f"`{op}` compares with {want}", v.span, label=f"not {want}"))

@@ -16,7 +16,7 @@ from typing import Protocol
 import attrs
 
 from skillc.check import CheckContext, check_machine, fragment_machine
-from skillc.diagnostics import Diagnostic, make
+from skillc.diagnostics import Code, Diagnostic, make
 from skillc.ir.lower import Scope, lower_module
 from skillc.ir.machine import Machine
 from skillc.syntax import nodes as n
@@ -26,8 +26,8 @@ from skillc.syntax import nodes as n
 class Remap:
     """How a source language reads the checker's findings."""
 
-    unbounded: str  # replaces SKM250
-    unset: str  # replaces SKM210, SKM211 and SKM213
+    unbounded: Code  # replaces SKM250
+    unset: Code  # replaces SKM210, SKM211 and SKM213
     names: dict[str, str] = attrs.Factory(dict)  # .skm name -> the source's name
     drop: frozenset[tuple[str, int]] = frozenset()  # (code, span start) of findings about edges the importer added
     edges: dict[tuple[str, int], str] = attrs.Factory(dict)  # (.skm state, edge number) -> the source's term

@@ -22,7 +22,7 @@ from typing import Any
 import attrs
 
 from skillc.diagnostics import Diagnostic, Span, make
-from skillc.importers import pysource
+from skillc.importers import codes, pysource
 from skillc.importers.asl import ident
 from skillc.importers.checking import Checked, Remap, check_module
 from skillc.syntax import nodes as n
@@ -61,7 +61,7 @@ def builder_of(obj: object) -> tuple[Any, Diagnostic | None]:
     try:
         from langgraph.graph import StateGraph
     except ImportError as exc:
-        return None, make("SKM651", f"LangGraph is not installed, so nothing here is a StateGraph: {exc}",
+        return None, make(codes.NOT_A_GRAPH, f"LangGraph is not installed, so nothing here is a StateGraph: {exc}",
                           hint="pip install langgraph")
 
     if isinstance(obj, StateGraph):
@@ -69,7 +69,7 @@ def builder_of(obj: object) -> tuple[Any, Diagnostic | None]:
     builder = getattr(obj, "builder", None)
     if isinstance(builder, StateGraph):
         return builder, None
-    return None, make("SKM651", f"{type(obj).__module__}.{type(obj).__qualname__} is not a LangGraph StateGraph",
+    return None, make(codes.NOT_A_GRAPH, f"{type(obj).__module__}.{type(obj).__qualname__} is not a LangGraph StateGraph",
                       notes=["pass the StateGraph builder or the graph `compile()` returned"])
 
 
@@ -144,13 +144,13 @@ class _Translator:
     def _writes(self, name: str, fn: pysource.Function | None, span: Span | None) -> frozenset[str] | None:
         """The channels the node writes on every return; None (with SKM656) when some return is not a literal."""
         if fn is None:
-            self.report(make("SKM656", f"the source of node `{name}` is not available: its writes are unknown", span,
+            self.report(make(codes.UNKNOWN_WRITES, f"the source of node `{name}` is not available: its writes are unknown", span,
                              label="writes unknown"))
             return None
         found = [pysource.dict_keys(v) for v in pysource.returns(fn)]
         sets = [s for s in found if s is not None]
         if len(sets) < len(found):
-            self.report(make("SKM656", f"node `{name}` returns something other than a dict literal: its writes are "
+            self.report(make(codes.UNKNOWN_WRITES, f"node `{name}` returns something other than a dict literal: its writes are "
                              "unknown", span, label="writes unknown",
                              notes=["it is assumed to write every channel"]))
             return None
@@ -169,7 +169,7 @@ class _Translator:
         if fn is not None and not ends:
             gotos = pysource.gotos(fn)
             if gotos is None:
-                self.report(make("SKM652", f"node `{name}` returns a `Command` whose `goto` is not a constant, and "
+                self.report(make(codes.UNKNOWN_BRANCH_TARGETS, f"node `{name}` returns a `Command` whose `goto` is not a constant, and "
                                  "declares no destinations", span, label="destinations unknown",
                                  hint="annotate it `-> Command[Literal[...]]` or pass `destinations=` to add_node"))
                 out += sorted(nodes) + [END]
@@ -177,7 +177,7 @@ class _Translator:
                 out += sorted(gotos)
         for t in out:
             if t not in nodes and t != END:
-                self.report(make("SKM655", f"node `{name}` can go to `{t}`, which is not a node of the graph", span,
+                self.report(make(codes.BRANCH_TARGET_MISMATCH, f"node `{name}` can go to `{t}`, which is not a node of the graph", span,
                                  label="unknown destination", hint=_near(t, nodes)))
         return tuple(dict.fromkeys(t for t in out if t in nodes or t == END))
 
@@ -187,13 +187,13 @@ class _Translator:
         where = fn.span if fn is not None else span
         literal = _literal_returns(func)
         if branch.ends is None:
-            self.report(make("SKM652", f"the router `{bname}` of `{source}` declares no destinations: every node "
+            self.report(make(codes.UNKNOWN_BRANCH_TARGETS, f"the router `{bname}` of `{source}` declares no destinations: every node "
                              "is assumed", where, label="destinations unknown"))
             return sorted(self.b.nodes) + [END]
         if literal is not None and set(branch.ends) != set(literal):
             missing = sorted(map(str, set(literal) - set(branch.ends)))
             if missing:
-                self.report(make("SKM655", f"the router `{bname}` of `{source}` can return {', '.join(missing)}, "
+                self.report(make(codes.BRANCH_TARGET_MISMATCH, f"the router `{bname}` of `{source}` can return {', '.join(missing)}, "
                                  "which its path map does not handle", where, label="incomplete path map",
                                  hint="map every value of the router's Literal[...] return type"))
         return list(branch.ends.values())
@@ -214,7 +214,7 @@ class _Translator:
             start_targets += self._branch_targets(START, bname, branch, None)
         start_targets = list(dict.fromkeys(start_targets))
         if not start_targets:
-            self.report(make("SKM651", "the graph has no entry point (no edge from START)",
+            self.report(make(codes.NOT_A_GRAPH, "the graph has no entry point (no edge from START)",
                              notes=["add `builder.add_edge(START, \"first\")`"]))
             return GraphImport(None, self.diagnostics, self.names, tuple(nodes))
         written = set().union(*(nd.writes if nd.writes is not None else self.channels for nd in nodes))
@@ -379,7 +379,7 @@ def check(graph: object, *, smt_timeout_ms: int = 2000) -> Checked:
     imported = import_graph(graph)
     if imported.module is None:
         return Checked(None, list(imported.diagnostics))
-    remap = Remap("SKM654", "SKM657", imported.names)
+    remap = Remap(codes.UNBOUNDED_GRAPH_CYCLE, codes.MAYBE_UNSET_CHANNEL, imported.names)
     checked = check_module(imported.module, "<langgraph>", remap, smt_timeout_ms=smt_timeout_ms)
     spans = {nd.name: nd.span for nd in imported.nodes}
     joined = _joined(graph, imported.nodes)
@@ -433,7 +433,7 @@ def _no_path_to_end(nodes: tuple[Node, ...]) -> Iterable[Diagnostic]:
     for nd in nodes:
         if nd.name not in reaches:
             why = "it has no outgoing edges" if not nd.targets else "no path from it leads to END"
-            yield make("SKM653", f"END cannot be reached from node `{nd.name}`: {why}", nd.span,
+            yield make(codes.NO_PATH_TO_END, f"END cannot be reached from node `{nd.name}`: {why}", nd.span,
                        label="never reaches END")
 
 
@@ -441,17 +441,17 @@ def load_spec(spec: str) -> tuple[object | None, Diagnostic | None]:
     """Import `module:attr` (the current folder first on the path); failures are SKM650."""
     module_name, sep, attr = spec.partition(":")
     if not sep or not module_name or not attr:
-        return None, make("SKM650", f"`{spec}` is not MODULE:ATTR", hint="e.g. `my_agent.graph:builder`")
+        return None, make(codes.GRAPH_IMPORT_FAILED, f"`{spec}` is not MODULE:ATTR", hint="e.g. `my_agent.graph:builder`")
     if os.getcwd() not in sys.path:
         sys.path.insert(0, os.getcwd())
     try:
         module = importlib.import_module(module_name)
     except BaseException as exc:  # noqa: BLE001 - the user's module may raise anything, even SystemExit
-        return None, make("SKM650", f"importing `{module_name}` failed: {type(exc).__name__}: {exc}")
+        return None, make(codes.GRAPH_IMPORT_FAILED, f"importing `{module_name}` failed: {type(exc).__name__}: {exc}")
     obj = module
     for part in attr.split("."):
         if not hasattr(obj, part):
-            return None, make("SKM650", f"`{module_name}` has no attribute `{attr}`",
+            return None, make(codes.GRAPH_IMPORT_FAILED, f"`{module_name}` has no attribute `{attr}`",
                               hint=_near(part, {a for a in dir(obj) if not a.startswith("_")}))
         obj = getattr(obj, part)
     return obj, None

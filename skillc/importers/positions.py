@@ -17,6 +17,7 @@ import attrs
 import yaml
 
 from skillc.diagnostics import Diagnostic, SourceFile, Span, make
+from skillc.importers import codes
 
 
 NodeKind = Literal["map", "seq", "scalar"]
@@ -138,10 +139,10 @@ def read_document(source: SourceFile, *, as_json: bool) -> tuple[Node | None, li
         try:
             json.loads(text)
         except json.JSONDecodeError as exc:
-            return None, [make("SKM600", f"invalid JSON: {exc.msg}", Span(source, exc.pos, exc.pos + 1),
+            return None, [make(codes.INVALID_DOCUMENT, f"invalid JSON: {exc.msg}", Span(source, exc.pos, exc.pos + 1),
                                label="here")]
         except RecursionError:
-            return None, [make("SKM600", "invalid JSON: nested too deeply", Span(source, 0, 0))]
+            return None, [make(codes.INVALID_DOCUMENT, "invalid JSON: nested too deeply", Span(source, 0, 0))]
         # JSON allows tabs where YAML does not; a tab outside a string is whitespace, so a space keeps offsets.
         text = text.replace("\t", " ")
     try:
@@ -149,16 +150,16 @@ def read_document(source: SourceFile, *, as_json: bool) -> tuple[Node | None, li
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         at = mark.index if mark is not None else 0
-        return None, [make("SKM600", f"invalid YAML: {exc.problem or exc}", Span(source, at, at + 1), label="here")]
+        return None, [make(codes.INVALID_DOCUMENT, f"invalid YAML: {exc.problem or exc}", Span(source, at, at + 1), label="here")]
     except (yaml.YAMLError, RecursionError) as exc:
-        return None, [make("SKM600", f"invalid document: {exc}", Span(source, 0, 0))]
+        return None, [make(codes.INVALID_DOCUMENT, f"invalid document: {exc}", Span(source, 0, 0))]
     if root is None:
-        return None, [make("SKM600", "the document is empty", Span(source, 0, 0))]
+        return None, [make(codes.INVALID_DOCUMENT, "the document is empty", Span(source, 0, 0))]
     try:
         return _Builder(source, as_json).build(root), []
     except yaml.YAMLError as exc:  # a YAML tag or value that SafeLoader refuses
-        return None, [make("SKM600", f"invalid YAML value: {exc}", Span(source, 0, 0))]
+        return None, [make(codes.INVALID_DOCUMENT, f"invalid YAML value: {exc}", Span(source, 0, 0))]
     except _TooLarge as exc:
-        return None, [make("SKM600", f"invalid document: {exc}", Span(source, 0, 0))]
+        return None, [make(codes.INVALID_DOCUMENT, f"invalid document: {exc}", Span(source, 0, 0))]
     except RecursionError:
-        return None, [make("SKM600", "invalid document: nested too deeply", Span(source, 0, 0))]
+        return None, [make(codes.INVALID_DOCUMENT, "invalid document: nested too deeply", Span(source, 0, 0))]

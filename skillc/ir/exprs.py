@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from skillc.diagnostics import Diagnostic, make
+from skillc.diagnostics import Code, Diagnostic, codes, make
 from skillc.ir import expr as ir
 from skillc.ir import types as T
 from skillc.ir.suggest import did_you_mean
@@ -34,14 +34,14 @@ class ExprLowerer:
         """Lower an initialiser, which must be a constant (literals, labels, lists of them)."""
         value = self.lower(e, expected)
         if not _is_constant(value):
-            self.report(make("SKM132", "an initial value must be a constant", e.span,
+            self.report(make(codes.NON_CONSTANT_INITIALISER, "an initial value must be a constant", e.span,
                              label="reads a variable or computes"))
             return ir.Const(T.ERROR, value=None, span=e.span)
         return value
 
     # ------------------------------------------------------------ helpers
 
-    def _error(self, code: str, message: str, e: n.Expr, label: str = "", hint: str | None = None) -> ir.Expr:
+    def _error(self, code: Code, message: str, e: n.Expr, label: str = "", hint: str | None = None) -> ir.Expr:
         self.report(make(code, message, e.span, label=label, hint=hint or None))
         return ir.Const(T.ERROR, value=None, span=e.span)
 
@@ -68,10 +68,10 @@ class ExprLowerer:
         if isinstance(enum, T.EnumT):
             if e.id in enum.labels:
                 return ir.Label(enum, value=e.id, span=e.span)
-            return self._error("SKM105", f"`{e.id}` is not a label of {T.show(enum)}", e,
+            return self._error(codes.UNDEFINED_LABEL, f"`{e.id}` is not a label of {T.show(enum)}", e,
                                label="unknown label", hint=did_you_mean(e.id, enum.labels)
                                or "labels: " + ", ".join(enum.labels))
-        return self._error("SKM103", f"undefined variable `{e.id}`", e, label="not declared",
+        return self._error(codes.UNDEFINED_VARIABLE, f"undefined variable `{e.id}`", e, label="not declared",
                            hint=did_you_mean(e.id, self.variables))
 
     def _IntLit(self, e: n.IntLit, expected: Type | None) -> ir.Expr:
@@ -99,7 +99,7 @@ class ExprLowerer:
         item_t = items[0].type
         for i, node in zip(items[1:], e.items[1:]):
             if not (T.assignable(i.type, item_t) or T.assignable(item_t, i.type)):
-                return self._error("SKM109", f"list items mix {T.show(item_t)} and {T.show(i.type)}", node,
+                return self._error(codes.TYPE_MISMATCH, f"list items mix {T.show(item_t)} and {T.show(i.type)}", node,
                                    label="different type")
             if isinstance(i.type, T.FloatT):
                 item_t = i.type
@@ -108,7 +108,7 @@ class ExprLowerer:
     def _SetLit(self, e: n.SetLit, expected: Type | None) -> ir.Expr:
         if not e.items and isinstance(T.strip_optional(expected) if expected else None, T.MapT):
             return ir.Const(T.MapT(T.ANY), value={}, span=e.span)
-        return self._error("SKM109", "a set `{…}` may only appear on the right of `in`", e,
+        return self._error(codes.TYPE_MISMATCH, "a set `{…}` may only appear on the right of `in`", e,
                            hint="`{}` alone is the empty map")
 
     # ------------------------------------------------------------ operators
@@ -116,7 +116,7 @@ class ExprLowerer:
     def _Not(self, e: n.Not, expected: Type | None) -> ir.Expr:
         x = self.lower(e.operand, T.BOOL)
         if not self._bad(x.type) and not isinstance(x.type, T.BoolT):
-            return self._error("SKM109", f"`not` needs a bool, found {T.show(x.type)}", e.operand,
+            return self._error(codes.TYPE_MISMATCH, f"`not` needs a bool, found {T.show(x.type)}", e.operand,
                                label=T.show(x.type))
         return ir.Not(T.BOOL, operand=x, span=e.span)
 
@@ -125,7 +125,7 @@ class ExprLowerer:
         if self._bad(x.type):
             return ir.Neg(T.ERROR, operand=x, span=e.span)
         if not T.is_numeric(x.type):
-            return self._error("SKM109", f"`-` needs a number, found {T.show(x.type)}", e.operand,
+            return self._error(codes.TYPE_MISMATCH, f"`-` needs a number, found {T.show(x.type)}", e.operand,
                                label=T.show(x.type))
         if isinstance(x, ir.Const):
             return ir.Const(x.type, value=-x.value, span=e.span)
@@ -150,7 +150,7 @@ class ExprLowerer:
             left, right = self.lower(e.left, T.BOOL), self.lower(e.right, T.BOOL)
             for side, node in ((left, e.left), (right, e.right)):
                 if not self._bad(side.type) and not isinstance(side.type, T.BoolT):
-                    return self._error("SKM109", f"`{op}` needs bool operands, found {T.show(side.type)}",
+                    return self._error(codes.TYPE_MISMATCH, f"`{op}` needs bool operands, found {T.show(side.type)}",
                                        node, label=T.show(side.type))
             return ir.BinOp(T.BOOL, op=op, left=left, right=right, span=e.span)
         if op == "in":
@@ -170,7 +170,7 @@ class ExprLowerer:
         if op == "++":
             for side_t, node in ((lt, e.left), (rt, e.right)):
                 if not T.is_scalar(side_t):
-                    return self._error("SKM109", f"`++` joins scalars into a string, not {T.show(side_t)}",
+                    return self._error(codes.TYPE_MISMATCH, f"`++` joins scalars into a string, not {T.show(side_t)}",
                                        node, label=T.show(side_t))
             return ir.BinOp(T.STR, op=op, left=left, right=right, span=e.span)
         if op in _ARITH:
@@ -182,7 +182,7 @@ class ExprLowerer:
         raise AssertionError(op)
 
     def _mismatch(self, e: n.BinOp, lt: Type, rt: Type, message: str, hint: str | None = None) -> ir.Expr:
-        return self._error("SKM109", message, e, label=f"{T.show(lt)} {e.op} {T.show(rt)}", hint=hint)
+        return self._error(codes.TYPE_MISMATCH, message, e, label=f"{T.show(lt)} {e.op} {T.show(rt)}", hint=hint)
 
     def _member(self, e: n.BinOp) -> ir.Expr:
         if isinstance(e.right, n.SetLit):
@@ -190,7 +190,7 @@ class ExprLowerer:
             items = tuple(self.lower(i, left.type) for i in e.right.items)
             for item, node in zip(items, e.right.items):
                 if not self._bad(left.type, item.type) and not T.comparable(left.type, item.type):
-                    return self._error("SKM109", f"cannot test {T.show(left.type)} against {T.show(item.type)}",
+                    return self._error(codes.TYPE_MISMATCH, f"cannot test {T.show(left.type)} against {T.show(item.type)}",
                                        node, label=T.show(item.type))
             return ir.InSet(T.BOOL, operand=left, items=items, span=e.span)
         right = self.lower(e.right)
@@ -198,10 +198,10 @@ class ExprLowerer:
         left = self.lower(e.left, rt.item if isinstance(rt, T.ListT) else None)
         ok = T.searchable(right.type, left.type)
         if ok is None:
-            return self._error("SKM109", f"`in` needs a list, map, string or `{{…}}` on the right, not {T.show(rt)}",
+            return self._error(codes.TYPE_MISMATCH, f"`in` needs a list, map, string or `{{…}}` on the right, not {T.show(rt)}",
                                e.right, label=T.show(rt))
         if not ok:
-            return self._error("SKM109", f"cannot look for {T.show(left.type)} in {T.show(rt)}", e.left,
+            return self._error(codes.TYPE_MISMATCH, f"cannot look for {T.show(left.type)} in {T.show(rt)}", e.left,
                                label=T.show(left.type))
         return ir.Call(T.BOOL, func="contains", args=(right, left), span=e.span)
 
@@ -216,10 +216,10 @@ class ExprLowerer:
             return ir.GetField(T.ERROR, obj=obj, field=e.name, span=e.span)
         base = T.strip_optional(obj.type)
         if not isinstance(base, T.RecordT):
-            return self._error("SKM109", f"{T.show(obj.type)} has no fields", e, label=f"`.{e.name}`")
+            return self._error(codes.TYPE_MISMATCH, f"{T.show(obj.type)} has no fields", e, label=f"`.{e.name}`")
         ft = base.field(e.name)
         if ft is None:
-            return self._error("SKM109", f"record {base.name} has no field `{e.name}`", e,
+            return self._error(codes.TYPE_MISMATCH, f"record {base.name} has no field `{e.name}`", e,
                                label="unknown field", hint=did_you_mean(e.name, [f for f, _ in base.fields]))
         if isinstance(obj.type, T.OptionalT) and not isinstance(ft, T.OptionalT):
             ft = T.OptionalT(ft)
@@ -233,33 +233,33 @@ class ExprLowerer:
         base = obj.type
         if isinstance(base, T.ListT):
             if not isinstance(key.type, T.IntT):
-                return self._error("SKM109", f"list index must be int, not {T.show(key.type)}", e.key)
+                return self._error(codes.TYPE_MISMATCH, f"list index must be int, not {T.show(key.type)}", e.key)
             return ir.GetIndex(base.item, obj=obj, key=key, span=e.span)
         if isinstance(base, T.MapT):
             if not isinstance(key.type, T.StrT):
-                return self._error("SKM109", f"map key must be str, not {T.show(key.type)}", e.key)
+                return self._error(codes.TYPE_MISMATCH, f"map key must be str, not {T.show(key.type)}", e.key)
             return ir.GetIndex(base.value, obj=obj, key=key, span=e.span)
-        return self._error("SKM109", f"{T.show(base)} cannot be indexed", e.obj, label=T.show(base))
+        return self._error(codes.TYPE_MISMATCH, f"{T.show(base)} cannot be indexed", e.obj, label=T.show(base))
 
     def _CallExpr(self, e: n.CallExpr, expected: Type | None) -> ir.Expr:
         if e.func not in FUNCTIONS:
-            return self._error("SKM130", f"unknown function `{e.func}`", e, label="not a built-in",
+            return self._error(codes.BAD_FUNCTION_CALL, f"unknown function `{e.func}`", e, label="not a built-in",
                                hint=did_you_mean(e.func, FUNCTIONS) or "built-ins: " + ", ".join(FUNCTIONS))
         args = tuple(self.lower(a) for a in e.args)
         arity = {"len": 1, "str": 1, "contains": 2, "quote": 1, "trusted": 1}[e.func]
         if len(args) != arity:
-            return self._error("SKM130", f"`{e.func}` takes {arity} argument{'s' if arity > 1 else ''}, "
+            return self._error(codes.BAD_FUNCTION_CALL, f"`{e.func}` takes {arity} argument{'s' if arity > 1 else ''}, "
                                f"got {len(args)}", e)
         if self._bad(*(a.type for a in args)):
             return ir.Call(T.ERROR, func=e.func, args=args, span=e.span)
         if e.func == "len":
             t = T.strip_optional(args[0].type)
             if not isinstance(t, (T.StrT, T.ListT, T.MapT)):
-                return self._error("SKM130", f"`len` needs a str, list or map, not {T.show(t)}", e.args[0])
+                return self._error(codes.BAD_FUNCTION_CALL, f"`len` needs a str, list or map, not {T.show(t)}", e.args[0])
             return ir.Call(T.INT, func="len", args=args, span=e.span)
         if e.func == "quote":
             if not T.is_scalar(T.strip_optional(args[0].type)):
-                return self._error("SKM130", f"`quote` shell-quotes a scalar, not {T.show(args[0].type)}", e.args[0])
+                return self._error(codes.BAD_FUNCTION_CALL, f"`quote` shell-quotes a scalar, not {T.show(args[0].type)}", e.args[0])
             return ir.Call(T.STR, func="quote", args=args, span=e.span)
         if e.func == "trusted":  # the value unchanged: marks text meant as shell code (see check/injection.py)
             return ir.Call(args[0].type, func="trusted", args=args, span=e.span)
@@ -268,10 +268,10 @@ class ExprLowerer:
         hay, needle = args
         ok = T.searchable(hay.type, needle.type)
         if ok is None:
-            return self._error("SKM130", f"`contains` searches a list, map or str, not {T.show(hay.type)}",
+            return self._error(codes.BAD_FUNCTION_CALL, f"`contains` searches a list, map or str, not {T.show(hay.type)}",
                                e.args[0])
         if not ok:
-            return self._error("SKM130", f"cannot look for {T.show(needle.type)} in {T.show(hay.type)}", e.args[1])
+            return self._error(codes.BAD_FUNCTION_CALL, f"cannot look for {T.show(needle.type)} in {T.show(hay.type)}", e.args[1])
         return ir.Call(T.BOOL, func="contains", args=args, span=e.span)
 
 

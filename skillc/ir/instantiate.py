@@ -14,7 +14,7 @@ from typing import Protocol
 
 import attrs
 
-from skillc.diagnostics import Label, Span, make
+from skillc.diagnostics import Label, Span, codes, make
 from skillc.ir import expr as ir
 from skillc.ir import types as T
 from skillc.ir.machine import FALLBACK, Rule, State, Tool, Variable
@@ -116,7 +116,7 @@ def _instance(u: n.Use, symbols: Symbols, fragments: Fragments, acc: _Building, 
     """Check one `use` and expand it when everything fits."""
     fdef = fragments.get(u.fragment)
     if fdef is None:
-        report(make("SKM107", f"undefined fragment `{u.fragment}`", u.span, label="not defined",
+        report(make(codes.UNDEFINED_FRAGMENT, f"undefined fragment `{u.fragment}`", u.span, label="not defined",
                     hint=did_you_mean(u.fragment, list(fragments))
                     or "define it with `fragment` or `import` the file that does"))
         return NOT_EXPANDED
@@ -140,17 +140,17 @@ def _bind(fdef: FragmentDef, u: n.Use, bindings: tuple[n.Binding, ...], names: l
     ok = True
     for b in bindings:
         if b.name not in names:
-            report(make("SKM127", f"fragment `{fdef.name}` has no {what} `{b.name}`", b.span,
+            report(make(codes.FRAGMENT_BINDING, f"fragment `{fdef.name}` has no {what} `{b.name}`", b.span,
                         label=f"unknown {what}", hint=did_you_mean(b.name, names)))
             ok = False
         elif b.name in bound:
-            report(make("SKM127", f"{what} `{b.name}` is bound twice", b.span, label="again"))
+            report(make(codes.FRAGMENT_BINDING, f"{what} `{b.name}` is bound twice", b.span, label="again"))
             ok = False
         else:
             bound[b.name] = b
     missing = [x for x in names if x not in bound]
     if missing:
-        report(make("SKM127", f"`use {fdef.name}` {missing_msg} " + ", ".join(f"`{m}`" for m in missing),
+        report(make(codes.FRAGMENT_BINDING, f"`use {fdef.name}` {missing_msg} " + ", ".join(f"`{m}`" for m in missing),
                     u.span, label=f"missing {what}s", hint=hint))
         ok = False
     return bound, ok
@@ -166,7 +166,7 @@ def _bind_params(fdef: FragmentDef, u: n.Use, variables: Mapping[str, Variable],
     for name, b in bound.items():
         var = variables.get(b.target)
         if var is None:
-            report(make("SKM103", f"undefined variable `{b.target}`", b.span, label="not declared",
+            report(make(codes.UNDEFINED_VARIABLE, f"undefined variable `{b.target}`", b.span, label="not declared",
                         hint=did_you_mean(b.target, variables)))
             ok = False
             continue
@@ -180,7 +180,7 @@ def _bind_params(fdef: FragmentDef, u: n.Use, variables: Mapping[str, Variable],
 def _same_type(fdef: FragmentDef, name: str, param: T.Type, var: Variable, b: n.Binding, report: Report) -> bool:
     """A parameter is bound to a variable of exactly its type (SKM128)."""
     if var.type != param and not T.same_enum(var.type, param) and not isinstance(param, T.ErrorT):
-        report(make("SKM128", f"parameter `{name}` of `{fdef.name}` is {T.show(param)} but `{b.target}` is "
+        report(make(codes.FRAGMENT_BINDING_TYPE, f"parameter `{name}` of `{fdef.name}` is {T.show(param)} but `{b.target}` is "
                     f"{T.show(var.type)}", b.span, label="type differs"))
         return False
     return True
@@ -192,14 +192,14 @@ def _counter_fits(fdef: FragmentDef, name: str, var: Variable, b: n.Binding, rep
         return True
     ok = True
     if name in fdef.state_written:
-        report(make("SKM137", f"`{b.target}` is a counter, but a state of fragment `{fdef.name}` "
+        report(make(codes.COUNTER_WRITTEN_BY_STATE, f"`{b.target}` is a counter, but a state of fragment `{fdef.name}` "
                     f"writes its parameter `{name}`", b.span, label="counter bound to a written parameter",
                     hint="counters change only on edges; bind a plain `int` variable"))
         ok = False
     for a in (a for st in fdef.states.values() for e in st.edges for a in e.assigns if a.var == name):
         problem = counter_problem(var, a.op, a.value)
         if problem:
-            report(make("SKM139", f"fragment `{fdef.name}` changes parameter `{name}`, bound to "
+            report(make(codes.INVALID_COUNTER_ASSIGNMENT, f"fragment `{fdef.name}` changes parameter `{name}`, bound to "
                         f"counter `{b.target}`: {problem}", b.span, label="counter bound here",
                         secondary=[Label(a.span, "assigned here")] if a.span else []))
             ok = False
@@ -209,7 +209,7 @@ def _counter_fits(fdef: FragmentDef, name: str, var: Variable, b: n.Binding, rep
 def _input_fits(fdef: FragmentDef, name: str, var: Variable, b: n.Binding, report: Report) -> bool:
     """An input may be bound only to a parameter the fragment never writes (SKM133)."""
     if var.is_input and name in fdef.written:
-        report(make("SKM133", f"`{b.target}` is an input, but fragment `{fdef.name}` writes "
+        report(make(codes.READ_ONLY_VARIABLE, f"`{b.target}` is an input, but fragment `{fdef.name}` writes "
                     f"its parameter `{name}`", b.span, label="input bound to a written parameter",
                     hint=f"bind `{name}` to a `var` initialised from the input"))
         return False
@@ -222,12 +222,12 @@ def _tools_fit(fdef: FragmentDef, u: n.Use, tools: Mapping[str, Tool], report: R
     for tool in fdef.tools.values():
         mine = tools.get(tool.name)
         if mine is None:
-            report(make("SKM104", f"fragment `{fdef.name}` calls tool `{tool.name}`, which this "
+            report(make(codes.UNDEFINED_TOOL, f"fragment `{fdef.name}` calls tool `{tool.name}`, which this "
                         "machine does not declare", u.span, label="needs a tool",
                         hint=f"declare it: tool {tool.name}(…) -> (…)"))
             ok = False
         elif mine.params != tool.params or not set(tool.results) <= set(mine.results):
-            report(make("SKM128", f"tool `{tool.name}` is declared with another signature than "
+            report(make(codes.FRAGMENT_BINDING_TYPE, f"tool `{tool.name}` is declared with another signature than "
                         f"fragment `{fdef.name}` expects", u.span, label="signature differs",
                         secondary=[Label(mine.span, "declared here")] if mine.span else []))
             ok = False
@@ -277,7 +277,7 @@ def landing(name: str, instances: Mapping[str, Instance], names: Mapping[str, Sp
         if name in seen:
             if seen[0] not in circular:
                 circular.add(seen[0])
-                report(make("SKM145", "fragment instance `" + seen[0] + "` routes back to itself "
+                report(make(codes.CIRCULAR_PASS_THROUGH, "fragment instance `" + seen[0] + "` routes back to itself "
                             "without entering a state: " + " -> ".join([*seen, name]),
                             names.get(seen[0]), label="enters no state",
                             hint="route the pass-through fragment's exit to a state or terminal"))

@@ -15,7 +15,7 @@ from typing import Any
 
 import attrs
 
-from skillc.diagnostics import Diagnostic, SourceFile, make
+from skillc.diagnostics import Diagnostic, SourceFile, codes, make
 from skillc.diagnostics.diagnostic import HasDiagnostics
 from skillc.ir.lower import FragmentDef, Lowered, Scope, lower_module
 from skillc.ir.machine import Machine
@@ -114,7 +114,7 @@ class Loader:
             lib = stdlib_path().resolve()
             target = (lib / raw[len("stdlib/"):]).resolve()
             if not target.is_relative_to(lib):
-                self.report(make("SKM125", f"`{raw}` leaves the standard library", imp.span,
+                self.report(make(codes.IMPORT_ESCAPES_ROOT, f"`{raw}` leaves the standard library", imp.span,
                                  label="escapes stdlib/"))
                 return None
             return target
@@ -122,14 +122,14 @@ class Loader:
         target = (base / raw).resolve()
         root = (self.root or base).resolve()
         if not target.is_relative_to(root):
-            self.report(make("SKM125", f"`{raw}` is outside the project root {root}", imp.span,
+            self.report(make(codes.IMPORT_ESCAPES_ROOT, f"`{raw}` is outside the project root {root}", imp.span,
                              label="escapes the project"))
             return None
         return target
 
     def _import(self, imp: n.Import, importer: Path | None) -> Lowered | None:
         if len(self._active) >= MAX_IMPORT_DEPTH:  # each level recurses: a long chain would overflow the stack
-            self.report(make("SKM124", f"cannot import `{imp.path}`: imports nest more than {MAX_IMPORT_DEPTH} "
+            self.report(make(codes.IMPORT_NOT_FOUND, f"cannot import `{imp.path}`: imports nest more than {MAX_IMPORT_DEPTH} "
                              "files deep", imp.span, label="too deep"))
             return None
         try:
@@ -139,19 +139,19 @@ class Loader:
             why = "the path contains a NUL byte" if isinstance(exc, ValueError) else \
                 "too many levels of symbolic links (a symlink loop)" if isinstance(exc, RuntimeError) else \
                 (exc.strerror or str(exc))
-            self.report(make("SKM124", f"cannot find `{imp.path}`: {why}", imp.span, label="no such file"))
+            self.report(make(codes.IMPORT_NOT_FOUND, f"cannot find `{imp.path}`: {why}", imp.span, label="no such file"))
             return None
         if target is None:
             return None
         if target in self._active:
             chain = self._active[self._active.index(target):] + [target]
-            self.report(make("SKM126", "import cycle: " + " -> ".join(p.name for p in chain), imp.span,
+            self.report(make(codes.IMPORT_CYCLE, "import cycle: " + " -> ".join(p.name for p in chain), imp.span,
                              label="closes the cycle"))
             return None
         if target in self.imports.done:
             return self.imports.done[target]
         if not found:
-            self.report(make("SKM124", f"cannot find `{imp.path}`", imp.span, label="no such file",
+            self.report(make(codes.IMPORT_NOT_FOUND, f"cannot find `{imp.path}`", imp.span, label="no such file",
                              notes=[f"looked for {target}"]))
             return None
         source, diags = read_source(target)

@@ -16,7 +16,7 @@ from typing import TypeVar, cast
 
 import attrs
 
-from skillc.diagnostics import Diagnostic, Label, Span, make
+from skillc.diagnostics import Diagnostic, Label, Span, codes, make
 from skillc.ir import expr as ir
 from skillc.ir import types as T
 from skillc.ir.exprs import ExprLowerer
@@ -64,10 +64,10 @@ def lower_module(module: n.Module, imported: Scope, path: str | None, report: Re
         fragments.get(frag.name)
     machines = module.machines
     if not any(isinstance(i, (n.Machine, n.Fragment, n.RecordDecl, n.EnumDecl)) for i in module.items):
-        report(make("SKM100", "this file declares no machine, fragment or type",
+        report(make(codes.NO_MACHINE, "this file declares no machine, fragment or type",
                     Span(module.span.source, 0, 0) if module.span else None))
     for extra in machines[1:]:
-        report(make("SKM101", f"a second machine `{extra.name}` in one file", extra.span,
+        report(make(codes.MULTIPLE_MACHINES, f"a second machine `{extra.name}` in one file", extra.span,
                     label="second machine", secondary=_labels(machines[0].span, "first machine")))
     machine = _lower_machine(machines[0], path, scope, fragments, report) if machines else None
     own_types = {k: v for k, v in scope.types.items() if k not in imported.types}
@@ -105,7 +105,7 @@ class _FragmentTable:
             return None
         if name in self.active:
             cycle = self.active[self.active.index(name):] + [name]
-            self.report(make("SKM129", "fragment instantiates itself: " + " -> ".join(cycle), frag.span,
+            self.report(make(codes.RECURSIVE_FRAGMENT, "fragment instantiates itself: " + " -> ".join(cycle), frag.span,
                              label="recursive fragment", hint="unfold the repetition into a counted loop"))
             return broken(frag)
         self.active.append(name)
@@ -139,17 +139,17 @@ def _lower_machine(m: n.Machine, path: str | None, scope: Scope, fragments: _Fra
     body = _Body.build(m, m.items, (), (), scope, fragments, report)
     fallbacks = _all(m.items, n.Fallback)
     if not fallbacks:
-        report(make("SKM117", f"machine `{m.name}` has no fallback terminal", _head(m),
+        report(make(codes.MISSING_FALLBACK, f"machine `{m.name}` has no fallback terminal", _head(m),
                     label="declare `fallback` in this machine"))
     for extra in fallbacks[1:]:
-        report(make("SKM118", "a second `fallback`", extra.span, label="second fallback",
+        report(make(codes.DUPLICATE_FALLBACK, "a second `fallback`", extra.span, label="second fallback",
                     secondary=_labels(fallbacks[0].span, "first fallback")))
     states = body.states()
     start = body.start(m)
     docs, sources = _all(m.items, n.Doc), _all(m.items, n.SourceDecl)
     repeated: list[n.Stmt] = [*docs[1:], *sources[1:]]
     for again in repeated:
-        report(make("SKM119", "a machine has one `doc` and one `source`", again.span, label="repeated"))
+        report(make(codes.MISPLACED_ITEM, "a machine has one `doc` and one `source`", again.span, label="repeated"))
     return Machine(
         name=m.name, doc=docs[0].text if docs else None, source=sources[0].path if sources else None,
         tools=body.symbols.tools, types=dict(body.symbols.scope.types), variables=body.variables,
@@ -167,7 +167,7 @@ def _lower_fragment(f: n.Fragment, scope: Scope, fragments: _FragmentTable, repo
     for item in f.items:
         what = _NOT_IN_FRAGMENT.get(type(item))
         if what is not None:
-            sink(make("SKM119", f"a fragment has no `{what}`; it ends through its exits", item.span,
+            sink(make(codes.MISPLACED_ITEM, f"a fragment has no `{what}`; it ends through its exits", item.span,
                       label=f"`{what}` in a fragment",
                       hint="declare exits `fragment NAME(…) -> (done, failed)` and route edges to them"))
     body = _Body.build(f, f.items, f.params, f.exits, scope, fragments, sink)
@@ -238,7 +238,7 @@ class _Body:
             return self.expansion.landings.get(name, name)
         if name in self.symbols.names or name in self.expansion.names or name == FALLBACK:
             return name
-        self.report(make("SKM102", f"undefined state `{name}`", span, label="no such state",
+        self.report(make(codes.UNDEFINED_STATE, f"undefined state `{name}`", span, label="no such state",
                          hint=did_you_mean(name, [*self.symbols.names, *self.expansion.names, FALLBACK])))
         return name
 
@@ -246,10 +246,10 @@ class _Body:
         """The `start` target (exactly one)."""
         starts = _all(owner.items, n.Start)
         if not starts:
-            self.report(make("SKM115", f"`{owner.name}` has no `start`", _head(owner), label="add `start STATE`"))
+            self.report(make(codes.MISSING_START, f"`{owner.name}` has no `start`", _head(owner), label="add `start STATE`"))
             return None
         for extra in starts[1:]:
-            self.report(make("SKM116", "a second `start`", extra.span, label="second start",
+            self.report(make(codes.DUPLICATE_START, "a second `start`", extra.span, label="second start",
                              secondary=_labels(starts[0].span, "first start")))
         return self.target(starts[0].target, starts[0].span)
 
@@ -296,7 +296,7 @@ class _Body:
         reads = self._lookup_vars(reads_d, "reads", item_spans)
         for what, repeated in (("reads", reads_d[1:]), ("writes", writes_d[1:])):
             for r in repeated:
-                self.report(make("SKM119", f"`{what}` appears more than once in this state", r.span,
+                self.report(make(codes.MISPLACED_ITEM, f"`{what}` appears more than once in this state", r.span,
                                  label="repeated", hint=f"list every variable in one `{what}`"))
         prompt, call = self._once(items, n.Prompt, "prompt"), self._once(items, n.Call, "call")
         doc, provenance = self._annotations(items)
@@ -326,18 +326,18 @@ class _Body:
         """A tool state has a `call` and no `prompt`; a model or judge state the other way round."""
         if d.kind == "tool":
             if prompt is not None:
-                self.report(make("SKM119", "a tool state has no `prompt`", prompt.span, label="not allowed here",
+                self.report(make(codes.MISPLACED_ITEM, "a tool state has no `prompt`", prompt.span, label="not allowed here",
                                  hint="use `doc` to describe a tool state"))
             if call is None:
-                self.report(make("SKM120", f"tool state `{d.name}` has no `call`", _head(d),
+                self.report(make(codes.MISSING_ITEM, f"tool state `{d.name}` has no `call`", _head(d),
                                  label="needs `call TOOL(…)`"))
                 return None
             return self._call(call)
         if call is not None:
-            self.report(make("SKM119", f"a {d.kind} state has no `call`", call.span, label="not allowed here",
+            self.report(make(codes.MISPLACED_ITEM, f"a {d.kind} state has no `call`", call.span, label="not allowed here",
                              hint="make it a `tool` state to call a tool"))
         if prompt is None:
-            self.report(make("SKM120", f"{d.kind} state `{d.name}` has no `prompt`", _head(d),
+            self.report(make(codes.MISSING_ITEM, f"{d.kind} state `{d.name}` has no `prompt`", _head(d),
                              label="needs local instructions"))
         return None
 
@@ -345,18 +345,18 @@ class _Body:
         """Check one `writes` entry; return (variable, bound result or None), or None when it is unusable."""
         v = self.variables.get(item.var)
         if v is None:
-            self.report(make("SKM103", f"undefined variable `{item.var}` in `writes`", item.span,
+            self.report(make(codes.UNDEFINED_VARIABLE, f"undefined variable `{item.var}` in `writes`", item.span,
                              label="not declared", hint=did_you_mean(item.var, self.variables)))
             return None
         if v.is_input:
-            self.report(make("SKM133", f"`{item.var}` is an input and cannot be written", item.span, label="input"))
+            self.report(make(codes.READ_ONLY_VARIABLE, f"`{item.var}` is an input and cannot be written", item.span, label="input"))
         elif v.is_counter:
-            self.report(make("SKM137", f"state `{d.name}` writes counter `{item.var}`", item.span,
+            self.report(make(codes.COUNTER_WRITTEN_BY_STATE, f"state `{d.name}` writes counter `{item.var}`", item.span,
                              label="counter in `writes`",
                              hint=f"counters change only on edges: `-> target {{ {item.var} += 1 }}`"))
         if d.kind != "tool":
             if item.result is not None:
-                self.report(make("SKM114", "only tool states bind results with `=`", item.span,
+                self.report(make(codes.BAD_RESULT_BINDING, "only tool states bind results with `=`", item.span,
                                  label="not a tool state"))
             return item.var, None
         if tool is None:
@@ -368,12 +368,12 @@ class _Body:
         result = item.result or item.var
         rt = tool.result(result)
         if rt is None:
-            self.report(make("SKM114", f"tool `{tool.name}` has no result `{result}`", item.span,
+            self.report(make(codes.BAD_RESULT_BINDING, f"tool `{tool.name}` has no result `{result}`", item.span,
                              label="unknown result", hint=did_you_mean(result, dict(tool.results))
                              or "results: " + ", ".join(r for r, _ in tool.results)))
             return None
         if not T.assignable(rt, var_type):
-            self.report(make("SKM114", f"result `{result}` is {T.show(rt)} but `{item.var}` is {T.show(var_type)}",
+            self.report(make(codes.BAD_RESULT_BINDING, f"result `{result}` is {T.show(rt)} but `{item.var}` is {T.show(var_type)}",
                              item.span, label="type differs"))
         return result
 
@@ -387,7 +387,7 @@ class _Body:
                 if span is not None:
                     spans.setdefault(f"{what}:{name}", span)
                 if name not in self.variables:
-                    self.report(make("SKM103", f"undefined variable `{name}` in `{what}`", span,
+                    self.report(make(codes.UNDEFINED_VARIABLE, f"undefined variable `{name}` in `{what}`", span,
                                      label="not declared", hint=did_you_mean(name, self.variables)))
                     continue
                 out.append(name)
@@ -397,7 +397,7 @@ class _Body:
         """The one item of a kind (repeats reported as SKM119), or None."""
         found = _all(items, cls)
         for extra in found[1:]:
-            self.report(make("SKM119", f"`{what}` appears more than once in this state", extra.span,
+            self.report(make(codes.MISPLACED_ITEM, f"`{what}` appears more than once in this state", extra.span,
                              label="repeated", secondary=_labels(found[0].span, "first here")))
         return found[0] if found else None
 
@@ -413,7 +413,7 @@ class _Body:
             return None
         end = p.end if p.end is not None else p.start
         if p.start < 1 or end < p.start:
-            self.report(make("SKM136", f"line range {p.start}-{end} is empty", p.span, label="bad range"))
+            self.report(make(codes.INVALID_LINE_RANGE, f"line range {p.start}-{end} is empty", p.span, label="bad range"))
         return Provenance(p.file, p.start, end)
 
     def _call(self, c: n.Call) -> ToolCall | None:
@@ -421,7 +421,7 @@ class _Body:
         tool = self.symbols.tools.get(c.tool)
         lowerer = self.expressions()
         if tool is None:
-            self.report(make("SKM104", f"undefined tool `{c.tool}`", c.span, label="not in the interface table",
+            self.report(make(codes.UNDEFINED_TOOL, f"undefined tool `{c.tool}`", c.span, label="not in the interface table",
                              hint=did_you_mean(c.tool, self.symbols.tools)
                              or f"declare it: tool {c.tool}(…) -> (…)"))
             for a in c.args:
@@ -432,7 +432,7 @@ class _Body:
         args = [arg for arg in (self._argument(lowerer, tool, params, seen, a) for a in c.args) if arg is not None]
         missing = [p for p in params if p not in seen and not isinstance(params[p], T.OptionalT)]
         if missing:
-            self.report(make("SKM112", f"call to `{tool.name}` is missing " + ", ".join(f"`{m}`" for m in missing),
+            self.report(make(codes.BAD_TOOL_ARGUMENTS, f"call to `{tool.name}` is missing " + ", ".join(f"`{m}`" for m in missing),
                              c.span, label="missing arguments"))
         return ToolCall(tool.name, tuple(args), span=c.span)
 
@@ -442,16 +442,16 @@ class _Body:
         expected = params.get(a.name)
         value = lowerer.lower(a.value, expected)
         if expected is None:
-            self.report(make("SKM112", f"tool `{tool.name}` has no parameter `{a.name}`", a.span,
+            self.report(make(codes.BAD_TOOL_ARGUMENTS, f"tool `{tool.name}` has no parameter `{a.name}`", a.span,
                              label="unknown argument", hint=did_you_mean(a.name, params)
                              or "parameters: " + ", ".join(params)))
             return None
         if a.name in seen:
-            self.report(make("SKM112", f"argument `{a.name}` is passed twice", a.span, label="again"))
+            self.report(make(codes.BAD_TOOL_ARGUMENTS, f"argument `{a.name}` is passed twice", a.span, label="again"))
             return None
         seen.add(a.name)
         if not T.assignable(value.type, expected):
-            self.report(make("SKM113", f"argument `{a.name}` of `{tool.name}` is {T.show(expected)}, "
+            self.report(make(codes.ARGUMENT_TYPE_MISMATCH, f"argument `{a.name}` of `{tool.name}` is {T.show(expected)}, "
                              f"not {T.show(value.type)}", a.value.span, label=T.show(value.type)))
         return a.name, value
 
@@ -462,7 +462,7 @@ class _Body:
         if e.guard is not None:
             guard = lowerer.lower(e.guard, T.BOOL)
             if not isinstance(guard.type, (T.BoolT, T.ErrorT)):
-                self.report(make("SKM111", f"this guard is {T.show(guard.type)}, not bool", e.guard.span,
+                self.report(make(codes.GUARD_NOT_BOOL, f"this guard is {T.show(guard.type)}, not bool", e.guard.span,
                                  label="not a Boolean", hint="compare it, e.g. `x != \"\"` or `n > 0`"))
         target = self.target(e.target, e.span)
         assigns = [a for a in (self._assign(lowerer, a) for a in e.assigns) if a is not None]
@@ -472,39 +472,39 @@ class _Body:
         """One assignment of an edge; None when its variable is not declared."""
         var = self.variables.get(a.target)
         if var is None:
-            self.report(make("SKM103", f"undefined variable `{a.target}`", a.span, label="not declared",
+            self.report(make(codes.UNDEFINED_VARIABLE, f"undefined variable `{a.target}`", a.span, label="not declared",
                              hint=did_you_mean(a.target, self.variables)))
             lowerer.lower(a.value)
             return None
         if var.is_input:
-            self.report(make("SKM133", f"`{a.target}` is an input and cannot be assigned", a.span, label="input"))
+            self.report(make(codes.READ_ONLY_VARIABLE, f"`{a.target}` is an input and cannot be assigned", a.span, label="input"))
         value = lowerer.lower(a.value, var.type)
         self._check_assigned_type(a, var.type, value.type)
         problem = counter_problem(var, a.op, value)
         if problem:
-            self.report(make("SKM139", problem, a.span, label="breaks the loop bound"))
+            self.report(make(codes.INVALID_COUNTER_ASSIGNMENT, problem, a.span, label="breaks the loop bound"))
         return Assignment(a.target, a.op, value, span=a.span)
 
     def _check_assigned_type(self, a: n.Assign, var_type: T.Type, value_type: T.Type) -> None:
         """`=` needs an assignable value; `+=` and `-=` a number on both sides, never float into int."""
         if a.op not in ("+=", "-="):
             if not T.assignable(value_type, var_type):
-                self.report(make("SKM110", f"`{a.target}` is {T.show(var_type)} but the value is "
+                self.report(make(codes.ASSIGNMENT_TYPE_MISMATCH, f"`{a.target}` is {T.show(var_type)} but the value is "
                                  f"{T.show(value_type)}", a.value.span, label=T.show(value_type)))
         elif not T.is_numeric(var_type) and not isinstance(var_type, T.ErrorT):
-            self.report(make("SKM135", f"`{a.op}` needs a number, but `{a.target}` is {T.show(var_type)}",
+            self.report(make(codes.INVALID_OPERATOR, f"`{a.op}` needs a number, but `{a.target}` is {T.show(var_type)}",
                              a.span, label="not a number"))
         elif not T.is_numeric(value_type) and not isinstance(value_type, T.ErrorT):
-            self.report(make("SKM110", f"`{a.op}` adds a number, not {T.show(value_type)}",
+            self.report(make(codes.ASSIGNMENT_TYPE_MISMATCH, f"`{a.op}` adds a number, not {T.show(value_type)}",
                              a.value.span, label=T.show(value_type)))
         elif isinstance(var_type, T.IntT) and isinstance(value_type, T.FloatT):
-            self.report(make("SKM110", f"`{a.target}` is int; adding a float would make it float",
+            self.report(make(codes.ASSIGNMENT_TYPE_MISMATCH, f"`{a.target}` is int; adding a float would make it float",
                              a.value.span, label="float"))
 
     def _terminal(self, d: n.Terminal) -> State:
         """A terminal: a known outcome and the evidence it requires."""
         if d.outcome not in OUTCOMES:
-            self.report(make("SKM121", f"unknown outcome `{d.outcome}`", d.span, label="not an outcome",
+            self.report(make(codes.UNKNOWN_OUTCOME, f"unknown outcome `{d.outcome}`", d.span, label="not an outcome",
                              hint=did_you_mean(d.outcome, OUTCOMES) or "outcomes: " + ", ".join(OUTCOMES)))
         item_spans: dict[str, Span] = {}
         requires = self._lookup_vars(_all(d.items, n.Requires), "requires", item_spans)
@@ -516,7 +516,7 @@ class _Body:
     def _fallback(self, d: n.Fallback) -> State:
         """The fallback terminal, which requires nothing."""
         for r in _all(d.items, n.Requires):
-            self.report(make("SKM119", "the fallback requires no evidence", r.span, label="not allowed here",
+            self.report(make(codes.MISPLACED_ITEM, "the fallback requires no evidence", r.span, label="not allowed here",
                              hint="runs end in the fallback exactly when evidence could not be produced"))
         doc, provenance = self._annotations(d.items)
         return State(FALLBACK, "fallback", outcome="failed", doc=doc, provenance=provenance, span=d.span)
@@ -533,13 +533,13 @@ class _Body:
                 continue
             if r.kind == "forbid" and FALLBACK in r.ops:
                 # The runtime sends failures there without an edge, so no graph fact can rule it out.
-                self.report(make("SKM146", "`rule forbid fallback` cannot hold: the runtime routes failed "
+                self.report(make(codes.FORBID_FALLBACK, "`rule forbid fallback` cannot hold: the runtime routes failed "
                                  "operations and unusable outputs to the fallback", r.span,
                                  label="the fallback is always possible",
                                  hint="forbid the states or tools that lead to failure instead"))
                 continue
             if r.kind == "ends" and r.outcome not in OUTCOMES:
-                self.report(make("SKM140", f"`rule ends` names outcome `{r.outcome}`, which is not one of "
+                self.report(make(codes.UNKNOWN_RULE_OUTCOME, f"`rule ends` names outcome `{r.outcome}`, which is not one of "
                                  f"{', '.join(OUTCOMES)}", r.span, label="unknown outcome",
                                  hint=did_you_mean(r.outcome or "", list(OUTCOMES))))
                 continue
@@ -561,7 +561,7 @@ class _Body:
             return tuple(s.name for s in states.values() if s.call is not None and s.call.tool == op)
         if op in self.symbols.exits:
             return (op,)
-        self.report(make("SKM102", f"rule names `{op}`, which is neither a state, a fragment instance nor a tool",
+        self.report(make(codes.UNDEFINED_STATE, f"rule names `{op}`, which is neither a state, a fragment instance nor a tool",
                          span, label="unknown operation", hint=did_you_mean(op, [*states, *tools, *instances])))
         return None
 

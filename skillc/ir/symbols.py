@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Union, cast
 
 import attrs
 
-from skillc.diagnostics import Diagnostic, Label, Span, make
+from skillc.diagnostics import Diagnostic, Label, Span, codes, make
 from skillc.ir import types as T
 from skillc.ir.exprs import ExprLowerer
 from skillc.ir.machine import FALLBACK, Tool, Variable, VariableKind
@@ -60,7 +60,7 @@ class Symbols:
 def duplicate(report: Report, what: str, name: str, span: Span | None, first_span: Span | None) -> None:
     """Report a second declaration of a name (SKM108), pointing at the first."""
     secondary = [Label(first_span, "first declared here")] if first_span is not None else []
-    report(make("SKM108", f"{what} `{name}` is declared twice", span, label="declared again",
+    report(make(codes.DUPLICATE_NAME, f"{what} `{name}` is declared twice", span, label="declared again",
                 secondary=secondary, hint="rename one of them"))
 
 
@@ -69,7 +69,7 @@ def check_unique(names: Iterable[str], what: str, span: Span | None, report: Rep
     seen: set[str] = set()
     for name in names:
         if name in seen:
-            report(make("SKM108", f"{what} `{name}` appears twice", span, hint="remove the repetition"))
+            report(make(codes.DUPLICATE_NAME, f"{what} `{name}` appears twice", span, hint="remove the repetition"))
         seen.add(name)
 
 
@@ -95,7 +95,7 @@ def declare_types(items: Iterable[n.Stmt], scope: Scope, report: Report) -> None
         if decl is None:
             return None
         if name in resolving:
-            report(make("SKM138", f"record `{name}` contains itself", decl.span, label="recursive type",
+            report(make(codes.RECURSIVE_TYPE, f"record `{name}` contains itself", decl.span, label="recursive type",
                         hint="records are finite JSON objects; store a key or an id instead"))
             return T.ERROR
         resolving.add(name)
@@ -135,7 +135,7 @@ def resolve_type(t: n.TypeExpr, scope: Scope, report: Report, resolve: Resolver 
             return T.BUILTINS[t.name]
         found = scope.types.get(t.name) or (resolve(t.name) if resolve else None)
         if found is None:
-            report(make("SKM106", f"undefined type `{t.name}`", t.span, label="not a type",
+            report(make(codes.UNDEFINED_TYPE, f"undefined type `{t.name}`", t.span, label="not a type",
                         hint=did_you_mean(t.name, [*T.BUILTINS, *scope.types])))
             return T.ERROR
         return found
@@ -145,7 +145,7 @@ def resolve_type(t: n.TypeExpr, scope: Scope, report: Report, resolve: Resolver 
     if isinstance(t, n.MapType):
         key = resolve_type(t.key, scope, report, resolve)
         if not isinstance(key, (T.StrT, T.ErrorT)):
-            report(make("SKM123", f"map keys must be str, not {T.show(key)}", t.key.span, label="key type"))
+            report(make(codes.INVALID_MAP_KEY, f"map keys must be str, not {T.show(key)}", t.key.span, label="key type"))
         value = resolve_type(t.value, scope, report, resolve)
         return T.ERROR if isinstance(value, T.ErrorT) else T.MapT(value)
     if isinstance(t, n.EnumType):
@@ -216,7 +216,7 @@ def _variables(items: Iterable[n.Stmt], scope: Scope, variables: dict[str, Varia
             var = _var(item, scope, types, report)
         elif isinstance(item, n.CounterDecl):
             if item.max < 1:
-                report(make("SKM122", f"counter `{item.name}` has maximum {item.max}", item.span,
+                report(make(codes.INVALID_COUNTER, f"counter `{item.name}` has maximum {item.max}", item.span,
                             label="must be at least 1"))
             var = Variable(item.name, T.INT, "counter", max=item.max, span=item.span)
         else:
@@ -232,7 +232,7 @@ def _var(d: n.VarDecl, scope: Scope, types: dict[str, T.Type], report: Report) -
     if d.init is not None:
         init = ExprLowerer(types, report).constant(d.init, t)
         if not T.assignable(init.type, t):
-            report(make("SKM110", f"`{d.name}` is {T.show(t)} but its initial value is {T.show(init.type)}",
+            report(make(codes.ASSIGNMENT_TYPE_MISMATCH, f"`{d.name}` is {T.show(t)} but its initial value is {T.show(init.type)}",
                         d.init.span, label=T.show(init.type)))
     return Variable(d.name, t, cast(VariableKind, d.kind), init=init, span=d.span)  # `input` or `var` (grammar)
 
@@ -241,7 +241,7 @@ def add_variable(variables: dict[str, Variable], spans: dict[str, Span | None], 
                  report: Report) -> bool:
     """Add `v`, declared at `span`, unless its name is reserved (SKM134) or taken (SKM108); True when added."""
     if v.name in RESERVED_VARIABLES:
-        report(make("SKM134", f"`{v.name}` is a reserved word and cannot name a variable", span,
+        report(make(codes.RESERVED_NAME, f"`{v.name}` is a reserved word and cannot name a variable", span,
                     label="reserved name", hint="choose another name"))
         return False
     if v.name in variables:
@@ -277,7 +277,7 @@ def _states(items: Iterable[n.Stmt], names: dict[str, Span | None], report: Repo
         elif isinstance(d, (n.State, n.Terminal)):
             name = d.name
             if name == FALLBACK:
-                report(make("SKM134", "`fallback` is reserved for the fallback terminal", d.span,
+                report(make(codes.RESERVED_NAME, "`fallback` is reserved for the fallback terminal", d.span,
                             label="reserved name", hint="choose another name"))
                 continue
         else:

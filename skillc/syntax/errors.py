@@ -158,11 +158,11 @@ def syntax_error(exc: UnexpectedInput, source: SourceFile, examples: dict[Signat
         if ch == '"':
             end = text.find("\n", pos)
             end = len(text) if end == -1 else end
-            return make("SKM003", "this string is not closed on its line", Span(source, pos, end),
+            return make(codes.UNTERMINATED_STRING, "this string is not closed on its line", Span(source, pos, end),
                         label="unterminated string")
         shown = repr(ch)[1:-1] if ch.isprintable() and ch != "" else f"U+{ord(ch):04X}" if ch else "?"
         expected = sorted({_describe_terminal(parser, t) for t in exc.allowed or ()})
-        return make("SKM002", f"unexpected character `{shown}`", Span(source, pos, pos + 1),
+        return make(codes.UNEXPECTED_CHARACTER, f"unexpected character `{shown}`", Span(source, pos, pos + 1),
                     label="no token starts with this",
                     notes=[f"skillc was looking for {_join(expected)}"] if expected else ())
 
@@ -173,7 +173,7 @@ def syntax_error(exc: UnexpectedInput, source: SourceFile, examples: dict[Signat
         if opened is not None:
             secondary.append(Label(Span(source, opened, opened + 1), "this block is never closed"))
         expected = sorted({_describe_terminal(parser, t) for t in _expected(exc)})
-        return make("SKM005", "the file ends before the construct is complete", Span(source, at, at),
+        return make(codes.UNEXPECTED_END_OF_FILE, "the file ends before the construct is complete", Span(source, at, at),
                     label="file ends here", secondary=secondary,
                     notes=[f"skillc was looking for {_join(expected)}"] if expected else ())
 
@@ -199,7 +199,7 @@ def syntax_error(exc: UnexpectedInput, source: SourceFile, examples: dict[Signat
         hint = suggestion or hint
         if marks & context:
             return make(code, message.format(found=found), span, label=lab, notes=notes, hint=hint or None)
-    return make("SKM004", f"unexpected {found}", span, label="unexpected here", notes=notes, hint=suggestion or None)
+    return make(codes.UNEXPECTED_TOKEN, f"unexpected {found}", span, label="unexpected here", notes=notes, hint=suggestion or None)
 
 
 def _did_you_mean(tok: lark.Token, expected: set[str]) -> str | None:

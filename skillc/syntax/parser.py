@@ -16,7 +16,7 @@ from typing import Any, TypeVar
 import lark
 from lark import Token
 
-from skillc.diagnostics import Diagnostic, SourceFile, Span, make
+from skillc.diagnostics import Diagnostic, SourceFile, Span, codes, make
 from skillc.diagnostics.files import read_bytes
 from skillc.syntax import nodes as n
 from skillc.syntax.comments import attach_comments
@@ -78,7 +78,7 @@ class _Builder(lark.Transformer[Token, n.Module]):
         if depth > MAX_DEPTH:
             kind = "type" if isinstance(node, n.TypeExpr) else "expression"
             self.diagnostics.append(
-                make("SKM007", f"{kind} nested more than {MAX_DEPTH} levels deep", node.span or self._span(children),
+                make(codes.NESTING_TOO_DEEP, f"{kind} nested more than {MAX_DEPTH} levels deep", node.span or self._span(children),
                      label="too deep")
             )
             raise _Abort
@@ -316,7 +316,7 @@ class _Builder(lark.Transformer[Token, n.Module]):
             for start, end, text in bad:
                 at = tok.start_pos + 1 + start
                 self.diagnostics.append(
-                    make("SKM006", f"unknown escape sequence `{text}` in a string",
+                    make(codes.INVALID_ESCAPE, f"unknown escape sequence `{text}` in a string",
                          Span(self.source, at, tok.start_pos + 1 + end), label="not an escape")
                 )
         return _Str(value, Span(self.source, tok.start_pos, tok.end_pos))
@@ -363,7 +363,7 @@ class _Builder(lark.Transformer[Token, n.Module]):
         process-wide, so it is not raised here)."""
         digits = str(token).lstrip("0") or "0"
         if len(digits) > MAX_INT_DIGITS:
-            self.diagnostics.append(make("SKM147", f"an integer literal of {len(digits):,} digits is too large",
+            self.diagnostics.append(make(codes.INTEGER_TOO_LARGE, f"an integer literal of {len(digits):,} digits is too large",
                                          self._span(ch), label=f"more than {MAX_INT_DIGITS:,} digits",
                                          hint="use a smaller number"))
             raise _Abort
@@ -372,7 +372,7 @@ class _Builder(lark.Transformer[Token, n.Module]):
     def float_lit(self, ch: Children) -> n.FloatLit:
         value = float(ch[0])
         if not math.isfinite(value):
-            self.diagnostics.append(make("SKM017", f"the number `{ch[0]}` is too large", self._span(ch),
+            self.diagnostics.append(make(codes.NUMBER_OUT_OF_RANGE, f"the number `{ch[0]}` is too large", self._span(ch),
                                          label="not a finite float"))
             raise _Abort
         return self._expr(n.FloatLit, ch, value)
@@ -540,12 +540,12 @@ def decode_source(path: str, data: bytes) -> tuple[SourceFile | None, list[Diagn
         prefix = data[: exc.start].decode("utf-8", errors="replace").replace("\r\n", "\n")
         source = SourceFile(path, prefix)
         at = len(prefix)
-        return None, [make("SKM001", f"{path} is not UTF-8 text (invalid byte 0x{data[exc.start]:02x})",
+        return None, [make(codes.INVALID_ENCODING, f"{path} is not UTF-8 text (invalid byte 0x{data[exc.start]:02x})",
                            Span(source, at, at), label="here")]
     source = SourceFile.from_text(path, text)
     nul = source.text.find("\x00")
     if nul != -1:
-        return None, [make("SKM001", f"{path} contains NUL bytes; it looks like a binary file",
+        return None, [make(codes.INVALID_ENCODING, f"{path} contains NUL bytes; it looks like a binary file",
                            Span(source, nul, nul + 1), label="NUL byte")]
     return source, []
 

@@ -11,6 +11,7 @@ import jsonschema
 import pytest
 
 import skillc
+from skillc.check import codes
 from skillc.check.config import config_schema, parse_config
 from skillc.diagnostics import SourceFile, Span, make
 from skillc.diagnostics.diagnostic import Label
@@ -35,7 +36,7 @@ def sarif_validator() -> jsonschema.Validator:
 
 def test_the_schema_catches_a_bad_uri() -> None:
     """The validator checks `uri-reference` formats, so the next tests can fail."""
-    log = to_sarif([make("SKM200", "x", Span(SourceFile("ok.skm", "abc"), 0, 1))])
+    log = to_sarif([make(codes.UNREACHABLE_STATE, "x", Span(SourceFile("ok.skm", "abc"), 0, 1))])
     sarif_validator().validate(log)
     log["runs"][0]["results"][0]["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] = "a b\\c.skm"
     assert list(sarif_validator().iter_errors(log)), "a raw space/backslash must fail the uri-reference format"
@@ -80,7 +81,7 @@ def test_sarif_uri(path: str, uri: str) -> None:
 
 def test_secondary_locations_in_other_files_validate() -> None:
     here, there = SourceFile("a.skm", "one\ntwo\n"), SourceFile("lib/b c.skm", "x\n")
-    d = make("SKM241", "m", Span(here, 4, 7), secondary=[Label(Span(there, 0, 1), "there")])
+    d = make(codes.SHADOWED_EDGE, "m", Span(here, 4, 7), secondary=[Label(Span(there, 0, 1), "there")])
     log = to_sarif([d])
     sarif_validator().validate(log)
     rel = log["runs"][0]["results"][0]["relatedLocations"][0]["physicalLocation"]["artifactLocation"]

@@ -1,7 +1,7 @@
 """Diagnostic codes of the distiller (SKM4xx), listed in `skillc.registry`.
 
 The examples are JSONL traces, not machines, so the registry test does not run
-them; the tests under `tests/distill/` produce each code from real input.
+them; the tests under `tests/frontends/distill/` produce each code from real input.
 """
 
 from __future__ import annotations

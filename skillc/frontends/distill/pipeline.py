@@ -8,6 +8,7 @@ import attrs
 
 from skillc.diagnostics import Diagnostic, make
 from skillc.diagnostics.diagnostic import HasDiagnostics
+from skillc.frontends.distill import codes
 from skillc.frontends.distill.cluster import Cluster, cluster, loop_schemas
 from skillc.frontends.distill.schema import Program, normalised
 from skillc.frontends.distill.segment import Operation, operations
@@ -40,7 +41,7 @@ def distill(traces: Iterable[Trace], *, min_reuse: float = DEFAULT_MIN_REUSE) ->
     normal, diagnostics = normalised(traces)
     programs = [program for _trace, program in normal]
     if not programs:
-        diagnostics.append(make("SKM400", "no successful, parsable trace is left to distil",
+        diagnostics.append(make(codes.NO_TRACES, "no successful, parsable trace is left to distil",
                                 hint="pass JSONL files with one successful trace per line"))
         return Distilled([], [], [], frozenset(), diagnostics, min_reuse=min_reuse)
     ops = [op for p in programs for op in operations(p)]
@@ -49,7 +50,7 @@ def distill(traces: Iterable[Trace], *, min_reuse: float = DEFAULT_MIN_REUSE) ->
     kept_clusters = [c for c in everything if c.reuse >= min_reuse]
     if not kept_clusters:
         best = max((c.reuse for c in everything), default=0.0)
-        diagnostics.append(make("SKM404", f"no operation is reused in {min_reuse:.0%} of the {len(programs)} traces "
+        diagnostics.append(make(codes.NO_REUSABLE_SKILL, f"no operation is reused in {min_reuse:.0%} of the {len(programs)} traces "
                                           f"(the most reused reaches {best:.0%})",
                                 hint="lower --min-reuse, or distil from more traces"))
     return Distilled(kept_clusters, programs, ops, loops, diagnostics, len(everything), min_reuse)
@@ -61,7 +62,7 @@ def distill_files(paths: Iterable[str], *, min_reuse: float = DEFAULT_MIN_REUSE)
     if any(d.is_error for d in diagnostics):
         return Distilled([], [], [], frozenset(), diagnostics, min_reuse=min_reuse)
     if not traces:
-        diagnostics.append(make("SKM400", "the trace files hold no trace",
+        diagnostics.append(make(codes.NO_TRACES, "the trace files hold no trace",
                                 hint="each line of a trace file is one JSON trace; see docs/distill.md"))
         return Distilled([], [], [], frozenset(), diagnostics, min_reuse=min_reuse)
     result = distill(traces, min_reuse=min_reuse)

@@ -23,6 +23,7 @@ from typing import Any
 import attrs
 
 from skillc.diagnostics import Diagnostic, make
+from skillc.frontends.distill import codes
 from skillc.frontends.distill.trace import Trace, successful
 
 HOLE = re.compile(r"\{(\w+)(?::([^}]*))?\}")
@@ -349,13 +350,13 @@ def normalise(trace: Trace, profile: Profile | None = None) -> tuple[Program | N
         try:
             profile = profile_for(trace)
         except (ValueError, re.error) as exc:
-            return None, [make("SKM403", f"trace `{trace.id}` is left out: its templates are not valid ({exc})",
+            return None, [make(codes.UNPARSABLE_ACTION, f"trace `{trace.id}` is left out: its templates are not valid ({exc})",
                                trace.span, hint="holes are `{role}` or `{role:word|word}`, each role used once")]
     actions = []
     for index, step in enumerate(trace.steps, 1):
         action = parse_action(step.action, profile, trace.entities)
         if action is None:
-            return None, [make("SKM403", f"trace `{trace.id}` is left out: step {index} `{step.action}` matches "
+            return None, [make(codes.UNPARSABLE_ACTION, f"trace `{trace.id}` is left out: step {index} `{step.action}` matches "
                                          f"no action schema", trace.span, hint=_hint(step.action, profile, trace))]
         actions.append(action)
     return Program(trace, tuple(actions), profile), []

@@ -19,6 +19,7 @@ import attrs
 from skillc.diagnostics import Diagnostic, make
 from skillc.diagnostics.files import read_bytes
 from skillc.diagnostics.source import SourceFile, Span
+from skillc.frontends.distill import codes
 
 FORMAT = "skillc-trace/1"
 
@@ -163,22 +164,22 @@ def parse_traces(text: str, path: str = "<traces>") -> tuple[list[Trace], list[D
         try:
             obj = json.loads(line)
         except RecursionError:
-            diagnostics.append(make("SKM401", f"line {number} nests too deeply to be a trace", span,
+            diagnostics.append(make(codes.BAD_TRACE, f"line {number} nests too deeply to be a trace", span,
                                     hint="each line of a trace file is one JSON object"))
             continue
         except json.JSONDecodeError as exc:
-            diagnostics.append(make("SKM401", f"line {number} is not JSON: {exc.msg} (column {exc.colno})",
+            diagnostics.append(make(codes.BAD_TRACE, f"line {number} is not JSON: {exc.msg} (column {exc.colno})",
                                     Span(source, start + exc.pos, start + min(exc.pos + 1, len(line))),
                                     hint="each line of a trace file is one JSON object"))
             continue
         try:
             trace = _trace(obj, span)
         except _Bad as exc:
-            diagnostics.append(make("SKM401", f"line {number} is not a valid trace: {exc}", span,
+            diagnostics.append(make(codes.BAD_TRACE, f"line {number} is not a valid trace: {exc}", span,
                                     hint="see the `skillc-trace/1` format in docs/distill.md"))
             continue
         if trace.id in seen:
-            diagnostics.append(make("SKM401", f"trace id `{trace.id}` is used twice (first at {seen[trace.id]})",
+            diagnostics.append(make(codes.BAD_TRACE, f"trace id `{trace.id}` is used twice (first at {seen[trace.id]})",
                                     span, hint="give every trace its own id"))
             continue
         seen[trace.id] = where
@@ -200,20 +201,20 @@ def read_traces(paths: Iterable[str | Path]) -> tuple[list[Trace], list[Diagnost
     diagnostics: list[Diagnostic] = []
     ids: set[str] = set()
     for path in paths:
-        data, problem = read_bytes(path, folder="a folder, not a trace file", code="SKM401")
+        data, problem = read_bytes(path, folder="a folder, not a trace file", code=codes.BAD_TRACE)
         if data is None:
             diagnostics += [problem] if problem is not None else []
             continue
         try:
             text = data.decode("utf-8-sig")
         except UnicodeDecodeError:
-            diagnostics.append(make("SKM401", f"{path} is not UTF-8 text", hint="trace files are JSONL in UTF-8"))
+            diagnostics.append(make(codes.BAD_TRACE, f"{path} is not UTF-8 text", hint="trace files are JSONL in UTF-8"))
             continue
         found, problems = parse_traces(text, str(path))
         diagnostics += problems
         for trace in found:
             if trace.id in ids:
-                diagnostics.append(make("SKM401", f"trace id `{trace.id}` appears in more than one file", trace.span,
+                diagnostics.append(make(codes.BAD_TRACE, f"trace id `{trace.id}` appears in more than one file", trace.span,
                                         hint="give every trace its own id"))
                 continue
             ids.add(trace.id)
@@ -234,7 +235,7 @@ def successful(traces: Iterable[Trace]) -> tuple[list[Trace], list[Diagnostic]]:
         elif not trace.steps[-1].done:
             reason = "its last step is not `done`"
         if reason:
-            diagnostics.append(make("SKM402", f"trace `{trace.id}` is left out: {reason}", trace.span))
+            diagnostics.append(make(codes.FAILED_TRACE, f"trace `{trace.id}` is left out: {reason}", trace.span))
         else:
             kept.append(trace)
     return kept, diagnostics

@@ -18,7 +18,7 @@ from typing import Any, Protocol
 import attrs
 
 from skillc.diagnostics import Diagnostic, make
-from skillc.frontends.distill import Distilled
+from skillc.frontends.distill import Distilled, codes
 from skillc.frontends.distill.cluster import Cluster, match
 from skillc.frontends.distill.schema import normalised
 from skillc.frontends.distill.segment import MIN_STEPS, Operation, segment
@@ -167,7 +167,7 @@ def _evaluate(distilled: Distilled, clusters: Sequence[Cluster], skills: dict[st
         try:
             game = open_game(trace, games)
         except Unavailable as exc:
-            evaluation.diagnostics.append(make("SKM406", f"held-out trace `{trace.id}`: {exc}", trace.span))
+            evaluation.diagnostics.append(make(codes.GAME_UNAVAILABLE, f"held-out trace `{trace.id}`: {exc}", trace.span))
             continue
         with game:
             evaluation.games.append(_play(game, trace, ops, clusters, skills, distilled.loops, evaluation.skills))
@@ -290,7 +290,7 @@ def verify(distilled: Distilled, skills: dict[str, Skill], heldout: Sequence[Tra
             s = evaluation.skills[name]
             first = s.failures[0]
             diagnostics.append(make(
-                "SKM405", f"skill `{name}` failed {s.errors} of {s.calls} held-out calls and is dropped (first, in "
+                codes.SKILL_FAILED_VERIFICATION, f"skill `{name}` failed {s.errors} of {s.calls} held-out calls and is dropped (first, in "
                           f"`{first['trace']}`: {first['error']}, after the call {first['call']})",
                 notes=[f"the call {first['call']}: {first['difference']}"],
                 hint=f"the witness lists what `{name}` played in that call; compare it with the held-out trace",
@@ -303,7 +303,7 @@ def verify(distilled: Distilled, skills: dict[str, Skill], heldout: Sequence[Tra
         if not game.won and game.blame is None:
             trace = next(t for t, _ops in prepared if t.id == game.trace_id)
             how = "with no skill call" if not game.calls else "and every skill call played the walkthrough's actions"
-            diagnostics.append(make("SKM407", f"held-out game `{game.trace_id}` was lost {how}: {game.error}",
+            diagnostics.append(make(codes.HELDOUT_GAME_LOST, f"held-out game `{game.trace_id}` was lost {how}: {game.error}",
                                     trace.span, hint="check that the held-out trace replays in its game "
                                                      "(same game file or generator settings)"))
     evaluation.dropped = dropped

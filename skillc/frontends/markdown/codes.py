@@ -1,7 +1,7 @@
 """Diagnostic codes of the markdown front end (SKM3xx), listed in `skillc.registry`.
 
 The examples are markdown documents, so they are not run by the registry
-test; `tests/frontends/test_codes.py` builds each one and asserts its code.
+test; `tests/frontends/markdown/test_bad_input.py` builds each one and asserts its code.
 """
 
 from __future__ import annotations

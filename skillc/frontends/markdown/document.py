@@ -21,6 +21,7 @@ from mdit_py_plugins.front_matter import front_matter_plugin
 from skillc.diagnostics import Diagnostic, make
 from skillc.diagnostics.files import read_bytes
 from skillc.diagnostics.source import SourceFile, Span
+from skillc.frontends.markdown import codes
 
 MAX_BYTES = 1 << 20  # 1 MiB: far beyond any real skill, small enough to build in about a second
 
@@ -105,20 +106,20 @@ def parse_document(data: bytes | str, path: str = "SKILL.md", *,
         data = data.encode("utf-8")
     whole = SourceFile.from_text(path, "")
     if len(data) > max_bytes:
-        return None, [make("SKM302", f"{path} is {len(data):,} bytes; skill documents are limited to {max_bytes:,}",
+        return None, [make(codes.SKILL_TOO_LARGE, f"{path} is {len(data):,} bytes; skill documents are limited to {max_bytes:,}",
                            Span(whole, 0, 0), hint="split the document, or raise the limit with --max-bytes")]
     if b"\0" in data[:8192] or _binary(data):
-        return None, [make("SKM301", f"{path} is not a text document (it contains binary data)",
+        return None, [make(codes.BINARY_SKILL, f"{path} is not a text document (it contains binary data)",
                            Span(whole, 0, 0), hint="pass the markdown file of the skill")]
     try:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
-        return None, [make("SKM301", f"{path} is not UTF-8 text (invalid byte at offset {exc.start})",
+        return None, [make(codes.BINARY_SKILL, f"{path} is not UTF-8 text (invalid byte at offset {exc.start})",
                            Span(whole, 0, 0), hint="save the skill as UTF-8")]
     text = text.replace("\r\n", "\n").replace("\r", "\n")
     source = SourceFile.from_text(path, text)
     if not text.strip():
-        return None, [make("SKM300", f"{path} is empty", Span(source, 0, 0),
+        return None, [make(codes.EMPTY_SKILL, f"{path} is empty", Span(source, 0, 0),
                            hint="write the procedure in the skill document first")]
     front, diags = _front_matter(text, source)
     if front is None:
@@ -126,7 +127,7 @@ def parse_document(data: bytes | str, path: str = "SKILL.md", *,
     blocks = tuple(_blocks(_PARSER.parse(text)))
     doc = Document(path, text, tuple(text.split("\n")), front, blocks, source)
     if not blocks:
-        diags.append(make("SKM300", f"{path} has front matter but no body", Span(source, 0, 0),
+        diags.append(make(codes.EMPTY_SKILL, f"{path} has front matter but no body", Span(source, 0, 0),
                           hint="write the procedure below the front matter"))
         return None, diags
     return doc, diags
@@ -146,7 +147,7 @@ def _front_matter(text: str, source: SourceFile) -> tuple[FrontMatter | None, li
     lines = text.split("\n")
     close = next((i for i in range(1, len(lines)) if lines[i].rstrip() in ("---", "...")), None)
     if close is None:
-        return None, [make("SKM303", "the front matter opened on line 1 is never closed", lines_span(source, 1),
+        return None, [make(codes.BAD_FRONT_MATTER, "the front matter opened on line 1 is never closed", lines_span(source, 1),
                            label="opened here", hint="end the YAML header with a line holding only `---`")]
     body = "\n".join(lines[1:close])
     header = lines_span(source, 1, close + 1)
@@ -159,17 +160,17 @@ def _front_matter(text: str, source: SourceFile) -> tuple[FrontMatter | None, li
             line = mark.line + 2  # the YAML starts on line 2
             where = lines_span(source, line)
         problem = getattr(exc, "problem", None) or str(exc).split("\n")[0]
-        return None, [make("SKM303", f"the front matter is not valid YAML: {problem}", where,
+        return None, [make(codes.BAD_FRONT_MATTER, f"the front matter is not valid YAML: {problem}", where,
                            label="here", hint="fix the YAML between the `---` lines (quote values with `:`)")]
     if not isinstance(raw, dict):
-        return None, [make("SKM303", f"the front matter must be a mapping of keys to values, not a {type(raw).__name__}",
+        return None, [make(codes.BAD_FRONT_MATTER, f"the front matter must be a mapping of keys to values, not a {type(raw).__name__}",
                            header, hint="write `name: ...`, `description: ...` lines")]
     diags: list[Diagnostic] = []
     fields = {}
     for key in ("name", "description"):
         value = raw.get(key)
         if value is not None and not isinstance(value, (str, int, float)):
-            diags.append(make("SKM303", f"front matter `{key}` must be a string", header,
+            diags.append(make(codes.BAD_FRONT_MATTER, f"front matter `{key}` must be a string", header,
                               hint=f"write `{key}: some text`"))
             return None, diags
         fields[key] = str(value).strip() if value is not None else None
@@ -181,7 +182,7 @@ def _front_matter(text: str, source: SourceFile) -> tuple[FrontMatter | None, li
     elif tools is None:
         names = ()
     else:
-        return None, [make("SKM303", "front matter `allowed-tools` must be a list of tool names", header,
+        return None, [make(codes.BAD_FRONT_MATTER, "front matter `allowed-tools` must be a list of tool names", header,
                            hint="write `allowed-tools: Bash, Read` or a YAML list")]
     return FrontMatter(fields["name"], fields["description"], names, 1, close + 1, raw), diags
 

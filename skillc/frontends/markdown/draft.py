@@ -15,6 +15,7 @@ from typing import Literal
 
 import attrs
 
+from skillc.diagnostics import Code
 from skillc.frontends.markdown.clauses import Clause, strip_markup
 from skillc.frontends.markdown.names import Namer, content_stems
 from skillc.ir.machine import OperationKind as StateKind, Outcome
@@ -82,7 +83,7 @@ class DTerminal:
 class Problem:
     """A finding of the structural compiler, reported by the front end as a diagnostic."""
 
-    code: str
+    code: Code
     message: str
     clause: Clause
 
@@ -156,7 +157,7 @@ class DMachine:
         """`from "SKILL.md":START-END` (just START for one line)."""
         return n.Provenance(self.source, start, end if end != start else None)
 
-    def problem(self, code: str, message: str, clause: Clause) -> None:
+    def problem(self, code: Code, message: str, clause: Clause) -> None:
         """Report a finding about a clause."""
         self.problems.append(Problem(code, message, clause))
 

@@ -17,6 +17,7 @@ from collections.abc import Callable
 
 import attrs
 
+from skillc.frontends.markdown import codes
 from skillc.frontends.markdown.arms import NEXT, Arms, Forward
 from skillc.frontends.markdown.clauses import Clause, strip_markup
 from skillc.frontends.markdown.document import Document
@@ -112,7 +113,7 @@ class GraphBuilder:
             f.edge.target = self.d.entries.get(f.number)
             if f.edge.target is None:
                 f.edge.target = done
-                self.d.problem("SKM316", f"the document refers to step {f.number}, which does not exist", f.clause)
+                self.d.problem(codes.MISSING_STEP_REFERENCE, f"the document refers to step {f.number}, which does not exist", f.clause)
 
     def _tool_failure(self, tool: DState, unit: Unit) -> list[DEdge] | None:
         """A condition on the failure of the command just run, as guarded edges of its tool state; the new exits."""
@@ -209,7 +210,7 @@ class GraphBuilder:
         if parts is None and inline is not None and self.d.bash and command is None:
             parts = [inline]
         if command is not None and command.block is not None and command.block.info in NOT_BASH:
-            self.d.problem("SKM319", f"the commands are `{command.block.info}`, which `bash` cannot run: kept "
+            self.d.problem(codes.COMMANDS_NOT_SHELL, f"the commands are `{command.block.info}`, which `bash` cannot run: kept "
                                      "as instructions", command)
         elif command is not None and self.d.bash:
             parts = [command.text.strip()]

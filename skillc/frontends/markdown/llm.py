@@ -26,6 +26,7 @@ import attrs
 from skillc import api
 from skillc.check.provenance import normalise
 from skillc.diagnostics import Diagnostic, make
+from skillc.frontends.markdown import codes
 from skillc.frontends.markdown.clauses import Clause
 from skillc.frontends.markdown.document import Document
 from skillc.frontends.markdown.schema import MACHINE_SCHEMA, RULES_SCHEMA, DraftError, to_json, to_skm
@@ -104,12 +105,12 @@ def filter_rules(rules: object, doc: Document, ops: set[str]) -> tuple[list[dict
             continue
         quote = normalise(r["quote"])
         if not quote or quote not in text:
-            dropped.append(make("SKM312", f"dropped a rule whose quotation is not in {doc.path}: \"{r['quote'][:80]}\"",
+            dropped.append(make(codes.QUOTATION_NOT_IN_SKILL, f"dropped a rule whose quotation is not in {doc.path}: \"{r['quote'][:80]}\"",
                                 hint="quote the sentence exactly as the skill writes it"))
             continue
         unknown = [o for o in r["ops"] if o not in ops]
         if unknown:
-            dropped.append(make("SKM313", f"dropped a rule naming `{unknown[0]}`, which is not a state or tool of "
+            dropped.append(make(codes.RULE_OUTSIDE_INTERFACE, f"dropped a rule naming `{unknown[0]}`, which is not a state or tool of "
                                           "the machine", hint="name a state or a declared tool"))
             continue
         lines = r.get("from")
@@ -132,7 +133,7 @@ def llm_build(doc: Document, clauses: list[Clause], structural: n.Module, *, ski
         try:
             executor = make_build_executor(model or "", base_url)
         except ExecutorError as exc:
-            return None, [make("SKM314", f"cannot use model {model!r}: {exc}")], []
+            return None, [make(codes.MODEL_FAILED, f"cannot use model {model!r}: {exc}")], []
     diags: list[Diagnostic] = []
     history: list[Round] = []
     try:
@@ -148,7 +149,7 @@ def llm_build(doc: Document, clauses: list[Clause], structural: n.Module, *, ski
         kept, dropped = filter_rules(rules, doc, ops)
         diags += dropped
         if problem:
-            diags.append(make("SKM311", f"the rule list was not valid: {problem}"))
+            diags.append(make(codes.DRAFT_NOT_VALID, f"the rule list was not valid: {problem}"))
         known = {r["quote"] for r in draft["rules"]}
         draft["rules"] += [r for r in kept if r["quote"] not in known]
         # (b) draft, (c) redraft from the checker
@@ -177,10 +178,10 @@ def llm_build(doc: Document, clauses: list[Clause], structural: n.Module, *, ski
                     formatted = text
                 text = formatted
             if problem is not None:
-                diags.append(make("SKM311", f"draft {number} was not a valid machine: {problem}",
+                diags.append(make(codes.DRAFT_NOT_VALID, f"draft {number} was not a valid machine: {problem}",
                                   hint="the next round tells the model what was wrong"))
                 errors = [problem]
-                last_errors = [make("SKM311", f"draft {number} was not a valid machine: {problem}")]
+                last_errors = [make(codes.DRAFT_NOT_VALID, f"draft {number} was not a valid machine: {problem}")]
             else:
                 assert text is not None and isinstance(reply, dict), "a draft without a problem was printed"
                 checked = check_text(text, skill, output)
@@ -194,13 +195,13 @@ def llm_build(doc: Document, clauses: list[Clause], structural: n.Module, *, ski
             history.append(Round(number, errors, False))
             feedback = ("The checker rejected the previous draft:\n" + "\n".join(f"- {e}" for e in errors[:20])
                         + "\n\n")
-        diags.append(make("SKM310", f"no draft checked clean in {rounds} round{'s' * (rounds != 1)}; "
+        diags.append(make(codes.DRAFT_NEVER_CHECKED, f"no draft checked clean in {rounds} round{'s' * (rounds != 1)}; "
                                     f"the last one had {len(last_errors)} error{'s' * (len(last_errors) != 1)}",
                           notes=[e.message for e in last_errors[:10]],
                           hint="raise --rounds, use a stronger model, or build offline (no --model)"))
         return None, diags, history
     except ExecutorError as exc:
-        diags.append(make("SKM314", f"the model backend failed: {exc}",
+        diags.append(make(codes.MODEL_FAILED, f"the model backend failed: {exc}",
                           hint="check the endpoint and model name, or build offline (no --model)"))
         return None, diags, history
     finally:

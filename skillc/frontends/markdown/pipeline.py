@@ -11,6 +11,7 @@ import attrs
 from skillc import api
 from skillc.diagnostics import Diagnostic, make
 from skillc.diagnostics.diagnostic import HasDiagnostics
+from skillc.frontends.markdown import codes
 from skillc.frontends.markdown.clauses import Clause, extract_clauses
 from skillc.frontends.markdown.document import MAX_BYTES, Document, read_document
 from skillc.frontends.markdown.report import Row, RuleReport, coverage, landings
@@ -78,15 +79,15 @@ def structural_draft(doc: Document, skill: Path, output: Path | None,
     compiled = compile_document(doc, clauses, attrs.evolve(options, source=source_name(skill, output)))
     notes: list[Diagnostic] = []
     if not compiled.procedure:
-        notes.append(make("SKM304", f"{doc.path} has no procedure: built a one-state machine that applies it",
+        notes.append(make(codes.NO_PROCEDURE, f"{doc.path} has no procedure: built a one-state machine that applies it",
                           doc.span(1), hint="number the steps, or add a `## Procedure` section"))
     if compiled.bash_added:
-        notes.append(make("SKM315", "the skill has commands to run: declared `bash` (runs in the run's working "
+        notes.append(make(codes.BASH_DECLARED_FOR_COMMANDS, "the skill has commands to run: declared `bash` (runs in the run's working "
                                     "directory)", doc.span(doc.front.start or 1),
                           hint="list `Bash` under `allowed-tools` to say so in the skill itself"))
-    hints = {"SKM316": "number the reference after a step that exists",
-             "SKM318": "keep the order the procedure follows",
-             "SKM319": "give the command as a shell command, or run it with an interpreter (`python3 script.py`)"}
+    hints = {codes.MISSING_STEP_REFERENCE: "number the reference after a step that exists",
+             codes.CONTRADICTORY_ORDER: "keep the order the procedure follows",
+             codes.COMMANDS_NOT_SHELL: "give the command as a shell command, or run it with an interpreter (`python3 script.py`)"}
     for code, message, start, end in compiled.problems:
         notes.append(make(code, message, doc.span(start, end), hint=hints[code]))
     text = print_module(compiled.module)
@@ -98,7 +99,7 @@ def structural_draft(doc: Document, skill: Path, output: Path | None,
         for rule, line in _rules_at(checked.module, set(broken)):
             d = broken[line]
             where = rule.where.start if rule.where is not None else 1
-            notes.append(make("SKM317", f"not proved, kept as an instruction: {rule_head(rule)} ({d.code}: "
+            notes.append(make(codes.RULE_NOT_PROVED, f"not proved, kept as an instruction: {rule_head(rule)} ({d.code}: "
                                         f"{d.message})", doc.span(where, rule.where.end if rule.where else None),
                               label=rule.kind, hint="restate the requirement so that it names one step, or edit "
                                                     "the machine by hand"))
@@ -149,7 +150,7 @@ def build(skill: str | os.PathLike[str], *, output: str | os.PathLike[str] | Non
     diags += notes
     for name in doc.front.allowed_tools:
         if name.lower() not in KNOWN_TOOLS:
-            diags.append(make("SKM306", f"allowed tool `{name}` has no skillc interface; steps that use it stay model "
+            diags.append(make(codes.UNKNOWN_ALLOWED_TOOL, f"allowed tool `{name}` has no skillc interface; steps that use it stay model "
                                         "states", doc.span(doc.front.start, doc.front.end),
                               hint="declare it in the machine by hand, or register an implementation"))
     history: list[Round] = []
@@ -167,7 +168,7 @@ def build(skill: str | os.PathLike[str], *, output: str | os.PathLike[str] | Non
     rows = landings(result.module, clauses) if result.module is not None else []
     for r in rows:
         if not r.covered:
-            diags.append(make("SKM305", f"clause on line {r.clause.lines} landed nowhere in the machine",
+            diags.append(make(codes.UNCOVERED_CLAUSE, f"clause on line {r.clause.lines} landed nowhere in the machine",
                               doc.span(r.clause.start, r.clause.end), label=r.clause.kind,
                               hint="add it to a state's prompt, or make it a rule"))
     diags += result.diagnostics

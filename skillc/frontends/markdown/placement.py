@@ -17,6 +17,7 @@ from collections.abc import Callable, Iterable
 
 import attrs
 
+from skillc.frontends.markdown import codes
 from skillc.frontends.markdown.clauses import _REQUIRE, Clause, first_word, strip_markup
 from skillc.frontends.markdown.draft import DMachine, DState
 from skillc.frontends.markdown.names import content_stems
@@ -200,7 +201,7 @@ def _contradictions(d: DMachine, clauses: list[Clause]) -> None:
             c = next(c for c in clauses if quote(c) == other.quote)
             first, second = sorted((r.quote, other.quote), key=lambda q: next(
                 k.start for k in clauses if quote(k) == q))
-            d.problem("SKM318", f"\"{first}\" and \"{second}\" state opposite orders of "
+            d.problem(codes.CONTRADICTORY_ORDER, f"\"{first}\" and \"{second}\" state opposite orders of "
                                 f"`{ops[0]}` and `{ops[1]}`: neither is kept as a rule", c)
     d.rules = [r for r in d.rules if not (r.kind == "order" and r.ops in clash)]
 
@@ -212,7 +213,7 @@ def _foreign_code(d: DMachine, clauses: list[Clause]) -> None:
         if c.block is not None and c.block.kind == "code" and c.kind == "knowledge" and info \
                 and info not in NOT_BASH and prev.kind == "step" and re.search(r"\b(?:run|execute)\b",
                                                                               prev.text, re.I):
-            d.problem("SKM319", f"the step runs `{info}` code, which `bash` does not run as it is: "
+            d.problem(codes.COMMANDS_NOT_SHELL, f"the step runs `{info}` code, which `bash` does not run as it is: "
                                 "kept as instructions", c)
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import attrs
 
+from skillc.diagnostics import Code
 from skillc.frontends.markdown.clauses import Clause
 from skillc.frontends.markdown.document import Document
 from skillc.frontends.markdown.draft import DMachine, Options
@@ -33,7 +34,7 @@ class Compiled:
 
     module: n.Module
     procedure: bool
-    problems: tuple[tuple[str, str, int, int], ...] = ()  # (code, message, first line, last line)
+    problems: tuple[tuple[Code, str, int, int], ...] = ()  # (code, message, first line, last line)
     bash_added: bool = False  # `bash` declared for the document's commands, not by its front matter
 
 

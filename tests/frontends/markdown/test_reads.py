@@ -17,7 +17,7 @@ from skillc.frontends.markdown.reads import Assigned, infer_reads
 from skillc.frontends.markdown.structural import bash_declared, has_commands
 from skillc.frontends.markdown.units import Sections, group_units
 
-SKILLS = Path(__file__).parent.parent / "skills"
+SKILLS = Path(__file__).parent / "skills"
 
 
 def phases(doc) -> tuple[DMachine, Assigned]:

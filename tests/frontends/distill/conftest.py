@@ -11,7 +11,7 @@ from skillc.frontends.distill import distill
 from skillc.frontends.distill import textworld as tw
 from skillc.frontends.distill.trace import Step, Trace, read_traces
 
-DATA = Path(__file__).resolve().parents[2] / "examples" / "traces" / "textworld-cooking"
+DATA = Path(__file__).resolve().parents[3] / "examples" / "traces" / "textworld-cooking"
 TRAIN = DATA / "train.jsonl"
 HELDOUT = DATA / "heldout.jsonl"
 

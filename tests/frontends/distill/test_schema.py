@@ -6,7 +6,7 @@ import pytest
 
 from skillc.frontends.distill.schema import TEXTWORLD, Template, normalise, parse_action, profile_for
 from tests.conftest import codes
-from tests.distill.conftest import KITCHEN, trace
+from tests.frontends.distill.conftest import KITCHEN, trace
 
 
 @pytest.mark.parametrize("command, schema, args", [

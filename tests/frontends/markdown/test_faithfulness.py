@@ -1,6 +1,6 @@
 """Faithfulness: the requirements corpus, the scorer's queries, the new rule kinds and the honest livemath build.
 
-The corpus (tests/frontends/faithfulness/) holds skill documents of many shapes,
+The corpus (tests/frontends/markdown/faithfulness/) holds skill documents of many shapes,
 each with a requirements file written from the document alone. The scorer must
 be able to fail: machines that miss a requirement are scored below full marks.
 """
@@ -24,7 +24,7 @@ from tests.conftest import codes
 
 CORPUS = Path(__file__).parent / "faithfulness"
 REQS = sorted(CORPUS.glob("*.req"))
-LIVEMATH = Path(__file__).resolve().parents[2] / "examples" / "livemath" / "SKILL.md"
+LIVEMATH = Path(__file__).resolve().parents[3] / "examples" / "livemath" / "SKILL.md"
 
 # Every shape of skill the issue names, and the corpus documents of that shape.
 CATEGORIES = {

@@ -1,7 +1,7 @@
 """`skillc build` offline: twelve skill shapes build to checked machines that match their golden files.
 
 Regenerate the goldens after an intended change with
-`SKILLC_UPDATE_GOLDEN=1 pytest tests/frontends/test_build.py` and review the diff.
+`SKILLC_UPDATE_GOLDEN=1 pytest tests/frontends/markdown/test_build.py` and review the diff.
 """
 
 from __future__ import annotations

@@ -16,7 +16,7 @@ from skillc.frontends.distill.schema import identifier
 from skillc.frontends.distill.trace import parse_traces, read_traces
 from skillc.frontends.distill.verify import verify
 from tests.conftest import codes
-from tests.distill.conftest import jsonl, trace
+from tests.frontends.distill.conftest import jsonl, trace
 
 
 class Script:
@@ -173,7 +173,7 @@ def test_a_support_goes_to_the_first_core_action_that_needs_it():
 
 
 def test_support_order_follows_the_members_that_took_several():
-    from tests.distill.kitchen import Kitchen, play
+    from tests.frontends.distill.kitchen import Kitchen, play
 
     t1 = play(Kitchen({"apple": "counter", "knife": "table"}, closed=()), [
         "take apple from counter", "take knife from table", "chop apple with knife", "prepare meal", "eat meal"], "a")
@@ -227,8 +227,8 @@ def test_word_arguments_of_support_actions_are_not_bound_by_coincidence():
 
 
 def test_a_game_that_ends_early_stops_skill_and_fragment_alike(tmp_path):
-    from tests.distill.kitchen import Kitchen, training
-    from tests.distill.test_emit import _run_fragment
+    from tests.frontends.distill.kitchen import Kitchen, training
+    from tests.frontends.distill.test_emit import _run_fragment
 
     class EndsWhenPrepared(Kitchen):
         def step(self, action):

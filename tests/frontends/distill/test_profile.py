@@ -12,7 +12,7 @@ from skillc.frontends.distill.library import load_skills, skill_sources
 from skillc.frontends.distill.schema import TEXTWORLD, declared_profile, profile_for
 from skillc.frontends.distill.trace import read_traces
 from tests.conftest import codes
-from tests.distill.conftest import jsonl, trace
+from tests.frontends.distill.conftest import jsonl, trace
 
 MAZE = {"templates": ["walk {way:north|south|east|west}", "unbar {gate}", "grab {thing}", "eat {thing}"],
         "moves": ["walk"], "passages": ["gate"],

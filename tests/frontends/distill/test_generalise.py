@@ -21,9 +21,9 @@ from skillc.frontends.distill.verify import verify
 from skillc.runtime import Interpreter, RunOptions, ToolBox
 from skillc.runtime.executors.scripted import ScriptedExecutor
 from tests.conftest import codes
-from tests.distill.conftest import KITCHEN
-from tests.distill.kitchen import Kitchen, training
-from tests.distill.test_emit import host
+from tests.frontends.distill.conftest import KITCHEN
+from tests.frontends.distill.kitchen import Kitchen, training
+from tests.frontends.distill.test_emit import host
 
 
 def walk(pairs, ident="w") -> Trace:
@@ -173,7 +173,7 @@ def test_a_lost_game_fails_the_command(distilled, heldout_traces, games, tmp_pat
     from click.testing import CliRunner
 
     from skillc.cli import main
-    from tests.distill.conftest import TRAIN, jsonl
+    from tests.frontends.distill.conftest import TRAIN, jsonl
 
     broken = _broken(heldout_traces[1], "cook orange bell pepper with oven")
     path = tmp_path / "heldout.jsonl"
@@ -189,7 +189,7 @@ def test_a_lost_game_fails_the_command(distilled, heldout_traces, games, tmp_pat
 # ---------------------------------------------------------------------------------------------- emission
 
 def test_emitted_python_passes_mypy_strict(kitchen, distilled, tmp_path):
-    from tests.distill.test_pddl import distilled_domain
+    from tests.frontends.distill.test_pddl import distilled_domain
 
     gripper = distilled_domain("gripper")[1]
     for result, folder in ((kitchen, tmp_path / "kitchen"), (distilled, tmp_path / "textworld"),

@@ -12,7 +12,7 @@ from skillc.frontends.distill.emit_skm import param_type
 from skillc.frontends.distill.library import load_skills, skill_sources, write_library
 from skillc.runtime import Interpreter, RunOptions, ToolBox
 from skillc.runtime.executors.scripted import ScriptedExecutor
-from tests.distill.kitchen import Kitchen, training
+from tests.frontends.distill.kitchen import Kitchen, training
 
 
 @pytest.fixture(scope="module")

@@ -11,7 +11,7 @@ from skillc.frontends.distill.cluster import cluster, lift, loop_schemas, match
 from skillc.frontends.distill.schema import normalise
 from skillc.frontends.distill.segment import operations
 from tests.conftest import codes
-from tests.distill.conftest import KITCHEN, trace
+from tests.frontends.distill.conftest import KITCHEN, trace
 
 FOODS = {"apple": "f", "carrot": "f", "potato": "f", "pear": "f", "leek": "f", "meal": "meal"}
 ENTITIES = {**KITCHEN, **FOODS}

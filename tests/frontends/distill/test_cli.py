@@ -8,8 +8,8 @@ import pytest
 from click.testing import CliRunner
 
 from skillc.cli import main
-from tests.distill.conftest import HELDOUT, TRAIN, jsonl, trace
-from tests.distill.kitchen import training
+from tests.frontends.distill.conftest import HELDOUT, TRAIN, jsonl, trace
+from tests.frontends.distill.kitchen import training
 
 
 def invoke(*args):

@@ -15,7 +15,7 @@ from skillc.frontends.distill.trace import read_traces
 from skillc.frontends.distill.verify import verify
 from tests.conftest import codes
 
-DATA = Path(__file__).resolve().parents[2] / "examples" / "traces" / "pddl"
+DATA = Path(__file__).resolve().parents[3] / "examples" / "traces" / "pddl"
 
 
 def traces(name):

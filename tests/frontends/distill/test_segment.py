@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from skillc.frontends.distill.schema import normalise
 from skillc.frontends.distill.segment import NAV, operations, segment
-from tests.distill.conftest import trace
+from tests.frontends.distill.conftest import trace
 
 
 def ops_of(actions):

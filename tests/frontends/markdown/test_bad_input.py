@@ -94,7 +94,7 @@ def test_build_codes_are_registered_and_documented() -> None:
     for code in ("SKM300", "SKM301", "SKM302", "SKM303", "SKM304", "SKM305", "SKM306", "SKM310", "SKM311", "SKM312",
                  "SKM313", "SKM314"):
         assert REGISTRY[code].stage == "markdown front end"
-    doc = (Path(__file__).parents[2] / "docs" / "diagnostics.md").read_text()
+    doc = (Path(__file__).parents[3] / "docs" / "diagnostics.md").read_text()
     assert "## SKM303" in doc
 
 

@@ -9,7 +9,7 @@ import pytest
 
 from skillc.frontends.distill.trace import dumps, parse_traces, read_traces, successful
 from tests.conftest import codes
-from tests.distill.conftest import TRAIN, jsonl, trace
+from tests.frontends.distill.conftest import TRAIN, jsonl, trace
 
 
 def test_committed_traces_round_trip(train_traces):
