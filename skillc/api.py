@@ -22,6 +22,7 @@ from skillc.lazy import exports
 
 if TYPE_CHECKING:
     from skillc.check.config import Config
+    from skillc.check.source import CheckResult
     from skillc.diagnostics.code import Code
     from skillc.diagnostics.source import SourceFile
     from skillc.frontends.distill.library import Built
@@ -34,7 +35,8 @@ if TYPE_CHECKING:
     from skillc.testing.explore import TestReport
 
 _LAZY = {"ImportCache": "skillc.ir.loader", "LoadResult": "skillc.ir.loader", "Loader": "skillc.ir.loader",
-         "Machine": "skillc.ir.machine", "Config": "skillc.check.config", "SourceFile": "skillc.diagnostics.source"}
+         "Machine": "skillc.ir.machine", "Config": "skillc.check.config", "SourceFile": "skillc.diagnostics.source",
+         "CheckResult": "skillc.check.source"}
 _SKIP_DIRS = {".git", ".venv", "venv", "node_modules", "__pycache__", ".hypothesis", ".pytest_cache"}
 _ASL_SUFFIXES = (".asl.json", ".asl.yaml", ".asl.yml")
 
@@ -152,16 +154,9 @@ FormatResult = TextResult  # the canonical text (None when it does not parse, or
 
 def format(text: str, *, path: str = "<string>") -> FormatResult:  # noqa: A001 - the command's name
     """Format `.skm` text, refusing (as an internal error) any output that would not parse back identically."""
-    from skillc.syntax.printer import print_module
+    from skillc.syntax.format import format_source
 
-    result = parse(text, path=path)
-    if result.module is None:
-        return FormatResult(None, result.diagnostics)
-    new = print_module(result.module)
-    if parse(new, path=path).module != result.module:
-        return FormatResult(None, [make(diagnostics_codes.INTERNAL_ERROR, "internal error: the formatted file would not parse back to the "
-                                        f"same program, so {path} was left untouched (this is a bug)")])
-    return FormatResult(new, result.diagnostics)
+    return FormatResult(*format_source(text, path))
 
 
 def format_text(text: str, *, path: str = "<string>") -> tuple[str | None, list[Diagnostic]]:
@@ -226,30 +221,6 @@ def format_files(paths: Sequence[str], *, stdin_text: str | None = None) -> Form
     return FormatFilesResult(formatted, diagnostics)
 
 
-@attrs.define
-class CheckResult(HasDiagnostics):
-    """The machine (None when it could not be built) and every finding, configured severities applied."""
-
-    machine: Machine | None
-    diagnostics: list[Diagnostic]
-    strict: bool = False
-    module: nodes.Module | None = None
-
-    @property
-    def failed(self) -> bool:
-        """Errors, or warnings under `strict`."""
-        return any(d.is_error or (self.strict and d.severity is Severity.WARNING) for d in self.diagnostics)
-
-    def __iter__(self) -> Iterator[Any]:
-        yield self.machine
-        yield self.diagnostics
-
-
-def _where(source: str | os.PathLike[str], path: str | None) -> Path:
-    """Where to look for the configuration of a source."""
-    return Path(source) if isinstance(source, os.PathLike) else Path(path) if path else Path.cwd()
-
-
 def check(source: str | os.PathLike[str], *, path: str | None = None, skill: str | os.PathLike[str] | None = None,
           root: str | os.PathLike[str] | None = None, config: Config | None = None,
           smt_timeout_ms: int | None = None, imports: ImportCache | None = None) -> CheckResult:
@@ -257,33 +228,20 @@ def check(source: str | os.PathLike[str], *, path: str | None = None, skill: str
     named = str(source) if isinstance(source, os.PathLike) else path or ""
     if named.lower().endswith(_ASL_SUFFIXES):
         return check_asl(source, path=path, config=config, smt_timeout_ms=smt_timeout_ms)
-    loaded = load(source, path=path, root=root, imports=imports)
-    from skillc.check import CheckContext, check_machine, fragment_machine
-    from skillc.check.config import find_config
+    from skillc.check.source import check_source
 
-    found = list(loaded.diagnostics)
-    if config is None:
-        config, problems = find_config(_where(source, path))
-        found += problems
-    context = CheckContext(skill=Path(skill) if skill is not None else None,
-                           smt_timeout_ms=smt_timeout_ms or config.smt_timeout_ms,
-                           quote_min_words=config.quote_min_words)
-    if loaded.ok:
-        if loaded.machine is not None:
-            found += check_machine(loaded.machine, context)
-        origin = str(source) if isinstance(source, os.PathLike) else path
-        for fdef in loaded.fragments.values():
-            found += check_machine(fragment_machine(fdef, origin), CheckContext(smt_timeout_ms=context.smt_timeout_ms))
-    return CheckResult(loaded.machine, config.apply(found), config.strict, loaded.module)
+    return check_source(source, path=path, skill=skill, root=root, config=config, smt_timeout_ms=smt_timeout_ms,
+                        imports=imports)
 
 
 def check_asl(source: str | os.PathLike[str], *, path: str | None = None, config: Config | None = None,
               smt_timeout_ms: int | None = None) -> CheckResult:
     """Import an Amazon States Language definition (a file, or its text named by `path`) and check it."""
     from skillc.check.config import find_config
+    from skillc.check.source import CheckResult, config_place
     from skillc.importers.asl import check_asl_file, check_asl_text
 
-    config, problems = (config, []) if config is not None else find_config(_where(source, path))
+    config, problems = (config, []) if config is not None else find_config(config_place(source, path))
     timeout = smt_timeout_ms or config.smt_timeout_ms
     checked = (check_asl_file(source, smt_timeout_ms=timeout) if isinstance(source, os.PathLike)
                else check_asl_text(source, path or "<string>.asl.json", smt_timeout_ms=timeout))
@@ -348,6 +306,8 @@ def check_files(paths: Sequence[str], *, strict: bool = False, skill: str | None
 def _check_stream(stream: IO[bytes] | None, stdin_filename: str | None, skill: str | None,
                   smt_timeout_ms: int | None, config: Config | None, imports: ImportCache) -> CheckResult:
     """`check -`: the text of a stream, checked as if it were at `stdin_filename`."""
+    from skillc.check.source import CheckResult
+
     name = stdin_filename or "<stdin>"
     if stream is None:
         return CheckResult(None, [make(diagnostics_codes.IO_ERROR, "no standard input to read for `-`")])
@@ -730,6 +690,7 @@ def _drawable_fragment(loaded: LoadResult, path: str, name: str | None) -> tuple
 def draw(machine_path: str, fmt: str = "dot", *, trace: str | None = None, fragment: str | None = None,
          stdin: IO[bytes] | None = None, stdin_filename: str | None = None) -> DrawResult:
     """Draw a checked machine (or a library's fragment) as `dot`, `svg`, `png` or `mermaid`; `-` reads `stdin`."""
+    from skillc.check.source import CheckResult
     from skillc.render import RenderError, overlay_from_trace, render_image, to_dot, to_mermaid
     from skillc.runtime.trace import TraceError
 

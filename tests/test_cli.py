@@ -116,12 +116,13 @@ def test_long_lines_are_shown_as_a_window(tmp_path: Path) -> None:
 def test_internal_errors_are_reported_as_bugs(monkeypatch, tmp_path: Path) -> None:
     from click.testing import CliRunner
 
-    from skillc import api, cli
+    from skillc import cli
+    from skillc.check import source
 
     def boom(*args, **kwargs):
         raise RuntimeError("simulated defect")
 
-    monkeypatch.setattr(api, "load", boom)
+    monkeypatch.setattr(source, "check_source", boom)  # the call behind `skillc check` of a file
     f = _broken(tmp_path)
     result = CliRunner().invoke(cli.main, ["check", str(f), "--format", "concise"])
     assert result.exit_code == 3

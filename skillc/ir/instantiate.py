@@ -19,35 +19,8 @@ from skillc.ir import expr as ir
 from skillc.ir import types as T
 from skillc.ir.machine import FALLBACK, Rule, State, Tool, Variable
 from skillc.ir.suggest import did_you_mean
-from skillc.ir.symbols import Report, Symbols, add_variable
+from skillc.ir.symbols import FragmentDef, Report, Symbols, add_variable
 from skillc.syntax import nodes as n
-
-
-@attrs.frozen(hash=False)
-class FragmentDef:
-    """A lowered fragment, ready to instantiate."""
-
-    name: str
-    params: tuple[tuple[str, T.Type], ...]
-    exits: tuple[str, ...]
-    tools: dict[str, Tool]
-    variables: dict[str, Variable]
-    start: str | None
-    states: dict[str, State]
-    rules: tuple[Rule, ...]
-    ok: bool
-    span: Span | None = attrs.field(default=None, eq=False, repr=False)
-    instances: dict[str, str] = attrs.Factory(dict)
-
-    @property
-    def state_written(self) -> set[str]:
-        """Variables some state writes (parameters included)."""
-        return {w for st in self.states.values() for w in st.writes}
-
-    @property
-    def written(self) -> set[str]:
-        """Variables some state writes or some edge assigns (parameters included)."""
-        return self.state_written | {a.var for st in self.states.values() for e in st.edges for a in e.assigns}
 
 
 def broken(frag: n.Fragment) -> FragmentDef:

@@ -20,7 +20,7 @@ from skillc.diagnostics import Diagnostic, Label, Span, codes, make
 from skillc.ir import expr as ir
 from skillc.ir import types as T
 from skillc.ir.exprs import ExprLowerer
-from skillc.ir.instantiate import Expansion, FragmentDef, broken, counter_problem, instantiate
+from skillc.ir.instantiate import Expansion, broken, counter_problem, instantiate
 from skillc.ir.machine import (
     FALLBACK,
     OUTCOMES,
@@ -38,7 +38,7 @@ from skillc.ir.machine import (
 )
 from skillc.ir.names import RESERVED_VARIABLES
 from skillc.ir.suggest import did_you_mean
-from skillc.ir.symbols import Report, Scope, StateDecl, Symbols, declare, declare_types, duplicate, resolve_type
+from skillc.ir.symbols import FragmentDef, Report, Scope, StateDecl, Symbols, declare, declare_types, duplicate, resolve_type
 from skillc.syntax import nodes as n
 
 _S = TypeVar("_S", bound=n.Stmt)

@@ -9,26 +9,50 @@ and the state declarations themselves. Later passes only look names up.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
-from typing import TYPE_CHECKING, Union, cast
+from typing import Union, cast
 
 import attrs
 
 from skillc.diagnostics import Diagnostic, Label, Span, codes, make
 from skillc.ir import types as T
 from skillc.ir.exprs import ExprLowerer
-from skillc.ir.machine import FALLBACK, Tool, Variable, VariableKind
+from skillc.ir.machine import FALLBACK, Rule, State, Tool, Variable, VariableKind
 from skillc.ir.names import RESERVED_VARIABLES
 from skillc.ir.suggest import did_you_mean
 from skillc.syntax import nodes as n
-
-if TYPE_CHECKING:
-    from skillc.ir.instantiate import FragmentDef
 
 Report = Callable[[Diagnostic], None]
 #: A declaration that becomes a state of the body.
 StateDecl = Union[n.State, n.Terminal, n.Fallback]
 #: Resolves a type name declared later in the same block (records may refer to each other).
 Resolver = Callable[[str], "T.Type | None"]
+
+
+@attrs.frozen(hash=False)
+class FragmentDef:
+    """A lowered fragment, ready to instantiate."""
+
+    name: str
+    params: tuple[tuple[str, T.Type], ...]
+    exits: tuple[str, ...]
+    tools: dict[str, Tool]
+    variables: dict[str, Variable]
+    start: str | None
+    states: dict[str, State]
+    rules: tuple[Rule, ...]
+    ok: bool
+    span: Span | None = attrs.field(default=None, eq=False, repr=False)
+    instances: dict[str, str] = attrs.Factory(dict)
+
+    @property
+    def state_written(self) -> set[str]:
+        """Variables some state writes (parameters included)."""
+        return {w for st in self.states.values() for w in st.writes}
+
+    @property
+    def written(self) -> set[str]:
+        """Variables some state writes or some edge assigns (parameters included)."""
+        return self.state_written | {a.var for st in self.states.values() for e in st.edges for a in e.assigns}
 
 
 @attrs.define

@@ -34,7 +34,7 @@ from skillc.syntax.printer import print_module
 from skillc.version import __version__
 
 if TYPE_CHECKING:
-    from skillc.ir.instantiate import FragmentDef
+    from skillc.ir.symbols import FragmentDef
 
 SEVERITY = {Severity.ERROR: lsp.DiagnosticSeverity.Error, Severity.WARNING: lsp.DiagnosticSeverity.Warning,
             Severity.NOTE: lsp.DiagnosticSeverity.Information}

@@ -15,12 +15,13 @@ import re
 
 import attrs
 
-from skillc import api
+from skillc.check.source import check_source
 from skillc.frontends.distill.cluster import Cluster, Param, Slot, Step
 from skillc.frontends.distill.emit_python import describe
 from skillc.frontends.distill.schema import HOLE
 from skillc.ir.names import RESERVED_VARIABLES, unique
 from skillc.syntax.grammar import keyword_terminals
+from skillc.syntax.format import format_source
 from skillc.syntax.strings import encode_plain
 
 TOOLS = ("tool act(command: str) -> (observation: str, admissible: list[str], done: bool)",
@@ -125,9 +126,9 @@ def fragment_source(cluster: Cluster, header: str = "") -> str:
             lines.append(f"    when {i} + 1 < len({length}) -> failed {_why(_missing(following))}")
         lines += [*_route(ctx, k + 1, -1), "  }"]
     lines.append("}")
-    text, diagnostics = api.format_text("\n".join(lines) + "\n", path=f"{cluster.name}.skm")
+    text, diagnostics = format_source("\n".join(lines) + "\n", f"{cluster.name}.skm")
     if text is not None:
-        diagnostics = [d for d in api.check(text, path=f"{cluster.name}.skm").diagnostics
+        diagnostics = [d for d in check_source(text, path=f"{cluster.name}.skm").diagnostics
                        if d.severity.name != "NOTE"]
     if text is None or diagnostics:
         # Every fragment goes through the checker; one that fails is a bug of the distiller, not of the traces.

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from skillc import api
+from skillc.syntax.format import format_source
 from skillc.check.provenance import normalise
 from skillc.diagnostics import Diagnostic, make
 from skillc.frontends.markdown import codes
@@ -173,7 +173,7 @@ def llm_build(doc: Document, clauses: list[Clause], structural: n.Module, *, ski
                 except DraftError as exc:
                     problem = str(exc)
             if text is not None:
-                formatted, _ = api.format_text(text)
+                formatted, _ = format_source(text)
                 if formatted is None:  # the draft's strings or guards do not parse: the checker will say where
                     formatted = text
                 text = formatted

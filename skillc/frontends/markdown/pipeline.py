@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 import attrs
 
-from skillc import api
+from skillc.check.source import CheckResult, check_source
 from skillc.diagnostics import Diagnostic, make
 from skillc.diagnostics.diagnostic import HasDiagnostics
 from skillc.frontends.markdown import codes
@@ -58,10 +58,10 @@ def source_name(skill: Path, output: Path | None) -> str:
         return skill.resolve().as_posix()
 
 
-def check_text(text: str, skill: Path, output: Path | None) -> api.CheckResult:
+def check_text(text: str, skill: Path, output: Path | None) -> CheckResult:
     """Check built text as if it were the output file (its `source` resolves against the skill)."""
     where = output if output is not None else Path.cwd() / "built.skm"
-    return api.check(text, path=str(where), skill=skill)
+    return check_source(text, path=str(where), skill=skill)
 
 
 @attrs.frozen
@@ -69,7 +69,7 @@ class Draft:
     """Built text with its check result (whose `module` is the text parsed, spans included)."""
 
     text: str
-    checked: api.CheckResult
+    checked: CheckResult
 
 
 def structural_draft(doc: Document, skill: Path, output: Path | None,
