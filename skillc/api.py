@@ -538,8 +538,7 @@ def run(config: RunConfig) -> RunReport:
             return RunReport(None, usage=Usage("give MACHINE and --executor (or --resume RUN_ID)"))
         if c.workdir is not None and not Path(c.workdir).is_dir():
             return RunReport(None, usage=Usage(f"no such folder: {c.workdir}", "--workdir"))
-        refuse_trace_target(c.trace, [machine_path, c.journal, c.input_file, *c.tools,
-                                      executor_spec.partition(":")[2] or None])
+        refuse_trace_target(c.trace, [machine_path, c.journal, c.input_file, *c.tools, _spec_file(executor_spec)])
         checked = load_checked(machine_path)
         if checked.machine is None:
             return RunReport(None, checked.diagnostics, checked.unchecked, machine_path=machine_path)
@@ -625,6 +624,12 @@ def score(machine_path: str, traces: Sequence[str]) -> ScoreResult:
         return ScoreResult([score_trace(checked.machine, t) for t in traces])
     except TraceError as exc:
         return ScoreResult([], _found(exc), error=str(exc))
+
+
+def _spec_file(spec: str) -> str | None:
+    """The file an executor spec names (a script, a trace, a model), without the local model's `?options`."""
+    kind, _, rest = spec.partition(":")
+    return (rest.partition("?")[0] if kind == "local" else rest) or None
 
 
 def _found(exc: Exception) -> list[Diagnostic]:

@@ -107,7 +107,7 @@ def show(path: str, fmt: str) -> None:
 @click.option("--input", "inputs", multiple=True, metavar="NAME=VALUE", help="An input value (JSON unless a string).")
 @click.option("--input-file", type=click.Path(dir_okay=False, exists=True), help="A JSON object of inputs.")
 @click.option("--executor", "executor", default=None, metavar="SPEC",
-              help="scripted:FILE, replay:TRACE, openai:MODEL, anthropic:MODEL or local[:PATH.gguf].")
+              help="scripted:FILE, replay:TRACE, openai:MODEL, anthropic:MODEL or local[:PATH.gguf][?n_ctx=N&…].")
 @click.option("--base-url", default=None, help="Endpoint of an OpenAI- or Anthropic-compatible server.")
 @click.option("--structured", "strategy", default="auto", show_default=True,
               type=click.Choice(["auto", "json_schema", "json_object", "vllm", "prompt"]),
@@ -125,7 +125,7 @@ def show(path: str, fmt: str) -> None:
 @click.option("--tool-timeout", "tool_timeout_s", type=click.FloatRange(min=0, min_open=True), default=60.0, show_default=True,
               help="Seconds before a tool (bash or a --tools function) is stopped.")
 @click.option("--model-timeout", "model_timeout_s", type=click.FloatRange(min=0, min_open=True), default=120.0, show_default=True,
-              help="Seconds one request to an openai: model server may take.")
+              help="Seconds one model request (openai:, anthropic: or local) may take.")
 @click.option("--step-deadline", "step_deadline_s", type=click.FloatRange(min=0, min_open=True), default=600.0, show_default=True,
               help="Seconds one model or judge step may take in all: requests, retries and Retry-After waits.")
 @click.option("--mode", type=click.Choice(["machine", "native", "prompt-only"]), default="machine", show_default=True,

@@ -62,16 +62,16 @@ async def test_symbols_definition_references_hover(client: LanguageClient) -> No
     names = {c.name: c.kind for c in machine.children}
     assert names["analyze"] == lsp.SymbolKind.Function and names["repairs"] == lsp.SymbolKind.Variable
     assert names["bash"] == lsp.SymbolKind.Interface and any(n.startswith("rule required") for n in names)
-    use = _pos(text, "-> build_command", 3)
+    use = _pos(text, "-> review_options", 3)
     defs = await client.text_document_definition_async(lsp.DefinitionParams(text_document=lsp.TextDocumentIdentifier(uri), position=use))
-    assert defs[0].range.start == _pos(text, "model build_command", 6)
+    assert defs[0].range.start == _pos(text, "model review_options", 6)
     refs = await client.text_document_references_async(lsp.ReferenceParams(
         text_document=lsp.TextDocumentIdentifier(uri), position=use,
         context=lsp.ReferenceContext(include_declaration=True)))
-    assert len(refs) == text.count("build_command")
+    assert len(refs) == text.count("review_options")
     hover = await client.text_document_hover_async(lsp.HoverParams(text_document=lsp.TextDocumentIdentifier(uri), position=use))
-    assert "**model** `build_command`" in hover.contents.value and "reads: choice, answer_path, command" \
-        in hover.contents.value
+    assert "**model** `review_options`" in hover.contents.value and "reads: question, options, restatement, " \
+        "result" in hover.contents.value
     assert "from `SKILL.md:" in hover.contents.value and "```markdown" in hover.contents.value
     var = await client.text_document_hover_async(lsp.HoverParams(text_document=lsp.TextDocumentIdentifier(uri),
                                                                  position=_pos(text, "repairs < 2", 1)))

@@ -30,8 +30,8 @@ def test_dot_draws_kinds_edges_counters_rules_and_fragments() -> None:
     assert dot.startswith('digraph "livemath" {')
     assert '__start -> "analyze"' in dot
     assert 'shape="diamond"' in dot and 'shape="component"' in dot and 'shape="doubleoctagon"' in dot
-    assert "counters: repairs ≤ 2, rebuilds ≤ 1" in dot
-    assert "1: consistency == inconsistent" in dot and 'style="dashed"' in dot
+    assert "counters: repairs ≤ 2" in dot
+    assert "1: completeness == incomplete and repairs" in dot and 'style="dashed"' in dot
     assert "⚑ required, order" in dot
     sheet = skillc.check(EXAMPLES / "spreadsheet" / "spreadsheet.skm").machine
     assert 'subgraph "cluster_save_script"' in to_dot(sheet)
@@ -70,8 +70,9 @@ def test_mermaid_state_diagram() -> None:
     assert text.startswith("stateDiagram-v2\n")
     assert "    [*] --> s_analyze" in text and "    s_verified --> [*]" in text
     assert 'state "judge_complete (judge)" as s_judge_complete' in text
-    assert "s_judge_consistent --> s_unverified#58;" not in text  # labels are escaped, ids are not
-    assert "class s_judge_complete,s_judge_consistent judge" in text
+    assert "s_read_back --> s_unverified: 3#58; else" in text  # labels are escaped, ids are not
+    assert "s_read_back --> s_unverified#58;" not in text
+    assert "class s_judge_complete judge" in text and "class s_write,s_read_back tool" in text
     r = _skillc("dot", str(LIVEMATH), "--format", "mermaid")
     assert r.returncode == 0 and r.stdout.decode() == text
 
@@ -87,7 +88,7 @@ def test_trace_overlay_counts_visits_and_marks_the_final_path(tmp_path: Path) ->
     m = skillc.check(LIVEMATH).machine
     ov = overlay_from_trace(m, trace)
     assert ov.visits["analyze"] == 1 and ov.visits["verified"] == 1 and "repair" not in ov.visits
-    assert ("judge_consistent", 1) in ov.final_path
+    assert ("read_back", 1) in ov.final_path
     dot = to_dot(m, ov)
     assert "×1" in dot and 'color="#d93025"' in dot and 'color="#dadce0"' in dot
     r = _skillc("dot", str(LIVEMATH), "--trace", str(trace), "--format", "mermaid")

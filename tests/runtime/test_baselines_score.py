@@ -58,7 +58,7 @@ def test_bad_actions_become_observations_not_crashes(tmp_path: Path) -> None:
 def test_prose_rendering_carries_instructions_edges_and_rules() -> None:
     prose = render_prose(_machine())
     assert "Begin at step `analyze`." in prose
-    assert "if consistency == inconsistent, continue with `unverified`." in prose
+    assert "if readback == str(choice), continue with `verified`." in prose
     assert "- Always write the final letter to answer.txt." in prose
 
 

@@ -122,12 +122,10 @@ def _skillc(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess:
 
 LIVEMATH_SCRIPT = {"outputs": {
     "analyze": [{"restatement": "2+2", "work": "2+2=4", "result": "4"}],
-    "review_options": [{"option_fit": {"A": "contradicts", "B": "fits", "C": "contradicts", "D": "contradicts",
-                                       "E": "contradicts"}}],
+    "review_options": [{"fit_A": "contradicts", "fit_B": "fits", "fit_C": "contradicts", "fit_D": "contradicts",
+                        "fit_E": "contradicts"}],
     "pick": [{"choice": "B", "doubt": "", "sanity_check": "ok"}],
-    "judge_complete": [{"completeness": "complete"}],
-    "build_command": [{"command": "printf %s B > answer.txt"}],
-    "judge_consistent": [{"consistency": "consistent"}]}}
+    "judge_complete": [{"completeness": "complete"}]}}
 
 
 def test_run_and_replay_from_the_command_line(tmp_path: Path) -> None:
@@ -142,11 +140,11 @@ def test_run_and_replay_from_the_command_line(tmp_path: Path) -> None:
     assert "outcome: success (terminal `verified`)" in r.stdout
     assert (tmp_path / "answer.txt").read_text() == "B"
     r = _skillc("replay", str(machine), str(trace))
-    assert r.returncode == 0 and r.stdout.startswith("ok: replayed 8 steps to `verified`")
+    assert r.returncode == 0 and r.stdout.startswith("ok: replayed 6 steps to `verified`")
     records = [json.loads(line) for line in trace.read_text().splitlines()]
     for rec in records:
-        if rec.get("state") == "judge_consistent":
-            rec["output"] = {"consistency": "inconsistent"}
+        if rec.get("state") == "read_back":  # the file held a trailing newline: the guard, not a model, sees it
+            rec["tool_result"]["stdout"] = rec["output"]["readback"] = "B\n"
     tampered = tmp_path / "tampered.jsonl"
     tampered.write_text("\n".join(json.dumps(x) for x in records) + "\n")
     r = _skillc("replay", str(machine), str(tampered))

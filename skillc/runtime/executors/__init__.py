@@ -8,8 +8,8 @@ import attrs
 
 from skillc.runtime.executors.base import BaseExecutor, Executor, ExecutorError, Response
 
-SPECS = "scripted:FILE, replay:TRACE, openai:MODEL, anthropic:MODEL, local[:PATH.gguf]"
-MODEL_SPECS = "openai:MODEL, anthropic:MODEL or local[:PATH.gguf]"  # the specs that name a model
+SPECS = "scripted:FILE, replay:TRACE, openai:MODEL, anthropic:MODEL, local[:PATH.gguf][?NAME=VALUE&…]"
+MODEL_SPECS = "openai:MODEL, anthropic:MODEL or local[:PATH.gguf][?NAME=VALUE&…]"  # the specs that name a model
 
 
 @attrs.frozen
@@ -37,6 +37,8 @@ def make_executor(spec: str, *, base_url: str | None = None, strategy: str = "au
     `models_only` accepts only the specs that name a model (`skillc build --model`).
     """
     kind, _, arg = spec.partition(":")
+    if kind.startswith("local?"):  # `local?n_ctx=4096`: parameters without a path
+        kind = "local"
     if models_only and not (kind in ("openai", "anthropic") and arg or kind == "local"):
         raise ExecutorError(f"unknown model {spec!r}; expected {MODEL_SPECS}")
     if kind == "scripted" and arg:
@@ -56,9 +58,10 @@ def make_executor(spec: str, *, base_url: str | None = None, strategy: str = "au
 
         return AnthropicExecutor(arg, base_url=base_url, timeout_s=timeout_s, **budget.remote())
     if kind == "local":
-        from skillc.runtime.executors.local import LocalExecutor
+        from skillc.runtime.executors.local import LocalExecutor, parse_spec
 
-        return LocalExecutor(arg or None, **budget.local())
+        path, options = parse_spec(spec)  # the spec's parameters win over the caller's budget
+        return LocalExecutor(path, timeout_s=timeout_s, **{**budget.local(), **options})
     raise ExecutorError(f"unknown executor {spec!r}; expected one of {SPECS}")
 
 

