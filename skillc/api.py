@@ -128,13 +128,9 @@ def load(source: str | os.PathLike[str], *, path: str | None = None, root: str |
 
     Pass one `ImportCache` to several calls to read shared imports (the stdlib) once.
     """
-    from skillc.diagnostics.source import SourceFile
-    from skillc.ir.loader import Loader
+    from skillc.ir.loader import load as load_source
 
-    loader = Loader(Path(root) if root is not None else None, imports)
-    if isinstance(source, os.PathLike):
-        return loader.load_path(Path(source))
-    return loader.load_source(SourceFile.from_text(path or "<string>", source), Path(path) if path else None)
+    return load_source(source, path=path, root=root, imports=imports)
 
 
 @attrs.define
@@ -522,6 +518,7 @@ def run(config: RunConfig) -> RunReport:
     from skillc.runtime import (ExecutorError, Interpreter, Journal, JournalError, RunError, RunOptions, ToolBox,
                                 ToolError, make_executor)
     from skillc.runtime.executors.scripted import ScriptError
+    from skillc.runtime.executors import spec_file
     from skillc.runtime.guard import refuse_resume_changes, refuse_trace_target
     from skillc.runtime.trace import TraceError
 
@@ -538,7 +535,7 @@ def run(config: RunConfig) -> RunReport:
             return RunReport(None, usage=Usage("give MACHINE and --executor (or --resume RUN_ID)"))
         if c.workdir is not None and not Path(c.workdir).is_dir():
             return RunReport(None, usage=Usage(f"no such folder: {c.workdir}", "--workdir"))
-        refuse_trace_target(c.trace, [machine_path, c.journal, c.input_file, *c.tools, _spec_file(executor_spec)])
+        refuse_trace_target(c.trace, [machine_path, c.journal, c.input_file, *c.tools, spec_file(executor_spec)])
         checked = load_checked(machine_path)
         if checked.machine is None:
             return RunReport(None, checked.diagnostics, checked.unchecked, machine_path=machine_path)
@@ -624,12 +621,6 @@ def score(machine_path: str, traces: Sequence[str]) -> ScoreResult:
         return ScoreResult([score_trace(checked.machine, t) for t in traces])
     except TraceError as exc:
         return ScoreResult([], _found(exc), error=str(exc))
-
-
-def _spec_file(spec: str) -> str | None:
-    """The file an executor spec names (a script, a trace, a model), without the local model's `?options`."""
-    kind, _, rest = spec.partition(":")
-    return (rest.partition("?")[0] if kind == "local" else rest) or None
 
 
 def _found(exc: Exception) -> list[Diagnostic]:

@@ -78,12 +78,3 @@ def test_run_reports_usage_and_unchecked_machines(tmp_path: Path) -> None:
     assert report.result is None and report.unchecked and report.machine_path == str(broken)
     assert [d.code for d in report.diagnostics] == ["SKM103"]
 
-
-def test_the_file_an_executor_spec_names_is_protected_from_the_trace() -> None:
-    """`--trace` may not name the executor's own file; the local model's `?options` are not part of its path."""
-    from skillc.api import _spec_file
-
-    assert _spec_file("local:/m/gemma.gguf?n_ctx=4096&max_tokens=8") == "/m/gemma.gguf"
-    assert _spec_file("local?max_tokens=8") is None and _spec_file("local") is None
-    assert _spec_file("scripted:/s/script.json") == "/s/script.json"
-    assert _spec_file("openai:gpt-4o") == "gpt-4o"  # a model name, harmless: no file is ever written there

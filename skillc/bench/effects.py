@@ -1,7 +1,7 @@
 """Request-level full compliance (RFC) judged from observable effects only.
 
 A suite's requirements are checked against what a run left behind — the files in
-its workdir and the tool calls it made (name, arguments, result) — never against
+its workdir and the tool calls it made (the run record's `ToolCall`: tool and arguments) — never against
 what the model declared, so a requirement means the same in machine, native and
 prompt-only mode. A run that ended failed (or did not finish) is not compliant
 unless the suite says `failed_runs_comply = true`: otherwise a run that gave up
@@ -11,11 +11,13 @@ before doing anything would count as "fully compliant".
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Literal
 
 import attrs
+
+from skillc.runtime.record import ToolCall
 
 #: How a run ended; "unfinished" is a run without a footer (killed, timed out).
 Outcome = Literal["success", "partial", "failed", "unfinished"]
@@ -23,15 +25,6 @@ OUTCOMES: tuple[Outcome, ...] = ("success", "partial", "failed", "unfinished")
 Status = Literal["met", "violated", "unverifiable"]
 #: How much of a delivered file is read for a `matches` requirement or verifier.
 MAX_FILE_BYTES = 1 << 20
-
-
-@attrs.frozen
-class ToolCall:
-    """One tool call a run made, as observed: the tool's name, its arguments and its result."""
-
-    name: str
-    arguments: Mapping[str, object] = attrs.field(factory=dict)
-    result: object = None
 
 
 @attrs.frozen
@@ -44,14 +37,14 @@ class CallPattern:
 
     def accepts(self, call: ToolCall) -> bool:
         """True when `call` is a call of this tool whose argument matches."""
-        if call.name != self.tool:
+        if call.tool != self.tool:
             return False
         if self.matches is None:
             return True
         if self.argument is not None:
-            values = [call.arguments[self.argument]] if self.argument in call.arguments else []
+            values = [call.args[self.argument]] if self.argument in call.args else []
         else:
-            values = [v for v in call.arguments.values() if isinstance(v, str)]
+            values = [v for v in call.args.values() if isinstance(v, str)]
         pattern = re.compile(self.matches)
         return any(pattern.search(v if isinstance(v, str) else str(v)) for v in values)
 

@@ -53,14 +53,9 @@ def check_source(source: str | os.PathLike[str], *, path: str | None = None,
     """Load and statically check `.skm` text (a `str`) or a file (a path), with its own fragments."""
     from skillc.check.config import find_config
     from skillc.check.passes import CheckContext, check_machine, fragment_machine
-    from skillc.diagnostics.source import SourceFile
-    from skillc.ir.loader import Loader
+    from skillc.ir.loader import load
 
-    loader = Loader(Path(root) if root is not None else None, imports)
-    if isinstance(source, os.PathLike):
-        loaded = loader.load_path(Path(source))
-    else:
-        loaded = loader.load_source(SourceFile.from_text(path or "<string>", source), Path(path) if path else None)
+    loaded = load(source, path=path, root=root, imports=imports)
     found = list(loaded.diagnostics)
     if config is None:
         config, problems = find_config(config_place(source, path))

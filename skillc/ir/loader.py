@@ -172,4 +172,13 @@ class Loader:
         return lowered
 
 
-__all__ = ["ImportCache", "LoadResult", "Loader", "project_root"]
+def load(source: str | os.PathLike[str], *, path: str | None = None, root: str | os.PathLike[str] | None = None,
+         imports: ImportCache | None = None) -> LoadResult:
+    """Load `.skm` text (a `str`, named by `path`) or a file (a path) with its imports."""
+    loader = Loader(Path(root) if root is not None else None, imports)
+    if isinstance(source, os.PathLike):
+        return loader.load_path(Path(source))
+    return loader.load_source(SourceFile.from_text(path or "<string>", source), Path(path) if path else None)
+
+
+__all__ = ["ImportCache", "LoadResult", "Loader", "load", "project_root"]

@@ -26,6 +26,7 @@ import attrs
 from skillc.diagnostics.diagnostic import Diagnostic, make
 from skillc.diagnostics.files import FileProblem, JSONProblem, loads, open_input
 from skillc.diagnostics.source import SourceFile, Span
+from skillc.ir.machine import OUTCOMES
 from skillc.ir.machine import Outcome as Outcome  # re-exported: the footer's outcome
 from skillc.runtime import codes
 from skillc.version import __version__
@@ -46,7 +47,6 @@ ERROR_KINDS: Final[tuple[str, ...]] = get_args(ErrorKind)
 END_KINDS: Final[tuple[str, ...]] = (*ERROR_KINDS, "edge")
 STEP_KINDS: Final[tuple[str, ...]] = get_args(StepKind)
 MODES: Final[tuple[str, ...]] = get_args(Mode)
-OUTCOMES: Final[tuple[str, ...]] = get_args(Outcome)
 
 
 class RecordError(ValueError):

@@ -19,10 +19,10 @@ from skillc.bench.effects import (
     check_requirements,
 )
 
-WRITE = ToolCall("bash", {"command": "printf 'B\\n' > answer.txt"}, {"stdout": "", "exit_code": 0})
-READ = ToolCall("bash", {"command": "cat answer.txt"}, {"stdout": "B\n", "exit_code": 0})
-DELETE = ToolCall("bash", {"command": "rm -rf /tmp/x"}, {"stdout": "", "exit_code": 0})
-SEARCH = ToolCall("search", {"query": "answer to q1", "limit": 3}, ["..."])
+WRITE = ToolCall("bash", {"command": "printf 'B\\n' > answer.txt"})
+READ = ToolCall("bash", {"command": "cat answer.txt"})
+DELETE = ToolCall("bash", {"command": "rm -rf /tmp/x"})
+SEARCH = ToolCall("search", {"query": "answer to q1", "limit": 3})
 
 REQUIREMENTS = (
     FileRequirement("answer", "answer.txt", r"^[A-E]\n?$"),

@@ -147,3 +147,13 @@ def test_the_step_deadline_also_bounds_a_local_call(small) -> None:
     with pytest.raises(ExecutorError, match="did not finish within 0.05 s"):
         small.complete(story_request())
     assert small.complete(story_request()).output_tokens <= 4  # the cut applied to that one call only
+
+
+def test_the_file_an_executor_spec_names_is_protected_from_the_trace() -> None:
+    """`--trace` may not name the executor's own file; the local model's `?options` are not part of its path."""
+    from skillc.runtime.executors import spec_file
+
+    assert spec_file("local:/m/gemma.gguf?n_ctx=4096&max_tokens=8") == "/m/gemma.gguf"
+    assert spec_file("local?max_tokens=8") is None and spec_file("local") is None
+    assert spec_file("scripted:/s/script.json") == "/s/script.json"
+    assert spec_file("openai:gpt-4o") == "gpt-4o"  # a model name, harmless: no file is ever written there

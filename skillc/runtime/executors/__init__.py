@@ -30,6 +30,12 @@ class Budget:
         return out if self.local_max_tokens is None else {**out, "max_tokens": self.local_max_tokens}
 
 
+def spec_file(spec: str) -> str | None:
+    """The file or model an executor spec names (a script, a trace, a GGUF path), without `local`'s `?options`."""
+    kind, _, rest = spec.partition(":")
+    return (rest.partition("?")[0] if kind == "local" else rest) or None
+
+
 def make_executor(spec: str, *, base_url: str | None = None, strategy: str = "auto",
                   timeout_s: float = 120.0, budget: Budget = Budget(), models_only: bool = False) -> Executor:
     """An executor from a `--executor` spec; ExecutorError (or ScriptError/TraceError) explains a bad one.

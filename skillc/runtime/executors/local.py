@@ -177,8 +177,10 @@ def parse_spec(spec: str) -> tuple[str | None, dict[str, int]]:
     from difflib import get_close_matches
     from urllib.parse import parse_qsl
 
-    head, _, query = spec.partition("?")
-    path = head.partition(":")[2] or None
+    from skillc.runtime.executors import spec_file
+
+    query = spec.partition("?")[2]
+    path = spec_file(spec)
     known = {p.name: p for p in PARAMS}
     options: dict[str, int] = {}
     try:
