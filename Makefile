@@ -11,7 +11,7 @@ EXAMPLE := examples/livemath/livemath.skm
 
 VSCODE := editors/vscode
 
-.PHONY: demo test setup system bench docs clean vsix test-vscode
+.PHONY: demo test setup system bench experiment docs clean vsix test-vscode
 
 $(STAMP): pyproject.toml
 	test -d $(VENV) || $(PYTHON) -m venv $(VENV)
@@ -64,6 +64,10 @@ bench: $(STAMP)
 	$(BIN)/python bench/lsp.py
 	$(BIN)/python bench/build.py
 	$(BIN)/python bench/distill_textworld.py --train 200 --heldout 50
+
+# The README experiment: livemath and warehouse on the local model (resumable; about an hour on 2 cores).
+experiment: $(STAMP)
+	$(BIN)/python bench/experiment.py
 
 docs: $(STAMP)
 	$(BIN)/skillc explain --markdown > docs/diagnostics.md

@@ -1,23 +1,30 @@
-"""Prompt tokens of the warehouse procedure: machine mode versus the native transcript of the same run.
+"""Prompt tokens of the warehouse procedure: machine mode versus a real native agent run, per horizon T.
 
     python bench/tokens.py [--events 25,50,100,200] [--shelves 500]
 
-Each run uses the oracle executor (correct answers from what each state sees)
-and real tools; tokens are counted with the local model's tokenizer
-(llama.cpp, vocabulary only). The native transcript is rebuilt from the same
-run: the whole SKILL.md and tool list, then every action and observation so far,
-as a native agent would see them at each step (structured tool arguments are
-shown by name only, which keeps the native figure conservative).
+Both runs use real tools (`examples/warehouse/env.py`, bash, python) in a fresh
+folder and an oracle that answers correctly, so the figures are those of a
+perfect model: machine mode with `WarehouseOracle` (each state answered from
+what that state sees), native mode through `run_baseline` with
+`NativeWarehouseOracle` (it reads the transcript and replies the next correct
+tool call: read the line, look up its shelves, apply and save, then totals and
+finish). Every request the runtime sends is counted with the local model's
+tokenizer (llama.cpp, vocabulary only) exactly as the local executor would send
+it: system turns merged into the first user turn, Gemma's chat template, BOS.
 """
 
 from __future__ import annotations
 
 import argparse
-import json
+import contextlib
+import io
+import shutil
 import statistics
 import sys
 import tempfile
 import time
+from collections.abc import Callable
+from typing import Any
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -25,88 +32,130 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "examples" / "warehouse"))
 
 import skillc  # noqa: E402
-from bench.warehouse_oracle import WarehouseOracle  # noqa: E402
-from env import Warehouse, accuracy  # noqa: E402
+from bench.warehouse_oracle import NativeWarehouseOracle, WarehouseOracle  # noqa: E402
+from env import Warehouse, accuracy  # type: ignore[import-not-found]  # noqa: E402
 from skillc.runtime import Interpreter, RunOptions, ToolBox  # noqa: E402
-from skillc.runtime.trace import read_trace  # noqa: E402
+from skillc.runtime.interpreter import RunResult  # noqa: E402
+from skillc.runtime.baselines import run_baseline, skill_document  # noqa: E402
+
+MACHINE = ROOT / "examples" / "warehouse" / "warehouse.skm"
+ENV = str(ROOT / "examples" / "warehouse" / "env.py")
 
 
-def tokenizer():
-    """Token counter of the bundled local model (vocabulary only: no weights are loaded)."""
-    from llama_cpp import Llama
+class PromptTokens:
+    """Tokens of a request's prompt as the local executor sends it (each turn tokenised once, then summed)."""
 
-    from skillc.runtime.executors.local import default_model_path, quiet_llama
+    def __init__(self) -> None:
+        from llama_cpp import Llama
 
-    quiet_llama()
-    vocab = Llama(model_path=default_model_path(), vocab_only=True, verbose=True)
-    return lambda text: len(vocab.tokenize(text.encode("utf-8"), add_bos=False, special=True))
+        from skillc.runtime.executors.local import default_model_path, quiet_llama
+
+        quiet_llama()
+        with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):  # load chatter
+            self.vocab = Llama(model_path=default_model_path(), vocab_only=True, verbose=True)
+        self.cache: dict[tuple[str, str], int] = {}
+        self.fixed = self._count("<start_of_turn>model\n", bos=True)  # BOS and the open model turn
+        arch = self.vocab.metadata.get("general.architecture", "")
+        self.context = int(self.vocab.metadata.get(f"{arch}.context_length", 0))  # the model's trained context
+
+    def _count(self, text: str, bos: bool = False) -> int:
+        return len(self.vocab.tokenize(text.encode("utf-8"), add_bos=bos, special=True))
+
+    def __call__(self, messages) -> int:
+        from skillc.runtime.executors.local import merge_system
+
+        total = self.fixed
+        for m in merge_system(list(messages)):
+            role = "model" if m["role"] == "assistant" else m["role"]
+            key = (role, m["content"])
+            if key not in self.cache:
+                self.cache[key] = self._count(f"<start_of_turn>{role}\n{m['content']}<end_of_turn>\n")
+            total += self.cache[key]
+        return total
+
+    def exact(self, messages) -> int:
+        """The same count from the whole prompt, formatted by llama-cpp-python's Gemma template (a check)."""
+        from llama_cpp.llama_chat_format import format_gemma
+
+        from skillc.runtime.executors.local import merge_system
+
+        return self._count(format_gemma(merge_system(list(messages))).prompt, bos=True)
 
 
-def run_once(events: int, shelves: int, folder: Path):
-    wh = Warehouse(shelves=shelves, events=events, seed=events)
-    records, log = wh.write(folder)
-    machine_file = ROOT / "examples" / "warehouse" / "warehouse.skm"
-    machine = skillc.check(machine_file).machine
-    prompts = []
+def recording(executor_class: type) -> tuple[Any, list]:
+    """An instance of the oracle class that keeps every request it answers."""
+    seen: list = []
 
-    class Recording(WarehouseOracle):
+    class Recording(executor_class):
         def complete(self, request):
-            prompts.append(request)
+            seen.append(request)
             return super().complete(request)
 
-    tools = ToolBox.default([str(ROOT / "examples" / "warehouse" / "env.py")], cwd=str(folder))
-    trace = folder / "trace.jsonl"
-    interp = Interpreter(machine, Recording(), tools, RunOptions(trace=trace, max_steps=20 * events + 50),
-                         machine_file.read_text())
-    result = interp.run({"events_path": str(log), "records_path": str(records),
-                         "state_path": str(folder / "state.json")})
-    return machine, result, prompts, trace, accuracy(folder / "state.json", wh.expected)
+    return Recording(), seen
 
 
-def native_prompt_tokens(machine, trace: Path, count) -> list[int]:
-    """Tokens of the prompt a native agent would send at each step of the same run.
-
-    The native prompt only grows: the skill, the tool list and the inputs, then
-    every action and observation so far. Its size at each step is the base plus
-    the tokens of every piece appended before it (each piece is tokenised once).
-    """
-    skill = (ROOT / "examples" / "warehouse" / "SKILL.md").read_text()
-    tools = "\n".join(f"- {t.name}" for t in machine.tools.values())
-    header, steps, _ = read_trace(trace)
-    size = count(skill + "\n\nTools:\n" + tools + "\n\nInputs:\n" + json.dumps(header["inputs"]))
-    sizes = []
-    for s in steps:
-        sizes.append(size)
-        call = s.get("tool_call")
-        if call:  # structured arguments (the whole state) are shown by name only: a conservative native estimate
-            call = {"tool": call["tool"], "args": {k: v if not isinstance(v, (dict, list)) else f"<{k}>"
-                                                   for k, v in call["args"].items()}}
-        action = {"step": s["state"], "call": call, "output": s.get("output")}
-        observation = s.get("tool_result")
-        size += count("\n" + json.dumps(action) + ("\nObservation: " + json.dumps(observation) if observation else ""))
-    return sizes
+def run_mode(mode: str, events: int, shelves: int, folder: Path) -> tuple[RunResult, list, dict]:
+    """One run of `mode` on a fresh warehouse of `events` events; the result, the requests and the accuracy."""
+    wh = Warehouse(shelves=shelves, events=events, seed=events)
+    records, log = wh.write(folder)
+    machine = skillc.check(MACHINE).machine
+    assert machine is not None
+    tools = ToolBox.default([ENV], cwd=str(folder))
+    inputs = {"events_path": str(log), "records_path": str(records), "state_path": str(folder / "state.json")}
+    options = RunOptions(trace=folder / f"{mode}.jsonl", max_steps=20 * events + 50)
+    if mode == "machine":
+        executor, requests = recording(WarehouseOracle)
+        result = Interpreter(machine, executor, tools, options, MACHINE.read_text()).run(inputs)
+    else:
+        executor, requests = recording(NativeWarehouseOracle)
+        result = run_baseline(machine, "native", executor, tools, options, inputs, skill_document(machine))
+    return result, requests, accuracy(folder / "state.json", wh.expected)
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__)
+def measure(events: int, shelves: int, count: PromptTokens) -> dict[str, tuple]:
+    """Both modes at one horizon: (steps, prompt tokens per call, accuracy, seconds) per mode."""
+    out = {}
+    for mode in ("machine", "native"):
+        # A fixed folder name: its path is in the prompts, so a random one would move the counts by a few tokens.
+        folder = Path(tempfile.gettempdir()) / f"skillc-tokens-{mode}-{events}"
+        shutil.rmtree(folder, ignore_errors=True)
+        try:
+            start = time.perf_counter()
+            result, requests, acc = run_mode(mode, events, shelves, folder)
+            elapsed = time.perf_counter() - start
+        finally:
+            shutil.rmtree(folder, ignore_errors=True)
+        assert result.outcome == "success", (mode, result)
+        tokens = [count(r.messages) for r in requests]
+        for i in {0, len(requests) // 2, len(requests) - 1}:  # the summed count is the whole prompt's count
+            assert tokens[i] == count.exact(requests[i].messages), (mode, i)
+        out[mode] = (result.steps, tokens, acc["shelf_accuracy"], elapsed)
+    return out
+
+
+def row(t: int, figures: dict[str, tuple], context: int) -> str:
+    """One line of the table (`over`: native calls whose prompt is longer than the model's context)."""
+    (ms, mt, macc, msec), (ns, nt, nacc, nsec) = figures["machine"], figures["native"]
+    over = sum(1 for n in nt if n > context)
+    return (f"{t:>5} {ms:>6} {statistics.mean(mt):>8.0f} {max(mt):>7,} {sum(mt):>11,} {ns:>6} "
+            f"{statistics.mean(nt):>8,.0f} {max(nt):>8,} {sum(nt):>13,} {over:>5} {sum(nt) / sum(mt):>7.1f}x "
+            f"{macc:>6.0%} {nacc:>6.0%} {msec:>6.1f} {nsec:>6.1f}")
+
+
+def main(argv: list[str] | None = None, out: Callable[[str], None] = print) -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--events", default="25,50,100,200")
     ap.add_argument("--shelves", type=int, default=500)
-    args = ap.parse_args()
-    count = tokenizer()
-    print(f"{'T':>5} {'steps':>6} {'mean prompt (machine)':>22} {'max':>6} {'total (machine)':>16} "
-          f"{'mean prompt (native)':>21} {'total (native)':>15} {'ratio':>7} {'accuracy':>9} {'s':>6}")
+    args = ap.parse_args(argv)
+    count = PromptTokens()
+    out("prompt tokens per call (mean, max) and per run (total); machine: the interpreter, native: run_baseline;")
+    out(f"over: native calls longer than the model's context ({count.context:,} tokens); ratio: total native / machine;"
+        " acc: shelf accuracy; s: seconds")
+    out(f"{'T':>5} {'steps':>6} {'mean':>8} {'max':>7} {'total':>11} {'steps':>6} {'mean':>8} {'max':>8} "
+        f"{'total':>13} {'over':>5} {'ratio':>8} {'acc M':>6} {'acc N':>6} {'s M':>6} {'s N':>6}")
+    out(f"{'':>5} {'--- machine ---':>34} {'------------- native -------------':>44}")
     for t in (int(x) for x in args.events.split(",")):
-        with tempfile.TemporaryDirectory() as tmp:
-            start = time.perf_counter()
-            machine, result, prompts, trace, acc = run_once(t, args.shelves, Path(tmp))
-            elapsed = time.perf_counter() - start
-            machine_tokens = [count("\n".join(m["content"] for m in p.messages)) for p in prompts]
-            native_tokens = native_prompt_tokens(machine, trace, count)
-        mt, nt = sum(machine_tokens), sum(native_tokens)
-        print(f"{t:>5} {result.steps:>6} {statistics.mean(machine_tokens):>22.0f} {max(machine_tokens):>6} {mt:>16,} "
-              f"{statistics.mean(native_tokens):>21,.0f} {nt:>15,} {nt / mt:>6.1f}x {acc['shelf_accuracy']:>8.1%} "
-              f"{elapsed:>6.1f}")
-        assert result.outcome == "success", result
+        out(row(t, measure(t, args.shelves, count), count.context))
 
 
 if __name__ == "__main__":

@@ -21,22 +21,26 @@ from skillc.diagnostics.diagnostic import Diagnostic, HasDiagnostics, Severity, 
 from skillc.lazy import exports
 
 if TYPE_CHECKING:
+    from skillc.bench.runner import BenchConfig, BenchOutcome
+    from skillc.bench.runner import Progress as BenchProgress
     from skillc.check.config import Config
     from skillc.check.source import CheckResult
     from skillc.diagnostics.code import Code
     from skillc.diagnostics.source import SourceFile
     from skillc.frontends.distill.library import Built
     from skillc.frontends.markdown import BuildResult
+    from skillc.frontends.refine.refine import RefineResult
     from skillc.ir.loader import ImportCache, LoadResult
     from skillc.ir.machine import Machine
     from skillc.runtime import ReplayReport, RunResult
-    from skillc.runtime.score import Score
+    from skillc.bench.score import TraceScore
     from skillc.syntax import nodes
     from skillc.testing.explore import TestReport
 
 _LAZY = {"ImportCache": "skillc.ir.loader", "LoadResult": "skillc.ir.loader", "Loader": "skillc.ir.loader",
          "Machine": "skillc.ir.machine", "Config": "skillc.check.config", "SourceFile": "skillc.diagnostics.source",
-         "CheckResult": "skillc.check.source"}
+         "CheckResult": "skillc.check.source", "BenchConfig": "skillc.bench.runner",
+         "RefineResult": "skillc.frontends.refine.refine"}
 _SKIP_DIRS = {".git", ".venv", "venv", "node_modules", "__pycache__", ".hypothesis", ".pytest_cache"}
 _ASL_SUFFIXES = (".asl.json", ".asl.yaml", ".asl.yml")
 
@@ -515,8 +519,8 @@ class _UsageError(Exception):
 def run(config: RunConfig) -> RunReport:
     """Run a checked machine (or resume a crashed run) with the executor, tools and limits of `config`."""
     from skillc.diagnostics.files import FileProblem, JSONProblem, loads, read_text
-    from skillc.runtime import (ExecutorError, Interpreter, Journal, JournalError, RunError, RunOptions, ToolBox,
-                                ToolError, make_executor)
+    from skillc.runtime import (ExecutorError, Journal, JournalError, RunError, RunOptions, ToolBox, ToolError,
+                                make_executor)
     from skillc.runtime.executors.scripted import ScriptError
     from skillc.runtime.executors import spec_file
     from skillc.runtime.guard import refuse_resume_changes, refuse_trace_target
@@ -526,6 +530,9 @@ def run(config: RunConfig) -> RunReport:
     try:
         journal = Journal(c.journal)
         machine_path, executor_spec = c.machine, c.executor
+        if c.resume and c.mode != "machine":  # a baseline keeps no journal: there is nothing to resume
+            return RunReport(None, usage=Usage(f"--resume continues machine-mode runs; a {c.mode} run cannot be "
+                                               "resumed", "--resume"))
         if c.resume:
             info = journal.info(c.resume)
             refuse_resume_changes(info, executor_spec, bool(c.inputs or c.input_file), c.trace, machine_path)
@@ -551,12 +558,9 @@ def run(config: RunConfig) -> RunReport:
         options = RunOptions(retries=c.retries, max_steps=c.max_steps, trace=Path(c.trace) if c.trace else None,
                              journal=journal, executor_spec=executor_spec, machine_path=str(machine_path),
                              step_deadline_s=c.step_deadline_s)
-        if c.mode != "machine":
-            from skillc.runtime.baselines import run_baseline, skill_document
+        from skillc.runtime.session import run_mode
 
-            return RunReport(run_baseline(machine, c.mode, executor, tools, options, given, skill_document(machine)))
-        interpreter = Interpreter(machine, executor, tools, options, checked.text)
-        return RunReport(interpreter.resume(c.resume) if c.resume else interpreter.run(given))
+        return RunReport(run_mode(machine, checked.text, c.mode, executor, tools, options, given, resume=c.resume))
     except _UsageError as exc:
         return RunReport(None, usage=exc.usage)
     except (RunError, ExecutorError, JournalError, ToolError, ScriptError, TraceError, FileProblem, JSONProblem,
@@ -591,34 +595,54 @@ def replay(machine_path: str, trace: str, *, other_machine: bool = False) -> Rep
 
 @attrs.define
 class ScoreResult(HasDiagnostics):
-    """`skillc score`: one score per trace, or why there are none (the machine's check, an unreadable trace)."""
+    """`skillc score`: one score per trace, or why there are none (the machine's check, the suite's diagnostics,
+    an unreadable trace, a usage error)."""
 
-    scores: list[Score]
+    scores: list[TraceScore]
     diagnostics: list[Diagnostic] = attrs.field(factory=list)
     unchecked: bool = False
     error: str | None = None
+    usage: Usage | None = None
 
     @property
-    def compliance(self) -> float:
-        """Request-level full compliance: the share of traces without a violation."""
-        return sum(sc.compliant for sc in self.scores) / len(self.scores)
+    def compliance(self) -> float | None:
+        """Request-level full compliance: the share of compliant traces among those judged (None: none judged)."""
+        from skillc.bench.score import tally
+
+        return tally([sc.score.rfc for sc in self.scores]).rate
 
     @property
-    def success(self) -> float:
-        """Task success: the share of traces whose run succeeded."""
-        return sum(sc.outcome == "success" for sc in self.scores) / len(self.scores)
+    def success(self) -> float | None:
+        """Task success: the share of traces their verifier passed among those verified (None: none verified)."""
+        from skillc.bench.score import tally
+
+        return tally([sc.score.success for sc in self.scores]).rate
 
 
-def score(machine_path: str, traces: Sequence[str]) -> ScoreResult:
-    """Score traces against a checked machine: rule compliance separately from task success."""
-    from skillc.runtime.score import score_trace
+def score(machine_path: str, traces: Sequence[str], *, suite: str | None = None, task: str | None = None,
+          workdir: str | None = None) -> ScoreResult:
+    """Score traces against a checked machine: task success from the suite task's verifier, RFC from effects."""
+    from skillc.bench.score import score_trace_file
+    from skillc.bench.suite import load_suite
     from skillc.runtime.trace import TraceError
 
+    if task is not None and suite is None:
+        return ScoreResult([], usage=Usage("--task needs --suite", "--task"))
     checked = load_checked(machine_path)
     if checked.machine is None:
         return ScoreResult([], checked.diagnostics, checked.unchecked)
+    loaded = load_suite(suite) if suite is not None else None
+    if loaded is not None and loaded.suite is None:
+        return ScoreResult([], list(loaded.diagnostics), error=f"{suite}: the suite has errors")
+    the_suite = loaded.suite if loaded is not None else None
+    if the_suite is not None and task is not None and task not in {t.id for t in the_suite.tasks}:
+        from skillc.ir.suggest import did_you_mean
+
+        hint = did_you_mean(task, [t.id for t in the_suite.tasks]) or ""
+        return ScoreResult([], usage=Usage(f"the suite has no task `{task}`. {hint}".strip(), "--task"))
     try:
-        return ScoreResult([score_trace(checked.machine, t) for t in traces])
+        return ScoreResult([score_trace_file(Path(t), checked.machine, suite=the_suite, task_id=task,
+                                             workdir=Path(workdir) if workdir else None) for t in traces])
     except TraceError as exc:
         return ScoreResult([], _found(exc), error=str(exc))
 
@@ -681,6 +705,27 @@ def _drawable_fragment(loaded: LoadResult, path: str, name: str | None) -> tuple
     if len(machines) > 1:
         return None, f"{path} is a library of {len(machines)} fragments ({', '.join(machines)}): pick one with --fragment"
     return next(iter(machines.values())), None
+
+
+def draw_diff(old_path: str, new_path: str, fmt: str = "dot") -> DrawResult:
+    """`skillc dot --diff OLD NEW`: NEW with what changed since OLD coloured (dot, svg or png); both must check."""
+    from skillc.render import RenderError, render_image
+    from skillc.render.diff import to_dot_diff
+
+    if fmt == "mermaid":
+        return DrawResult(None, error="--diff draws dot, svg or png, not mermaid")
+    machines, found = [], []
+    for path in (old_path, new_path):
+        result = check(Path(path))
+        found += [d for d in result.diagnostics if d.is_error]
+        machines.append(result.machine)
+    if found or machines[0] is None or machines[1] is None:
+        return DrawResult(None, found)
+    text = to_dot_diff(machines[0], machines[1])
+    try:
+        return DrawResult(text.encode("utf-8") if fmt == "dot" else render_image(text, fmt))
+    except RenderError as exc:
+        return DrawResult(None, error=str(exc))
 
 
 def draw(machine_path: str, fmt: str = "dot", *, trace: str | None = None, fragment: str | None = None,
@@ -831,6 +876,15 @@ def distill(traces: Sequence[str], *, output: str | None = None, min_reuse: floa
     return DistillOutcome(built, unique(built.diagnostics))
 
 
+
+def refine(machine: str, traces: Sequence[str], *, output: str | None = None, archive: str | None = None,
+           model: str | None = None, base_url: str | None = None, dry_run: bool = False) -> RefineResult:
+    """`skillc refine`: grow a machine from development traces, each edit checked and replayed before it lands."""
+    from skillc.frontends.refine.refine import RefineOptions
+    from skillc.frontends.refine.refine import refine as run_refine
+
+    return run_refine(RefineOptions(machine, tuple(traces), output, archive, model, base_url, dry_run))
+
 @attrs.define
 class CollectResult(HasDiagnostics):
     """`skillc collect`: the JSONL of the recorded traces and the line to report, or the diagnostics."""
@@ -880,3 +934,27 @@ def collect(output: str, *, count: int = 20, seed: int = 0, games: str = ".skill
     recorded = tw.relative_to(played, Path(output).parent)
     won = sum(t.success for t in recorded)
     return CollectResult(dumps(recorded), f"{len(recorded)} traces ({won} won) of {count} games; games in {games}", [])
+
+
+# ---------------------------------------------------------------- benchmarks
+
+@attrs.define
+class BenchResult(HasDiagnostics):
+    """`skillc bench`: what the bench did (its rows, report and output folder) and its diagnostics."""
+
+    outcome: BenchOutcome | None
+    diagnostics: list[Diagnostic]
+
+
+def bench(config: BenchConfig, *, progress: BenchProgress | None = None) -> BenchResult:
+    """Run the cells of a suite's matrix that have no row yet and write the report (`report_only`: only the report).
+
+    `progress(total, done)` is a context manager that yields a callback told of every row written.
+    """
+    from skillc.bench.runner import run_bench
+
+    try:
+        outcome = run_bench(config, progress=progress)
+    except Exception as exc:  # noqa: BLE001 - an internal error is reported, not raised
+        return BenchResult(None, [internal_error(exc, "running the bench")])
+    return BenchResult(outcome, list(outcome.diagnostics))

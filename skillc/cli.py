@@ -149,24 +149,40 @@ def replay(machine_path: str, trace_path: str, other_machine: bool) -> None:
 @main.command()
 @click.argument("machine_path", metavar="MACHINE")
 @click.argument("traces", nargs=-1, required=True, type=click.Path(dir_okay=False, exists=True))
+@click.option("--suite", type=click.Path(dir_okay=False, exists=True), default=None,
+              help="A bench suite: its task's verifier decides success, its requirements join RFC.")
+@click.option("--task", default=None, metavar="ID",
+              help="The suite's task the traces ran (default: the one whose inputs the trace's header holds).")
+@click.option("--workdir", type=click.Path(file_okay=False, exists=True), default=None,
+              help="The folder the runs left their files in (default: a bench cell's `work/` beside its trace).")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object per trace and a summary.")
-def score(machine_path: str, traces: tuple[str, ...], as_json: bool) -> None:
-    """Score traces: request-level full compliance (RFC) separately from task success."""
-    sys.exit(console.score(api.score(machine_path, traces), machine_path, as_json))
+def score(machine_path: str, traces: tuple[str, ...], suite: str | None, task: str | None, workdir: str | None,
+          as_json: bool) -> None:
+    """Score traces: task success from a verifier, request-level full compliance (RFC) from effects."""
+    result = api.score(machine_path, traces, suite=suite, task=task, workdir=workdir)
+    sys.exit(console.score(result, machine_path, as_json))
 
 
 @main.command()
 @click.argument("machine_path", metavar="MACHINE")
+@click.argument("new_path", metavar="[NEW]", required=False, type=click.Path(dir_okay=False, exists=True))
 @click.option("-o", "--output", type=click.Path(dir_okay=False), default=None, help="Write here (default: stdout).")
 @click.option("--format", "fmt", type=click.Choice(["dot", "svg", "png", "mermaid"]), default=None,
               help="Default: from the output's extension, else dot.")
 @click.option("--trace", "trace_path", type=click.Path(dir_okay=False, exists=True), default=None,
               help="Overlay a run: visited states and edges with counts, the path to the terminal emphasised.")
+@click.option("--diff", "as_diff", is_flag=True,
+              help="`--diff OLD NEW`: draw NEW with the states and edges added, removed or changed since OLD.")
 @click.option("--fragment", default=None, metavar="NAME", help="In a library of fragments: the one to draw.")
 @click.option("--stdin-filename", default=None, metavar="PATH", help="With `-`: the path the text on stdin stands for.")
-def dot(machine_path: str, output: str | None, fmt: str | None, trace_path: str | None, fragment: str | None,
-        stdin_filename: str | None) -> None:
+def dot(machine_path: str, new_path: str | None, output: str | None, fmt: str | None, trace_path: str | None,
+        as_diff: bool, fragment: str | None, stdin_filename: str | None) -> None:
     """Draw a machine as DOT, SVG, PNG (Graphviz) or Mermaid (`-` reads standard input)."""
+    if as_diff != (new_path is not None):
+        raise click.UsageError("--diff takes two machines, OLD and NEW" if as_diff else
+                               "a second machine is drawn only with --diff")
+    if new_path is not None:
+        sys.exit(console.draw(api.draw_diff(machine_path, new_path, console.dot_format(fmt, output)), output))
     result = api.draw(machine_path, console.dot_format(fmt, output), trace=trace_path, fragment=fragment,
                       stdin=sys.stdin.buffer, stdin_filename=stdin_filename)
     sys.exit(console.draw(result, output))
@@ -244,6 +260,29 @@ def distill(traces: tuple[str, ...], output: str | None, min_reuse: float, emit:
 
 
 @main.command()
+@click.argument("machine_path", metavar="MACHINE", type=click.Path(dir_okay=False, exists=True))
+@click.argument("traces", nargs=-1, required=True, type=click.Path(dir_okay=False, exists=True))
+@click.option("-o", "--output", type=click.Path(dir_okay=False), default=None,
+              help="Write the refined machine here (default: over MACHINE).")
+@click.option("--archive", "archive", type=click.Path(file_okay=False), default=None,
+              help="The archive of accepted traces (default: OUT.archive/ beside the machine written).")
+@click.option("--model", default=None, metavar="SPEC", help="Let a model judge ambiguous alignments (an executor spec).")
+@click.option("--base-url", default=None, help="Endpoint of an OpenAI- or Anthropic-compatible server for --model.")
+@click.option("--dry-run", is_flag=True, help="Write nothing: report what would be accepted, with the diff.")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object per trace and a summary.")
+def refine(machine_path: str, traces: tuple[str, ...], output: str | None, archive: str | None, model: str | None,
+           base_url: str | None, dry_run: bool, as_json: bool) -> None:
+    """Grow a machine from development traces; an edit lands only if it checks and replays every accepted trace.
+
+    Exit 0 when every trace was accepted (or already archived), 1 errors in the input (machine, traces,
+    archive), 2 bad flags, 3 internal error, 4 at least one trace was dropped.
+    """
+    result = api.refine(machine_path, traces, output=output, archive=archive, model=model, base_url=base_url,
+                        dry_run=dry_run)
+    sys.exit(console.refine(result, as_json))
+
+
+@main.command()
 @click.option("-o", "--output", required=True, type=click.Path(dir_okay=False), help="The JSONL file to write.")
 @click.option("--count", type=click.IntRange(1, 100_000), default=20, show_default=True,
               help="How many TextWorld cooking games to generate and play.")
@@ -262,6 +301,44 @@ def collect(output: str, count: int, seed: int, games_dir: str, workers: int, en
     result = api.collect(output, count=count, seed=seed, games=games_dir, workers=workers, env=env_name,
                          domain=domain, split=split, progress=console.progress_bar)
     sys.exit(console.collect(result, output))
+
+
+@main.command()
+@click.argument("suite", metavar="SUITE", required=False)
+@click.option("--modes", default="machine,native,prompt-only", show_default=True,
+              help="The modes to run, comma-separated: machine, native, prompt-only.")
+@click.option("--executor", "executors", multiple=True, metavar="SPEC",
+              help="An executor (repeatable): scripted:FILE, replay:TRACE, openai:MODEL, anthropic:MODEL, "
+                   "local[:PATH][?…]; `{task}` in it is replaced by the task id.")
+@click.option("--repeats", type=int, default=1, show_default=True, help="Runs of every task × mode × executor.")
+@click.option("--workers", type=int, default=1, show_default=True,
+              help="Cells run at once (1: in this process; more: a process pool, or Ray tasks in flight).")
+@click.option("-o", "--output", default=None, type=click.Path(file_okay=False),
+              help="The output folder: results.jsonl, report.md, report.html, cells/ (default .skillc/bench/SUITE).")
+@click.option("--backend", default="local", show_default=True, help="Where cells run: local (processes) or ray.")
+@click.option("--address", default=None,
+              help="With --backend ray: the cluster's address (default: $RAY_ADDRESS, else one on this machine).")
+@click.option("--max-steps", type=int, default=None,
+              help="Steps per run in every mode (default: the suite's max_steps, else 100).")
+@click.option("--model-timeout", "model_timeout_s", type=click.FloatRange(min=0, min_open=True), default=120.0,
+              show_default=True, help="Seconds one model call may take.")
+@click.option("--tool-timeout", "tool_timeout_s", type=click.FloatRange(min=0, min_open=True), default=60.0,
+              show_default=True, help="Seconds one tool call may take.")
+@click.option("--report-only", is_flag=True, help="Run nothing: rebuild the report from -o DIR's results.jsonl.")
+@click.option("-q", "--quiet", is_flag=True, help="No progress bar.")
+@click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
+def bench(suite: str | None, modes: str, executors: tuple[str, ...], quiet: bool, as_json: bool,
+          **options: Any) -> None:
+    """Run a suite's tasks × modes × executors × repeats and report success, RFC and tokens (resumable).
+
+    Exit 0 when every cell has a row (whatever the results), 1 unchecked machine, 2 bad flags or suite (or
+    no report could be written), 3 internal error, 4 the backend failed and some cells have no row (run it
+    again to finish them).
+    """
+    config = api.BenchConfig(suite=suite, modes=tuple(m.strip() for m in modes.split(",") if m.strip()),
+                             executors=executors, **options)
+    progress = None if quiet or as_json else console.bench_progress
+    sys.exit(console.bench(api.bench(config, progress=progress), as_json))
 
 
 @main.command()

@@ -2,7 +2,7 @@
 exit code; files are written through the one guarded writer (`diagnostics/files.py` `write_output`).
 
 Exit codes: 0 clean, 1 errors found (or `fmt --check` would change a file), 2 usage or I/O error, 3 internal
-error (a bug in skillc); `run` adds 4 partial and 5 failed.
+error (a bug in skillc); `run` adds 4 partial and 5 failed; `refine` adds 4 when a trace was dropped.
 """
 
 from __future__ import annotations
@@ -169,7 +169,9 @@ def unchecked(result: api.RunReport | api.ReplayResult | api.ScoreResult | api.E
 
 
 def run(report: api.RunReport, as_json: bool) -> int:
-    """`skillc run`: the outcome, evidence and run id (or JSON); 0 success, 4 partial, 5 failed."""
+    """`skillc run`: the outcome, evidence and run id (or JSON); 0 success, 4 partial, 5 failed (a baseline that
+    never got results from a tool, or whose replies never followed the protocol, has outcome `failed`: see
+    baselines.py)."""
     from skillc.diagnostics.files import printable
 
     if report.usage is not None:
@@ -190,7 +192,10 @@ def run(report: api.RunReport, as_json: bool) -> int:
             click.echo(printable(f"  {name} = {json.dumps(value, ensure_ascii=False)}"))
         if result.error:
             click.echo(printable(f"  error: {result.error}"))
-        click.echo(f"  run id: {result.run_id}" + (f"   trace: {result.trace}" if result.trace else ""))
+        where = [f"run id: {result.run_id}"] if result.run_id else []  # baselines keep no journal: no run id
+        where += [f"trace: {result.trace}"] if result.trace else []
+        if where:
+            click.echo("  " + "   ".join(where))
     return _OUTCOME_EXIT.get(result.outcome, EXIT_FAILED)
 
 
@@ -216,25 +221,56 @@ def replay(result: api.ReplayResult, path: str) -> int:
 
 
 def score(result: api.ScoreResult, path: str, as_json: bool) -> int:
-    """`skillc score`: each trace's compliance and outcome, then the summary (or JSON lines)."""
+    """`skillc score`: each trace's declared outcome, verified success and RFC with its verdicts, then a summary."""
+    from skillc.bench.score import score_json, summary_json
+    from skillc.diagnostics.files import printable
+
+    if result.usage is not None:
+        raise click.BadParameter(result.usage.message, param_hint=result.usage.param)
     if result.error is not None:
         return trace_error("score", result.error, result.diagnostics)
     if not result.scores:
         return unchecked(result, path)
-    for sc in result.scores:
-        if as_json:
-            click.echo(json.dumps(attrs.asdict(sc), ensure_ascii=False))
-            continue
-        click.echo(f"{sc.trace}: {sc.mode}, outcome {sc.outcome}, {'compliant' if sc.compliant else 'NOT compliant'}")
-        for v in sc.violations:
-            click.echo(f"    - {v}")
-        for u in sc.unverifiable:
-            click.echo(f"    ? {u}")
-    n, rfc, success = len(result.scores), result.compliance, result.success
-    summary = {"traces": n, "request_level_full_compliance": rfc, "task_success": success}
-    click.echo(json.dumps(summary) if as_json else
-               f"{_plural(n, 'trace')}: full compliance {rfc:.0%}, task success {success:.0%}")
+    for ts in result.scores:
+        click.echo(printable(json.dumps(score_json(ts), ensure_ascii=False) if as_json else _score_text(ts)))
+    summary = summary_json(result.scores)
+    click.echo(json.dumps(summary) if as_json else _score_summary(summary))
     return EXIT_OK
+
+
+_MARKS = {"met": "ok", "violated": "VIOLATED", "unverifiable": "unverifiable", "not applicable": "n/a"}
+
+
+def _score_text(ts: api.TraceScore) -> str:
+    """One trace's score as lines: outcome declared, success, RFC and each requirement, the state rules."""
+    sc = ts.score
+    task = f", task {ts.task}" if ts.task else ""
+    success = "unknown" if sc.success is None else "yes" if sc.success else "NO"
+    rfc = "unknown" if sc.rfc is None else "compliant" if sc.rfc else "NOT compliant"
+    lines = [f"{ts.trace}: {sc.mode}{task}, outcome declared: {sc.outcome}",
+             f"  success: {success}" + (f" — {sc.success_reason}" if sc.success_reason else ""),
+             f"  RFC: {rfc}" + (f" — {sc.compliance.reason}" if sc.compliance.reason else "")]
+    for v in sc.compliance.verdicts:
+        if v.status != "met":
+            lines.append(f"    {_MARKS[v.status]} {v.id}" + (f' "{v.quote}"' if v.quote else "") + f": {v.reason}")
+    if sc.state_rules:
+        lines.append("  state rules (not counted in RFC):")
+        lines += [f"    {_MARKS[v.status]} {v.id} \"{v.quote}\"" + (f": {v.reason}" if v.reason else "")
+                  for v in sc.state_rules]
+    return "\n".join(lines)
+
+
+def _score_summary(summary: dict) -> str:
+    """The summary line: task success and RFC over the known verdicts, with the unknowns counted."""
+    def part(name: str, rate: object, counts: dict, yes: str, unknown: str) -> str:
+        known = sum(v for k, v in counts.items() if k != "unknown")
+        shown = f"{rate:.0%}" if isinstance(rate, float) else "unknown"
+        extra = f", {counts['unknown']} {unknown}" if counts["unknown"] else ""
+        return f"{name} {shown} ({counts[yes]}/{known}{extra})"
+
+    success = part("task success", summary["task_success"], summary["success"], "passed", "unknown")
+    rfc = part("RFC", summary["request_level_full_compliance"], summary["rfc"], "compliant", "unknown")
+    return f"{_plural(summary['traces'], 'trace')}: {success}, {rfc}"
 
 
 def explore(result: api.ExploreResult, path: str, coverage: str) -> int:
@@ -342,6 +378,29 @@ def distill(outcome: api.DistillOutcome, path: str | None, report: bool, fmt: st
     return EXIT_OK
 
 
+def refine(result: api.RefineResult, as_json: bool) -> int:
+    """`skillc refine`: per trace accepted / realigned / dropped with its edits, diff and replays; 4 if one dropped."""
+    from skillc.frontends.refine.report import render
+
+    if not result.summaries and not result.ok:
+        return failed(result.diagnostics, "json" if as_json else "full")
+    if as_json:  # stdout is JSON only: the import's warnings go into the summary line
+        for s in result.summaries:
+            click.echo(json.dumps(s.to_json(), ensure_ascii=False))
+        found = [{"code": d.code, "severity": d.severity.name.lower(), "message": d.message}
+                 for d in result.diagnostics]
+        click.echo(json.dumps({"traces": len(result.summaries), "dropped": result.dropped, "written": result.written,
+                               "archive": result.archive, "dry_run": result.dry_run, "diagnostics": found},
+                              ensure_ascii=False))
+    else:
+        emit(result.diagnostics, "full")
+        click.echo(render(result.summaries))
+        where = "dry run: nothing written" if result.dry_run else f"wrote {result.written}" if result.written \
+            else "nothing accepted: nothing written"
+        click.echo(f"{where} (archive {result.archive})", err=True)
+    return exit_code(result.diagnostics) or (EXIT_PARTIAL if result.dropped else EXIT_OK)
+
+
 def collect(result: api.CollectResult, path: str) -> int:
     """`skillc collect`: the traces written, and what they are."""
     if result.text is None:
@@ -359,6 +418,90 @@ def imported(result: api.ImportResult, path: str | None, fmt: str) -> int:
     emit([d for d in result.diagnostics if d.severity is not Severity.NOTE], fmt)
     # written: the translation is whole; its findings still set the status
     return output(result.text, path, fmt) or exit_code(result.diagnostics)
+
+
+@contextlib.contextmanager
+def bench_progress(total: int, done: int) -> Iterator[Callable[[object], None]]:
+    """The bench's progress bar with ETA on stderr (tqdm), only on a terminal; yields its per-row callback."""
+    from tqdm import tqdm
+
+    with tqdm(total=total, initial=done, desc="cells", unit="cell", file=sys.stderr, disable=None,
+              leave=False, smoothing=0.1) as bar:
+        yield lambda row: bar.update(1)
+
+
+def bench(result: api.BenchResult, as_json: bool) -> int:
+    """`skillc bench`: success and RFC per mode × executor, the paired comparisons, where the files are."""
+    from skillc.diagnostics.files import printable
+
+    from skillc.diagnostics.render import render
+
+    outcome = result.outcome
+    shown = sorted((d for d in result.diagnostics if d.severity is not Severity.NOTE), key=Diagnostic.sort_key)
+    if shown:  # on stderr: stdout is the summary (or its JSON)
+        click.echo(render(shown, "full", sys.stderr), err=True, color=True)
+    if outcome is None or any(d.code == "SKM900" for d in shown):
+        return EXIT_INTERNAL
+    if outcome.usage or outcome.unchecked:
+        return EXIT_ERRORS if outcome.unchecked else EXIT_USAGE
+    if as_json:
+        click.echo(printable(json.dumps(_bench_json(outcome), ensure_ascii=False)))
+    else:
+        for line in _bench_lines(outcome):
+            click.echo(printable(line))
+    if outcome.incomplete:
+        return EXIT_PARTIAL
+    return EXIT_USAGE if outcome.report is None else EXIT_OK  # the rows are written, the report could not be
+
+
+def _bench_lines(outcome: object) -> list[str]:
+    """The summary of a bench as lines of text."""
+    from skillc.bench.report import summary_table
+    from skillc.bench.runner import BenchOutcome
+
+    assert isinstance(outcome, BenchOutcome)
+    lines = [f"bench {outcome.suite}: {outcome.cells} cells, {outcome.ran} run now, {outcome.resumed} done before"]
+    if outcome.report is not None:
+        head, body = summary_table(outcome.report)
+        success, rfc = head.index("success"), head.index("RFC")  # each followed by its interval
+        keep = [head.index("mode"), head.index("executor"), success, success + 1, rfc, rfc + 1,
+                head.index("mean total tokens"), head.index("errors")]
+        lines += _text_table([head[i] for i in keep], [[row[i] for i in keep] for row in body])
+        for c in outcome.report.comparisons:  # the full comparison table is in the report
+            lines.append(f"{c.first} vs {c.second} ({c.executor}): {c.pairs} pairs, only {c.first} succeeded "
+                         f"{c.mcnemar.b}, only {c.second} {c.mcnemar.c}; McNemar exact p = {c.mcnemar.p:.3g}")
+    lines += [f"results: {outcome.results}"] + [f"report: {p}" for p in outcome.reports]
+    return lines
+
+
+def _text_table(head: list[str], body: list[list[str]]) -> list[str]:
+    """Left-aligned columns separated by two spaces."""
+    widths = [max(len(r[i]) for r in [head, *body]) for i in range(len(head))]
+    return ["  ".join(cell.ljust(w) for cell, w in zip(row, widths)).rstrip() for row in [head, *body]]
+
+
+def _bench_json(outcome: object) -> dict[str, object]:
+    """The summary of a bench as one JSON object: counts, paths, the report's groups and comparisons."""
+    from skillc.bench.runner import BenchOutcome
+
+    assert isinstance(outcome, BenchOutcome)
+    report = outcome.report
+    return {"suite": outcome.suite, "cells": outcome.cells, "ran": outcome.ran, "resumed": outcome.resumed,
+            "incomplete": outcome.incomplete, "results": str(outcome.results),
+            "reports": [str(p) for p in outcome.reports],
+            "groups": [] if report is None else [_finite(attrs.asdict(s)) for s in report.summaries],
+            "comparisons": [] if report is None else [_finite(attrs.asdict(c)) for c in report.comparisons]}
+
+
+def _finite(value: object) -> object:
+    """`value` with NaN (an empty group's mean, an undefined interval) as null: JSON has no NaN."""
+    if isinstance(value, float) and value != value:
+        return None
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_finite(v) for v in value]
+    return value
 
 
 def lsp() -> int:

@@ -16,8 +16,10 @@ from skillc.bench import codes as bench_codes
 from skillc.check import codes as check_codes
 from skillc.diagnostics import codes as diagnostics_codes
 from skillc.diagnostics.code import Code
+from skillc.evolve import codes as evolve_codes
 from skillc.frontends.distill import codes as distill_codes
 from skillc.frontends.markdown import codes as markdown_codes
+from skillc.frontends.refine import codes as refine_codes
 from skillc.importers import codes as importers_codes
 from skillc.runtime import codes as runtime_codes
 
@@ -30,6 +32,8 @@ TABLES: Final[tuple[ModuleType, ...]] = (
     runtime_codes,  # SKM520–539 (traces)
     importers_codes,  # SKM6xx
     bench_codes,  # SKM700–739
+    refine_codes,  # SKM800–839 (trace import and archive, then alignment and acceptance)
+    evolve_codes,  # SKM840–859 (evolve: options, scripted roles, hypotheses, test cases)
 )
 
 

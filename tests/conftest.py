@@ -10,8 +10,9 @@ import skillc
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "examples"
-# Every folder of examples/ holds a machine beside its skill, except traces/ (recorded runs for `skillc distill`).
-MACHINE_EXAMPLES = sorted(p for p in EXAMPLES.iterdir() if p.is_dir() and p.name != "traces")
+# Every folder of examples/ holds a machine beside its skill, except traces/ (recorded runs for `skillc distill`)
+# and refine/ (the `skillc refine` demonstration: a livemath machine missing steps, and native-run scripts).
+MACHINE_EXAMPLES = sorted(p for p in EXAMPLES.iterdir() if p.is_dir() and p.name not in ("traces", "refine"))
 STDLIB = ROOT / "stdlib"
 # A machine with a typo (`answr`) for the command line and the language server to report.
 BROKEN = """machine m {

@@ -1,4 +1,4 @@
-"""Diagnostic codes of `skillc bench` (SKM700–SKM739): suite files and the results store.
+"""Diagnostic codes of `skillc bench` (SKM700–SKM739): suite files, the results store and the runner.
 
 The examples are suite files (TOML), task lines (JSONL) or results rows, so the
 registry test does not run them; `tests/bench/test_codes.py` loads each example
@@ -107,6 +107,13 @@ DUPLICATE_REQUIREMENT_ID: Final = Code(
     _suite(_TASK + '\n[[require]]\nid = "readback"\nkind = "tool"\ntool = "bash"\n'
            '\n[[require]]\nid = "answer"\nkind = "file"\npath = "answer.txt"\n'),
     "give each requirement its own id", runnable=False, lang="toml")
+NOT_A_TOOL_MODULE: Final = Code(
+    "SKM714", "not-a-tool-module", E, "a `tools` entry is not a Python file",
+    "`[suite] tools` names the Python files whose public functions implement the machine's tools, as "
+    "`skillc run --tools` does; anything but a `.py` file cannot provide them.",
+    '[suite]\nskill = "SKILL.md"\ntools = ["SKILL.md"]\n\n' + _TASK,
+    '[suite]\nskill = "SKILL.md"\n# tools = ["env.py"]: the .py file that defines the tools\n\n' + _TASK,
+    "name the `.py` file that defines the tools", runnable=False, lang="toml")
 _ROW = ('{"v": 1, "task": "q1", "mode": "machine", "executor": "scripted", "repeat": 0, "success": true, '
         '"rfc": true, "steps": 3, "prompt_tokens": 0, "completion_tokens": 0, "latency_s": 0.01, '
         '"outcome": "success", "trace": null, "error": null, "horizon": null, "violated": []}')
@@ -133,9 +140,136 @@ RESULTS_LOCKED: Final = Code(
     'from skillc.bench.results import open_writer\n\nfirst = open_writer("out/results.jsonl")\nfirst.close()\n'
     'second = open_writer("out/results.jsonl")\n',
     "wait for the other bench to end, or write to another output folder", runnable=False, lang="python")
+# The Ray backend's codes (SKM725–SKM729): tests/bench/test_ray_backend.py runs the examples against a local Ray
+# cluster it starts (127.0.0.1:6379 and 10.0.0.5:6379 stand for its address).
+_RAY = "skillc bench suite.toml --executor scripted:script.json --backend ray --workers 2"
+_DYING = ("from skillc.bench.ray_backend import RayBackend\n\n\ndef cell(n: int) -> int:\n{body}    return n\n\n\n"
+          'backend = RayBackend("127.0.0.1:6379", workers=2)\nprint(sorted(backend.map_unordered(cell, range(4))))\n'
+          "backend.close()\n")
+_SHIPPED = ("from skillc.bench.ray_backend import Shipped, land\nfrom skillc.bench.results import Cell, Row\n\n"
+            'row = Row(Cell("q1", "machine", "scripted", 0), True, True, trace="/nowhere/trace.jsonl")\n'
+            'print(land(Shipped(row, {data}, "worker-node")).error)\n')
+RAY_NOT_INSTALLED: Final = Code(
+    "SKM725", "ray-not-installed", E, "`--backend ray` but Ray is not installed",
+    "The Ray backend runs each cell as a Ray task; it needs the `ray` package in the environment of the bench "
+    "(and of every node of the cluster). It is part of the `bench` extra.",
+    "pip install skillc\n" + _RAY + " --address 127.0.0.1:6379\n",
+    "pip install 'skillc[bench]'\n" + _RAY + " --address 127.0.0.1:6379\n",
+    "pip install 'skillc[bench]'", runnable=False, lang="shell")
+NO_RAY_CLUSTER: Final = Code(
+    "SKM726", "no-ray-cluster", E, "no Ray cluster answers at the address",
+    "The Ray backend connects to a cluster that is already running; it never starts one. The address is "
+    "`--address`, else `RAY_ADDRESS`, else `auto` (the cluster `ray start` last started on this machine). The "
+    "head's port is probed first, so a wrong address fails in seconds.",
+    _RAY + " --address 127.0.0.1:6379\n",
+    "ray start --head --port 6379 --disable-usage-stats\n" + _RAY + " --address 127.0.0.1:6379\n",
+    "start the cluster with `ray start --head` and pass the address it prints", runnable=False, lang="shell")
+INVALID_RAY_SETTING: Final = Code(
+    "SKM727", "invalid-ray-setting", E, "a Ray address or CPU count the backend cannot use",
+    "The address is the head node's GCS address `HOST:PORT` (what `ray start --head` prints) or `auto`; a Ray "
+    "Client address `ray://…` is refused (run the bench on a node of the cluster instead). "
+    "`SKILLC_RAY_NUM_CPUS`, the CPUs each cell asks for, must be a positive number.",
+    _RAY + " --address ray://10.0.0.5:10001\n", _RAY + " --address 10.0.0.5:6379\n",
+    "give HOST:PORT of the head node", runnable=False, lang="shell")
+RAY_TASK_DIED: Final = Code(
+    "SKM728", "ray-task-died", E, "the worker running a cell died",
+    "A cell's Ray task ends when its worker process dies (a crash in native code, the OOM killer, a node lost). "
+    "The backend does not retry it (a crash would repeat and hide): the tasks still running finish and keep "
+    "their rows, then the bench stops; the dead cell has no row and runs again when the bench is run again.",
+    _DYING.format(body="    if n == 2:\n        import os\n\n        os._exit(1)  # as a segfault would\n"),
+    _DYING.format(body=""),
+    "see why in the node's worker logs (/tmp/ray/session_latest/logs/worker-*.err), then run the bench again",
+    runnable=False, lang="python")
+TRACE_NOT_VISIBLE: Final = Code(
+    "SKM729", "trace-not-visible", W, "a cell's trace is not visible on the machine that runs the bench",
+    "Each cell writes its trace under OUT on the node that ran it. A trace written on another node is sent back "
+    "and written to the same path on the driver; when that fails, the row keeps its results and its `error` "
+    "says the trace is missing.",
+    _SHIPPED.format(data="None"), _SHIPPED.format(data='b"{}\\n"').replace("/nowhere/", "out/"),
+    "put OUT on storage every node mounts, or check that the driver can write OUT", runnable=False, lang="python")
+# The runner's codes (SKM730–SKM739): the examples are `skillc bench` command lines, run by tests/bench/test_codes.py
+# in a copy of tests/bench/fixtures/beats (a suite `suite.toml` with a machine and `script.json`).
+_BENCH = "skillc bench suite.toml --executor scripted:script.json"
+UNKNOWN_BENCH_MODE: Final = Code(
+    "SKM730", "unknown-bench-mode", E, "`--modes` names a mode that does not exist",
+    "A bench runs each task in some of the modes machine (the runtime drives the machine), native (the skill "
+    "document and the transcript, the model picks every step) and prompt-only (the machine as prose).",
+    _BENCH + " --modes machine,natve", _BENCH + " --modes machine,native",
+    "use machine, native or prompt-only, comma-separated", runnable=False, lang="shell")
+INVALID_BENCH_EXECUTOR: Final = Code(
+    "SKM731", "invalid-bench-executor", E, "no executor, or one that cannot be made",
+    "Every cell runs with one executor spec (`--executor`, repeatable). A spec of an unknown kind, or a "
+    "`scripted:` or `replay:` file that cannot be read, is refused before any cell runs, so a typo does not "
+    "fill the results with failed cells.",
+    "skillc bench suite.toml --executor scripted:missing.json", _BENCH,
+    "give --executor SPEC: scripted:FILE, replay:TRACE, openai:MODEL, anthropic:MODEL or local",
+    runnable=False, lang="shell")
+INVALID_BENCH_COUNT: Final = Code(
+    "SKM732", "invalid-bench-count", E, "a repeat, worker or step count below 1",
+    "`repeats`, `workers` and `max_steps` of a bench are counts of at least 1 (the command line refuses "
+    "smaller values itself; this is the API's check of `BenchConfig`).",
+    _BENCH + " --repeats 0", _BENCH + " --repeats 1", "give a count of at least 1", runnable=False, lang="shell")
+BENCH_NEEDS_MACHINE: Final = Code(
+    "SKM733", "bench-needs-machine", E, "the suite names no machine",
+    "Every mode runs with a checked machine: machine mode runs it, prompt-only mode renders it as prose, and "
+    "native mode takes the tools and inputs from its interface (the skill document alone declares neither).",
+    "skillc bench skill-only.toml --executor scripted:script.json", _BENCH,
+    "compile the skill (`skillc build`) and name the machine in `[suite] machine`", runnable=False, lang="shell")
+NO_SKILL_DOCUMENT: Final = Code(
+    "SKM734", "no-skill-document", E, "native mode has no skill document to send",
+    "Native mode sends the whole skill document: the suite's `skill`, else the file the machine's `source` "
+    "names. With neither, a native cell would run without its instructions.",
+    "skillc bench no-skill.toml --executor scripted:script.json --modes native",
+    _BENCH + " --modes native", "name the skill document in `[suite] skill`", runnable=False, lang="shell")
+BACKEND_FAILED: Final = Code(
+    "SKM735", "backend-failed", E, "the backend could not be started or failed during the bench",
+    "Cells run on a backend (`local`: this process or a process pool; `ray`: Ray tasks). When it cannot be had "
+    "(an unknown name, Ray not installed, no cluster at the address) nothing runs; when it fails during the "
+    "bench (a worker process killed), the rows written so far are kept and the remaining cells run when the "
+    "bench is run again.",
+    _BENCH + " --backend slurm", _BENCH + " --backend local",
+    "check the backend, then run the same command again: finished cells are not run twice",
+    runnable=False, lang="shell")
+NO_RESULTS: Final = Code(
+    "SKM736", "no-results", E, "`--report-only` found no result rows",
+    "`skillc bench --report-only -o DIR` rebuilds the report from DIR/results.jsonl; without a row there is "
+    "nothing to report (a wrong folder, or a bench that never finished a cell).",
+    "skillc bench --report-only -o empty", _BENCH + " -o out && skillc bench --report-only -o out",
+    "point -o at the folder a bench wrote", runnable=False, lang="shell")
+CHANGED_BENCH: Final = Code(
+    "SKM737", "changed-bench", E, "the output folder holds rows made with another machine, document or limits",
+    "A resumed bench runs only the cells without a row, so the report would mix rows of the old machine (or "
+    "skill document, step budget, timeouts) with rows of the new one. OUT/bench.json records what the rows "
+    "were made with; a bench that differs is refused before any cell runs. Adding tasks, modes, executors or "
+    "repeats is not a change: only the new cells run.",
+    _BENCH + " -o out && " + _BENCH + " -o out --max-steps 7", _BENCH + " -o out && " + _BENCH + " -o out",
+    "write to a new output folder (-o), or delete the old one to start over", runnable=False, lang="shell")
+
+# A task's inputs against the checked machine (SKM715–SKM716): `bench.suite.check_inputs`, called by the runner;
+# the examples run in tests/bench/fixtures/beats like the runner's.
+UNKNOWN_TASK_INPUT: Final = Code(
+    "SKM715", "unknown-task-input", E, "a task gives an input the machine does not declare",
+    "A task's `inputs` (with the suite's default `inputs` merged under them) are the machine's inputs; a name the "
+    "machine does not declare is almost always a typo, and every cell of the task would stop before its first "
+    "step. The bench checks every task against the checked machine before any cell runs.",
+    "skillc bench unknown-input.toml --executor scripted:script.json",
+    _BENCH, "spell the input as the machine declares it (`skillc show MACHINE` lists them)",
+    runnable=False, lang="shell")
+INVALID_TASK_INPUT: Final = Code(
+    "SKM716", "invalid-task-input", E, "a task lacks a required input, or gives one of the wrong type",
+    "Every input the machine declares without a default must be given by each task (or the suite's `inputs`), "
+    "and every value must have the input's type; otherwise every cell of the task would stop before its first "
+    "step. The bench checks every task against the checked machine before any cell runs.",
+    "skillc bench missing-input.toml --executor scripted:script.json",
+    _BENCH, "give the input in the task's `inputs` or the suite's default `inputs`", runnable=False, lang="shell")
 
 ALL: Final[tuple[Code, ...]] = (
     INVALID_SUITE_SYNTAX, UNKNOWN_SUITE_KEY, WRONG_KEY_TYPE, MISSING_SUITE_KEY, MISSING_SUITE_PATH,
     INVALID_TASK_LINE, DUPLICATE_TASK_ID, INVALID_PATTERN, INVALID_VERIFIER, INVALID_REQUIREMENT,
-    NO_SUITE_SUBJECT, NO_TASKS, VALUE_OUT_OF_RANGE, DUPLICATE_REQUIREMENT_ID, DAMAGED_RESULTS, DUPLICATE_RESULT, RESULTS_LOCKED,
+    NO_SUITE_SUBJECT, NO_TASKS, VALUE_OUT_OF_RANGE, DUPLICATE_REQUIREMENT_ID, NOT_A_TOOL_MODULE,
+    UNKNOWN_TASK_INPUT, INVALID_TASK_INPUT,
+    DAMAGED_RESULTS, DUPLICATE_RESULT, RESULTS_LOCKED,
+    RAY_NOT_INSTALLED, NO_RAY_CLUSTER, INVALID_RAY_SETTING, RAY_TASK_DIED, TRACE_NOT_VISIBLE,
+    UNKNOWN_BENCH_MODE, INVALID_BENCH_EXECUTOR, INVALID_BENCH_COUNT, BENCH_NEEDS_MACHINE, NO_SKILL_DOCUMENT,
+    BACKEND_FAILED, NO_RESULTS, CHANGED_BENCH,
 )

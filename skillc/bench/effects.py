@@ -1,17 +1,17 @@
 """Request-level full compliance (RFC) judged from observable effects only.
 
-A suite's requirements are checked against what a run left behind — the files in
-its workdir and the tool calls it made (the run record's `ToolCall`: tool and arguments) — never against
-what the model declared, so a requirement means the same in machine, native and
-prompt-only mode. A run that ended failed (or did not finish) is not compliant
-unless the suite says `failed_runs_comply = true`: otherwise a run that gave up
-before doing anything would count as "fully compliant".
+A suite's requirements (and a machine's rules, `skillc.bench.rules`) are checked against what a run left
+behind — the files in its workdir, the tool calls it made (the run record's `ToolCall`: tool and arguments)
+and the values it handed over at its end — never against what the model declared it did, so a requirement
+means the same in machine, native and prompt-only mode. A run that ended failed (or did not finish) is not
+compliant unless the suite says `failed_runs_comply = true`: otherwise a run that gave up before doing anything
+would count as "fully compliant".
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Literal
 
@@ -29,16 +29,27 @@ MAX_FILE_BYTES = 1 << 20
 
 @attrs.frozen
 class CallPattern:
-    """Which calls count: a tool by name, optionally with an argument (or any string argument) matching a regex."""
+    """Which calls count: a tool by name, optionally with an argument (or any string argument) matching a regex.
+
+    `arguments`: more (argument, regex) pairs that must all match too — the pattern a machine's tool state fixes
+    for each argument of its call (`skillc.bench.rules`).
+    """
 
     tool: str
     matches: str | None = None
     argument: str | None = None
+    arguments: tuple[tuple[str, str], ...] = ()
+    #: How verdict reasons name the pattern instead of spelling out its regexes (a machine state's call).
+    label: str = ""
 
     def accepts(self, call: ToolCall) -> bool:
-        """True when `call` is a call of this tool whose argument matches."""
+        """True when `call` is a call of this tool whose arguments match."""
         if call.tool != self.tool:
             return False
+        for name, regex in self.arguments:
+            value = call.args.get(name)
+            if value is None or not re.search(regex, value if isinstance(value, str) else str(value)):
+                return False
         if self.matches is None:
             return True
         if self.argument is not None:
@@ -50,10 +61,12 @@ class CallPattern:
 
     def describe(self) -> str:
         """The pattern in words, for verdict reasons."""
-        if self.matches is None:
-            return f"`{self.tool}`"
-        where = f"`{self.argument}`" if self.argument else "an argument"
-        return f"`{self.tool}` with {where} matching /{self.matches}/"
+        if self.label:
+            return self.label
+        parts = [f"`{name}` matching /{regex}/" for name, regex in self.arguments]
+        if self.matches is not None:
+            parts.append(f"{f'`{self.argument}`' if self.argument else 'an argument'} matching /{self.matches}/")
+        return f"`{self.tool}`" + (" with " + " and ".join(parts) if parts else "")
 
 
 @attrs.frozen
@@ -95,24 +108,45 @@ class NoToolRequirement:
 
 @attrs.frozen
 class OrderRequirement:
-    """A call matching `then` must come after a call matching `first` (write, then read back)."""
+    """A call matching `then` must come after a call matching `first` (write, then read back).
+
+    `then_required` False is a machine's `order A before B` rule: no `then` call before the first `first` call,
+    and a run that never makes a `then` call meets it (a `required` rule is what demands the call).
+    """
 
     id: str
     first: CallPattern
     then: CallPattern
     quote: str = ""
+    then_required: bool = True
 
 
-Requirement = FileRequirement | NoFileRequirement | ToolRequirement | NoToolRequirement | OrderRequirement
+@attrs.frozen
+class EvidenceRequirement:
+    """The values a run hands over at its end: for the outcome it ended with, all the keys of one alternative.
+
+    `alternatives` pairs an outcome with the keys one terminal of that outcome requires (a machine's
+    terminals); a run ending with an outcome that has no alternative is violated, one ending failed or
+    unfinished owes nothing (it is not compliant anyway).
+    """
+
+    id: str
+    alternatives: tuple[tuple[Outcome, tuple[str, ...]], ...]
+    quote: str = ""
+
+
+Requirement = (FileRequirement | NoFileRequirement | ToolRequirement | NoToolRequirement | OrderRequirement
+               | EvidenceRequirement)
 
 
 @attrs.frozen
 class Verdict:
-    """The judgement of one requirement on one run."""
+    """The judgement of one requirement on one run, with the requirement's quote."""
 
     id: str
     status: Status
     reason: str = ""
+    quote: str = ""
 
 
 @attrs.frozen
@@ -131,9 +165,11 @@ class Compliance:
 
 def check_requirements(requirements: Sequence[Requirement], *, workdir: Path | None,
                        calls: Sequence[ToolCall] | None, outcome: Outcome,
-                       failed_runs_comply: bool = False) -> Compliance:
-    """Judge each requirement from the workdir and the calls; None for either makes its requirements unverifiable."""
-    verdicts = tuple(judge(r, workdir=workdir, calls=calls) for r in requirements)
+                       failed_runs_comply: bool = False, outputs: Mapping[str, object] | None = None) -> Compliance:
+    """Judge each requirement from the workdir, the calls and the outputs; None for one makes its requirements
+    unverifiable."""
+    verdicts = tuple(attrs.evolve(judge(r, workdir=workdir, calls=calls, outcome=outcome, outputs=outputs),
+                                  quote=r.quote) for r in requirements)
     if outcome in ("failed", "unfinished") and not failed_runs_comply:
         return Compliance(verdicts, False, f"the run ended {outcome}")
     violated = [v.id for v in verdicts if v.status == "violated"]
@@ -145,8 +181,13 @@ def check_requirements(requirements: Sequence[Requirement], *, workdir: Path | N
     return Compliance(verdicts, True)
 
 
-def judge(requirement: Requirement, *, workdir: Path | None, calls: Sequence[ToolCall] | None) -> Verdict:
+def judge(requirement: Requirement, *, workdir: Path | None, calls: Sequence[ToolCall] | None,
+          outcome: Outcome = "success", outputs: Mapping[str, object] | None = None) -> Verdict:
     """One requirement's verdict."""
+    if isinstance(requirement, EvidenceRequirement):
+        if outputs is None:
+            return Verdict(requirement.id, "unverifiable", "the run's outputs are not available")
+        return _judge_evidence(requirement, outcome, outputs)
     if isinstance(requirement, (FileRequirement, NoFileRequirement)):
         if workdir is None or not workdir.is_dir():
             return Verdict(requirement.id, "unverifiable", "the run's workdir is not available")
@@ -204,8 +245,23 @@ def _judge_no_file(requirement: NoFileRequirement, workdir: Path) -> Verdict:
     return Verdict(requirement.id, "met")
 
 
+def _judge_evidence(requirement: EvidenceRequirement, outcome: Outcome, outputs: Mapping[str, object]) -> Verdict:
+    """Every key of some alternative of the run's outcome handed over (not null)."""
+    if outcome in ("failed", "unfinished"):
+        return Verdict(requirement.id, "met", f"a run that ended {outcome} owes no evidence")
+    keys = [k for o, k in requirement.alternatives if o == outcome]
+    if not keys:
+        return Verdict(requirement.id, "violated", f"no terminal has outcome {outcome}")
+    missing = min(([k for k in ks if outputs.get(k) is None] for ks in keys), key=len)
+    if missing:
+        return Verdict(requirement.id, "violated", "evidence missing: " + ", ".join(missing))
+    return Verdict(requirement.id, "met")
+
+
 def _judge_order(requirement: OrderRequirement, calls: Sequence[ToolCall]) -> Verdict:
-    """Some call matching `then` after the first call matching `first`."""
+    """Some call matching `then` after the first call matching `first` (or, for a rule, none before it)."""
+    if not requirement.then_required:
+        return _judge_rule_order(requirement, calls)
     firsts = [i for i, c in enumerate(calls) if requirement.first.accepts(c)]
     if not firsts:
         return Verdict(requirement.id, "violated", f"no call of {requirement.first.describe()}")
@@ -213,3 +269,14 @@ def _judge_order(requirement: OrderRequirement, calls: Sequence[ToolCall]) -> Ve
         return Verdict(requirement.id, "met")
     return Verdict(requirement.id, "violated",
                    f"no call of {requirement.then.describe()} after call {firsts[0] + 1}")
+
+
+def _judge_rule_order(requirement: OrderRequirement, calls: Sequence[ToolCall]) -> Verdict:
+    """`order A before B`: the first call matching `then` comes after the first call matching `first`."""
+    then = next((i for i, c in enumerate(calls) if requirement.then.accepts(c)), None)
+    if then is None:
+        return Verdict(requirement.id, "met")
+    if any(requirement.first.accepts(c) for c in calls[:then]):
+        return Verdict(requirement.id, "met")
+    return Verdict(requirement.id, "violated", f"call {then + 1} is {requirement.then.describe()}, "
+                                               f"before any call of {requirement.first.describe()}")

@@ -20,6 +20,7 @@ import base64
 import html
 import io
 import math
+import re
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -330,7 +331,7 @@ def success_chart(report: Report) -> str:
         for offset, name, rates in ((-0.2, "success", [g.success for g in s]), (0.2, "RFC", [g.rfc for g in s])):
             heights = [0.0 if math.isnan(i.estimate) else i.estimate for i in rates]
             ax.bar(x + offset, heights, 0.4, yerr=_errors(rates), capsize=4, label=name)
-        ax.set_xticks(x, [g.label for g in s], rotation=20, ha="right")
+        ax.set_xticks(x, [chart_label(g.label) for g in s], rotation=20, ha="right")
         ax.set_ylim(0, 1.05)
         ax.set_ylabel(f"rate ({100 * report.confidence:g}% Wilson CI)")
         ax.legend()
@@ -338,8 +339,27 @@ def success_chart(report: Report) -> str:
     return _png(draw, (max(4.0, 1.4 * len(report.summaries) + 2), 3.6))
 
 
+#: The longest group label a chart shows; longer ones are cut in the middle (tables keep them whole).
+MAX_LABEL = 52
+
+
+def chart_label(group: str) -> str:
+    """A group's label short enough for a chart axis or legend: file paths in executor specs by their name only."""
+    short = re.sub(r"(?<=:)(?:[^ ?:]*/)+(?=[^/ ?]+)", "", group)
+    return short if len(short) <= MAX_LABEL else short[:MAX_LABEL // 2 - 1] + "…" + short[-(MAX_LABEL // 2 - 1):]
+
+
+#: Above this many tasks the tokens chart shows each group's distribution over tasks, not one bar group per task
+#: (hundreds of bar groups are unreadable and take seconds to draw).
+MAX_TASK_BARS = 40
+
+
 def tokens_chart(report: Report) -> str:
-    """Grouped bars of mean total tokens per task."""
+    """Grouped bars of mean total tokens per task; with many tasks, a box plot of them per mode and executor."""
+    tasks = len({t.task for t in report.tokens})
+    if tasks > MAX_TASK_BARS:
+        return _png(lambda ax: _tokens_boxes(ax, report), (max(4.0, 1.6 * len(report.summaries) + 2), 3.6))
+
     def draw(ax: Axes) -> None:
         import numpy as np
 
@@ -349,13 +369,21 @@ def tokens_chart(report: Report) -> str:
         for j, group in enumerate(groups):
             values = {t.task: t.mean_total_tokens for t in report.tokens if f"{t.mode} / {t.executor}" == group}
             ax.bar(np.arange(len(tasks)) + (j - (len(groups) - 1) / 2) * width,
-                   [values.get(t, 0.0) for t in tasks], width, label=group)
+                   [values.get(t, 0.0) for t in tasks], width, label=chart_label(group))
         ax.set_xticks(np.arange(len(tasks)), tasks, rotation=30, ha="right")
         ax.set_ylabel("mean total tokens")
         ax.legend()
 
-    tasks = len({t.task for t in report.tokens})
     return _png(draw, (min(16.0, max(4.0, 0.5 * tasks + 3)), 3.6))
+
+
+def _tokens_boxes(ax: Axes, report: Report) -> None:
+    """One box per mode / executor over its tasks' mean total tokens."""
+    groups = _ordered(f"{t.mode} / {t.executor}" for t in report.tokens)
+    data = [[t.mean_total_tokens for t in report.tokens if f"{t.mode} / {t.executor}" == g] for g in groups]
+    ax.boxplot(data)
+    ax.set_xticks(range(1, len(groups) + 1), [chart_label(g) for g in groups], rotation=15, ha="right")
+    ax.set_ylabel("mean total tokens per task")
 
 
 def horizon_chart(report: Report) -> str:
@@ -364,7 +392,7 @@ def horizon_chart(report: Report) -> str:
         for group in _ordered(f"{p.mode} / {p.executor}" for p in report.horizons):
             points = [p for p in report.horizons if f"{p.mode} / {p.executor}" == group]
             ax.plot([p.horizon for p in points], [p.mean_total_tokens for p in points],
-                    marker="o", label=group)
+                    marker="o", label=chart_label(group))
         ax.set_xlabel("horizon")
         ax.set_ylabel("mean total tokens")
         ax.legend()

@@ -1,10 +1,12 @@
 """Task suites as files: a TOML suite naming a skill and/or machine, its tasks, verifiers and RFC requirements.
 
-`load_suite(path)` gives a typed `Suite` or coded diagnostics (SKM700–SKM713) with
+`load_suite(path)` gives a typed `Suite` or coded diagnostics (SKM700–SKM714) with
 file:line:col — TOML syntax errors at the parser's position, every other finding at
 the key it is about (located in the text, since `tomllib` keeps no positions), a JSONL
 task at its line. Unknown keys get a "did you mean". Paths are relative to the suite
 file's folder and must exist. The format is documented key by key in docs/bench.md.
+`check_inputs(suite, machine)` checks the tasks' inputs against a loaded machine
+(SKM715–SKM716), which `load_suite` does not load.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ import re
 import tomllib
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 import attrs
 
@@ -34,6 +36,9 @@ from skillc.diagnostics import codes as diagnostics_codes
 from skillc.diagnostics.code import Code
 from skillc.diagnostics.files import FileProblem, JSONProblem, loads, read_text
 
+if TYPE_CHECKING:
+    from skillc.ir.machine import Machine, Variable
+
 Key = tuple[str | int, ...]
 
 
@@ -46,6 +51,28 @@ class Task:
     verifier: Verifier
     workdir: Path | None = None
     horizon: int | None = None
+    #: Where the task is written (its `id`), for diagnostics about it found later; not part of its value.
+    span: Span | None = attrs.field(default=None, eq=False, repr=False)
+
+    def inputs_for(self, workdir: Path) -> dict[str, object]:
+        """The inputs of one cell: `${workdir}` in every string replaced by the cell's absolute workdir."""
+        return {name: _with_workdir(value, str(workdir.resolve())) for name, value in self.inputs.items()}
+
+
+#: Written in an input string, the cell's absolute workdir (for a tool that needs an absolute path; the bench runs
+#: tools in the workdir, so relative paths work too).
+WORKDIR_PLACEHOLDER = "${workdir}"
+
+
+def _with_workdir(value: object, workdir: str) -> object:
+    """`value` with the workdir placeholder replaced in every string inside it."""
+    if isinstance(value, str):
+        return value.replace(WORKDIR_PLACEHOLDER, workdir)
+    if isinstance(value, dict):
+        return {k: _with_workdir(v, workdir) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_with_workdir(v, workdir) for v in value]
+    return value
 
 
 @attrs.frozen
@@ -59,6 +86,12 @@ class Suite:
     tasks: tuple[Task, ...]
     requirements: tuple[Requirement, ...] = ()
     failed_runs_comply: bool = False
+    #: Python files whose public functions implement the machine's tools (as `skillc run --tools`).
+    tools: tuple[Path, ...] = ()
+    #: The step budget of every run, in every mode (None: the runtime's default).
+    max_steps: int | None = None
+    #: The suite's default inputs, already merged under each task's own (a task's value wins).
+    inputs: Mapping[str, object] = attrs.field(factory=dict)
 
     @property
     def folder(self) -> Path:
@@ -188,9 +221,10 @@ class JsonlLocator:
 
 _Type = type | tuple[type, ...]
 _NUMBER: _Type = (int, float)
+_STRINGS: _Type = (list,)  # an array of strings (a tuple, so it is a key of its own in _TYPE_NAMES)
 _TOP: dict[str, _Type] = {"suite": dict, "verify": dict, "task": list, "require": list}
 _SUITE: dict[str, _Type] = {"name": str, "skill": str, "machine": str, "tasks": str, "timeout": _NUMBER,
-                            "failed_runs_comply": bool}
+                            "failed_runs_comply": bool, "tools": _STRINGS, "max_steps": int, "inputs": dict}
 _TASK: dict[str, _Type] = {"id": str, "inputs": dict, "workdir": str, "horizon": int, "verify": dict}
 _TASK_FILE: dict[str, _Type] = {"task": list}
 _VERIFY: dict[str, _Type] = {"python": str, "shell": str, "file": str, "equals": str, "matches": str,
@@ -207,7 +241,7 @@ _KINDS: dict[str, tuple[frozenset[str], frozenset[str]]] = {
     "order": (frozenset({"first", "then"}), frozenset()),
 }
 _TYPE_NAMES: dict[_Type, str] = {str: "a string", dict: "a table", list: "an array of tables", int: "an integer",
-                                 bool: "a Boolean", _NUMBER: "a number"}
+                                 bool: "a Boolean", _NUMBER: "a number", _STRINGS: "an array of strings"}
 
 
 def _has_type(value: object, expected: _Type) -> bool:
@@ -260,6 +294,7 @@ class _Reader:
     def __init__(self, folder: Path) -> None:
         self.folder = folder
         self.diagnostics: list[Diagnostic] = []
+        self.default_inputs: Mapping[str, object] = {}  # the suite's `inputs`, merged under every task's
 
     def report(self, code: Code, message: str, where: Locator, key: Key, hint: str | None = None) -> None:
         """Add a diagnostic at `key`."""
@@ -458,12 +493,35 @@ class _Reader:
             return None
         inputs = table.get("inputs", {})
         assert isinstance(inputs, dict)
-        bad = _non_json(inputs, key + ("inputs",))
+        if not self.json_inputs(inputs, where, key + ("inputs",)):
+            return None
+        return Task(str(table["id"]), {**self.default_inputs, **inputs}, verifier, workdir,
+                    int(horizon) if horizon is not None else None, where.span(key + ("id",)))
+
+    def json_inputs(self, inputs: Mapping[str, object], where: Locator, key: Key) -> bool:
+        """True when every input value is a JSON value; a TOML date or time is reported."""
+        bad = _non_json(inputs, key)
         if bad is not None:
             self.report(codes.WRONG_KEY_TYPE, f"`{_what(bad)}` is a date or time; inputs are JSON values (write it as "
                         "a string)", where, bad)
-            return None
-        return Task(str(table["id"]), inputs, verifier, workdir, int(horizon) if horizon is not None else None)
+        return bad is None
+
+    def tool_modules(self, raw: object, where: Locator) -> tuple[Path, ...]:
+        """The `tools` files: strings naming existing `.py` files."""
+        key: Key = ("suite", "tools")
+        paths: list[Path] = []
+        for i, item in enumerate(_as_list(raw)):
+            if not isinstance(item, str):
+                self.report(codes.WRONG_KEY_TYPE, f"`{_what(key + (i,))}` must be a string, not {_toml_type(item)}",
+                            where, key)
+                continue
+            path = self.path(item, where, key + (i,))
+            if path is not None and path.suffix != ".py":
+                self.report(codes.NOT_A_TOOL_MODULE, f"`{_what(key + (i,))}`: {item} is not a Python file", where,
+                            key, hint="tools come from a Python file's public functions, e.g. `tools = [\"env.py\"]`")
+            elif path is not None:
+                paths.append(path)
+        return tuple(paths)
 
     def tasks(self, raws: Sequence[object], where: Locator, default: Verifier | None, default_timeout: float,
               seen: dict[str, str]) -> list[Task]:
@@ -585,13 +643,19 @@ def _build(suite_path: Path, doc: Mapping[str, object], reader: _Reader, where: 
     if "skill" not in raw_head and "machine" not in raw_head:
         reader.report(codes.NO_SUITE_SUBJECT, "the suite names neither `skill` nor `machine`", where, ("suite",))
     timeout = reader.positive(head.get("timeout"), where, ("suite", "timeout"), integer=False) or DEFAULT_TIMEOUT
+    tools = reader.tool_modules(head.get("tools"), where)
+    max_steps = reader.positive(head.get("max_steps"), where, ("suite", "max_steps"), integer=True)
+    defaults = _as_table(head.get("inputs"))
+    if reader.json_inputs(defaults, where, ("suite", "inputs")):
+        reader.default_inputs = defaults
     default = reader.verifier(_as_table(top["verify"]), where, ("verify",), timeout) if "verify" in top else None
     tasks = _all_tasks(top, head, reader, where, default, timeout)
     requirements = _requirements(_as_list(top.get("require")), reader, where)
     if not tasks and not has_errors(reader.diagnostics):
         reader.report(codes.NO_TASKS, "the suite has no tasks", where, ("suite",))
     return Suite(suite_path, str(head.get("name", suite_path.stem)), skill, machine, tuple(tasks),
-                 tuple(requirements), bool(head.get("failed_runs_comply", False)))
+                 tuple(requirements), bool(head.get("failed_runs_comply", False)), tools,
+                 int(max_steps) if max_steps is not None else None, reader.default_inputs)
 
 
 def _requirements(raws: Sequence[object], reader: _Reader, where: TomlLocator) -> list[Requirement]:
@@ -623,3 +687,35 @@ def _all_tasks(top: Mapping[str, object], head: Mapping[str, object], reader: _R
         if file_where is not None:
             tasks += reader.tasks(raws, file_where, default, timeout, seen)
     return tasks
+
+
+# ------------------------------------------------------------------ tasks against the machine
+
+
+def check_inputs(suite: Suite, machine: Machine) -> tuple[Diagnostic, ...]:
+    """Every task's inputs against the machine's: unknown names (SKM715), missing or ill-typed values (SKM716).
+
+    `load_suite` does not load the machine; whoever does (the bench runner) calls this before any cell runs,
+    so a task that could never start is reported once, at its line, instead of failing in every cell.
+    """
+    declared = {v.name: v for v in machine.variables.values() if v.is_input}
+    return tuple(d for task in suite.tasks for d in _input_problems(task, declared, machine.name))
+
+
+def _input_problems(task: Task, declared: Mapping[str, Variable], machine: str) -> list[Diagnostic]:
+    """One task's inputs against the declared ones."""
+    from skillc.ir import types as T
+    from skillc.runtime.values import check_value
+
+    found = [make(codes.UNKNOWN_TASK_INPUT, f"task {task.id!r}: `{name}` is not an input of `{machine}`"
+                  f"{_did_you_mean(name, list(declared))}", task.span,
+                  hint="the machine's inputs are " + (", ".join(declared) or "none"))
+             for name in task.inputs if name not in declared]
+    for name, var in declared.items():
+        if name in task.inputs:
+            found += [make(codes.INVALID_TASK_INPUT, f"task {task.id!r}: {problem}", task.span)
+                      for problem in check_value(task.inputs[name], var.type, f"input `{name}`")]
+        elif var.init is None and not isinstance(var.type, T.OptionalT):
+            found.append(make(codes.INVALID_TASK_INPUT, f"task {task.id!r} gives no `{name}` ({T.show(var.type)}), "
+                              f"a required input of `{machine}`", task.span))
+    return found

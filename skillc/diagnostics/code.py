@@ -28,7 +28,9 @@ W: Final = Severity.WARNING
 N: Final = Severity.NOTE
 
 _STAGES: Final = {"0": "syntax", "1": "names and types", "3": "markdown front end", "4": "distiller",
-                  "5": "runtime", "6": "importer", "7": "bench", "9": "tool"}
+                  "5": "runtime", "6": "importer", "7": "bench", "8": "refine", "9": "tool"}
+#: Stages that share a hundred with another: SKM84x–SKM85x are `skillc evolve`'s, the rest of SKM8xx refine's.
+_SUBSTAGES: Final = {"84": "evolve", "85": "evolve"}
 
 
 @attrs.frozen
@@ -49,4 +51,4 @@ class Code:
     @property
     def stage(self) -> str:
         """The pipeline stage that reports it."""
-        return _STAGES.get(self.code[3], "check")
+        return _SUBSTAGES.get(self.code[3:5]) or _STAGES.get(self.code[3], "check")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import shutil
 import subprocess
+import textwrap
 
 from skillc.ir.machine import Machine
 from skillc.render.overlay import Overlay
@@ -33,6 +34,8 @@ def to_dot(m: Machine, overlay: Overlay | None = None) -> str:
     title = m.name + (f" — {m.doc}" if m.doc and len(m.doc) < 90 else "")
     if counters:
         title += "\ncounters: " + ", ".join(counters)
+    if overlay is not None and overlay.note:  # a baseline's path is inferred from its tool calls: say so
+        title += "\n" + textwrap.fill(overlay.note, 110)
     lines.append(f"  label={_q(title)};")
     lines.append('  __start [shape=point, width=0.12, label=""];')
     groups: dict[str | None, list[str]] = {}

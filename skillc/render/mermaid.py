@@ -28,6 +28,8 @@ def to_mermaid(m: Machine, overlay: Overlay | None = None) -> str:
         visits = f" ×{overlay.visits[st.name]}" if overlay and overlay.visits.get(st.name) else ""
         lines.append(f'    state "{_text(st.name)} ({kind}){flag}{visits}" as {_id(st.name)}')
     lines.append(f"    [*] --> {_id(m.start)}")
+    if overlay is not None and overlay.note:  # a baseline's path is inferred from its tool calls: say so
+        lines.append(f"    note left of {_id(m.start)}: {_text(overlay.note)}")
     for st in m.states.values():
         numbered = len(st.edges) > 1
         for e in st.edges:

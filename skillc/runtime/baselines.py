@@ -1,40 +1,59 @@
 """Baselines for honest comparison: the skill run natively, and the machine rendered as prose.
 
-- `native`: the whole skill document and the full transcript are in every
-  prompt; the model picks the next tool call (or `finish`) at every turn.
+- `native`: a genuine agent loop. The system text is the whole skill document,
+  the tool list and the reply protocol; the user turns are the inputs, then one
+  observation per tool call. Every prompt holds the whole transcript so far, and
+  the model picks the next tool call (or `finish`) at every turn.
 - `prompt-only`: the same loop, but the instructions are the machine rendered
   as prose (states, their instructions and where each leads), so the model is
   told the control flow instead of being driven by it.
 
-Both write traces in the same format as machine mode (the header's `mode` says
-which), so `skillc score` compares them on the same terms.
+Both use the machine's tools and its step budget (`max_steps`, one step per
+turn), retry a reply that breaks the protocol like machine mode retries an
+invalid output, and write traces in the same format as machine mode (the
+header's `mode` says which) with the tool call of every turn, so `skillc score`
+compares them on the same terms. docs/runtime.md says exactly what is sent.
 """
 
 from __future__ import annotations
 
 import json
 import time
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
 
+import attrs
+import yaml
+
 from skillc.diagnostics.files import scrub
 from skillc.ir import types as T
-from skillc.ir.machine import Machine
+from skillc.ir.machine import Machine, Tool
 from skillc.ir.printexpr import show_expr
-from skillc.runtime.executors.base import Executor, ExecutorError, count
-from skillc.runtime.interpreter import RunOptions, RunResult, json_answer, parse_inputs
+from skillc.runtime.executors.base import DeadlineError, Executor, ExecutorError, count
+from skillc.runtime.executors.replay import Cursor
+from skillc.runtime.interpreter import RunError, RunOptions, RunResult, complete_within, json_answer, parse_inputs
 from skillc.runtime.prompts import Request
 from skillc.runtime.record import EndReason, Footer, Outcome, Step, StepError, ToolCall, new_header
 from skillc.runtime.tools import ToolError
-from skillc.runtime.toolsource import ToolSource
+from skillc.runtime.toolsource import ToolSource, tools_for
 from skillc.runtime.trace import TraceWriter, secrets_from_env
 from skillc.runtime.values import check_value
 
+Mode = Literal["native", "prompt-only"]
+OUTCOMES: tuple[Outcome, ...] = ("success", "partial", "failed")
+
 PROTOCOL = (
-    "You work through the procedure above by calling tools. At every turn reply with one JSON object: "
-    '{"action": TOOL, "args": {…}} to call a tool, or {"action": "finish", "outcome": "success" | "partial" | '
-    '"failed", "evidence": {NAME: VALUE, …}} when the procedure is complete.'
+    "You work through the procedure above by calling tools. At every turn reply with one JSON object and nothing "
+    'else: {"action": TOOL, "args": {ARGUMENT: VALUE, …}} to call one tool (its result comes back as the next '
+    'message), or {"action": "finish", "outcome": "success" | "partial" | "failed", "evidence": {NAME: VALUE, …}} '
+    "when the procedure is complete."
 )
+
+#: The built-in `bash` as a native run offers it when the skill allows it but the machine does not declare it.
+BASH = Tool("bash", (("command", T.STR),), (("stdout", T.STR), ("stderr", T.STR), ("exit_code", T.INT)))
+#: Names skill authors give the shell in `allowed-tools` (as the markdown front end reads them).
+SHELL_NAMES = frozenset({"bash", "shell", "terminal", "sh"})
 
 
 def render_prose(m: Machine) -> str:
@@ -51,6 +70,8 @@ def render_prose(m: Machine) -> str:
         if st.call is not None:
             args = ", ".join(f"{k} = {show_expr(v)}" for k, v in st.call.args)
             lines.append(f"  Call `{st.call.tool}({args})`.")
+        elif st.writes:
+            lines.append(f"  Work out {', '.join(f'`{w}`' for w in st.writes)} yourself (no tool).")
         for e in st.edges:
             cond = f"if {show_expr(e.guard)}" if e.guard is not None else "otherwise"
             sets = "; then set " + ", ".join(f"{a.var} {a.op} {show_expr(a.value)}" for a in e.assigns) \
@@ -60,114 +81,320 @@ def render_prose(m: Machine) -> str:
     return "\n".join(lines)
 
 
-def _schema(m: Machine) -> dict:
+def skill_tools(skill_text: str | None) -> tuple[str, ...]:
+    """The tool names a skill document's front matter allows (`allowed-tools`), lower-cased."""
+    if not skill_text or not skill_text.startswith("---"):
+        return ()
+    head, sep, _ = skill_text[3:].partition("\n---")
+    try:
+        front = yaml.safe_load(head) if sep else None
+    except yaml.YAMLError:
+        return ()
+    names = front.get("allowed-tools", front.get("allowed_tools")) if isinstance(front, dict) else None
+    if isinstance(names, str):
+        names = names.replace(",", " ").split()
+    return tuple(str(n).strip().lower() for n in names or () if str(n).strip())
+
+
+@attrs.frozen
+class Offer:
+    """The tools a baseline offers (the machine's, plus `bash` where the skill allows it), and those it lacks."""
+
+    tools: Mapping[str, Tool]
+    lacking: tuple[str, ...] = ()
+
+
+def offered_tools(m: Machine, mode: Mode, skill_text: str | None) -> Offer:
+    """The machine's interface table; a native run also gets `bash` when only the skill names it."""
+    tools = dict(m.tools)
+    if mode != "native":
+        return Offer(tools)
+    named = skill_tools(skill_text)
+    if "bash" not in tools and SHELL_NAMES & set(named):
+        tools["bash"] = BASH
+    lacking = tuple(n for n in named if n not in tools and not (n in SHELL_NAMES and "bash" in tools))
+    return Offer(tools, lacking)
+
+
+def tool_line(t: Tool) -> str:
+    """One tool of the list: its parameters and results with their types."""
+    params = ", ".join(f"{k}: {T.show(v)}" for k, v in t.params)
+    return f"- {t.name}({params}) -> " + ", ".join(f"{k}: {T.show(v)}" for k, v in t.results)
+
+
+def evidence_line(m: Machine) -> str:
+    """Which evidence names a finish reports, per outcome (the machine's terminals' `requires`)."""
+    by_outcome: dict[str, list[str]] = {}
+    for st in m.states.values():
+        if st.kind == "terminal" and st.outcome is not None:
+            names = by_outcome.setdefault(st.outcome, [])
+            names += [r for r in st.requires if r not in names]
+    parts = [f"{o}: {', '.join(names)}" for o, names in by_outcome.items() if names]
+    return ("Evidence to report when you finish (by outcome) — " + "; ".join(parts) + ".") if parts else ""
+
+
+def system_text(m: Machine, mode: Mode, skill_text: str | None, offer: Offer) -> str:
+    """The system message: the skill (native) or the prose machine, the tool list, the protocol."""
+    if mode == "native":
+        if not skill_text:
+            raise RunError("native mode needs the skill document (the machine's `source`), and it cannot be read")
+        instructions = skill_text.rstrip()
+    else:
+        instructions = render_prose(m)
+    parts = [instructions, "Tools:\n" + "\n".join(tool_line(t) for t in offer.tools.values())]
+    if offer.lacking:
+        parts.append("Not available in this run: " + ", ".join(offer.lacking) + ".")
+    parts += [PROTOCOL, evidence_line(m)]
+    return "\n\n".join(p for p in parts if p)
+
+
+def first_messages(m: Machine, mode: Mode, skill_text: str | None, offer: Offer,
+                   values: Mapping[str, Any]) -> list[dict]:
+    """The conversation a baseline starts with: the system text, then the inputs as JSON."""
+    return [{"role": "system", "content": system_text(m, mode, skill_text, offer)},
+            {"role": "user", "content": "Inputs:\n" + json.dumps(dict(values), ensure_ascii=False, indent=2)}]
+
+
+def reply_schema(tools: Mapping[str, Tool]) -> dict:
+    """The JSON Schema of a reply (executors that constrain output use it; the loop validates it itself)."""
     return {
         "type": "object",
         "properties": {
-            "action": {"type": "string", "enum": [*m.tools, "finish"]},
+            "action": {"type": "string", "enum": [*tools, "finish"]},
             "args": {"type": "object"},
-            "outcome": {"type": "string", "enum": ["success", "partial", "failed"]},
+            "outcome": {"type": "string", "enum": list(OUTCOMES)},
             "evidence": {"type": "object"},
         },
         "required": ["action"],
     }
 
 
-def run_baseline(m: Machine, mode: Literal["native", "prompt-only"], executor: Executor, tools: ToolSource,
-                 options: RunOptions, inputs: dict[str, Any], skill_text: str | None) -> RunResult:
+@attrs.frozen
+class Action:
+    """A reply that follows the protocol: a tool call with checked arguments, or `finish`."""
+
+    name: str
+    args: Mapping[str, Any] = attrs.field(factory=dict)
+    outcome: Outcome | None = None
+    evidence: Mapping[str, Any] = attrs.field(factory=dict)
+
+    def as_reply(self) -> dict[str, Any]:
+        """The action in the protocol's own shape (what the trace records as the turn's `output`)."""
+        if self.name == "finish":
+            return {"action": "finish", "outcome": self.outcome, "evidence": dict(self.evidence)}
+        return {"action": self.name, "args": dict(self.args)}
+
+
+def parse_action(text: str, tools: Mapping[str, Tool]) -> tuple[Action | None, list[str]]:
+    """The reply as an action, or what is wrong with it (the words sent back on a retry)."""
+    try:
+        reply = json_answer(text)
+    except json.JSONDecodeError as exc:
+        return None, [f"the reply is not JSON ({exc.msg})"]
+    if not isinstance(reply, dict) or not isinstance(reply.get("action"), str):
+        return None, ['the reply must be one JSON object with a string `action`']
+    name = reply["action"]
+    if name == "finish":
+        outcome, evidence = reply.get("outcome"), reply.get("evidence", {})
+        problems = [] if outcome in OUTCOMES else ["`outcome` must be one of success, partial, failed"]
+        problems += [] if isinstance(evidence, dict) else ["`evidence` must be an object"]
+        return (None, problems) if problems else (Action(name, outcome=outcome, evidence=evidence), [])
+    tool = tools.get(name)
+    if tool is None:
+        return None, [f"no tool `{name}` (the tools are {', '.join(tools) or 'none'}; or `finish`)"]
+    args = reply.get("args", {})
+    if not isinstance(args, dict):
+        return None, ["`args` must be an object"]
+    problems = [f"unknown argument `{k}` of `{name}`" for k in args if tool.param(k) is None]
+    problems += [e for k, t in tool.params for e in check_value(args.get(k), t, f"argument `{k}`")]
+    return (None, problems) if problems else (Action(name, args), [])
+
+
+class TurnReplay:
+    """Tool results of a replayed baseline: a turn's result is in the same recorded step as its reply (the replay
+    executor's cursor has just passed it), not in a step of its own as in machine mode."""
+
+    def __init__(self, cursor: Cursor) -> None:
+        self.cursor = cursor
+
+    def missing(self, machine: Machine) -> list[str]:
+        """Nothing runs, so nothing is missing."""
+        return []
+
+    def result(self, state: str, tool: Tool, args: dict[str, Any]) -> dict[str, Any]:
+        """The recorded observation of the turn just replayed (a recorded tool failure fails again)."""
+        step = self.cursor.steps[self.cursor.position - 1]
+        failed = next((e.message for e in step.errors if e.kind == "tool"), None)
+        if failed is not None:
+            raise ToolError(failed.removeprefix(f"tool `{tool.name}` failed: "))
+        if step.tool_result is None:
+            raise ToolError(f"step {step.index}: the trace has no result for tool `{tool.name}`")
+        return dict(step.tool_result)
+
+
+def tool_source(executor: Executor, tools: ToolSource) -> ToolSource:
+    """Where a baseline's tool results come from: a replayed trace's turns, a script's results, or real tools."""
+    cursor = getattr(executor, "cursor", None)
+    return TurnReplay(cursor) if isinstance(cursor, Cursor) else tools_for(executor, tools)
+
+
+class _Failed(Exception):
+    """A turn that ends the run (the executor failed, or no reply followed the protocol)."""
+
+    def __init__(self, error: StepError) -> None:
+        super().__init__(error.message)
+        self.error = error
+
+
+class _Loop:
+    """One baseline run: the transcript, the offered tools, the trace and the totals."""
+
+    def __init__(self, m: Machine, mode: Mode, executor: Executor, tools: ToolSource, options: RunOptions,
+                 offer: Offer, messages: list[dict]) -> None:
+        self.m, self.mode, self.executor, self.options, self.offer = m, mode, executor, options, offer
+        self.tools = tools
+        self.messages = messages
+        self.schema = reply_schema(offer.tools)
+        self.tokens = [0, 0]
+        self.latency = 0.0
+        self.calls = 0  # tool calls that returned results (a run without one cannot succeed)
+
+    def turn(self, step: int) -> tuple[dict[str, Any], Action | None, StepError | None]:
+        """One step: ask until a reply follows the protocol (retries as in machine mode), then act on it."""
+        fields: dict[str, Any] = {"index": step, "state": self.mode, "kind": "turn", "operation": "chat",
+                                  "prompt_chars": sum(len(x["content"]) for x in self.messages)}
+        errors: list[StepError] = []
+        started = time.perf_counter()
+        try:
+            action = self._ask(fields, errors)
+        except _Failed as exc:
+            errors.append(exc.error)
+            return self._close(fields, errors, started), None, exc.error
+        fields["output"] = action.as_reply()
+        failure = None if action.name == "finish" else self._act(action, fields, errors)
+        return self._close(fields, errors, started), action, failure
+
+    def _close(self, fields: dict[str, Any], errors: list[StepError], started: float) -> dict[str, Any]:
+        fields["latency_ms"] = round((time.perf_counter() - started) * 1000, 3)
+        self.latency += fields["latency_ms"]
+        if errors:
+            fields["errors"] = tuple(errors)
+        return fields
+
+    def _ask(self, fields: dict[str, Any], errors: list[StepError]) -> Action:
+        """Replies until one follows the protocol; each bad reply and the reason stay in the transcript."""
+        deadline = None if self.options.step_deadline_s is None else time.monotonic() + self.options.step_deadline_s
+        for attempt in range(self.options.retries + 1):
+            fields["retries"] = attempt
+            try:
+                text = self._complete(fields, deadline)
+            except ExecutorError as exc:
+                errors.append(StepError(exc.kind, f"executor: {exc}"))
+                if exc.kind == "divergence" or attempt == self.options.retries:
+                    raise _Failed(StepError(exc.kind, f"the executor failed: {exc}")) from None
+                continue
+            self.messages.append({"role": "assistant", "content": text})
+            action, problems = parse_action(text, self.offer.tools)
+            if action is not None:
+                return action
+            errors.append(StepError("invalid_output", "invalid reply: " + "; ".join(problems)))
+            self.messages.append({"role": "user", "content": "Your reply was not valid: " + "; ".join(problems)
+                                  + ". Reply again with one JSON object as described."})
+        raise _Failed(StepError("invalid_output", f"no reply followed the protocol after {self.options.retries + 1} "
+                                                  f"attempts: {errors[-1].message}"))
+
+    def _complete(self, fields: dict[str, Any], deadline: float | None) -> str:
+        """One call with the whole transcript; its tokens are added to the step's and the run's."""
+        response = complete_within(self.executor, Request(self.mode, "model", tuple(self.messages), self.schema),
+                                   deadline, self.options.step_deadline_s)
+        used = [count(response.input_tokens) or 0, count(response.output_tokens) or 0]
+        self.tokens = [self.tokens[0] + used[0], self.tokens[1] + used[1]]
+        fields["model"] = response.model if isinstance(response.model, str) else None
+        fields["input_tokens"] = (fields.get("input_tokens") or 0) + used[0]
+        fields["output_tokens"] = (fields.get("output_tokens") or 0) + used[1]
+        fields["raw_output"] = text = scrub(response.text)
+        return text
+
+    def _act(self, action: Action, fields: dict[str, Any], errors: list[StepError]) -> StepError | None:
+        """Call the tool; its results (or its failure) are the observation of the next turn."""
+        tool = self.offer.tools[action.name]
+        fields.update(tool_name=tool.name, tool_call=ToolCall(tool.name, dict(action.args)))
+        try:
+            observation = self._result(tool, dict(action.args))
+            self.calls += 1
+        except ExecutorError as exc:  # a replayed run that left its trace cannot go on
+            errors.append(StepError(exc.kind, str(exc)))
+            return errors[-1]
+        except ToolError as exc:
+            errors.append(StepError("tool", f"tool `{tool.name}` failed: {exc}"))
+            observation = {"error": f"tool `{tool.name}` failed: {exc}"}
+        fields["tool_result"] = observation
+        self.messages.append({"role": "user", "content": "Observation:\n" + json.dumps(observation,
+                                                                                      ensure_ascii=False)})
+        return None
+
+    def _result(self, tool: Tool, args: dict[str, Any]) -> dict[str, Any]:
+        """The tool's results, checked against its declared types as in machine mode."""
+        result = self.tools.result(self.mode, tool, args)  # the baseline's one "state" is its mode
+        if not isinstance(result, dict):
+            raise ToolError(f"returned {type(result).__name__}, not its results")
+        result = scrub(result)
+        problems = [e for name, t in tool.results for e in check_value(result.get(name), t, f"result `{name}`")]
+        if problems:
+            raise ToolError("invalid results: " + "; ".join(problems))
+        return result
+
+
+def _ending(loop: _Loop, action: Action | None, step: int, mode: Mode) -> tuple[Outcome, EndReason | None]:
+    """The run's outcome: the declared one, unless no tool call ever returned results (then it is not believed)."""
+    if action is None:
+        return "failed", None
+    declared = action.outcome or "failed"
+    if declared != "failed" and loop.calls == 0 and loop.offer.tools:
+        return "failed", EndReason("invalid_output", f"the model finished `{declared}` without any tool call that returned results",
+                                   step - 1, mode)
+    return declared, None
+
+
+def run_baseline(m: Machine, mode: Mode, executor: Executor, tools: ToolSource, options: RunOptions,
+                 inputs: dict[str, Any], skill_text: str | None) -> RunResult:
     """Run the native or prompt-only baseline; returns the same RunResult as machine mode."""
-    if mode == "native":
-        if not skill_text:
-            raise ValueError("native mode needs the skill document (the machine's `source`)")
-        instructions = skill_text
-    else:
-        instructions = render_prose(m)
-    values = parse_inputs(m, inputs)
-    tool_lines = [f"- {t.name}(" + ", ".join(f"{k}: {T.show(v)}" for k, v in t.params) + ") -> "
-                  + ", ".join(f"{k}: {T.show(v)}" for k, v in t.results) for t in m.tools.values()]
-    system = instructions + "\n\nTools:\n" + "\n".join(tool_lines) + "\n\n" + PROTOCOL
-    messages: list[dict] = [{"role": "system", "content": system},
-                            {"role": "user", "content": "Inputs:\n" + json.dumps(values, ensure_ascii=False, indent=2)}]
+    values = parse_inputs(m, scrub(inputs))
+    offer = offered_tools(m, mode, skill_text)
+    tools = tool_source(executor, tools)
+    missing = [t for t in tools.missing(m) if t in offer.tools]
+    if missing:
+        raise RunError("no implementation for tool" + ("s " if len(missing) > 1 else " ")
+                       + ", ".join(f"`{t}`" for t in missing) + " (register it with --tools MODULE.py)")
+    loop = _Loop(m, mode, executor, tools, options, offer, first_messages(m, mode, skill_text, offer, values))
     writer = TraceWriter(options.trace, options.secrets or secrets_from_env())
     writer.write_record(new_header(m.name, mode, options.executor_spec, values))
-    schema = _schema(m)
-    outcome: Outcome = "failed"
-    evidence: dict[str, Any] = {}
+    action: Action | None = None
     failure: StepError | None = None
     step = 0
-    totals = [0, 0]
-    latency = 0.0
     try:
         while step < options.max_steps:
-            fields: dict[str, Any] = {"index": step, "state": mode, "kind": "turn", "operation": "chat",
-                                      "prompt_chars": sum(len(x["content"]) for x in messages)}
-            started = time.perf_counter()
-            try:
-                response = executor.complete(Request(mode, "model", tuple(messages), schema))
-            except ExecutorError as exc:
-                failure = StepError(exc.kind, f"executor: {exc}")
-                break
-            if not isinstance(response.text, str):
-                failure = StepError("executor", f"executor: the reply's content is {type(response.text).__name__}, "
-                                                "not text")
-                break
-            fields.update(model=response.model if isinstance(response.model, str) else None,
-                          input_tokens=count(response.input_tokens), output_tokens=count(response.output_tokens),
-                          raw_output=response.text)
-            totals[0] += count(response.input_tokens) or 0
-            totals[1] += count(response.output_tokens) or 0
-            messages.append({"role": "assistant", "content": response.text})
-            try:
-                action = json_answer(response.text)
-                name = action["action"]
-            except (ValueError, KeyError, TypeError):
-                observation = {"error": "reply with one JSON object as described"}
-            else:
-                if name == "finish":
-                    declared = action.get("outcome")
-                    outcome = declared if declared in ("success", "partial", "failed") else "failed"
-                    evidence = action.get("evidence") if isinstance(action.get("evidence"), dict) else {}
-                    fields["output"] = action
-                    fields["latency_ms"] = round((time.perf_counter() - started) * 1000, 3)
-                    latency += fields["latency_ms"]
-                    writer.write_record(Step(**fields))
-                    step += 1
-                    break
-                observation = _call(m, tools, name, action.get("args"), fields)
-            fields["tool_result"] = observation
-            fields["latency_ms"] = round((time.perf_counter() - started) * 1000, 3)
-            latency += fields["latency_ms"]
+            fields, action, failure = loop.turn(step)
             writer.write_record(Step(**fields))
-            messages.append({"role": "user", "content": "Observation:\n" + json.dumps(observation, ensure_ascii=False)})
             step += 1
+            if failure is not None or (action is not None and action.name == "finish"):
+                break
         else:
             failure = StepError("step_limit", f"step limit {options.max_steps} reached")
-        error = failure.message if failure is not None else None
-        reason = None if failure is None else EndReason.of(failure, step, mode)
-        writer.write_record(Footer(terminal=mode, outcome=outcome, evidence=evidence, steps=step, error=error,
-                                   reason=reason,
-                                   input_tokens=totals[0], output_tokens=totals[1], latency_ms=round(latency, 3)))
+        finished = action if action is not None and action.name == "finish" and failure is None else None
+        outcome, doubt = _ending(loop, finished, step, mode)
+        at = step if failure is None or failure.kind == "step_limit" else step - 1  # the failing step's index
+        reason = EndReason.of(failure, at, mode) if failure is not None else doubt
+        evidence = dict(finished.evidence) if finished is not None else {}
+        extra = {"skillc.declared_outcome": finished.outcome} if finished is not None else {}
+        writer.write_record(Footer(terminal=mode, outcome=outcome, evidence=evidence, steps=step,
+                                   error=reason.message if reason is not None else None, reason=reason,
+                                   input_tokens=loop.tokens[0], output_tokens=loop.tokens[1],
+                                   latency_ms=round(loop.latency, 3), extra=extra))
     finally:
         writer.close()
-    return RunResult(None, outcome, mode, evidence, step, str(writer.path) if writer.path else None, error, (),
-                     reason=reason)
-
-
-def _call(m: Machine, tools: ToolSource, name: str, args: Any, fields: dict[str, Any]) -> dict:
-    tool = m.tools.get(name)
-    if tool is None:
-        return {"error": f"no tool `{name}`"}
-    if not isinstance(args, dict):
-        return {"error": "`args` must be an object"}
-    problems = [f"unknown argument `{k}`" for k in args if tool.param(k) is None]
-    problems += [e for k, t in tool.params for e in check_value(args.get(k), t, f"argument `{k}`")]
-    if problems:
-        return {"error": "; ".join(problems)}
-    fields["tool_call"] = ToolCall(name, args)
-    try:
-        return scrub(tools.result(fields["state"], tool, args))  # the baseline's one "state" is its mode
-    except ToolError as exc:
-        return {"error": str(exc)}
+    return RunResult(None, outcome, mode, evidence, step, str(writer.path) if writer.path else None,
+                     reason.message if reason is not None else None, (), reason=reason)
 
 
 def skill_document(m: Machine) -> str | None:

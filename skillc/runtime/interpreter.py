@@ -31,9 +31,9 @@ from skillc.diagnostics.files import JSONProblem, loads, scrub
 from skillc.ir import types as T
 from skillc.ir.evaluate import EvalError, evaluate
 from skillc.ir.machine import FALLBACK, Machine, State
-from skillc.runtime.executors.base import DeadlineError, Executor, ExecutorError, count
+from skillc.runtime.executors.base import DeadlineError, Executor, ExecutorError, Response, count
 from skillc.runtime.journal import Journal, JournalError, Lease
-from skillc.runtime.prompts import Prompts
+from skillc.runtime.prompts import Prompts, Request
 from skillc.runtime.record import (EndReason, Footer, Outcome, RunHeader, Step, StepError, ToolCall, load_run,
                                    new_header)
 from skillc.runtime.tools import ToolError
@@ -465,16 +465,7 @@ class Interpreter:
 
     def _complete(self, request, deadline: float | None):
         """One request within the step's deadline; a reply that is not text is an executor failure."""
-        if deadline is not None:
-            remaining = deadline - time.monotonic()
-            if remaining <= 0:
-                raise DeadlineError(f"no answer within the step deadline of {self.options.step_deadline_s:g} s")
-            limit = getattr(self.executor, "limit_time", None)
-            if limit is not None:
-                limit(remaining)
-        response = self.executor.complete(request)
-        if not isinstance(response.text, str):
-            raise ExecutorError(f"the reply's content is {type(response.text).__name__}, not text")
+        response = complete_within(self.executor, request, deadline, self.options.step_deadline_s)
         return attrs.evolve(response, text=scrub(response.text))
 
     def _wait_to_retry(self, exc: ExecutorError, deadline: float | None) -> bool:
@@ -521,3 +512,18 @@ class Interpreter:
             new_env[var] = coerce(result.get(res), self.machine.variables[var].type)
         fields["output"] = {var: new_env[var] for var, _ in st.bindings}
         return new_env
+
+
+def complete_within(executor: Executor, request: Request, deadline: float | None, deadline_s: float | None) -> Response:
+    """One executor call bounded by what is left of the step's deadline; a reply that is not text is an error."""
+    if deadline is not None:
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            raise DeadlineError(f"no answer within the step deadline of {deadline_s:g} s")
+        limit = getattr(executor, "limit_time", None)
+        if limit is not None:
+            limit(remaining)
+    response = executor.complete(request)
+    if not isinstance(response.text, str):
+        raise ExecutorError(f"the reply's content is {type(response.text).__name__}, not text")
+    return response

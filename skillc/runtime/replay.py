@@ -55,6 +55,10 @@ def replay_run(machine: Machine, source_text: str, run: RunTrace, *, other_machi
     recorded = run.states
     header, footer = run.header, run.footer
     here = machine_hash(source_text)
+    if header.mode != "machine":  # a baseline's path is its turns, not states: there is no state path to re-drive
+        return ReplayReport(False, f"the trace is a {header.mode} run: `skillc replay` re-drives the machine along a "
+                            "machine-mode trace's states; re-run a baseline with `--executor replay:TRACE --mode "
+                            f"{header.mode}`, or score it with `skillc score`", recorded, (), None)
     if not other_machine and header.machine_hash != here:
         return ReplayReport(False, f"the trace was recorded with another machine (`{header.machine}`, hash "
                             f"{header.machine_hash}; this one is `{machine.name}`, hash {here}); pass "

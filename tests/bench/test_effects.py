@@ -112,3 +112,36 @@ def test_file_outside_the_workdir_is_not_delivered(workdir: Path, tmp_path_facto
     (workdir / "answer.txt").symlink_to(other)
     c = check_requirements([FileRequirement("answer", "answer.txt")], workdir=workdir, calls=[], outcome="success")
     assert c.verdicts == (Verdict("answer", "violated", "answer.txt was not delivered"),)
+
+
+def test_evidence_requirements_judge_what_the_run_handed_over() -> None:
+    from skillc.bench.effects import EvidenceRequirement
+
+    need = EvidenceRequirement("evidence", (("success", ("choice", "readback")), ("success", ("choice",))))
+    judged = {
+        "both": check_requirements([need], workdir=None, calls=[], outcome="success",
+                                   outputs={"choice": "B", "readback": "B"}),
+        "one alternative": check_requirements([need], workdir=None, calls=[], outcome="success",
+                                              outputs={"choice": "B"}),
+        "null": check_requirements([need], workdir=None, calls=[], outcome="success", outputs={"choice": None}),
+        "no terminal": check_requirements([need], workdir=None, calls=[], outcome="partial", outputs={}),
+        "not available": check_requirements([need], workdir=None, calls=[], outcome="success"),
+    }
+    assert {k: (c.compliant, c.verdicts[0].reason) for k, c in judged.items()} == {
+        "both": (True, ""), "one alternative": (True, ""), "null": (False, "evidence missing: choice"),
+        "no terminal": (False, "no terminal has outcome partial"),
+        "not available": (None, "the run's outputs are not available")}
+
+
+def test_a_rule_order_waits_for_its_first_then_call() -> None:
+    rule = OrderRequirement("o", CallPattern("bash", "cat"), CallPattern("bash", ">"), then_required=False)
+    statuses = [check_requirements([rule], workdir=None, calls=calls, outcome="success").verdicts[0].status
+                for calls in ([], [READ], [READ, WRITE], [WRITE, READ], [WRITE, READ, WRITE])]
+    assert statuses == ["met", "met", "met", "violated", "violated"]
+
+
+def test_a_labelled_pattern_is_described_by_its_label() -> None:
+    pattern = CallPattern("bash", arguments=(("command", r"^cat\s+"),), label="`bash` as state `read` calls it")
+    assert pattern.accepts(READ) and not pattern.accepts(WRITE)
+    assert pattern.describe() == "`bash` as state `read` calls it"
+    assert CallPattern("bash", arguments=(("command", "^cat"),)).describe() == "`bash` with `command` matching /^cat/"

@@ -106,3 +106,33 @@ def test_unwritable_report_folder_is_a_diagnostic(tmp_path: Path) -> None:
     (tmp_path / "file").write_text("", encoding="utf-8")
     problem = write_report(build_report(_rows(), resamples=200), tmp_path / "file")
     assert problem is not None and problem.code == "SKM901"
+
+
+def test_many_tasks_draw_a_box_per_group_not_a_bar_per_task(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Hundreds of tasks: the tokens chart summarises each mode's distribution (bars would be unreadable and slow)."""
+    import matplotlib.axes
+
+    from skillc.bench import report as rep
+
+    rows = [Row(Cell(f"t{t}", mode, "scripted", 0), True, True, prompt_tokens=100 + t, outcome="success")
+            for t in range(rep.MAX_TASK_BARS + 1) for mode in ("machine", "native")]
+    calls: list[str] = []
+    monkeypatch.setattr(matplotlib.axes.Axes, "boxplot", lambda self, data, *a, **k: calls.append(f"box {len(data)}"))
+    monkeypatch.setattr(matplotlib.axes.Axes, "bar", lambda self, *a, **k: calls.append("bar"))
+    monkeypatch.setattr(matplotlib.axes.Axes, "legend", lambda self, *a, **k: None)
+    png = base64.b64decode(rep.tokens_chart(build_report(rows, resamples=100)).split(",", 1)[1])
+    assert png.startswith(b"\x89PNG") and calls == ["box 2"]
+    few = [r for r in rows if r.cell.task in ("t0", "t1")]
+    calls.clear()
+    rep.tokens_chart(build_report(few, resamples=100))
+    assert calls == ["bar", "bar"]
+
+
+def test_chart_labels_name_files_not_their_folders() -> None:
+    from skillc.bench.report import MAX_LABEL, chart_label
+
+    assert chart_label("native / scripted:/work/x/fixtures/script.json") == "native / scripted:script.json"
+    assert chart_label("machine / local?n_ctx=8192&max_tokens=256&threads=1") == \
+        "machine / local?n_ctx=8192&max_tokens=256&threads=1"
+    long = chart_label("machine / openai:" + "m" * 80)
+    assert len(long) <= MAX_LABEL and "…" in long and long.startswith("machine / ")

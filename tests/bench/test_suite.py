@@ -216,6 +216,7 @@ def test_the_documented_example_loads(tmp_path: Path) -> None:
     example = docs.split("```toml\n", 1)[1].split("```", 1)[0]
     (tmp_path / "SKILL.md").write_text("", encoding="utf-8")
     (tmp_path / "livemath.skm").write_text("", encoding="utf-8")
+    (tmp_path / "env.py").write_text("", encoding="utf-8")
     (tmp_path / "fixtures" / "q1").mkdir(parents=True)
     (tmp_path / "tasks.jsonl").write_text('{"id": "q2", "inputs": {"question": "3 + 4?"}, "horizon": 50}\n',
                                           encoding="utf-8")
@@ -223,3 +224,5 @@ def test_the_documented_example_loads(tmp_path: Path) -> None:
     assert result.diagnostics == () and result.suite is not None
     assert [t.id for t in result.suite.tasks] == ["q1", "q2"]
     assert result.suite.tasks[1].verifier == FileVerifier("answer.txt", matches=r"^[A-E]\n?$")
+    assert (result.suite.tools, result.suite.max_steps) == ((tmp_path / "env.py",), 30)
+    assert result.suite.tasks[1].inputs == {"question": "3 + 4?", "answer_path": "answer.txt"}

@@ -101,10 +101,11 @@ def test_skillc_test_judges_fragment_rules_on_every_passage() -> None:
 
 
 def test_skillc_score_judges_fragment_rules_on_every_passage(tmp_path) -> None:
-    """A recorded run that entered `gd` at `gd.delete` broke the fragment's order: score must not call it compliant."""
+    """A recorded run that entered `gd` at `gd.delete` broke the fragment's order: score must report it violated."""
     import json
 
-    from skillc.runtime.score import score_trace
+    from skillc.bench.score import score_run
+    from skillc.runtime.record import load_run
 
     machine = _check(DELETE.replace("TARGET", "gd")).machine
 
@@ -115,10 +116,11 @@ def test_skillc_score_judges_fragment_rules_on_every_passage(tmp_path) -> None:
                     "skillc.evidence": {}}]
         path = tmp_path / f"t{len(states)}{mode}.jsonl"
         path.write_text("\n".join(json.dumps(r) for r in records) + "\n")
-        return score_trace(machine, path)
+        scored = score_run(load_run(path), path, requirements=(), workdir=None, verifier=None, machine=machine)
+        return {v.quote: (v.status, v.reason) for v in scored.state_rules}
 
     bad = score(["go", "gd.delete"])
-    assert not bad.compliant and any("`gd.delete` ran before `gd.confirm` in `gd`" in v for v in bad.violations), bad.violations
-    assert score(["go", "gd.confirm", "gd.delete"]).compliant
+    assert bad["Confirm before deleting."] == ("violated", "`gd.delete` ran before `gd.confirm` in `gd`"), bad
+    assert score(["go", "gd.confirm", "gd.delete"])["Confirm before deleting."][0] == "met"
     native = score(["native"], mode="native")
-    assert any("Confirm before deleting." in u for u in native.unverifiable)
+    assert native["Confirm before deleting."][0] == "not applicable"

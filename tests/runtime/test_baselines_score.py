@@ -1,4 +1,5 @@
-"""Baselines (native, prompt-only) and scoring: compliance is judged separately from success."""
+"""Baselines (native, prompt-only) and scoring: compliance is judged separately from success (the loop itself:
+test_baselines.py)."""
 
 from __future__ import annotations
 
@@ -9,8 +10,7 @@ import skillc
 from skillc.runtime import RunOptions, ToolBox
 from skillc.runtime.baselines import render_prose, run_baseline
 from skillc.runtime.executors.scripted import ScriptedExecutor
-from skillc.runtime.score import score_trace
-from skillc.runtime.trace import read_trace
+from skillc.runtime.record import load_run
 from tests.conftest import EXAMPLES
 
 MACHINE = EXAMPLES / "livemath" / "livemath.skm"
@@ -29,32 +29,6 @@ def _native(tmp_path: Path, actions: list[dict], mode: str = "native"):
     return result, trace
 
 
-def test_native_mode_puts_the_skill_and_the_whole_transcript_in_every_prompt(tmp_path: Path) -> None:
-    actions = [{"action": "bash", "args": {"command": "printf %s B > answer.txt"}},
-               {"action": "bash", "args": {"command": "cat answer.txt"}},
-               {"action": "finish", "outcome": "success", "evidence": {"choice": "B", "readback": "B"}}]
-    result, trace = _native(tmp_path, actions)
-    assert (result.outcome, result.steps) == ("success", 3)
-    assert (tmp_path / "answer.txt").read_text() == "B"
-    header, steps, footer = read_trace(trace)
-    assert header["skillc.mode"] == "native"
-    sizes = [s["skillc.prompt_chars"] for s in steps]
-    assert sizes == sorted(sizes) and sizes[0] > len("Always write the final letter to answer.txt.")
-    assert steps[0]["tool_call"] == {"tool": "bash", "args": {"command": "printf %s B > answer.txt"}}
-    assert steps[1]["tool_result"]["stdout"] == "B"
-    assert footer["skillc.outcome"] == "success"
-
-
-def test_bad_actions_become_observations_not_crashes(tmp_path: Path) -> None:
-    actions = ["not json", {"action": "rm", "args": {}}, {"action": "bash", "args": {"cmd": "x"}},
-               {"action": "finish", "outcome": "partial", "evidence": {"choice": "B", "readback": ""}}]
-    result, trace = _native(tmp_path, actions, mode="prompt-only")
-    assert result.outcome == "partial"
-    _, steps, _ = read_trace(trace)
-    assert [s["tool_result"].get("error", "")[:20] for s in steps[:3]] == [
-        "reply with one JSON ", "no tool `rm`", "unknown argument `cm"]
-
-
 def test_prose_rendering_carries_instructions_edges_and_rules() -> None:
     prose = render_prose(_machine())
     assert "Begin at step `analyze`." in prose
@@ -62,16 +36,29 @@ def test_prose_rendering_carries_instructions_edges_and_rules() -> None:
     assert "- Always write the final letter to answer.txt." in prose
 
 
+def _score(trace: Path, workdir: Path | None = None):
+    """A baseline run scored the way the bench scores it: the machine's rules as effects, livemath's verifier."""
+    from skillc.bench.score import score_run
+    from skillc.bench.verify import FileVerifier
+
+    return score_run(load_run(trace), trace, requirements=(), workdir=workdir,
+                     verifier=FileVerifier("answer.txt", equals="B"), machine=_machine())
+
+
 def test_score_separates_compliance_from_success(tmp_path: Path) -> None:
-    ok, ok_trace = _native(tmp_path, [{"action": "finish", "outcome": "success",
-                                       "evidence": {"choice": "B", "readback": "B"}}])
-    sc = score_trace(_machine(), ok_trace)
-    assert sc.compliant and sc.outcome == "success"
-    assert any("not observable in native mode" in u for u in sc.unverifiable)
-    _, bad_trace = _native(tmp_path, [{"action": "finish", "outcome": "success", "evidence": {"choice": "B"}}])
-    sc = score_trace(_machine(), bad_trace)
-    assert not sc.compliant and sc.outcome == "success"
-    assert sc.violations == ("terminal evidence missing: readback",)
+    """A real native run scored: success from the file it left, RFC from its calls and the evidence it handed over."""
+    write = {"action": "bash", "args": {"command": "printf %s B > answer.txt"}}
+    read = {"action": "bash", "args": {"command": "cat answer.txt"}}
+    _, ok_trace = _native(tmp_path, [write, read, {"action": "finish", "outcome": "success",
+                                                   "evidence": {"choice": "B", "readback": "B"}}])
+    sc = _score(ok_trace, tmp_path)
+    assert (sc.success, sc.rfc, sc.outcome) == (True, True, "success")
+    assert {v.status for v in sc.state_rules} == {"not applicable"}
+    _, bad_trace = _native(tmp_path, [write, {"action": "finish", "outcome": "success", "evidence": {"choice": "B"}}])
+    sc = _score(bad_trace, tmp_path)
+    assert sc.success is True and sc.rfc is False and sc.outcome == "success"  # the file is right; the run was not
+    assert sc.compliance.violated == ("rule-6", "evidence")
+    assert next(v.reason for v in sc.compliance.verdicts if v.id == "evidence") == "evidence missing: readback"
 
 
 def test_score_checks_tool_rules_in_every_mode(tmp_path: Path) -> None:
@@ -93,6 +80,8 @@ def test_score_checks_tool_rules_in_every_mode(tmp_path: Path) -> None:
   rule required bash "Always look first."
 }
 """
+    from skillc.bench.score import score_run
+
     machine = skillc.check(text).machine
     trace = tmp_path / "t.jsonl"
     records = [{"type": "header", "skillc.mode": "native"},
@@ -100,7 +89,8 @@ def test_score_checks_tool_rules_in_every_mode(tmp_path: Path) -> None:
                {"type": "footer", "skillc.outcome": "success", "skillc.terminal": "native",
                 "skillc.evidence": {"out": "x"}}]
     trace.write_text("\n".join(json.dumps(r) for r in records) + "\n")
-    sc = score_trace(machine, trace)
-    assert not sc.compliant
-    assert any("forbidden `rm` ran at step 0" in v for v in sc.violations)
-    assert any("required `bash` never ran" in v for v in sc.violations)
+    sc = score_run(load_run(trace), trace, requirements=(), workdir=None, verifier=None, machine=machine)
+    assert sc.rfc is False and sc.success is None
+    reasons = {v.quote: (v.status, v.reason) for v in sc.compliance.verdicts}
+    assert reasons["Never delete files."] == ("violated", "call 1 is `rm`")
+    assert reasons["Always look first."] == ("violated", "no call of `bash`")

@@ -162,3 +162,12 @@ def test_an_unreadable_trace_is_a_coded_diagnostic_on_the_command_line(tmp_path:
                        capture_output=True, text=True, timeout=120)
     assert r.returncode == 2, r.stdout + r.stderr
     assert "error[SKM522]" in r.stderr and f"{bad}:2:1" in r.stderr and "Traceback" not in r.stderr, r.stderr
+
+
+def test_a_baseline_trace_is_refused_with_what_to_do_instead() -> None:
+    """A native run has turns, not states: replay says so instead of blaming the machine's hash."""
+    bench = Path(__file__).parent.parent / "bench" / "fixtures" / "score"
+    text = (bench / "careful.skm").read_text()
+    report = replay_file(checked(text), text, bench / "native-ok" / "trace.jsonl")
+    assert not report.ok
+    assert "native run" in report.message and "--mode native" in report.message and "hash" not in report.message

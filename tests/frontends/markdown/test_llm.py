@@ -171,7 +171,8 @@ def test_local_model_drafts_a_simple_skill(skill: Path) -> None:
     from skillc.runtime.executors.local import LocalExecutor
 
     out = skill.with_name("answer.skm")
-    executor = LocalExecutor(n_ctx=4096, max_tokens=160)  # small budget: constrained decoding is slow on 2 cores
+    # small budget: constrained decoding is slow on 2 cores; the timeout is the one `skillc build` gives its model
+    executor = LocalExecutor(n_ctx=4096, max_tokens=160, timeout_s=600.0)
     try:
         result = build(skill, output=out, executor=executor, rounds=1)
     finally:

@@ -1,0 +1,572 @@
+"""The bench runner: the matrix of cells, one isolated run per cell, rows as they complete, the report.
+
+`run_bench(config, backend, progress)` loads the suite, checks the machine once, opens
+the results store, skips every cell that already has a row (a killed bench resumes
+where it stopped; a cell that was running when it was killed has no row and runs
+again from a fresh workdir; `bench.json` refuses to mix rows of another machine,
+skill document or limits), sends the pending cells to a backend and appends each
+row as it comes back, then writes the report over the matrix's rows.
+
+`run_cell(job)` is one cell, self-contained enough to run in another process or a Ray
+task: a fresh workdir with the task's fixture, the machine or a baseline run with real
+tools inside it, the trace scored by `score.score_run`. It never raises for a failing
+cell: an executor that cannot be made, a harness problem or a bug becomes a row whose
+`error` names the exception. Executors that load a model are kept per worker process
+and spec; `scripted:` and `replay:` executors are made afresh for every cell, so every
+cell starts its script from the top.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import os
+import time
+from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager
+from pathlib import Path
+from typing import TYPE_CHECKING, cast
+
+import attrs
+
+from skillc.bench import codes
+from skillc.bench.backends import BACKENDS, Backend, BackendError, make_backend
+from skillc.bench.cells import CellPaths, cell_paths, fresh_workdir
+from skillc.bench.effects import Requirement
+from skillc.bench.results import Cell, Row, matrix
+from skillc.bench.suite import Suite, Task
+from skillc.diagnostics import Diagnostic, Severity, make
+from skillc.diagnostics import codes as diagnostics_codes
+from skillc.runtime.session import MODES, Mode
+
+if TYPE_CHECKING:
+    from skillc.bench.report import Report
+    from skillc.ir.machine import Machine
+    from skillc.runtime.executors.base import Executor
+    from skillc.runtime.tools import ToolBox, ToolFn
+
+#: Executor kinds read from a file in microseconds: made anew per cell (a script restarts), never cached.
+_FRESH_KINDS = ("scripted", "replay")
+#: In an executor spec, replaced by the cell's task id (one script per task).
+TASK_PLACEHOLDER = "{task}"
+#: The step budget when neither --max-steps nor the suite's `max_steps` gives one.
+DEFAULT_MAX_STEPS = 100
+
+#: Told the number of cells and how many were already done; yields a callback given every new row.
+Progress = Callable[[int, int], AbstractContextManager[Callable[[Row], None]]]
+
+
+@attrs.frozen
+class Limits:
+    """The runtime's limits for every cell of a bench."""
+
+    max_steps: int = DEFAULT_MAX_STEPS
+    tool_timeout_s: float = 60.0
+    model_timeout_s: float = 120.0
+    step_deadline_s: float = 600.0
+    retries: int = 2
+
+
+@attrs.frozen
+class CellJob:
+    """Everything a worker needs to run one cell (picklable: paths, the task and requirements as records).
+
+    `executor` is the spec to make the executor from (file paths absolute, `{task}` filled in); the
+    cell keeps the spec as the user wrote it.
+    """
+
+    cell: Cell
+    executor: str
+    out: Path
+    machine: Path
+    machine_hash: str
+    skill: Path | None
+    task: Task
+    requirements: tuple[Requirement, ...] = ()
+    failed_runs_comply: bool = False
+    tools: tuple[Path, ...] = ()
+    limits: Limits = Limits()
+
+
+class _CellProblem(Exception):
+    """The cell cannot run (its machine changed, its workdir cannot be made); the message goes in `error`."""
+
+
+# ---------------------------------------------------------------- one cell
+
+def run_cell(job: CellJob) -> Row:
+    """Run and score one cell; a failure of any kind becomes the row's `error`, never an exception."""
+    try:
+        return _run_cell(job)
+    except _CellProblem as exc:
+        return _error_row(job, str(exc))
+    except Exception as exc:  # noqa: BLE001 - a bug must not lose the cell or stop the bench; the row names it
+        return _error_row(job, f"internal error: {type(exc).__name__}: {exc}")
+
+
+def _error_row(job: CellJob, error: str, latency_s: float = 0.0, trace: str | None = None) -> Row:
+    """The row of a cell that could not be run or scored."""
+    return Row(job.cell, None, None, latency_s=latency_s, trace=trace, error=error, horizon=job.task.horizon)
+
+
+def _run_cell(job: CellJob) -> Row:
+    """`run_cell` without the last line of defence."""
+    from skillc.runtime.executors import ExecutorError
+    from skillc.runtime.executors.scripted import ScriptError
+    from skillc.runtime.interpreter import RunError, RunOptions
+    from skillc.runtime.record import TraceError
+    from skillc.runtime.session import run_mode
+    from skillc.runtime.tools import ToolError
+
+    paths = cell_paths(job.out, job.cell)
+    problem = fresh_workdir(job.out, paths, job.task.workdir)
+    if problem is not None:
+        return _error_row(job, problem.message)
+    machine, text = _machine(job.machine, job.machine_hash)
+    try:
+        executor, fresh = _executor(job.executor, job.limits.model_timeout_s)
+    except (ExecutorError, ScriptError, TraceError) as exc:
+        return _error_row(job, f"executor {job.cell.executor}: {exc}")
+    error: str | None = None
+    started = time.perf_counter()
+    try:
+        tools = _toolbox(job, paths.workdir)
+        limits = job.limits
+        options = RunOptions(retries=limits.retries, max_steps=limits.max_steps, trace=paths.trace,
+                             executor_spec=job.cell.executor, machine_path=str(job.machine),
+                             step_deadline_s=limits.step_deadline_s)
+        skill_text = _skill_text(job.skill) if job.cell.mode == "native" else None
+        started = time.perf_counter()  # the row's latency is the run's, not the tools' loading
+        with contextlib.chdir(paths.workdir):  # Python tools see the workdir as their current folder
+            run_mode(machine, text, cast(Mode, job.cell.mode), executor, tools, options,
+                     job.task.inputs_for(paths.workdir), skill_text=skill_text)
+    except (RunError, ExecutorError, ToolError, ScriptError, TraceError, ValueError, OSError) as exc:
+        error = f"{type(exc).__name__}: {exc}"
+    finally:
+        if fresh:
+            executor.close()
+    return _scored(job, machine, paths, time.perf_counter() - started, error)
+
+
+def _scored(job: CellJob, machine: Machine, paths: CellPaths, latency_s: float, error: str | None) -> Row:
+    """The row of a cell whose run ended: its trace scored by effects (an error kept when there was one)."""
+    from skillc.bench.score import score_run
+    from skillc.runtime.record import TraceError, load_run
+
+    trace = str(paths.trace.relative_to(job.out))
+    if not paths.trace.is_file():
+        return _error_row(job, error or "the run wrote no trace", latency_s)
+    try:
+        run = load_run(paths.trace)
+    except TraceError as exc:
+        return _error_row(job, error or f"the run's trace is unreadable: {exc}", latency_s, trace)
+    # The machine's own rules count in every mode: RFC asks the same of a native run as of the machine.
+    score = score_run(run, paths.trace, requirements=job.requirements, workdir=paths.workdir,
+                      verifier=job.task.verifier, failed_runs_comply=job.failed_runs_comply, machine=machine)
+    footer = run.footer
+    prompt = sum(s.input_tokens or 0 for s in run.steps)
+    completion = sum(s.output_tokens or 0 for s in run.steps)
+    if footer is not None:
+        prompt = footer.input_tokens if footer.input_tokens is not None else prompt
+        completion = footer.output_tokens if footer.output_tokens is not None else completion
+        if error is None and footer.reason is not None and footer.reason.kind == "executor":
+            error = footer.reason.message  # the executor failed (no answer, a timeout): said beside the verdicts
+    violated = score.compliance.violated
+    return Row(job.cell, score.success, score.rfc, steps=len(run.steps), prompt_tokens=prompt,
+               completion_tokens=completion, latency_s=round(latency_s, 6), outcome=score.outcome, trace=trace,
+               error=error, horizon=job.task.horizon, violated=violated)
+
+
+# ---------------------------------------------------------------- per-process caches
+
+_MACHINES: dict[tuple[Path, str], tuple[Machine, str]] = {}
+_EXECUTORS: dict[tuple[str, float], Executor] = {}
+_SKILLS: dict[Path, str] = {}
+_ENTRY_POINT_TOOLS: list[dict[str, ToolFn]] = []
+
+
+def remember_machine(path: Path, machine: Machine, text: str) -> None:
+    """Keep a machine this process has already checked, so in-process cells do not load it again."""
+    from skillc.runtime.interpreter import machine_hash
+
+    _MACHINES[(path, machine_hash(text))] = (machine, text)
+
+
+def _machine(path: Path, digest: str) -> tuple[Machine, str]:
+    """The machine the bench checked, loaded once per process; refused if the file changed since."""
+    from skillc.diagnostics.files import FileProblem, read_text
+    from skillc.ir.loader import load
+    from skillc.runtime.interpreter import machine_hash
+
+    key = (path, digest)
+    if key not in _MACHINES:
+        try:
+            text = read_text(path, what=".skm file")
+        except FileProblem as exc:
+            raise _CellProblem(str(exc)) from None
+        if machine_hash(text) != digest:
+            raise _CellProblem(f"{path} changed since the bench checked it")
+        loaded = load(path)
+        if loaded.machine is None:
+            raise _CellProblem(f"{path} no longer loads")
+        _MACHINES[key] = (loaded.machine, text)
+    return _MACHINES[key]
+
+
+def _executor(spec: str, timeout_s: float) -> tuple[Executor, bool]:
+    """The executor of a spec and whether it is fresh (the caller closes it) or this process's cached one."""
+    from skillc.runtime.executors import make_executor
+
+    if _kind(spec) in _FRESH_KINDS:
+        return make_executor(spec, timeout_s=timeout_s), True
+    key = (spec, timeout_s)
+    if key not in _EXECUTORS:
+        _EXECUTORS[key] = make_executor(spec, timeout_s=timeout_s)
+    return _EXECUTORS[key], False
+
+
+def _kind(spec: str) -> str:
+    """An executor spec's kind: `local` for `local?n_ctx=…` too."""
+    return spec.partition(":")[0].partition("?")[0]
+
+
+def _skill_text(path: Path | None) -> str | None:
+    """The skill document native mode sends (None: the baseline reads the machine's `source`)."""
+    if path is None:
+        return None
+    if path not in _SKILLS:
+        _SKILLS[path] = path.read_text(encoding="utf-8")
+    return _SKILLS[path]
+
+
+def _toolbox(job: CellJob, workdir: Path) -> ToolBox:
+    """Real tools for one cell: bash in the workdir, the suite's modules loaded afresh, nobody to ask.
+
+    Built here rather than with `ToolBox.default` so the entry points are read once per process
+    (reading them takes milliseconds, the whole harness budget of a cell).
+    """
+    from skillc.runtime.interaction import AskUser
+    from skillc.runtime.tools import BashTool, ToolBox, entry_point_tools, load_module_tools
+
+    if not _ENTRY_POINT_TOOLS:
+        _ENTRY_POINT_TOOLS.append(entry_point_tools())
+    timeout = job.limits.tool_timeout_s
+    functions: dict[str, ToolFn] = {"bash": BashTool(timeout_s=timeout, cwd=str(workdir)), **_ENTRY_POINT_TOOLS[0]}
+    # A bench has no one to answer `ask_user`: the call fails (a failed operation), it never waits on a terminal.
+    functions["ask_user"] = AskUser(stdin=io.StringIO(), stderr=io.StringIO())
+    for module in job.tools:
+        functions.update(load_module_tools(module))
+    return ToolBox(functions, timeout)
+
+
+# ---------------------------------------------------------------- the bench
+
+@attrs.frozen
+class BenchConfig:
+    """Everything `skillc bench` takes. `max_steps` None: the suite's `max_steps`, else DEFAULT_MAX_STEPS."""
+
+    suite: str | None = None
+    modes: tuple[str, ...] = MODES
+    executors: tuple[str, ...] = ()
+    repeats: int = 1
+    workers: int = 1
+    output: str | None = None  # default .skillc/bench/<suite name>
+    backend: str = "local"
+    address: str | None = None
+    max_steps: int | None = None
+    model_timeout_s: float = 120.0
+    tool_timeout_s: float = 60.0
+    step_deadline_s: float = 600.0
+    retries: int = 2
+    report_only: bool = False
+
+
+@attrs.frozen
+class BenchOutcome:
+    """What a bench did: its rows (the matrix's, including earlier runs' when resumed) and where it wrote.
+
+    `usage`: bad flags or a bad suite (nothing ran); `unchecked`: the machine failed `skillc check`;
+    `incomplete`: the backend failed and some cells have no row (run the bench again to finish them).
+    """
+
+    diagnostics: tuple[Diagnostic, ...] = ()
+    suite: str | None = None
+    out: Path | None = None
+    rows: tuple[Row, ...] = ()
+    report: Report | None = None
+    cells: int = 0
+    ran: int = 0
+    resumed: int = 0
+    usage: bool = False
+    unchecked: bool = False
+    incomplete: bool = False
+
+    @property
+    def results(self) -> Path | None:
+        """The results file."""
+        return None if self.out is None else self.out / "results.jsonl"
+
+    @property
+    def reports(self) -> tuple[Path, ...]:
+        """The report files, once written."""
+        return () if self.out is None or self.report is None else (self.out / "report.md", self.out / "report.html")
+
+
+def _usage(*diagnostics: Diagnostic) -> BenchOutcome:
+    """A bench refused before anything ran."""
+    return BenchOutcome(tuple(diagnostics), usage=True)
+
+
+def _flag_problems(config: BenchConfig, tasks: Sequence[str]) -> list[Diagnostic]:
+    """Bad modes, a missing or unusable executor (for any of the tasks), an unknown backend, counts below 1."""
+    problems = [make(codes.UNKNOWN_BENCH_MODE, f"unknown mode `{m}`; the modes are {', '.join(MODES)}")
+                for m in config.modes if m not in MODES]
+    if not config.modes:
+        problems.append(make(codes.UNKNOWN_BENCH_MODE, f"no mode given; the modes are {', '.join(MODES)}"))
+    if not config.executors:
+        problems.append(make(codes.INVALID_BENCH_EXECUTOR, "give at least one executor (--executor SPEC)"))
+    problems += [p for spec in config.executors if (p := _spec_problem(spec, tasks)) is not None]
+    if config.backend not in BACKENDS:
+        problems.append(make(codes.BACKEND_FAILED, f"unknown backend `{config.backend}`; the backends are "
+                                                   f"{', '.join(BACKENDS)}"))
+    for name, value in (("repeats", config.repeats), ("workers", config.workers), ("max steps", config.max_steps)):
+        if value is not None and value < 1:
+            problems.append(make(codes.INVALID_BENCH_COUNT, f"{name} must be at least 1, not {value}"))
+    return problems
+
+
+def _spec_problem(spec: str, tasks: Sequence[str]) -> Diagnostic | None:
+    """Why an executor spec cannot work, found before any cell runs (each task's scripted file is read here)."""
+    from skillc.runtime.executors import SPECS, ExecutorError, make_executor
+    from skillc.runtime.executors.scripted import ScriptError
+    from skillc.runtime.record import TraceError
+
+    kind = _kind(spec)
+    if kind not in ("scripted", "replay", "openai", "anthropic", "local"):
+        return make(codes.INVALID_BENCH_EXECUTOR, f"unknown executor {spec!r}; expected one of {SPECS}")
+    if kind not in _FRESH_KINDS:
+        return None  # a model is loaded (or a server asked) by the cells themselves, not twice
+    fills = [spec.replace(TASK_PLACEHOLDER, t) for t in tasks] if TASK_PLACEHOLDER in spec else [spec]
+    for filled in dict.fromkeys(fills):
+        try:
+            make_executor(filled).close()
+        except (ExecutorError, ScriptError, TraceError, ValueError) as exc:
+            return make(codes.INVALID_BENCH_EXECUTOR, f"executor {filled!r}: {exc}")
+    return None
+
+
+def _absolute_spec(spec: str, task: str) -> str:
+    """The spec a worker makes its executor from: `{task}` filled in, a file path made absolute."""
+    filled = spec.replace(TASK_PLACEHOLDER, task)
+    kind, sep, rest = filled.partition(":")
+    if not sep or kind not in (*_FRESH_KINDS, "local") or not rest:
+        return filled
+    path, query, options = rest.partition("?") if kind == "local" else (rest, "", "")
+    return f"{kind}:{os.path.abspath(path)}{query}{options}"
+
+
+@attrs.frozen
+class _Plan:
+    """A bench ready to run: the suite, its checked machine and what native mode sends."""
+
+    suite: Suite
+    machine: Path
+    machine_hash: str
+    skill: Path | None
+
+
+def _plan(config: BenchConfig, suite: Suite) -> _Plan | BenchOutcome:
+    """Check the machine once (an unchecked machine is refused) and find the skill document native mode needs."""
+    from skillc.bench.suite import check_inputs
+    from skillc.check.source import check_source
+    from skillc.diagnostics import has_errors
+    from skillc.diagnostics.files import FileProblem, read_text
+    from skillc.runtime.baselines import skill_document
+    from skillc.runtime.interpreter import machine_hash
+
+    if suite.machine is None:
+        return _usage(make(codes.BENCH_NEEDS_MACHINE, f"the suite {suite.path} names no machine; every mode runs "
+                                                      "with a machine's tools and inputs"))
+    checked = check_source(suite.machine)
+    problems = tuple(d for d in checked.diagnostics if d.severity is not Severity.NOTE)
+    if checked.machine is None or checked.failed:
+        return BenchOutcome(problems, suite.name, unchecked=True)
+    try:
+        text = read_text(suite.machine, what=".skm file")
+    except FileProblem as exc:
+        return _usage(make(diagnostics_codes.IO_ERROR, str(exc)))
+    machine = checked.machine
+    inputs = check_inputs(suite, machine)  # a task that could never start is refused once, not in every cell
+    if has_errors(inputs):
+        return _usage(*inputs)
+    skill = suite.skill
+    if skill is None and skill_document(machine) is not None and machine.path and machine.source:
+        skill = Path(machine.path).parent / machine.source  # the document native mode sends, read by the cells
+    if "native" in config.modes and skill is None:
+        return _usage(make(codes.NO_SKILL_DOCUMENT, "native mode sends the skill document, but the suite names no "
+                                                    "`skill` and the machine's `source` cannot be read"))
+    remember_machine(suite.machine, machine, text)
+    return _Plan(suite, suite.machine, machine_hash(text), skill)
+
+
+def _limits(config: BenchConfig, suite: Suite) -> Limits:
+    """The limits of every cell: the flags, the suite's step budget, the default."""
+    return Limits(config.max_steps or suite.max_steps or DEFAULT_MAX_STEPS, config.tool_timeout_s,
+                  config.model_timeout_s, config.step_deadline_s, config.retries)
+
+
+#: The file in OUT that says what the rows there were made with.
+MANIFEST = "bench.json"
+
+
+def _manifest(plan: _Plan, limits: Limits) -> dict[str, object]:
+    """What the rows of a bench depend on beyond their cell: the machine, native's document, the limits."""
+    from skillc.runtime.interpreter import machine_hash
+
+    skill = _skill_text(plan.skill)
+    return {"v": 1, "machine_hash": plan.machine_hash,
+            "skill_hash": None if skill is None else machine_hash(skill), "limits": attrs.asdict(limits)}
+
+
+def _keep_manifest(out: Path, manifest: dict[str, object], has_rows: bool) -> Diagnostic | None:
+    """Refuse to add rows made with another machine, document or limits to OUT's rows; else record the manifest."""
+    import json
+
+    from skillc.diagnostics.files import FileProblem, JSONProblem, loads, read_text, write_output
+
+    path = out / MANIFEST
+    if has_rows and path.is_file():
+        try:
+            earlier = loads(read_text(path, what="bench manifest"))
+        except (FileProblem, JSONProblem):
+            earlier = None
+        if earlier != manifest:
+            changed = [k.removesuffix("_hash") for k in manifest
+                       if not isinstance(earlier, dict) or earlier.get(k) != manifest[k]]
+            return make(codes.CHANGED_BENCH, f"{out} holds rows made with another {', '.join(changed)}; resuming "
+                                             f"would mix them with these")
+    try:
+        write_output(path, json.dumps(manifest, indent=2) + "\n")
+    except (FileProblem, OSError) as exc:
+        return make(diagnostics_codes.IO_ERROR, f"cannot write {path}: {exc}")
+    return None
+
+
+def _jobs(plan: _Plan, limits: Limits, out: Path, cells: Sequence[Cell]) -> list[CellJob]:
+    """The job of every cell to run."""
+    suite = plan.suite
+    tasks = {t.id: t for t in suite.tasks}
+    return [CellJob(c, _absolute_spec(c.executor, c.task), out, plan.machine, plan.machine_hash, plan.skill,
+                    tasks[c.task], suite.requirements, suite.failed_runs_comply, suite.tools, limits) for c in cells]
+
+
+def _no_progress(total: int, done: int) -> AbstractContextManager[Callable[[Row], None]]:
+    """No progress display (the API's default)."""
+    return contextlib.nullcontext(lambda row: None)
+
+
+def output_folder(config: BenchConfig, suite_name: str) -> Path:
+    """Where the bench writes: `-o`, else `.skillc/bench/<suite name>` (absolute)."""
+    from skillc.bench.cells import safe_name
+
+    return Path(config.output or Path(".skillc") / "bench" / safe_name(suite_name)).absolute()
+
+
+def run_bench(config: BenchConfig, backend: Backend | None = None, progress: Progress | None = None) -> BenchOutcome:
+    """Run every cell of the matrix that has no row yet, then write the report; problems come back as diagnostics."""
+    from skillc.bench.results import open_writer, read_results
+    from skillc.bench.suite import load_suite
+
+    if config.report_only:
+        return report_only(config)
+    if config.suite is None:
+        return _usage(make(diagnostics_codes.IO_ERROR, "give the suite file to run"))
+    loaded = load_suite(Path(config.suite))
+    flags = _flag_problems(config, [t.id for t in loaded.suite.tasks] if loaded.suite else [])
+    if flags or loaded.suite is None:
+        return _usage(*flags, *loaded.diagnostics)
+    plan = _plan(config, loaded.suite)
+    if isinstance(plan, BenchOutcome):
+        return plan
+    suite = plan.suite
+    out = output_folder(config, suite.name)
+    cells = matrix([t.id for t in suite.tasks], list(dict.fromkeys(config.modes)),
+                   list(dict.fromkeys(config.executors)), config.repeats)
+    writer = open_writer(out / "results.jsonl")
+    if isinstance(writer, Diagnostic):
+        return _usage(writer)
+    notes: list[Diagnostic] = list(loaded.diagnostics)
+    with writer:
+        earlier = read_results(writer.path)
+        notes += earlier.diagnostics
+        pending = earlier.pending(cells)
+        limits = _limits(config, suite)
+        changed = _keep_manifest(out, _manifest(plan, limits), bool(earlier.rows))
+        if changed is not None:
+            return _usage(changed)
+        try:
+            chosen = backend or make_backend(config.backend, config.workers, config.address)
+        except BackendError as exc:
+            return _usage(exc.diagnostic())
+        ran, failure = _drive(chosen, _jobs(plan, limits, out, pending), writer.append, progress or _no_progress,
+                              len(cells), len(cells) - len(pending), close=backend is None)
+    if failure is not None:
+        found = failure.diagnostic()
+        notes.append(attrs.evolve(found, message=f"{found.message}; {len(pending) - ran} cells have no row (run "
+                                                 f"the bench again to run them)"))
+    place = {c.key: i for i, c in enumerate(cells)}  # matrix order: the report lists modes as --modes gave them
+    rows = tuple(sorted((r for r in read_results(out / "results.jsonl").rows if r.cell.key in place),
+                        key=lambda r: place[r.cell.key]))
+    return _reported(BenchOutcome(tuple(notes), suite.name, out, rows, None, len(cells), ran,
+                                  len(cells) - len(pending), incomplete=failure is not None), suite.name)
+
+
+def _drive(backend: Backend, jobs: Sequence[CellJob], append: Callable[[Row], None], progress: Progress,
+           total: int, done: int, *, close: bool) -> tuple[int, BackendError | None]:
+    """Send the jobs to the backend and append each row as it arrives: how many ran, and a backend failure."""
+    ran = 0
+    try:
+        with progress(total, done) as tick:
+            for row in backend.map_unordered(run_cell, jobs):
+                append(row)
+                ran += 1
+                tick(row)
+    except BackendError as exc:
+        return ran, exc
+    finally:
+        if close:
+            backend.close()
+    return ran, None
+
+
+def _reported(outcome: BenchOutcome, title: str) -> BenchOutcome:
+    """The outcome with its report built and written next to the results."""
+    from skillc.bench.report import build_report, write_report
+
+    assert outcome.out is not None
+    try:
+        report = build_report(outcome.rows)
+        problem = write_report(report, outcome.out, title=f"skillc bench: {title}")
+    except ImportError as exc:  # the rows are kept; `--report-only` writes the report once the extra is there
+        problem = make(diagnostics_codes.IO_ERROR, f"the report needs matplotlib and scipy ({exc}): pip install "
+                                                   f"'skillc[bench]', then `skillc bench --report-only -o "
+                                                   f"{outcome.out}`")
+    if problem is not None:
+        return attrs.evolve(outcome, diagnostics=(*outcome.diagnostics, problem))
+    return attrs.evolve(outcome, report=report)
+
+
+def report_only(config: BenchConfig) -> BenchOutcome:
+    """Rebuild the report from the results file in `-o DIR` (every row in it), running nothing."""
+    from skillc.bench.results import read_results
+
+    if config.output is None:
+        return _usage(make(diagnostics_codes.IO_ERROR, "--report-only needs the bench's output folder (-o DIR)"))
+    out = Path(config.output).absolute()
+    results = read_results(out / "results.jsonl")
+    if not results.rows:
+        return _usage(*results.diagnostics, make(codes.NO_RESULTS, f"{out / 'results.jsonl'} holds no result rows"))
+    name = out.name
+    rows = tuple(sorted(results.rows, key=lambda r: r.cell))
+    return _reported(BenchOutcome(results.diagnostics, name, out, rows, cells=len(rows)), name)
+

@@ -1,0 +1,61 @@
+"""The check/replay gate: a candidate version may consume an execution only if it checks and replays.
+
+`check_gate` runs `skillc check` on the candidate's machine text (skillc.check.source); `replay_gate`
+adds the replay of accepted development traces with `skillc refine`'s replayer
+(skillc.frontends.refine.replay), the entries given by the caller (the archive beside the machine).
+A gate answers why a candidate is refused (the first error, or the first trace that no longer
+replays), or None when it may run; the loop counts every refusal as an execution saved.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from skillc.evolve.state import Node
+
+if TYPE_CHECKING:
+    from skillc.frontends.refine.events import Alignment, DevTrace
+    from skillc.ir.machine import Machine
+
+
+def _checked(node: Node) -> tuple[Machine | None, str | None]:
+    """The candidate's checked machine, or why it does not check."""
+    from skillc.check.source import check_source
+
+    result = check_source(node.machine, path=f"<candidate {node.name or node.id}>")
+    first = next((d for d in result.diagnostics if d.is_error), None)
+    if result.machine is None or result.failed:
+        why = f"{first.code}: {first.message}" if first is not None else "the machine does not build"
+        return None, f"fails skillc check ({why})"
+    return result.machine, None
+
+
+def check_gate(node: Node) -> str | None:
+    """Refuse a candidate whose machine does not pass `skillc check`."""
+    return _checked(node)[1]
+
+
+class ReplayGate:
+    """Refuse a candidate that does not check, or that no longer replays one of the accepted traces."""
+
+    def __init__(self, entries: Sequence[tuple[DevTrace, Alignment]]) -> None:
+        self.entries = tuple(entries)
+
+    def __call__(self, node: Node) -> str | None:
+        """Check, then replay every entry in order; the first failure is the reason."""
+        from skillc.frontends.refine.replay import replay_trace
+
+        machine, problem = _checked(node)
+        if machine is None:
+            return problem
+        for trace, alignment in self.entries:
+            verdict = replay_trace(machine, trace, alignment)
+            if not verdict.ok:
+                return f"no longer replays trace {trace.id} ({verdict.reason})"
+        return None
+
+
+def replay_gate(entries: Sequence[tuple[DevTrace, Alignment]]) -> ReplayGate:
+    """The check + replay gate over the accepted traces `entries`."""
+    return ReplayGate(entries)

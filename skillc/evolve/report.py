@@ -1,0 +1,123 @@
+"""What an evolution leaves behind: the tree as JSON, the trajectory as Markdown, the tree as Graphviz DOT, the
+evolved machine — each file written whole (write to a temporary file, fsync, rename: never half-written).
+
+The JSON holds every node (rank, prior, visits, reward, s, Q, Q̂, why the gate refused it, whether it is
+exhausted), the hypotheses and every operation applied to them, the test bank, the evidence matrix and
+the trajectory; the Markdown shows the same for a reader; the drawing colours rewarded versions, greys
+out refused ones, outlines the best one and draws each backtracking jump as a dashed edge.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from skillc.diagnostics import Diagnostic, make
+from skillc.diagnostics import codes as diagnostics_codes
+from skillc.diagnostics.files import FileProblem, write_output
+from skillc.evolve import search
+from skillc.evolve.loop import Evolution, trajectory
+from skillc.evolve.state import Node
+
+#: The report's JSON schema version.
+SCHEMA_VERSION = 1
+
+
+def _node_json(node: Node, vals: search.Values) -> dict[str, object]:
+    """One node with its values."""
+    return {"id": node.id, "name": node.name, "parent": node.parent, "children": list(node.children),
+            "rank": node.rank, "prior": node.prior, "visits": node.visits, "reward": node.reward,
+            "score": vals.scores.get(node.id), "q": vals.q.get(node.id), "q_normalised": vals.normalised.get(node.id),
+            "invalid": node.invalid, "exhausted": node.exhausted,
+            "workdir": None if node.output is None else str(node.output.workdir)}
+
+
+def evolution_json(evolution: Evolution) -> dict[str, object]:
+    """The whole evolution as one JSON object (the tree file)."""
+    k = evolution.knowledge
+    vals = search.values(evolution.tree, k.bank, k.evidence)
+    return {
+        "v": SCHEMA_VERSION, "success": evolution.success, "best": evolution.best.id,
+        "executions": evolution.executions, "saved": evolution.saved,
+        "nodes": [_node_json(n, vals) for n in evolution.tree.nodes],
+        "hypotheses": [{"id": h.id, "description": h.description, "prediction": h.prediction, "state": h.state,
+                        "parent": h.parent, "node": h.node} for h in k.store.hypotheses],
+        "operations": [{"node": node, "op": op.op, "id": op.id, "new_id": op.new_id} for node, op in k.store.log],
+        "cases": [{"id": c.id, "kind": c.kind, "strength": c.strength, "owners": sorted(c.owners),
+                   "description": c.description, "source": c.source} for c in k.bank.cases],
+        "evidence": {"rows": list(k.evidence.rows), "columns": list(k.evidence.columns),
+                     "values": [list(k.evidence.row(r)) for r in k.evidence.rows]},
+        "steps": [{"kind": s.kind, "node": s.node, "reward": s.reward, "jump": s.jump, "detail": s.detail}
+                  for s in evolution.steps],
+        "diagnostics": [f"{d.code}: {d.message}" for d in evolution.diagnostics],
+    }
+
+
+def _label(node: Node) -> str:
+    """A node's name, or its id when it has none."""
+    return node.name or f"node {node.id}"
+
+
+def evolution_markdown(evolution: Evolution) -> str:
+    """The trajectory report: outcome, the runs and jumps, hypotheses with their operations, the evidence matrix."""
+    k = evolution.knowledge
+    lines = ["# skillc evolve", "",
+             f"{'succeeded' if evolution.success else 'did not succeed'}: best version `{_label(evolution.best)}`, "
+             f"{evolution.executions} evolved executions, {evolution.saved} saved by the check/replay gate", "",
+             "## Trajectory", "", *[f"1. {line}" for line in trajectory(evolution)], "", "## Hypotheses", ""]
+    lines += [f"- `{h.id}` ({h.state}): {h.description} — predicts: {h.prediction}" for h in k.store.hypotheses]
+    lines += ["", "| node | operation | hypothesis |", "|---|---|---|"]
+    lines += [f"| {_label(evolution.tree.node(n))} | {op.op} | {op.id}{' → ' + op.new_id if op.new_id else ''} |"
+              for n, op in k.store.log]
+    columns = k.evidence.columns
+    lines += ["", "## Evidence", "", "| node | " + " | ".join(columns) + " |", "|---|" + "---|" * len(columns)]
+    lines += [f"| {_label(evolution.tree.node(r))} | " + " | ".join(str(v) for v in k.evidence.row(r)) + " |"
+              for r in k.evidence.rows]
+    return "\n".join(lines) + "\n"
+
+
+def _dot_text(text: str) -> str:
+    """A DOT double-quoted string's body."""
+    return text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
+
+
+def evolution_dot(evolution: Evolution) -> str:
+    """The patch tree as a Graphviz digraph; backtracking jumps as dashed edges."""
+    k = evolution.knowledge
+    vals = search.values(evolution.tree, k.bank, k.evidence)
+    out = ["digraph evolve {", '  node [shape=box, fontname="Helvetica"];']
+    for node in evolution.tree.nodes:
+        detail = f"P={node.prior:.2f} N={node.visits}"
+        if node.id in vals.scores:
+            detail += f"\\nR={node.reward} s={vals.scores[node.id]:.2f}"
+        style = ["filled"] if node.reward == 1 else []
+        colour = "palegreen" if node.reward == 1 else "white"
+        if node.invalid is not None:
+            style, colour, detail = ["filled", "dashed"], "lightgrey", detail + "\\nrefused by the gate"
+        elif node.exhausted:
+            detail += "\\nexhausted"
+        width = ", penwidth=3" if node.id == evolution.best.id else ""
+        out.append(f'  n{node.id} [label="{_dot_text(_label(node))}\\n{detail}", style="{",".join(style)}", '
+                   f'fillcolor="{colour}"{width}];')
+    out += [f'  n{n.parent} -> n{n.id} [label="ρ={n.rank}"];' for n in evolution.tree.nodes if n.parent is not None]
+    runs = [s for s in evolution.steps if s.kind == "run"]
+    out += [f"  n{before.node} -> n{after.node} [style=dashed, color=red, constraint=false];"
+            for before, after in zip(runs, runs[1:]) if after.jump]
+    return "\n".join(out) + "\n}\n"
+
+
+def write_evolution(evolution: Evolution, folder: Path) -> Diagnostic | None:
+    """Write evolved.skm (and SKILL.md), tree.json, report.md and tree.dot into `folder`; SKM901 when one fails."""
+    best = evolution.best
+    files: list[tuple[str, str]] = [("evolved.skm", best.machine)]
+    if best.skill is not None:
+        files.append(("SKILL.md", best.skill))
+    files += [("tree.json", json.dumps(evolution_json(evolution), indent=2, ensure_ascii=False) + "\n"),
+              ("report.md", evolution_markdown(evolution)), ("tree.dot", evolution_dot(evolution))]
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        for name, text in files:
+            write_output(folder / name, text)
+    except (FileProblem, OSError) as exc:
+        return make(diagnostics_codes.IO_ERROR, str(exc))
+    return None

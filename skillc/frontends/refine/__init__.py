@@ -1,0 +1,1 @@
+"""Refinement from development traces (HEXIS phase 2); see README.md for the modules."""

@@ -1,0 +1,179 @@
+"""The refine pipeline (`skillc refine MACHINE TRACES…`): import, then per trace align → edit → accept → commit.
+
+Traces are taken in the order given (files, then the traces inside each). Each accepted candidate is committed
+at once with the archive (archive.py: the machine file and the archive move together, atomically), so the next
+trace is aligned to the machine as refined so far and must keep every trace accepted before it. A trace already
+in the archive is not refined again. `dry_run` writes nothing: the archive is read when it exists and
+acceptances are kept in memory. Refusals before any edit — a machine that does not check, a trace file with
+errors, a damaged archive — write nothing either.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+import attrs
+
+from skillc.check.source import check_source
+from skillc.diagnostics import Diagnostic, Severity, make
+from skillc.diagnostics.diagnostic import HasDiagnostics
+from skillc.diagnostics import codes as diagnostics_codes
+from skillc.frontends.refine import codes
+from skillc.frontends.refine.accept import Entry, Select, Verdict, accept
+from skillc.frontends.refine.align import Judge, model_judge
+from skillc.frontends.refine.archive import Archive, ArchivedTrace, ArchiveError, commit, default_folder, open_archive
+from skillc.frontends.refine.events import DevTrace
+from skillc.frontends.refine.report import TraceSummary, skm_diff, summarize
+from skillc.ir.machine import Machine
+
+
+@attrs.frozen
+class RefineOptions:
+    """What `skillc refine` was asked to do."""
+
+    machine: str
+    traces: tuple[str, ...]
+    output: str | None = None  # write the refined machine here instead of over MACHINE
+    archive: str | None = None  # the archive folder (default: beside the machine written)
+    model: str | None = None  # an executor spec: a model judges ambiguous alignments
+    base_url: str | None = None
+    dry_run: bool = False
+    full_replay: bool = False  # replay every archived trace, not only those the edit can affect (index.py)
+
+
+@attrs.define
+class RefineResult(HasDiagnostics):
+    """Per trace what happened, the machine text before and after, and where things were written."""
+
+    summaries: list[TraceSummary]
+    diagnostics: list[Diagnostic] = attrs.field(factory=list)
+    before: str | None = None
+    after: str | None = None
+    written: str | None = None  # the machine file written (None: dry run, or nothing accepted)
+    archive: str | None = None  # the archive folder used
+    dry_run: bool = False
+
+    @property
+    def dropped(self) -> int:
+        """How many traces were dropped."""
+        return sum(s.status == "dropped" for s in self.summaries)
+
+    @property
+    def diff(self) -> str:
+        """The whole refinement as one `.skm` diff."""
+        return skm_diff(self.before or "", self.after or "", Path(self.written or "machine.skm").name) \
+            if self.before is not None and self.after is not None else ""
+
+
+def load_all(paths: Sequence[str]) -> tuple[list[DevTrace], list[Diagnostic]]:
+    """Every trace of every file, with the import's diagnostics."""
+    from skillc.frontends.refine.traces import load_traces
+
+    traces: list[DevTrace] = []
+    found: list[Diagnostic] = []
+    for p in paths:
+        got, problems = load_traces(p)
+        traces += got
+        found += problems
+    return traces, found
+
+
+def _judge(options: RefineOptions) -> tuple[Judge | None, list[Diagnostic]]:
+    """The model judge for ambiguous alignments, when `--model` names one."""
+    if options.model is None:
+        return None, []
+    from skillc.runtime.executors import ExecutorError, make_executor
+    from skillc.runtime.executors.scripted import ScriptError
+
+    try:
+        return model_judge(make_executor(options.model, base_url=options.base_url)), []
+    except (ExecutorError, ScriptError, ValueError) as exc:
+        return None, [make(diagnostics_codes.IO_ERROR, f"--model {options.model}: {exc}")]
+
+
+def _archive(target: Path, options: RefineOptions) -> tuple[Archive | None, list[Diagnostic]]:
+    """The archive to refine against; a dry run does not create one that does not exist."""
+    folder = Path(options.archive) if options.archive else default_folder(target)
+    if options.dry_run and not folder.exists():
+        return Archive(folder, None), []
+    return open_archive(target, folder)
+
+
+def incremental(archive: Archive) -> Select:
+    """Incremental replay: the archived entries whose last replay path touches what the edit changed (index.py)."""
+    from skillc.frontends.refine.index import affected, changed, index_archive
+
+    index = index_archive(archive)
+
+    def select(old: Machine, new: Machine, entries: Sequence[Entry]) -> list[int]:
+        """Indices of the entries to replay."""
+        hit = affected(index, changed(old, new))
+        return [i for i, (trace, _) in enumerate(entries) if trace.id in hit or trace.id not in index.traces]
+
+    return select
+
+
+def refine(options: RefineOptions) -> RefineResult:
+    """Refine a machine from development traces (see the module docstring)."""
+    path = Path(options.machine)
+    checked = check_source(path)
+    errors = [d for d in checked.diagnostics if d.severity is Severity.ERROR]
+    if errors or checked.machine is None:
+        return RefineResult([], errors or checked.diagnostics)
+    traces, found = load_all(options.traces)
+    judge, problems = _judge(options)
+    found += problems
+    if any(d.severity is Severity.ERROR for d in found):
+        return RefineResult([], found)
+    target = Path(options.output) if options.output else path
+    archive, opened = _archive(target, options)
+    found += opened
+    if archive is None:
+        return RefineResult([], found)
+    before = path.read_text(encoding="utf-8")
+    result = RefineResult([], found, before, before, None, str(archive.folder), options.dry_run)
+    try:
+        _run(result, checked.machine, traces, archive, target, options, judge)
+    except ArchiveError as exc:
+        result.diagnostics.append(exc.diagnostic)
+    return result
+
+
+def _run(result: RefineResult, machine: Machine, traces: Sequence[DevTrace], archive: Archive, target: Path,
+         options: RefineOptions, judge: Judge | None) -> None:
+    """The per-trace loop: accept, commit (unless a dry run), move on with the refined machine."""
+    text = result.before or ""
+    for trace in traces:
+        if trace.id in archive.entries:
+            result.summaries.append(TraceSummary(trace.id, trace.source, "known", (), (), "", ()))
+            continue
+        entries: list[Entry] = [(e.trace, e.alignment) for e in archive.entries.values()]
+        # A stale archive (the machine was edited by hand) is replayed in full: its paths are another machine's.
+        select = None if archive.stale or options.full_replay else incremental(archive)
+        verdict = accept(text, str(target), machine, trace, entries, judge=judge, select=select)
+        result.summaries.append(summarize(verdict, text, target.name))
+        tried = verdict.final.candidate
+        result.diagnostics += [make(codes.GUARD_NOT_SEPARABLE, f"trace {trace.id[:12]} ({trace.source}): {p}")
+                               for p in (tried.problems if tried is not None else ())]
+        if verdict.status == "dropped" or verdict.text is None or verdict.final.machine is None:
+            continue
+        added = _added(verdict, archive)
+        if options.dry_run:
+            archive = attrs.evolve(archive, entries={**archive.entries, **{a.id: a for a in added}}, stale=False)
+        else:
+            archive = commit(target, verdict.text, archive, added)
+            result.written = str(target)
+        text, machine = verdict.text, verdict.final.machine
+    result.after = text
+
+
+def _added(verdict: Verdict, archive: Archive) -> list[ArchivedTrace]:
+    """The accepted trace, and every archived trace whose replay path changed, with their new paths."""
+    replays = dict(verdict.final.replays)
+    out = [ArchivedTrace(verdict.trace, verdict.final.aligned.alignment, replays[verdict.trace.id].path)]
+    for tid, v in replays.items():
+        old = archive.entries.get(tid)
+        if old is not None and old.path != v.path:
+            out.append(attrs.evolve(old, path=v.path))
+    return out

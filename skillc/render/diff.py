@@ -1,0 +1,131 @@
+"""What changed between two machines (`skillc dot --diff OLD NEW`): states and edges added, removed, changed.
+
+States are matched by name; a state is *changed* when its kind, contract (reads, writes, call, bindings),
+instructions or outcome differ. Edges are matched by (source, target): an edge pair only in NEW is added, only
+in OLD removed, and in both with another guard, order or assignment changed. The picture is NEW with the
+removed states and edges of OLD drawn dashed, coloured by what happened to them, with a legend.
+"""
+
+from __future__ import annotations
+
+import attrs
+
+from skillc.ir.machine import Edge, Machine, State
+from skillc.render.dot import _attrs, _q
+from skillc.render.style import KIND_STYLE, OUTCOME_COLOR, edge_label, rule_marks, state_caption
+
+#: Colour of each kind of change (and of "unchanged").
+CHANGE_COLOR = {"added": "#188038", "removed": "#c5221f", "changed": "#e37400", "same": "#9aa0a6"}
+
+EdgeKey = tuple[str, str]
+
+
+@attrs.frozen
+class MachineDiff:
+    """The states and edges (source, target) that were added, removed or changed."""
+
+    added_states: tuple[str, ...]
+    removed_states: tuple[str, ...]
+    changed_states: tuple[str, ...]
+    added_edges: tuple[EdgeKey, ...]
+    removed_edges: tuple[EdgeKey, ...]
+    changed_edges: tuple[EdgeKey, ...]
+
+    @property
+    def empty(self) -> bool:
+        """Nothing changed."""
+        return not any(attrs.astuple(self))
+
+    def state_change(self, name: str) -> str:
+        """added, removed, changed or same."""
+        return "added" if name in self.added_states else "removed" if name in self.removed_states \
+            else "changed" if name in self.changed_states else "same"
+
+    def edge_change(self, key: EdgeKey) -> str:
+        """added, removed, changed or same."""
+        return "added" if key in self.added_edges else "removed" if key in self.removed_edges \
+            else "changed" if key in self.changed_edges else "same"
+
+
+def _contract(st: State) -> State:
+    """A state without its edges, provenance and documentation (what the comparison of contracts sees)."""
+    return attrs.evolve(st, edges=(), provenance=None, doc=None)
+
+
+def _edges(m: Machine) -> dict[EdgeKey, list[str]]:
+    """(source, target) → the label of every edge between them, in order."""
+    out: dict[EdgeKey, list[str]] = {}
+    for st in m.states.values():
+        for e in st.edges:
+            out.setdefault((st.name, e.target), []).append(edge_label(e, True))
+    return out
+
+
+def diff_machines(old: Machine, new: Machine) -> MachineDiff:
+    """Compare two machines (see the module docstring)."""
+    added = tuple(n for n in new.states if n not in old.states)
+    removed = tuple(n for n in old.states if n not in new.states)
+    changed = tuple(n for n in new.states if n in old.states and _contract(new.states[n]) != _contract(old.states[n]))
+    eo, en = _edges(old), _edges(new)
+    return MachineDiff(added, removed, changed, tuple(k for k in en if k not in eo),
+                       tuple(k for k in eo if k not in en),
+                       tuple(k for k in en if k in eo and en[k] != eo[k]))
+
+
+def _node(st: State, change: str, marks: list[str]) -> str:
+    """One state, styled by its kind and coloured by its change."""
+    style = dict(KIND_STYLE.get(st.kind, {"shape": "doubleoctagon", "style": "filled", "fillcolor": "#ffffff",
+                                          "color": OUTCOME_COLOR.get(st.outcome or "", "#5f6368")}))
+    caption = state_caption(st, marks)
+    if change != "same":
+        style.update(color=CHANGE_COLOR[change], penwidth="3")
+        caption += f"\n({change})"
+    if change == "removed":
+        style.update(style="dashed", fillcolor="#ffffff", fontcolor=CHANGE_COLOR["removed"])
+    return f"  {_q(st.name)} {_attrs(label=caption, **style)};"
+
+
+def _edge(e: Edge, numbered: bool, change: str) -> str:
+    """One edge, coloured by its change."""
+    a = {"label": edge_label(e, numbered, width=42)}
+    if change == "same":
+        a["color"] = "#5f6368"
+    else:
+        a.update(color=CHANGE_COLOR[change], fontcolor=CHANGE_COLOR[change], penwidth="2.5")
+    if change == "removed" or e.guard is None:
+        a["style"] = "dashed"
+    return f"  {_q(e.source)} -> {_q(e.target)} {_attrs(**a)};"
+
+
+def _legend() -> list[str]:
+    """A small cluster naming each colour."""
+    lines = ['  subgraph "cluster_legend" {', '    label="changes"; style="rounded"; color="#dadce0"; fontsize=9;']
+    for change, color in CHANGE_COLOR.items():
+        style = _attrs(label=change, shape="box", style="rounded", color=color, fontcolor=color)
+        lines.append(f"    {_q('legend_' + change)} {style};")
+    lines.append("  }")
+    return lines
+
+
+def to_dot_diff(old: Machine, new: Machine) -> str:
+    """NEW as a DOT digraph with what changed since OLD coloured, OLD's removed parts dashed, and a legend."""
+    d = diff_machines(old, new)
+    summary = (f"{len(d.added_states)} states added, {len(d.removed_states)} removed, {len(d.changed_states)} "
+               f"changed; {len(d.added_edges)} edges added, {len(d.removed_edges)} removed, "
+               f"{len(d.changed_edges)} changed")
+    lines = [f"digraph {_q(new.name + ' (diff)')} {{", '  graph [rankdir=TB, fontname="Helvetica", fontsize=11, '
+             'labelloc=t, labeljust=l];', '  node [fontname="Helvetica", fontsize=10];',
+             '  edge [fontname="Helvetica", fontsize=9, arrowsize=0.7];',
+             f"  label={_q(new.name + ' — ' + summary)};",
+             '  __start [shape=point, width=0.12, label=""];']
+    marks = rule_marks(new)
+    lines += [_node(st, d.state_change(n), marks.get(n, [])) for n, st in new.states.items()]
+    lines += [_node(old.states[n], "removed", []) for n in d.removed_states]
+    lines.append(f"  __start -> {_q(new.start)};")
+    for st in new.states.values():
+        lines += [_edge(e, len(st.edges) > 1, d.edge_change((st.name, e.target))) for e in st.edges]
+    for st in old.states.values():
+        lines += [_edge(e, len(st.edges) > 1, "removed") for e in st.edges if (st.name, e.target) in d.removed_edges]
+    lines += _legend()
+    lines.append("}")
+    return "\n".join(lines) + "\n"

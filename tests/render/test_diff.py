@@ -1,0 +1,76 @@
+"""`skillc dot --diff`: states and edges added, removed and changed between two machines, drawn with a legend."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from skillc.check.source import check_source
+from skillc.cli import main
+from skillc.ir.machine import Machine
+from skillc.render.diff import diff_machines, to_dot_diff
+
+OLD = """machine m {
+  tool bash(command: str) -> (stdout: str, exit_code: int)
+  var s: int
+  start a
+  tool a {
+    call bash(command: "make")
+    writes s = exit_code
+    when s != 0 -> fallback
+    -> b
+  }
+  tool b {
+    call bash(command: "test")
+    writes s = exit_code
+    -> done
+  }
+  terminal done: success
+  fallback
+}"""
+# `b` removed, `c` added, `a`'s guard changed (!= 0 → > 1) and its default retargeted, `a`'s command changed.
+NEW = (OLD.replace('call bash(command: "make")', 'call bash(command: "make all")')
+       .replace("when s != 0 -> fallback", "when s > 1 -> fallback")
+       .replace("    -> b\n", "    -> c\n").replace("tool b {", "tool c {"))
+
+
+def machine(text: str) -> Machine:
+    """A checked machine."""
+    result = check_source(text, path="m.skm")
+    assert result.machine is not None, result.diagnostics
+    return result.machine
+
+
+def test_the_diff_names_what_changed() -> None:
+    d = diff_machines(machine(OLD), machine(NEW))
+    assert (d.added_states, d.removed_states, d.changed_states) == (("c",), ("b",), ("a",))
+    assert set(d.added_edges) == {("a", "c"), ("c", "done")}
+    assert set(d.removed_edges) == {("a", "b"), ("b", "done")}
+    assert d.changed_edges == (("a", "fallback"),)
+    assert diff_machines(machine(OLD), machine(OLD)).empty
+
+
+def test_the_picture_colours_changes_and_has_a_legend() -> None:
+    text = to_dot_diff(machine(OLD), machine(NEW))
+    assert text.startswith('digraph "m (diff)"') and "cluster_legend" in text
+    assert '"c" [label="c\\ntool: call bash\\n(added)"' in text
+    assert '"b" [label="b\\ntool: call bash\\n(removed)"' in text and "style=\"dashed\"" in text
+    assert '"a" -> "b"' in text and '"a" -> "c"' in text  # the removed edge is drawn beside the new one
+    assert "1 states added, 1 removed, 1 changed" in text
+
+
+def test_dot_diff_on_the_command_line(tmp_path: Path) -> None:
+    (tmp_path / "old.skm").write_text(OLD, encoding="utf-8")
+    (tmp_path / "new.skm").write_text(NEW, encoding="utf-8")
+    runner = CliRunner()
+    got = runner.invoke(main, ["dot", "--diff", str(tmp_path / "old.skm"), str(tmp_path / "new.skm")])
+    assert got.exit_code == 0 and "(added)" in got.output
+    assert runner.invoke(main, ["dot", "--diff", str(tmp_path / "old.skm")]).exit_code == 2
+    assert runner.invoke(main, ["dot", str(tmp_path / "old.skm"), str(tmp_path / "new.skm")]).exit_code == 2
+    mermaid = runner.invoke(main, ["dot", "--diff", str(tmp_path / "old.skm"), str(tmp_path / "new.skm"),
+                                   "--format", "mermaid"])
+    assert mermaid.exit_code != 0 and "not mermaid" in mermaid.output
+    (tmp_path / "bad.skm").write_text("machine m {", encoding="utf-8")
+    bad = runner.invoke(main, ["dot", "--diff", str(tmp_path / "old.skm"), str(tmp_path / "bad.skm")])
+    assert bad.exit_code == 1 and "SKM0" in bad.output
