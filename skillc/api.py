@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     from skillc.frontends.distill.library import Built
     from skillc.frontends.markdown import BuildResult
     from skillc.frontends.refine.refine import RefineResult
+    from skillc.evolve.command import EvolveConfig, EvolveResult
     from skillc.ir.loader import ImportCache, LoadResult
     from skillc.ir.machine import Machine
     from skillc.runtime import ReplayReport, RunResult
@@ -40,7 +41,8 @@ if TYPE_CHECKING:
 _LAZY = {"ImportCache": "skillc.ir.loader", "LoadResult": "skillc.ir.loader", "Loader": "skillc.ir.loader",
          "Machine": "skillc.ir.machine", "Config": "skillc.check.config", "SourceFile": "skillc.diagnostics.source",
          "CheckResult": "skillc.check.source", "BenchConfig": "skillc.bench.runner",
-         "RefineResult": "skillc.frontends.refine.refine"}
+         "RefineResult": "skillc.frontends.refine.refine", "EvolveConfig": "skillc.evolve.command",
+         "EvolveResult": "skillc.evolve.command"}
 _SKIP_DIRS = {".git", ".venv", "venv", "node_modules", "__pycache__", ".hypothesis", ".pytest_cache"}
 _ASL_SUFFIXES = (".asl.json", ".asl.yaml", ".asl.yml")
 
@@ -557,7 +559,7 @@ def run(config: RunConfig) -> RunReport:
         tools = ToolBox.default(list(c.tools), timeout_s=c.tool_timeout_s, cwd=c.workdir)
         options = RunOptions(retries=c.retries, max_steps=c.max_steps, trace=Path(c.trace) if c.trace else None,
                              journal=journal, executor_spec=executor_spec, machine_path=str(machine_path),
-                             step_deadline_s=c.step_deadline_s)
+                             step_deadline_s=c.step_deadline_s, workdir=str(Path(c.workdir or ".").resolve()))
         from skillc.runtime.session import run_mode
 
         return RunReport(run_mode(machine, checked.text, c.mode, executor, tools, options, given, resume=c.resume))
@@ -958,3 +960,15 @@ def bench(config: BenchConfig, *, progress: BenchProgress | None = None) -> Benc
     except Exception as exc:  # noqa: BLE001 - an internal error is reported, not raised
         return BenchResult(None, [internal_error(exc, "running the bench")])
     return BenchResult(outcome, list(outcome.diagnostics))
+
+
+# ---------------------------------------------------------------- evolution
+
+def evolve(config: EvolveConfig) -> EvolveResult:
+    """`skillc evolve`: improve a machine on one suite task under an execution budget (skillc.evolve's tree search)."""
+    from skillc.evolve.command import EvolveResult, run_evolve
+
+    try:
+        return run_evolve(config)
+    except Exception as exc:  # noqa: BLE001 - an internal error is reported, not raised
+        return EvolveResult(None, None, {}, [internal_error(exc, "evolving the machine")])

@@ -342,6 +342,43 @@ def bench(suite: str | None, modes: str, executors: tuple[str, ...], quiet: bool
 
 
 @main.command()
+@click.argument("machine", metavar="MACHINE")
+@click.option("--suite", required=True, metavar="SUITE", help="The bench suite whose task (and hidden verifier) "
+                                                               "decides each version's reward.")
+@click.option("--task", default=None, metavar="ID", help="The suite's task to evolve on (default: its only task).")
+@click.option("--executor", default=None, metavar="SPEC",
+              help="What runs each version (as `skillc bench --executor`): scripted:FILE, replay:TRACE, "
+                   "openai:MODEL, anthropic:MODEL, local[:PATH][?…].")
+@click.option("--reflect-model", default=None, metavar="SPEC",
+              help="Reflection: scripted:ROLES.json (a role script) or a model spec (default: the --executor spec).")
+@click.option("--verifier-model", default=None, metavar="SPEC",
+              help="The self-verifier, as --reflect-model (default: the --reflect-model spec).")
+@click.option("--budget", type=int, default=5, show_default=True, help="K: evolved executions after the root.")
+@click.option("--children", type=int, default=5, show_default=True, help="B: children per expansion.")
+@click.option("--rounds", type=int, default=3, show_default=True, help="L: reflection rounds per expansion.")
+@click.option("--c-puct", type=float, default=1.4, show_default=True, help="The PUCT exploration constant c.")
+@click.option("--beta", type=float, default=1.0, show_default=True, help="β of the rank prior softmax(−β(ρ−1)).")
+@click.option("--no-verifier", "verifier", flag_value=False, default=True,
+              help="Ablation: no generated test cases (the reward alone).")
+@click.option("--greedy", is_flag=True, help="Ablation: refine the last version in place, never back off.")
+@click.option("--no-gate", "gate", flag_value=False, default=True,
+              help="Ablation: candidates run without the `skillc check` gate.")
+@click.option("--model-timeout", "model_timeout_s", type=click.FloatRange(min=0, min_open=True), default=120.0,
+              show_default=True, help="Seconds one reflection or self-verifier model call may take.")
+@click.option("-o", "--output", default=None, type=click.Path(file_okay=False),
+              help="The folder for evolved.skm, tree.json, report.md, tree.dot and runs/ "
+                   "(default .skillc/evolve/MACHINE).")
+@click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
+def evolve(as_json: bool, **options: Any) -> None:
+    """Improve a machine on one task under a small execution budget: hypotheses, test cases, a tree search.
+
+    Exit 0 when a rewarded version was found, 1 the machine does not check, 2 bad flags or files (nothing
+    run), 3 internal error, 4 no rewarded version within the budget (the files are still written).
+    """
+    sys.exit(console.evolve(api.evolve(api.EvolveConfig(**options)), as_json))  # flags named as the fields
+
+
+@main.command()
 @click.option("--format", "fmt", type=click.Choice(["lark", "gbnf", "json-schema", "config-schema"]), default="lark",
               show_default=True, help="Lark (outlines, llguidance), GBNF (llama.cpp), the IR JSON Schema, or the "
                                       "JSON Schema of [tool.skillc] / skillc.toml.")

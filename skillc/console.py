@@ -504,6 +504,28 @@ def _finite(value: object) -> object:
     return value
 
 
+def evolve(result: api.EvolveResult, as_json: bool) -> int:
+    """`skillc evolve`: the trajectory summary and the files; 0 rewarded, 4 not, 1 unchecked, 2 usage, 3 internal."""
+    from skillc.diagnostics.files import printable
+    from skillc.diagnostics.render import render
+    from skillc.evolve.command import summary, summary_lines
+
+    shown = sorted((d for d in result.diagnostics if d.severity is not Severity.NOTE), key=Diagnostic.sort_key)
+    if shown:  # on stderr: stdout is the summary (or its JSON)
+        click.echo(render(shown, "full", sys.stderr), err=True, color=True)
+    if any(d.code == "SKM900" for d in shown):
+        return EXIT_INTERNAL
+    if result.evolution is None or result.folder is None:
+        return EXIT_ERRORS if result.unchecked else EXIT_USAGE
+    found = summary(result)
+    if as_json:
+        click.echo(printable(json.dumps(found, ensure_ascii=False)))
+    else:
+        for line in summary_lines(found):
+            click.echo(printable(line))
+    return EXIT_OK if result.evolution.success else EXIT_PARTIAL
+
+
 def lsp() -> int:
     """`skillc lsp`: serve over stdio until the client leaves."""
     try:

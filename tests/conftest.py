@@ -11,8 +11,10 @@ import skillc
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "examples"
 # Every folder of examples/ holds a machine beside its skill, except traces/ (recorded runs for `skillc distill`)
-# and refine/ (the `skillc refine` demonstration: a livemath machine missing steps, and native-run scripts).
-MACHINE_EXAMPLES = sorted(p for p in EXAMPLES.iterdir() if p.is_dir() and p.name not in ("traces", "refine"))
+# refine/ (the `skillc refine` demonstration: a livemath machine missing steps, and native-run scripts) and evolve/
+# (the `skillc evolve` evaluation tasks: one small machine per task, with its hidden verifier and role scripts).
+MACHINE_EXAMPLES = sorted(p for p in EXAMPLES.iterdir()
+                          if p.is_dir() and p.name not in ("traces", "refine", "evolve"))
 STDLIB = ROOT / "stdlib"
 # A machine with a typo (`answr`) for the command line and the language server to report.
 BROKEN = """machine m {

@@ -37,6 +37,7 @@ from skillc.bench.results import Cell, Row, matrix
 from skillc.bench.suite import Suite, Task
 from skillc.diagnostics import Diagnostic, Severity, make
 from skillc.diagnostics import codes as diagnostics_codes
+from skillc.ir.suggest import did_you_mean
 from skillc.runtime.session import MODES, Mode
 
 if TYPE_CHECKING:
@@ -134,7 +135,7 @@ def _run_cell(job: CellJob) -> Row:
         limits = job.limits
         options = RunOptions(retries=limits.retries, max_steps=limits.max_steps, trace=paths.trace,
                              executor_spec=job.cell.executor, machine_path=str(job.machine),
-                             step_deadline_s=limits.step_deadline_s)
+                             step_deadline_s=limits.step_deadline_s, workdir=str(paths.workdir))
         skill_text = _skill_text(job.skill) if job.cell.mode == "native" else None
         started = time.perf_counter()  # the row's latency is the run's, not the tools' loading
         with contextlib.chdir(paths.workdir):  # Python tools see the workdir as their current folder
@@ -319,8 +320,8 @@ def _usage(*diagnostics: Diagnostic) -> BenchOutcome:
 
 def _flag_problems(config: BenchConfig, tasks: Sequence[str]) -> list[Diagnostic]:
     """Bad modes, a missing or unusable executor (for any of the tasks), an unknown backend, counts below 1."""
-    problems = [make(codes.UNKNOWN_BENCH_MODE, f"unknown mode `{m}`; the modes are {', '.join(MODES)}")
-                for m in config.modes if m not in MODES]
+    problems = [make(codes.UNKNOWN_BENCH_MODE, f"unknown mode `{m}`; the modes are {', '.join(MODES)}",
+                     hint=did_you_mean(m, MODES)) for m in config.modes if m not in MODES]
     if not config.modes:
         problems.append(make(codes.UNKNOWN_BENCH_MODE, f"no mode given; the modes are {', '.join(MODES)}"))
     if not config.executors:

@@ -2,7 +2,8 @@
 
 `check_gate` runs `skillc check` on the candidate's machine text (skillc.check.source); `replay_gate`
 adds the replay of accepted development traces with `skillc refine`'s replayer
-(skillc.frontends.refine.replay), the entries given by the caller (the archive beside the machine).
+(skillc.frontends.refine.replay), the entries given by the caller, or `archive_gate` loading them from refine's
+archive beside the machine (skillc.frontends.refine.archive).
 A gate answers why a candidate is refused (the first error, or the first trace that no longer
 replays), or None when it may run; the loop counts every refusal as an execution saved.
 """
@@ -10,11 +11,13 @@ replays), or None when it may run; the loop counts every refusal as an execution
 from __future__ import annotations
 
 from collections.abc import Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from skillc.evolve.state import Node
 
 if TYPE_CHECKING:
+    from skillc.diagnostics import Diagnostic
     from skillc.frontends.refine.events import Alignment, DevTrace
     from skillc.ir.machine import Machine
 
@@ -59,3 +62,23 @@ class ReplayGate:
 def replay_gate(entries: Sequence[tuple[DevTrace, Alignment]]) -> ReplayGate:
     """The check + replay gate over the accepted traces `entries`."""
     return ReplayGate(entries)
+
+
+def archive_gate(machine_path: str | Path, folder: str | Path | None = None) \
+        -> tuple[ReplayGate | None, list[Diagnostic]]:
+    """The check + replay gate over the traces refine's archive of `machine_path` accepted (by default
+    `MACHINE.archive/` beside it); None with the archive's diagnostic (SKM807) when it cannot be read.
+
+    A machine without an archive yet gets the gate with no traces (the check alone decides); a stale archive
+    (SKM808: the machine was edited by hand) still gives its traces, each of which a candidate must replay.
+    """
+    from skillc.frontends.refine.archive import default_folder, open_archive
+
+    where = Path(folder) if folder is not None else default_folder(machine_path)
+    if not where.is_dir():
+        return ReplayGate([]), []  # opening would create the folder: evolving never leaves an archive behind
+    archive, problems = open_archive(machine_path, where)
+    if archive is None:
+        return None, problems
+    entries = sorted(archive.entries.values(), key=lambda e: e.id)  # a stable order: the first failure is stable
+    return ReplayGate([(e.trace, e.alignment) for e in entries]), problems

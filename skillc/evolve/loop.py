@@ -25,10 +25,12 @@ from skillc.diagnostics import Diagnostic, make
 from skillc.evolve import codes, search
 from skillc.evolve.cases import SelfVerifier, generate_cases, holds
 from skillc.evolve.options import EvolveOptions, option_problems
+from skillc.evolve.patch import PatchError, apply_patch
 from skillc.evolve.roles import Executor, ReflectRequest, Reflector, RoleError
 from skillc.evolve.state import (
     Case,
     CaseRunner,
+    Child,
     Knowledge,
     Node,
     Operation,
@@ -135,10 +137,14 @@ class _Search:
         reason = f"the same version as {twin.name or twin.id}, which already ran" if twin else self.gate(node)
         if reason is None:
             return True
+        self.refuse(node_id, reason)
+        return False
+
+    def refuse(self, node_id: int, reason: str) -> None:
+        """Mark a candidate invalid before it runs: one execution saved."""
         self.tree = self.tree.replace(attrs.evolve(self.tree.node(node_id), invalid=reason))
         self.saved += 1
         self.steps.append(Step("refused", node_id, detail=reason))
-        return False
 
     # ------------------------------------------------------------ reflecting on a version
 
@@ -154,9 +160,14 @@ class _Search:
             self.generate(node_id)
             children = reply.children[:self.options.branching]
             if children:
+                resolved = [resolve(self.tree.node(node_id), c) for c in children]
                 priors = search.priors([c.rank for c in children], self.options.beta)
-                self.tree = add_children(self.tree, node_id, children, priors)
+                first = len(self.tree.nodes)
+                self.tree = add_children(self.tree, node_id, [c for c, _ in resolved], priors)
                 self.steps.append(Step("expand", node_id, detail=f"{len(children)} children in round {round_}"))
+                for offset, (_, problem) in enumerate(resolved):
+                    if problem is not None:
+                        self.refuse(first + offset, problem)
                 return
         self.tree = self.tree.replace(attrs.evolve(self.tree.node(node_id), expanded=True, exhausted=True))
         self.steps.append(Step("expand", node_id, detail=f"exhausted after {rounds} rounds"))
@@ -210,6 +221,17 @@ class _Search:
     def done(self, reward: int) -> bool:
         """Stop at a rewarded version (when asked to)."""
         return reward == 1 and self.options.stop_on_success
+
+
+def resolve(parent: Node, child: Child) -> tuple[Child, str | None]:
+    """A child with its own text: a patch applied to the parent's version, or why it does not apply."""
+    if child.patch is None:
+        return child, None
+    try:
+        machine, skill = apply_patch(parent.machine, parent.skill, child.patch)
+    except PatchError as exc:
+        return attrs.evolve(child, machine=parent.machine, skill=parent.skill), f"the patch does not apply ({exc})"
+    return attrs.evolve(child, machine=machine, skill=skill), None
 
 
 def evolve(machine: str, roles: Roles, *, gate: Gate = no_gate, options: EvolveOptions = EvolveOptions(),

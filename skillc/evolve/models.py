@@ -19,6 +19,7 @@ import attrs
 from skillc.diagnostics import Diagnostic, make
 from skillc.evolve import codes
 from skillc.evolve.cases import Proposal, VerifyRequest
+from skillc.evolve.patch import EDIT_OPS
 from skillc.evolve.roles import (
     ReflectRequest,
     Reflection,
@@ -42,9 +43,16 @@ _OPERATION = {"type": "object", "required": ["op", "id"],
               "properties": {"op": {"type": "string", "enum": ["add", "refine", "refute"]}, "id": {"type": "string"},
                              "description": {"type": "string"}, "prediction": {"type": "string"},
                              "new_id": {"type": "string"}}}
-_CHILD = {"type": "object", "required": ["name", "rank", "machine"],
+_EDIT = {"type": "object", "required": ["op"],
+         "properties": {"op": {"type": "string", "enum": list(EDIT_OPS)}, "state": {"type": "string"},
+                        "text": {"type": "string"}, "target": {"type": "string"}, "index": {"type": "integer"},
+                        "name": {"type": "string"}, "max": {"type": "integer"}, "assigns": {"type": "string"}}}
+# A child is the whole revised text (`machine`) or typed edits of its parent (`patch`, see patch.py).
+_CHILD = {"type": "object", "required": ["name", "rank"],
           "properties": {"name": {"type": "string"}, "rank": {"type": "integer", "minimum": 1},
-                         "machine": {"type": "string"}}}
+                         "machine": {"type": "string"},
+                         "patch": {"type": "object", "required": ["machine"],
+                                   "properties": {"machine": {"type": "array", "items": _EDIT}}}}}
 REFLECT_SCHEMA: dict[str, Any] = {
     "type": "object", "required": ["operations", "children"],
     "properties": {"operations": {"type": "array", "items": _OPERATION},
@@ -134,7 +142,9 @@ class ModelReflector:
             f"Round {request.round}. {must}",
             f"Reply with one JSON object {{\"operations\": [...], \"children\": [...]}}: an operation is "
             f"{{\"op\": \"add\"|\"refine\"|\"refute\", \"id\", \"description\", \"prediction\", \"new_id\" (refine)}}; "
-            f"a child is {{\"name\", \"rank\" (1 = most promising), \"machine\" (the whole revised .skm text)}}, "
+            f"a child is {{\"name\", \"rank\" (1 = most promising), \"machine\" (the whole revised .skm text)}} "
+            f"or {{\"name\", \"rank\", \"patch\": {{\"machine\": [edit, ...]}}}} with edits {{\"op\": "
+            f"{'|'.join(EDIT_OPS)}, \"state\", \"text\", \"target\", \"index\", \"name\", \"max\", \"assigns\"}}, "
             f"at most {self.branching}.",
         ])
 

@@ -10,8 +10,10 @@ cases.py) turns a hypothesis into test cases. The scripted roles read one JSON f
      "execute": {NODE NAME: {"reward": 0|1, "files": {PATH: TEXT}}}}
 
 A child is {"name", "rank", "machine"} (or "machine_file", relative to the script's folder, and
-optionally "skill"); an operation {"op": "add"|"refine"|"refute", "id", "description", "prediction",
-"new_id"}; a case {"id", "kind": "python"|"shell", "source", "strength": "hard"|"semantic"}.
+optionally "skill"), or {"name", "rank", "patch": {"machine": [EDIT, …]} | {"skill": [{"find", "replace"}, …]}}
+on its parent's version (an edit {"op", "state", "text", "target", "index", "name", "max", "assigns"}:
+patch.py); an operation {"op": "add"|"refine"|"refute", "id", "description", "prediction", "new_id"};
+a case {"id", "kind": "python"|"shell", "source", "strength": "hard"|"semantic"}.
 A node or hypothesis the script has no (more) replies for gets an empty reply.
 """
 
@@ -27,6 +29,7 @@ from skillc.diagnostics import Diagnostic, make
 from skillc.diagnostics.files import FileProblem, JSONProblem, loads, read_text
 from skillc.evolve import codes
 from skillc.evolve.cases import Draft, Proposal, VerifyRequest
+from skillc.evolve.patch import EDIT_OPS, Edit, Patch, SkillEdit
 from skillc.evolve.state import Child, Knowledge, Node, Operation, Output, PatchTree
 
 
@@ -175,6 +178,13 @@ def _child(value: Any, folder: Path | None, where: str) -> Child:
         raise ShapeError(f"{where}.rank must be an integer of at least 1")
     if "machine_file" in obj and folder is None:
         raise ShapeError(f"{where}: give the machine text as `machine`")
+    skill = obj.get("skill")
+    if skill is not None and not isinstance(skill, str):
+        raise ShapeError(f"{where}.skill must be a string")
+    if "patch" in obj:
+        if "machine" in obj or "machine_file" in obj or skill is not None:
+            raise ShapeError(f"{where}: a child is a `patch` or a whole `machine`, not both")
+        return Child("", rank, _text(obj, "name", where, ""), None, _patch(obj["patch"], f"{where}.patch"))
     if "machine_file" in obj and folder is not None:
         try:
             machine = read_text(folder / _text(obj, "machine_file", where), what="machine")
@@ -182,10 +192,39 @@ def _child(value: Any, folder: Path | None, where: str) -> Child:
             raise ShapeError(f"{where}.machine_file: {exc}") from None
     else:
         machine = _text(obj, "machine", where)
-    skill = obj.get("skill")
-    if skill is not None and not isinstance(skill, str):
-        raise ShapeError(f"{where}.skill must be a string")
     return Child(machine, rank, _text(obj, "name", where, ""), skill)
+
+
+def _patch(value: Any, where: str) -> Patch:
+    """A child's patch: `machine` edits or `skill` (SKILL.md find/replace) edits."""
+    obj = _obj(value, where)
+    unknown = sorted(set(obj) - {"machine", "skill"})
+    if unknown or not obj:
+        extra = f", not `{unknown[0]}`" if unknown else ""
+        raise ShapeError(f"{where} holds `machine` edits or `skill` edits{extra}")
+    edits = tuple(_edit(e, f"{where}.machine[{i}]") for i, e in enumerate(_list(obj.get("machine", []),
+                                                                                f"{where}.machine")))
+    skill = tuple(SkillEdit(_text(_obj(e, f"{where}.skill[{i}]"), "find", f"{where}.skill[{i}]"),
+                            _text(e, "replace", f"{where}.skill[{i}]"))
+                  for i, e in enumerate(_list(obj.get("skill", []), f"{where}.skill")))
+    return Patch(edits, skill)
+
+
+def _edit(value: Any, where: str) -> Edit:
+    """One machine edit."""
+    obj = _obj(value, where)
+    op = _text(obj, "op", where)
+    if op not in EDIT_OPS:
+        raise ShapeError(f"{where}.op must be one of {', '.join(EDIT_OPS)}, not {op!r}")
+    unknown = sorted(set(obj) - {"op", "state", "text", "target", "index", "name", "max", "assigns"})
+    if unknown:
+        raise ShapeError(f"{where}: unknown key `{unknown[0]}`")
+    numbers = {k: obj.get(k) for k in ("index", "max")}
+    if any(v is not None and (not isinstance(v, int) or isinstance(v, bool)) for v in numbers.values()):
+        raise ShapeError(f"{where}: index and max are integers")
+    return Edit(op, _text(obj, "state", where, ""), _text(obj, "text", where, ""),
+                _text(obj, "target", where, ""), numbers["index"], _text(obj, "name", where, ""), numbers["max"],
+                _text(obj, "assigns", where, ""))
 
 
 def _draft(value: Any, where: str) -> Draft:

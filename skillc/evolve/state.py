@@ -14,6 +14,8 @@ from typing import Literal
 
 import attrs
 
+from skillc.evolve.patch import Patch
+
 #: A hypothesis is active (tests run for it), refined (replaced by a sharper one) or refuted (its tests pruned).
 Lifecycle = Literal["active", "refined", "refuted"]
 #: A hard constraint (a file exists, a format parses) or a semantic check (the content is right).
@@ -71,12 +73,16 @@ class Node:
 
 @attrs.frozen
 class Child:
-    """A child proposed by reflection: machine text (and SKILL.md), a name and its ordinal rank ρ ≥ 1."""
+    """A child proposed by reflection: machine text (and SKILL.md), a name and its ordinal rank ρ ≥ 1.
+
+    A child given as a `patch` on its parent (patch.py) has no text of its own until the loop applies it.
+    """
 
     machine: str
     rank: int
     name: str = ""
     skill: str | None = None
+    patch: Patch | None = None
 
 
 @attrs.frozen

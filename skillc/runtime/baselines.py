@@ -368,7 +368,7 @@ def run_baseline(m: Machine, mode: Mode, executor: Executor, tools: ToolSource, 
                        + ", ".join(f"`{t}`" for t in missing) + " (register it with --tools MODULE.py)")
     loop = _Loop(m, mode, executor, tools, options, offer, first_messages(m, mode, skill_text, offer, values))
     writer = TraceWriter(options.trace, options.secrets or secrets_from_env())
-    writer.write_record(new_header(m.name, mode, options.executor_spec, values))
+    writer.write_record(new_header(m.name, mode, options.executor_spec, values, workdir=options.workdir))
     action: Action | None = None
     failure: StepError | None = None
     step = 0

@@ -74,6 +74,8 @@ class RunOptions:
     step_deadline_s: float | None = None
     #: Longest Retry-After wait honoured between two attempts (a server asking for more is not waited for).
     max_retry_wait_s: float = 60.0
+    #: The folder the run's tools run in, recorded in the trace's header (None: not recorded).
+    workdir: str | None = None
 
 
 @attrs.frozen
@@ -294,7 +296,7 @@ class Interpreter:
 
     def _header(self, run_id: str | None, inputs: dict[str, Any], resumed_from: int | None) -> RunHeader:
         return new_header(self.machine.name, "machine", self.options.executor_spec, inputs, machine_hash=self.hash,
-                          run_id=run_id, resumed_at_step=resumed_from)
+                          run_id=run_id, resumed_at_step=resumed_from, workdir=self.options.workdir)
 
     def _loop(self, run_id, env: dict, state: str, step: int, writer: TraceWriter,
               lease: Lease | None = None) -> RunResult:

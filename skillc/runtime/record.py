@@ -234,7 +234,7 @@ class ToolCall:
 
 _HEADER_KEYS: Final = frozenset({"type", "skillc.trace_version", "skillc.version", "skillc.machine",
                                  "skillc.machine_hash", "skillc.run_id", "skillc.mode", "skillc.executor", "inputs",
-                                 "started", "skillc.resumed_at_step"})
+                                 "started", "skillc.resumed_at_step", "skillc.workdir"})
 
 
 @attrs.frozen(kw_only=True)
@@ -251,6 +251,7 @@ class RunHeader:
     inputs: JSONObject | None = None
     started: str | None = None
     resumed_at_step: int | None = None
+    workdir: str | None = None  # the folder the run's tools ran in (absolute), so its files can be judged later
     extra: JSONObject = attrs.field(factory=dict)
 
     def to_json(self) -> dict[str, Any]:
@@ -265,6 +266,7 @@ class RunHeader:
         _put(out, "inputs", None if self.inputs is None else dict(self.inputs))
         _put(out, "started", self.started)
         _put(out, "skillc.resumed_at_step", self.resumed_at_step)
+        _put(out, "skillc.workdir", self.workdir)
         out.update(self.extra)
         return out
 
@@ -276,16 +278,17 @@ class RunHeader:
                    run_id=_str(obj, "skillc.run_id"),
                    mode=cast(Mode, _choice(obj, "skillc.mode", MODES) or "machine"),
                    executor=_str(obj, "skillc.executor"), inputs=_obj(obj, "inputs"), started=_str(obj, "started"),
-                   resumed_at_step=_int(obj, "skillc.resumed_at_step"),
+                   resumed_at_step=_int(obj, "skillc.resumed_at_step"), workdir=_str(obj, "skillc.workdir"),
                    extra={k: v for k, v in obj.items() if k not in _HEADER_KEYS})
 
 
 def new_header(machine: str, mode: Mode, executor: str | None, inputs: JSONObject, *, machine_hash: str | None = None,
-               run_id: str | None = None, resumed_at_step: int | None = None) -> RunHeader:
+               run_id: str | None = None, resumed_at_step: int | None = None,
+               workdir: str | None = None) -> RunHeader:
     """The header of a run starting now (the one place headers are made, for every mode)."""
     return RunHeader(skillc_version=__version__, machine=machine, machine_hash=machine_hash, run_id=run_id, mode=mode,
                      executor=executor, inputs=inputs, started=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-                     resumed_at_step=resumed_at_step)
+                     resumed_at_step=resumed_at_step, workdir=workdir)
 
 
 def version_problem(obj: JSONObject) -> str | None:

@@ -360,3 +360,12 @@ def test_without_matplotlib_the_rows_are_kept_and_the_report_explained(tmp_path:
     monkeypatch.undo()  # the real matplotlib back
     assert _bench("--report-only", "-o", str(tmp_path))[0] == 0
     assert (tmp_path / "report.html").is_file()
+
+
+def test_a_misspelt_mode_gets_a_did_you_mean(tmp_path: Path) -> None:
+    """`--modes machin` names the mode it was probably meant to be; nothing is written."""
+    out = tmp_path / "out"
+    outcome = run_bench(BenchConfig(str(FIXTURE / "suite.toml"), modes=("machin",), executors=(SCRIPT,),
+                                    output=str(out)))
+    assert [(d.code, d.hint) for d in outcome.diagnostics] == [("SKM730", "did you mean `machine`?")]
+    assert not out.exists()

@@ -288,3 +288,22 @@ def test_skillc_score_refuses_bad_suites_tasks_and_traces(tmp_path: Path) -> Non
 def test_api_score_rates_count_only_known_verdicts() -> None:
     result = api.score(str(LIVEMATH), [str(FIXTURES / c / "trace.jsonl") for c in ("machine-ok", "native-issue")])
     assert result.success is None and result.compliance == 0.5
+
+
+def test_score_finds_the_files_in_the_workdir_the_trace_header_records(tmp_path: Path) -> None:
+    """A `skillc run --workdir W` trace kept elsewhere: `skillc score` judges W's files without being told W."""
+    beats = Path(__file__).parent / "fixtures" / "beats"
+    work, trace = tmp_path / "work", tmp_path / "runs" / "t1.jsonl"
+    work.mkdir()
+    trace.parent.mkdir()
+    report = api.run(api.RunConfig(machine=str(beats / "beats.skm"), executor=f"scripted:{beats / 'script.json'}",
+                                   inputs=("question=six times seven?",), tools=(str(beats / "marks.py"),),
+                                   workdir=str(work), trace=str(trace), journal=str(tmp_path / "j.sqlite")))
+    assert report.result is not None and report.result.outcome == "success"
+    assert load_run(trace).header.workdir == str(work.resolve())
+    suite = load_suite(beats / "suite.toml").suite
+    scored = score_trace_file(trace, _machine(beats / "beats.skm"), suite=suite, task_id="t1")
+    assert scored.workdir == str(work.resolve()) and scored.score.success is True and scored.score.rfc is True
+    (work / "answer.txt").unlink()  # the effect is gone: the verdict follows the files, not the trace's claims
+    again = score_trace_file(trace, _machine(beats / "beats.skm"), suite=suite, task_id="t1")
+    assert again.score.success is False and again.score.rfc is False

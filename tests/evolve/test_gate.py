@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
-from skillc.evolve.gate import check_gate, replay_gate
+from pathlib import Path
+
+from skillc.evolve.gate import archive_gate, check_gate, replay_gate
 from skillc.evolve.state import Node
+from skillc.frontends.refine.archive import ArchivedTrace, commit, open_archive
 from skillc.frontends.refine.events import Alignment, DevTrace, Event
+from skillc.frontends.refine.replay import ReplayPath
 
 MACHINE = """machine m {
   var notes: str
@@ -44,3 +48,29 @@ def test_the_replay_gate_refuses_a_candidate_that_breaks_an_accepted_trace() -> 
     assert replay_gate([])(Node(1, RENAMED)) is None  # no accepted traces: the check alone decides
     broken = gate(Node(2, MACHINE.replace("start a", "start z")))
     assert broken is not None and broken.startswith("fails skillc check")
+
+
+def test_the_archive_gate_replays_the_traces_refine_accepted_beside_the_machine(tmp_path: Path) -> None:
+    machine = tmp_path / "m.skm"
+    machine.write_text(MACHINE, encoding="utf-8")
+    empty, problems = archive_gate(machine)  # no archive yet: the check alone decides
+    assert empty is not None and empty.entries == () and problems == []
+    assert not (tmp_path / "m.archive").exists()  # and no archive folder is created for it
+    archive, _ = open_archive(machine)
+    assert archive is not None
+    trace, alignment = _accepted()
+    commit(machine, MACHINE, archive, [ArchivedTrace(trace, alignment, ReplayPath(("a", "done"), (("a", 0),)))])
+    gate, problems = archive_gate(machine)
+    assert gate is not None and problems == [] and gate.entries == ((trace, alignment),)
+    assert gate(Node(0, MACHINE)) is None
+    reason = gate(Node(1, RENAMED))
+    assert reason is not None and reason.startswith(f"no longer replays trace {trace.id}")
+
+
+def test_the_archive_gate_reports_a_damaged_archive_instead_of_gating_without_it(tmp_path: Path) -> None:
+    machine = tmp_path / "m.skm"
+    machine.write_text(MACHINE, encoding="utf-8")
+    (tmp_path / "m.archive").mkdir()
+    (tmp_path / "m.archive" / "manifest.json").write_text("{not json", encoding="utf-8")
+    gate, problems = archive_gate(machine)
+    assert gate is None and [d.code for d in problems] == ["SKM807"]

@@ -61,6 +61,15 @@ def test_a_valid_reply_becomes_operations_and_children(output: Output, tmp_path:
     assert [(c.name, c.rank, c.machine) for c in reflection.children] == [("json-output", 1, "machine fixed {}")]
 
 
+def test_a_model_may_propose_a_child_as_a_machine_patch(output: Output, tmp_path: Path) -> None:
+    patch = {"machine": [{"op": "set_prompt", "state": "a", "text": "write JSON"}]}
+    reply = {"operations": [], "children": [{"name": "p", "rank": 1, "patch": patch}]}
+    reflector = ModelReflector(_executor(tmp_path, {"evolve.reflect": [reply]}))
+    assert '\\"patch\\"' in json.dumps(reflector.prompt(_request(output)))  # the prompt offers the patch form
+    child = reflector.reflect(_request(output)).children[0]
+    assert child.machine == "" and child.patch is not None and child.patch.machine[0].text == "write JSON"
+
+
 def test_an_unusable_reply_is_retried_once(output: Output, tmp_path: Path) -> None:
     bad = {"operations": [], "children": [{"name": "x", "rank": "first", "machine": "m"}]}
     reflection = ModelReflector(_executor(tmp_path, {"evolve.reflect": [bad, GOOD_REFLECTION]})).reflect(
