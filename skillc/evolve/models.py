@@ -104,7 +104,7 @@ def _ask(executor: Executor, state: str, prompt: str, schema: dict[str, Any],
         try:
             return parse(json_answer(reply.text))
         except (ValueError, ShapeError) as exc:  # json.JSONDecodeError is a ValueError
-            problem = str(exc)
+            problem = exc.msg if isinstance(exc, json.JSONDecodeError) else str(exc)  # not "…: line 1 column 1"
             request = request.retry(reply.text, [problem])
     return make(codes.UNUSABLE_ROLE_REPLY, f"{state}: {problem}")
 

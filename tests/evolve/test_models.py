@@ -83,6 +83,9 @@ def test_two_unusable_replies_make_an_empty_round_with_skm845(output: Output, tm
     reflection = ModelReflector(_executor(tmp_path, {"evolve.reflect": [bad, bad]})).reflect(_request(output))
     assert reflection.children == () and reflection.operations == ()
     assert [d.code for d in reflection.diagnostics] == [codes.UNUSABLE_ROLE_REPLY.code]
+    if bad == "not json at all":  # the decoder's own words once, not wrapped in a second position
+        assert reflection.diagnostics[0].message == \
+            "evolve.reflect: not JSON (Expecting value at line 1 column 1)"
 
 
 def test_a_model_that_fails_outright_is_a_role_error(output: Output, tmp_path: Path) -> None:
