@@ -8,6 +8,7 @@ operation*: the run goes to the fallback, it never crashes.
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 import inspect
 import os
@@ -193,6 +194,9 @@ class ToolBox:
 
     #: Seconds a Python tool (from --tools or an entry point) may run; None: no limit.
     timeout_s: float | None = None
+    #: The run's working folder: `bash` runs there, and Python tools are called with it as the current folder
+    #: (so a tool's relative paths mean the same as the shell's); None: the process's own.
+    cwd: str | None = None
 
     @classmethod
     def default(cls, modules: Sequence[str] = (), timeout_s: float = 60.0, cwd: str | None = None) -> ToolBox:
@@ -202,7 +206,7 @@ class ToolBox:
         functions.update(entry_point_tools())
         for m in modules:
             functions.update(load_module_tools(m))
-        return cls(functions, timeout_s)
+        return cls(functions, timeout_s, cwd)
 
     def missing(self, machine: Machine) -> list[str]:
         """Tools the machine's states call that have no implementation."""
@@ -219,7 +223,12 @@ class ToolBox:
         if fn is None:
             raise ToolError(f"no implementation for tool `{tool.name}`")
         try:
-            raw = fn(**args) if _untimed(fn) else _within(self.timeout_s, fn, args)
+            with contextlib.chdir(self.cwd) if self.cwd is not None else contextlib.nullcontext():
+                raw = fn(**args) if _untimed(fn) else _within(self.timeout_s, fn, args)
+        except FileNotFoundError as exc:
+            if self.cwd is not None and not os.path.isdir(self.cwd):
+                raise ToolError(f"the working directory {self.cwd} does not exist or is not a folder") from None
+            raise ToolError(f"{type(exc).__name__}: {exc}") from None
         except ToolError:
             raise
         except _TimedOut:

@@ -39,3 +39,25 @@ def test_an_optional_tool_result_left_out_is_none(tmp_path: Path) -> None:
     r = _cli("run", str(f), "--input", "url=x", "--executor", f"scripted:{script}",
              "--journal", str(tmp_path / "j.sqlite"))
     assert r.returncode == 0 and "Traceback" not in r.stderr, r.stdout + r.stderr
+
+
+def test_python_tools_run_in_the_workdir_like_bash(tmp_path: Path) -> None:
+    """`--workdir W`: a Python tool's relative paths land in W, and the process's folder is put back."""
+    import os
+
+    from skillc.ir.machine import Tool
+    from skillc.ir.types import STR
+    from skillc.runtime.tools import ToolBox
+
+    module = tmp_path / "mytools.py"
+    module.write_text("import os\ndef note(text):\n    open('note.txt', 'w').write(text)\n"
+                      "    return {'where': os.getcwd()}\n", encoding="utf-8")
+    work = tmp_path / "work"
+    work.mkdir()
+    before = os.getcwd()
+    box = ToolBox.default([str(module)], cwd=str(work))
+    result = box.call(Tool("note", (("text", STR),), (("where", STR),)), {"text": "hi"})
+    assert result == {"where": str(work)} and (work / "note.txt").read_text() == "hi"
+    assert os.getcwd() == before and not (Path(before) / "note.txt").exists()
+    shell = box.call(Tool("bash", (("command", STR),), (("stdout", STR),)), {"command": "pwd"})
+    assert shell["stdout"].strip() == str(work)
