@@ -326,7 +326,7 @@ def _flag_problems(config: BenchConfig, tasks: Sequence[str]) -> list[Diagnostic
         problems.append(make(codes.UNKNOWN_BENCH_MODE, f"no mode given; the modes are {', '.join(MODES)}"))
     if not config.executors:
         problems.append(make(codes.INVALID_BENCH_EXECUTOR, "give at least one executor (--executor SPEC)"))
-    problems += [p for spec in config.executors if (p := _spec_problem(spec, tasks)) is not None]
+    problems += [p for spec in config.executors if (p := spec_problem(spec, tasks)) is not None]
     if config.backend not in BACKENDS:
         problems.append(make(codes.BACKEND_FAILED, f"unknown backend `{config.backend}`; the backends are "
                                                    f"{', '.join(BACKENDS)}"))
@@ -336,7 +336,7 @@ def _flag_problems(config: BenchConfig, tasks: Sequence[str]) -> list[Diagnostic
     return problems
 
 
-def _spec_problem(spec: str, tasks: Sequence[str]) -> Diagnostic | None:
+def spec_problem(spec: str, tasks: Sequence[str]) -> Diagnostic | None:
     """Why an executor spec cannot work, found before any cell runs (each task's scripted file is read here)."""
     from skillc.runtime.executors import SPECS, ExecutorError, make_executor
     from skillc.runtime.executors.scripted import ScriptError
@@ -356,7 +356,7 @@ def _spec_problem(spec: str, tasks: Sequence[str]) -> Diagnostic | None:
     return None
 
 
-def _absolute_spec(spec: str, task: str) -> str:
+def absolute_spec(spec: str, task: str) -> str:
     """The spec a worker makes its executor from: `{task}` filled in, a file path made absolute."""
     filled = spec.replace(TASK_PLACEHOLDER, task)
     kind, sep, rest = filled.partition(":")
@@ -455,10 +455,16 @@ def _keep_manifest(out: Path, manifest: dict[str, object], has_rows: bool) -> Di
 
 def _jobs(plan: _Plan, limits: Limits, out: Path, cells: Sequence[Cell]) -> list[CellJob]:
     """The job of every cell to run."""
-    suite = plan.suite
-    tasks = {t.id: t for t in suite.tasks}
-    return [CellJob(c, _absolute_spec(c.executor, c.task), out, plan.machine, plan.machine_hash, plan.skill,
-                    tasks[c.task], suite.requirements, suite.failed_runs_comply, suite.tools, limits) for c in cells]
+    tasks = {t.id: t for t in plan.suite.tasks}
+    return [cell_job(c, plan.suite, tasks[c.task], plan.machine, plan.machine_hash, out, limits, plan.skill)
+            for c in cells]
+
+
+def cell_job(cell: Cell, suite: Suite, task: Task, machine: Path, digest: str, out: Path, limits: Limits,
+             skill: Path | None) -> CellJob:
+    """The job of one cell of `suite`'s `task` on the checked machine file (`digest`: its text's hash)."""
+    return CellJob(cell, absolute_spec(cell.executor, task.id), out, machine, digest, skill, task,
+                   suite.requirements, suite.failed_runs_comply, suite.tools, limits)
 
 
 def _no_progress(total: int, done: int) -> AbstractContextManager[Callable[[Row], None]]:

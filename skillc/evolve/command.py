@@ -208,11 +208,11 @@ def _suite_task(config: EvolveConfig) -> tuple[Suite, Task] | list[Diagnostic]:
 def _executor_problem(spec: str | None, task: str) -> Diagnostic | None:
     """Why the executor spec cannot run the task's versions (SKM731, as `skillc bench`), or None."""
     from skillc.bench import codes as bench_codes
-    from skillc.bench.runner import _spec_problem  # the bench's own check of a spec, so both refuse the same
+    from skillc.bench.runner import spec_problem  # the bench's own check of a spec, so both refuse the same
 
     if spec is None:
         return make(bench_codes.INVALID_BENCH_EXECUTOR, "give the executor the versions run with (--executor SPEC)")
-    return _spec_problem(spec, [task])
+    return spec_problem(spec, [task])
 
 
 def _folder_problems(folder: Path) -> list[Diagnostic]:

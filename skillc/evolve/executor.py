@@ -15,7 +15,7 @@ from pathlib import Path
 
 import attrs
 
-from skillc.bench.runner import CellJob, Limits, run_cell
+from skillc.bench.runner import Limits, cell_job, run_cell
 from skillc.bench.suite import Suite, Task
 from skillc.evolve.roles import RoleError
 from skillc.evolve.state import Node, Output
@@ -35,7 +35,6 @@ class BenchExecutor:
         """One bench cell for the node; its work folder, trace, declared outputs and binary reward."""
         from skillc.bench.cells import cell_paths
         from skillc.bench.results import Cell
-        from skillc.bench.runner import _absolute_spec  # the runner's rule for `{task}` and relative paths
         from skillc.bench.score import run_outputs
         from skillc.runtime.interpreter import machine_hash
         from skillc.runtime.record import TraceError, load_run
@@ -44,10 +43,8 @@ class BenchExecutor:
         machine.parent.mkdir(parents=True, exist_ok=True)
         machine.write_text(node.machine, encoding="utf-8")
         cell = Cell(self.task.id, "machine", self.spec, node.id)
-        job = CellJob(cell, _absolute_spec(self.spec, self.task.id), self.out, machine, machine_hash(node.machine),
-                      self.suite.skill, self.task, self.suite.requirements, self.suite.failed_runs_comply,
-                      self.suite.tools, self.limits)
-        row = run_cell(job)
+        row = run_cell(cell_job(cell, self.suite, self.task, machine, machine_hash(node.machine), self.out,
+                                self.limits, self.suite.skill))
         paths = cell_paths(self.out, cell)
         if row.trace is None or not paths.trace.is_file():
             raise RoleError(f"version {node.name or node.id} did not run: {row.error or 'no trace'}")
