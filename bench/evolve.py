@@ -1,17 +1,20 @@
 """The evaluation suite of `skillc evolve` (issue 20): pass rate within K for the search and its ablations.
 
-Each task of examples/evolve/ is a folder: the initial skill (`machine.skm`, or `SKILL.md` built offline), the
-scripted reflection and self-verifier replies (`roles.json`: misleading first diagnoses, revisions as machine or
-SKILL.md patches), the simulated agent (`behaviour.json`: which files a version leaves, decided by phrases of
-its machine text — the machine the patches actually produced; a null file is not written) and the hidden
-verifier (`hidden_verifier.py`, `check(workdir) -> bool`, which the search only sees as the binary reward).
+Each task of examples/evolve/ is a bench suite (`suite.toml`, one task, its hidden verifier
+`hidden_verifier.py`, for two tasks the suite's Python tool `tools.py`) with the initial skill
+(`machine.skm`, or the suite's `SKILL.md`, built offline), the runtime's scripted model (`script.json`:
+answers per state name) and the scripted reflection and self-verifier replies (`roles.json`: misleading
+first diagnoses, every revision a machine or SKILL.md patch). Every version is run by the real bench
+runner (`skillc.evolve.executor.BenchExecutor`: the interpreter executes the machine, tool states run
+bash and the suite's tools in the cell's fresh work folder, model states get the script's answer for
+their name) and rewarded by the task's hidden verifier, which the search only sees as the binary reward.
 In every task the root's failure has more than one plausible cause that the reward alone cannot tell apart.
 
 Variants: full (tree search, self-verifier, the real `skillc check` gate), no-verifier, no-tree (in-place
 refinement of the last version, with the self-verifier), greedy (in-place, no self-verifier) and no-gate
 (full without the check gate). The table gives the pass rate within K=5, the evolved executions, the
 candidates the gate refused (each an execution saved) and the wall time per evolution excluding the task
-executions (the simulated agent's time), which is mostly the generated test cases' subprocesses.
+executions (the bench cells), which is mostly the generated test cases' subprocesses.
 
 Run: python bench/evolve.py [--budget 5] [--repeat 3] [--only TASK]
 """
@@ -19,13 +22,11 @@ Run: python bench/evolve.py [--budget 5] [--repeat 3] [--only TASK]
 from __future__ import annotations
 
 import argparse
-import json
-import runpy
 import statistics
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -34,6 +35,8 @@ import attrs
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from skillc.bench import suite as bench_suite  # noqa: E402
+from skillc.evolve.executor import BenchExecutor  # noqa: E402
 from skillc.evolve.gate import check_gate  # noqa: E402
 from skillc.evolve.loop import Evolution, Gate, Roles, evolve, no_gate  # noqa: E402
 from skillc.evolve.options import EvolveOptions  # noqa: E402
@@ -46,61 +49,61 @@ SUITE = ROOT / "examples" / "evolve"
 
 @attrs.frozen
 class Task:
-    """One task of the suite."""
+    """One task of the suite: the bench suite and its task, the root version, the model spec and the role script."""
 
     name: str
+    suite: bench_suite.Suite
+    task: bench_suite.Task
     machine: str
     skill: str | None
+    spec: str  # the runtime executor every version runs with: `scripted:` the task's script.json
     script: Script
-    files: tuple[tuple[str, str | None], ...]
-    rules: tuple[tuple[tuple[str, ...], tuple[tuple[str, str | None], ...]], ...]
-    hidden: Callable[[Path], bool]
 
 
 def load_task(folder: Path) -> Task:
-    """A task folder of the suite."""
+    """A task folder of the suite (SystemExit naming the problem when it does not load)."""
+    loaded = bench_suite.load_suite(folder / "suite.toml")
+    if loaded.suite is None or len(loaded.suite.tasks) != 1:
+        raise SystemExit(f"{folder}: not a one-task suite: {[d.message for d in loaded.diagnostics]}")
+    suite = loaded.suite
     script = load_script(folder / "roles.json")
     if not isinstance(script, Script):
         raise SystemExit(f"{folder}: {script.message}")
-    skill = (folder / "SKILL.md").read_text(encoding="utf-8") if (folder / "SKILL.md").exists() else None
-    machine = build_skill(skill) if skill is not None else (folder / "machine.skm").read_text(encoding="utf-8")
-    behaviour = json.loads((folder / "behaviour.json").read_text(encoding="utf-8"))
-    rules = tuple((tuple(r["when"]), tuple(sorted(r["files"].items()))) for r in behaviour["rules"])
-    hidden = runpy.run_path(str(folder / "hidden_verifier.py"))["check"]
-    return Task(folder.name, machine, skill, script, tuple(sorted(behaviour["files"].items())), rules, hidden)
+    skill = suite.skill.read_text(encoding="utf-8") if suite.skill is not None else None
+    if suite.machine is not None:
+        machine = suite.machine.read_text(encoding="utf-8")
+    elif skill is not None:
+        machine = build_skill(skill)
+    else:
+        raise SystemExit(f"{folder}: the suite names neither a machine nor a skill")
+    return Task(folder.name, suite, suite.tasks[0], machine, skill, f"scripted:{folder / 'script.json'}", script)
 
 
 def tasks(only: str | None = None) -> list[Task]:
     """Every task of the suite (or the one named)."""
-    return [load_task(f) for f in sorted(SUITE.iterdir()) if f.is_dir() and (only is None or f.name == only)]
+    return [load_task(f) for f in sorted(SUITE.iterdir())
+            if (f / "suite.toml").is_file() and (only is None or f.name == only)]
 
 
 @attrs.define
-class SimulatedExecutor:
-    """The task's simulated agent: the files its rules give the version's machine text, rewarded by the hidden
-    verifier; `seconds` is the time spent executing (excluded from the search's wall time)."""
+class TimedExecutor:
+    """The bench executor, timed: `seconds` is the time spent in bench cells (excluded from the search's time)."""
 
-    task: Task
-    out: Path
+    inner: BenchExecutor
     seconds: float = 0.0
 
     def execute(self, node: Node) -> Output:
-        """Run a version: write its files to a fresh work folder, then ask the hidden verifier."""
+        """Run the version as one bench cell and add its wall time."""
         start = time.perf_counter()
-        files = dict(self.task.files)
-        for phrases, written in self.task.rules:
-            if all(p in node.machine for p in phrases):
-                files.update(written)
-        work = self.out / "nodes" / str(node.id) / "work"
-        work.mkdir(parents=True)
-        for name, text in files.items():
-            if text is not None:  # a rule's null: the version no longer writes that file
-                (work / name).write_text(text, encoding="utf-8")
-        trace = work.parent / "trace.jsonl"
-        trace.write_text("", encoding="utf-8")
-        reward = int(bool(self.task.hidden(work)))
-        self.seconds += time.perf_counter() - start
-        return Output(work, trace, reward)
+        try:
+            return self.inner.execute(node)
+        finally:
+            self.seconds += time.perf_counter() - start
+
+
+def executor(task: Task, out: Path) -> TimedExecutor:
+    """The task's versions run as bench cells under `out`."""
+    return TimedExecutor(BenchExecutor(task.suite, task.task, task.spec, out))
 
 
 @attrs.frozen
@@ -126,21 +129,21 @@ class Run:
     variant: str
     evolution: Evolution
     wall_s: float
-    search_s: float  # wall time without the task executions
+    search_s: float  # wall time without the task executions (the bench cells)
 
 
-def run(task: Task, variant: Variant, budget: int) -> Run:
-    """Evolve the task's root under the variant."""
-    with tempfile.TemporaryDirectory(prefix="skillc-evolve-bench-") as folder:
-        executor = SimulatedExecutor(task, Path(folder))
-        roles = Roles(executor, ScriptedReflector(task.script),
+def run(task: Task, variant: Variant, budget: int, out: Path | None = None) -> Run:
+    """Evolve the task's root under the variant (its bench cells under `out`, else a scratch folder)."""
+    with tempfile.TemporaryDirectory(prefix="skillc-evolve-bench-") as scratch:
+        timed = executor(task, out or Path(scratch))
+        roles = Roles(timed, ScriptedReflector(task.script),
                       ScriptedVerifier(task.script) if variant.verifier else None)
         options = EvolveOptions(budget=budget, strategy=variant.strategy,  # type: ignore[arg-type]
                                 self_verifier=variant.verifier)
         start = time.perf_counter()
         evolution = evolve(task.machine, roles, gate=variant.gate, options=options, skill=task.skill)
         wall = time.perf_counter() - start
-    return Run(task.name, variant.name, evolution, wall, wall - executor.seconds)
+    return Run(task.name, variant.name, evolution, wall, wall - timed.seconds)
 
 
 def table(runs: Sequence[Run], n_tasks: int, budget: int) -> list[str]:
@@ -181,14 +184,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--only", default=None, help="one task of examples/evolve/")
     args = parser.parse_args(argv)
     suite = tasks(args.only)
+    if not suite:
+        parser.error(f"no task {args.only!r} in {SUITE}")
     runs = [run(t, v, args.budget) for _ in range(args.repeat) for t in suite for v in VARIANTS]
-    problems: list[Any] = [d for r in runs for d in r.evolution.diagnostics if d.is_error]
+    problems: list[Any] = [(r.task, r.variant, d) for r in runs for d in r.evolution.diagnostics if d.is_error]
     print("\n".join(table(runs, len(suite), args.budget)))
     print()
     print("\n".join(detail(runs)))
     print("\n(* = the search jumped: the version's parent is not the version run just before it)")
-    for d in problems[:5]:
-        print(f"error: {d.code}: {d.message}")
+    for task, variant, d in problems[:5]:
+        print(f"error ({task}, {variant}): {d.code}: {d.message}")
     return 1 if problems else 0
 
 

@@ -358,13 +358,21 @@ def bench(suite: str | None, modes: str, executors: tuple[str, ...], quiet: bool
 @click.option("--rounds", type=int, default=3, show_default=True, help="L: reflection rounds per expansion.")
 @click.option("--c-puct", type=float, default=1.4, show_default=True, help="The PUCT exploration constant c.")
 @click.option("--beta", type=float, default=1.0, show_default=True, help="β of the rank prior softmax(−β(ρ−1)).")
+@click.option("--fpu-reduction", type=float, default=0.1, show_default=True,
+              help="First-play urgency: an unrun child's value is its parent's normalised value minus this.")
+@click.option("--repair-rounds", type=int, default=3, show_default=True,
+              help="V: the self-verifier's generation/repair rounds per hypothesis.")
+@click.option("--max-cases", type=int, default=10, show_default=True,
+              help="C: new test cases kept per self-verifier invocation.")
+@click.option("--case-timeout", "case_timeout_s", type=float, default=180.0, show_default=True, metavar="SECONDS",
+              help="Seconds one test case may take on one output.")
 @click.option("--no-verifier", "verifier", flag_value=False, default=True,
               help="Ablation: no generated test cases (the reward alone).")
 @click.option("--greedy", is_flag=True, help="Ablation: refine the last version in place, never back off.")
 @click.option("--no-gate", "gate", flag_value=False, default=True,
               help="Ablation: candidates run without the `skillc check` gate.")
-@click.option("--model-timeout", "model_timeout_s", type=click.FloatRange(min=0, min_open=True), default=120.0,
-              show_default=True, help="Seconds one reflection or self-verifier model call may take.")
+@click.option("--model-timeout", "model_timeout_s", type=float, default=120.0, show_default=True, metavar="SECONDS",
+              help="Seconds one reflection or self-verifier model call may take.")
 @click.option("-o", "--output", default=None, type=click.Path(file_okay=False),
               help="The folder for evolved.skm, tree.json, report.md, tree.dot and runs/ "
                    "(default .skillc/evolve/MACHINE).")

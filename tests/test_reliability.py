@@ -588,9 +588,9 @@ def test_fmt_keeps_a_bom_and_crlf(tmp_path: Path) -> None:
 
 
 def test_json_escapes_that_spell_a_lone_surrogate_are_scrubbed() -> None:
-    from skillc.runtime.interpreter import _json_answer
+    from skillc.runtime.interpreter import json_answer
     from tests.runtime.helpers import run
 
-    assert _json_answer('{"answer": "x\\ud800"}') == {"answer": "x\ufffd"}
+    assert json_answer('{"answer": "x\\ud800"}') == {"answer": "x\ufffd"}
     result = run(ECHO, {"outputs": {"think": ['{"answer": "x\\ud800y"}']}}, {"q": "q"})
     assert result.outcome == "success" and result.evidence == {"out": "x\ufffdy"}

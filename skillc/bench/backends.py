@@ -1,11 +1,11 @@
-"""Where bench cells run: the `Backend` protocol, the local process pool, and `make_backend`.
+"""Where bench cells run: the `Backend` protocol and the local process pool.
 
 A backend maps a top-level function over picklable jobs and yields the results as they complete (in
 any order); the runner writes each result as it arrives, so what a killed bench finished is kept.
 `LocalBackend(1)` runs the jobs one after another in this process (no pickling, real tracebacks);
 `LocalBackend(n)` runs them in a pool of `n` worker processes started from a fork server (so a
-worker never inherits the parent's threads: the progress bar's, a model's); `make_backend("ray", …)`
-imports `skillc.bench.ray_backend.RayBackend`, written against the same protocol.
+worker never inherits the parent's threads: the progress bar's, a model's). `skillc.bench.ray_backend.RayBackend`
+is written against the same protocol; the runner's `make_backend` chooses between them.
 """
 
 from __future__ import annotations
@@ -21,10 +21,6 @@ from skillc.diagnostics import Diagnostic, make
 
 J = TypeVar("J")
 R = TypeVar("R")
-
-#: The backends `make_backend` knows.
-BACKENDS = ("local", "ray")
-
 
 class BackendError(Exception):
     """The backend itself failed (a worker process died, the cluster went away); the message says how."""
@@ -111,17 +107,3 @@ def _result(future: Future[R]) -> R:
         return future.result()
     except BrokenProcessPool as exc:
         raise BackendError(f"a worker process died ({exc})") from None
-
-
-def make_backend(name: str, workers: int = 1, address: str | None = None) -> Backend:
-    """The backend called `name` (`local` or `ray`); BackendError when it cannot be had."""
-    if name == "local":
-        return LocalBackend(workers)
-    if name == "ray":
-        try:
-            from skillc.bench.ray_backend import RayBackend
-        except ImportError as exc:
-            raise BackendError(f"the ray backend is not available: {exc} (pip install 'skillc[bench]')") from None
-        backend: Backend = RayBackend(address, workers=workers)
-        return backend
-    raise BackendError(f"unknown backend {name!r}; expected one of {', '.join(BACKENDS)}")

@@ -160,7 +160,9 @@ NO_RAY_CLUSTER: Final = Code(
     "SKM726", "no-ray-cluster", E, "no Ray cluster answers at the address",
     "The Ray backend connects to a cluster that is already running; it never starts one. The address is "
     "`--address`, else `RAY_ADDRESS`, else `auto` (the cluster `ray start` last started on this machine). The "
-    "head's port is probed first, so a wrong address fails in seconds.",
+    "head's port is probed first — a TCP connection, then an HTTP/2 greeting that Ray's GCS (a gRPC server) "
+    "answers — so a wrong address, a dead head or a port where something else listens fails in seconds "
+    "instead of leaving `ray.init` retrying.",
     _RAY + " --address 127.0.0.1:6379\n",
     "ray start --head --port 6379 --disable-usage-stats\n" + _RAY + " --address 127.0.0.1:6379\n",
     "start the cluster with `ray start --head` and pass the address it prints", runnable=False, lang="shell")
@@ -244,6 +246,25 @@ CHANGED_BENCH: Final = Code(
     "repeats is not a change: only the new cells run.",
     _BENCH + " -o out && " + _BENCH + " -o out --max-steps 7", _BENCH + " -o out && " + _BENCH + " -o out",
     "write to a new output folder (-o), or delete the old one to start over", runnable=False, lang="shell")
+CHANGED_SUITE: Final = Code(
+    "SKM738", "changed-suite", E, "the output folder holds rows of suite tasks that changed since they ran",
+    "A resumed bench keeps the rows already in its output folder, so a task whose inputs, verifier (or the "
+    "verifier's code), fixture folder or horizon changed since its rows were made would be reported with rows "
+    "scored under the old task beside rows of the new one; so would every task when the suite's requirements, "
+    "tools modules or `failed_runs_comply` changed. OUT/bench.json records a fingerprint of each; a bench that "
+    "differs for a task with rows (or in a suite-wide part) is refused before any cell runs, naming each task "
+    "and what changed. A task without rows yet may change: nothing would be mixed.",
+    _BENCH + " -o out && skillc bench edited.toml --executor scripted:script.json -o out",
+    _BENCH + " -o out && skillc bench edited.toml --executor scripted:script.json -o out-edited",
+    "write to a new output folder (-o); the rows in the old one stay as they are", runnable=False, lang="shell")
+UNRECORDED_SUITE: Final = Code(
+    "SKM739", "unrecorded-suite", W, "the output folder's rows have no record of the suite they were scored with",
+    "`bench.json` fingerprints the suite's tasks, verifiers and requirements so that a resumed bench never mixes "
+    "rows of an edited task with new ones (SKM738). A folder written by an older skillc (or with its bench.json "
+    "removed) has rows but no fingerprints: the bench resumes, since the rows may well be right, records the "
+    "current fingerprints, and says that the rows already there were not checked against the suite.",
+    _BENCH + " --modes machine -o legacy", _BENCH + " --modes machine -o out",
+    "if the suite changed since those rows ran, write to a new output folder (-o)", runnable=False, lang="shell")
 
 # A task's inputs against the checked machine (SKM715–SKM716): `bench.suite.check_inputs`, called by the runner;
 # the examples run in tests/bench/fixtures/beats like the runner's.
@@ -271,5 +292,5 @@ ALL: Final[tuple[Code, ...]] = (
     DAMAGED_RESULTS, DUPLICATE_RESULT, RESULTS_LOCKED,
     RAY_NOT_INSTALLED, NO_RAY_CLUSTER, INVALID_RAY_SETTING, RAY_TASK_DIED, TRACE_NOT_VISIBLE,
     UNKNOWN_BENCH_MODE, INVALID_BENCH_EXECUTOR, INVALID_BENCH_COUNT, BENCH_NEEDS_MACHINE, NO_SKILL_DOCUMENT,
-    BACKEND_FAILED, NO_RESULTS, CHANGED_BENCH,
+    BACKEND_FAILED, NO_RESULTS, CHANGED_BENCH, CHANGED_SUITE, UNRECORDED_SUITE,
 )

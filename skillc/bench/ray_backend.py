@@ -3,9 +3,10 @@
 `RayBackend(address, workers=N)` connects to a cluster somebody started (`ray start --head`):
 `address` is the head's GCS address `host:port`, else the `RAY_ADDRESS` environment variable,
 else `"auto"` (the cluster `ray start` last started on this machine). It never starts a cluster of
-its own. Before `ray.init` it opens a TCP connection to the address, so a wrong address or a dead
-head fails in seconds with a coded error rather than after minutes of Ray's own retries (a port that
-answers but is not a Ray head still leaves `ray.init` retrying). A process already connected to Ray
+its own. Before `ray.init` it opens a TCP connection to the address and greets it as an HTTP/2
+client (Ray's GCS is a gRPC server, which answers with a SETTINGS frame), so a wrong address, a
+dead head or a port where something else listens fails in seconds with a coded error rather than
+leaving `ray.init` retrying for minutes (or for good). A process already connected to Ray
 keeps its connection, and `close()` leaves it open; otherwise `close()` disconnects and puts back
 the SIGTERM handler and faulthandler setting `ray.init` changed.
 
@@ -31,6 +32,7 @@ import os
 import signal
 import socket
 import threading
+import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from types import ModuleType
@@ -51,8 +53,13 @@ R = TypeVar("R")
 ADDRESS_VARIABLE = "RAY_ADDRESS"
 #: The CPUs each cell's task asks for, when `num_cpus` is not given.
 NUM_CPUS_VARIABLE = "SKILLC_RAY_NUM_CPUS"
-#: How long the TCP probe of the head waits before the cluster counts as not there.
+#: How long the probe of the head waits for the connection, and then for its HTTP/2 answer.
 PROBE_TIMEOUT_S = 3.0
+#: Set (to 1) when the cluster speaks TLS: the probe then only connects, since its greeting is plain HTTP/2.
+TLS_VARIABLE = "RAY_USE_TLS"
+#: The HTTP/2 client connection preface and an empty SETTINGS frame; a gRPC server's first frame is SETTINGS.
+_HTTP2_GREETING = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n" + bytes([0, 0, 0, 4, 0, 0, 0, 0, 0])
+_FRAME_HEADER, _SETTINGS = 9, 4
 
 
 class RayBackendError(BackendError):
@@ -234,7 +241,7 @@ def _bootstrap() -> str:
 
 
 def _probe(address: str) -> None:
-    """Open (and close) a TCP connection to the head's GCS port; RayBackendError (SKM726) when nothing answers.
+    """Connect to the head's GCS port and check that a gRPC server answers; RayBackendError (SKM726) otherwise.
 
     The host is the one Ray will dial: it replaces a loopback host by the machine's own IP address.
     """
@@ -242,13 +249,43 @@ def _probe(address: str) -> None:
         return
     dialled = _as_ray_dials(address)
     host, port = _host_port(dialled)
+    shown = address if dialled == address else f"{address} (which Ray dials as {dialled})"
     try:
-        socket.create_connection((host, port), timeout=PROBE_TIMEOUT_S).close()
+        with socket.create_connection((host, port), timeout=PROBE_TIMEOUT_S) as conn:
+            wrong = None if os.environ.get(TLS_VARIABLE, "0").lower() in ("1", "true") else _not_grpc(conn)
     except OSError as exc:
-        shown = address if dialled == address else f"{address} (which Ray dials as {dialled})"
         raise RayBackendError(codes.NO_RAY_CLUSTER,
                               f"no Ray cluster answers at {shown} ({exc.strerror or exc}); start one with "
                               f"`ray start --head` and pass the address it prints") from None
+    if wrong is not None:
+        raise RayBackendError(codes.NO_RAY_CLUSTER,
+                              f"something listens at {shown}, but it is not a Ray head ({wrong}); give the GCS "
+                              f"address `ray start --head` prints (port 6379 unless --port says otherwise)")
+
+
+def _not_grpc(conn: socket.socket) -> str | None:
+    """Why the server on `conn` is not a gRPC server (Ray's GCS is one), or None when it answers HTTP/2.
+
+    Ray's own client retries a server that accepts connections but never speaks gRPC for minutes; this
+    greeting takes one round trip with a real head, and at most PROBE_TIMEOUT_S with anything else.
+    """
+    deadline = time.monotonic() + PROBE_TIMEOUT_S
+    header = b""
+    try:
+        conn.sendall(_HTTP2_GREETING)
+        while len(header) < _FRAME_HEADER:
+            conn.settimeout(max(deadline - time.monotonic(), 0.001))
+            chunk = conn.recv(_FRAME_HEADER - len(header))
+            if not chunk:
+                return "it closed the connection without an HTTP/2 answer"
+            header += chunk
+    except TimeoutError:
+        return f"no HTTP/2 answer within {PROBE_TIMEOUT_S:g} s"
+    except OSError as exc:
+        return f"the connection failed: {exc.strerror or exc}"
+    if header[3] != _SETTINGS:
+        return f"it answered {header!r}, not HTTP/2"
+    return None
 
 
 def _as_ray_dials(address: str) -> str:

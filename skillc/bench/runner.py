@@ -3,9 +3,10 @@
 `run_bench(config, backend, progress)` loads the suite, checks the machine once, opens
 the results store, skips every cell that already has a row (a killed bench resumes
 where it stopped; a cell that was running when it was killed has no row and runs
-again from a fresh workdir; `bench.json` refuses to mix rows of another machine,
-skill document or limits), sends the pending cells to a backend and appends each
-row as it comes back, then writes the report over the matrix's rows.
+again from a fresh workdir; `bench.json` (`manifest.py`) refuses to mix rows of
+another machine, skill document or limits, or of suite tasks that changed), sends
+the pending cells to a backend and appends each row as it comes back, then writes
+the report over the matrix's rows.
 
 `run_cell(job)` is one cell, self-contained enough to run in another process or a Ray
 task: a fresh workdir with the task's fixture, the machine or a baseline run with real
@@ -30,7 +31,7 @@ from typing import TYPE_CHECKING, cast
 import attrs
 
 from skillc.bench import codes
-from skillc.bench.backends import BACKENDS, Backend, BackendError, make_backend
+from skillc.bench.backends import Backend, BackendError, LocalBackend
 from skillc.bench.cells import CellPaths, cell_paths, fresh_workdir
 from skillc.bench.effects import Requirement
 from skillc.bench.results import Cell, Row, matrix
@@ -41,6 +42,7 @@ from skillc.ir.suggest import did_you_mean
 from skillc.runtime.session import MODES, Mode
 
 if TYPE_CHECKING:
+    from skillc.bench.manifest import Manifest
     from skillc.bench.report import Report
     from skillc.ir.machine import Machine
     from skillc.runtime.executors.base import Executor
@@ -55,6 +57,24 @@ DEFAULT_MAX_STEPS = 100
 
 #: Told the number of cells and how many were already done; yields a callback given every new row.
 Progress = Callable[[int, int], AbstractContextManager[Callable[[Row], None]]]
+
+
+#: The backends `make_backend` knows.
+BACKENDS = ("local", "ray")
+
+
+def make_backend(name: str, workers: int = 1, address: str | None = None) -> Backend:
+    """The backend called `name` (`local` or `ray`); BackendError when it cannot be had."""
+    if name == "local":
+        return LocalBackend(workers)
+    if name == "ray":
+        try:
+            from skillc.bench.ray_backend import RayBackend
+        except ImportError as exc:
+            raise BackendError(f"the ray backend is not available: {exc} (pip install 'skillc[bench]')") from None
+        backend: Backend = RayBackend(address, workers=workers)
+        return backend
+    raise BackendError(f"unknown backend {name!r}; expected one of {', '.join(BACKENDS)}")
 
 
 @attrs.frozen
@@ -416,41 +436,14 @@ def _limits(config: BenchConfig, suite: Suite) -> Limits:
                   config.model_timeout_s, config.step_deadline_s, config.retries)
 
 
-#: The file in OUT that says what the rows there were made with.
-MANIFEST = "bench.json"
-
-
-def _manifest(plan: _Plan, limits: Limits) -> dict[str, object]:
-    """What the rows of a bench depend on beyond their cell: the machine, native's document, the limits."""
+def _manifest(plan: _Plan, limits: Limits) -> Manifest:
+    """What the rows of a bench depend on beyond their cell: the machine, native's document, the limits, the suite."""
+    from skillc.bench.manifest import manifest_of
     from skillc.runtime.interpreter import machine_hash
 
     skill = _skill_text(plan.skill)
-    return {"v": 1, "machine_hash": plan.machine_hash,
-            "skill_hash": None if skill is None else machine_hash(skill), "limits": attrs.asdict(limits)}
-
-
-def _keep_manifest(out: Path, manifest: dict[str, object], has_rows: bool) -> Diagnostic | None:
-    """Refuse to add rows made with another machine, document or limits to OUT's rows; else record the manifest."""
-    import json
-
-    from skillc.diagnostics.files import FileProblem, JSONProblem, loads, read_text, write_output
-
-    path = out / MANIFEST
-    if has_rows and path.is_file():
-        try:
-            earlier = loads(read_text(path, what="bench manifest"))
-        except (FileProblem, JSONProblem):
-            earlier = None
-        if earlier != manifest:
-            changed = [k.removesuffix("_hash") for k in manifest
-                       if not isinstance(earlier, dict) or earlier.get(k) != manifest[k]]
-            return make(codes.CHANGED_BENCH, f"{out} holds rows made with another {', '.join(changed)}; resuming "
-                                             f"would mix them with these")
-    try:
-        write_output(path, json.dumps(manifest, indent=2) + "\n")
-    except (FileProblem, OSError) as exc:
-        return make(diagnostics_codes.IO_ERROR, f"cannot write {path}: {exc}")
-    return None
+    return manifest_of(plan.suite, plan.machine_hash, None if skill is None else machine_hash(skill),
+                       attrs.asdict(limits))
 
 
 def _jobs(plan: _Plan, limits: Limits, out: Path, cells: Sequence[Cell]) -> list[CellJob]:
@@ -481,8 +474,10 @@ def output_folder(config: BenchConfig, suite_name: str) -> Path:
 
 def run_bench(config: BenchConfig, backend: Backend | None = None, progress: Progress | None = None) -> BenchOutcome:
     """Run every cell of the matrix that has no row yet, then write the report; problems come back as diagnostics."""
+    from skillc.bench.manifest import keep_manifest
     from skillc.bench.results import open_writer, read_results
     from skillc.bench.suite import load_suite
+    from skillc.diagnostics import has_errors
 
     if config.report_only:
         return report_only(config)
@@ -508,9 +503,10 @@ def run_bench(config: BenchConfig, backend: Backend | None = None, progress: Pro
         notes += earlier.diagnostics
         pending = earlier.pending(cells)
         limits = _limits(config, suite)
-        changed = _keep_manifest(out, _manifest(plan, limits), bool(earlier.rows))
-        if changed is not None:
-            return _usage(changed)
+        kept = keep_manifest(out, _manifest(plan, limits), suite, {r.cell.task for r in earlier.rows})
+        if has_errors(kept):
+            return _usage(*kept)
+        notes += kept
         try:
             chosen = backend or make_backend(config.backend, config.workers, config.address)
         except BackendError as exc:

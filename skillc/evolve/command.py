@@ -45,6 +45,10 @@ class EvolveConfig:
     rounds: int = 3
     c_puct: float = 1.4
     beta: float = 1.0
+    repair_rounds: int = 3
+    max_cases: int = 10
+    case_timeout_s: float = 180.0
+    fpu_reduction: float = 0.1
     verifier: bool = True
     greedy: bool = False
     gate: bool = True
@@ -54,8 +58,10 @@ class EvolveConfig:
     def options(self) -> EvolveOptions:
         """The search's options from the flags."""
         return EvolveOptions(beta=self.beta, branching=self.children, c_puct=self.c_puct,
-                             reflection_rounds=self.rounds, budget=self.budget,
-                             strategy="greedy" if self.greedy else "tree", self_verifier=self.verifier)
+                             fpu_reduction=self.fpu_reduction, reflection_rounds=self.rounds, budget=self.budget,
+                             repair_rounds=self.repair_rounds, max_cases=self.max_cases,
+                             case_timeout_s=self.case_timeout_s, strategy="greedy" if self.greedy else "tree",
+                             self_verifier=self.verifier)
 
     def folder(self) -> Path:
         """Where the evolution is written (default `.skillc/evolve/MACHINE-STEM`)."""
@@ -141,6 +147,9 @@ def _setup(config: EvolveConfig) -> _Setup | list[Diagnostic]:
     from skillc.diagnostics.files import FileProblem, read_text
 
     problems: list[Diagnostic] = list(option_problems(config.options()))
+    if not config.model_timeout_s > 0:  # NaN too
+        problems.append(make(codes.INVALID_EVOLVE_OPTION,
+                             f"the model timeout must be positive, not {config.model_timeout_s}"))
     machine: str | None = None
     found = _suite_task(config)
     problems += found if isinstance(found, list) else []

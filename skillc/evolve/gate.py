@@ -5,7 +5,8 @@ adds the replay of accepted development traces with `skillc refine`'s replayer
 (skillc.frontends.refine.replay), the entries given by the caller, or `archive_gate` loading them from refine's
 archive beside the machine (skillc.frontends.refine.archive).
 A gate answers why a candidate is refused (the first error, or the first trace that no longer
-replays), or None when it may run; the loop counts every refusal as an execution saved.
+replays: its short id, the replay's reason and the candidate's path), or None when it may run; the loop
+counts every refusal as an execution saved.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from skillc.evolve.state import Node
 if TYPE_CHECKING:
     from skillc.diagnostics import Diagnostic
     from skillc.frontends.refine.events import Alignment, DevTrace
+    from skillc.frontends.refine.replay import ReplayVerdict
     from skillc.ir.machine import Machine
 
 
@@ -55,8 +57,16 @@ class ReplayGate:
         for trace, alignment in self.entries:
             verdict = replay_trace(machine, trace, alignment)
             if not verdict.ok:
-                return f"no longer replays trace {trace.id} ({verdict.reason})"
+                return _broken(trace, verdict)
         return None
+
+
+def _broken(trace: DevTrace, verdict: ReplayVerdict) -> str:
+    """Why a candidate breaks an accepted trace: the trace (short id, as refine prints it), the replay's reason and
+    the path the candidate took."""
+    path = " → ".join(verdict.states) or "no state"
+    return (f"no longer replays accepted trace {trace.id[:12]} (a {trace.outcome} run): {verdict.reason}; "
+            f"the candidate's path: {path}")
 
 
 def replay_gate(entries: Sequence[tuple[DevTrace, Alignment]]) -> ReplayGate:

@@ -280,7 +280,9 @@ def trajectory(evolution: Evolution) -> Sequence[str]:
     for step in evolution.steps:
         name = evolution.tree.node(step.node).name or f"node {step.node}"
         if step.kind == "run":
-            lines.append(f"run {name}: reward {step.reward}" + (" (jump)" if step.jump else ""))
+            output = evolution.tree.node(step.node).output
+            note = f"; {output.note}" if output is not None and output.note else ""  # e.g. not run: fails check
+            lines.append(f"run {name}: reward {step.reward}" + (" (jump)" if step.jump else "") + note)
         else:
             lines.append(f"{step.kind} {name}: {step.detail}")
     return lines

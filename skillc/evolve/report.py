@@ -1,10 +1,11 @@
 """What an evolution leaves behind: the tree as JSON, the trajectory as Markdown, the tree as Graphviz DOT, the
 evolved machine — each file written whole (write to a temporary file, fsync, rename: never half-written).
 
-The JSON holds every node (rank, prior, visits, reward, s, Q, Q̂, why the gate refused it, whether it is
-exhausted), the hypotheses and every operation applied to them, the test bank, the evidence matrix and
-the trajectory; the Markdown shows the same for a reader; the drawing colours rewarded versions, greys
-out refused ones, outlines the best one and draws each backtracking jump as a dashed edge.
+The JSON holds every node (rank, prior, visits, reward, s, Q, Q̂, why the gate refused it, why it did not really
+run (`note`), whether it is exhausted, the patch that made it in the role-script format), the hypotheses and every operation applied
+to them, the test bank, the evidence matrix and the trajectory; the Markdown shows the same for a reader
+(each revision's edits one line each); the drawing colours rewarded versions, greys out refused ones,
+outlines the best one and draws each backtracking jump as a dashed edge.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from skillc.diagnostics import codes as diagnostics_codes
 from skillc.diagnostics.files import FileProblem, write_output
 from skillc.evolve import search
 from skillc.evolve.loop import Evolution, trajectory
+from skillc.evolve.patch import patch_json, patch_lines
 from skillc.evolve.state import Node
 
 #: The report's JSON schema version.
@@ -29,7 +31,9 @@ def _node_json(node: Node, vals: search.Values) -> dict[str, object]:
             "rank": node.rank, "prior": node.prior, "visits": node.visits, "reward": node.reward,
             "score": vals.scores.get(node.id), "q": vals.q.get(node.id), "q_normalised": vals.normalised.get(node.id),
             "invalid": node.invalid, "exhausted": node.exhausted,
-            "workdir": None if node.output is None else str(node.output.workdir)}
+            "workdir": None if node.output is None else str(node.output.workdir),
+            "note": None if node.output is None or not node.output.note else node.output.note,
+            "patch": None if node.patch is None else patch_json(node.patch)}
 
 
 def evolution_json(evolution: Evolution) -> dict[str, object]:
@@ -69,11 +73,28 @@ def evolution_markdown(evolution: Evolution) -> str:
     lines += ["", "| node | operation | hypothesis |", "|---|---|---|"]
     lines += [f"| {_label(evolution.tree.node(n))} | {op.op} | {op.id}{' → ' + op.new_id if op.new_id else ''} |"
               for n, op in k.store.log]
+    lines += ["", "## Revisions", ""] + _revision_lines(evolution)
     columns = k.evidence.columns
     lines += ["", "## Evidence", "", "| node | " + " | ".join(columns) + " |", "|---|" + "---|" * len(columns)]
     lines += [f"| {_label(evolution.tree.node(r))} | " + " | ".join(str(v) for v in k.evidence.row(r)) + " |"
               for r in k.evidence.rows]
     return "\n".join(lines) + "\n"
+
+
+def _code(text: str) -> str:
+    """Inline Markdown code, with a double-backtick fence when the text holds a backtick."""
+    return f"`` {text} ``" if "`" in text else f"`{text}`"
+
+
+def _revision_lines(evolution: Evolution) -> list[str]:
+    """Each child with how it was made: a whole text, or its patch's edits one short line each."""
+    lines: list[str] = []
+    for node in evolution.tree.nodes[1:]:
+        parent = evolution.tree.node(node.parent) if node.parent is not None else node
+        how = "the whole machine text" if node.patch is None else "a patch:"
+        lines.append(f"- `{_label(node)}` (from `{_label(parent)}`): {how}")
+        lines += [f"  - {_code(line)}" for line in (patch_lines(node.patch) if node.patch is not None else ())]
+    return lines or ["(no revisions)"]
 
 
 def _dot_text(text: str) -> str:

@@ -11,8 +11,9 @@ cases.py) turns a hypothesis into test cases. The scripted roles read one JSON f
 
 A child is {"name", "rank", "machine"} (or "machine_file", relative to the script's folder, and
 optionally "skill"), or {"name", "rank", "patch": {"machine": [EDIT, …]} | {"skill": [{"find", "replace"}, …]}}
-on its parent's version (an edit {"op", "state", "text", "target", "index", "name", "max", "assigns"}:
-patch.py); an operation {"op": "add"|"refine"|"refute", "id", "description", "prediction", "new_id"};
+on its parent's version (an edit {"op", "state", "text", "target", "index", "name", "max", "assigns", "find"}:
+patch.py's EDIT_OPS and EDIT_FIELDS); an operation {"op": "add"|"refine"|"refute", "id", "description",
+"prediction", "new_id"};
 a case {"id", "kind": "python"|"shell", "source", "strength": "hard"|"semantic"}.
 A node or hypothesis the script has no (more) replies for gets an empty reply.
 """
@@ -29,7 +30,7 @@ from skillc.diagnostics import Diagnostic, make
 from skillc.diagnostics.files import FileProblem, JSONProblem, loads, read_text
 from skillc.evolve import codes
 from skillc.evolve.cases import Draft, Proposal, VerifyRequest
-from skillc.evolve.patch import EDIT_OPS, Edit, Patch, SkillEdit
+from skillc.evolve.patch import EDIT_FIELDS, EDIT_OPS, Edit, Patch, SkillEdit
 from skillc.evolve.state import Child, Knowledge, Node, Operation, Output, PatchTree
 
 
@@ -211,20 +212,20 @@ def _patch(value: Any, where: str) -> Patch:
 
 
 def _edit(value: Any, where: str) -> Edit:
-    """One machine edit."""
+    """One machine edit: `op` and the fields of EDIT_FIELDS, each of its JSON type."""
     obj = _obj(value, where)
     op = _text(obj, "op", where)
     if op not in EDIT_OPS:
         raise ShapeError(f"{where}.op must be one of {', '.join(EDIT_OPS)}, not {op!r}")
-    unknown = sorted(set(obj) - {"op", "state", "text", "target", "index", "name", "max", "assigns"})
+    kinds = dict(EDIT_FIELDS)
+    unknown = sorted(set(obj) - {"op"} - set(kinds))
     if unknown:
         raise ShapeError(f"{where}: unknown key `{unknown[0]}`")
-    numbers = {k: obj.get(k) for k in ("index", "max")}
+    numbers: dict[str, Any] = {k: obj.get(k) for k, kind in EDIT_FIELDS if kind == "integer"}
     if any(v is not None and (not isinstance(v, int) or isinstance(v, bool)) for v in numbers.values()):
-        raise ShapeError(f"{where}: index and max are integers")
-    return Edit(op, _text(obj, "state", where, ""), _text(obj, "text", where, ""),
-                _text(obj, "target", where, ""), numbers["index"], _text(obj, "name", where, ""), numbers["max"],
-                _text(obj, "assigns", where, ""))
+        raise ShapeError(f"{where}: {' and '.join(numbers)} are integers")
+    fields: dict[str, Any] = {k: _text(obj, k, where, "") for k, kind in EDIT_FIELDS if kind == "string"}
+    return attrs.evolve(Edit(op), **fields, **numbers)
 
 
 def _draft(value: Any, where: str) -> Draft:

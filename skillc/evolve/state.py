@@ -35,6 +35,7 @@ class Output:
     trace: Path
     reward: int  # the hidden verifier's verdict, 0 or 1: all the search ever sees of it
     outputs: tuple[tuple[str, str], ...] = ()  # (name, JSON text) of the run's declared outputs
+    note: str = ""  # why the version did not really run (e.g. it does not check, without the gate), else ""
 
 
 @attrs.frozen
@@ -44,6 +45,7 @@ class Node:
     `rank` is the ordinal rank ρ the reflection gave it among its siblings (1 = most promising) and
     `prior` the P(u) computed from the ranks; `visits` is N(v). `invalid` holds why the check/replay
     gate refused it (such a node never runs); `exhausted` marks a node whose reflection emitted no patch.
+    `patch` is the patch on its parent that made it (None for the root and for a child given as a whole text).
     """
 
     id: int
@@ -59,6 +61,7 @@ class Node:
     invalid: str | None = None
     exhausted: bool = False
     expanded: bool = False  # reflection has run on it (children proposed, or none and it is exhausted)
+    patch: Patch | None = None
 
     @property
     def evaluated(self) -> bool:
@@ -134,7 +137,7 @@ def add_children(tree: PatchTree, parent: int, children: Iterable[Child], priors
     for child, prior in zip(children, priors, strict=True):
         ids.append(len(nodes))
         nodes.append(Node(len(nodes), child.machine, parent=parent, skill=child.skill, name=child.name,
-                          rank=child.rank, prior=prior))
+                          rank=child.rank, prior=prior, patch=child.patch))
     head = nodes[parent]
     nodes[parent] = attrs.evolve(head, children=head.children + tuple(ids), expanded=True)
     return PatchTree(tuple(nodes))

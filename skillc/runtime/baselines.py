@@ -10,16 +10,17 @@
 
 Both use the machine's tools and its step budget (`max_steps`, one step per
 turn), retry a reply that breaks the protocol like machine mode retries an
-invalid output, and write traces in the same format as machine mode (the
-header's `mode` says which) with the tool call of every turn, so `skillc score`
-compares them on the same terms. docs/runtime.md says exactly what is sent.
+invalid output (and a failed model call after the server's Retry-After, capped
+and within the step's deadline, with machine mode's `wait_to_retry`), and write
+traces in the same format as machine mode (the header's `mode` says which) with
+the tool call of every turn, so `skillc score` compares them on the same terms. docs/runtime.md says exactly what is sent.
 """
 
 from __future__ import annotations
 
 import json
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, Literal
 
@@ -32,7 +33,15 @@ from skillc.ir.machine import Machine, Tool
 from skillc.ir.printexpr import show_expr
 from skillc.runtime.executors.base import DeadlineError, Executor, ExecutorError, count
 from skillc.runtime.executors.replay import Cursor
-from skillc.runtime.interpreter import RunError, RunOptions, RunResult, complete_within, json_answer, parse_inputs
+from skillc.runtime.interpreter import (
+    RunError,
+    RunOptions,
+    RunResult,
+    complete_within,
+    json_answer,
+    parse_inputs,
+    wait_to_retry,
+)
 from skillc.runtime.prompts import Request
 from skillc.runtime.record import EndReason, Footer, Outcome, Step, StepError, ToolCall, new_header
 from skillc.runtime.tools import ToolError
@@ -238,6 +247,17 @@ def tool_source(executor: Executor, tools: ToolSource) -> ToolSource:
     return TurnReplay(cursor) if isinstance(cursor, Cursor) else tools_for(executor, tools)
 
 
+@attrs.frozen
+class Clock:
+    """Where the loop reads the time for a step's deadline and sleeps a Retry-After wait (tests pass fakes).
+
+    `now` is on `time.monotonic`'s scale: `complete_within` bounds each call by the deadline with that clock.
+    """
+
+    now: Callable[[], float] = time.monotonic
+    sleep: Callable[[float], None] = time.sleep
+
+
 class _Failed(Exception):
     """A turn that ends the run (the executor failed, or no reply followed the protocol)."""
 
@@ -250,8 +270,9 @@ class _Loop:
     """One baseline run: the transcript, the offered tools, the trace and the totals."""
 
     def __init__(self, m: Machine, mode: Mode, executor: Executor, tools: ToolSource, options: RunOptions,
-                 offer: Offer, messages: list[dict]) -> None:
+                 offer: Offer, messages: list[dict], clock: Clock) -> None:
         self.m, self.mode, self.executor, self.options, self.offer = m, mode, executor, options, offer
+        self.clock = clock
         self.tools = tools
         self.messages = messages
         self.schema = reply_schema(offer.tools)
@@ -282,15 +303,20 @@ class _Loop:
         return fields
 
     def _ask(self, fields: dict[str, Any], errors: list[StepError]) -> Action:
-        """Replies until one follows the protocol; each bad reply and the reason stay in the transcript."""
-        deadline = None if self.options.step_deadline_s is None else time.monotonic() + self.options.step_deadline_s
+        """Replies until one follows the protocol; each bad reply and the reason stay in the transcript.
+
+        A failed call is retried as in machine mode: after the server's Retry-After (at most
+        `max_retry_wait_s`), and not once the wait or the attempt would pass the step's deadline.
+        """
+        deadline = None if self.options.step_deadline_s is None else self.clock.now() + self.options.step_deadline_s
         for attempt in range(self.options.retries + 1):
             fields["retries"] = attempt
             try:
                 text = self._complete(fields, deadline)
             except ExecutorError as exc:
                 errors.append(StepError(exc.kind, f"executor: {exc}"))
-                if exc.kind == "divergence" or attempt == self.options.retries:
+                if exc.kind == "divergence" or attempt == self.options.retries or not wait_to_retry(
+                        exc, deadline, self.options.max_retry_wait_s, now=self.clock.now, sleep=self.clock.sleep):
                     raise _Failed(StepError(exc.kind, f"the executor failed: {exc}")) from None
                 continue
             self.messages.append({"role": "assistant", "content": text})
@@ -357,7 +383,7 @@ def _ending(loop: _Loop, action: Action | None, step: int, mode: Mode) -> tuple[
 
 
 def run_baseline(m: Machine, mode: Mode, executor: Executor, tools: ToolSource, options: RunOptions,
-                 inputs: dict[str, Any], skill_text: str | None) -> RunResult:
+                 inputs: dict[str, Any], skill_text: str | None, *, clock: Clock = Clock()) -> RunResult:
     """Run the native or prompt-only baseline; returns the same RunResult as machine mode."""
     values = parse_inputs(m, scrub(inputs))
     offer = offered_tools(m, mode, skill_text)
@@ -366,7 +392,7 @@ def run_baseline(m: Machine, mode: Mode, executor: Executor, tools: ToolSource, 
     if missing:
         raise RunError("no implementation for tool" + ("s " if len(missing) > 1 else " ")
                        + ", ".join(f"`{t}`" for t in missing) + " (register it with --tools MODULE.py)")
-    loop = _Loop(m, mode, executor, tools, options, offer, first_messages(m, mode, skill_text, offer, values))
+    loop = _Loop(m, mode, executor, tools, options, offer, first_messages(m, mode, skill_text, offer, values), clock)
     writer = TraceWriter(options.trace, options.secrets or secrets_from_env())
     writer.write_record(new_header(m.name, mode, options.executor_spec, values, workdir=options.workdir))
     action: Action | None = None

@@ -51,8 +51,12 @@ class RunError(Exception):
     code = "SKM501"
 
 
-class _Failed(Exception):
-    """An operation failed for good; the run goes to the fallback."""
+class StepFailed(Exception):
+    """An operation failed for good: the run goes to the fallback, `error` recorded as the step's and the run's cause.
+
+    What a state's operation raises (`Interpreter._ask`, `Interpreter._tool`, and their overrides in a subclass that
+    answers operations another way, as refine's replayer does).
+    """
 
     def __init__(self, error: StepError) -> None:
         super().__init__(error.message)
@@ -148,7 +152,6 @@ def json_answer(text: str) -> Any:
         raise json.JSONDecodeError(str(exc), stripped, 0) from None
 
 
-_json_answer = json_answer  # the name tests and older callers use
 
 
 def _journal_placeholder(name: str) -> str:
@@ -190,6 +193,9 @@ class Interpreter:
 
     `tools`: a ToolBox or any other ToolSource; an executor that brings tool results of its own (a script, a
     replayed trace) layers them over it. `on_step`: called with each committed step (see `OnStep`).
+    `run` starts a run, `resume` continues one, `run_from` runs the loop from variables the caller gives. A subclass
+    that answers operations another way (refine's replayer) overrides `_ask` (model and judge states) and `_tool`
+    (tool states), which return the variables after the operation or raise `StepFailed`.
     """
 
     def __init__(self, machine: Machine, executor: Executor, tools: ToolSource, options: RunOptions,
@@ -226,6 +232,27 @@ class Interpreter:
                 lease.release()
             raise
         return self._loop(run_id, env, self.machine.start, 0, writer, lease)
+
+    def run_from(self, env: Mapping[str, Any], state: str | None = None, step: int = 0) -> RunResult:
+        """Run the step loop from the given variables and state (default: the start), unrecorded but for `on_step`.
+
+        For a caller that builds the variables itself and may leave some without a value (refine's replayer: a chat
+        log records no inputs); a guard or argument reading one cannot be evaluated (a warning; the guard does not
+        hold). Inputs are not parsed, nothing is journaled and no trace is written, so `options.trace` and
+        `options.journal` are refused rather than ignored, as are an unknown state, a negative step and a value
+        that is not a variable of the machine or not of its type (RunError).
+        """
+        if self.options.trace is not None or self.options.journal is not None:
+            raise RunError("`run_from` writes no trace and no journal; run it with neither in the options")
+        start = self.machine.start if state is None else state
+        if start not in self.machine.states:
+            raise RunError(f"`{start}` is not a state of `{self.machine.name}`")
+        if step < 0:
+            raise RunError(f"a run cannot start at step {step}")
+        problems = self._env_problems(env)
+        if problems:
+            raise RunError("; ".join(problems))
+        return self._loop(None, dict(env), start, step, TraceWriter(None, {}))
 
     def _secrets(self) -> dict[str, str]:
         return named_secrets(self.options.secrets)
@@ -269,13 +296,18 @@ class Interpreter:
         """A journal's state must fit the machine: known state, every value of its declared type."""
         if state not in self.machine.states:
             raise JournalError(f"run `{run_id}` is damaged: its next state `{state}` is not in the machine")
+        problems = self._env_problems(env)
+        if problems:
+            raise JournalError(f"run `{run_id}` is damaged: its saved state does not fit the machine ("
+                               + "; ".join(problems[:3]) + ")")
+
+    def _env_problems(self, env: Mapping[str, Any]) -> list[str]:
+        """What keeps `env` from being the machine's variables: unknown names, values not of their variable's type."""
         problems = [f"`{k}` is not a variable of `{self.machine.name}`" for k in env if k not in self.machine.variables]
         for name, value in env.items():
             if name in self.machine.variables:
                 problems += check_value(value, self.machine.variables[name].type, f"`{name}`")
-        if problems:
-            raise JournalError(f"run `{run_id}` is damaged: its saved state does not fit the machine ("
-                               + "; ".join(problems[:3]) + ")")
+        return problems
 
     def _fill_trace(self, writer: TraceWriter, trace_path: str | None, committed: list[dict]) -> None:
         """Append committed steps that a crash kept out of the trace (committed before written), in order."""
@@ -380,7 +412,7 @@ class Interpreter:
                 new_env = self._tool(st, env, fields)
             else:
                 new_env = self._ask(st, env, fields, errors)
-        except _Failed as exc:
+        except StepFailed as exc:
             errors.append(exc.error)
             fields["latency_ms"] = round((time.perf_counter() - started) * 1000, 3)
             return self._finish(fields, errors, warnings, FALLBACK), env, FALLBACK, exc.error
@@ -427,6 +459,11 @@ class Interpreter:
         return fields
 
     def _ask(self, st: State, env: dict, fields: dict[str, Any], errors: list[StepError]) -> dict:
+        """A model or judge state: ask until an answer fits its writes (retries with the validation error)."""
+        unset = [f"`{r}`" for r in st.reads if r not in env]
+        if unset:  # only `run_from` can leave a value out: the checker refuses a read before every path writes it
+            raise StepFailed(StepError("arguments", f"`{st.name}` reads {', '.join(unset)}, which "
+                                                    + ("have" if len(unset) > 1 else "has") + " no value"))
         request = self.prompts.request(st, env)
         fields["operation"] = "chat"
         tokens_in = tokens_out = 0
@@ -437,10 +474,10 @@ class Interpreter:
             except ExecutorError as exc:
                 fields["retries"] = attempt
                 if exc.kind == "divergence":  # a replay that left its trace: retrying cannot bring it back
-                    raise _Failed(StepError("divergence", str(exc))) from None
+                    raise StepFailed(StepError("divergence", str(exc))) from None
                 errors.append(StepError(exc.kind, f"executor: {exc}"))
-                if attempt == self.options.retries or not self._wait_to_retry(exc, deadline):
-                    raise _Failed(StepError(exc.kind, f"the executor failed: {exc}")) from None
+                if attempt == self.options.retries or not wait_to_retry(exc, deadline, self.options.max_retry_wait_s):
+                    raise StepFailed(StepError(exc.kind, f"the executor failed: {exc}")) from None
                 continue
             tokens_in += count(response.input_tokens) or 0
             tokens_out += count(response.output_tokens) or 0
@@ -462,25 +499,13 @@ class Interpreter:
                     return new_env
             errors.append(StepError("invalid_output", "invalid output: " + "; ".join(problems)))
             request = request.retry(response.text, problems)
-        raise _Failed(StepError("invalid_output", f"no valid output after {self.options.retries + 1} attempts: "
-                                                  f"{errors[-1].message}"))
+        raise StepFailed(StepError("invalid_output", f"no valid output after {self.options.retries + 1} attempts: "
+                                                     f"{errors[-1].message}"))
 
     def _complete(self, request, deadline: float | None):
         """One request within the step's deadline; a reply that is not text is an executor failure."""
         response = complete_within(self.executor, request, deadline, self.options.step_deadline_s)
         return attrs.evolve(response, text=scrub(response.text))
-
-    def _wait_to_retry(self, exc: ExecutorError, deadline: float | None) -> bool:
-        """Honour a server's Retry-After before the next attempt; False when that wait would pass the deadline."""
-        wait = getattr(exc, "retry_after", None)
-        if not wait:
-            return deadline is None or time.monotonic() < deadline
-        if wait > self.options.max_retry_wait_s:
-            return False
-        if deadline is not None and time.monotonic() + wait >= deadline:
-            return False
-        time.sleep(wait)
-        return True
 
     def _tool(self, st: State, env: dict, fields: dict[str, Any]) -> dict:
         call = st.call
@@ -489,7 +514,7 @@ class Interpreter:
         try:
             args = {name: evaluate(value, env) for name, value in call.args}
         except EvalError as exc:
-            raise _Failed(StepError("arguments", f"cannot build the arguments of `{tool.name}`: {exc}")) from None
+            raise StepFailed(StepError("arguments", f"cannot build the arguments of `{tool.name}`: {exc}")) from None
         fields["operation"] = "execute_tool"
         fields["tool_name"] = tool.name
         fields["tool_call"] = ToolCall(tool.name, args)
@@ -497,16 +522,16 @@ class Interpreter:
             result = self.tools.result(st.name, tool, args)
         except ExecutorError as exc:
             if exc.kind == "divergence":
-                raise _Failed(StepError("divergence", str(exc))) from None
-            raise _Failed(StepError("tool", f"tool `{tool.name}` failed: {exc}")) from None
+                raise StepFailed(StepError("divergence", str(exc))) from None
+            raise StepFailed(StepError("tool", f"tool `{tool.name}` failed: {exc}")) from None
         except ToolError as exc:
-            raise _Failed(StepError("tool", f"tool `{tool.name}` failed: {exc}")) from None
+            raise StepFailed(StepError("tool", f"tool `{tool.name}` failed: {exc}")) from None
         if not isinstance(result, dict):
-            raise _Failed(StepError("tool", f"tool `{tool.name}` returned {type(result).__name__}, not its results"))
+            raise StepFailed(StepError("tool", f"tool `{tool.name}` returned {type(result).__name__}, not its results"))
         result = scrub(result)
         problems = [e for name, t in tool.results for e in check_value(result.get(name), t, f"result `{name}`")]
         if problems:
-            raise _Failed(StepError("tool", f"tool `{tool.name}` returned invalid results: " + "; ".join(problems)))
+            raise StepFailed(StepError("tool", f"tool `{tool.name}` returned invalid results: " + "; ".join(problems)))
         fields["tool_result"] = result
         new_env = dict(env)
         for var, res in st.bindings:
@@ -514,6 +539,25 @@ class Interpreter:
             new_env[var] = coerce(result.get(res), self.machine.variables[var].type)
         fields["output"] = {var: new_env[var] for var, _ in st.bindings}
         return new_env
+
+
+def wait_to_retry(exc: ExecutorError, deadline: float | None, max_wait_s: float, *,
+                  now: Callable[[], float] = time.monotonic, sleep: Callable[[float], None] = time.sleep) -> bool:
+    """Honour a server's Retry-After before the next attempt; False when no attempt should follow.
+
+    False when the wait asked for is longer than `max_wait_s` or would pass `deadline` (a `now()` value, by default
+    `time.monotonic()`; None: no deadline), or, without a Retry-After, when the deadline has passed. Otherwise
+    `sleep`s the wait, if any, and is True. Shared by the interpreter and the baseline loop.
+    """
+    wait = getattr(exc, "retry_after", None)
+    if not wait:
+        return deadline is None or now() < deadline
+    if wait > max_wait_s:
+        return False
+    if deadline is not None and now() + wait >= deadline:
+        return False
+    sleep(wait)
+    return True
 
 
 def complete_within(executor: Executor, request: Request, deadline: float | None, deadline_s: float | None) -> Response:

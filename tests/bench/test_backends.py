@@ -1,14 +1,13 @@
-"""The local backend: in-process in order, a process pool unordered, a dead worker a BackendError; make_backend."""
+"""The local backend: in-process in order, a process pool unordered, a dead worker a BackendError."""
 
 from __future__ import annotations
 
 import math
 import os
-import sys
 
 import pytest
 
-from skillc.bench.backends import Backend, BackendError, LocalBackend, make_backend
+from skillc.bench.backends import Backend, BackendError, LocalBackend
 
 
 def test_one_worker_runs_in_this_process_in_order() -> None:
@@ -63,18 +62,3 @@ def test_no_jobs() -> None:
 def test_workers_must_be_positive() -> None:
     with pytest.raises(ValueError):
         LocalBackend(0)
-
-
-def test_make_backend() -> None:
-    """`local` is the process pool; an unknown name is a BackendError naming the backends."""
-    backend: Backend = make_backend("local", 3)
-    assert isinstance(backend, LocalBackend) and backend.workers == 3
-    with pytest.raises(BackendError, match="local, ray"):
-        make_backend("slurm")
-
-
-def test_ray_without_its_module_is_a_backend_error(monkeypatch: pytest.MonkeyPatch) -> None:
-    """When skillc.bench.ray_backend cannot be imported, `ray` is a BackendError with the install hint."""
-    monkeypatch.setitem(sys.modules, "skillc.bench.ray_backend", None)  # makes the import fail
-    with pytest.raises(BackendError, match="skillc\\[bench\\]"):
-        make_backend("ray", 1, None)

@@ -8,6 +8,7 @@ Ray the module skips, unless SKILLC_REQUIRE_RAY=1 (CI), where a missing Ray fail
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 import json
 import os
@@ -18,6 +19,7 @@ import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Generator, Iterator
 from pathlib import Path
@@ -25,7 +27,8 @@ from pathlib import Path
 import pytest
 
 from skillc.bench import codes
-from skillc.bench.backends import BackendError, make_backend
+from skillc.bench.backends import BackendError
+from skillc.bench.runner import make_backend
 from skillc.bench.ray_backend import RayBackend, RayBackendError, Shipped, land, resolve_address, ship
 from skillc.bench.results import Cell, Row
 
@@ -363,6 +366,52 @@ def test_nothing_listening_fails_fast() -> None:
         RayBackend(f"127.0.0.1:{_closed_port()}")
     assert caught.value.code is codes.NO_RAY_CLUSTER
     assert time.monotonic() - started < 10
+
+
+@contextlib.contextmanager
+def _not_ray(reply: bytes | None) -> Iterator[str]:
+    """The address of a TCP listener that is not a Ray head: it holds each connection open without a word (None),
+    or sends `reply` and closes it. It listens where Ray dials a loopback address (this node's IP)."""
+    from skillc.bench.ray_backend import _as_ray_dials, _host_port
+
+    server = socket.socket()
+    server.bind((_host_port(_as_ray_dials("127.0.0.1:1"))[0], 0))
+    server.listen(8)
+    held: list[socket.socket] = []
+
+    def serve() -> None:
+        while True:
+            try:
+                conn, _ = server.accept()
+            except OSError:  # the listener was closed: the test is over
+                return
+            if reply is None:
+                held.append(conn)
+                continue
+            with conn:
+                conn.sendall(reply)
+
+    threading.Thread(target=serve, daemon=True).start()
+    try:
+        yield f"127.0.0.1:{server.getsockname()[1]}"
+    finally:
+        server.close()
+        for conn in held:
+            conn.close()
+
+
+@pytest.mark.parametrize("reply", [None, b"HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n", b""],
+                         ids=["silent", "http", "closes"])
+def test_a_port_that_is_not_a_ray_head_fails_fast(reply: bytes | None) -> None:
+    """Something listens but does not speak gRPC: SKM726 within the probe's few seconds, not Ray's endless retries."""
+    _need_ray()
+    with _not_ray(reply) as address:
+        started = time.monotonic()
+        with pytest.raises(RayBackendError) as caught:
+            RayBackend(address)
+        elapsed = time.monotonic() - started
+    assert caught.value.code is codes.NO_RAY_CLUSTER and "not a Ray head" in str(caught.value)
+    assert elapsed < 10
 
 
 @pytest.mark.parametrize("value", ["0", "-1", "two", "nan"])

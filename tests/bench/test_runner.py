@@ -20,7 +20,8 @@ from click.testing import CliRunner
 from skillc.bench import runner
 from skillc.bench.cells import cell_paths
 from skillc.bench.results import Row, read_results
-from skillc.bench.runner import BenchConfig, CellJob, run_bench, run_cell
+from skillc.bench.backends import Backend, BackendError, LocalBackend
+from skillc.bench.runner import BenchConfig, CellJob, make_backend, run_bench, run_cell
 from skillc.bench.suite import load_suite
 from skillc.cli import main
 
@@ -369,3 +370,18 @@ def test_a_misspelt_mode_gets_a_did_you_mean(tmp_path: Path) -> None:
                                     output=str(out)))
     assert [(d.code, d.hint) for d in outcome.diagnostics] == [("SKM730", "did you mean `machine`?")]
     assert not out.exists()
+
+
+def test_make_backend() -> None:
+    """`local` is the process pool; an unknown name is a BackendError naming the backends."""
+    backend: Backend = make_backend("local", 3)
+    assert isinstance(backend, LocalBackend) and backend.workers == 3
+    with pytest.raises(BackendError, match="local, ray"):
+        make_backend("slurm")
+
+
+def test_ray_without_its_module_is_a_backend_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    """When skillc.bench.ray_backend cannot be imported, `ray` is a BackendError with the install hint."""
+    monkeypatch.setitem(sys.modules, "skillc.bench.ray_backend", None)  # makes the import fail
+    with pytest.raises(BackendError, match="skillc\\[bench\\]"):
+        make_backend("ray", 1, None)

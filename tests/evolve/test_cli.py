@@ -121,16 +121,31 @@ def test_the_ablations_without_the_verifier_and_without_the_gate(setup: tuple[Pa
     # no cases: every unrewarded version scores alike, so PUCT follows the prior down A's branch
     assert not found["success"] and found["cases"] == 0 and found["executions"] == 3
     result = _evolve(*setup, tmp_path / "ng", "--no-gate")
-    # without the gate the unchecked candidate C is sent to the bench runner, which cannot run it: the search stops
-    # with SKM844 (the core's BenchExecutor: a cell without a trace is a role failure), keeping what it found
-    assert result.exit_code == 4 and "error[SKM844]" in result.output and "version C did not run" in result.output
-    assert (tmp_path / "ng" / "evolved.skm").read_text(encoding="utf-8") == WRONG_FORMAT
+    # without the gate the unchecked candidate C costs an execution (reward 0: it cannot run), then B is found
+    assert result.exit_code == 0 and "SKM844" not in result.output, result.output
+    assert "3 of 5 evolved executions used, 0 saved by the gate" in result.output
+    assert "  run C: reward 0 (jump); not run: fails skillc check (SKM102: undefined state `readback`)" \
+        in result.output.splitlines()
+    tree = json.loads((tmp_path / "ng" / "tree.json").read_text(encoding="utf-8"))
+    assert [tree["nodes"][s["node"]]["name"] for s in tree["steps"] if s["kind"] == "run"] == ["root", "A", "C", "B"]
+    assert not any(n["invalid"] for n in tree["nodes"]) and tree["executions"] == 3 and tree["saved"] == 0
+    notes = {n["name"]: n["note"] for n in tree["nodes"] if n["note"]}  # why C did not really run, kept in the tree
+    assert list(notes) == ["C"] and notes["C"].startswith("not run: fails skillc check (SKM102")
+    assert "not run: fails skillc check" in (tmp_path / "ng" / "report.md").read_text(encoding="utf-8")
+    assert (tmp_path / "ng" / "evolved.skm").read_text(encoding="utf-8") == GOOD
 
 
 @pytest.mark.parametrize(("extra", "code"), [
     (["--budget", "-1"], "SKM840"),
     (["--children", "0"], "SKM840"),
     (["--task", "t9"], "SKM840"),
+    (["--repair-rounds", "0"], "SKM840"),
+    (["--max-cases", "0"], "SKM840"),
+    (["--case-timeout", "0"], "SKM840"),
+    (["--fpu-reduction", "-0.5"], "SKM840"),
+    (["--fpu-reduction", "nan"], "SKM840"),
+    (["--model-timeout", "0"], "SKM840"),
+    (["--model-timeout", "nan"], "SKM840"),
     (["--executor", "bogus:x"], "SKM731"),
     (["--reflect-model", "scripted:/nonexistent/roles.json"], "SKM841"),
 ])
@@ -141,6 +156,31 @@ def test_bad_flags_are_diagnostics_with_exit_2_and_nothing_written(setup: tuple[
     assert result.exit_code == 2, result.output
     assert f"error[{code}]" in result.output and "Traceback" not in result.output
     assert not out.exists()
+
+
+def test_every_search_constant_has_a_flag_that_reaches_the_options(setup: tuple[Path, Path], tmp_path: Path,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    from skillc.evolve import command
+
+    seen: list[command.EvolveConfig] = []
+
+    def capture(config: command.EvolveConfig) -> command.EvolveResult:
+        seen.append(config)
+        return command.EvolveResult(None, None, {}, [], usage=True)
+
+    monkeypatch.setattr(command, "run_evolve", capture)
+    flags = ["--budget", "2", "--children", "4", "--rounds", "2", "--c-puct", "0.7", "--beta", "2.5",
+             "--fpu-reduction", "0.25", "--repair-rounds", "5", "--max-cases", "7", "--case-timeout", "9.5",
+             "--model-timeout", "33", "--greedy", "--no-verifier"]
+    assert _evolve(*setup, tmp_path / "o", *flags).exit_code == 2
+    options = seen[0].options()
+    assert (options.budget, options.branching, options.reflection_rounds, options.c_puct, options.beta) == (
+        2, 4, 2, 0.7, 2.5)
+    assert (options.fpu_reduction, options.repair_rounds, options.max_cases, options.case_timeout_s) == (
+        0.25, 5, 7, 9.5)
+    assert options.strategy == "greedy" and not options.self_verifier and seen[0].model_timeout_s == 33
+    assert _evolve(*setup, tmp_path / "o").exit_code == 2  # the defaults are the issue's (EvolveOptions')
+    assert seen[1].options() == command.EvolveOptions() and seen[1].model_timeout_s == 120
 
 
 def test_a_role_script_of_the_wrong_shape_and_a_missing_machine(setup: tuple[Path, Path], tmp_path: Path) -> None:
@@ -173,6 +213,53 @@ def test_the_gate_reads_the_machines_archive_and_a_damaged_one_is_refused(setup:
     result = _evolve(machine, roles, tmp_path / "a1")
     assert result.exit_code == 2 and "error[SKM807]" in result.output and not (tmp_path / "a1").exists()
     assert _evolve(machine, roles, tmp_path / "a2", "--no-gate", "--budget", "0").exit_code == 4
+
+
+def _archived_root(tmp_path: Path) -> Path:
+    """The root after `skillc refine` accepted two real runs (the fix's success, the root's failure) into its
+    archive."""
+    from skillc.bench.suite import load_suite
+    from skillc.evolve.executor import BenchExecutor
+    from skillc.evolve.state import Node
+
+    loaded = load_suite(SUITE)
+    assert loaded.suite is not None
+    runs = BenchExecutor(loaded.suite, loaded.suite.tasks[0], EXECUTOR, tmp_path / "dev")
+    traces = [str(runs.execute(Node(i, text)).trace) for i, text in enumerate((GOOD, WRONG_FORMAT))]
+    machine = tmp_path / "root.skm"
+    machine.write_text(WRONG_FORMAT, encoding="utf-8")
+    refined = CliRunner().invoke(main, ["refine", str(machine), *traces], catch_exceptions=False)
+    assert refined.exit_code == 0 and "2 accepted, 0 realigned, 0 dropped" in refined.output, refined.output
+    return machine
+
+
+def test_the_gate_replays_the_traces_a_real_refine_archive_accepted(setup: tuple[Path, Path], tmp_path: Path) -> None:
+    machine = _archived_root(tmp_path)
+    root = machine.read_text(encoding="utf-8")  # refine's text: the failed run's terminal added
+    assert "terminal failed_end: failed" in root and (tmp_path / "root.archive" / "manifest.json").is_file()
+    fixed = root.replace("printf 'answer: %s", "printf '%s")
+    # checks clean, but the accepted successful run read back "42\n", which this guard no longer takes
+    strict = fixed.replace('when readback == answer ++ "\\n"', "when readback == answer")
+    assert len({root, fixed, strict}) == 3
+    roles = _roles()
+    roles["reflect"]["root"][0]["children"] = [
+        {"name": "A", "rank": 1, "machine": root.replace("> answer.txt", "> result.txt")},
+        {"name": "S", "rank": 2, "machine": strict}, {"name": "B", "rank": 3, "machine": fixed}]
+    script = tmp_path / "archive-roles.json"
+    script.write_text(json.dumps(roles), encoding="utf-8")
+    result = _evolve(machine, script, tmp_path / "ar", "--json")
+    found = json.loads(result.output)
+    assert result.exit_code == 0 and found["best"]["name"] == "B", result.output
+    assert found["executions"] == 2 and found["saved"] == 1 and found["refused"] == 1
+    refused = [line for line in found["trajectory"] if line.startswith("refused")]
+    assert len(refused) == 1 and refused[0].startswith("refused S: no longer replays accepted trace "), refused
+    assert refused[0].endswith(" (a success run): the trace's outcome is success, the machine ended in `failed_end` "
+                               "(failed); the candidate's path: solve → note → write → read_back → failed_end")
+    assert [line.split(":")[0] for line in found["trajectory"] if line.startswith("run")] == [
+        "run root", "run A", "run B"]
+    report = (tmp_path / "ar" / "report.md").read_text(encoding="utf-8")
+    assert refused[0].removeprefix("refused S: ") in report
+    assert machine.read_text(encoding="utf-8") == root  # the archive gates; evolving writes nothing beside it
 
 
 def test_the_default_folder_is_relative_to_the_current_one(setup: tuple[Path, Path], tmp_path: Path,

@@ -5,13 +5,17 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from skillc.bench.suite import load_suite
-from skillc.evolve.cases import Draft
 from skillc.evolve.executor import BenchExecutor
 from skillc.evolve.gate import check_gate
 from skillc.evolve.loop import Roles, evolve
-from skillc.evolve.roles import Reflection, Script, ScriptedReflector, ScriptedVerifier
+from skillc.evolve.cases import Case, Draft, run_case
+from skillc.evolve.loop import no_gate
+from skillc.evolve.roles import Reflection, RoleError, Script, ScriptedReflector, ScriptedVerifier
 from skillc.evolve.state import Child, Node, Operation
+from skillc.runtime.record import load_run
 
 FIXTURE = Path(__file__).parents[1] / "bench" / "fixtures" / "beats"
 SCRIPT = f"scripted:{FIXTURE / 'script.json'}"
@@ -22,10 +26,10 @@ WRONG_FILE = GOOD.replace("\" > answer.txt\")", "\" > other.txt\")")
 UNCHECKED = GOOD.replace("-> read_back", "-> readback")
 
 
-def _executor(out: Path) -> BenchExecutor:
+def _executor(out: Path, spec: str = SCRIPT) -> BenchExecutor:
     loaded = load_suite(FIXTURE / "suite.toml")
     assert loaded.suite is not None
-    return BenchExecutor(loaded.suite, loaded.suite.tasks[0], SCRIPT, out)
+    return BenchExecutor(loaded.suite, loaded.suite.tasks[0], spec, out)
 
 
 def test_a_version_runs_as_a_bench_cell_with_its_own_work_folder(tmp_path: Path) -> None:
@@ -54,3 +58,42 @@ def test_evolution_over_real_runs_refuses_the_unchecked_candidate_and_finds_the_
     assert [n.name for n in refused] == ["unchecked"] and "SKM102" in (refused[0].invalid or "")
     assert evolution.knowledge.evidence.row(evolution.best.id) == (1,)
     assert evolution.knowledge.evidence.row(0) == (0,)
+
+
+def test_a_version_that_does_not_check_costs_its_execution_with_reward_0(tmp_path: Path) -> None:
+    # the executor spec cannot even be made: the version is refused for what it is, before its cell would run
+    executor = _executor(tmp_path, f"scripted:{tmp_path / 'missing.json'}")
+    output = executor.execute(Node(4, UNCHECKED, name="unchecked"))
+    assert output.reward == 0 and output.outputs == () and output.note.startswith("not run: fails skillc check")
+    assert output.workdir.is_dir() and list(output.workdir.iterdir()) == []  # the fixture-less task's fresh folder
+    footer = load_run(output.trace).footer
+    assert footer is not None and footer.outcome == "failed" and footer.steps == 0
+    assert footer.error is not None and footer.error.startswith("not run: fails skillc check (SKM102")
+    assert footer.reason is not None and footer.reason.message == footer.error
+    # the cases run on it as on any output: one that needs the run's work does not hold, none is broken
+    answer = run_case(Case("answer", "shell", "test -f answer.txt", "hard", frozenset()), output, 30)
+    trace = run_case(Case("trace", "python", "def check(workdir, outputs, trace):\n"
+                                             "    return 'not run' in trace.read_text()\n", "hard", frozenset()),
+                     output, 30)
+    assert (answer.holds, answer.error, trace.holds, trace.error) == (False, None, True, None)
+
+
+def test_a_harness_failure_is_still_a_role_error(tmp_path: Path) -> None:
+    with pytest.raises(RoleError, match="version fine did not run: executor scripted:"):
+        _executor(tmp_path, f"scripted:{tmp_path / 'missing.json'}").execute(Node(1, GOOD, name="fine"))
+    (tmp_path / "blocked").mkdir()
+    (tmp_path / "blocked" / "cells").write_text("not a folder", encoding="utf-8")
+    with pytest.raises(RoleError, match="version unchecked did not run: cannot prepare the workdir"):
+        _executor(tmp_path / "blocked").execute(Node(2, UNCHECKED, name="unchecked"))
+
+
+def test_without_the_gate_the_unchecked_candidate_spends_an_execution(tmp_path: Path) -> None:
+    script = Script(
+        reflect={"root": (Reflection((), (Child(UNCHECKED, 1, "unchecked"), Child(GOOD, 2, "fixed"))),)},
+        verify={}, execute={})
+    roles = Roles(_executor(tmp_path), ScriptedReflector(script), ScriptedVerifier(script))
+    evolution = evolve(WRONG_FILE, roles, gate=no_gate)
+    assert evolution.success and evolution.best.name == "fixed" and evolution.diagnostics == ()
+    assert evolution.executions == 2 and evolution.saved == 0
+    runs = [(evolution.tree.node(s.node).name, s.reward) for s in evolution.steps if s.kind == "run"]
+    assert runs == [("root", 0), ("unchecked", 0), ("fixed", 1)]

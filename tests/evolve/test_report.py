@@ -9,8 +9,13 @@ from pathlib import Path
 
 import pytest
 
+from skillc.evolve.gate import check_gate
+from skillc.evolve.loop import Evolution, Roles, evolve
+from skillc.evolve.options import EvolveOptions
 from skillc.evolve.report import evolution_dot, evolution_json, evolution_markdown, write_evolution
+from skillc.evolve.roles import Script, ScriptedExecutor, ScriptedReflector, load_script
 from tests.evolve import scenario
+from tests.evolve.test_gate import MACHINE as GATE_MACHINE
 
 
 @pytest.fixture(scope="module")
@@ -65,3 +70,53 @@ def test_write_evolution_reports_an_unwritable_folder(evolution: scenario.Evolut
     blocker.write_text("x", encoding="utf-8")
     problem = write_evolution(evolution, blocker / "result")
     assert problem is not None and problem.code == "SKM901"
+
+
+@pytest.fixture(scope="module")
+def patched(tmp_path_factory: pytest.TempPathFactory) -> tuple[Evolution, list[dict[str, object]]]:
+    """An evolution whose children are a machine patch, a patch that does not apply and a whole text."""
+    folder = tmp_path_factory.mktemp("patched")
+    children: list[dict[str, object]] = [
+        {"name": "edited", "rank": 1, "patch": {"machine": [
+            {"op": "set_counter", "name": "tries", "max": 2},
+            {"op": "add_edge", "state": "a", "text": 'notes == "" and tries < 2', "target": "a"},
+            {"op": "add_assigns", "state": "a", "index": 0, "assigns": "tries += 1"},
+            {"op": "set_prompt", "state": "a", "text": "write the notes " + "at length " * 10}]}},
+        {"name": "broken", "rank": 2, "patch": {"machine": [{"op": "remove_read", "state": "a", "name": "x"}]}},
+        {"name": "whole", "rank": 3, "machine": GATE_MACHINE},
+    ]
+    path = folder / "roles.json"
+    path.write_text(json.dumps({"reflect": {"root": [{"children": children}]},
+                                "execute": {"root": {"reward": 0}, "edited": {"reward": 1}}}), encoding="utf-8")
+    script = load_script(path)
+    assert isinstance(script, Script), script
+    roles = Roles(ScriptedExecutor(script, folder / "out"), ScriptedReflector(script))
+    return evolve(GATE_MACHINE, roles, gate=check_gate, options=EvolveOptions(budget=2)), children
+
+
+def test_the_tree_json_records_each_childs_patch_as_a_role_script_patch(
+        patched: tuple[Evolution, list[dict[str, object]]], tmp_path: Path) -> None:
+    evolution, children = patched
+    data = json.loads(json.dumps(evolution_json(evolution)))
+    nodes = {n["name"]: n for n in data["nodes"]}
+    assert nodes["edited"]["reward"] == 1 and nodes["broken"]["invalid"] and evolution.success
+    assert nodes["root"]["patch"] is None and nodes["whole"]["patch"] is None
+    assert [nodes[c["name"]]["patch"] for c in children[:2]] == [c["patch"] for c in children[:2]]
+    back = tmp_path / "again.json"  # pasted back into a role script, the patches read as the same records
+    again = [{"name": name, "rank": 1, "patch": nodes[name]["patch"]} for name in ("edited", "broken")]
+    back.write_text(json.dumps({"reflect": {"root": [{"children": again}]}}), encoding="utf-8")
+    script = load_script(back)
+    assert isinstance(script, Script), script
+    by_name = {node.name: node for node in evolution.tree.nodes}
+    assert [c.patch for c in script.reflect["root"][0].children] == [by_name["edited"].patch, by_name["broken"].patch]
+
+
+def test_the_markdown_report_shows_each_revisions_edits_one_line_each(
+        patched: tuple[Evolution, list[dict[str, object]]]) -> None:
+    text = evolution_markdown(patched[0])
+    section = text.split("## Revisions\n\n")[1].split("\n\n")[0].splitlines()
+    assert section[:3] == ["- `edited` (from `root`): a patch:", '  - `set_counter name="tries" max=2`',
+                           '  - `add_edge state="a" text="notes == \\"\\" and tries < 2" target="a"`']
+    assert section[4].startswith('  - `set_prompt state="a" text="write the notes at length') and "…" in section[4]
+    assert section[5:] == ["- `broken` (from `root`): a patch:", '  - `remove_read state="a" name="x"`',
+                           "- `whole` (from `root`): the whole machine text"]

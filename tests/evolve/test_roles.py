@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
+import attrs
 import pytest
 
 from skillc.evolve import codes
 from skillc.evolve.cases import Draft, VerifyRequest
+from skillc.evolve.patch import EDIT_FIELDS, EDIT_OPS, Edit, Patch, SkillEdit, patch_json
 from skillc.evolve.roles import (
     Reflection,
     ReflectRequest,
@@ -19,6 +22,8 @@ from skillc.evolve.roles import (
     load_script,
 )
 from skillc.evolve.state import Hypothesis, Knowledge, Node, Output, PatchTree
+
+SKILL_PATCH = Patch(skill=(SkillEdit("a\nb", "c"),))
 
 
 @pytest.mark.parametrize(("text", "fragment"), [
@@ -91,3 +96,30 @@ def test_the_scripted_executor_writes_the_recorded_files(tmp_path: Path) -> None
     assert output.trace.is_file()
     with pytest.raises(RoleError):
         executor.execute(Node(1, "m", name="other"))
+
+
+def test_a_patch_edit_takes_every_field_and_patch_json_reads_back(tmp_path: Path) -> None:
+    values: dict[str, object] = {name: (2 if kind == "integer" else f"v-{name}") for name, kind in EDIT_FIELDS}
+    patch = Patch(tuple(attrs.evolve(Edit(op), **values) for op in EDIT_OPS) + (Edit("start", target="b"),))
+    reply = {"reflect": {"root": [{"children": [{"name": "p", "rank": 1, "patch": patch_json(patch)},
+                                                {"name": "s", "rank": 2, "patch": patch_json(SKILL_PATCH)}]}]}}
+    path = tmp_path / "roles.json"
+    path.write_text(json.dumps(reply), encoding="utf-8")
+    script = load_script(path)
+    assert isinstance(script, Script), script
+    children = script.reflect["root"][0].children
+    assert (children[0].patch, children[1].patch) == (patch, SKILL_PATCH)
+    assert patch_json(Patch((Edit("start", target="b"),))) == {"machine": [{"op": "start", "target": "b"}]}
+
+
+@pytest.mark.parametrize(("edit", "fragment"), [
+    ({"op": "set_assigns", "find": 3}, "find must be a string"),
+    ({"op": "set_assigns", "max": "3"}, "index and max are integers"),
+    ({"op": "set_assigns", "where": "x"}, "unknown key `where`"),
+])
+def test_a_bad_edit_field_is_refused(tmp_path: Path, edit: dict[str, object], fragment: str) -> None:
+    path = tmp_path / "roles.json"
+    path.write_text(json.dumps({"reflect": {"root": [{"children": [{"patch": {"machine": [edit]}}]}]}}),
+                    encoding="utf-8")
+    problem = load_script(path)
+    assert not isinstance(problem, Script) and fragment in problem.message

@@ -7,6 +7,7 @@ from pathlib import Path
 import attrs
 import pytest
 
+from skillc.evolve.patch import Edit, Patch
 from skillc.evolve.state import (
     Case,
     CaseBank,
@@ -44,6 +45,12 @@ def test_children_get_ids_priors_and_the_parent_is_expanded() -> None:
     assert tree.path(3) == (0, 2, 3)
     with pytest.raises(ValueError):
         add_children(tree, 0, [Child("m4", 1)], (0.5, 0.5))  # a prior per child, exactly
+
+
+def test_a_child_keeps_the_patch_that_made_it() -> None:
+    patch = Patch((Edit("set_prompt", state="a", text="x"),))
+    tree = add_children(PatchTree.rooted("m0"), 0, [Child("m1", 1, "p", patch=patch), Child("m2", 2, "t")], (0.7, 0.3))
+    assert tree.node(1).patch == patch and tree.node(2).patch is None and tree.root.patch is None
 
 
 def test_visits_count_along_the_selection_path() -> None:

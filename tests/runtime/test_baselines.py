@@ -211,3 +211,69 @@ def test_a_baseline_cannot_be_resumed(tmp_path: Path) -> None:
     result = CliRunner().invoke(cli.main, ["run", "--mode", "prompt-only", "--resume", "r1", "--journal",
                                            str(tmp_path / "j")])
     assert result.exit_code == 2 and "a prompt-only run cannot be resumed" in result.output
+
+
+class FakeClock:
+    """A monotonic clock that a sleep advances at once (on time.monotonic's scale, as the loop's clock must be)."""
+
+    def __init__(self) -> None:
+        import time
+
+        self.start = time.monotonic()
+        self.slept: list[float] = []
+
+    def now(self) -> float:
+        return self.start + sum(self.slept)
+
+    def sleep(self, seconds: float) -> None:
+        self.slept.append(seconds)
+
+
+class Throttled(Recording):
+    """Fails with the given Retry-After values (None: no header) before it replies like Recording."""
+
+    def __init__(self, waits: list, replies: list) -> None:
+        super().__init__(replies)
+        self.waits = list(waits)
+
+    def complete(self, request) -> Response:
+        if self.waits:
+            self.requests.append(request)
+            raise ExecutorError("429 too many requests", retry_after=self.waits.pop(0))
+        return super().complete(request)
+
+
+def _throttled(tmp_path: Path, waits: list, **options):
+    """A native run against a throttled executor on a fake clock: the result, the trace, the calls, the sleeps."""
+    from skillc.runtime.baselines import Clock
+
+    executor, clock = Throttled(waits, [WRITE, READ, FINISH]), FakeClock()
+    trace = tmp_path / "native.jsonl"
+    result = run_baseline(_machine(), "native", executor, ToolBox.default(cwd=str(tmp_path)),
+                          RunOptions(trace=trace, **{"max_steps": 20, **options}), INPUTS, SKILL,
+                          clock=Clock(clock.now, clock.sleep))
+    return result, load_run(trace), len(executor.requests), clock.slept
+
+
+def test_a_retry_after_is_waited_for_before_the_next_attempt(tmp_path: Path) -> None:
+    result, run, calls, slept = _throttled(tmp_path, [2.5, 1.0])
+    assert result.outcome == "success" and slept == [2.5, 1.0] and calls == 5  # 2 refused + 3 turns
+    first = run.steps[0]
+    assert first.retries == 2 and [e.kind for e in first.errors] == ["executor", "executor"]
+
+
+def test_no_retry_after_retries_at_once(tmp_path: Path) -> None:
+    result, _, calls, slept = _throttled(tmp_path, [None])
+    assert result.outcome == "success" and slept == [] and calls == 4
+
+
+def test_a_retry_after_above_the_cap_ends_the_step(tmp_path: Path) -> None:
+    result, run, calls, slept = _throttled(tmp_path, [120.0], max_retry_wait_s=60.0)
+    assert (result.outcome, calls, slept) == ("failed", 1, [])
+    assert run.footer.reason is not None and run.footer.reason.kind == "executor"
+    assert "429 too many requests" in run.footer.reason.message
+
+
+def test_a_retry_after_past_the_step_deadline_ends_the_step(tmp_path: Path) -> None:
+    result, _, calls, slept = _throttled(tmp_path, [6.0, 6.0], step_deadline_s=10.0)
+    assert (result.outcome, calls, slept) == ("failed", 2, [6.0])  # 6 fits in 10 s; 6 + 6 does not

@@ -1,11 +1,13 @@
-"""Hidden verifier: answer.txt must be {"answer": 42} as JSON and the check must have been recorded."""
+"""The hidden verifier: answer.txt must be the JSON object {"answer": 42} and validated by `validate_answer`
+(its receipt, checked.txt, says so). The search sees only its verdict."""
 import json
-from pathlib import Path
 
 
-def check(workdir: Path) -> bool:
+def check(workdir, outputs, trace):
+    """Whether the run delivered the answer in the task's format and validated it."""
     try:
-        answer = json.loads((workdir / "answer.txt").read_text())
+        answer = json.loads((workdir / "answer.txt").read_text(encoding="utf-8"))
+        receipt = (workdir / "checked.txt").read_text(encoding="utf-8")
     except (OSError, ValueError):
         return False
-    return answer == {"answer": 42} and (workdir / "checked.txt").is_file()
+    return answer == {"answer": 42} and receipt.startswith("valid")

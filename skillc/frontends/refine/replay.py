@@ -50,11 +50,10 @@ import attrs
 from skillc.ir.evaluate import EvalError, evaluate
 from skillc.ir.machine import FALLBACK, Machine, State, Tool, Variable
 from skillc.runtime.executors.base import BaseExecutor, ExecutorError, Response
-# `_Failed` is how an operation sends the run to the fallback; the replay's operations fail the same way.
-from skillc.runtime.interpreter import Interpreter, RunOptions, RunResult, _Failed, initial_env
+# `StepFailed` is how an operation sends the run to the fallback; the replay's operations fail the same way.
+from skillc.runtime.interpreter import Interpreter, RunError, RunOptions, RunResult, StepFailed, initial_env
 from skillc.runtime.prompts import Request
 from skillc.runtime.record import ErrorKind, Step, StepError, ToolCall
-from skillc.runtime.trace import TraceWriter
 from skillc.runtime.values import apply_outputs, check_value, coerce
 from skillc.frontends.refine.events import Alignment, DevTrace, Event
 
@@ -212,7 +211,7 @@ class _Replayer(Interpreter):
             event = self.cursor.peek(st.name)
         except _Diverged as exc:
             if self.strict:
-                raise _Failed(StepError("divergence", str(exc))) from exc
+                raise StepFailed(StepError("divergence", str(exc))) from exc
             self.unobserved.append(st.name)  # a model turn the trace does not show: passed with unknown values
             return self._forget(st, env, st.writes)
         self.cursor.take(st.name)
@@ -223,7 +222,7 @@ class _Replayer(Interpreter):
         # The runtime's own contract check (the one a model's answer gets), without building a prompt.
         new_env, problems = apply_outputs(self.machine, st, env, values)
         if problems:
-            raise _Failed(StepError("invalid_output", "invalid output: " + "; ".join(problems)))
+            raise StepFailed(StepError("invalid_output", "invalid output: " + "; ".join(problems)))
         fields["output"] = values
         if st.kind == "judge":
             fields["label"] = new_env[st.writes[0]]
@@ -248,8 +247,8 @@ class _Replayer(Interpreter):
         tool = self.machine.tools[st.call.tool]
         problems = [e for name, t in tool.results for e in check_value(result.get(name), t, f"result `{name}`")]
         if problems:
-            raise _Failed(StepError("tool", f"tool `{tool.name}`: the trace's result does not fit: "
-                                            + "; ".join(problems)))
+            raise StepFailed(StepError("tool", f"tool `{tool.name}`: the trace's result does not fit: "
+                                               + "; ".join(problems)))
         new_env = dict(env)
         for var, res in st.bindings:
             new_env[var] = coerce(result.get(res), self.machine.variables[var].type)
@@ -262,7 +261,7 @@ class _Replayer(Interpreter):
         try:
             return self.cursor.peek(st.name)
         except _Diverged as exc:
-            raise _Failed(StepError("divergence", str(exc))) from exc
+            raise StepFailed(StepError("divergence", str(exc))) from exc
 
     def _forget(self, st: State, env: dict, names: tuple[str, ...]) -> dict:
         """The variables with `names` take the values the run reported at its end, else are left without one."""
@@ -318,9 +317,12 @@ def replay_trace(machine: Machine, trace: DevTrace, alignment: Alignment, *, str
         if var.is_input and var.init is not None:
             env[var.name] = coerce(evaluate(var.init, {}), var.type)
     env.update(_known(machine, trace.inputs, lambda v: v.is_input))
-    # The loop entered directly: `Interpreter.run` refuses a run whose required inputs are missing, and a trace
-    # from a chat log records none (they stay unknown). No trace file, journal or model is involved.
-    result = replayer._loop(None, env, machine.start, 0, TraceWriter(None, {}))
+    # Not `Interpreter.run`: it refuses a run whose required inputs are missing, and a trace from a chat log
+    # records none (they stay unknown). No trace file, journal or model is involved.
+    try:
+        result = replayer.run_from(env)
+    except RunError as exc:  # a default of the wrong type in a machine nobody checked
+        return ReplayVerdict(False, ReplayPath(), f"the machine cannot be run: {exc}", 0)
     return _verdict(trace, cursor, replayer, steps, result)
 
 

@@ -199,6 +199,18 @@ def test_a_cycle_of_unobserved_turns_stops_at_the_step_limit_instead_of_hanging(
     assert not verdict.ok and verdict.reason is not None and verdict.reason.startswith("step_limit")
 
 
+
+def test_an_unchecked_machine_whose_input_default_has_the_wrong_type_is_a_verdict_not_a_crash() -> None:
+    bad = FIX.replace("input target: str", 'input target: str\n  input level: int = "high"')
+    loaded = skillc.load(bad, path=str(ROOT / "bad.skm"))  # SKM110 on purpose: loaded, not checked
+    assert loaded.machine is not None
+    t = trace([plan("make"), review("good"), apply(0)])
+    assert replay_trace(machine(), t, aligned(t, "plan_it", "review", "apply")).ok  # the checked machine replays it
+    verdict = replay_trace(loaded.machine, t, aligned(t, "plan_it", "review", "apply"))
+    assert not verdict.ok and verdict.path == ReplayPath() and verdict.diverged_at == 0
+    assert verdict.reason == "the machine cannot be run: `level` must be an integer"
+
+
 def test_the_committed_skillc_examples_replay_on_livemath() -> None:
     from skillc.frontends.refine.traces import load_traces
 
