@@ -15,6 +15,25 @@ from skillc import api, console
 from skillc.diagnostics.render import FORMATS
 
 
+class _Seconds(click.FloatRange):
+    """A positive, finite number of seconds (at most 1e9): `nan` and `inf` pass a plain FloatRange."""
+
+    name = "seconds"
+
+    def __init__(self) -> None:
+        super().__init__(min=0, min_open=True, max=1e9)
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        """The seconds, or a usage error for a value that is not a finite number in (0, 1e9]."""
+        seconds = super().convert(value, param, ctx)
+        if seconds != seconds:  # NaN compares unequal to itself and slips past the range
+            self.fail(f"{value!r} is not a number of seconds.", param, ctx)
+        return seconds
+
+
+SECONDS = _Seconds()
+
+
 def _format(aliases: bool = True, help: str | None = "How to print diagnostics.") -> Any:
     """The `--format` option of the commands that print diagnostics."""
     names = ("--format", "--output-format") if aliases else ("--format",)
@@ -65,7 +84,10 @@ def main() -> None:
 def check(paths: tuple[str, ...], fmt: str, strict: bool, skill: str | None, smt_timeout: int | None,
           verbose: bool, quiet: bool, config_path: str | None, select: str | None, ignore: str | None,
           exit_zero: bool, stdin_filename: str | None) -> None:
-    """Check .skm files (folders are searched for *.skm; `-` reads standard input)."""
+    """Check .skm files (folders are searched for *.skm; `-` reads standard input) and named *.asl.json/yaml files.
+
+    Exit 0 clean (warnings allowed), 1 errors (or warnings with --strict), 2 usage or I/O error, 3 internal error.
+    """
     result = api.check_files(paths, strict=strict, skill=skill, smt_timeout_ms=smt_timeout, config_path=config_path,
                              select=select, ignore=ignore, verbose=verbose, stdin=sys.stdin.buffer,
                              stdin_filename=stdin_filename)
@@ -96,7 +118,7 @@ def explain(codes: tuple[str, ...], markdown: bool) -> None:
 
 @main.command()
 @click.argument("path", type=click.Path(dir_okay=False))
-@_format(help=None)
+@_format(help="How to print diagnostics (the summary itself is always text).")
 def show(path: str, fmt: str) -> None:
     """Print a summary of a machine: states, transitions, variables, tools and rules."""
     sys.exit(console.show(api.describe(path), fmt))
@@ -113,7 +135,8 @@ def show(path: str, fmt: str) -> None:
               type=click.Choice(["auto", "json_schema", "json_object", "vllm", "prompt"]),
               help="How to ask an openai: backend for JSON-Schema output.")
 @click.option("--trace", "trace", type=click.Path(dir_okay=False), default=None, help="Write a JSONL trace here.")
-@click.option("--max-steps", type=click.IntRange(1), default=1000, show_default=True)
+@click.option("--max-steps", type=click.IntRange(1), default=1000, show_default=True,
+              help="Steps before the run is stopped and ends in the fallback.")
 @click.option("--retries", type=click.IntRange(0, 20), default=2, show_default=True,
               help="Retries of an invalid model output before the fallback.")
 @click.option("--journal", "journal", type=click.Path(dir_okay=False), default=".skillc/runs.sqlite",
@@ -122,18 +145,22 @@ def show(path: str, fmt: str) -> None:
 @click.option("--tools", "tools", multiple=True, type=click.Path(dir_okay=False, exists=True),
               help="A Python file whose functions implement tools (repeatable).")
 @click.option("--workdir", type=click.Path(file_okay=False), default=None, help="Working directory of bash.")
-@click.option("--tool-timeout", "tool_timeout_s", type=click.FloatRange(min=0, min_open=True), default=60.0, show_default=True,
+@click.option("--tool-timeout", "tool_timeout_s", type=SECONDS, default=60.0, show_default=True,
               help="Seconds before a tool (bash or a --tools function) is stopped.")
-@click.option("--model-timeout", "model_timeout_s", type=click.FloatRange(min=0, min_open=True), default=120.0, show_default=True,
+@click.option("--model-timeout", "model_timeout_s", type=SECONDS, default=120.0, show_default=True,
               help="Seconds one model request (openai:, anthropic: or local) may take.")
-@click.option("--step-deadline", "step_deadline_s", type=click.FloatRange(min=0, min_open=True), default=600.0, show_default=True,
+@click.option("--step-deadline", "step_deadline_s", type=SECONDS, default=600.0, show_default=True,
               help="Seconds one model or judge step may take in all: requests, retries and Retry-After waits.")
 @click.option("--mode", type=click.Choice(["machine", "native", "prompt-only"]), default="machine", show_default=True,
               help="machine: the runtime drives the machine; native: the skill document and full transcript, the "
                    "model picks every step; prompt-only: the machine rendered as prose, the model follows it.")
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
 def run(as_json: bool, **config: Any) -> None:
-    """Run a checked machine. Exit 0 success, 4 partial, 5 failed; 1 unchecked machine; 2 usage."""
+    """Run a checked machine: the runtime picks every next state; models and tools do one state's work.
+
+    Exit 0 a success outcome, 4 partial, 5 failed (or the fallback), 1 the machine does not check, 2 bad flags,
+    inputs or files (a refused resume included), 3 internal error.
+    """
     sys.exit(console.run(api.run(api.RunConfig(**config)), as_json))  # the flags are named as RunConfig's fields
 
 
@@ -142,7 +169,11 @@ def run(as_json: bool, **config: Any) -> None:
 @click.argument("trace_path", metavar="TRACE", type=click.Path(dir_okay=False, exists=True))
 @click.option("--other-machine", is_flag=True, help="Replay a trace recorded with another version of the machine.")
 def replay(machine_path: str, trace_path: str, other_machine: bool) -> None:
-    """Replay a trace through a machine without calling models or tools; exit 1 on divergence."""
+    """Replay a trace through a machine without calling models or tools.
+
+    Exit 0 when the trace replays, 1 at the first divergence (or the machine does not check), 2 an unreadable
+    trace or bad flags, 3 internal error.
+    """
     sys.exit(console.replay(api.replay(machine_path, trace_path, other_machine=other_machine), machine_path))
 
 
@@ -196,9 +227,10 @@ def lsp() -> None:
 
 @main.command(name="test")
 @click.argument("machine_path", metavar="MACHINE")
-@click.option("--coverage", type=click.Choice(["states", "transitions"]), default="transitions", show_default=True)
+@click.option("--coverage", type=click.Choice(["states", "transitions"]), default="transitions", show_default=True,
+              help="What each run aims at: a state or a transition not covered yet.")
 @click.option("--examples", type=click.IntRange(1), default=200, show_default=True, help="At most this many runs.")
-@click.option("--seed", type=int, default=0, show_default=True)
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the generated outputs.")
 @click.option("--traces", "traces_dir", type=click.Path(file_okay=False), default=None,
               help="Keep the trace of every run here (failing runs are always kept).")
 def test_machine(machine_path: str, coverage: str, examples: int, seed: int, traces_dir: str | None) -> None:
@@ -289,7 +321,8 @@ def refine(machine_path: str, traces: tuple[str, ...], output: str | None, archi
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the game settings.")
 @click.option("--games", "games_dir", default=".skillc/games", show_default=True, type=click.Path(file_okay=False),
               help="Where the generated games are kept (reused when already there).")
-@click.option("--workers", type=click.IntRange(1, 64), default=1, show_default=True)
+@click.option("--workers", type=click.IntRange(1, 64), default=1, show_default=True,
+              help="TextWorld games generated and played at once (processes).")
 @click.option("--env", "env_name", type=click.Choice(["textworld", "pddl"]), default="textworld", show_default=True,
               help="TextWorld cooking games, or PDDL problems (PDDLGym + pyperplan; --count takes the first problems).")
 @click.option("--domain", default="blocks", show_default=True, help="With --env pddl: the PDDL domain (blocks, gripper).")
@@ -373,7 +406,7 @@ def bench(suite: str | None, modes: str, executors: tuple[str, ...], quiet: bool
               help="Ablation: candidates run without the `skillc check` gate.")
 @click.option("--model-timeout", "model_timeout_s", type=float, default=120.0, show_default=True, metavar="SECONDS",
               help="Seconds one reflection or self-verifier model call may take.")
-@click.option("-o", "--output", default=None, type=click.Path(file_okay=False),
+@click.option("-o", "--output", default=None, type=click.Path(),  # a file here is SKM901, as every folder problem
               help="The folder for evolved.skm, tree.json, report.md, tree.dot and runs/ "
                    "(default .skillc/evolve/MACHINE).")
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
@@ -381,9 +414,15 @@ def evolve(as_json: bool, **options: Any) -> None:
     """Improve a machine on one task under a small execution budget: hypotheses, test cases, a tree search.
 
     Exit 0 when a rewarded version was found, 1 the machine does not check, 2 bad flags or files (nothing
-    run), 3 internal error, 4 no rewarded version within the budget (the files are still written).
+    run), 3 internal error, 4 no rewarded version within the budget (the files are still written), 130 interrupted
+    (the files of the versions run so far are still written).
     """
-    sys.exit(console.evolve(api.evolve(api.EvolveConfig(**options)), as_json))  # flags named as the fields
+    try:
+        result = api.evolve(api.EvolveConfig(**options))  # flags named as the fields
+    except KeyboardInterrupt:  # before the search started or while its files were written (the search keeps its own)
+        click.echo("skillc evolve: interrupted before the search ran or while its files were written", err=True)
+        sys.exit(130)
+    sys.exit(console.evolve(result, as_json))
 
 
 @main.command()
@@ -392,7 +431,7 @@ def evolve(as_json: bool, **options: Any) -> None:
                                       "JSON Schema of [tool.skillc] / skillc.toml.")
 @click.option("-o", "--output", default=None, help="Write to a file instead of stdout.")
 def grammar(fmt: str, output: str | None) -> None:
-    """Export the .skm grammar (or the machine JSON Schema) for grammar-constrained decoding."""
+    """Export the .skm grammar for grammar-constrained decoding, the machine JSON Schema, or the config's."""
     sys.exit(console.output(api.grammar(fmt), output))
 
 
@@ -404,7 +443,7 @@ def import_group() -> None:
 @import_group.command(name="asl")
 @click.argument("path", type=click.Path(dir_okay=False))
 @click.option("-o", "--output", default=None, help="Write the .skm here (default: stdout).")
-@_format(aliases=False, help=None)
+@_format(aliases=False, help="How to print the findings.")
 def import_asl(path: str, output: str | None, fmt: str) -> None:
     """An Amazon States Language definition (JSON or YAML) as a .skm machine; branches become fragments."""
     sys.exit(console.imported(api.import_graph("asl", path), output, fmt))
@@ -413,7 +452,7 @@ def import_asl(path: str, output: str | None, fmt: str) -> None:
 @import_group.command(name="langgraph")
 @click.argument("spec", metavar="MODULE:ATTR")
 @click.option("-o", "--output", default=None, help="Write the .skm here (default: stdout).")
-@_format(aliases=False, help=None)
+@_format(aliases=False, help="How to print the findings.")
 def import_langgraph(spec: str, output: str | None, fmt: str) -> None:
     """A LangGraph StateGraph (or its compiled graph), imported from MODULE:ATTR, as a .skm machine."""
     sys.exit(console.imported(api.import_graph("langgraph", spec), output, fmt))

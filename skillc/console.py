@@ -154,7 +154,8 @@ def show(result: api.DescribeResult, fmt: str) -> int:
     """`skillc show`: the diagnostics, then the summary."""
     if result.text is None:
         return failed(result.diagnostics, fmt)
-    emit(result.diagnostics, fmt)
+    if result.diagnostics:  # not an empty SARIF log in front of a summary of a clean machine
+        emit(result.diagnostics, fmt)
     click.echo(result.text)
     return EXIT_OK
 
@@ -317,6 +318,17 @@ def draw(result: api.DrawResult, path: str | None) -> int:
     return EXIT_OK
 
 
+def build_summary(result: api.BuildResult, out: Path | None) -> str:
+    """The line after a build: every state counted as `skillc show` counts them, the working ones apart."""
+    m = result.machine
+    states = m.states.values() if m else ()
+    working = sum(s.kind in ("model", "judge", "tool") for s in states)
+    rounds = f", {len(result.rounds)} draft round(s)" if result.rounds else ""
+    return (f"built {'stdout' if out is None else out}: {len(states)} states ({working} model, judge or tool), "
+            f"{len(m.rules) if m else 0} rules, coverage {100 * result.coverage:.1f}% of {len(result.rows)} "
+            f"clauses{rounds}")
+
+
 def build(outcome: api.BuildOutcome, fmt: str, report: bool, quiet: bool) -> int:
     """`skillc build`: diagnostics, the clause table, then the machine written (or why nothing was)."""
     from skillc.frontends.markdown.report import table
@@ -338,11 +350,7 @@ def build(outcome: api.BuildOutcome, fmt: str, report: bool, quiet: bool) -> int
         emit([make(codes.IO_ERROR, problem)], fmt)
         return EXIT_USAGE
     if summary:
-        m = result.machine
-        states = sum(s.kind in ("model", "judge", "tool") for s in m.states.values()) if m else 0
-        rounds = f", {len(result.rounds)} draft round(s)" if result.rounds else ""
-        click.echo(f"built {'stdout' if out is None else out}: {states} states, {len(m.rules) if m else 0} rules, "
-                   f"coverage {100 * result.coverage:.1f}% of {len(result.rows)} clauses{rounds}", err=True)
+        click.echo(build_summary(result, out), err=True)
     return EXIT_OK
 
 
@@ -382,6 +390,11 @@ def refine(result: api.RefineResult, as_json: bool) -> int:
     """`skillc refine`: per trace accepted / realigned / dropped with its edits, diff and replays; 4 if one dropped."""
     from skillc.frontends.refine.report import render
 
+    if result.interrupted and result.archive is None:  # stopped before it had an archive: nothing to show
+        from skillc.bench.runner import EXIT_INTERRUPTED
+
+        emit(result.diagnostics, "json" if as_json else "full")
+        return EXIT_INTERRUPTED
     if not result.summaries and not result.ok:
         return failed(result.diagnostics, "json" if as_json else "full")
     if as_json:  # stdout is JSON only: the import's warnings go into the summary line
@@ -390,14 +403,18 @@ def refine(result: api.RefineResult, as_json: bool) -> int:
         found = [{"code": d.code, "severity": d.severity.name.lower(), "message": d.message}
                  for d in result.diagnostics]
         click.echo(json.dumps({"traces": len(result.summaries), "dropped": result.dropped, "written": result.written,
-                               "archive": result.archive, "dry_run": result.dry_run, "diagnostics": found},
-                              ensure_ascii=False))
+                               "archive": result.archive, "dry_run": result.dry_run,
+                               "interrupted": result.interrupted, "diagnostics": found}, ensure_ascii=False))
     else:
         emit(result.diagnostics, "full")
         click.echo(render(result.summaries))
         where = "dry run: nothing written" if result.dry_run else f"wrote {result.written}" if result.written \
             else "nothing accepted: nothing written"
         click.echo(f"{where} (archive {result.archive})", err=True)
+    if result.interrupted:
+        from skillc.bench.runner import EXIT_INTERRUPTED
+
+        return exit_code(result.diagnostics) or EXIT_INTERRUPTED
     return exit_code(result.diagnostics) or (EXIT_PARTIAL if result.dropped else EXIT_OK)
 
 
@@ -444,11 +461,19 @@ def bench(result: api.BenchResult, as_json: bool) -> int:
         return EXIT_INTERNAL
     if outcome.usage or outcome.unchecked:
         return EXIT_ERRORS if outcome.unchecked else EXIT_USAGE
+    if outcome.interrupted and outcome.out is None:  # stopped before or after the cells: nothing to summarise
+        from skillc.bench.runner import EXIT_INTERRUPTED
+
+        return EXIT_INTERRUPTED
     if as_json:
         click.echo(printable(json.dumps(_bench_json(outcome), ensure_ascii=False)))
     else:
         for line in _bench_lines(outcome):
             click.echo(printable(line))
+    if outcome.interrupted:
+        from skillc.bench.runner import EXIT_INTERRUPTED
+
+        return EXIT_INTERRUPTED
     if outcome.incomplete:
         return EXIT_PARTIAL
     return EXIT_USAGE if outcome.report is None else EXIT_OK  # the rows are written, the report could not be
@@ -487,7 +512,7 @@ def _bench_json(outcome: object) -> dict[str, object]:
     assert isinstance(outcome, BenchOutcome)
     report = outcome.report
     return {"suite": outcome.suite, "cells": outcome.cells, "ran": outcome.ran, "resumed": outcome.resumed,
-            "incomplete": outcome.incomplete, "results": str(outcome.results),
+            "incomplete": outcome.incomplete, "interrupted": outcome.interrupted, "results": str(outcome.results),
             "reports": [str(p) for p in outcome.reports],
             "groups": [] if report is None else [_finite(attrs.asdict(s)) for s in report.summaries],
             "comparisons": [] if report is None else [_finite(attrs.asdict(c)) for c in report.comparisons]}
@@ -505,10 +530,11 @@ def _finite(value: object) -> object:
 
 
 def evolve(result: api.EvolveResult, as_json: bool) -> int:
-    """`skillc evolve`: the trajectory summary and the files; 0 rewarded, 4 not, 1 unchecked, 2 usage, 3 internal."""
+    """`skillc evolve`: the trajectory summary and the files; 0 rewarded, 4 not, 1 unchecked, 2 usage, 3 internal,
+    130 interrupted (the files of what it found are written)."""
     from skillc.diagnostics.files import printable
     from skillc.diagnostics.render import render
-    from skillc.evolve.command import summary, summary_lines
+    from skillc.evolve.command import EXIT_INTERRUPTED, summary, summary_lines
 
     shown = sorted((d for d in result.diagnostics if d.severity is not Severity.NOTE), key=Diagnostic.sort_key)
     if shown:  # on stderr: stdout is the summary (or its JSON)
@@ -523,6 +549,8 @@ def evolve(result: api.EvolveResult, as_json: bool) -> int:
     else:
         for line in summary_lines(found):
             click.echo(printable(line))
+    if result.evolution.interrupted:
+        return EXIT_INTERRUPTED
     return EXIT_OK if result.evolution.success else EXIT_PARTIAL
 
 

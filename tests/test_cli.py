@@ -176,3 +176,17 @@ def test_skillc_check_stays_the_api_function() -> None:
     import skillc.check.config  # noqa: F401 - importing the subpackage must not rebind the public name
 
     assert callable(skillc.check) and skillc.check is skillc.api.check
+
+
+def test_run_refuses_seconds_that_are_not_finite_numbers() -> None:
+    """`nan`, `inf` and huge values slip past a plain FloatRange; every run timeout refuses them (exit 2)."""
+    from click.testing import CliRunner
+
+    from skillc.cli import main
+
+    machine = str(ROOT / "examples" / "livemath" / "livemath.skm")
+    for flag in ("--tool-timeout", "--model-timeout", "--step-deadline"):
+        for value in ("nan", "inf", "1e300", "0"):
+            result = CliRunner().invoke(main, ["run", machine, "--executor", "scripted:x.json", flag, value])
+            assert result.exit_code == 2, (flag, value, result.output)
+            assert f"Invalid value for '{flag}'" in result.output and "Traceback" not in result.output

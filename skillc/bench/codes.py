@@ -108,9 +108,11 @@ DUPLICATE_REQUIREMENT_ID: Final = Code(
            '\n[[require]]\nid = "answer"\nkind = "file"\npath = "answer.txt"\n'),
     "give each requirement its own id", runnable=False, lang="toml")
 NOT_A_TOOL_MODULE: Final = Code(
-    "SKM714", "not-a-tool-module", E, "a `tools` entry is not a Python file",
+    "SKM714", "not-a-tool-module", E, "a `tools` entry is not a Python file, or does not compile",
     "`[suite] tools` names the Python files whose public functions implement the machine's tools, as "
-    "`skillc run --tools` does; anything but a `.py` file cannot provide them.",
+    "`skillc run --tools` does; anything but a `.py` file cannot provide them, and neither can one that does "
+    "not compile (the suite compiles each module when it loads, without running it, so a syntax error is found "
+    "once instead of failing every cell).",
     '[suite]\nskill = "SKILL.md"\ntools = ["SKILL.md"]\n\n' + _TASK,
     '[suite]\nskill = "SKILL.md"\n# tools = ["env.py"]: the .py file that defines the tools\n\n' + _TASK,
     "name the `.py` file that defines the tools", runnable=False, lang="toml")
@@ -140,6 +142,17 @@ RESULTS_LOCKED: Final = Code(
     'from skillc.bench.results import open_writer\n\nfirst = open_writer("out/results.jsonl")\nfirst.close()\n'
     'second = open_writer("out/results.jsonl")\n',
     "wait for the other bench to end, or write to another output folder", runnable=False, lang="python")
+BENCH_INTERRUPTED: Final = Code(
+    "SKM723", "bench-interrupted", W, "the bench was interrupted, so some cells have no row",
+    "An interrupt (Ctrl-C, SIGINT) stops the bench between rows: every row already in results.jsonl is whole and "
+    "kept, the cells that were running get no row (they run again, from an emptied folder), no further cell "
+    "starts, and the report is not rebuilt. `skillc bench` exits 130. Running the same command again runs only "
+    "the cells without a row.",
+    "^C during `skillc bench suite.toml --executor scripted:script.json -o out`",
+    "skillc bench suite.toml --executor scripted:script.json -o out",
+    "run the same command again to run the rest, or `skillc bench --report-only -o DIR` for a report of the "
+    "rows so far",
+    runnable=False, lang="text")
 # The Ray backend's codes (SKM725–SKM729): tests/bench/test_ray_backend.py runs the examples against a local Ray
 # cluster it starts (127.0.0.1:6379 and 10.0.0.5:6379 stand for its address).
 _RAY = "skillc bench suite.toml --executor scripted:script.json --backend ray --workers 2"
@@ -207,10 +220,12 @@ INVALID_BENCH_EXECUTOR: Final = Code(
     "give --executor SPEC: scripted:FILE, replay:TRACE, openai:MODEL, anthropic:MODEL or local",
     runnable=False, lang="shell")
 INVALID_BENCH_COUNT: Final = Code(
-    "SKM732", "invalid-bench-count", E, "a repeat, worker or step count below 1",
-    "`repeats`, `workers` and `max_steps` of a bench are counts of at least 1 (the command line refuses "
-    "smaller values itself; this is the API's check of `BenchConfig`).",
-    _BENCH + " --repeats 0", _BENCH + " --repeats 1", "give a count of at least 1", runnable=False, lang="shell")
+    "SKM732", "invalid-bench-count", E, "a repeat, worker or step count below 1, or a timeout out of range",
+    "`repeats`, `workers` and `max_steps` of a bench are counts of at least 1. The model and tool timeouts are "
+    "numbers of seconds greater than 0 and at most 1e9 (a timer cannot be set further; `inf` and `nan` are "
+    "refused rather than making every call fail).",
+    _BENCH + " --repeats 0", _BENCH + " --repeats 1", "give a count of at least 1, or a timeout in seconds",
+    runnable=False, lang="shell")
 BENCH_NEEDS_MACHINE: Final = Code(
     "SKM733", "bench-needs-machine", E, "the suite names no machine",
     "Every mode runs with a checked machine: machine mode runs it, prompt-only mode renders it as prose, and "
@@ -289,7 +304,7 @@ ALL: Final[tuple[Code, ...]] = (
     INVALID_TASK_LINE, DUPLICATE_TASK_ID, INVALID_PATTERN, INVALID_VERIFIER, INVALID_REQUIREMENT,
     NO_SUITE_SUBJECT, NO_TASKS, VALUE_OUT_OF_RANGE, DUPLICATE_REQUIREMENT_ID, NOT_A_TOOL_MODULE,
     UNKNOWN_TASK_INPUT, INVALID_TASK_INPUT,
-    DAMAGED_RESULTS, DUPLICATE_RESULT, RESULTS_LOCKED,
+    DAMAGED_RESULTS, DUPLICATE_RESULT, RESULTS_LOCKED, BENCH_INTERRUPTED,
     RAY_NOT_INSTALLED, NO_RAY_CLUSTER, INVALID_RAY_SETTING, RAY_TASK_DIED, TRACE_NOT_VISIBLE,
     UNKNOWN_BENCH_MODE, INVALID_BENCH_EXECUTOR, INVALID_BENCH_COUNT, BENCH_NEEDS_MACHINE, NO_SKILL_DOCUMENT,
     BACKEND_FAILED, NO_RESULTS, CHANGED_BENCH, CHANGED_SUITE, UNRECORDED_SUITE,

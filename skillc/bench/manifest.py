@@ -16,11 +16,12 @@ cannot be compared with the suite, and the current fingerprints are recorded fro
 
 from __future__ import annotations
 
+import ast
 import hashlib
 import json
 import os
 import shlex
-from collections.abc import Collection, Mapping
+from collections.abc import Collection, Iterator, Mapping
 from pathlib import Path
 
 import attrs
@@ -39,7 +40,10 @@ VERSION = 2
 #: The keys compared as a whole (SKM737), in the order a message names them.
 _CORE = ("machine_hash", "skill_hash", "limits")
 #: How a fingerprint's parts are named in messages.
-_SHOWN = {"workdir": "fixture folder", "failed_runs_comply": "failed_runs_comply"}
+_SHOWN = {"workdir": "fixture folder", "failed_runs_comply": "failed_runs_comply", "imports": "verifier's imports"}
+#: Task parts that bench.json files written before them lack: absent from a record, they are not compared (the
+#: rows were made before the part was recorded; a change to the verifier's own file is still caught).
+_RECORDED_LATER = frozenset({"imports"})
 
 
 @attrs.frozen
@@ -86,6 +90,8 @@ def task_fingerprint(task: Task) -> dict[str, str]:
              "horizon": _digest(task.horizon)}
     if task.workdir is not None:
         parts["workdir"] = _tree_digest(task.workdir)
+    if isinstance(task.verifier, PythonVerifier) and (imports := _local_imports(task.verifier)):
+        parts["imports"] = _digest(imports)
     return parts
 
 
@@ -94,13 +100,69 @@ def _verifier_plain(task: Task) -> object:
     verifier = task.verifier
     if isinstance(verifier, PythonVerifier):
         module = verifier.target.partition(":")[0]
-        base = verifier.folder.joinpath(*module.split("."))
-        path = base / "__init__.py" if base.is_dir() else base.with_suffix(".py")  # as verify loads it
-        return {"python": verifier.target, "timeout": verifier.timeout, "module": _file_digest(path)}
+        return {"python": verifier.target, "timeout": verifier.timeout,
+                "module": _file_digest(_verifier_file(verifier))}
     plain = _plain(verifier)
     if isinstance(verifier, ShellVerifier):
         return {"shell": plain, "files": {w: _file_digest(Path(w)) for w in _named_files(verifier.command)}}
     return plain
+
+
+def _verifier_file(verifier: PythonVerifier) -> Path:
+    """The file a Python verifier's module is loaded from, as verify loads it."""
+    base = verifier.folder.joinpath(*verifier.target.partition(":")[0].split("."))
+    return base / "__init__.py" if base.is_dir() else base.with_suffix(".py")
+
+
+def _local_imports(verifier: PythonVerifier) -> dict[str, str]:
+    """The digest of every module of the suite's folder the verifier imports, directly or through another one.
+
+    Found by reading `import` statements (not by running anything): a module loaded another way (importlib, a
+    path put on sys.path at run time) is not seen.
+    """
+    start = _verifier_file(verifier)
+    found: dict[str, str] = {}
+    todo = [start]
+    while todo:
+        current = todo.pop()
+        for target in _imported_files(current, verifier.folder):
+            key = _relative(target, verifier.folder)
+            if target != start and key not in found:
+                found[key] = _file_digest(target)
+                todo.append(target)
+    return found
+
+
+def _imported_files(path: Path, folder: Path) -> Iterator[Path]:
+    """The files of `folder` that the module at `path` imports (a relative import from its own folder)."""
+    try:
+        tree = ast.parse(path.read_bytes(), str(path))
+    except (SyntaxError, ValueError, OSError):
+        return
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names = [(folder, a.name) for a in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            if node.level > len(path.parents):
+                continue  # above the file system's root: the import fails when it runs
+            base = path.parents[node.level - 1] if node.level else folder
+            module = [node.module] if node.module else []
+            names = [(base, ".".join(module + [a.name])) for a in node.names] + [(base, m) for m in module]
+        else:
+            continue
+        for base, dotted in names:
+            yield from _module_files(base, dotted, folder)
+
+
+def _module_files(base: Path, dotted: str, folder: Path) -> Iterator[Path]:
+    """The files `import dotted` loads from `base`: each package's `__init__.py` on the way, then the module."""
+    parts = dotted.split(".")
+    for i in range(1, len(parts) + 1):
+        stem = base.joinpath(*parts[:i])
+        for candidate in (stem.with_suffix(".py"), stem / "__init__.py"):
+            if candidate.is_file() and candidate.resolve().is_relative_to(folder.resolve()):
+                yield candidate
+                break
 
 
 def _named_files(command: str) -> list[str]:
@@ -245,7 +307,8 @@ def _task_change(out: Path, suite: Suite, recorded: Mapping[str, object], ran: C
         if task.id not in ran or not isinstance(before, dict):
             continue  # no rows to mix with (or none recorded: an older bench.json's gap)
         parts = task_fingerprint(task)
-        changed = [_SHOWN.get(k, k) for k in sorted(parts.keys() | before.keys()) if parts.get(k) != before.get(k)]
+        changed = [_SHOWN.get(k, k) for k in sorted(parts.keys() | before.keys())
+                   if parts.get(k) != before.get(k) and (k in before or k not in _RECORDED_LATER)]
         if changed:
             changes.append((task, changed))
     if not changes:

@@ -371,7 +371,7 @@ def tokens_chart(report: Report) -> str:
             ax.bar(np.arange(len(tasks)) + (j - (len(groups) - 1) / 2) * width,
                    [values.get(t, 0.0) for t in tasks], width, label=chart_label(group))
         ax.set_xticks(np.arange(len(tasks)), tasks, rotation=30, ha="right")
-        ax.set_ylabel("mean total tokens")
+        _tokens_axis(ax, "mean total tokens")
         ax.legend()
 
     return _png(draw, (min(16.0, max(4.0, 0.5 * tasks + 3)), 3.6))
@@ -383,7 +383,13 @@ def _tokens_boxes(ax: Axes, report: Report) -> None:
     data = [[t.mean_total_tokens for t in report.tokens if f"{t.mode} / {t.executor}" == g] for g in groups]
     ax.boxplot(data)
     ax.set_xticks(range(1, len(groups) + 1), [chart_label(g) for g in groups], rotation=15, ha="right")
-    ax.set_ylabel("mean total tokens per task")
+    _tokens_axis(ax, "mean total tokens per task")
+
+
+def _tokens_axis(ax: Axes, label: str) -> None:
+    """A token count's axis: from 0 (a count is never negative, and all-zero bars must not sit mid-axis)."""
+    ax.set_ylabel(label)
+    ax.set_ylim(bottom=0, top=max(1.0, ax.get_ylim()[1]))
 
 
 def horizon_chart(report: Report) -> str:
@@ -394,7 +400,7 @@ def horizon_chart(report: Report) -> str:
             ax.plot([p.horizon for p in points], [p.mean_total_tokens for p in points],
                     marker="o", label=chart_label(group))
         ax.set_xlabel("horizon")
-        ax.set_ylabel("mean total tokens")
+        _tokens_axis(ax, "mean total tokens")
         ax.legend()
 
     return _png(draw, (5.5, 3.6))

@@ -26,7 +26,7 @@ import time
 from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
 from pathlib import Path
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING, Final, cast
 
 import attrs
 
@@ -35,7 +35,7 @@ from skillc.bench.backends import Backend, BackendError, LocalBackend
 from skillc.bench.cells import CellPaths, cell_paths, fresh_workdir
 from skillc.bench.effects import Requirement
 from skillc.bench.results import Cell, Row, matrix
-from skillc.bench.suite import Suite, Task
+from skillc.bench.suite import MAX_SECONDS, Suite, Task
 from skillc.diagnostics import Diagnostic, Severity, make
 from skillc.diagnostics import codes as diagnostics_codes
 from skillc.ir.suggest import did_you_mean
@@ -61,6 +61,10 @@ Progress = Callable[[int, int], AbstractContextManager[Callable[[Row], None]]]
 
 #: The backends `make_backend` knows.
 BACKENDS = ("local", "ray")
+
+
+#: The exit status of a bench stopped by an interrupt (Ctrl-C), as a shell reports SIGINT: 128 + 2.
+EXIT_INTERRUPTED: Final = 130
 
 
 def make_backend(name: str, workers: int = 1, address: str | None = None) -> Backend:
@@ -307,7 +311,8 @@ class BenchOutcome:
     """What a bench did: its rows (the matrix's, including earlier runs' when resumed) and where it wrote.
 
     `usage`: bad flags or a bad suite (nothing ran); `unchecked`: the machine failed `skillc check`;
-    `incomplete`: the backend failed and some cells have no row (run the bench again to finish them).
+    `incomplete`: the backend failed or the bench was interrupted, and some cells have no row (run the bench again
+    to finish them); `interrupted`: an interrupt (SIGINT) stopped it (no report is written then).
     """
 
     diagnostics: tuple[Diagnostic, ...] = ()
@@ -321,6 +326,7 @@ class BenchOutcome:
     usage: bool = False
     unchecked: bool = False
     incomplete: bool = False
+    interrupted: bool = False
 
     @property
     def results(self) -> Path | None:
@@ -353,6 +359,10 @@ def _flag_problems(config: BenchConfig, tasks: Sequence[str]) -> list[Diagnostic
     for name, value in (("repeats", config.repeats), ("workers", config.workers), ("max steps", config.max_steps)):
         if value is not None and value < 1:
             problems.append(make(codes.INVALID_BENCH_COUNT, f"{name} must be at least 1, not {value}"))
+    for name, seconds in (("--model-timeout", config.model_timeout_s), ("--tool-timeout", config.tool_timeout_s)):
+        if not 0 < seconds <= MAX_SECONDS:  # NaN fails this too
+            problems.append(make(codes.INVALID_BENCH_COUNT, f"{name} must be a number of seconds greater than 0, at "
+                                                            f"most {MAX_SECONDS:g}, not {seconds:g}"))
     return problems
 
 
@@ -426,6 +436,11 @@ def _plan(config: BenchConfig, suite: Suite) -> _Plan | BenchOutcome:
     if "native" in config.modes and skill is None:
         return _usage(make(codes.NO_SKILL_DOCUMENT, "native mode sends the skill document, but the suite names no "
                                                     "`skill` and the machine's `source` cannot be read"))
+    if skill is not None:  # read once here: a document that is not UTF-8 text is refused before any cell runs
+        try:
+            _SKILLS[skill] = read_text(skill, what="skill document")
+        except FileProblem as exc:
+            return _usage(make(diagnostics_codes.IO_ERROR, str(exc)))
     remember_machine(suite.machine, machine, text)
     return _Plan(suite, suite.machine, machine_hash(text), skill)
 
@@ -474,6 +489,15 @@ def output_folder(config: BenchConfig, suite_name: str) -> Path:
 
 def run_bench(config: BenchConfig, backend: Backend | None = None, progress: Progress | None = None) -> BenchOutcome:
     """Run every cell of the matrix that has no row yet, then write the report; problems come back as diagnostics."""
+    try:
+        return _run_bench(config, backend, progress)
+    except KeyboardInterrupt:  # while loading, checking or reporting; the cells' loop handles its own (_drive)
+        return BenchOutcome((make(codes.BENCH_INTERRUPTED, "interrupted outside the cells: every row written is "
+                                  "kept (run the same command again to go on)"),), incomplete=True, interrupted=True)
+
+
+def _run_bench(config: BenchConfig, backend: Backend | None, progress: Progress | None) -> BenchOutcome:
+    """`run_bench` without the interrupt outside the cells."""
     from skillc.bench.manifest import keep_manifest
     from skillc.bench.results import open_writer, read_results
     from skillc.bench.suite import load_suite
@@ -511,8 +535,17 @@ def run_bench(config: BenchConfig, backend: Backend | None = None, progress: Pro
             chosen = backend or make_backend(config.backend, config.workers, config.address)
         except BackendError as exc:
             return _usage(exc.diagnostic())
-        ran, failure = _drive(chosen, _jobs(plan, limits, out, pending), writer.append, progress or _no_progress,
-                              len(cells), len(cells) - len(pending), close=backend is None)
+        ran, failure, interrupted = _drive(chosen, _jobs(plan, limits, out, pending), writer.append,
+                                           progress or _no_progress, len(cells), len(cells) - len(pending),
+                                           close=backend is None)
+    if interrupted:  # stop now: the rows written are whole and durable; a report can be had with --report-only
+        # Counted from the file: the interrupt may have come after a row was written but before it was counted.
+        wanted = {c.key for c in pending}
+        ran = sum(r.cell.key in wanted for r in read_results(out / "results.jsonl").rows)
+        notes.append(make(codes.BENCH_INTERRUPTED, f"interrupted: {ran} cells ran now, {len(pending) - ran} have no "
+                                                   f"row (run the same command again to run them)"))
+        return BenchOutcome(tuple(notes), suite.name, out, (), None, len(cells), ran, len(cells) - len(pending),
+                            incomplete=True, interrupted=True)
     if failure is not None:
         found = failure.diagnostic()
         notes.append(attrs.evolve(found, message=f"{found.message}; {len(pending) - ran} cells have no row (run "
@@ -525,8 +558,9 @@ def run_bench(config: BenchConfig, backend: Backend | None = None, progress: Pro
 
 
 def _drive(backend: Backend, jobs: Sequence[CellJob], append: Callable[[Row], None], progress: Progress,
-           total: int, done: int, *, close: bool) -> tuple[int, BackendError | None]:
-    """Send the jobs to the backend and append each row as it arrives: how many ran, and a backend failure."""
+           total: int, done: int, *, close: bool) -> tuple[int, BackendError | None, bool]:
+    """Send the jobs to the backend and append each row as it arrives: how many ran, a backend failure, and
+    whether an interrupt stopped it (a row is appended whole or not at all, so the file stays whole)."""
     ran = 0
     try:
         with progress(total, done) as tick:
@@ -535,11 +569,13 @@ def _drive(backend: Backend, jobs: Sequence[CellJob], append: Callable[[Row], No
                 ran += 1
                 tick(row)
     except BackendError as exc:
-        return ran, exc
+        return ran, exc, False
+    except KeyboardInterrupt:
+        return ran, None, True
     finally:
         if close:
             backend.close()
-    return ran, None
+    return ran, None, False
 
 
 def _reported(outcome: BenchOutcome, title: str) -> BenchOutcome:
@@ -571,5 +607,5 @@ def report_only(config: BenchConfig) -> BenchOutcome:
         return _usage(*results.diagnostics, make(codes.NO_RESULTS, f"{out / 'results.jsonl'} holds no result rows"))
     name = out.name
     rows = tuple(sorted(results.rows, key=lambda r: r.cell))
-    return _reported(BenchOutcome(results.diagnostics, name, out, rows, cells=len(rows)), name)
+    return _reported(BenchOutcome(results.diagnostics, name, out, rows, cells=len(rows), resumed=len(rows)), name)
 

@@ -16,7 +16,7 @@ import re
 import tomllib
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Final, Protocol
 
 import attrs
 
@@ -223,6 +223,21 @@ _Type = type | tuple[type, ...]
 _NUMBER: _Type = (int, float)
 _STRINGS: _Type = (list,)  # an array of strings (a tuple, so it is a key of its own in _TYPE_NAMES)
 _TOP: dict[str, _Type] = {"suite": dict, "verify": dict, "task": list, "require": list}
+#: The longest timeout a suite may give (about 31 years): beyond it the verifier's timer cannot be set.
+MAX_SECONDS: Final = 1e9
+
+def _compile_problem(path: Path) -> str | None:
+    """Why a tools module cannot be loaded, found by compiling it (its code is not run here); None when it compiles."""
+    try:
+        compile(path.read_bytes(), str(path), "exec", dont_inherit=True)
+    except SyntaxError as exc:  # a ValueError (NUL bytes) or UnicodeDecodeError is a SyntaxError's sibling
+        place = f" at line {exc.lineno}, column {exc.offset}" if exc.lineno else ""
+        return f"does not compile: {exc.msg}{place}"
+    except (ValueError, OSError) as exc:
+        return f"cannot be read as Python: {exc}"
+    return None
+
+
 _SUITE: dict[str, _Type] = {"name": str, "skill": str, "machine": str, "tasks": str, "timeout": _NUMBER,
                             "failed_runs_comply": bool, "tools": _STRINGS, "max_steps": int, "inputs": dict}
 _TASK: dict[str, _Type] = {"id": str, "inputs": dict, "workdir": str, "horizon": int, "verify": dict}
@@ -342,8 +357,10 @@ class _Reader:
         if raw is None:
             return None
         assert isinstance(raw, (int, float))
-        if raw < 1 if integer else raw <= 0:
-            need = "an integer of at least 1" if integer else "a number of seconds greater than 0"
+        # NaN compares false with everything, and a timer cannot be set past MAX_SECONDS (time_t overflows).
+        if raw < 1 if integer else not 0 < raw <= MAX_SECONDS:
+            need = "an integer of at least 1" if integer else \
+                f"a number of seconds greater than 0, at most {MAX_SECONDS:g}"
             self.report(codes.VALUE_OUT_OF_RANGE, f"`{_what(key)}` is {raw}; it must be {need}", where, key)
             return None
         return raw
@@ -519,6 +536,9 @@ class _Reader:
             if path is not None and path.suffix != ".py":
                 self.report(codes.NOT_A_TOOL_MODULE, f"`{_what(key + (i,))}`: {item} is not a Python file", where,
                             key, hint="tools come from a Python file's public functions, e.g. `tools = [\"env.py\"]`")
+            elif path is not None and (problem := _compile_problem(path)) is not None:
+                self.report(codes.NOT_A_TOOL_MODULE, f"`{_what(key + (i,))}`: {item} {problem}", where, key,
+                            hint="fix the module: every cell would fail to load its tools")
             elif path is not None:
                 paths.append(path)
         return tuple(paths)

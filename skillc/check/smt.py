@@ -28,6 +28,10 @@ from typing import Any, Literal, TypeGuard
 import attrs
 import z3
 
+# Z3's own SIGINT handler turns Ctrl-C during a solver call into an `unknown` answer and the command carries on;
+# without it the interrupt reaches Python (KeyboardInterrupt) as soon as the call returns.
+z3.set_param("ctrl_c", False)
+
 from skillc.ir import expr as ir
 from skillc.ir import types as T
 from skillc.ir.machine import Machine

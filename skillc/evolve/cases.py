@@ -113,6 +113,16 @@ def syntax_problem(draft: Draft) -> str | None:
     return None if done.returncode == 0 else (done.stderr.strip() or f"`sh -n` exited {done.returncode}")
 
 
+def shape_problem(draft: Draft) -> str | None:
+    """Why a draft is no case whatever it does: an empty id, or a source with nothing to run (an empty shell
+    command always "holds")."""
+    if not draft.id.strip():
+        return "the case has no id"
+    if not draft.source.strip():
+        return "the case's source is empty"
+    return None
+
+
 def validate(draft: Draft, output: Output, timeout_s: float) -> str | None:
     """Why a draft is not a usable case (syntax, or no verdict on `output`); None when it is."""
     return _validated(draft, output, timeout_s)[0]
@@ -120,7 +130,7 @@ def validate(draft: Draft, output: Output, timeout_s: float) -> str | None:
 
 def _validated(draft: Draft, output: Output, timeout_s: float) -> tuple[str | None, bool]:
     """`validate`'s answer, and whether the case held on `output` (so the caller need not run it again)."""
-    problem = syntax_problem(draft)
+    problem = shape_problem(draft) or syntax_problem(draft)
     if problem is not None:
         return problem, False
     result = run_case(draft, output, timeout_s)
@@ -173,32 +183,38 @@ def generate_cases(verifier: SelfVerifier, hypothesis: Hypothesis, node: int, ou
     accepted: dict[str, Case] = {}
     held: set[str] = set()
     notes: list[Diagnostic] = []
-    feedback: tuple[tuple[str, str], ...] = ()
+    broken: dict[str, str] = {}  # every draft still broken, by id, with its latest problem: repaired or dropped
     rounds = 0
     for rounds in range(1, repair_rounds + 1):
-        proposal = verifier.propose(VerifyRequest(hypothesis, node, output, rounds, feedback))
+        proposal = verifier.propose(VerifyRequest(hypothesis, node, output, rounds, tuple(broken.items())))
         notes.extend(proposal.diagnostics)
-        broken: list[tuple[str, str]] = []
         for draft in proposal.drafts:
             if len(accepted) >= max_cases:
                 break
             if draft.id in accepted:
+                same = (accepted[draft.id].kind, accepted[draft.id].source) == (draft.kind, draft.source)
+                if not same:
+                    notes.append(_dropped(draft.id, hypothesis, rounds, "its id is taken by another case"))
                 continue
             problem, holds_there = _validated(draft, output, timeout_s)
             if problem is None:
+                broken.pop(draft.id, None)
                 accepted[draft.id] = Case(draft.id, draft.kind, draft.source, draft.strength,
                                           frozenset({hypothesis.id}), draft.description)
                 if holds_there:
                     held.add(draft.id)
             else:
-                broken.append((draft.id, problem))
-        feedback = tuple(broken)
-        if not feedback or len(accepted) >= max_cases:
+                broken[draft.id] = problem
+        if not broken or len(accepted) >= max_cases:
             break
-    dropped = tuple(make(codes.UNVALIDATED_CASE, f"case {case_id!r} for hypothesis {hypothesis.id!r} was dropped "
-                                                 f"after {rounds} rounds: {problem}")
-                    for case_id, problem in feedback)
+    dropped = tuple(_dropped(case_id, hypothesis, rounds, problem) for case_id, problem in broken.items())
     return Generated(tuple(accepted.values()), rounds, (*notes, *dropped), frozenset(held))
+
+
+def _dropped(case_id: str, hypothesis: Hypothesis, rounds: int, problem: str) -> Diagnostic:
+    """SKM843 for a draft that never became a case."""
+    return make(codes.UNVALIDATED_CASE, f"case {case_id!r} for hypothesis {hypothesis.id!r} was dropped after "
+                                        f"{rounds} round{'s' if rounds != 1 else ''}: {problem}")
 
 
 def holds(case: Case, output: Output, timeout_s: float) -> int:

@@ -4,7 +4,8 @@ SKM840: options out of range. SKM841: a scripted role file (recorded reflection,
 or executor replies) that cannot be used. SKM842: a reflection operation that does not fit the
 hypothesis store (dropped, the search goes on). SKM843: a generated test case that never passed the
 validator within its repair rounds (dropped). SKM844: a role that failed outright (the search stops).
-SKM845: a model role's reply that was not the JSON asked for (that round is empty). The examples
+SKM845: a model role's reply that was not the JSON asked for (that round is empty). SKM846: the search was
+interrupted (Ctrl-C); what it found so far is kept and written. The examples
 are option values or JSON, not machines, so the registry test does not run them; tests/evolve/
 produces each code from real input.
 """
@@ -42,12 +43,14 @@ INVALID_HYPOTHESIS_OPERATION: Final = Code(
     runnable=False, lang="json")
 UNVALIDATED_CASE: Final = Code(
     "SKM843", "unvalidated-case", W, "a generated test case never passed the validator",
-    "A test case generated for a hypothesis must compile (Python) or parse (`sh -n`) and must run to a "
+    "A test case generated for a hypothesis must have an id no other case has and a source that is not empty, "
+    "must compile (Python) or parse (`sh -n`) and must run to a "
     "verdict on the cached output it was written for, within its timeout. The self-verifier is shown the "
     "problem and may repair the case for up to V rounds; a case still broken after that is dropped and never "
     "enters the evidence matrix.",
     'def check(workdir, outputs, trace)\n    return True', "def check(workdir, outputs, trace):\n    return True",
-    "a Python case defines check(workdir, outputs, trace) returning a bool or (bool, reason)",
+    "give each case its own id and a source that runs to a verdict: Python defines check(workdir, outputs, trace) "
+    "returning a bool or (bool, reason); a shell command exits 0 (holds) or 1 (does not)",
     runnable=False, lang="python")
 
 ROLE_FAILED: Final = Code(
@@ -68,5 +71,15 @@ UNUSABLE_ROLE_REPLY: Final = Code(
     "the message names the field; a smaller or grammar-constrained model may need more rounds",
     runnable=False, lang="json")
 
+EVOLVE_INTERRUPTED: Final = Code(
+    "SKM846", "evolve-interrupted", W, "the search was interrupted, so it stopped early",
+    "An interrupt (Ctrl-C, SIGINT) stops the search where it is: a version whose run or case was cut short "
+    "counts as not run, and everything found before it (the versions run, their evidence, the hypotheses) is "
+    "kept. `skillc evolve` still writes the evolved machine, tree.json, report.md and tree.dot of those "
+    "versions, each whole, and exits 130.",
+    "^C during `skillc evolve … -o out`", "skillc evolve … -o out2",
+    "the files hold the versions run so far; to go on, evolve the written evolved.skm into another -o folder",
+    runnable=False, lang="text")
+
 ALL: Final[tuple[Code, ...]] = (INVALID_EVOLVE_OPTION, INVALID_ROLE_SCRIPT, INVALID_HYPOTHESIS_OPERATION,
-                                UNVALIDATED_CASE, ROLE_FAILED, UNUSABLE_ROLE_REPLY)
+                                UNVALIDATED_CASE, ROLE_FAILED, UNUSABLE_ROLE_REPLY, EVOLVE_INTERRUPTED)

@@ -9,7 +9,7 @@ runs, as diagnostics, and nothing is written; a root machine that does not check
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Final
 
 import attrs
 
@@ -26,6 +26,8 @@ if TYPE_CHECKING:
     from skillc.evolve.roles import Reflector
     from skillc.runtime.executors.base import Executor as ModelExecutor
 
+#: The exit status of an evolution stopped by an interrupt (Ctrl-C), as a shell reports SIGINT: 128 + 2.
+EXIT_INTERRUPTED: Final = 130
 #: The files an evolution leaves in its folder, by what they are (SKILL.md only when the best version has one).
 FILES = (("machine", "evolved.skm"), ("tree", "tree.json"), ("report", "report.md"), ("drawing", "tree.dot"))
 
@@ -130,6 +132,9 @@ def _run(config: EvolveConfig, setup: _Setup) -> EvolveResult:
 
     folder = config.folder()
     runs = (folder / "runs").resolve()  # absolute: a cell runs in its own work folder
+    claimed = _claim(runs)
+    if claimed is not None:
+        return _usage([*setup.warnings, claimed])
     roles = Roles(BenchExecutor(setup.suite, setup.task, setup.spec, runs), setup.reflector, setup.verifier)
     evolution = evolve(setup.machine, roles, gate=setup.gate, options=config.options(), skill=setup.skill)
     diagnostics = [*setup.warnings, *evolution.diagnostics]
@@ -197,6 +202,10 @@ def _gate(config: EvolveConfig) -> tuple[Gate | None, list[Diagnostic]]:
     return archive_gate(config.machine)
 
 
+#: The hint of a task that is missing or not chosen.
+_TASK_HINT = "give --task ID with one of the suite's task ids"
+
+
 def _suite_task(config: EvolveConfig) -> tuple[Suite, Task] | list[Diagnostic]:
     """The suite and the task to evolve on (`--task`, or the suite's only task)."""
     from skillc.bench.suite import load_suite
@@ -207,10 +216,12 @@ def _suite_task(config: EvolveConfig) -> tuple[Suite, Task] | list[Diagnostic]:
     tasks = loaded.suite.tasks
     ids = ", ".join(t.id for t in tasks)
     if config.task is None and len(tasks) != 1:
-        return [make(codes.INVALID_EVOLVE_OPTION, f"the suite has {len(tasks)} tasks ({ids}); choose one with --task")]
+        return [make(codes.INVALID_EVOLVE_OPTION, f"the suite has {len(tasks)} tasks ({ids}); choose one with --task",
+                     hint=_TASK_HINT)]
     task = next((t for t in tasks if config.task in (None, t.id)), None)
     if task is None:
-        return [make(codes.INVALID_EVOLVE_OPTION, f"the suite has no task `{config.task}`; its tasks are {ids}")]
+        return [make(codes.INVALID_EVOLVE_OPTION, f"the suite has no task `{config.task}`; its tasks are {ids}",
+                     hint=_TASK_HINT)]
     return loaded.suite, task
 
 
@@ -224,13 +235,37 @@ def _executor_problem(spec: str | None, task: str) -> Diagnostic | None:
     return spec_problem(spec, [task])
 
 
+#: The hint of every problem with the output folder.
+_FOLDER_HINT = "choose another -o folder (a new or empty one that can be written)"
+
+
 def _folder_problems(folder: Path) -> list[Diagnostic]:
-    """An output folder that is a file, or that already holds an evolution's runs (never overwritten)."""
+    """An output folder that is a file, cannot be created or written, or already holds an evolution's runs."""
+    import os
+
     if folder.exists() and not folder.is_dir():
-        return [make(diagnostics_codes.IO_ERROR, f"{folder} is not a folder")]
+        return [make(diagnostics_codes.IO_ERROR, f"{folder} is not a folder", hint=_FOLDER_HINT)]
     if (folder / "runs").exists():
-        return [make(diagnostics_codes.IO_ERROR, f"{folder} already holds an evolution (runs/); choose another -o")]
+        return [make(diagnostics_codes.IO_ERROR, f"{folder} already holds an evolution (runs/)", hint=_FOLDER_HINT)]
+    place = folder.absolute()
+    while not place.exists() and place != place.parent:  # the nearest part of the path that exists
+        place = place.parent
+    if not place.is_dir():
+        return [make(diagnostics_codes.IO_ERROR, f"cannot create {folder}: {place} is not a folder", hint=_FOLDER_HINT)]
+    if not os.access(place, os.W_OK | os.X_OK):
+        return [make(diagnostics_codes.IO_ERROR, f"cannot write {folder}: {place} is not writable", hint=_FOLDER_HINT)]
     return []
+
+
+def _claim(runs: Path) -> Diagnostic | None:
+    """Create the runs/ folder, failing when it exists: two evolutions started together never share a folder."""
+    try:
+        runs.mkdir(parents=True)
+    except FileExistsError:
+        return make(diagnostics_codes.IO_ERROR, f"{runs.parent} already holds an evolution (runs/)", hint=_FOLDER_HINT)
+    except OSError as exc:
+        return make(diagnostics_codes.IO_ERROR, f"cannot create {runs}: {exc.strerror or exc}", hint=_FOLDER_HINT)
+    return None
 
 
 def _roles(config: EvolveConfig, models: list[ModelExecutor]) -> tuple[Reflector, SelfVerifier] | list[Diagnostic]:
@@ -245,12 +280,20 @@ def _roles(config: EvolveConfig, models: list[ModelExecutor]) -> tuple[Reflector
     made: dict[str, tuple[Reflector, SelfVerifier] | Diagnostic] = {}
     for flag, spec in (("--reflect-model", reflect_spec), ("--verifier-model", verify_spec)):
         if spec not in made:
-            made[spec] = _role_pair(flag, spec, config.model_timeout_s, config.children, models)
+            pair = _role_pair(flag, spec, config.model_timeout_s, config.children, models)
+            if isinstance(pair, Diagnostic) and spec == config.executor and spec.startswith("scripted:"):
+                pair = attrs.evolve(pair, hint=_RUNTIME_SCRIPT_HINT)
+            made[spec] = pair
     reflect, verify = made[reflect_spec], made[verify_spec]
     problems = [r for r in (reflect, verify) if isinstance(r, Diagnostic)][:1 if reflect is verify else 2]
     if problems or isinstance(reflect, Diagnostic) or isinstance(verify, Diagnostic):
         return problems
     return reflect[0], verify[1]
+
+
+#: The hint when a role defaults to a `scripted:` executor spec, which names a runtime reply file, not a role script.
+_RUNTIME_SCRIPT_HINT = ("the roles default to the --executor spec, and a runtime scripted: reply file is no role "
+                        "script: give --reflect-model scripted:ROLES.json (roles.py's format) or a model spec")
 
 
 def _role_pair(flag: str, spec: str, timeout_s: float, branching: int,
@@ -287,7 +330,8 @@ def summary(result: EvolveResult) -> dict[str, object]:
     k, best = evolution.knowledge, evolution.best
     scores = search.values(evolution.tree, k.bank, k.evidence).scores
     nodes = evolution.tree.nodes
-    return {"success": evolution.success, "nodes": len(nodes), "evaluated": sum(n.evaluated for n in nodes),
+    return {"success": evolution.success, "interrupted": evolution.interrupted, "nodes": len(nodes),
+            "evaluated": sum(n.evaluated for n in nodes),
             "refused": sum(n.invalid is not None for n in nodes), "executions": evolution.executions,
             "budget": result.budget, "saved": evolution.saved,
             "best": {"id": best.id, "name": best.name, "reward": best.reward, "score": scores.get(best.id)},
@@ -303,7 +347,8 @@ def summary_lines(found: dict[str, object]) -> list[str]:
     best = found["best"]
     assert isinstance(best, dict)
     score = best["score"]
-    lines = [f"evolve: {'succeeded' if found['success'] else 'no rewarded version'}; best version "
+    outcome = "succeeded" if found["success"] else "no rewarded version"
+    lines = [f"evolve: {outcome}{' (interrupted)' if found['interrupted'] else ''}; best version "
              f"{best['name'] or best['id']} (node {best['id']}), reward {best['reward']}, "
              f"score {'-' if score is None else f'{score:.3f}'}",
              f"{found['nodes']} nodes ({found['evaluated']} run, {found['refused']} refused by the gate), "

@@ -87,6 +87,7 @@ class Evolution:
     saved: int  # candidates the gate refused, each an execution not spent
     steps: tuple[Step, ...]
     diagnostics: tuple[Diagnostic, ...] = ()
+    interrupted: bool = False  # stopped by an interrupt (Ctrl-C): what it holds is what was found before it
 
     @property
     def success(self) -> bool:
@@ -118,11 +119,13 @@ class _Search:
         node = self.tree.node(node_id)
         output = self.roles.executor.execute(node)
         jump = self.last_run is not None and node.parent != self.last_run
-        self.tree = record_visit(self.tree.replace(attrs.evolve(node, output=output)), node_id)
+        tree = record_visit(self.tree.replace(attrs.evolve(node, output=output)), node_id)
         k = self.knowledge
-        evidence = expand_node(k.evidence, self.tree.node(node_id), k.bank, self.run_case)
-        self.knowledge = attrs.evolve(k, evidence=evidence)
+        evidence = expand_node(k.evidence, tree.node(node_id), k.bank, self.run_case)
+        # Committed together, after every case ran: an interrupt before this leaves the version unrun.
+        self.tree, self.knowledge = tree, attrs.evolve(k, evidence=evidence)
         self.last_run = node_id
+        self.executions += node_id != 0  # counted once it ran: an interrupted run is not an execution
         self.steps.append(Step("run", node_id, output.reward, jump))
         return output.reward
 
@@ -134,7 +137,7 @@ class _Search:
         """
         node = self.tree.node(node_id)
         twin = next((n for n in self.tree.evaluated() if (n.machine, n.skill) == (node.machine, node.skill)), None)
-        reason = f"the same version as {twin.name or twin.id}, which already ran" if twin else self.gate(node)
+        reason = f"the same version as {label(self.tree, twin.id)}, which already ran" if twin else self.gate(node)
         if reason is None:
             return True
         self.refuse(node_id, reason)
@@ -158,7 +161,7 @@ class _Search:
             for op in reply.operations:
                 self.apply(node_id, op)
             self.generate(node_id)
-            children = reply.children[:self.options.branching]
+            children = best_ranked(reply.children, self.options.branching)
             if children:
                 resolved = [resolve(self.tree.node(node_id), c) for c in children]
                 priors = search.priors([c.rank for c in children], self.options.beta)
@@ -199,6 +202,11 @@ class _Search:
 
             for case in made.cases:
                 k = self.knowledge
+                known = k.bank.get(case.id)
+                if known is not None and (known.kind, known.source) != (case.kind, case.source):
+                    self.diagnostics.append(make(codes.UNVALIDATED_CASE, f"case {case.id!r} for hypothesis "
+                                                 f"{hypothesis.id!r} was dropped: its id is taken by another case"))
+                    continue  # the same case proposed again only gains an owner (bank.add)
                 self.knowledge = attrs.evolve(k, bank=k.bank.add(case),
                                               evidence=expand_case(k.evidence, case, self.tree, run))
 
@@ -223,6 +231,12 @@ class _Search:
         return reward == 1 and self.options.stop_on_success
 
 
+def best_ranked(children: Sequence[Child], branching: int) -> tuple[Child, ...]:
+    """The B best-ranked children (the earlier among equal ranks), kept in the order reflection gave them."""
+    keep = set(sorted(range(len(children)), key=lambda i: (children[i].rank, i))[:branching])
+    return tuple(c for i, c in enumerate(children) if i in keep)
+
+
 def resolve(parent: Node, child: Child) -> tuple[Child, str | None]:
     """A child with its own text: a patch applied to the parent's version, or why it does not apply."""
     if child.patch is None:
@@ -238,7 +252,9 @@ def evolve(machine: str, roles: Roles, *, gate: Gate = no_gate, options: EvolveO
            skill: str | None = None, run_case: CaseRunner | None = None) -> Evolution:
     """Evolve a version under the budget; a role that fails stops the search with SKM844, keeping what it found.
 
-    Options out of range (SKM840) run nothing: the evolution holds only the unrun root.
+    Options out of range (SKM840) run nothing: the evolution holds only the unrun root. An interrupt (Ctrl-C) stops
+    the search the same way, with SKM846 and `interrupted`: every record is replaced whole, so the state is the one
+    before the step that was cut short (a run cut short leaves its version unrun).
     """
     tree = PatchTree.rooted(machine, skill)
     problems = option_problems(options)
@@ -246,14 +262,19 @@ def evolve(machine: str, roles: Roles, *, gate: Gate = no_gate, options: EvolveO
         return Evolution(tree, Knowledge(), tree.root, 0, 0, (), tuple(problems))
     runner = run_case or (lambda case, output: holds(case, output, options.case_timeout_s))
     state = _Search(roles, gate, options, runner, tree)
+    interrupted = False
     try:
         _drive(state)
     except RoleError as exc:
         state.diagnostics.append(make(codes.ROLE_FAILED, str(exc)))
+    except KeyboardInterrupt:
+        interrupted = True
+        state.diagnostics.append(make(codes.EVOLVE_INTERRUPTED, f"interrupted after {state.executions} of "
+                                      f"{options.budget} evolved executions; keeping the versions run so far"))
     k = state.knowledge
     best = search.best_evaluated(state.tree, k.bank, k.evidence)
     return Evolution(state.tree, k, best, state.executions, state.saved, tuple(state.steps),
-                     tuple(state.diagnostics))
+                     tuple(state.diagnostics), interrupted)
 
 
 def _drive(state: _Search) -> None:
@@ -269,16 +290,24 @@ def _drive(state: _Search) -> None:
             continue
         if not state.admit(selection.node):
             continue
-        state.executions += 1
         if state.done(state.run(selection.node)):
             return
+
+
+def label(tree: PatchTree, node_id: int) -> str:
+    """A node's name, with its id when another node has the same name (a model may name two children alike);
+    its id alone when it has none."""
+    name = tree.node(node_id).name
+    if not name:
+        return f"node {node_id}"
+    return f"{name} (node {node_id})" if sum(n.name == name for n in tree.nodes) > 1 else name
 
 
 def trajectory(evolution: Evolution) -> Sequence[str]:
     """The trajectory as lines: each run (with its reward and a mark where the search jumped), expansion, refusal."""
     lines = []
     for step in evolution.steps:
-        name = evolution.tree.node(step.node).name or f"node {step.node}"
+        name = label(evolution.tree, step.node)
         if step.kind == "run":
             output = evolution.tree.node(step.node).output
             note = f"; {output.note}" if output is not None and output.note else ""  # e.g. not run: fails check

@@ -1,11 +1,13 @@
 """What an evolution leaves behind: the tree as JSON, the trajectory as Markdown, the tree as Graphviz DOT, the
 evolved machine — each file written whole (write to a temporary file, fsync, rename: never half-written).
 
-The JSON holds every node (rank, prior, visits, reward, s, Q, Q̂, why the gate refused it, why it did not really
-run (`note`), whether it is exhausted, the patch that made it in the role-script format), the hypotheses and every operation applied
-to them, the test bank, the evidence matrix and the trajectory; the Markdown shows the same for a reader
-(each revision's edits one line each); the drawing colours rewarded versions, greys out refused ones,
-outlines the best one and draws each backtracking jump as a dashed edge.
+The JSON holds every node (rank, prior, visits, reward, s, Q, Q̂, why the gate refused it, its work folder and
+trace, why it did not really run (`note`), whether it is exhausted, the patch that made it in the role-script
+format), the hypotheses and every operation applied to them, the test bank, the evidence matrix, the trajectory
+and whether an interrupt stopped the search; the Markdown shows the same for a reader (each revision with what
+became of it and its edits one line each, each case with its strength and owners, the matrix with s); the drawing
+colours rewarded versions, greys out refused ones (with the gate's reason cut short), dots the ones not run,
+outlines the best one and draws each backtracking jump as a dashed red edge labelled "jump".
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from skillc.diagnostics import Diagnostic, make
 from skillc.diagnostics import codes as diagnostics_codes
 from skillc.diagnostics.files import FileProblem, write_output
 from skillc.evolve import search
-from skillc.evolve.loop import Evolution, trajectory
+from skillc.evolve.loop import Evolution, label, trajectory
 from skillc.evolve.patch import patch_json, patch_lines
 from skillc.evolve.state import Node
 
@@ -32,6 +34,7 @@ def _node_json(node: Node, vals: search.Values) -> dict[str, object]:
             "score": vals.scores.get(node.id), "q": vals.q.get(node.id), "q_normalised": vals.normalised.get(node.id),
             "invalid": node.invalid, "exhausted": node.exhausted,
             "workdir": None if node.output is None else str(node.output.workdir),
+            "trace": None if node.output is None else str(node.output.trace),
             "note": None if node.output is None or not node.output.note else node.output.note,
             "patch": None if node.patch is None else patch_json(node.patch)}
 
@@ -41,7 +44,8 @@ def evolution_json(evolution: Evolution) -> dict[str, object]:
     k = evolution.knowledge
     vals = search.values(evolution.tree, k.bank, k.evidence)
     return {
-        "v": SCHEMA_VERSION, "success": evolution.success, "best": evolution.best.id,
+        "v": SCHEMA_VERSION, "success": evolution.success, "interrupted": evolution.interrupted,
+        "best": evolution.best.id,
         "executions": evolution.executions, "saved": evolution.saved,
         "nodes": [_node_json(n, vals) for n in evolution.tree.nodes],
         "hypotheses": [{"id": h.id, "description": h.description, "prediction": h.prediction, "state": h.state,
@@ -57,28 +61,54 @@ def evolution_json(evolution: Evolution) -> dict[str, object]:
     }
 
 
-def _label(node: Node) -> str:
-    """A node's name, or its id when it has none."""
-    return node.name or f"node {node.id}"
-
-
 def evolution_markdown(evolution: Evolution) -> str:
     """The trajectory report: outcome, the runs and jumps, hypotheses with their operations, the evidence matrix."""
     k = evolution.knowledge
+    outcome = "succeeded" if evolution.success else "did not succeed"
+    tree = evolution.tree
     lines = ["# skillc evolve", "",
-             f"{'succeeded' if evolution.success else 'did not succeed'}: best version `{_label(evolution.best)}`, "
-             f"{evolution.executions} evolved executions, {evolution.saved} saved by the check/replay gate", "",
+             f"{outcome}{' (interrupted: the versions run so far)' if evolution.interrupted else ''}: best version "
+             f"`{label(tree, evolution.best.id)}`, {evolution.executions} evolved executions, {evolution.saved} saved "
+             "by the check/replay gate", "",
              "## Trajectory", "", *[f"1. {line}" for line in trajectory(evolution)], "", "## Hypotheses", ""]
     lines += [f"- `{h.id}` ({h.state}): {h.description} — predicts: {h.prediction}" for h in k.store.hypotheses]
     lines += ["", "| node | operation | hypothesis |", "|---|---|---|"]
-    lines += [f"| {_label(evolution.tree.node(n))} | {op.op} | {op.id}{' → ' + op.new_id if op.new_id else ''} |"
+    lines += [f"| {label(tree, n)} | {op.op} | {op.id}{' → ' + op.new_id if op.new_id else ''} |"
               for n, op in k.store.log]
-    lines += ["", "## Revisions", ""] + _revision_lines(evolution)
-    columns = k.evidence.columns
-    lines += ["", "## Evidence", "", "| node | " + " | ".join(columns) + " |", "|---|" + "---|" * len(columns)]
-    lines += [f"| {_label(evolution.tree.node(r))} | " + " | ".join(str(v) for v in k.evidence.row(r)) + " |"
+    vals = search.values(evolution.tree, k.bank, k.evidence)
+    lines += ["", "## Revisions", ""] + _revision_lines(evolution, vals)
+    lines += ["", "## Cases", ""] + [f"- `{c.id}` ({c.strength}, {c.kind}; owned by {', '.join(sorted(c.owners))})"
+                                     + (f": {c.description}" if c.description else "") for c in k.bank.cases]
+    if not k.bank.cases:
+        lines.append("(no cases)")
+    lines += ["", "## Evidence", "", "M[node, case]: 1 where the case holds on the node's output; s is the score.", ""]
+    lines += [_row(["node", *k.evidence.columns, "s"]), "|---|" + "---|" * (len(k.evidence.columns) + 1)]
+    lines += [_row([label(tree, r), *map(str, k.evidence.row(r)), _score(vals.scores.get(r))])
               for r in k.evidence.rows]
     return "\n".join(lines) + "\n"
+
+
+def _row(cells: list[str]) -> str:
+    """One Markdown table row."""
+    return "| " + " | ".join(cells) + " |"
+
+
+def _score(value: float | None) -> str:
+    """s to two places, or a dash before the version ran."""
+    return "-" if value is None else f"{value:.2f}"
+
+
+def _status(node: Node, vals: search.Values) -> str:
+    """What became of a revision: refused, run (reward and s), not run, exhausted."""
+    if node.invalid is not None:
+        return "refused by the gate"
+    if node.output is None:
+        return "not run"
+    values = f"reward {node.reward}, s {_score(vals.scores.get(node.id))}"
+    # a version that does not check (no gate) never ran: it is charged as a failed run, its note says why
+    ran = f"charged as a failed run, {values} ({node.output.note.split(' (')[0]})" if node.output.note \
+        else f"ran: {values}"
+    return ran + ("; exhausted" if node.exhausted else "")
 
 
 def _code(text: str) -> str:
@@ -86,15 +116,21 @@ def _code(text: str) -> str:
     return f"`` {text} ``" if "`" in text else f"`{text}`"
 
 
-def _revision_lines(evolution: Evolution) -> list[str]:
-    """Each child with how it was made: a whole text, or its patch's edits one short line each."""
+def _revision_lines(evolution: Evolution, vals: search.Values) -> list[str]:
+    """Each child with what became of it and how it was made: a whole text, or its patch's edits one line each."""
     lines: list[str] = []
     for node in evolution.tree.nodes[1:]:
         parent = evolution.tree.node(node.parent) if node.parent is not None else node
         how = "the whole machine text" if node.patch is None else "a patch:"
-        lines.append(f"- `{_label(node)}` (from `{_label(parent)}`): {how}")
+        names = f"`{label(evolution.tree, node.id)}` (from `{label(evolution.tree, parent.id)}`, rank {node.rank}"
+        lines.append(f"- {names}; {_status(node, vals)}): {how}")
         lines += [f"  - {_code(line)}" for line in (patch_lines(node.patch) if node.patch is not None else ())]
     return lines or ["(no revisions)"]
+
+
+def _short(reason: str, width: int = 48) -> str:
+    """A refusal's reason cut to one short line (the report and tree.json hold it whole)."""
+    return reason if len(reason) <= width else reason[:width - 1] + "…"
 
 
 def _dot_text(text: str) -> str:
@@ -106,7 +142,7 @@ def evolution_dot(evolution: Evolution) -> str:
     """The patch tree as a Graphviz digraph; backtracking jumps as dashed edges."""
     k = evolution.knowledge
     vals = search.values(evolution.tree, k.bank, k.evidence)
-    out = ["digraph evolve {", '  node [shape=box, fontname="Helvetica"];']
+    out = ["digraph evolve {", '  node [shape=box, fontname="Helvetica"];', '  edge [fontname="Helvetica"];']
     for node in evolution.tree.nodes:
         detail = f"P={node.prior:.2f} N={node.visits}"
         if node.id in vals.scores:
@@ -114,15 +150,19 @@ def evolution_dot(evolution: Evolution) -> str:
         style = ["filled"] if node.reward == 1 else []
         colour = "palegreen" if node.reward == 1 else "white"
         if node.invalid is not None:
-            style, colour, detail = ["filled", "dashed"], "lightgrey", detail + "\\nrefused by the gate"
+            style, colour = ["filled", "dashed"], "lightgrey"
+            detail += f"\\nrefused by the gate\\n{_dot_text(_short(node.invalid))}"
+        elif node.output is None:
+            style, detail = ["dotted"], detail + "\\nnot run"
         elif node.exhausted:
             detail += "\\nexhausted"
         width = ", penwidth=3" if node.id == evolution.best.id else ""
-        out.append(f'  n{node.id} [label="{_dot_text(_label(node))}\\n{detail}", style="{",".join(style)}", '
-                   f'fillcolor="{colour}"{width}];')
+        name = _dot_text(label(evolution.tree, node.id))
+        out.append(f'  n{node.id} [label="{name}\\n{detail}", style="{",".join(style)}", fillcolor="{colour}"{width}];')
     out += [f'  n{n.parent} -> n{n.id} [label="ρ={n.rank}"];' for n in evolution.tree.nodes if n.parent is not None]
     runs = [s for s in evolution.steps if s.kind == "run"]
-    out += [f"  n{before.node} -> n{after.node} [style=dashed, color=red, constraint=false];"
+    out += [f'  n{before.node} -> n{after.node} [style=dashed, color=red, constraint=false, label="jump", '
+            'fontcolor=red];'
             for before, after in zip(runs, runs[1:]) if after.jump]
     return "\n".join(out) + "\n}\n"
 

@@ -335,7 +335,7 @@ def refute(knowledge: Knowledge, node: int, hypothesis: str) -> Knowledge:
     kept: list[Case] = []
     for case in bank.cases:
         owners = case.owners - {hypothesis}
-        if owners:
+        if owners or hypothesis not in case.owners:  # only what it alone owned goes (a case nobody owns stays)
             kept.append(attrs.evolve(case, owners=owners))
     alive = {c.id for c in kept}
     columns = tuple(c for c in evidence.columns if c in alive)

@@ -72,12 +72,19 @@ def diff_machines(old: Machine, new: Machine) -> MachineDiff:
                        tuple(k for k in en if k in eo and en[k] != eo[k]))
 
 
+#: How an unchanged state is drawn: its kind's shape, in grey. The kinds' own colours (a judge's orange, a tool's
+#: green, the fallback's dashed red) are the change colours, so only a change may be coloured here.
+SAME_STYLE = {"fillcolor": "#f8f9fa", "color": CHANGE_COLOR["same"]}
+
+
 def _node(st: State, change: str, marks: list[str]) -> str:
-    """One state, styled by its kind and coloured by its change."""
+    """One state, shaped by its kind and coloured by its change (grey when unchanged)."""
     style = dict(KIND_STYLE.get(st.kind, {"shape": "doubleoctagon", "style": "filled", "fillcolor": "#ffffff",
                                           "color": OUTCOME_COLOR.get(st.outcome or "", "#5f6368")}))
     caption = state_caption(st, marks)
-    if change != "same":
+    if change == "same":
+        style.update(SAME_STYLE, style=style["style"].replace(",dashed", ""))
+    else:
         style.update(color=CHANGE_COLOR[change], penwidth="3")
         caption += f"\n({change})"
     if change == "removed":

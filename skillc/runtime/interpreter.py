@@ -11,7 +11,10 @@ before the next begins.
 
 Each step is recorded as a typed `record.Step` (and the run's ends as a
 `RunHeader` and a `Footer`); an `on_step` callback sees every step after it
-is committed, with the variables as the next step begins.
+is committed, with the variables as the next step begins. What crosses the
+seam to a state's operation and back is typed too: the operation (`ask`,
+`call_tool`) returns an `Answer` or raises `StepFailed`, each carrying an
+`Operation`; one step (`step`) is a `Stepped`, whose `record()` is its `Step`.
 """
 
 from __future__ import annotations
@@ -23,18 +26,18 @@ import re
 import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import attrs
 
 from skillc.diagnostics.files import JSONProblem, loads, scrub
 from skillc.ir import types as T
 from skillc.ir.evaluate import EvalError, evaluate
-from skillc.ir.machine import FALLBACK, Machine, State
+from skillc.ir.machine import FALLBACK, Edge, Machine, State
 from skillc.runtime.executors.base import DeadlineError, Executor, ExecutorError, Response, count
 from skillc.runtime.journal import Journal, JournalError, Lease
 from skillc.runtime.prompts import Prompts, Request
-from skillc.runtime.record import (EndReason, Footer, Outcome, RunHeader, Step, StepError, ToolCall, load_run,
+from skillc.runtime.record import (EndReason, Footer, Outcome, RunHeader, Step, StepError, StepKind, ToolCall, load_run,
                                    new_header)
 from skillc.runtime.tools import ToolError
 from skillc.runtime.toolsource import ToolSource, tools_for
@@ -51,16 +54,51 @@ class RunError(Exception):
     code = "SKM501"
 
 
+@attrs.frozen(slots=False)  # made once a step: a frozen slotted class is built twice as slowly
+class Operation:
+    """What a state's operation did, as its step records it (all None: nothing was asked or called).
+
+    `name`: `chat` (model and judge states) or `execute_tool`; `errors`: the failed attempts before the answer
+    (an invalid output retried, an executor error). The other fields are `record.Step`'s of the same name.
+    """
+
+    name: str | None = None
+    model: str | None = None
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+    raw_output: str | None = None
+    retries: int | None = None
+    output: dict[str, Any] | None = None
+    label: str | None = None
+    tool_call: ToolCall | None = None
+    tool_result: dict[str, Any] | None = None
+    errors: tuple[StepError, ...] = ()
+
+
+#: A chat that has no answer yet (made once: `ask` starts from it at every step).
+_CHAT = Operation("chat")
+
+
+@attrs.frozen(slots=False)  # (as Operation)
+class Answer:
+    """A state's operation done: the variables after it and what its step records of it."""
+
+    env: dict[str, Any]
+    operation: Operation = Operation()
+
+
 class StepFailed(Exception):
     """An operation failed for good: the run goes to the fallback, `error` recorded as the step's and the run's cause.
 
-    What a state's operation raises (`Interpreter._ask`, `Interpreter._tool`, and their overrides in a subclass that
-    answers operations another way, as refine's replayer does).
+    What a state's operation raises (`Interpreter.ask`, `Interpreter.call_tool`, and their overrides in a subclass
+    that answers operations another way, as refine's replayer does). `operation`: what it did before it failed (the
+    last answer, the tool call), recorded on the step; the variables stay as they were.
     """
 
-    def __init__(self, error: StepError) -> None:
+    def __init__(self, error: StepError, operation: Operation = Operation()) -> None:
         super().__init__(error.message)
         self.error = error
+        self.operation = operation
 
 
 @attrs.define
@@ -98,6 +136,38 @@ class RunResult:
     edges: tuple[tuple[str, int], ...] = ()
     missing_evidence: tuple[str, ...] = ()
     reason: EndReason | None = None
+
+
+@attrs.frozen(slots=False)  # (as Operation)
+class Stepped:
+    """One state run (`Interpreter.step`): its operation, the edge taken, the variables after it, the next state.
+
+    `failure`: what sent the run to the fallback (None when an edge led there, or elsewhere); `errors` holds it last.
+    `env` is the variables as the next step begins (unchanged when the step failed).
+    """
+
+    index: int
+    state: State
+    inputs: dict[str, Any]
+    operation: Operation
+    latency_ms: float
+    env: dict[str, Any]
+    target: str
+    edge: int | None = None
+    assignments: dict[str, Any] | None = None
+    errors: tuple[StepError, ...] = ()
+    warnings: tuple[str, ...] = ()
+    failure: StepError | None = None
+
+    def record(self) -> Step:
+        """The step as the trace, the journal and `on_step` see it."""
+        op = self.operation
+        return Step(index=self.index, state=self.state.name, kind=cast(StepKind, self.state.kind), inputs=self.inputs,
+                    operation=op.name, model=op.model, input_tokens=op.input_tokens, output_tokens=op.output_tokens,
+                    tool_name=op.tool_call.tool if op.tool_call is not None else None, tool_call=op.tool_call,
+                    raw_output=op.raw_output, retries=op.retries, errors=self.errors, output=op.output,
+                    label=op.label, warnings=self.warnings, latency_ms=self.latency_ms, edge=self.edge,
+                    assignments=self.assignments, target=self.target, tool_result=op.tool_result)
 
 
 def machine_hash(text: str) -> str:
@@ -193,9 +263,10 @@ class Interpreter:
 
     `tools`: a ToolBox or any other ToolSource; an executor that brings tool results of its own (a script, a
     replayed trace) layers them over it. `on_step`: called with each committed step (see `OnStep`).
-    `run` starts a run, `resume` continues one, `run_from` runs the loop from variables the caller gives. A subclass
-    that answers operations another way (refine's replayer) overrides `_ask` (model and judge states) and `_tool`
-    (tool states), which return the variables after the operation or raise `StepFailed`.
+    `run` starts a run, `resume` continues one, `run_from` runs the loop from variables the caller gives, `step` runs
+    one state. The operations are public methods: `ask` (model and judge states) and `call_tool` (tool states) return
+    an `Answer` (the variables after the operation and the typed `Operation` its step records) or raise
+    `StepFailed`; a subclass that answers operations another way (refine's replayer) overrides them.
     """
 
     def __init__(self, machine: Machine, executor: Executor, tools: ToolSource, options: RunOptions,
@@ -351,18 +422,18 @@ class Interpreter:
                     reason = EndReason("step_limit", f"step limit {self.options.max_steps} reached", step, state)
                     state = FALLBACK
                     break
-                fields, env, state, failure = self._step(st, env, step)
-                edge = fields.get("edge")
+                moved = self._step(st, env, step)
+                env, state, edge = moved.env, moved.target, moved.edge
                 if edge is not None:
                     taken.append((st.name, edge))
-                tokens_in += fields.get("input_tokens") or 0
-                tokens_out += fields.get("output_tokens") or 0
-                latency += fields["latency_ms"]
+                tokens_in += moved.operation.input_tokens or 0
+                tokens_out += moved.operation.output_tokens or 0
+                latency += moved.latency_ms
                 if state == FALLBACK:
-                    reason = EndReason.of(failure, step, st.name) if failure is not None else EndReason(
+                    reason = EndReason.of(moved.failure, step, st.name) if moved.failure is not None else EndReason(
                         "edge", f"edge {(edge or 0) + 1} of `{st.name}` leads to the fallback", step, st.name, edge)
                 if recorded:  # a run nobody records (no trace, journal or callback) makes no Step: it is the hot loop
-                    record = Step(**fields)
+                    record = moved.record()
                     if journal is not None:
                         journal.commit_step(run_id, step, st.name, state, self._private(env),
                                             self._private(record.to_json()))
@@ -396,118 +467,125 @@ class Interpreter:
                          str(writer.path) if writer.path else None, error, tuple(visited), tuple(taken), missing,
                          reason)
 
-    def _step(self, st: State, env: dict, step: int) -> tuple[dict[str, Any], dict, str, StepError | None]:
-        """Run one state: its operation, then the first edge whose guard holds.
+    def step(self, state: str, env: Mapping[str, Any], index: int = 0) -> Stepped:
+        """Run one state from the given variables: its operation, then the first edge whose guard holds.
 
-        Returns the fields of the step's `Step`, the variables after it, the next state, and the failure that sent the
-        run to the fallback (None when it got there by an edge, or went elsewhere).
+        Unrecorded (no journal, trace or `on_step`) and with no step limit: the single step `run_from`'s loop takes,
+        for a caller that drives the machine itself (stateful tests). An unknown state or terminal, or a value that
+        is not a variable of the machine or not of its type, is refused (RunError).
         """
-        fields: dict[str, Any] = {"index": step, "state": st.name, "kind": st.kind,
-                                  "inputs": {r: env.get(r) for r in st.reads}}
-        errors: list[StepError] = []
-        warnings: list[str] = []
+        st = self.machine.states.get(state)
+        if st is None or st.is_terminal:
+            raise RunError(f"`{state}` is not a state of `{self.machine.name}` with an operation")
+        problems = self._env_problems(env)
+        if problems:
+            raise RunError("; ".join(problems))
+        return self._step(st, dict(env), index)
+
+    def _step(self, st: State, env: dict, index: int) -> Stepped:
+        """`step` without its checks: the loop's own."""
+        inputs = {r: env.get(r) for r in st.reads}
         started = time.perf_counter()
         try:
-            if st.kind == "tool":
-                new_env = self._tool(st, env, fields)
-            else:
-                new_env = self._ask(st, env, fields, errors)
+            answer = self.call_tool(st, env) if st.kind == "tool" else self.ask(st, env)
         except StepFailed as exc:
-            errors.append(exc.error)
-            fields["latency_ms"] = round((time.perf_counter() - started) * 1000, 3)
-            return self._finish(fields, errors, warnings, FALLBACK), env, FALLBACK, exc.error
-        fields["latency_ms"] = round((time.perf_counter() - started) * 1000, 3)
+            latency = round((time.perf_counter() - started) * 1000, 3)
+            return Stepped(index, st, inputs, exc.operation, latency, env, FALLBACK,
+                           errors=(*exc.operation.errors, exc.error), failure=exc.error)
+        latency = round((time.perf_counter() - started) * 1000, 3)
+        new_env, op = answer.env, answer.operation
+        if new_env is env:  # an override that changed nothing: the assignments must not write into the variables given
+            new_env = dict(env)
+        warnings: tuple[str, ...] = ()  # rare: a tuple grown, not a list copied at every step
         for e in st.edges:
             try:
                 fires = e.guard is None or bool(evaluate(e.guard, new_env))
             except EvalError as exc:
-                warnings.append(f"guard of edge {e.index + 1}: {exc}")
+                warnings += (f"guard of edge {e.index + 1}: {exc}",)
                 fires = False
             if not fires:
                 continue
-            fields["edge"] = e.index
-            assigned = {}
-            for a in e.assigns:
-                try:
-                    value = evaluate(a.value, new_env)
-                except EvalError as exc:
-                    failure = StepError("assignment", f"assignment to `{a.var}`: {exc}")
-                    return self._finish(fields, [*errors, failure], warnings, FALLBACK), env, FALLBACK, failure
-                var = self.machine.variables[a.var]
-                if a.op == "+=":
-                    value = new_env[a.var] + value
-                elif a.op == "-=":
-                    value = new_env[a.var] - value
-                if var.is_counter and not 0 <= value <= (var.max or 0):
-                    failure = StepError("counter", f"counter `{a.var}` would reach {value}, past its maximum {var.max}")
-                    return self._finish(fields, [*errors, failure], warnings, FALLBACK), env, FALLBACK, failure
-                new_env[a.var] = coerce(value, var.type)
-                assigned[a.var] = new_env[a.var]
-            fields["assignments"] = assigned
-            return self._finish(fields, errors, warnings, e.target), new_env, e.target, None
+            assigned, failure = self._assign(e, new_env)
+            if failure is not None:
+                return Stepped(index, st, inputs, op, latency, env, FALLBACK, e.index, None,
+                               (*op.errors, failure), warnings, failure)
+            return Stepped(index, st, inputs, op, latency, new_env, e.target, e.index, assigned, op.errors, warnings)
         failure = StepError("no_edge", "no edge fired")
-        return self._finish(fields, [*errors, failure], warnings, FALLBACK), env, FALLBACK, failure
+        return Stepped(index, st, inputs, op, latency, env, FALLBACK, errors=(*op.errors, failure),
+                       warnings=warnings, failure=failure)
 
-    @staticmethod
-    def _finish(fields: dict[str, Any], errors: list[StepError], warnings: list[str], target: str) -> dict[str, Any]:
-        """The step's fields completed with its errors, warnings and next state."""
-        if errors:
-            fields["errors"] = tuple(errors)
-        if warnings:
-            fields["warnings"] = tuple(warnings)
-        fields["target"] = target
-        return fields
+    def _assign(self, edge: Edge, env: dict) -> tuple[dict[str, Any], StepError | None]:
+        """Apply an edge's assignments to `env` in place, left to right; the values assigned, or what failed."""
+        assigned: dict[str, Any] = {}
+        for a in edge.assigns:
+            try:
+                value = evaluate(a.value, env)
+            except EvalError as exc:
+                return assigned, StepError("assignment", f"assignment to `{a.var}`: {exc}")
+            var = self.machine.variables[a.var]
+            if a.op == "+=":
+                value = env[a.var] + value
+            elif a.op == "-=":
+                value = env[a.var] - value
+            if var.is_counter and not 0 <= value <= (var.max or 0):
+                return assigned, StepError("counter", f"counter `{a.var}` would reach {value}, past its maximum "
+                                                      f"{var.max}")
+            env[a.var] = coerce(value, var.type)
+            assigned[a.var] = env[a.var]
+        return assigned, None
 
-    def _ask(self, st: State, env: dict, fields: dict[str, Any], errors: list[StepError]) -> dict:
+    # ------------------------------------------------------------ operations (a subclass may answer them otherwise)
+
+    def ask(self, st: State, env: dict[str, Any]) -> Answer:
         """A model or judge state: ask until an answer fits its writes (retries with the validation error)."""
         unset = [f"`{r}`" for r in st.reads if r not in env]
         if unset:  # only `run_from` can leave a value out: the checker refuses a read before every path writes it
             raise StepFailed(StepError("arguments", f"`{st.name}` reads {', '.join(unset)}, which "
                                                     + ("have" if len(unset) > 1 else "has") + " no value"))
         request = self.prompts.request(st, env)
-        fields["operation"] = "chat"
+        errors: list[StepError] = []
+        done = _CHAT  # what the step records so far: the last answer, the attempts
         tokens_in = tokens_out = 0
         deadline = None if self.options.step_deadline_s is None else time.monotonic() + self.options.step_deadline_s
         for attempt in range(self.options.retries + 1):
             try:
                 response = self._complete(request, deadline)
             except ExecutorError as exc:
-                fields["retries"] = attempt
+                done = attrs.evolve(done, retries=attempt)
                 if exc.kind == "divergence":  # a replay that left its trace: retrying cannot bring it back
-                    raise StepFailed(StepError("divergence", str(exc))) from None
+                    raise StepFailed(StepError("divergence", str(exc)), attrs.evolve(done, errors=tuple(errors))) \
+                        from None
                 errors.append(StepError(exc.kind, f"executor: {exc}"))
                 if attempt == self.options.retries or not wait_to_retry(exc, deadline, self.options.max_retry_wait_s):
-                    raise StepFailed(StepError(exc.kind, f"the executor failed: {exc}")) from None
+                    raise StepFailed(StepError(exc.kind, f"the executor failed: {exc}"),
+                                     attrs.evolve(done, errors=tuple(errors))) from None
                 continue
             tokens_in += count(response.input_tokens) or 0
             tokens_out += count(response.output_tokens) or 0
-            fields["model"] = response.model if isinstance(response.model, str) else None
-            fields["input_tokens"] = tokens_in
-            fields["output_tokens"] = tokens_out
-            fields["raw_output"] = response.text
-            fields["retries"] = attempt
+            model = response.model if isinstance(response.model, str) else None
             try:
                 output = json_answer(response.text)
             except json.JSONDecodeError as exc:
                 problems = [f"the reply is not JSON ({exc.msg})"]
             else:
                 new_env, problems = apply_outputs(self.machine, st, env, output)
-                if not problems:
-                    fields["output"] = output  # as answered: records and maps as their merge patches
-                    if st.kind == "judge":
-                        fields["label"] = new_env[st.writes[0]]
-                    return new_env
+                if not problems:  # the output as answered: records and maps as their merge patches
+                    label = new_env[st.writes[0]] if st.kind == "judge" else None
+                    return Answer(new_env, Operation("chat", model, tokens_in, tokens_out, response.text, attempt,
+                                                     output, label, errors=tuple(errors)))
             errors.append(StepError("invalid_output", "invalid output: " + "; ".join(problems)))
+            done = Operation("chat", model, tokens_in, tokens_out, response.text, attempt)
             request = request.retry(response.text, problems)
         raise StepFailed(StepError("invalid_output", f"no valid output after {self.options.retries + 1} attempts: "
-                                                     f"{errors[-1].message}"))
+                                                     f"{errors[-1].message}"), attrs.evolve(done, errors=tuple(errors)))
 
-    def _complete(self, request, deadline: float | None):
+    def _complete(self, request: Request, deadline: float | None) -> Response:
         """One request within the step's deadline; a reply that is not text is an executor failure."""
         response = complete_within(self.executor, request, deadline, self.options.step_deadline_s)
         return attrs.evolve(response, text=scrub(response.text))
 
-    def _tool(self, st: State, env: dict, fields: dict[str, Any]) -> dict:
+    def call_tool(self, st: State, env: dict[str, Any]) -> Answer:
+        """A tool state: call its tool with the arguments evaluated, check the results and bind them."""
         call = st.call
         assert call is not None
         tool = self.machine.tools[call.tool]
@@ -515,30 +593,43 @@ class Interpreter:
             args = {name: evaluate(value, env) for name, value in call.args}
         except EvalError as exc:
             raise StepFailed(StepError("arguments", f"cannot build the arguments of `{tool.name}`: {exc}")) from None
-        fields["operation"] = "execute_tool"
-        fields["tool_name"] = tool.name
-        fields["tool_call"] = ToolCall(tool.name, args)
+        done = Operation("execute_tool", tool_call=ToolCall(tool.name, args))
         try:
             result = self.tools.result(st.name, tool, args)
         except ExecutorError as exc:
             if exc.kind == "divergence":
-                raise StepFailed(StepError("divergence", str(exc))) from None
-            raise StepFailed(StepError("tool", f"tool `{tool.name}` failed: {exc}")) from None
+                raise StepFailed(StepError("divergence", str(exc)), done) from None
+            raise StepFailed(StepError("tool", f"tool `{tool.name}` failed: {exc}"), done) from None
         except ToolError as exc:
-            raise StepFailed(StepError("tool", f"tool `{tool.name}` failed: {exc}")) from None
+            raise StepFailed(StepError("tool", f"tool `{tool.name}` failed: {exc}"), done) from None
         if not isinstance(result, dict):
-            raise StepFailed(StepError("tool", f"tool `{tool.name}` returned {type(result).__name__}, not its results"))
+            raise StepFailed(StepError("tool", f"tool `{tool.name}` returned {type(result).__name__}, not its "
+                                               "results"), done)
         result = scrub(result)
-        problems = [e for name, t in tool.results for e in check_value(result.get(name), t, f"result `{name}`")]
+        new_env, problems = bind_results(self.machine, st, env, result)
         if problems:
-            raise StepFailed(StepError("tool", f"tool `{tool.name}` returned invalid results: " + "; ".join(problems)))
-        fields["tool_result"] = result
-        new_env = dict(env)
-        for var, res in st.bindings:
-            # An optional result the tool left out is none (check_value accepted its absence above).
-            new_env[var] = coerce(result.get(res), self.machine.variables[var].type)
-        fields["output"] = {var: new_env[var] for var, _ in st.bindings}
-        return new_env
+            raise StepFailed(StepError("tool", f"tool `{tool.name}` returned invalid results: " + "; ".join(problems)),
+                             done)
+        return Answer(new_env, attrs.evolve(done, tool_result=result,
+                                            output={var: new_env[var] for var, _ in st.bindings}))
+
+
+def bind_results(machine: Machine, st: State, env: Mapping[str, Any],
+                 result: Mapping[str, Any]) -> tuple[dict[str, Any], list[str]]:
+    """A tool state's bindings applied to a copy of `env`, or what keeps `result` from being the tool's results.
+
+    The results are checked against the tool's declared ones first; on any problem `env` is returned as given.
+    """
+    assert st.call is not None
+    problems = [e for name, t in machine.tools[st.call.tool].results
+                for e in check_value(result.get(name), t, f"result `{name}`")]
+    if problems:
+        return dict(env), problems
+    new_env = dict(env)
+    for var, res in st.bindings:
+        # An optional result the tool left out is none (check_value accepted its absence above).
+        new_env[var] = coerce(result.get(res), machine.variables[var].type)
+    return new_env, []
 
 
 def wait_to_retry(exc: ExecutorError, deadline: float | None, max_wait_s: float, *,

@@ -26,6 +26,12 @@ from skillc.ir.machine import Machine, Tool
 ToolFn = Callable[..., Any]
 
 
+def _absolute(folder: str | None) -> str | None:
+    """A working folder made absolute once, when the tools are set up: the toolbox enters it before calling a
+    tool, so a relative one would otherwise be looked up again inside itself (`.skillc/run/.skillc/run`)."""
+    return None if folder is None else os.path.abspath(folder)
+
+
 class ToolError(Exception):
     """The tool failed to produce results."""
 
@@ -48,7 +54,7 @@ class BashTool:
 
     timeout_s: float = 60.0
     max_output: int = 1_000_000
-    cwd: str | None = None
+    cwd: str | None = attrs.field(default=None, converter=_absolute)
 
     def __call__(self, command: str | None = None, argv: list[str] | None = None, **_: Any) -> dict[str, Any]:
         if (command is None) == (argv is None):
@@ -196,7 +202,7 @@ class ToolBox:
     timeout_s: float | None = None
     #: The run's working folder: `bash` runs there, and Python tools are called with it as the current folder
     #: (so a tool's relative paths mean the same as the shell's); None: the process's own.
-    cwd: str | None = None
+    cwd: str | None = attrs.field(default=None, converter=_absolute)
 
     @classmethod
     def default(cls, modules: Sequence[str] = (), timeout_s: float = 60.0, cwd: str | None = None) -> ToolBox:

@@ -183,3 +183,45 @@ def test_an_unreadable_bench_json_with_rows_is_refused(suite: Path, tmp_path: Pa
     refused = _bench(suite, out)
     assert _codes(refused) == ["SKM737"] and "cannot be read" in refused.diagnostics[0].message
     assert (out / MANIFEST).read_text(encoding="utf-8") == "[1, 2"  # left as it was
+
+
+def _python_verified(suite: Path) -> None:
+    """The suite verified by `imports_check:verify`, which imports a helper, which imports a package's module (names
+    no other test's suite uses: a verifier's neighbours stay in sys.modules)."""
+    folder = suite.parent
+    (folder / "imports_check.py").write_text("import imports_helper\n\n\ndef verify(workdir, outputs, trace):\n"
+                                     "    return imports_helper.holds(workdir)\n", encoding="utf-8")
+    (folder / "imports_helper.py").write_text("from imports_pkg.answer import EXPECTED\n\n\ndef holds(workdir):\n"
+                                      "    return (workdir / 'answer.txt').read_text() == EXPECTED\n", encoding="utf-8")
+    (folder / "imports_pkg").mkdir()
+    (folder / "imports_pkg" / "__init__.py").write_text("", encoding="utf-8")
+    (folder / "imports_pkg" / "answer.py").write_text("import json\nfrom . import __name__ as _\nEXPECTED = '42\\n'\n",
+                                                encoding="utf-8")
+    _edit(suite, '[verify]\nfile = "answer.txt"\nequals = "42\\n"', '[verify]\npython = "imports_check:verify"')
+
+
+def test_a_python_verifiers_local_imports_are_fingerprinted(suite: Path, tmp_path: Path) -> None:
+    """Editing a module the verifier imports (through another, and in a package) refuses a resumption; the
+    standard library's modules are not the suite's."""
+    _python_verified(suite)
+    out = tmp_path / "out"
+    first = _bench(suite, out)
+    assert first.ran == 4 and [r.success for r in first.rows] == [True] * 4, first.diagnostics
+    tasks = json.loads((out / MANIFEST).read_text(encoding="utf-8"))["tasks"]
+    assert all("imports" in t for t in tasks.values())
+    _edit(suite.parent / "imports_pkg" / "answer.py", "'42\\n'", "'41\\n'")
+    refused = _bench(suite, out)
+    assert _codes(refused) == ["SKM738"] and "t1 (verifier's imports)" in refused.diagnostics[0].message
+
+
+def test_a_bench_json_from_before_imports_were_recorded_still_resumes(suite: Path, tmp_path: Path) -> None:
+    """Rows recorded without the imports' digest resume (the part is new, not changed); the digest is kept after."""
+    _python_verified(suite)
+    out = tmp_path / "out"
+    assert _bench(suite, out).ran == 4
+    manifest = json.loads((out / MANIFEST).read_text(encoding="utf-8"))
+    for task in manifest["tasks"].values():
+        del task["imports"]
+    (out / MANIFEST).write_text(json.dumps(manifest), encoding="utf-8")
+    again = _bench(suite, out)
+    assert _codes(again) == [] and again.ran == 0 and again.resumed == 4

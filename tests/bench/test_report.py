@@ -136,3 +136,33 @@ def test_chart_labels_name_files_not_their_folders() -> None:
         "machine / local?n_ctx=8192&max_tokens=256&threads=1"
     long = chart_label("machine / openai:" + "m" * 80)
     assert len(long) <= MAX_LABEL and "…" in long and long.startswith("machine / ")
+
+
+def test_token_axes_start_at_zero(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Token counts are never negative: every token chart's axis starts at 0, even when no tokens were recorded
+    (a scripted executor's), where matplotlib alone would centre the zero bars on the axis."""
+    from skillc.bench import report as rep
+
+    seen: list[tuple[float, float]] = []
+    real = rep._png
+
+    def recording(draw: object, size: tuple[float, float]) -> str:
+        def wrapped(ax: object) -> None:
+            draw(ax)  # type: ignore[operator]
+            seen.append(ax.get_ylim())  # type: ignore[attr-defined]
+        return real(wrapped, size)
+
+    monkeypatch.setattr(rep, "_png", recording)
+    zero = [Row(Cell(f"t{t}", mode, "scripted", 0), True, True, outcome="success", horizon=25 * (t + 1))
+            for t in range(3) for mode in ("machine", "native")]
+    for rows in (zero, _rows()):
+        seen.clear()
+        report = build_report(rows, resamples=100)
+        rep.tokens_chart(report)
+        rep.horizon_chart(report)
+        assert len(seen) == 2 and all(low == 0 and high >= 1 for low, high in seen), seen
+    many = [Row(Cell(f"t{t}", "machine", "scripted", 0), True, True, outcome="success")
+            for t in range(rep.MAX_TASK_BARS + 1)]
+    seen.clear()
+    rep.tokens_chart(build_report(many, resamples=100))
+    assert seen and seen[0][0] == 0

@@ -117,6 +117,47 @@ def test_resumption_after_sigkill(tmp_path: Path) -> None:
     assert f"{len(before)} done before" in done.stdout
 
 
+@pytest.mark.parametrize("workers", [1, 2])
+def test_sigint_keeps_the_rows_and_resumes(tmp_path: Path, workers: int) -> None:
+    """Ctrl-C (a real SIGINT) stops the bench between rows: SKM723, exit 130, whole rows, no report; a rerun
+    runs only the cells without a row."""
+    out = tmp_path / "out"
+    args = [*SKILLC, "bench", str(FIXTURE / "suite.toml"), "--modes", "machine,native", "--repeats", "2",
+            "--workers", str(workers), "--executor", SCRIPT, "-o", str(out), "--quiet"]
+    env = {**os.environ, "SKILLC_BENCH_TEST_DELAY": "0.5"}
+    # SIGINT back to its default in the child: a shell starts background jobs with it ignored.
+    proc = subprocess.Popen(args, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    try:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and _line_count(out / "results.jsonl") < 2 and proc.poll() is None:
+            time.sleep(0.02)
+        proc.send_signal(signal.SIGINT)
+        stdout, stderr = proc.communicate(timeout=60)
+    finally:
+        proc.kill()
+    assert proc.returncode == 130, stderr
+    assert "SKM723" in stderr and "Traceback" not in stderr and "Aborted" not in stderr
+    results = read_results(out / "results.jsonl")
+    assert results.diagnostics == () and not results.torn and 2 <= len(results.rows) < 16
+    assert not (out / "report.md").exists() and f"{len(results.rows)} run now" in stdout
+    done = subprocess.run(args, env={**env, "SKILLC_BENCH_TEST_DELAY": "0"}, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert f"{16 - len(results.rows)} run now, {len(results.rows)} done before" in done.stdout
+    assert len(_rows(out)) == 16
+
+
+def test_an_interrupt_before_the_cells_writes_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Ctrl-C while the machine is checked: SKM723, exit 130, no summary and no results file."""
+    def interrupted(*args: object) -> object:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(runner, "_plan", interrupted)
+    code, text = _bench(str(FIXTURE / "suite.toml"), "--executor", SCRIPT, "-o", str(tmp_path / "out"), "--quiet")
+    assert code == 130 and "SKM723" in text and "bench beats:" not in text
+    assert not (tmp_path / "out" / "results.jsonl").exists()
+
+
 def _line_count(path: Path) -> int:
     """Complete lines in a file that may not exist yet."""
     try:
@@ -213,6 +254,7 @@ def test_report_only_rebuilds_the_report(tmp_path: Path) -> None:
     shutil.rmtree(out / "cells")
     code, text = _bench("--report-only", "-o", str(out))
     assert code == 0, text
+    assert "4 cells, 0 run now, 4 done before" in text  # every row is an earlier run's
     assert "| machine |" in (out / "report.md").read_text(encoding="utf-8")
     assert not (out / "cells").exists()
 
@@ -224,6 +266,8 @@ def test_report_only_rebuilds_the_report(tmp_path: Path) -> None:
     (["--executor", "scripted:/no/such/script.json"], "SKM731"),
     (["--repeats", "0"], "SKM732"),
     (["--workers", "0"], "SKM732"),
+    (["--tool-timeout", "nan"], "SKM732"),
+    (["--model-timeout", "inf"], "SKM732"),
     (["--backend", "slurm"], "SKM735"),
 ])
 def test_bad_flags_are_coded_diagnostics(tmp_path: Path, args: list[str], code: str) -> None:

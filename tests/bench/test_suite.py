@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from skillc.bench.effects import (
     CallPattern,
     FileRequirement,
@@ -208,6 +210,15 @@ def test_value_ranges(tmp_path: Path) -> None:
     _folder(tmp_path)
     text = FULL.replace("timeout = 5", "timeout = 0").replace("timeout = 2", "timeout = -1")
     assert [(c, line) for c, line, _, _ in _found(_load(tmp_path, text))] == [("SKM712", 6), ("SKM712", 22)]
+
+
+
+@pytest.mark.parametrize("value", ["nan", "inf", "1e300"])
+def test_a_timeout_must_be_finite_and_settable(tmp_path: Path, value: str) -> None:
+    """NaN passes a plain `<= 0` test and inf or 1e300 overflow the verifier's timer: all are SKM712."""
+    _folder(tmp_path)
+    found = _found(_load(tmp_path, FULL.replace("timeout = 5", f"timeout = {value}")))
+    assert [(c, line) for c, line, _, _ in found] == [("SKM712", 6)]
 
 
 def test_the_documented_example_loads(tmp_path: Path) -> None:

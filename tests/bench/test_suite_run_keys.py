@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from skillc.bench.suite import SuiteResult, load_suite
 
 HEAD = """\
@@ -85,3 +87,16 @@ def test_wrong_types(tmp_path: Path) -> None:
         ("SKM702", "`suite.max_steps` must be an integer, not a float"),
         ("SKM702", "`suite.inputs` must be a table, not a string"),
     ]
+
+
+@pytest.mark.parametrize(("source", "problem"), [
+    (b"def f(:\n    pass\n", "does not compile: invalid syntax at line 1, column 7"),
+    (b"x = '\xff'\n", "does not compile: (unicode error)"),
+    (b"a\x00b\n", "does not compile: source code string cannot contain null bytes"),
+])
+def test_a_tools_module_that_does_not_compile_is_refused_once(tmp_path: Path, source: bytes, problem: str) -> None:
+    """A syntax error in a tools module is found when the suite loads (compiled, never run), not in every cell."""
+    assert _load(tmp_path, HEAD).suite is not None
+    (tmp_path / "env.py").write_bytes(source + b"raise SystemExit('never run')\n")
+    found = [(d.code, d.message) for d in load_suite(tmp_path / "suite.toml").diagnostics]
+    assert len(found) == 1 and found[0][0] == "SKM714" and f"env.py {problem}" in found[0][1], found

@@ -160,3 +160,29 @@ def test_a_model_is_decoded_by_one_decoder() -> None:
     assert describe_model(model, enc, ["answer", "n"]) == ['answer = "yes"', f"n = {n.value}"]
     assert model_value(model, z3.RealVal("3/2")) == Fraction(3, 2)
     assert model_value(model, z3.StringVal("\\u{e9}")) == "é"
+
+
+def test_ctrl_c_during_a_solver_call_reaches_python() -> None:
+    """A SIGINT inside a Z3 call becomes a KeyboardInterrupt once the call returns (Z3's own handler is off)."""
+    import os
+    import signal
+    import threading
+
+    import z3
+
+    from skillc.check import smt
+
+    x, y, z = z3.Ints("x y z")
+    s = smt.solver(1500)
+    s.add(x * x * x + y * y * y == z * z * z, x > 1, y > 1, z > 1)  # Fermat n=3: Z3 runs until the timeout
+    timer = threading.Timer(0.2, lambda: os.kill(os.getpid(), signal.SIGINT))
+    timer.start()
+    try:
+        s.check()
+        import time
+        time.sleep(0.5)  # the signal arrives at the next bytecode after the call
+    except KeyboardInterrupt:
+        return
+    finally:
+        timer.cancel()
+    raise AssertionError("the interrupt was swallowed by Z3")

@@ -115,3 +115,23 @@ def test_at_most_c_cases_per_invocation(output: Output) -> None:
     generated = generate_cases(_Scripted([drafts]), HYPOTHESIS, 0, output, repair_rounds=3, max_cases=2,
                                timeout_s=30)
     assert [c.id for c in generated.cases] == ["c0", "c1"]
+
+
+def test_a_broken_draft_the_verifier_stops_repairing_is_still_dropped_with_skm843(output: Output) -> None:
+    verifier = _Scripted([[_sh("exit 4", "bad"), _sh("true", "ok")]])  # no repair in the later rounds
+    generated = generate_cases(verifier, HYPOTHESIS, 0, output, repair_rounds=3, max_cases=10, timeout_s=30)
+    assert [c.id for c in generated.cases] == ["ok"] and generated.rounds == 3
+    assert [f[0] for f in verifier.requests[2].feedback] == ["bad"]  # still asked to repair it
+    assert [d.code for d in generated.diagnostics] == [codes.UNVALIDATED_CASE.code]
+    assert "'bad'" in generated.diagnostics[0].message and "exited 4" in generated.diagnostics[0].message
+
+
+def test_an_empty_case_and_a_reused_id_never_become_cases(output: Output) -> None:
+    verifier = _Scripted([[_sh("", "empty"), _sh("true", ""), _sh("true", "c"), _sh("false", "c")]])
+    generated = generate_cases(verifier, HYPOTHESIS, 0, output, repair_rounds=1, max_cases=10, timeout_s=30)
+    assert [(c.id, c.source) for c in generated.cases] == [("c", "true")]
+    messages = sorted(d.message for d in generated.diagnostics)
+    assert len(messages) == 3 and all(d.code == codes.UNVALIDATED_CASE.code for d in generated.diagnostics)
+    assert any("'c'" in m and "its id is taken" in m for m in messages)
+    assert any("'empty'" in m and "source is empty" in m for m in messages)
+    assert any("''" in m and "no id" in m for m in messages)

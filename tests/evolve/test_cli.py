@@ -10,6 +10,11 @@ fewer cases than the root) and succeeds; greedy refinement spends the budget on 
 from __future__ import annotations
 
 import json
+import os
+import signal
+import subprocess
+import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -104,6 +109,7 @@ def test_greedy_refinement_is_trapped_and_exits_4(setup: tuple[Path, Path], tmp_
     assert (out / "SKILL.md").read_text(encoding="utf-8") == (FIXTURE / "SKILL.md").read_text(encoding="utf-8")
     assert found["files"]["skill"] == str(out / "SKILL.md")
     assert set(found) >= {"nodes", "evaluated", "refused", "saved", "hypotheses", "cases", "files", "diagnostics"}
+    assert found["interrupted"] is False
     assert found["files"]["tree"] == str(out / "tree.json") and (out / "tree.json").is_file()
 
 
@@ -181,6 +187,26 @@ def test_every_search_constant_has_a_flag_that_reaches_the_options(setup: tuple[
     assert options.strategy == "greedy" and not options.self_verifier and seen[0].model_timeout_s == 33
     assert _evolve(*setup, tmp_path / "o").exit_code == 2  # the defaults are the issue's (EvolveOptions')
     assert seen[1].options() == command.EvolveOptions() and seen[1].model_timeout_s == 120
+
+
+def test_an_output_folder_that_cannot_be_made_is_skm901_with_a_hint(setup: tuple[Path, Path], tmp_path: Path) -> None:
+    (tmp_path / "afile").write_text("", encoding="utf-8")
+    for out, message in ((tmp_path / "afile", "is not a folder"), (tmp_path / "afile" / "x", "cannot create")):
+        result = _evolve(*setup, out)
+        assert result.exit_code == 2, result.output
+        assert "error[SKM901]" in result.output and message in result.output and "choose another -o" in result.output
+    assert (tmp_path / "afile").read_text(encoding="utf-8") == ""
+
+
+def test_a_missing_task_and_a_runtime_reply_file_as_a_role_get_their_own_hints(setup: tuple[Path, Path],
+                                                                               tmp_path: Path) -> None:
+    machine, roles = setup
+    result = _evolve(machine, roles, tmp_path / "t", "--task", "t9")
+    assert result.exit_code == 2 and "help: give --task ID with one of the suite's task ids" in result.output
+    args = [str(machine), "--suite", SUITE, "--task", "t1", "--executor", EXECUTOR, "-o", str(tmp_path / "r")]
+    result = CliRunner().invoke(main, ["evolve", *args], catch_exceptions=False)
+    assert result.exit_code == 2 and "error[SKM841]: --reflect-model (default: the --executor spec)" in result.output
+    assert "a runtime scripted: reply file is no role script" in result.output and not (tmp_path / "r").exists()
 
 
 def test_a_role_script_of_the_wrong_shape_and_a_missing_machine(setup: tuple[Path, Path], tmp_path: Path) -> None:
@@ -273,3 +299,59 @@ def test_the_default_folder_is_relative_to_the_current_one(setup: tuple[Path, Pa
     out = Path(".skillc") / "evolve" / "root"
     assert (tmp_path / out / "evolved.skm").read_text(encoding="utf-8") == GOOD
     assert f"machine: {out / 'evolved.skm'}" in result.output and (tmp_path / out / "runs" / "versions").is_dir()
+
+
+def test_ctrl_c_mid_search_exits_130_and_writes_what_was_found(setup: tuple[Path, Path], tmp_path: Path) -> None:
+    """A real SIGINT to the command's process group while a version's tool call sleeps (as a terminal's Ctrl-C)."""
+    machine, roles = setup
+    started = tmp_path / "started"
+    slow = GOOD.replace('"cat answer.txt"', f'"touch {started}; sleep 60; cat answer.txt"')
+    script = _roles()
+    script["reflect"]["root"][0]["children"] = [{"name": "A", "rank": 1, "machine": WRONG_FILE},
+                                                {"name": "S", "rank": 2, "machine": slow}]
+    roles.write_text(json.dumps(script), encoding="utf-8")
+    out = tmp_path / "int"
+    args = [str(machine), "--suite", SUITE, "--task", "t1", "--executor", EXECUTOR,
+            "--reflect-model", f"scripted:{roles}", "-o", str(out)]
+    # SIGINT back to its default: a process started from a non-interactive shell may inherit it ignored
+    process = subprocess.Popen([sys.executable, "-m", "skillc", "evolve", *args], stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True, start_new_session=True,
+                               preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    try:
+        deadline = time.monotonic() + 60
+        while not started.exists() and process.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert started.exists(), process.communicate()
+        os.killpg(process.pid, signal.SIGINT)
+        stdout, stderr = process.communicate(timeout=30)  # well before the sleep would end
+    finally:
+        if process.poll() is None:
+            os.killpg(process.pid, signal.SIGKILL)
+    assert process.returncode == 130, stderr
+    assert "Traceback" not in stderr and "warning[SKM846]" in stderr
+    assert "evolve: no rewarded version (interrupted); best version root" in stdout
+    tree = json.loads((out / "tree.json").read_text(encoding="utf-8"))
+    assert tree["interrupted"] and tree["executions"] == 1
+    assert [tree["nodes"][s["node"]]["name"] for s in tree["steps"] if s["kind"] == "run"] == ["root", "A"]
+    assert [n["reward"] for n in tree["nodes"]] == [0, 0, None]  # S was cut short: not run, not counted
+    assert Path(tree["nodes"][1]["trace"]).is_file() and tree["nodes"][2]["trace"] is None
+    assert "(interrupted: the versions run so far)" in (out / "report.md").read_text(encoding="utf-8")
+    assert (out / "evolved.skm").read_text(encoding="utf-8") == WRONG_FORMAT and (out / "tree.dot").is_file()
+
+
+def test_an_evolution_started_beside_another_does_not_share_its_folder(setup: tuple[Path, Path], tmp_path: Path,
+                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    from skillc.evolve import command
+
+    out = tmp_path / "race"
+    real = command._folder_problems
+
+    def racing(folder: Path) -> list[Any]:
+        found = real(folder)
+        (folder / "runs").mkdir(parents=True)  # the other evolution claims the folder right after the check
+        return found
+
+    monkeypatch.setattr(command, "_folder_problems", racing)
+    result = _evolve(*setup, out)
+    assert result.exit_code == 2 and "already holds an evolution (runs/)" in result.output
+    assert sorted(p.name for p in out.iterdir()) == ["runs"] and not any((out / "runs").iterdir())

@@ -97,3 +97,30 @@ def test_without_the_gate_the_unchecked_candidate_spends_an_execution(tmp_path: 
     assert evolution.executions == 2 and evolution.saved == 0
     runs = [(evolution.tree.node(s.node).name, s.reward) for s in evolution.steps if s.kind == "run"]
     assert runs == [("root", 0), ("unchecked", 0), ("fixed", 1)]
+
+
+def test_a_version_the_gate_checked_is_not_checked_again(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from skillc.evolve import executor as executor_module
+
+    checks: list[str] = []
+
+    def counted(node: Node) -> str | None:
+        checks.append(node.name)
+        return check_gate(node)
+
+    monkeypatch.setattr(executor_module, "check_gate", counted)
+    for gate, expected in ((check_gate, ["root"]), (no_gate, ["root", "fixed"])):
+        # texts no other test has checked in this process (passes are remembered process-wide)
+        root, fixed = (f"# {gate.__name__} {what}\n{text}" for what, text in (("root", WRONG_FILE), ("fixed", GOOD)))
+        script = Script(reflect={"root": (Reflection((), (Child(fixed, 1, "fixed"),)),)}, verify={}, execute={})
+        roles = Roles(_executor(tmp_path / gate.__name__), ScriptedReflector(script), ScriptedVerifier(script))
+        checks.clear()
+        evolution = evolve(root, roles, gate=gate)
+        # the root runs ungated, so the executor checks it; a pass of the gate is not repeated, no gate: it checks
+        assert evolution.success and evolution.executions == 1 and checks == expected
+
+
+def test_a_version_file_that_cannot_be_written_is_a_role_error(tmp_path: Path) -> None:
+    (tmp_path / "versions").write_text("not a folder", encoding="utf-8")
+    with pytest.raises(RoleError, match="version fine did not run: cannot write .*versions/1.skm"):
+        _executor(tmp_path).execute(Node(1, GOOD, name="fine"))

@@ -10,8 +10,10 @@ from pathlib import Path
 import pytest
 
 from skillc.evolve import codes
-from skillc.evolve.loop import Evolution, no_gate, trajectory
-from skillc.evolve.roles import Script, load_script
+from skillc.evolve.loop import Evolution, Roles, evolve, no_gate, trajectory
+from skillc.evolve.options import EvolveOptions
+from skillc.evolve.roles import Script, ScriptedExecutor, ScriptedReflector, ScriptedVerifier, load_script
+from skillc.evolve.state import Node, Output
 from tests.evolve import scenario
 from tests.evolve.scenario import scenario as _scenario
 
@@ -92,6 +94,28 @@ def test_an_unscripted_execution_stops_the_search_with_skm844(script: Script, tm
     assert evolution.best.name == "root"  # what it found before the failure
 
 
+class _Interrupted(ScriptedExecutor):
+    """The scenario's executor, with Ctrl-C pressed while version `at` runs."""
+
+    at = "B"
+
+    def execute(self, node: Node) -> Output:
+        if node.name == self.at:
+            raise KeyboardInterrupt
+        return super().execute(node)
+
+
+def test_an_interrupt_stops_the_search_and_keeps_what_it_found(script: Script, tmp_path: Path) -> None:
+    roles = Roles(_Interrupted(script, tmp_path / "int"), ScriptedReflector(script), ScriptedVerifier(script))
+    evolution = evolve("machine root", roles, gate=scenario.gate)
+    assert evolution.interrupted and [d.code for d in evolution.diagnostics] == [codes.EVOLVE_INTERRUPTED.code]
+    assert _names(evolution) == ["root", "A"] and evolution.executions == 1  # B's run was cut short: not counted
+    b = next(n for n in evolution.tree.nodes if n.name == "B")
+    assert not b.evaluated and b.visits == 0 and b.id not in evolution.knowledge.evidence.rows
+    assert evolution.best.name == "root" and evolution.knowledge.evidence.rows == (0, 1)
+    assert not _evolve(script, tmp_path / "whole").interrupted
+
+
 def test_an_operation_that_does_not_fit_is_dropped_with_skm842(script: Script, tmp_path: Path) -> None:
     data = _scenario()
     data["reflect"]["root"][0]["operations"].append({"op": "refute", "id": "h9"})
@@ -121,3 +145,48 @@ def test_a_candidate_identical_to_a_version_that_ran_is_refused(tmp_path: Path) 
     refused = [evolution.tree.node(s.node) for s in evolution.steps if s.kind == "refused"]
     assert [n.name for n in refused][0] == "same" and "the same version as root" in (refused[0].invalid or "")
     assert evolution.success and "same" not in _names(evolution)
+
+
+def test_a_case_whose_id_another_case_holds_is_dropped_and_the_same_case_is_shared(tmp_path: Path) -> None:
+    add = [{"op": "add", "id": h, "description": h, "prediction": h} for h in ("h1", "h2", "h3")]
+    case = {"id": "c", "kind": "shell", "source": "true", "strength": "hard"}
+    raw = {"reflect": {"root": [{"operations": add, "children": [{"name": "A", "rank": 1, "machine": "machine A"}]}]},
+           "verify": {"h1": [[case]], "h2": [[{**case, "source": "false"}]], "h3": [[case]]},
+           "execute": {"root": {"reward": 0}, "A": {"reward": 1}}}
+    (tmp_path / "roles.json").write_text(json.dumps(raw), encoding="utf-8")
+    script = load_script(tmp_path / "roles.json")
+    assert isinstance(script, Script)
+    roles = Roles(ScriptedExecutor(script, tmp_path / "out"), ScriptedReflector(script), ScriptedVerifier(script))
+    evolution = evolve("machine root", roles)
+    (only,) = evolution.knowledge.bank.cases
+    assert (only.source, only.owners) == ("true", frozenset({"h1", "h3"}))
+    assert [d.code for d in evolution.diagnostics] == [codes.UNVALIDATED_CASE.code]
+    assert "'h2'" in evolution.diagnostics[0].message and "its id is taken" in evolution.diagnostics[0].message
+
+
+def test_at_most_b_children_are_kept_and_they_are_the_best_ranked(tmp_path: Path) -> None:
+    children = [{"name": n, "rank": r, "machine": f"machine {n}"} for n, r in (("C", 3), ("A", 1), ("D", 3), ("B", 2))]
+    raw = {"reflect": {"root": [{"children": children}]}, "execute": {"root": {"reward": 0}, "A": {"reward": 1}}}
+    (tmp_path / "roles.json").write_text(json.dumps(raw), encoding="utf-8")
+    script = load_script(tmp_path / "roles.json")
+    assert isinstance(script, Script)
+    roles = Roles(ScriptedExecutor(script, tmp_path / "out"), ScriptedReflector(script))
+    evolution = evolve("machine root", roles, options=EvolveOptions(branching=3))
+    kept = [(n.name, n.rank) for n in evolution.tree.nodes[1:]]
+    assert kept == [("C", 3), ("A", 1), ("B", 2)]  # D (rank 3, after C) is the one cut; the reply's order is kept
+    assert evolution.success and evolution.best.name == "A"
+
+
+def test_a_name_two_nodes_share_is_shown_with_its_node_id(tmp_path: Path) -> None:
+    children = [{"name": "A", "rank": 1, "machine": "machine A1"}, {"name": "A", "rank": 2, "machine": "machine A2"},
+                {"rank": 3, "machine": "machine unnamed"}]
+    raw = {"reflect": {"root": [{"children": children}]},
+           "execute": {"root": {"reward": 0}, "A": {"reward": 0}, "": {"reward": 0}}}
+    (tmp_path / "roles.json").write_text(json.dumps(raw), encoding="utf-8")
+    script = load_script(tmp_path / "roles.json")
+    assert isinstance(script, Script)
+    roles = Roles(ScriptedExecutor(script, tmp_path / "out"), ScriptedReflector(script))
+    lines = trajectory(evolve("machine root", roles, options=EvolveOptions(budget=3)))
+    assert [line for line in lines if line.startswith("run")] == [
+        "run root: reward 0", "run A (node 1): reward 0", "run A (node 2): reward 0 (jump)",
+        "run node 3: reward 0 (jump)"]

@@ -45,13 +45,15 @@ def test_the_markdown_report_shows_the_trajectory_and_the_evidence(evolution: sc
     assert "succeeded: best version `B1`, 3 evolved executions, 1 saved by the check/replay gate" in text
     assert "1. run B: reward 0 (jump)" in text and "1. refused C: error[SKM101]" in text
     assert "- `h1` (refuted): the computed value is wrong" in text
-    assert "| node | exists | json | checked |" in text and "| B1 | 1 | 1 | 1 |" in text
+    assert "| node | exists | json | checked | s |" in text and "| B1 | 1 | 1 | 1 | 2.50 |" in text
+    assert "- `exists` (hard, shell; owned by h2)" in text  # h1's case was pruned with it
 
 
 @pytest.mark.skipif(shutil.which("dot") is None, reason="Graphviz `dot` is not installed")
 def test_the_drawing_is_valid_graphviz(evolution: scenario.Evolution, tmp_path: Path) -> None:
     text = evolution_dot(evolution)
     assert "style=dashed, color=red" in text and "refused by the gate" in text and "penwidth=3" in text
+    assert 'label="jump"' in text and "error[SKM101]: the candidate does not check" in text  # the gate's reason
     done = subprocess.run(["dot", "-Tsvg"], input=text, capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
     assert "<svg" in done.stdout
@@ -115,8 +117,10 @@ def test_the_markdown_report_shows_each_revisions_edits_one_line_each(
         patched: tuple[Evolution, list[dict[str, object]]]) -> None:
     text = evolution_markdown(patched[0])
     section = text.split("## Revisions\n\n")[1].split("\n\n")[0].splitlines()
-    assert section[:3] == ["- `edited` (from `root`): a patch:", '  - `set_counter name="tries" max=2`',
+    assert section[:3] == ["- `edited` (from `root`, rank 1; ran: reward 1, s 2.50): a patch:",
+                           '  - `set_counter name="tries" max=2`',
                            '  - `add_edge state="a" text="notes == \\"\\" and tries < 2" target="a"`']
     assert section[4].startswith('  - `set_prompt state="a" text="write the notes at length') and "…" in section[4]
-    assert section[5:] == ["- `broken` (from `root`): a patch:", '  - `remove_read state="a" name="x"`',
-                           "- `whole` (from `root`): the whole machine text"]
+    assert section[5:] == ["- `broken` (from `root`, rank 2; refused by the gate): a patch:",
+                           '  - `remove_read state="a" name="x"`',
+                           "- `whole` (from `root`, rank 3; not run): the whole machine text"]

@@ -148,6 +148,15 @@ def test_refuting_prunes_only_the_columns_the_hypothesis_alone_owns() -> None:
     assert h1 is not None and h1.state == "refuted"
 
 
+def test_refuting_keeps_a_case_the_hypothesis_never_owned_even_one_nobody_owns() -> None:
+    store = apply_operation(HypothesisStore(), 0, Operation("add", "h1", "d", "p"))
+    bank = CaseBank((_case("mine", "h1"), _case("nobodys")))
+    evidence = Evidence((0,), ("mine", "nobodys"), frozenset({(0, "mine"), (0, "nobodys")}))
+    after = operate(Knowledge(store, bank, evidence), 0, Operation("refute", "h1"))
+    assert [c.id for c in after.bank.cases] == ["nobodys"] and after.evidence.columns == ("nobodys",)
+    assert after.evidence.passed == frozenset({(0, "nobodys")})
+
+
 def test_a_refinement_passes_its_cases_on_so_refuting_the_old_one_keeps_them() -> None:
     store = apply_operation(HypothesisStore(), 0, Operation("add", "h1", "d", "p"))
     knowledge = Knowledge(store, CaseBank((_case("c1", "h1"),)), Evidence((0,), ("c1",)))

@@ -60,6 +60,19 @@ def test_the_picture_colours_changes_and_has_a_legend() -> None:
     assert "1 states added, 1 removed, 1 changed" in text
 
 
+def test_only_changes_are_coloured() -> None:
+    """An unchanged state is grey whatever its kind: a tool's green, a judge's orange and the fallback's dashed red
+    would read as added, changed and removed."""
+    from skillc.render.diff import CHANGE_COLOR
+
+    lines = {line.split(" [", 1)[0].strip(): line for line in to_dot_diff(machine(OLD), machine(NEW)).splitlines()
+             if " [label=" in line and "->" not in line}
+    for name in ('"done"', '"fallback"'):  # unchanged: the terminal and the fallback
+        assert f'color="{CHANGE_COLOR["same"]}"' in lines[name] and "dashed" not in lines[name], lines[name]
+        assert all(c not in lines[name] for k, c in CHANGE_COLOR.items() if k != "same")
+    assert f'color="{CHANGE_COLOR["added"]}"' in lines['"c"'] and f'color="{CHANGE_COLOR["changed"]}"' in lines['"a"']
+
+
 def test_dot_diff_on_the_command_line(tmp_path: Path) -> None:
     (tmp_path / "old.skm").write_text(OLD, encoding="utf-8")
     (tmp_path / "new.skm").write_text(NEW, encoding="utf-8")

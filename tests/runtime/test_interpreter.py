@@ -209,6 +209,31 @@ def test_a_failing_tool_goes_to_the_fallback(tmp_path) -> None:
     assert r.terminal == "fallback" and "result `sum` must be an integer" in r.error
 
 
+def test_a_failed_step_still_records_what_was_asked_or_called(tmp_path) -> None:
+    from skillc.runtime.record import ToolCall, load_run
+    from skillc.runtime.tools import ToolBox
+
+    invalid = Recorder(lambda req: Response(json.dumps({"answer": 1}), model="m", input_tokens=3, output_tokens=2))
+    run(LOOP, {}, {"question": "q"}, executor=invalid, retries=1, trace=tmp_path / "model.jsonl")
+    (step,) = load_run(tmp_path / "model.jsonl").steps
+    assert (step.operation, step.model, step.raw_output, step.retries, step.output, step.target) == (
+        "chat", "m", '{"answer": 1}', 1, None, "fallback")
+    assert (step.input_tokens, step.output_tokens) == (6, 4)  # both attempts' usage
+    assert [e.kind for e in step.errors] == ["invalid_output"] * 3  # each attempt's, then the step's
+    replies = iter([Response(json.dumps({"answer": 1}), model="m"), ExecutorError("HTTP 500")])
+    run(LOOP, {}, {"question": "q"}, executor=Recorder(lambda req: next(replies)), retries=1,
+        trace=tmp_path / "broken.jsonl")
+    (step,) = load_run(tmp_path / "broken.jsonl").steps
+    assert (step.model, step.raw_output, step.retries) == ("m", '{"answer": 1}', 1)  # the last answer, kept
+    assert [e.kind for e in step.errors] == ["invalid_output", "executor", "executor"]
+    mod = tmp_path / "bad.py"
+    mod.write_text("def add(a, b):\n    raise RuntimeError('disk on fire')\n")
+    run(TOOLS, {}, {"word": "x"}, tools=ToolBox.default([str(mod)]), trace=tmp_path / "tool.jsonl")
+    step = load_run(tmp_path / "tool.jsonl").steps[1]
+    assert (step.operation, step.tool_name, step.tool_call, step.tool_result, step.target) == (
+        "execute_tool", "add", ToolCall("add", {"a": 0, "b": 2}), None, "fallback")
+
+
 def test_missing_tool_implementation_is_reported_before_running() -> None:
     import pytest
 

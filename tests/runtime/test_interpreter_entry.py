@@ -1,4 +1,4 @@
-"""The interpreter's public seams: `run_from`, `StepFailed` from an overriding subclass, `wait_to_retry`."""
+"""The interpreter's public seams: `run_from`, `step`, `ask`/`call_tool` overridden (`StepFailed`), `wait_to_retry`."""
 
 from __future__ import annotations
 
@@ -7,11 +7,12 @@ from typing import Any
 
 import pytest
 
+import skillc
 from skillc.ir.machine import State
 from skillc.runtime import Interpreter, RunError, RunOptions, ToolBox
 from skillc.runtime.executors.base import ExecutorError
 from skillc.runtime.executors.scripted import ScriptedExecutor
-from skillc.runtime.interpreter import StepFailed, wait_to_retry
+from skillc.runtime.interpreter import Answer, Operation, StepFailed, wait_to_retry
 from skillc.runtime.journal import Journal
 from skillc.runtime.record import Step, StepError
 from tests.runtime.helpers import ECHO, checked
@@ -92,13 +93,75 @@ def test_run_from_refuses_a_trace_or_journal_it_would_not_write(tmp_path: Path) 
     assert not (tmp_path / "t.jsonl").exists()
 
 
+def test_step_runs_one_state_from_the_given_variables_and_records_it_as_the_loop_would() -> None:
+    interp = _interp(LOOP, {"outputs": {"judge_it": [{"verdict": "bad"}, {"verdict": "maybe"}]}}, retries=0)
+    env = {"question": "q", "answer": "a", "tries": 0}
+    moved = interp.step("judge_it", env, 4)
+    assert (moved.target, moved.edge, moved.failure, moved.env["tries"], moved.env["verdict"]) == (
+        "think", 0, None, 1, "bad")
+    assert env == {"question": "q", "answer": "a", "tries": 0}  # the caller's variables are not changed
+    record = moved.record()
+    assert (record.index, record.state, record.kind, record.operation, record.label, record.assignments,
+            record.target) == (4, "judge_it", "judge", "chat", "bad", {"tries": 1}, "think")
+    failed = interp.step("judge_it", env, 5)  # "maybe" is no verdict: no retry left, the fallback
+    assert (failed.target, failed.env, failed.edge) == ("fallback", env, None)
+    assert failed.failure is not None and failed.failure.kind == "invalid_output"
+    assert [e.kind for e in failed.errors] == ["invalid_output", "invalid_output"]  # the attempt's, then the step's
+
+
+@pytest.mark.parametrize(("state", "env", "message"), [
+    ("done", {}, "`done` is not a state of `loop` with an operation"),
+    ("nowhere", {}, "`nowhere` is not a state of `loop`"),
+    ("think", {"stray": 1}, "`stray` is not a variable of `loop`"),
+    ("think", {"question": 3}, "`question` must be a string"),
+])
+def test_step_refuses_a_state_without_an_operation_or_variables_that_do_not_fit(state: str, env: dict,
+                                                                                message: str) -> None:
+    with pytest.raises(RunError, match=message):
+        _interp(LOOP, {}).step(state, env)
+
+
+# Two counters assigned on one edge: the second can pass its maximum after the first was assigned.
+TWICE = """machine twice {
+  var note: str
+  counter a max 3
+  counter c max 1
+  start s
+  model s {
+    writes note
+    prompt "Note."
+    -> done { a += 1, c += 1 }
+  }
+  terminal done: success
+  fallback
+}
+"""
+
+
+class _Unchanged(Interpreter):
+    """An operation that changes no variable and hands back the very mapping it was given."""
+
+    def ask(self, st: State, env: dict[str, Any]) -> Answer:
+        return Answer(env)
+
+
+def test_an_override_answering_with_the_given_variables_does_not_see_a_failed_assignment_in_them() -> None:
+    machine = skillc.check(TWICE).machine  # warned about (SKM251: a counter can pass its maximum), as the test wants
+    assert machine is not None
+    interp = _Unchanged(machine, ScriptedExecutor({}), ToolBox(), RunOptions(), TWICE)
+    failed = interp.step("s", {"note": "n", "a": 0, "c": 1})
+    assert failed.failure is not None and failed.failure.kind == "counter"
+    assert failed.env == {"note": "n", "a": 0, "c": 1}  # not `a` assigned before `c` failed
+    assert interp.step("s", {"note": "n", "a": 0, "c": 0}).env == {"note": "n", "a": 1, "c": 1}
+
+
 class _Refusing(Interpreter):
     """Answers model and judge states itself; a second question is refused with a step failure."""
 
-    def _ask(self, st: State, env: dict, fields: dict[str, Any], errors: list[StepError]) -> dict:
+    def ask(self, st: State, env: dict[str, Any]) -> Answer:
         if st.name == "judge_it":
-            raise StepFailed(StepError("divergence", "the judge is not asked here"))
-        return {**env, "answer": "mine"}
+            raise StepFailed(StepError("divergence", "the judge is not asked here"), Operation("chat", raw_output="?"))
+        return Answer({**env, "answer": "mine"}, Operation("chat", model="mine", output={"answer": "mine"}))
 
 
 def test_a_subclass_operation_raising_step_failed_sends_the_run_to_the_fallback_with_its_reason() -> None:
@@ -110,6 +173,10 @@ def test_a_subclass_operation_raising_step_failed_sends_the_run_to_the_fallback_
     assert r.reason is not None and (r.reason.kind, r.reason.state, r.reason.step) == ("divergence", "judge_it", 1)
     assert steps[1].errors == (StepError("divergence", "the judge is not asked here"),)
     assert steps[1].target == "fallback"
+    # What each operation said it did is what its step records, a failed one's included.
+    assert (steps[0].operation, steps[0].model, steps[0].output, steps[0].edge) == (
+        "chat", "mine", {"answer": "mine"}, 0)
+    assert (steps[1].operation, steps[1].raw_output, steps[1].model) == ("chat", "?", None)
 
 
 class _Clock:

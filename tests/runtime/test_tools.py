@@ -61,3 +61,18 @@ def test_python_tools_run_in_the_workdir_like_bash(tmp_path: Path) -> None:
     assert os.getcwd() == before and not (Path(before) / "note.txt").exists()
     shell = box.call(Tool("bash", (("command", STR),), (("stdout", STR),)), {"command": "pwd"})
     assert shell["stdout"].strip() == str(work)
+
+
+def test_a_relative_workdir_is_the_folder_it_names_when_the_run_starts(tmp_path: Path, monkeypatch) -> None:
+    """`--workdir .skillc/run` (as `make demo` gives it): bash runs there, and is not sent looking for
+    `.skillc/run/.skillc/run` because the toolbox entered the folder before calling it."""
+    from skillc.ir.machine import Tool
+    from skillc.ir.types import STR
+    from skillc.runtime.tools import ToolBox
+
+    (tmp_path / "run").mkdir()
+    monkeypatch.chdir(tmp_path)
+    box = ToolBox.default(cwd="run")
+    monkeypatch.chdir(ROOT)  # a later change of the process's folder does not move the run's
+    shell = box.call(Tool("bash", (("command", STR),), (("stdout", STR),)), {"command": "pwd"})
+    assert shell["stdout"].strip() == str(tmp_path / "run")

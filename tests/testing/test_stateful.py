@@ -77,8 +77,8 @@ class Ledger(RuleBasedStateMachine):
 
     def _step(self, answer: str) -> None:
         self.executor.answer = answer
-        # `_step` returns (record, variables, next state[, the failure that led to the fallback]).
-        _, self.env, self.state, *_ = self.interp._step(MACHINE.states[self.state], self.env, self.steps)
+        moved = self.interp.step(self.state, self.env, self.steps)
+        self.env, self.state = moved.env, moved.target
         self.steps += 1
 
     def _running(self) -> bool:

@@ -226,7 +226,15 @@ def open_archive(machine_path: str | Path, folder: str | Path | None = None) -> 
     except ArchiveError as exc:
         return None, [exc.diagnostic]
     except OSError as exc:
-        return None, [make(codes.DAMAGED_ARCHIVE, f"archive {where}: {exc.strerror or exc}")]
+        return None, [make(codes.DAMAGED_ARCHIVE, f"archive {where}: {_os_reason(exc)}")]
+
+
+def _os_reason(exc: OSError) -> str:
+    """What went wrong with which file: `lock: Is a directory`, not a bare `Is a directory`."""
+    reason = exc.strerror or str(exc)
+    if isinstance(exc, FileExistsError) and exc.filename is not None:
+        return f"{exc.filename} is not a folder"  # mkdir of the archive found a file there
+    return f"{exc.filename}: {reason}" if exc.filename is not None else reason
 
 
 def _open(machine: Path, folder: Path) -> tuple[Archive, list[Diagnostic]]:
@@ -268,7 +276,7 @@ def commit(machine_path: str | Path, new_text: str, archive: Archive, added: Ite
             return _commit(machine, new_text, archive, list(added), set(dropped))
     except OSError as exc:
         raise ArchiveError(make(codes.DAMAGED_ARCHIVE, f"archive {archive.folder}: cannot commit "
-                                f"({exc.strerror or exc}); the machine and the archive are as they were")) from None
+                                f"({_os_reason(exc)}); the machine and the archive are as they were")) from None
 
 
 def _commit(machine: Path, new_text: str, archive: Archive, added: list[ArchivedTrace],

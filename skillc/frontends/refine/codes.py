@@ -92,6 +92,14 @@ ARCHIVE_RECOVERED: Final = Code(
     "A crash after the manifest and before the machine leaves the manifest ahead: on opening, the machine "
     "the manifest names is restored from the archive's objects, so the pair is in step again.",
     "", "", None, runnable=False, lang="json")
+REFINE_INTERRUPTED: Final = Code(
+    "SKM810", "refine-interrupted", W, "the refinement was interrupted, so some traces were not taken",
+    "An interrupt (Ctrl-C, SIGINT) stops `skillc refine` between traces: a commit of the machine and the archive "
+    "that has begun is finished first (the interrupt waits for it), so both hold exactly the traces accepted "
+    "before the interrupt; the trace being refined and the ones after it are not taken. The command prints "
+    "what it did and exits 130. Running it again with the same traces takes only the ones not in the archive "
+    "(the others are `known`).",
+    "", "", "run the same command again to take the remaining traces", runnable=False, lang="json")
 
 # SKM820–SKM839 (alignment, edits and acceptance; refine-core). The examples are chat-transcript lines for the
 # livemath machine of examples/refine/ (`_calls` builds one from the bash commands a run made).
@@ -151,6 +159,6 @@ GUARD_NOT_SEPARABLE: Final = Code(
 
 ALL: Final[tuple[Code, ...]] = (UNREADABLE_DEV_TRACE, UNKNOWN_TRACE_FORMAT, MALFORMED_DEV_TRACE_LINE,
                                 INVALID_DEV_TRACE_RECORD, UNPAIRED_TOOL_CALL, NO_TRACE_OUTCOME, NO_DEV_TRACES,
-                                DAMAGED_ARCHIVE, ARCHIVE_OUT_OF_STEP, ARCHIVE_RECOVERED,
+                                DAMAGED_ARCHIVE, ARCHIVE_OUT_OF_STEP, ARCHIVE_RECOVERED, REFINE_INTERRUPTED,
                                 ALIGNMENT_BYPASSES_RULE, CANDIDATE_FAILS_CHECK, CANDIDATE_BREAKS_REPLAY,
                                 GUARD_NOT_SEPARABLE)

@@ -5,12 +5,16 @@ at once with the archive (archive.py: the machine file and the archive move toge
 trace is aligned to the machine as refined so far and must keep every trace accepted before it. A trace already
 in the archive is not refined again. `dry_run` writes nothing: the archive is read when it exists and
 acceptances are kept in memory. Refusals before any edit — a machine that does not check, a trace file with
-errors, a damaged archive — write nothing either.
+errors, a damaged archive — write nothing either. An interrupt (SIGINT) stops the loop between traces; a commit
+under way is finished first, so the machine file, the archive and the result agree (SKM810).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import contextlib
+import signal
+import threading
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 import attrs
@@ -53,6 +57,7 @@ class RefineResult(HasDiagnostics):
     written: str | None = None  # the machine file written (None: dry run, or nothing accepted)
     archive: str | None = None  # the archive folder used
     dry_run: bool = False
+    interrupted: bool = False  # an interrupt (SIGINT) stopped it between traces (SKM810)
 
     @property
     def dropped(self) -> int:
@@ -116,6 +121,15 @@ def incremental(archive: Archive) -> Select:
 
 def refine(options: RefineOptions) -> RefineResult:
     """Refine a machine from development traces (see the module docstring)."""
+    try:
+        return _refine(options)
+    except KeyboardInterrupt:  # before the per-trace loop (which handles its own): no trace was taken
+        return RefineResult([], [make(codes.REFINE_INTERRUPTED, "interrupted before any trace was taken")],
+                            interrupted=True)
+
+
+def _refine(options: RefineOptions) -> RefineResult:
+    """`refine` without the interrupt before its loop."""
     path = Path(options.machine)
     checked = check_source(path)
     errors = [d for d in checked.diagnostics if d.severity is Severity.ERROR]
@@ -137,13 +151,17 @@ def refine(options: RefineOptions) -> RefineResult:
         _run(result, checked.machine, traces, archive, target, options, judge)
     except ArchiveError as exc:
         result.diagnostics.append(exc.diagnostic)
+    except KeyboardInterrupt:  # between traces, or in one being refined: every commit made is whole (_whole)
+        result.interrupted = True
+        result.diagnostics.append(make(codes.REFINE_INTERRUPTED, f"interrupted after {len(result.summaries)} of "
+                                       f"{len(traces)} traces; the machine and the archive hold the ones accepted"))
     return result
 
 
 def _run(result: RefineResult, machine: Machine, traces: Sequence[DevTrace], archive: Archive, target: Path,
          options: RefineOptions, judge: Judge | None) -> None:
     """The per-trace loop: accept, commit (unless a dry run), move on with the refined machine."""
-    text = result.before or ""
+    result.after = text = result.before or ""
     for trace in traces:
         if trace.id in archive.entries:
             result.summaries.append(TraceSummary(trace.id, trace.source, "known", (), (), "", ()))
@@ -152,20 +170,41 @@ def _run(result: RefineResult, machine: Machine, traces: Sequence[DevTrace], arc
         # A stale archive (the machine was edited by hand) is replayed in full: its paths are another machine's.
         select = None if archive.stale or options.full_replay else incremental(archive)
         verdict = accept(text, str(target), machine, trace, entries, judge=judge, select=select)
-        result.summaries.append(summarize(verdict, text, target.name))
+        summary = summarize(verdict, text, target.name)
         tried = verdict.final.candidate
-        result.diagnostics += [make(codes.GUARD_NOT_SEPARABLE, f"trace {trace.id[:12]} ({trace.source}): {p}")
-                               for p in (tried.problems if tried is not None else ())]
+        notes = [make(codes.GUARD_NOT_SEPARABLE, f"trace {trace.id[:12]} ({trace.source}): {p}")
+                 for p in (tried.problems if tried is not None else ())]
         if verdict.status == "dropped" or verdict.text is None or verdict.final.machine is None:
+            result.summaries.append(summary)
+            result.diagnostics += notes
             continue
         added = _added(verdict, archive)
-        if options.dry_run:
-            archive = attrs.evolve(archive, entries={**archive.entries, **{a.id: a for a in added}}, stale=False)
-        else:
-            archive = commit(target, verdict.text, archive, added)
-            result.written = str(target)
-        text, machine = verdict.text, verdict.final.machine
-    result.after = text
+        with _whole():  # an interrupt waits for the commit and this bookkeeping, so the result matches the files
+            result.summaries.append(summary)
+            result.diagnostics += notes
+            if options.dry_run:
+                archive = attrs.evolve(archive, entries={**archive.entries, **{a.id: a for a in added}}, stale=False)
+            else:
+                archive = commit(target, verdict.text, archive, added)
+                result.written = str(target)
+            text, machine = verdict.text, verdict.final.machine
+            result.after = text
+
+
+@contextlib.contextmanager
+def _whole() -> Iterator[None]:
+    """Hold SIGINT back while the block runs (on the main thread) and deliver it as KeyboardInterrupt after."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    caught: list[int] = []
+    previous = signal.signal(signal.SIGINT, lambda number, frame: caught.append(number))
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, signal.default_int_handler if previous is None else previous)
+    if caught:
+        raise KeyboardInterrupt
 
 
 def _added(verdict: Verdict, archive: Archive) -> list[ArchivedTrace]:

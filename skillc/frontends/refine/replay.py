@@ -51,7 +51,8 @@ from skillc.ir.evaluate import EvalError, evaluate
 from skillc.ir.machine import FALLBACK, Machine, State, Tool, Variable
 from skillc.runtime.executors.base import BaseExecutor, ExecutorError, Response
 # `StepFailed` is how an operation sends the run to the fallback; the replay's operations fail the same way.
-from skillc.runtime.interpreter import Interpreter, RunError, RunOptions, RunResult, StepFailed, initial_env
+from skillc.runtime.interpreter import (Answer, Interpreter, Operation, RunError, RunOptions, RunResult, StepFailed,
+                                       bind_results, initial_env)
 from skillc.runtime.prompts import Request
 from skillc.runtime.record import ErrorKind, Step, StepError, ToolCall
 from skillc.runtime.values import apply_outputs, check_value, coerce
@@ -169,7 +170,7 @@ class _Executor(BaseExecutor):
         self.cursor = cursor
 
     def complete(self, request: Request) -> Response:
-        """Not used: `_Replayer._ask` applies the aligned event's values without building a prompt."""
+        """Not used: `_Replayer.ask` applies the aligned event's values without building a prompt."""
         raise ExecutorError(f"no model is asked during a replay (state `{request.state}`)")
 
     def tool_source(self, over: object) -> _Tools:
@@ -188,7 +189,7 @@ class _Tools:
 
     def result(self, state: str, tool: Tool, args: dict[str, Any]) -> dict[str, Any]:
         result = self.cursor.take(state).result
-        assert isinstance(result, dict)  # _Replayer._tool sends results that are not objects the unknown way
+        assert isinstance(result, dict)  # _Replayer.call_tool sends results that are not objects the unknown way
         return result
 
 
@@ -206,55 +207,44 @@ class _Replayer(Interpreter):
         self.unknown: list[str] = []  # states whose values stayed unknown (unobserved ones included)
         self.unobserved: list[str] = []  # model/judge states entered with no aligned event at that point
 
-    def _ask(self, st: State, env: dict, fields: dict[str, Any], errors: list) -> dict:
+    def ask(self, st: State, env: dict[str, Any]) -> Answer:
+        """A model or judge state answered by its aligned event's values (unknown ones forgotten); no prompt."""
         try:
             event = self.cursor.peek(st.name)
         except _Diverged as exc:
             if self.strict:
                 raise StepFailed(StepError("divergence", str(exc))) from exc
             self.unobserved.append(st.name)  # a model turn the trace does not show: passed with unknown values
-            return self._forget(st, env, st.writes)
+            return Answer(self._forget(st, env, st.writes))
         self.cursor.take(st.name)
-        fields["operation"] = "chat"
         values = model_values(st, event)
         if values is None:
-            return self._forget(st, env, st.writes)
+            return Answer(self._forget(st, env, st.writes), Operation("chat"))
         # The runtime's own contract check (the one a model's answer gets), without building a prompt.
         new_env, problems = apply_outputs(self.machine, st, env, values)
         if problems:
-            raise StepFailed(StepError("invalid_output", "invalid output: " + "; ".join(problems)))
-        fields["output"] = values
-        if st.kind == "judge":
-            fields["label"] = new_env[st.writes[0]]
-        return new_env
+            raise StepFailed(StepError("invalid_output", "invalid output: " + "; ".join(problems)), Operation("chat"))
+        label = new_env[st.writes[0]] if st.kind == "judge" else None
+        return Answer(new_env, Operation("chat", output=values, label=label))
 
-    def _tool(self, st: State, env: dict, fields: dict[str, Any]) -> dict:
+    def call_tool(self, st: State, env: dict[str, Any]) -> Answer:
+        """A tool state answered by its aligned event's result: the runtime's own call when the machine's arguments
+        can be evaluated and the result is an object, else the trace's arguments recorded and the bindings bound
+        (or forgotten, for a result that is not an object)."""
         event = self._peek(st)
         assert st.call is not None
         if isinstance(event.result, dict) and self._evaluable(st, env):
-            return super()._tool(st, env, fields)
+            return super().call_tool(st, env)
         self.cursor.take(st.name)
-        fields["operation"] = "execute_tool"
-        fields["tool_name"] = st.call.tool
-        fields["tool_call"] = ToolCall(st.call.tool, self._args(st, env, event))
+        done = Operation("execute_tool", tool_call=ToolCall(st.call.tool, self._args(st, env, event)))
         if not isinstance(event.result, dict):
-            return self._forget(st, env, tuple(var for var, _ in st.bindings))
-        return self._bind(st, env, event.result, fields)
-
-    def _bind(self, st: State, env: dict, result: dict, fields: dict[str, Any]) -> dict:
-        """A tool state's bindings from a result object, checked against the tool's results (the runtime's rule)."""
-        assert st.call is not None
-        tool = self.machine.tools[st.call.tool]
-        problems = [e for name, t in tool.results for e in check_value(result.get(name), t, f"result `{name}`")]
+            return Answer(self._forget(st, env, tuple(var for var, _ in st.bindings)), done)
+        new_env, problems = bind_results(self.machine, st, env, event.result)
         if problems:
-            raise StepFailed(StepError("tool", f"tool `{tool.name}`: the trace's result does not fit: "
-                                               + "; ".join(problems)))
-        new_env = dict(env)
-        for var, res in st.bindings:
-            new_env[var] = coerce(result.get(res), self.machine.variables[var].type)
-        fields["tool_result"] = result
-        fields["output"] = {var: new_env[var] for var, _ in st.bindings}
-        return new_env
+            raise StepFailed(StepError("tool", f"tool `{st.call.tool}`: the trace's result does not fit: "
+                                               + "; ".join(problems)), done)
+        return Answer(new_env, attrs.evolve(done, tool_result=event.result,
+                                            output={var: new_env[var] for var, _ in st.bindings}))
 
     def _peek(self, st: State) -> Event:
         """The state's aligned event; a divergence goes to the fallback as the runtime's own replay does."""
@@ -263,7 +253,7 @@ class _Replayer(Interpreter):
         except _Diverged as exc:
             raise StepFailed(StepError("divergence", str(exc))) from exc
 
-    def _forget(self, st: State, env: dict, names: tuple[str, ...]) -> dict:
+    def _forget(self, st: State, env: Mapping[str, Any], names: tuple[str, ...]) -> dict[str, Any]:
         """The variables with `names` take the values the run reported at its end, else are left without one."""
         new_env = {k: v for k, v in env.items() if k not in names}
         for name in names:
@@ -274,7 +264,7 @@ class _Replayer(Interpreter):
         return new_env
 
     @staticmethod
-    def _evaluable(st: State, env: dict) -> bool:
+    def _evaluable(st: State, env: Mapping[str, Any]) -> bool:
         """Whether every argument of the state's call can be evaluated with the values known."""
         assert st.call is not None
         try:
@@ -284,7 +274,7 @@ class _Replayer(Interpreter):
             return False
         return True
 
-    def _args(self, st: State, env: dict, event: Event) -> dict[str, Any]:
+    def _args(self, st: State, env: Mapping[str, Any], event: Event) -> dict[str, Any]:
         """The machine's arguments where they can be evaluated, else the trace's."""
         return {name: evaluate(value, env) for name, value in st.call.args} if st.call is not None \
             and self._evaluable(st, env) else dict(event.args)

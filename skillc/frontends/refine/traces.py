@@ -64,7 +64,8 @@ class _Line:
 def load_traces(path: str | Path, format: str | None = None) -> tuple[list[DevTrace], list[Diagnostic]]:  # noqa: A002
     """The development traces of one file and the problems found (each at its file:line:col); never raises."""
     try:
-        text = open_input(path, folder="a folder, not a trace").decode("utf-8")
+        # A byte-order mark (files saved by some Windows tools) is not part of the first record.
+        text = open_input(path, folder="a folder, not a trace").decode("utf-8").removeprefix("\ufeff")
     except FileProblem as exc:
         return [], [make(codes.UNREADABLE_DEV_TRACE, str(exc))]
     except UnicodeDecodeError as exc:
@@ -86,6 +87,9 @@ def parse_traces(text: str, path: str = "<traces>", format: str | None = None  #
     lines = list(_lines(source, problems))
     fmt = format or _detect(lines)
     if fmt is None:
+        if not lines and not problems:  # nothing to recognise a format by
+            return [], [make(codes.UNKNOWN_TRACE_FORMAT, f"{path} is empty: it holds no record to recognise a "
+                             "trace format by")]
         where = lines[0].span if lines else None
         return [], problems + [make(codes.UNKNOWN_TRACE_FORMAT, "the first record is neither a skillc run header, "
                                     "a chat transcript (`messages`) nor a Claude Code event (`type`)", where)]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -157,6 +158,44 @@ def test_a_damaged_archive_is_refused_with_a_code_never_a_traceback(machine: Pat
         (objects / "traces" / f"{one.id}.json").write_text(json.dumps(entry("rm -rf").trace.to_json()))
     result, problems = open_archive(machine)
     assert result is None and codes(problems) == ["SKM807"]
+
+
+@pytest.mark.parametrize(("damage", "said"), [
+    ("lock", "lock: Is a directory"),
+    ("folder", "is not a folder"),
+    ("objects", "is missing"),
+    ("binary", "manifest.json cannot be read"),
+    ("entries", "not a version-1 manifest"),
+])
+def test_each_damage_is_named_and_nothing_is_written(machine: Path, damage: str, said: str) -> None:
+    """The file system's own failures (a folder where the lock goes, a file where the archive goes) name the file;
+    a refused archive is left exactly as it was."""
+    archive = commit(machine, V1, opened(machine), [entry("make")])
+    folder = archive.folder
+    if damage == "lock":
+        (folder / "lock").unlink()
+        (folder / "lock").mkdir()
+    elif damage == "folder":
+        shutil.rmtree(folder)
+        folder.write_text("", encoding="utf-8")
+    elif damage == "objects":
+        shutil.rmtree(folder / "objects")
+    elif damage == "binary":
+        (folder / "manifest.json").write_bytes(b"\xff\xfe")
+    else:
+        manifest = json.loads((folder / "manifest.json").read_text(encoding="utf-8"))
+        (folder / "manifest.json").write_text(json.dumps({**manifest, "entries": "x"}), encoding="utf-8")
+    before = _snapshot(folder)
+    result, problems = open_archive(machine)
+    assert result is None and codes(problems) == ["SKM807"] and said in problems[0].message, problems
+    assert _snapshot(folder) == before
+
+
+def _snapshot(path: Path) -> dict[str, bytes | None]:
+    """Every file under `path` (or `path` itself) with its bytes; folders as None."""
+    if path.is_file():
+        return {".": path.read_bytes()}
+    return {str(p.relative_to(path)): p.read_bytes() if p.is_file() else None for p in path.rglob("*")}
 
 
 def test_a_machine_file_that_is_not_utf8_is_out_of_step_not_a_crash(machine: Path) -> None:

@@ -10,6 +10,10 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import signal
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -214,3 +218,54 @@ def test_a_hand_edit_that_breaks_an_archived_trace_is_repaired_by_the_next_refin
     assert [d.code for d in result.diagnostics] == ["SKM808"]  # stale: every archived trace is replayed
     assert result.summaries[0].status == "accepted" and [c.kind for c in result.summaries[0].changes] == ["guard"]
     assert len(result.summaries[0].replays) == 5 and guard in target.read_text(encoding="utf-8")
+
+
+def test_an_interrupt_during_a_commit_waits_for_it(demo: tuple[Path, list[str]],
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """SIGINT arriving as a commit starts stops refine after that commit: the result, the machine and the archive
+    agree (one trace), SKM810, and a rerun takes the rest."""
+    from skillc.frontends.refine import refine as refine_module
+
+    root, traces = demo
+    target = fresh(root, "interrupted")
+    real = refine_module.commit
+
+    def interrupted_commit(*args: object, **kwargs: object) -> object:
+        os.kill(os.getpid(), signal.SIGINT)  # delivered while the commit runs, were it not held back
+        return real(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(refine_module, "commit", interrupted_commit)
+    result = refine(RefineOptions(str(target), tuple(traces)))
+    assert result.interrupted and [d.code for d in result.diagnostics] == ["SKM810"]
+    assert [s.status for s in result.summaries] == ["accepted"] and result.written == str(target)
+    archive, problems = open_archive(target)
+    assert archive is not None and problems == [] and len(archive.entries) == 1
+    assert archive.machine_hash == machine_hash(target.read_text(encoding="utf-8")) == machine_hash(result.after)
+    monkeypatch.setattr(refine_module, "commit", real)
+    again = refine(RefineOptions(str(target), tuple(traces)))
+    assert [s.status for s in again.summaries] == ["known", "accepted", "accepted", "accepted", "dropped"]
+
+
+def test_sigint_stops_the_command_with_a_whole_archive(demo: tuple[Path, list[str]]) -> None:
+    """A real SIGINT to `skillc refine` once its first commit landed: exit 130, SKM810, the archive reads back
+    in step with the machine, no temp file left."""
+    root, traces = demo
+    target = fresh(root, "sigint")
+    manifest = root / "refine" / "sigint.archive" / "manifest.json"
+    proc = subprocess.Popen([sys.executable, "-m", "skillc", "refine", str(target), *traces], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    try:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and not manifest.exists() and proc.poll() is None:
+            time.sleep(0.005)
+        proc.send_signal(signal.SIGINT)
+        stdout, stderr = proc.communicate(timeout=60)
+    finally:
+        proc.kill()
+    assert proc.returncode == 130, stdout + stderr
+    assert "SKM810" in stdout and "Traceback" not in stdout + stderr
+    archive, problems = open_archive(target)
+    assert archive is not None and problems == [] and 1 <= len(archive.entries) <= 4
+    assert archive.machine_hash == machine_hash(target.read_text(encoding="utf-8"))
+    assert not [p for p in (root / "refine").rglob("*") if ".tmp" in p.name]

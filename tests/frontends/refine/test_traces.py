@@ -126,13 +126,19 @@ def test_bad_claude_code_blocks_are_refused_and_the_rest_is_read() -> None:
 
 def test_formats_that_cannot_be_recognised_or_read(tmp_path: Path) -> None:
     assert codes(parse_traces('{"events": []}\n', "x.jsonl")[1]) == ["SKM801"]
-    assert codes(parse_traces("", "x.jsonl")[1]) == ["SKM801"]
+    for empty in ("", "\n \n"):
+        problems = parse_traces(empty, "x.jsonl")[1]
+        assert codes(problems) == ["SKM801"] and "x.jsonl is empty" in problems[0].message
     assert codes(parse_traces("{}", "x.jsonl", format="yaml")[1]) == ["SKM801"]
     assert codes(load_traces(tmp_path / "missing.jsonl")[1]) == ["SKM800"]
     assert codes(load_traces(tmp_path)[1]) == ["SKM800"]
     binary = tmp_path / "b.jsonl"
     binary.write_bytes(b"\xff\xfe{}")
     assert codes(load_traces(binary)[1]) == ["SKM800"]
+    bom = tmp_path / "bom.jsonl"  # a UTF-8 byte-order mark before the first record is not part of it
+    bom.write_bytes(b"\xef\xbb\xbf" + (EXAMPLES / "chat.jsonl").read_bytes())
+    with_mark, problems = load_traces(bom)
+    assert problems == [] and [t.id for t in with_mark] == [t.id for t in load_traces(EXAMPLES / "chat.jsonl")[0]]
     # Every line refused: the file holds no trace, and says why at each line (no second, vaguer error).
     assert codes(parse_traces('{"messages": 1, "outcome": "success"}\n', "x.jsonl")[1]) == ["SKM803"]
     # A log that never got past its init record holds no trace at all.
