@@ -21,6 +21,8 @@ from skillc.diagnostics import codes
 from skillc.diagnostics.diagnostic import Diagnostic, Severity, make
 
 EXIT_OK, EXIT_ERRORS, EXIT_USAGE, EXIT_INTERNAL, EXIT_PARTIAL, EXIT_FAILED = 0, 1, 2, 3, 4, 5
+#: A command stopped by an interrupt (Ctrl-C) after saying what it kept, as a shell reports SIGINT: 128 + 2.
+EXIT_INTERRUPTED = 130
 _OUTCOME_EXIT = {"success": EXIT_OK, "partial": EXIT_PARTIAL, "failed": EXIT_FAILED}
 SUMMARY_FORMATS = ("full", "concise")  # the formats a summary line goes with (on stderr)
 
@@ -391,8 +393,6 @@ def refine(result: api.RefineResult, as_json: bool) -> int:
     from skillc.frontends.refine.report import render
 
     if result.interrupted and result.archive is None:  # stopped before it had an archive: nothing to show
-        from skillc.bench.runner import EXIT_INTERRUPTED
-
         emit(result.diagnostics, "json" if as_json else "full")
         return EXIT_INTERRUPTED
     if not result.summaries and not result.ok:
@@ -412,8 +412,6 @@ def refine(result: api.RefineResult, as_json: bool) -> int:
             else "nothing accepted: nothing written"
         click.echo(f"{where} (archive {result.archive})", err=True)
     if result.interrupted:
-        from skillc.bench.runner import EXIT_INTERRUPTED
-
         return exit_code(result.diagnostics) or EXIT_INTERRUPTED
     return exit_code(result.diagnostics) or (EXIT_PARTIAL if result.dropped else EXIT_OK)
 
@@ -462,8 +460,6 @@ def bench(result: api.BenchResult, as_json: bool) -> int:
     if outcome.usage or outcome.unchecked:
         return EXIT_ERRORS if outcome.unchecked else EXIT_USAGE
     if outcome.interrupted and outcome.out is None:  # stopped before or after the cells: nothing to summarise
-        from skillc.bench.runner import EXIT_INTERRUPTED
-
         return EXIT_INTERRUPTED
     if as_json:
         click.echo(printable(json.dumps(_bench_json(outcome), ensure_ascii=False)))
@@ -471,8 +467,6 @@ def bench(result: api.BenchResult, as_json: bool) -> int:
         for line in _bench_lines(outcome):
             click.echo(printable(line))
     if outcome.interrupted:
-        from skillc.bench.runner import EXIT_INTERRUPTED
-
         return EXIT_INTERRUPTED
     if outcome.incomplete:
         return EXIT_PARTIAL
@@ -534,7 +528,7 @@ def evolve(result: api.EvolveResult, as_json: bool) -> int:
     130 interrupted (the files of what it found are written)."""
     from skillc.diagnostics.files import printable
     from skillc.diagnostics.render import render
-    from skillc.evolve.command import EXIT_INTERRUPTED, summary, summary_lines
+    from skillc.evolve.command import summary, summary_lines
 
     shown = sorted((d for d in result.diagnostics if d.severity is not Severity.NOTE), key=Diagnostic.sort_key)
     if shown:  # on stderr: stdout is the summary (or its JSON)

@@ -26,7 +26,7 @@ import time
 from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
 from pathlib import Path
-from typing import TYPE_CHECKING, Final, cast
+from typing import TYPE_CHECKING, cast
 
 import attrs
 
@@ -63,8 +63,6 @@ Progress = Callable[[int, int], AbstractContextManager[Callable[[Row], None]]]
 BACKENDS = ("local", "ray")
 
 
-#: The exit status of a bench stopped by an interrupt (Ctrl-C), as a shell reports SIGINT: 128 + 2.
-EXIT_INTERRUPTED: Final = 130
 
 
 def make_backend(name: str, workers: int = 1, address: str | None = None) -> Backend:

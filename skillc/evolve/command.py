@@ -9,7 +9,7 @@ runs, as diagnostics, and nothing is written; a root machine that does not check
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING
 
 import attrs
 
@@ -26,8 +26,6 @@ if TYPE_CHECKING:
     from skillc.evolve.roles import Reflector
     from skillc.runtime.executors.base import Executor as ModelExecutor
 
-#: The exit status of an evolution stopped by an interrupt (Ctrl-C), as a shell reports SIGINT: 128 + 2.
-EXIT_INTERRUPTED: Final = 130
 #: The files an evolution leaves in its folder, by what they are (SKILL.md only when the best version has one).
 FILES = (("machine", "evolved.skm"), ("tree", "tree.json"), ("report", "report.md"), ("drawing", "tree.dot"))
 
