@@ -101,9 +101,9 @@ class TimedExecutor:
             self.seconds += time.perf_counter() - start
 
 
-def executor(task: Task, out: Path) -> TimedExecutor:
-    """The task's versions run as bench cells under `out`."""
-    return TimedExecutor(BenchExecutor(task.suite, task.task, task.spec, out))
+def executor(task: Task, out: Path, check: bool = True) -> TimedExecutor:
+    """The task's versions run as bench cells under `out` (`check` off when a gate checks every candidate)."""
+    return TimedExecutor(BenchExecutor(task.suite, task.task, task.spec, out, check=check))
 
 
 @attrs.frozen
@@ -135,7 +135,7 @@ class Run:
 def run(task: Task, variant: Variant, budget: int, out: Path | None = None) -> Run:
     """Evolve the task's root under the variant (its bench cells under `out`, else a scratch folder)."""
     with tempfile.TemporaryDirectory(prefix="skillc-evolve-bench-") as scratch:
-        timed = executor(task, out or Path(scratch))
+        timed = executor(task, out or Path(scratch), check=variant.gate is no_gate)
         roles = Roles(timed, ScriptedReflector(task.script),
                       ScriptedVerifier(task.script) if variant.verifier else None)
         options = EvolveOptions(budget=budget, strategy=variant.strategy,  # type: ignore[arg-type]

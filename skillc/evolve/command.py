@@ -133,7 +133,9 @@ def _run(config: EvolveConfig, setup: _Setup) -> EvolveResult:
     claimed = _claim(runs)
     if claimed is not None:
         return _usage([*setup.warnings, claimed])
-    roles = Roles(BenchExecutor(setup.suite, setup.task, setup.spec, runs), setup.reflector, setup.verifier)
+    # with the gate on every candidate is checked by it, and the root by run_evolve: the executor need not check
+    executor = BenchExecutor(setup.suite, setup.task, setup.spec, runs, check=not config.gate)
+    roles = Roles(executor, setup.reflector, setup.verifier)
     evolution = evolve(setup.machine, roles, gate=setup.gate, options=config.options(), skill=setup.skill)
     diagnostics = [*setup.warnings, *evolution.diagnostics]
     problem = write_evolution(evolution, folder)

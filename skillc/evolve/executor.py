@@ -7,8 +7,8 @@ verifier's verdict on the row (1 only when it passed); nothing else of the verif
 search.
 
 A version that does not pass `skillc check` (only possible without the gate, the `--no-gate` ablation)
-cannot run: the bench runs checked machines only. It is checked here, before its cell (unless a gate's check
-already passed that text in this process: `gate.passed_check`; the check is not repeated), and costs its
+cannot run: the bench runs checked machines only. It is checked here, before its cell (unless `check` is off:
+the caller's gate has checked every candidate, and the command the root), and costs its
 execution with reward 0, what a user would see: the run failed. Its cell gets a fresh work folder (the
 task's fixture, as a run that did nothing would leave it) and a trace with no step whose footer is a
 failed outcome with the check's reason as its error, so the cases run on it as on any output and simply
@@ -28,7 +28,7 @@ import attrs
 
 from skillc.bench.runner import Limits, cell_job, run_cell
 from skillc.bench.suite import Suite, Task
-from skillc.evolve.gate import check_gate, passed_check
+from skillc.evolve.gate import check_gate
 from skillc.evolve.roles import RoleError
 from skillc.evolve.state import Node, Output
 
@@ -45,6 +45,8 @@ class BenchExecutor:
     spec: str
     out: Path
     limits: Limits = Limits()
+    #: Check each version before its cell; off when a gate checked every candidate already (no second check).
+    check: bool = True
 
     def execute(self, node: Node) -> Output:
         """One bench cell for the node; its work folder, trace, declared outputs and binary reward."""
@@ -63,7 +65,7 @@ class BenchExecutor:
                             f"{exc.strerror or exc}") from None
         cell = Cell(self.task.id, "machine", self.spec, node.id)
         paths = cell_paths(self.out, cell)
-        unchecked = None if passed_check(node.machine) else check_gate(node)  # the gate's check is not repeated
+        unchecked = check_gate(node) if self.check else None
         if unchecked is not None:
             return self._not_run(node, paths, machine, unchecked)
         row = run_cell(cell_job(cell, self.suite, self.task, machine, machine_hash(node.machine), self.out,

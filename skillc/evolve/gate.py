@@ -24,38 +24,6 @@ if TYPE_CHECKING:
     from skillc.ir.machine import Machine
 
 
-#: How many machine texts that passed the check are remembered (`passed_check`); the oldest is forgotten first.
-REMEMBERED = 256
-_PASSED: dict[tuple[str, str], None] = {}  # (working folder, machine text) that passed the check here, oldest first
-
-
-def _key(text: str) -> tuple[str, str]:
-    """A text with the working folder its check found the skillc config from."""
-    import os
-
-    try:
-        return os.getcwd(), text
-    except OSError:  # the working folder is gone: such a check is never taken as one made elsewhere
-        return "", text
-
-
-def passed_check(text: str) -> bool:
-    """Whether this machine text already passed the check here (by a gate), so a second check would only repeat it.
-
-    A candidate's check reads only its text and the skillc config found from the working folder (a candidate
-    has no file beside it; both are the key), so the bench executor skips its own check of a version the gate let
-    through. A text that failed is never remembered: it is checked again, and its reason names the candidate.
-    """
-    return _key(text) in _PASSED
-
-
-def _remember(text: str) -> None:
-    """Note a text that passed the check, forgetting the oldest beyond REMEMBERED."""
-    _PASSED[_key(text)] = None
-    while len(_PASSED) > REMEMBERED:
-        del _PASSED[next(iter(_PASSED))]
-
-
 def _checked(node: Node) -> tuple[Machine | None, str | None]:
     """The candidate's checked machine, or why it does not check."""
     from skillc.check.source import check_source
@@ -65,7 +33,6 @@ def _checked(node: Node) -> tuple[Machine | None, str | None]:
     if result.machine is None or result.failed:
         why = f"{first.code}: {first.message}" if first is not None else "the machine does not build"
         return None, f"fails skillc check ({why})"
-    _remember(node.machine)
     return result.machine, None
 
 

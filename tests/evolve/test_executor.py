@@ -26,10 +26,10 @@ WRONG_FILE = GOOD.replace("\" > answer.txt\")", "\" > other.txt\")")
 UNCHECKED = GOOD.replace("-> read_back", "-> readback")
 
 
-def _executor(out: Path, spec: str = SCRIPT) -> BenchExecutor:
+def _executor(out: Path, spec: str = SCRIPT, check: bool = True) -> BenchExecutor:
     loaded = load_suite(FIXTURE / "suite.toml")
     assert loaded.suite is not None
-    return BenchExecutor(loaded.suite, loaded.suite.tasks[0], spec, out)
+    return BenchExecutor(loaded.suite, loaded.suite.tasks[0], spec, out, check=check)
 
 
 def test_a_version_runs_as_a_bench_cell_with_its_own_work_folder(tmp_path: Path) -> None:
@@ -109,14 +109,13 @@ def test_a_version_the_gate_checked_is_not_checked_again(tmp_path: Path, monkeyp
         return check_gate(node)
 
     monkeypatch.setattr(executor_module, "check_gate", counted)
-    for gate, expected in ((check_gate, ["root"]), (no_gate, ["root", "fixed"])):
-        # texts no other test has checked in this process (passes are remembered process-wide)
-        root, fixed = (f"# {gate.__name__} {what}\n{text}" for what, text in (("root", WRONG_FILE), ("fixed", GOOD)))
-        script = Script(reflect={"root": (Reflection((), (Child(fixed, 1, "fixed"),)),)}, verify={}, execute={})
-        roles = Roles(_executor(tmp_path / gate.__name__), ScriptedReflector(script), ScriptedVerifier(script))
+    # behind the gate the command turns the executor's check off; without it the executor checks every version
+    for gate, check, expected in ((check_gate, False, []), (no_gate, True, ["root", "fixed"])):
+        script = Script(reflect={"root": (Reflection((), (Child(GOOD, 1, "fixed"),)),)}, verify={}, execute={})
+        roles = Roles(_executor(tmp_path / gate.__name__, check=check), ScriptedReflector(script),
+                      ScriptedVerifier(script))
         checks.clear()
-        evolution = evolve(root, roles, gate=gate)
-        # the root runs ungated, so the executor checks it; a pass of the gate is not repeated, no gate: it checks
+        evolution = evolve(WRONG_FILE, roles, gate=gate)
         assert evolution.success and evolution.executions == 1 and checks == expected
 
 
@@ -124,3 +123,12 @@ def test_a_version_file_that_cannot_be_written_is_a_role_error(tmp_path: Path) -
     (tmp_path / "versions").write_text("not a folder", encoding="utf-8")
     with pytest.raises(RoleError, match="version fine did not run: cannot write .*versions/1.skm"):
         _executor(tmp_path).execute(Node(1, GOOD, name="fine"))
+
+
+def test_behind_a_gate_the_executor_does_not_check_again(tmp_path: Path) -> None:
+    # with `check` off (a gate checked every candidate) an unchecked text goes straight to its cell, which the
+    # bench refuses to run: a harness failure, not the charged "not run" of the no-gate path
+    with pytest.raises(RoleError, match="version unchecked did not run"):
+        _executor(tmp_path / "gated", check=False).execute(Node(4, UNCHECKED, name="unchecked"))
+    output = _executor(tmp_path / "ungated").execute(Node(4, UNCHECKED, name="unchecked"))
+    assert output.reward == 0 and output.note.startswith("not run: fails skillc check")

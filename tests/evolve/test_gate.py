@@ -76,15 +76,3 @@ def test_the_archive_gate_reports_a_damaged_archive_instead_of_gating_without_it
     (tmp_path / "m.archive" / "manifest.json").write_text("{not json", encoding="utf-8")
     gate, problems = archive_gate(machine)
     assert gate is None and [d.code for d in problems] == ["SKM807"]
-
-
-def test_a_text_that_passed_the_check_is_remembered_and_one_that_failed_is_not() -> None:
-    from skillc.evolve import gate
-
-    text = MACHINE.replace("write notes", "write the notes down")
-    broken = text.replace("-> done", "-> nowhere")
-    assert not gate.passed_check(text) and check_gate(Node(0, text)) is None and gate.passed_check(text)
-    assert check_gate(Node(1, broken)) is not None and not gate.passed_check(broken)
-    for i in range(gate.REMEMBERED):  # bounded: the oldest text is forgotten first
-        gate._remember(f"machine m{i} {{}}")
-    assert not gate.passed_check(text) and gate.passed_check(f"machine m{gate.REMEMBERED - 1} {{}}")
