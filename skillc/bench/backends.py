@@ -4,13 +4,19 @@ A backend maps a top-level function over picklable jobs and yields the results a
 any order); the runner writes each result as it arrives, so what a killed bench finished is kept.
 `LocalBackend(1)` runs the jobs one after another in this process (no pickling, real tracebacks);
 `LocalBackend(n)` runs them in a pool of `n` worker processes started from a fork server (so a
-worker never inherits the parent's threads: the progress bar's, a model's). `skillc.bench.ray_backend.RayBackend`
-is written against the same protocol; the runner's `make_backend` chooses between them.
+worker never inherits the parent's threads: the progress bar's, a model's). Every worker is started
+before the first job is queued: CPython's pool otherwise starts workers as jobs arrive, and starting one
+while the pool tears itself down after another died hands the new worker pipes that are being closed
+(an OSError, or a worker that never answers and a caller that waits for good).
+`skillc.bench.ray_backend.RayBackend` is written against the same protocol; the runner's `make_backend`
+chooses between them.
 """
 
 from __future__ import annotations
 
 import multiprocessing
+import os
+import time
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
@@ -21,6 +27,10 @@ from skillc.diagnostics import Diagnostic, make
 
 J = TypeVar("J")
 R = TypeVar("R")
+
+#: How long each start-up job holds its worker, so that the next one queued finds none idle and starts another.
+_HOLD_S = 0.05
+
 
 class BackendError(Exception):
     """The backend itself failed (a worker process died, the cluster went away); the message says how."""
@@ -79,11 +89,17 @@ class LocalBackend:
                 future.cancel()
 
     def _start(self) -> ProcessPoolExecutor:
-        """The pool, started on first use."""
+        """The pool, started on first use with all its workers running."""
         if self._pool is None:
             context = multiprocessing.get_context("forkserver")
             context.set_forkserver_preload(["skillc.bench.runner"])  # workers start with the runner imported
-            self._pool = ProcessPoolExecutor(self.workers, mp_context=context)
+            pool = ProcessPoolExecutor(self.workers, mp_context=context)
+            try:
+                _start_workers(pool, self.workers)
+            except BaseException:
+                pool.shutdown(wait=False, cancel_futures=True)
+                raise
+            self._pool = pool
         return self._pool
 
     def close(self) -> None:
@@ -93,12 +109,30 @@ class LocalBackend:
             self._pool = None
 
 
+def _start_workers(pool: ProcessPoolExecutor, workers: int) -> None:
+    """Have the pool start every worker now: jobs that each hold a worker a moment, until `workers` answered."""
+    seen: set[int] = set()
+    for attempt in range(1, 4):  # the holds overlap unless the machine stalls; a longer one each time
+        futures = [_submit(pool, _hold, _HOLD_S * attempt) for _ in range(workers)]
+        seen.update(_result(future) for future in futures)
+        if len(seen) >= workers:
+            return
+
+
+def _hold(seconds: float) -> int:
+    """A start-up job: keep this worker busy a moment; its process id."""
+    time.sleep(seconds)
+    return os.getpid()
+
+
 def _submit(pool: ProcessPoolExecutor, fn: Callable[[J], R], job: J) -> Future[R]:
-    """Queue one job; a pool broken by a dead worker becomes BackendError."""
+    """Queue one job; a pool broken by a dead worker (or unable to start one) becomes BackendError."""
     try:
         return pool.submit(fn, job)
     except BrokenProcessPool as exc:
         raise BackendError(f"a worker process died ({exc})") from None
+    except (OSError, EOFError) as exc:  # the fork server could not start a worker
+        raise BackendError(f"a worker process could not be started ({exc})") from None
 
 
 def _result(future: Future[R]) -> R:
