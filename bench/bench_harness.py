@@ -88,13 +88,17 @@ def main() -> None:
         rows.append(("judge 5 requirements", per_cell(n, lambda i: check_requirements(
             REQUIREMENTS, workdir=folder, calls=CALLS, outcome="success"))))
         trace = folder / "trace.jsonl"
+        trace.write_text('{"kind": "header"}\n')
+        work = folder / "work"  # a cell's work folder: python and shell verifiers get a scratch copy of it
+        work.mkdir()
+        (work / "answer.txt").write_text("B\n")
         rows.append(("file verifier", per_cell(n, lambda i: verify(
-            FileVerifier("answer.txt", matches="^B"), workdir=folder, outputs={}, trace=trace))))
-        rows.append(("python verifier (imported each cell)", per_cell(min(n, 300), lambda i: verify(
-            PythonVerifier("verifiers:check", folder), workdir=folder, outputs={}, trace=trace))))
+            FileVerifier("answer.txt", matches="^B"), workdir=work, outputs={}, trace=trace))))
+        rows.append(("python verifier (imported each cell, copy)", per_cell(min(n, 300), lambda i: verify(
+            PythonVerifier("verifiers:check", folder), workdir=work, outputs={}, trace=trace))))
         harness = sum(ms for name, ms in rows if not name.startswith("append_all"))
         rows.append(("shell verifier `true` (a process; not harness)", per_cell(min(n, 100), lambda i: verify(
-            ShellVerifier("true"), workdir=folder, outputs={}, trace=trace))))
+            ShellVerifier("true"), workdir=work, outputs={}, trace=trace))))
     print(f"{'per cell':<48} {'ms':>8}")
     for name, ms in rows:
         print(f"{name:<48} {ms:>8.3f}")

@@ -1,6 +1,7 @@
 """Prompt tokens of the warehouse procedure: machine mode versus a real native agent run, per horizon T.
 
     python bench/tokens.py [--events 25,50,100,200] [--shelves 500]
+    python bench/tokens.py --livemath   # the first request of livemath's native and prompt-only baselines
 
 Both runs use real tools (`examples/warehouse/env.py`, bash, python) in a fresh
 folder and an oracle that answers correctly, so the figures are those of a
@@ -18,6 +19,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import io
+import json
 import shutil
 import statistics
 import sys
@@ -60,6 +62,10 @@ class PromptTokens:
 
     def _count(self, text: str, bos: bool = False) -> int:
         return len(self.vocab.tokenize(text.encode("utf-8"), add_bos=bos, special=True))
+
+    def text(self, text: str) -> int:
+        """Tokens of a bare text (no template, no BOS), as LocalExecutor.count_tokens counts it."""
+        return len(self.vocab.tokenize(text.encode("utf-8"), add_bos=False))
 
     def __call__(self, messages) -> int:
         from skillc.runtime.executors.local import merge_system
@@ -142,12 +148,39 @@ def row(t: int, figures: dict[str, tuple], context: int) -> str:
             f"{macc:>6.0%} {nacc:>6.0%} {msec:>6.1f} {nsec:>6.1f}")
 
 
+LIVEMATH = ROOT / "examples" / "livemath"
+
+
+def baseline_request(mode: str, count: PromptTokens) -> tuple[int, int, int]:
+    """Livemath's first baseline request on the bench's first task: (as sent, the system text, the inputs)."""
+    from skillc.runtime.baselines import first_messages, offered_tools
+    from skillc.runtime.interpreter import parse_inputs
+
+    machine = skillc.check(LIVEMATH / "livemath.skm").machine
+    assert machine is not None
+    skill = skill_document(machine)
+    task = json.loads((LIVEMATH / "bench" / "tasks.jsonl").read_text(encoding="utf-8").splitlines()[0])
+    values = parse_inputs(machine, task["inputs"])
+    system, user = first_messages(machine, mode, skill, offered_tools(machine, mode, skill), values)
+    return count([system, user]), count.text(system["content"]), count.text(user["content"])
+
+
 def main(argv: list[str] | None = None, out: Callable[[str], None] = print) -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--events", default="25,50,100,200")
     ap.add_argument("--shelves", type=int, default=500)
+    ap.add_argument("--livemath", action="store_true",
+                    help="count livemath's first native and prompt-only request instead (the bench's first task)")
     args = ap.parse_args(argv)
     count = PromptTokens()
+    if args.livemath:
+        out("livemath, first request of a baseline run on task lm-001: prompt tokens as the local executor sends it,")
+        out("and the system text and the inputs message alone (no template, no BOS)")
+        out(f"{'mode':<12} {'request':>8} {'system':>7} {'inputs':>7}")
+        for mode in ("native", "prompt-only"):
+            sent, system, inputs = baseline_request(mode, count)
+            out(f"{mode:<12} {sent:>8,} {system:>7,} {inputs:>7,}")
+        return
     out("prompt tokens per call (mean, max) and per run (total); machine: the interpreter, native: run_baseline;")
     out(f"over: native calls longer than the model's context ({count.context:,} tokens); ratio: total native / machine;"
         " acc: shelf accuracy; s: seconds")

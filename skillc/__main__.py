@@ -7,14 +7,18 @@ import sys
 
 
 def main() -> None:
-    """Run the command line (`skillc.cli.main`); `skillc --version` alone prints what click would print."""
-    if sys.argv[1:] == ["--version"]:
-        from skillc.version import __version__
+    """Run the command line (`skillc.cli.main`); `skillc --version` alone prints what click would print; Ctrl-C
+    while skillc is still starting exits 130 with one line, as it does once a command runs."""
+    try:
+        if sys.argv[1:] == ["--version"]:
+            from skillc.version import __version__
 
-        sys.stdout.write(f"skillc, version {__version__}\n")
-        sys.exit(0)
-    from skillc.cli import main as cli
-
+            sys.stdout.write(f"skillc, version {__version__}\n")
+            sys.exit(0)
+        from skillc.cli import main as cli
+    except KeyboardInterrupt:  # before the command line's own handlers (console.stop_signals) are in place
+        sys.stderr.write("skillc: interrupted\n")
+        sys.exit(130)
     cli()
 
 

@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from skillc.frontends.markdown import BuildResult
     from skillc.frontends.refine.refine import RefineResult
     from skillc.evolve.command import EvolveConfig, EvolveResult
+    from skillc.evolve.options import EvolveOptions
     from skillc.ir.loader import ImportCache, LoadResult
     from skillc.ir.machine import Machine
     from skillc.runtime import ReplayReport, RunResult
@@ -42,7 +43,7 @@ _LAZY = {"ImportCache": "skillc.ir.loader", "LoadResult": "skillc.ir.loader", "L
          "Machine": "skillc.ir.machine", "Config": "skillc.check.config", "SourceFile": "skillc.diagnostics.source",
          "CheckResult": "skillc.check.source", "BenchConfig": "skillc.bench.runner",
          "RefineResult": "skillc.frontends.refine.refine", "EvolveConfig": "skillc.evolve.command",
-         "EvolveResult": "skillc.evolve.command"}
+         "EvolveResult": "skillc.evolve.command", "EvolveOptions": "skillc.evolve.options"}
 _SKIP_DIRS = {".git", ".venv", "venv", "node_modules", "__pycache__", ".hypothesis", ".pytest_cache"}
 _ASL_SUFFIXES = (".asl.json", ".asl.yaml", ".asl.yml")
 
@@ -490,6 +491,8 @@ class RunReport(HasDiagnostics):
     usage: Usage | None = None
     error: str | None = None
     machine_path: str | None = None
+    interrupted: bool = False  # Ctrl-C or SIGTERM stopped the run; its committed steps are in the journal
+    run_id: str | None = None  # with `interrupted`: the run `--resume` continues (None: no run had started)
 
 
 def _input_value(machine: Machine, raw: str) -> tuple[str, Any]:
@@ -528,9 +531,19 @@ def run(config: RunConfig) -> RunReport:
     from skillc.runtime.guard import refuse_resume_changes, refuse_trace_target
     from skillc.runtime.trace import TraceError
 
+    class _Journal(Journal):
+        """The journal, remembering the run it registered (an interrupt names it for `--resume`)."""
+
+        started: str | None = None
+
+        def start(self, *args: Any, **kwargs: Any) -> str:
+            self.started = super().start(*args, **kwargs)
+            return self.started
+
     c = config
+    journal: _Journal | None = None
     try:
-        journal = Journal(c.journal)
+        journal = _Journal(c.journal)
         machine_path, executor_spec = c.machine, c.executor
         if c.resume and c.mode != "machine":  # a baseline keeps no journal: there is nothing to resume
             return RunReport(None, usage=Usage(f"--resume continues machine-mode runs; a {c.mode} run cannot be "
@@ -563,6 +576,8 @@ def run(config: RunConfig) -> RunReport:
         from skillc.runtime.session import run_mode
 
         return RunReport(run_mode(machine, checked.text, c.mode, executor, tools, options, given, resume=c.resume))
+    except KeyboardInterrupt:  # the interpreter marked its run interrupted (resumable); a baseline keeps none
+        return RunReport(None, interrupted=True, run_id=c.resume or (journal.started if journal else None))
     except _UsageError as exc:
         return RunReport(None, usage=exc.usage)
     except (RunError, ExecutorError, JournalError, ToolError, ScriptError, TraceError, FileProblem, JSONProblem,

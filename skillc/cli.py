@@ -7,7 +7,7 @@ Exit codes: 0 clean, 1 errors found (or `fmt --check` would change a file),
 from __future__ import annotations
 
 import sys
-from typing import Any
+from typing import Any, NoReturn
 
 import click
 
@@ -42,12 +42,29 @@ def _format(aliases: bool = True, help: str | None = "How to print diagnostics."
 
 class _Guarded(click.Group):
     """Any exception a command did not handle is an internal error: SKM900 and exit 3, never a traceback
-    with exit 1 (which means "errors found")."""
+    with exit 1 (which means "errors found"); Ctrl-C (SIGINT) and SIGTERM stop any command quietly with 130 / 143
+    (`console.stop_signals`), the long ones after keeping what they made."""
+
+    def main(self, *args: Any, **kwargs: Any) -> Any:
+        """Click's main with SIGINT and SIGTERM stopping the command (the handlers put back after)."""
+        with console.stop_signals():
+            return super().main(*args, **kwargs)
+
+    def make_context(self, *args: Any, **kwargs: Any) -> click.Context:
+        """Click's parsing, stopped by a signal without click's "Aborted!" and exit 1."""
+        try:
+            return super().make_context(*args, **kwargs)
+        except KeyboardInterrupt as exc:
+            _stopped(exc, None)
 
     def invoke(self, ctx: click.Context) -> Any:
         try:
             return super().invoke(ctx)
-        except (click.exceptions.Exit, click.ClickException, click.Abort, SystemExit, KeyboardInterrupt):
+        except SystemExit as exc:  # a command stopped by SIGTERM says 143 where it returns "interrupted" (130)
+            raise SystemExit(console.stop_status(exc.code)) from None
+        except KeyboardInterrupt as exc:  # one the command does not handle itself: nothing of it to keep
+            _stopped(exc, ctx.invoked_subcommand)
+        except (click.exceptions.Exit, click.ClickException, click.Abort):
             raise
         except Exception as exc:  # noqa: BLE001 - the last line of defence
             try:
@@ -55,6 +72,15 @@ class _Guarded(click.Group):
             except Exception:  # noqa: BLE001 - even printing failed (a closed or full stdout)
                 pass
             sys.exit(console.EXIT_INTERNAL)
+
+
+def _stopped(exc: KeyboardInterrupt, command: str | None) -> NoReturn:
+    """Exit 130 (Ctrl-C) or 143 (SIGTERM) with one line on stderr, never a traceback."""
+    try:
+        click.echo(f"skillc{f' {command}' if command else ''}: {console.stop_word()}", err=True)
+    except Exception:  # noqa: BLE001 - a closed stderr: the status still says it
+        pass
+    sys.exit(console.stopped_by(exc))
 
 
 @click.group(cls=_Guarded, context_settings={"help_option_names": ["-h", "--help"]})
@@ -161,7 +187,9 @@ def run(as_json: bool, **config: Any) -> None:
     Exit 0 a success outcome, 4 partial, 5 failed (or the fallback), 1 the machine does not check, 2 bad flags,
     inputs or files (a refused resume included), 3 internal error.
     """
-    sys.exit(console.run(api.run(api.RunConfig(**config)), as_json))  # the flags are named as RunConfig's fields
+    with console.pure_stdout():  # a --tools function's prints are not the result
+        report = api.run(api.RunConfig(**config))  # the flags are named as RunConfig's fields
+    sys.exit(console.run(report, as_json))
 
 
 @main.command()
@@ -190,7 +218,8 @@ def replay(machine_path: str, trace_path: str, other_machine: bool) -> None:
 def score(machine_path: str, traces: tuple[str, ...], suite: str | None, task: str | None, workdir: str | None,
           as_json: bool) -> None:
     """Score traces: task success from a verifier, request-level full compliance (RFC) from effects."""
-    result = api.score(machine_path, traces, suite=suite, task=task, workdir=workdir)
+    with console.pure_stdout():  # a verifier's prints are not the scores
+        result = api.score(machine_path, traces, suite=suite, task=task, workdir=workdir)
     sys.exit(console.score(result, machine_path, as_json))
 
 
@@ -235,7 +264,8 @@ def lsp() -> None:
               help="Keep the trace of every run here (failing runs are always kept).")
 def test_machine(machine_path: str, coverage: str, examples: int, seed: int, traces_dir: str | None) -> None:
     """Explore a machine with generated outputs; check termination, rules, fallback use and evidence."""
-    result = api.explore(machine_path, coverage=coverage, examples=examples, seed=seed, traces=traces_dir)
+    with console.pure_stdout():
+        result = api.explore(machine_path, coverage=coverage, examples=examples, seed=seed, traces=traces_dir)
     sys.exit(console.explore(result, machine_path, coverage))
 
 
@@ -267,7 +297,9 @@ def build(skill: str, report: bool, fmt: str, quiet: bool, **options: Any) -> No
 
     `-` reads the skill document from standard input; the machine then goes to standard output unless -o.
     """
-    sys.exit(console.build(api.build(skill, stdin=sys.stdin.buffer, **options), fmt, report, quiet))
+    with console.pure_stdout():  # stdout may be the machine built
+        outcome = api.build(skill, stdin=sys.stdin.buffer, **options)
+    sys.exit(console.build(outcome, fmt, report, quiet))
 
 
 @main.command()
@@ -286,8 +318,9 @@ def build(skill: str, report: bool, fmt: str, quiet: bool, **options: Any) -> No
 def distill(traces: tuple[str, ...], output: str | None, min_reuse: float, emit: str, heldout: tuple[str, ...],
             games: str | None, report: bool, fmt: str) -> None:
     """Distil reusable skills (.skm fragments + Python functions) from successful JSONL traces."""
-    outcome = api.distill(traces, output=output, min_reuse=min_reuse, emit=emit, heldout=heldout, games=games,
-                          report=report, progress=console.progress_bar)
+    with console.pure_stdout():
+        outcome = api.distill(traces, output=output, min_reuse=min_reuse, emit=emit, heldout=heldout,
+                              games=games, report=report, progress=console.progress_bar)
     sys.exit(console.distill(outcome, output, report, fmt))
 
 
@@ -309,8 +342,9 @@ def refine(machine_path: str, traces: tuple[str, ...], output: str | None, archi
     Exit 0 when every trace was accepted (or already archived), 1 errors in the input (machine, traces,
     archive), 2 bad flags, 3 internal error, 4 at least one trace was dropped.
     """
-    result = api.refine(machine_path, traces, output=output, archive=archive, model=model, base_url=base_url,
-                        dry_run=dry_run)
+    with console.pure_stdout():
+        result = api.refine(machine_path, traces, output=output, archive=archive, model=model, base_url=base_url,
+                            dry_run=dry_run)
     sys.exit(console.refine(result, as_json))
 
 
@@ -331,8 +365,9 @@ def refine(machine_path: str, traces: tuple[str, ...], output: str | None, archi
 def collect(output: str, count: int, seed: int, games_dir: str, workers: int, env_name: str, domain: str,
             split: str) -> None:
     """Record runs as traces: TextWorld cooking walkthroughs (needs `textworld`), or PDDL plans (needs `pddlgym`)."""
-    result = api.collect(output, count=count, seed=seed, games=games_dir, workers=workers, env=env_name,
-                         domain=domain, split=split, progress=console.progress_bar)
+    with console.pure_stdout():
+        result = api.collect(output, count=count, seed=seed, games=games_dir, workers=workers, env=env_name,
+                             domain=domain, split=split, progress=console.progress_bar)
     sys.exit(console.collect(result, output))
 
 
@@ -371,7 +406,12 @@ def bench(suite: str | None, modes: str, executors: tuple[str, ...], quiet: bool
     config = api.BenchConfig(suite=suite, modes=tuple(m.strip() for m in modes.split(",") if m.strip()),
                              executors=executors, **options)
     progress = None if quiet or as_json else console.bench_progress
-    sys.exit(console.bench(api.bench(config, progress=progress), as_json))
+    with console.pure_stdout():  # a verifier's or a tool's prints, Ray's worker logs: not the summary
+        result = api.bench(config, progress=progress)
+    sys.exit(console.bench(result, as_json))
+
+
+_SEARCH = api.EvolveOptions()  # the defaults of evolve's search flags: one definition, in skillc.evolve.options
 
 
 @main.command()
@@ -386,20 +426,24 @@ def bench(suite: str | None, modes: str, executors: tuple[str, ...], quiet: bool
               help="Reflection: scripted:ROLES.json (a role script) or a model spec (default: the --executor spec).")
 @click.option("--verifier-model", default=None, metavar="SPEC",
               help="The self-verifier, as --reflect-model (default: the --reflect-model spec).")
-@click.option("--budget", type=int, default=5, show_default=True, help="K: evolved executions after the root.")
-@click.option("--children", type=int, default=5, show_default=True, help="B: children per expansion.")
-@click.option("--rounds", type=int, default=3, show_default=True, help="L: reflection rounds per expansion.")
-@click.option("--c-puct", type=float, default=1.4, show_default=True, help="The PUCT exploration constant c.")
-@click.option("--beta", type=float, default=1.0, show_default=True, help="β of the rank prior softmax(−β(ρ−1)).")
-@click.option("--fpu-reduction", type=float, default=0.1, show_default=True,
+@click.option("--budget", type=int, default=_SEARCH.budget, show_default=True,
+              help="K: evolved executions after the root.")
+@click.option("--children", type=int, default=_SEARCH.branching, show_default=True, help="B: children per expansion.")
+@click.option("--rounds", type=int, default=_SEARCH.reflection_rounds, show_default=True,
+              help="L: reflection rounds per expansion.")
+@click.option("--c-puct", type=float, default=_SEARCH.c_puct, show_default=True,
+              help="The PUCT exploration constant c.")
+@click.option("--beta", type=float, default=_SEARCH.beta, show_default=True,
+              help="β of the rank prior softmax(−β(ρ−1)).")
+@click.option("--fpu-reduction", type=float, default=_SEARCH.fpu_reduction, show_default=True,
               help="First-play urgency: an unrun child's value is its parent's normalised value minus this.")
-@click.option("--repair-rounds", type=int, default=3, show_default=True,
+@click.option("--repair-rounds", type=int, default=_SEARCH.repair_rounds, show_default=True,
               help="V: the self-verifier's generation/repair rounds per hypothesis.")
-@click.option("--max-cases", type=int, default=10, show_default=True,
+@click.option("--max-cases", type=int, default=_SEARCH.max_cases, show_default=True,
               help="C: new test cases kept per self-verifier invocation.")
-@click.option("--case-timeout", "case_timeout_s", type=float, default=180.0, show_default=True, metavar="SECONDS",
-              help="Seconds one test case may take on one output.")
-@click.option("--no-verifier", "verifier", flag_value=False, default=True,
+@click.option("--case-timeout", "case_timeout_s", type=float, default=_SEARCH.case_timeout_s, show_default=True,
+              metavar="SECONDS", help="Seconds one test case may take on one output.")
+@click.option("--no-verifier", "verifier", flag_value=False, default=_SEARCH.self_verifier,
               help="Ablation: no generated test cases (the reward alone).")
 @click.option("--greedy", is_flag=True, help="Ablation: refine the last version in place, never back off.")
 @click.option("--no-gate", "gate", flag_value=False, default=True,
@@ -418,10 +462,13 @@ def evolve(as_json: bool, **options: Any) -> None:
     (the files of the versions run so far are still written).
     """
     try:
-        result = api.evolve(api.EvolveConfig(**options))  # flags named as the fields
-    except KeyboardInterrupt:  # before the search started or while its files were written (the search keeps its own)
-        click.echo("skillc evolve: interrupted before the search ran or while its files were written", err=True)
-        sys.exit(130)
+        with console.pure_stdout():  # a case's or a tool's prints are not the summary
+            result = api.evolve(api.EvolveConfig.from_flags(**options))  # the flags become its EvolveOptions
+    except KeyboardInterrupt as exc:  # before the search started or while its files were written (the search
+        # keeps its own)
+        click.echo(f"skillc evolve: {console.stop_word()} before the search ran or while its files were written",
+                   err=True)
+        sys.exit(console.stopped_by(exc))
     sys.exit(console.evolve(result, as_json))
 
 
@@ -455,4 +502,6 @@ def import_asl(path: str, output: str | None, fmt: str) -> None:
 @_format(aliases=False, help="How to print the findings.")
 def import_langgraph(spec: str, output: str | None, fmt: str) -> None:
     """A LangGraph StateGraph (or its compiled graph), imported from MODULE:ATTR, as a .skm machine."""
-    sys.exit(console.imported(api.import_graph("langgraph", spec), output, fmt))
+    with console.pure_stdout():  # the module imported may print: stdout is the .skm
+        result = api.import_graph("langgraph", spec)
+    sys.exit(console.imported(result, output, fmt))

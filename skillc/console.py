@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import contextlib
 import json
+import signal
 import sys
-from collections.abc import Callable, Iterator
+import threading
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
 import attrs
@@ -23,16 +25,106 @@ from skillc.diagnostics.diagnostic import Diagnostic, Severity, make
 EXIT_OK, EXIT_ERRORS, EXIT_USAGE, EXIT_INTERNAL, EXIT_PARTIAL, EXIT_FAILED = 0, 1, 2, 3, 4, 5
 #: A command stopped by an interrupt (Ctrl-C) after saying what it kept, as a shell reports SIGINT: 128 + 2.
 EXIT_INTERRUPTED = 130
+#: The same stop caused by SIGTERM (`kill`, `timeout`, CI runners, systemd): 128 + 15.
+EXIT_TERMINATED = 143
 _OUTCOME_EXIT = {"success": EXIT_OK, "partial": EXIT_PARTIAL, "failed": EXIT_FAILED}
 SUMMARY_FORMATS = ("full", "concise")  # the formats a summary line goes with (on stderr)
 
 
-def emit(diagnostics: list[Diagnostic], fmt: str) -> None:
-    """Print diagnostics sorted by place in a format of `diagnostics.render` (SARIF even when there are none)."""
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, raised where Ctrl-C raises KeyboardInterrupt: every command's interrupt handling stops on it."""
+
+
+@attrs.define
+class _Stop:
+    """The first stop signal the command line received (None: none yet)."""
+
+    signum: int | None = None
+
+
+_STOP = _Stop()
+_STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+
+
+def _on_stop(signum: int, frame: object) -> None:
+    """Raise the first SIGINT/SIGTERM as KeyboardInterrupt/Terminated; later ones are ignored: the command is
+    already stopping and writing what it kept, and an exception inside those writes would cut them short."""
+    if _STOP.signum is not None:
+        return
+    _STOP.signum = signum
+    raise Terminated() if signum == signal.SIGTERM else KeyboardInterrupt()
+
+
+@contextlib.contextmanager
+def stop_signals() -> Iterator[None]:
+    """While the block runs (on the main thread): SIGINT and SIGTERM stop the command through `_on_stop`; a signal
+    the parent ignored (SIG_IGN, as `nohup` or a background job) stays ignored; the handlers are put back after."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = {s: signal.getsignal(s) for s in _STOP_SIGNALS}
+    for s, handler in previous.items():
+        if handler is not signal.SIG_IGN:
+            signal.signal(s, _on_stop)
+    _STOP.signum = None
+    try:
+        yield
+    finally:
+        for s, handler in previous.items():
+            signal.signal(s, signal.SIG_DFL if handler is None else handler)
+
+
+def stopped_by(exc: BaseException | None = None) -> int:
+    """The exit status of a command stopped by a signal: 143 after SIGTERM, else 130."""
+    terminated = isinstance(exc, Terminated) or _STOP.signum == signal.SIGTERM
+    return EXIT_TERMINATED if terminated else EXIT_INTERRUPTED
+
+
+def stop_status(code: object) -> object:
+    """A command's exit status with 130 ("interrupted") read as 143 when SIGTERM was what stopped it."""
+    return stopped_by() if code == EXIT_INTERRUPTED else code
+
+
+def stop_word() -> str:
+    """How the stop is said: "terminated" after SIGTERM, else "interrupted"."""
+    return "terminated" if _STOP.signum == signal.SIGTERM else "interrupted"
+
+
+def _worded(diagnostics: Sequence[Diagnostic]) -> list[Diagnostic]:
+    """The diagnostics with an interrupt's message saying "terminated (SIGTERM)" when SIGTERM stopped the command."""
+    if _STOP.signum != signal.SIGTERM:
+        return list(diagnostics)
+    from skillc.bench.codes import BENCH_INTERRUPTED
+    from skillc.evolve.codes import EVOLVE_INTERRUPTED
+    from skillc.frontends.refine.codes import REFINE_INTERRUPTED
+
+    stops = {BENCH_INTERRUPTED.code, EVOLVE_INTERRUPTED.code, REFINE_INTERRUPTED.code}
+    return [attrs.evolve(d, message=d.message.replace("interrupted", "terminated (SIGTERM)", 1))
+            if d.code in stops else d for d in diagnostics]
+
+
+def emit(diagnostics: list[Diagnostic], fmt: str, err: bool = False) -> None:
+    """Print diagnostics sorted by place in a format of `diagnostics.render` (SARIF even when there are none), on
+    stderr with `err` (stdout carries the command's product then: a machine, a .skm, a JSON document)."""
     from skillc.diagnostics.render import render
 
     if diagnostics or fmt == "sarif":
-        click.echo(render(sorted(diagnostics, key=Diagnostic.sort_key), fmt, sys.stdout), color=True)
+        stream = sys.stderr if err else sys.stdout
+        click.echo(render(sorted(_worded(diagnostics), key=Diagnostic.sort_key), fmt, stream), color=True, err=err)
+
+
+MACHINE_FORMATS = ("json", "sarif")  # diagnostic formats a program reads: nothing else may share their stream
+
+
+@contextlib.contextmanager
+def pure_stdout(enabled: bool = True) -> Iterator[None]:
+    """While the block runs, what Python code prints to stdout (a --tools function, a verifier, a LangGraph
+    module, Ray's worker logs) goes to stderr: stdout is kept for the one document the command prints after."""
+    if not enabled:
+        yield
+        return
+    with contextlib.redirect_stdout(sys.stderr):
+        yield
 
 
 def exit_code(diagnostics: list[Diagnostic]) -> int:
@@ -153,18 +245,27 @@ def explain(result: api.ExplainResult, listing: bool) -> int:
 
 
 def show(result: api.DescribeResult, fmt: str) -> int:
-    """`skillc show`: the diagnostics, then the summary."""
+    """`skillc show`: the diagnostics, then the summary; `--format json` one JSON object holding both, `--format
+    sarif` the SARIF log alone on stdout (the summary on stderr)."""
+    if fmt == "json":
+        from skillc.diagnostics.render import to_json
+
+        found = [to_json(d) for d in sorted(_worded(result.diagnostics), key=Diagnostic.sort_key)]
+        click.echo(json.dumps({"summary": result.text, "diagnostics": found}, ensure_ascii=False))
+        return EXIT_OK if result.text is not None else exit_code(result.diagnostics) or EXIT_ERRORS
     if result.text is None:
         return failed(result.diagnostics, fmt)
-    if result.diagnostics:  # not an empty SARIF log in front of a summary of a clean machine
+    if result.diagnostics or fmt == "sarif":  # not an empty log in front of a summary of a clean machine
         emit(result.diagnostics, fmt)
-    click.echo(result.text)
+    click.echo(result.text, err=fmt == "sarif")
     return EXIT_OK
 
 
-def unchecked(result: api.RunReport | api.ReplayResult | api.ScoreResult | api.ExploreResult, path: str) -> int:
-    """A machine that did not pass `skillc check` (or could not be read again): its problems, never 0."""
-    emit(result.diagnostics, "full")
+def unchecked(result: api.RunReport | api.ReplayResult | api.ScoreResult | api.ExploreResult, path: str,
+              err: bool = False) -> int:
+    """A machine that did not pass `skillc check` (or could not be read again): its problems (on stderr with `err`:
+    stdout is kept for JSON), never 0."""
+    emit(result.diagnostics, "full", err=err)
     if result.unchecked:
         click.echo(f"skillc: {path} does not pass `skillc check`; only checked machines run", err=True)
         return exit_code(result.diagnostics) or EXIT_ERRORS
@@ -184,9 +285,14 @@ def run(report: api.RunReport, as_json: bool) -> int:
     if report.error is not None:
         click.echo(printable(f"skillc run: {report.error}"), err=True)
         return EXIT_USAGE
+    if report.interrupted:
+        resume = (f"; every committed step is kept: `skillc run --resume {report.run_id}` continues it (same "
+                  f"--journal)") if report.run_id else ""
+        click.echo(f"skillc run: {stop_word()}{resume}", err=True)
+        return EXIT_INTERRUPTED
     result = report.result
     if result is None:
-        return unchecked(report, report.machine_path or "")
+        return unchecked(report, report.machine_path or "", err=as_json)
     if as_json:
         click.echo(printable(json.dumps(attrs.asdict(result), ensure_ascii=False)))
     else:
@@ -233,7 +339,7 @@ def score(result: api.ScoreResult, path: str, as_json: bool) -> int:
     if result.error is not None:
         return trace_error("score", result.error, result.diagnostics)
     if not result.scores:
-        return unchecked(result, path)
+        return unchecked(result, path, err=as_json)
     for ts in result.scores:
         click.echo(printable(json.dumps(score_json(ts), ensure_ascii=False) if as_json else _score_text(ts)))
     summary = summary_json(result.scores)
@@ -336,12 +442,12 @@ def build(outcome: api.BuildOutcome, fmt: str, report: bool, quiet: bool) -> int
     from skillc.frontends.markdown.report import table
 
     result, out = outcome.result, outcome.output
-    emit(outcome.diagnostics, fmt)
+    emit(outcome.diagnostics, fmt, err=out is None and outcome.text is not None)  # stdout: the machine
     if outcome.usage or result is None:
         return exit_code(outcome.diagnostics) if outcome.usage else EXIT_INTERNAL
     summary = fmt in SUMMARY_FORMATS and not quiet
     if report and result.rows:
-        click.echo(table(result.rows, rules=result.rules), err=out is None)
+        click.echo(table(result.rows, rules=result.rules), err=out is None or fmt in MACHINE_FORMATS)
     if outcome.text is None:
         if summary:
             click.echo(f"build failed: nothing written{'' if out is None else f' to {out}'}", err=True)
@@ -370,8 +476,8 @@ def distill(outcome: api.DistillOutcome, path: str | None, report: bool, fmt: st
                                       outcome.diagnostics), ensure_ascii=False))
     else:
         emit(outcome.diagnostics, fmt)
-    if report and built.distilled.programs and fmt != "json":
-        click.echo(table(built.distilled, built.clusters, built.evaluation, built.dropped))
+    if report and built.distilled.programs and fmt != "json":  # with SARIF on stdout: beside it, on stderr
+        click.echo(table(built.distilled, built.clusters, built.evaluation, built.dropped), err=fmt == "sarif")
     if not built.ok or not built.clusters:
         if path and fmt in SUMMARY_FORMATS:
             click.echo(f"distill failed: nothing written to {path}", err=True)
@@ -401,7 +507,7 @@ def refine(result: api.RefineResult, as_json: bool) -> int:
         for s in result.summaries:
             click.echo(json.dumps(s.to_json(), ensure_ascii=False))
         found = [{"code": d.code, "severity": d.severity.name.lower(), "message": d.message}
-                 for d in result.diagnostics]
+                 for d in _worded(result.diagnostics)]
         click.echo(json.dumps({"traces": len(result.summaries), "dropped": result.dropped, "written": result.written,
                                "archive": result.archive, "dry_run": result.dry_run,
                                "interrupted": result.interrupted, "diagnostics": found}, ensure_ascii=False))
@@ -430,7 +536,8 @@ def imported(result: api.ImportResult, path: str | None, fmt: str) -> int:
     """`skillc import`: the findings (no notes), then the `.skm` (only when the translation is whole)."""
     if result.text is None:
         return failed([d for d in result.diagnostics if d.severity is not Severity.NOTE], fmt)
-    emit([d for d in result.diagnostics if d.severity is not Severity.NOTE], fmt)
+    # stdout carries the .skm unless -o: the findings go beside it then
+    emit([d for d in result.diagnostics if d.severity is not Severity.NOTE], fmt, err=path is None or path == "-")
     # written: the translation is whole; its findings still set the status
     return output(result.text, path, fmt) or exit_code(result.diagnostics)
 
@@ -452,7 +559,8 @@ def bench(result: api.BenchResult, as_json: bool) -> int:
     from skillc.diagnostics.render import render
 
     outcome = result.outcome
-    shown = sorted((d for d in result.diagnostics if d.severity is not Severity.NOTE), key=Diagnostic.sort_key)
+    shown = sorted((d for d in _worded(result.diagnostics) if d.severity is not Severity.NOTE),
+                   key=Diagnostic.sort_key)
     if shown:  # on stderr: stdout is the summary (or its JSON)
         click.echo(render(shown, "full", sys.stderr), err=True, color=True)
     if outcome is None or any(d.code == "SKM900" for d in shown):
@@ -530,7 +638,8 @@ def evolve(result: api.EvolveResult, as_json: bool) -> int:
     from skillc.diagnostics.render import render
     from skillc.evolve.command import summary, summary_lines
 
-    shown = sorted((d for d in result.diagnostics if d.severity is not Severity.NOTE), key=Diagnostic.sort_key)
+    shown = sorted((d for d in _worded(result.diagnostics) if d.severity is not Severity.NOTE),
+                   key=Diagnostic.sort_key)
     if shown:  # on stderr: stdout is the summary (or its JSON)
         click.echo(render(shown, "full", sys.stderr), err=True, color=True)
     if any(d.code == "SKM900" for d in shown):
@@ -554,6 +663,12 @@ def lsp() -> int:
         from skillc.lsp.server import main as serve
     except ImportError as exc:
         click.echo(f"skillc lsp: the language server needs pygls 2 (pip install 'skillc[lsp]'): {exc}", err=True)
+        return EXIT_USAGE
+    closed = [name for name, stream in (("standard input", sys.stdin), ("standard output", sys.stdout))
+              if stream is None]
+    if closed:  # started with fd 0 or 1 closed (a service manager, a CI step): there is no client to talk to
+        click.echo(f"skillc lsp: the language server talks over stdin and stdout, and its {closed[0]} is closed "
+                   "(start it from an editor, or with a pipe)", err=True)
         return EXIT_USAGE
     serve()
     return EXIT_OK

@@ -13,7 +13,7 @@ from tests.conftest import BROKEN, ROOT
 
 def run(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "skillc", *args], capture_output=True, text=True, cwd=ROOT,
-                          env={**os.environ, **(env or {})})
+                          env={**os.environ, **(env or {})}, timeout=120)
 
 
 def _broken(tmp_path: Path) -> Path:
@@ -133,7 +133,7 @@ def test_internal_errors_are_reported_as_bugs(monkeypatch, tmp_path: Path) -> No
 def _modules_after(code: str) -> set[str]:
     """The modules a fresh interpreter has loaded after running `code`."""
     out = subprocess.run([sys.executable, "-c", code + "\nimport sys; print('\\n'.join(sys.modules))"],
-                         capture_output=True, text=True, cwd=ROOT, check=True).stdout
+                         capture_output=True, text=True, cwd=ROOT, check=True, timeout=120).stdout
     return set(out.split())
 
 

@@ -91,5 +91,5 @@ def test_loading_the_registry_imports_no_stage() -> None:
              "'skillc.ir.lower', 'skillc.frontends.markdown.structural', 'skillc.importers.asl', 'skillc.api']\n"
              "print(' '.join(m for m in heavy if m in sys.modules))\n")
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True,
-                         cwd=SKILLC.parent)
+                         cwd=SKILLC.parent, timeout=120)
     assert out.stdout.split() == []

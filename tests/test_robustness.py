@@ -17,7 +17,7 @@ from tests.conftest import ROOT, codes
 
 def _check(path: Path, *extra: str) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "skillc", "check", str(path), *extra],
-                          capture_output=True, text=True, cwd=ROOT)
+                          capture_output=True, text=True, cwd=ROOT, timeout=120)
 
 
 def _no_traceback(r: subprocess.CompletedProcess) -> None:

@@ -8,7 +8,9 @@ client (Ray's GCS is a gRPC server, which answers with a SETTINGS frame), so a w
 dead head or a port where something else listens fails in seconds with a coded error rather than
 leaving `ray.init` retrying for minutes (or for good). A process already connected to Ray
 keeps its connection, and `close()` leaves it open; otherwise `close()` disconnects and puts back
-the SIGTERM handler and faulthandler setting `ray.init` changed.
+the SIGTERM handler and faulthandler setting `ray.init` changed. A SIGTERM handler of the caller's
+(the command line's, which stops the bench between rows with exit 143) is put back right after
+`ray.init`, whose own handler would exit on the spot.
 
 `map_unordered(fn, jobs)` keeps at most `workers` tasks in flight, each asking `num_cpus` CPUs of
 the cluster (1 by default; `num_cpus=` or `SKILLC_RAY_NUM_CPUS`), and yields each result as
@@ -97,6 +99,7 @@ class RayBackend:
         ray = _import_ray()
         self._before = _ProcessState.now()
         self._owns = _connect(ray, self.address, runtime_env)
+        self._before.keep_sigterm()
         self.node = str(ray.get_runtime_context().get_node_id())
         self._ray: ModuleType | None = ray
 
@@ -153,6 +156,12 @@ class _ProcessState:
     def now(cls) -> _ProcessState:
         """The state as it is."""
         return cls(signal.getsignal(signal.SIGTERM), faulthandler.is_enabled())
+
+    def keep_sigterm(self) -> None:
+        """Put back a SIGTERM handler of the caller's at once: the command line's stops the bench between rows
+        (rows kept, exit 143), where Ray's would exit on the spot."""
+        if callable(self.sigterm) and threading.current_thread() is threading.main_thread():
+            signal.signal(signal.SIGTERM, self.sigterm)
 
     def restore(self) -> None:
         """Put it back once the connection is closed, so the rest of the process behaves as before."""

@@ -6,6 +6,11 @@ shell command run in the workdir and judged by its exit status; an expected file
 compared exactly or against a regex. A verifier that raises, exits, hangs past its
 timeout or returns something else is a failed verification with a reason — it
 never stops the bench.
+
+A Python or shell verifier sees the run's outputs but cannot change them: it is given a scratch copy of the
+work folder and of the trace (removed afterwards), so what it writes there never reaches the row's kept work
+folder, the scores computed from it, or the cases `skillc evolve` runs on it. The original folder is
+fingerprinted before and after; a verifier that changes it anyway (through an absolute path) fails.
 """
 
 from __future__ import annotations
@@ -14,7 +19,9 @@ import importlib.util
 import json
 import os
 import re
+import shutil
 import signal
+import stat
 import subprocess
 import sys
 import tempfile
@@ -74,12 +81,80 @@ class Verification:
 
 
 def verify(verifier: Verifier, *, workdir: Path, outputs: Mapping[str, object], trace: Path) -> Verification:
-    """Run one verifier over a finished cell."""
+    """Run one verifier over a finished cell, on a scratch copy of its work folder and trace (a file verifier,
+    which only reads, on the folder itself)."""
+    if isinstance(verifier, FileVerifier):
+        return _verify_file(verifier, workdir)
+    with tempfile.TemporaryDirectory(prefix="skillc-bench-verify-") as scratch:
+        root = Path(scratch)
+        before = fingerprint(workdir)
+        try:
+            # the cell's layout (work/ beside trace.jsonl) and names are kept, for a verifier that relies on them
+            work = snapshot(workdir, root / (workdir.resolve().name or "work"))
+            copied_trace = root / (trace.name if trace.name != work.name else f"{trace.name}.trace")
+            if trace.is_file():  # a trace that is missing stays missing in the copy
+                shutil.copyfile(trace, copied_trace)
+        except OSError as exc:
+            return Verification(False, f"the work folder could not be copied for the verifier: {_why(exc)}")
+        verdict = verify_here(verifier, workdir=work, outputs=outputs, trace=copied_trace)
+    if fingerprint(workdir) != before:
+        return Verification(False, "the verifier changed the run's work folder (it must write only in the copy "
+                                   "it is given)")
+    return verdict
+
+
+def verify_here(verifier: Verifier, *, workdir: Path, outputs: Mapping[str, object], trace: Path) -> Verification:
+    """Run one verifier on `workdir` and `trace` themselves: for a caller that made them a scratch copy."""
     if isinstance(verifier, PythonVerifier):
         return _verify_python(verifier, workdir, outputs, trace)
     if isinstance(verifier, ShellVerifier):
         return _verify_shell(verifier, workdir, outputs, trace)
     return _verify_file(verifier, workdir)
+
+
+def _why(exc: OSError) -> str:
+    """An OSError in a few words (shutil.Error carries a list of per-file errors instead)."""
+    if isinstance(exc, shutil.Error) and exc.args and isinstance(exc.args[0], list) and exc.args[0]:
+        return str(exc.args[0][0][-1])
+    return str(exc.strerror or exc)
+
+
+# ------------------------------------------------------------------ the scratch copy
+
+
+def _specials(folder: str, names: list[str]) -> set[str]:
+    """The entries of `folder` that are neither files, folders nor links (a named pipe would block a copy)."""
+    def special(name: str) -> bool:
+        mode = os.lstat(os.path.join(folder, name)).st_mode
+        return not (stat.S_ISREG(mode) or stat.S_ISDIR(mode) or stat.S_ISLNK(mode))
+
+    return {n for n in names if special(n)}
+
+
+def snapshot(src: Path, dst: Path) -> Path:
+    """Copy the folder `src` to `dst` (links as links, pipes and devices left out); `dst` (OSError on failure)."""
+    if src.is_dir():
+        shutil.copytree(src, dst, symlinks=True, ignore=_specials)
+    else:
+        dst.mkdir()
+    return dst
+
+
+def fingerprint(folder: Path) -> frozenset[tuple[str, int, int, int]]:
+    """Every entry under `folder` by (relative path, mode, size, mtime in ns): changes when anything is written.
+
+    An entry that cannot be examined counts as missing, so one a verifier removes changes the fingerprint too.
+    """
+    entries: set[tuple[str, int, int, int]] = set()
+    for top, dirs, files in os.walk(folder):
+        for name in (*dirs, *files):
+            path = os.path.join(top, name)
+            try:
+                st = os.lstat(path)
+            except OSError:
+                continue
+            entries.add((os.path.relpath(path, folder), st.st_mode, st.st_size, st.st_mtime_ns))
+    return frozenset(entries)
 
 
 # ------------------------------------------------------------------ python

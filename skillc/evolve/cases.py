@@ -26,7 +26,7 @@ from typing import Protocol
 
 import attrs
 
-from skillc.bench.verify import ShellVerifier, verify
+from skillc.bench.verify import ShellVerifier, snapshot, verify_here
 from skillc.diagnostics import Diagnostic, make
 from skillc.evolve import codes
 from skillc.evolve.state import Case, CaseKind, Hypothesis, Output, Strength
@@ -60,11 +60,7 @@ def run_case(case: Case | Draft, output: Output, timeout_s: float) -> CaseResult
     """Run one case on a cached output, in a scratch copy of its work folder, within `timeout_s`."""
     with tempfile.TemporaryDirectory(prefix="skillc-evolve-case-") as scratch:
         root = Path(scratch)
-        workdir = root / "work"
-        if output.workdir.is_dir():
-            shutil.copytree(output.workdir, workdir, symlinks=True)
-        else:
-            workdir.mkdir()
+        workdir = snapshot(output.workdir, root / "work")
         trace = root / "trace.jsonl"
         if output.trace.is_file():
             shutil.copyfile(output.trace, trace)
@@ -74,7 +70,7 @@ def run_case(case: Case | Draft, output: Output, timeout_s: float) -> CaseResult
         source.write_text(case.source, encoding="utf-8")
         result = root / "verdict.json"
         command = shlex.join([sys.executable, "-I", str(_HARNESS), str(result), case.kind, str(source)])
-        verification = verify(ShellVerifier(command, timeout_s), workdir=workdir,
+        verification = verify_here(ShellVerifier(command, timeout_s), workdir=workdir,
                               outputs=_outputs(output), trace=trace)
         return _read_verdict(result, verification.reason)
 

@@ -9,7 +9,7 @@ runs, as diagnostics, and nothing is written; a root machine that does not check
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
@@ -17,7 +17,7 @@ from skillc.diagnostics import Diagnostic, make
 from skillc.diagnostics import codes as diagnostics_codes
 from skillc.diagnostics.diagnostic import HasDiagnostics
 from skillc.evolve import codes
-from skillc.evolve.options import EvolveOptions, option_problems
+from skillc.evolve.options import EvolveOptions, Strategy, option_problems
 
 if TYPE_CHECKING:
     from skillc.bench.suite import Suite, Task
@@ -30,9 +30,16 @@ if TYPE_CHECKING:
 FILES = (("machine", "evolved.skm"), ("tree", "tree.json"), ("report", "report.md"), ("drawing", "tree.dot"))
 
 
+#: The flags of `skillc evolve` named otherwise than their EvolveOptions field (`--greedy` sets the strategy).
+FLAG_FIELDS = {"children": "branching", "rounds": "reflection_rounds", "verifier": "self_verifier"}
+
+
 @attrs.frozen
 class EvolveConfig:
-    """The flags of `skillc evolve` (the roles' specs default to the executor's; see docs/evolve.md)."""
+    """The flags of `skillc evolve` (the roles' specs default to the executor's; see docs/evolve.md).
+
+    `options`: the search's constants, one EvolveOptions (its defaults are the flags' defaults).
+    """
 
     machine: str
     suite: str
@@ -40,28 +47,19 @@ class EvolveConfig:
     executor: str | None = None
     reflect_model: str | None = None
     verifier_model: str | None = None
-    budget: int = 5
-    children: int = 5
-    rounds: int = 3
-    c_puct: float = 1.4
-    beta: float = 1.0
-    repair_rounds: int = 3
-    max_cases: int = 10
-    case_timeout_s: float = 180.0
-    fpu_reduction: float = 0.1
-    verifier: bool = True
-    greedy: bool = False
+    options: EvolveOptions = EvolveOptions()
     gate: bool = True
     output: str | None = None
     model_timeout_s: float = 120.0
 
-    def options(self) -> EvolveOptions:
-        """The search's options from the flags."""
-        return EvolveOptions(beta=self.beta, branching=self.children, c_puct=self.c_puct,
-                             fpu_reduction=self.fpu_reduction, reflection_rounds=self.rounds, budget=self.budget,
-                             repair_rounds=self.repair_rounds, max_cases=self.max_cases,
-                             case_timeout_s=self.case_timeout_s, strategy="greedy" if self.greedy else "tree",
-                             self_verifier=self.verifier)
+    @classmethod
+    def from_flags(cls, *, greedy: bool = False, **flags: Any) -> EvolveConfig:
+        """The config from the command's flags as click names them: the search's go to `options`, by field."""
+        fields = attrs.fields_dict(EvolveOptions)
+        search = {FLAG_FIELDS.get(k, k): v for k, v in flags.items() if FLAG_FIELDS.get(k, k) in fields}
+        rest = {k: v for k, v in flags.items() if FLAG_FIELDS.get(k, k) not in fields}
+        strategy: Strategy = "greedy" if greedy else "tree"
+        return cls(options=EvolveOptions(**search, strategy=strategy), **rest)
 
     def folder(self) -> Path:
         """Where the evolution is written (default `.skillc/evolve/MACHINE-STEM`)."""
@@ -136,22 +134,22 @@ def _run(config: EvolveConfig, setup: _Setup) -> EvolveResult:
     # with the gate on every candidate is checked by it, and the root by run_evolve: the executor need not check
     executor = BenchExecutor(setup.suite, setup.task, setup.spec, runs, check=not config.gate)
     roles = Roles(executor, setup.reflector, setup.verifier)
-    evolution = evolve(setup.machine, roles, gate=setup.gate, options=config.options(), skill=setup.skill)
+    evolution = evolve(setup.machine, roles, gate=setup.gate, options=config.options, skill=setup.skill)
     diagnostics = [*setup.warnings, *evolution.diagnostics]
     problem = write_evolution(evolution, folder)
     if problem is not None:
-        return EvolveResult(evolution, None, {}, [*diagnostics, problem], usage=True, budget=config.budget)
+        return EvolveResult(evolution, None, {}, [*diagnostics, problem], usage=True, budget=config.options.budget)
     files = {what: folder / name for what, name in FILES}
     if evolution.best.skill is not None:
         files["skill"] = folder / "SKILL.md"
-    return EvolveResult(evolution, folder, files, diagnostics, budget=config.budget)
+    return EvolveResult(evolution, folder, files, diagnostics, budget=config.options.budget)
 
 
 def _setup(config: EvolveConfig) -> _Setup | list[Diagnostic]:
     """The suite, its task, the root machine's text, the executor spec and the roles, or every problem found."""
     from skillc.diagnostics.files import FileProblem, read_text
 
-    problems: list[Diagnostic] = list(option_problems(config.options()))
+    problems: list[Diagnostic] = list(option_problems(config.options))
     if not config.model_timeout_s > 0:  # NaN too
         problems.append(make(codes.INVALID_EVOLVE_OPTION,
                              f"the model timeout must be positive, not {config.model_timeout_s}"))
@@ -175,8 +173,9 @@ def _setup(config: EvolveConfig) -> _Setup | list[Diagnostic]:
         for model in models:
             model.close()
         return problems
-    return _Setup(found[0], found[1], machine, config.executor, roles[0], roles[1] if config.verifier else None,
-                  gate, _skill(found[0]), models, [d for d in gate_found if not d.is_error])
+    verifier = roles[1] if config.options.self_verifier else None
+    return _Setup(found[0], found[1], machine, config.executor, roles[0], verifier, gate, _skill(found[0]), models,
+                  [d for d in gate_found if not d.is_error])
 
 
 def _skill(suite: Suite) -> str | None:
@@ -280,7 +279,7 @@ def _roles(config: EvolveConfig, models: list[ModelExecutor]) -> tuple[Reflector
     made: dict[str, tuple[Reflector, SelfVerifier] | Diagnostic] = {}
     for flag, spec in (("--reflect-model", reflect_spec), ("--verifier-model", verify_spec)):
         if spec not in made:
-            pair = _role_pair(flag, spec, config.model_timeout_s, config.children, models)
+            pair = _role_pair(flag, spec, config.model_timeout_s, config.options.branching, models)
             if isinstance(pair, Diagnostic) and spec == config.executor and spec.startswith("scripted:"):
                 pair = attrs.evolve(pair, hint=_RUNTIME_SCRIPT_HINT)
             made[spec] = pair

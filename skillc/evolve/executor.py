@@ -4,7 +4,8 @@ Each node's machine text is written to `OUT/versions/N.skm` and run as the bench
 (task, machine, executor spec, repeat = N), so every version gets its own `OUT/cells/…/rN/work`
 and trace, kept as the cached output the test cases later run on. The reward is the task
 verifier's verdict on the row (1 only when it passed); nothing else of the verifier reaches the
-search.
+search: the bench runs it on a scratch copy of the work folder and trace (`skillc.bench.verify`), so what
+it writes there is never part of the cached output.
 
 A version that does not pass `skillc check` (only possible without the gate, the `--no-gate` ablation)
 cannot run: the bench runs checked machines only. It is checked here, before its cell (unless `check` is off:

@@ -15,6 +15,7 @@ import os
 import signal
 import subprocess
 import threading
+import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -24,6 +25,9 @@ import attrs
 from skillc.ir.machine import Machine, Tool
 
 ToolFn = Callable[..., Any]
+#: How long `bash` reads on after its command ended: its output is in the pipes then, and only a process that
+#: left the command's process group (`setsid`) can keep them open, for good if it is a daemon.
+DRAIN_GRACE_S = 2.0
 
 
 def _absolute(folder: str | None) -> str | None:
@@ -49,7 +53,9 @@ class BashTool:
     argument vector needs no quoting at all. Output is capped. The command runs
     in a process group of its own; on timeout the whole group is killed, and when
     the command ends any process it left behind in its group is killed too, so a
-    tool step never leaves processes running (one that calls `setsid` escapes).
+    tool step never leaves processes running (one that calls `setsid` escapes, and
+    if it keeps the output open, what it writes after the command ended is not read:
+    the result comes back DRAIN_GRACE_S after the command ends, its stderr saying so).
     """
 
     timeout_s: float = 60.0
@@ -78,11 +84,14 @@ class BashTool:
         finally:
             _kill_group(proc.pid)  # the timed-out command, or what it left running in the background
             proc.wait()
-            out.join()
-            err.join()
+            # What the command wrote is in the pipes by now; only a process outside its group can hold them open.
+            until = time.monotonic() + DRAIN_GRACE_S
+            held = [d for d in (out, err) if not d.finish(until)]
         if timed_out:
             raise ToolError(f"timed out after {self.timeout_s:g} s (its processes were killed)")
-        return {"stdout": out.text(), "stderr": err.text(), "exit_code": proc.returncode}
+        note = ("\n[skillc: output left unread: a process that left the command's process group holds it open]"
+                if held else "")
+        return {"stdout": out.text(), "stderr": err.text() + note, "exit_code": proc.returncode}
 
 
 def _kill_group(pgid: int) -> None:
@@ -109,8 +118,13 @@ class _Drain(threading.Thread):
                     self.chunks.append(chunk)
                 self.size += len(chunk)
 
+    def finish(self, until: float) -> bool:
+        """Wait until the monotonic time `until` at most for the pipe's end; False when something still holds it."""
+        self.join(max(until - time.monotonic(), 0.0))
+        return not self.is_alive()
+
     def text(self) -> str:
-        return _cap(b"".join(self.chunks), self.limit, self.size)
+        return _cap(b"".join(list(self.chunks)), self.limit, self.size)  # a copy: a held pipe may still be read
 
 
 def _cap(data: bytes, limit: int, size: int | None = None) -> str:

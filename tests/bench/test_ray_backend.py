@@ -147,7 +147,7 @@ def ray_address() -> Iterator[str]:
         yield _address_when_up(started, temp, log)
     finally:
         reaper.kill()  # a normal end: stop the cluster here, and never signal its group id once it is free
-        reaper.wait()
+        reaper.wait(timeout=30)
         processes = _cluster(started.pid, leader)
         started.terminate()  # `ray start --block` stops its node's processes on SIGTERM
         try:

@@ -100,32 +100,37 @@ def test_one_writer_at_a_time(tmp_path: Path) -> None:
 BENCH = textwrap.dedent("""
     import sys, os, time
     from skillc.bench.results import Row, matrix, open_writer, read_results
-    path, runs = sys.argv[1], sys.argv[2]
+    path, runs, gate = sys.argv[1], sys.argv[2], sys.argv[3]
     cells = matrix([f"t{i}" for i in range(40)], ["machine", "native"], ["scripted"], 3)
     writer = open_writer(path)
     assert not hasattr(writer, "code"), writer
-    for cell in read_results(path).pending(cells):
+    for n, cell in enumerate(read_results(path).pending(cells)):
         with open(runs, "a") as log:  # the cell "runs": its side effect is logged before its row is written
             log.write(cell.key + "\\n")
-        time.sleep(0.002)
+        deadline = time.monotonic() + 60  # the 31st cell waits for the gate: the test kills the bench here
+        while n >= 30 and not os.path.exists(gate) and time.monotonic() < deadline:
+            time.sleep(0.01)
         writer.append(Row(cell, True, True, steps=1, outcome="success"))
     print("done", flush=True)
 """)
 
 
 def test_sigkill_mid_bench_then_resume_loses_and_repeats_no_cell(tmp_path: Path) -> None:
-    path, runs = tmp_path / "results.jsonl", tmp_path / "runs.log"
+    path, runs, gate = tmp_path / "results.jsonl", tmp_path / "runs.log", tmp_path / "go"
     cells = matrix([f"t{i}" for i in range(40)], ["machine", "native"], ["scripted"], 3)
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    proc = subprocess.Popen([sys.executable, "-c", BENCH, str(path), str(runs)], env=env, stdout=subprocess.PIPE)
-    deadline = time.monotonic() + 20
-    while time.monotonic() < deadline and (not path.exists() or path.read_bytes().count(b"\n") < 30):
+    proc = subprocess.Popen([sys.executable, "-c", BENCH, str(path), str(runs), str(gate)], env=env,
+                            stdout=subprocess.DEVNULL)
+    deadline = time.monotonic() + 60
+    while not (runs.exists() and runs.read_bytes().count(b"\n") > 30):  # the 31st cell is running
+        assert proc.poll() is None and time.monotonic() < deadline, f"the bench ended or stalled (exit {proc.poll()})"
         time.sleep(0.005)
     proc.send_signal(signal.SIGKILL)
-    proc.wait()
+    proc.wait(timeout=30)
     killed = read_results(path)
-    assert 30 <= len(killed.rows) < len(cells), "the bench was not killed mid-run"
-    out = subprocess.run([sys.executable, "-c", BENCH, str(path), str(runs)], env=env, capture_output=True,
+    assert len(killed.rows) == 30 and not killed.torn, "the bench was not killed mid-run"
+    gate.touch()
+    out = subprocess.run([sys.executable, "-c", BENCH, str(path), str(runs), str(gate)], env=env, capture_output=True,
                          timeout=60, check=True)
     assert out.stdout == b"done\n"
     final = read_results(path)
@@ -134,6 +139,6 @@ def test_sigkill_mid_bench_then_resume_loses_and_repeats_no_cell(tmp_path: Path)
     assert sorted(keys) == sorted(c.key for c in cells)  # none lost
     assert path.read_bytes().count(b"\n") == len(cells)  # none written twice
     executions = runs.read_text().split()
-    # Only a cell in flight at the kill (run, row not yet durable) may have run twice, each time in a fresh workdir.
-    assert len(cells) <= len(executions) <= len(cells) + 1
+    # Only the cell in flight at the kill (run, row not yet durable) ran twice.
+    assert len(executions) == len(cells) + 1 and executions.count(executions[30]) == 2
     assert final.pending(cells) == []

@@ -95,18 +95,22 @@ def test_resumption_after_sigkill(tmp_path: Path) -> None:
     out, log = tmp_path / "out", tmp_path / "marks.log"
     args = [*SKILLC, "bench", str(FIXTURE / "suite.toml"), "--modes", "machine,native", "--repeats", "2",
             "--executor", SCRIPT, "-o", str(out), "--quiet"]
-    env = {**os.environ, "SKILLC_BENCH_TEST_LOG": str(log), "SKILLC_BENCH_TEST_DELAY": "0.25"}
-    proc = subprocess.Popen(args, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    gate = tmp_path / "go"
+    env = {**os.environ, "SKILLC_BENCH_TEST_LOG": str(log), "SKILLC_BENCH_TEST_HOLD": "3",
+           "SKILLC_BENCH_TEST_GATE": str(gate)}
+    proc = subprocess.Popen(args, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     try:
         deadline = time.monotonic() + 60
-        while time.monotonic() < deadline and _line_count(out / "results.jsonl") < 3:
+        while not (_line_count(out / "results.jsonl") >= 3 and _line_count(log) > 3):  # the 4th cell is running
+            assert proc.poll() is None and time.monotonic() < deadline, f"the bench ended or stalled ({proc.poll()})"
             time.sleep(0.02)
     finally:
         proc.send_signal(signal.SIGKILL)
-        proc.wait()
+        proc.communicate(timeout=30)
     before = read_results(out / "results.jsonl").rows
-    assert 3 <= len(before) < 16, "the bench should have been killed part way"
-    done = subprocess.run(args, env={**env, "SKILLC_BENCH_TEST_DELAY": "0"}, capture_output=True, text=True)
+    assert len(before) == 3, "the bench should have been killed in its 4th cell"
+    gate.touch()
+    done = subprocess.run(args, env=env, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     lines = [json.loads(x) for x in (out / "results.jsonl").read_text(encoding="utf-8").splitlines()]
     keys = [json.dumps([x["task"], x["mode"], x["executor"], x["repeat"]]) for x in lines]
@@ -141,7 +145,8 @@ def test_sigint_keeps_the_rows_and_resumes(tmp_path: Path, workers: int) -> None
     results = read_results(out / "results.jsonl")
     assert results.diagnostics == () and not results.torn and 2 <= len(results.rows) < 16
     assert not (out / "report.md").exists() and f"{len(results.rows)} run now" in stdout
-    done = subprocess.run(args, env={**env, "SKILLC_BENCH_TEST_DELAY": "0"}, capture_output=True, text=True)
+    done = subprocess.run(args, env={**env, "SKILLC_BENCH_TEST_DELAY": "0"}, capture_output=True, text=True,
+                          timeout=120)
     assert done.returncode == 0, done.stderr
     assert f"{16 - len(results.rows)} run now, {len(results.rows)} done before" in done.stdout
     assert len(_rows(out)) == 16

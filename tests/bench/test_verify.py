@@ -134,9 +134,9 @@ def test_shell_verifier_exit_status(cell) -> None:
 def test_shell_verifier_environment(cell) -> None:
     suite, workdir, trace = cell
     command = ('test "$SKILLC_BENCH_WORKDIR" = "$PWD" && test -f "$SKILLC_BENCH_TRACE" && '
-               'grep -q \'"choice": "B"\' "$SKILLC_BENCH_OUTPUTS" && echo "$SKILLC_BENCH_OUTPUTS" > where')
+               f'grep -q \'"choice": "B"\' "$SKILLC_BENCH_OUTPUTS" && echo "$SKILLC_BENCH_OUTPUTS" > {suite}/where')
     assert _shell(cell, command, outputs={"choice": "B"}) == Verification(True)
-    outputs_file = Path((workdir / "where").read_text().strip())
+    outputs_file = Path((suite / "where").read_text().strip())
     assert not outputs_file.exists() and workdir not in outputs_file.parents  # outside the workdir, removed after
 
 
@@ -150,20 +150,20 @@ def _alive(pid: int) -> bool:
 
 def test_shell_verifier_timeout_kills_the_whole_group(cell) -> None:
     start = time.perf_counter()
-    result = _shell(cell, "sleep 30 & echo $! > child; wait", timeout=0.3)
+    result = _shell(cell, f"sleep 30 & echo $! > {cell[0]}/child; wait", timeout=0.3)
     assert result == Verification(False, "the verifier command did not finish within 0.3 s")
     assert time.perf_counter() - start < 5
     time.sleep(0.05)
-    assert not _alive(int((cell[1] / "child").read_text()))
+    assert not _alive(int((cell[0] / "child").read_text()))
 
 
 def test_shell_verifier_background_children_do_not_outlive_it(cell) -> None:
     """A command that exits at once but leaves a child holding its output is judged at once; the child dies."""
     start = time.perf_counter()
-    assert _shell(cell, "sleep 30 & echo $! > child; exit 0", timeout=10) == Verification(True)
+    assert _shell(cell, f"sleep 30 & echo $! > {cell[0]}/child; exit 0", timeout=10) == Verification(True)
     assert time.perf_counter() - start < 5
     time.sleep(0.05)
-    assert not _alive(int((cell[1] / "child").read_text()))
+    assert not _alive(int((cell[0] / "child").read_text()))
 
 
 def test_file_verifier(cell) -> None:
@@ -188,3 +188,69 @@ def test_file_verifier(cell) -> None:
 def test_outputs_json_handles_any_value(cell) -> None:
     assert _shell(cell, 'python3 -c "import json,os; json.load(open(os.environ[\'SKILLC_BENCH_OUTPUTS\']))"',
                   outputs={"when": object(), "n": [1, 2]}) == Verification(True)
+
+
+# ------------------------------------------------------------------ the verifier cannot change the run's outputs
+
+TAMPERS = '''\
+from pathlib import Path
+
+def tampers(workdir, outputs, trace):
+    ok = (workdir / "answer.txt").read_text() == "B\\n"
+    (workdir / "expected.txt").write_text("B\\n")
+    (workdir / "answer.txt").write_text("tampered")
+    trace.write_text("")
+    return ok, "judged"
+
+def writes_the_original(workdir, outputs, trace):
+    Path(outputs["where"], "verdict.txt").write_text("pass")
+    return True
+'''
+
+
+def _tree(folder: Path) -> dict[str, bytes]:
+    """Every file under `folder` with its bytes."""
+    return {str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+@pytest.mark.parametrize("kind", ["python", "shell"])
+def test_a_verifier_that_writes_files_and_rewrites_the_answer_changes_nothing_of_the_run(cell, kind: str) -> None:
+    suite, workdir, trace = cell
+    (suite / "tampering.py").write_text(TAMPERS, encoding="utf-8")
+    before, trace_before = _tree(workdir), trace.read_bytes()
+    verifier = (PythonVerifier("tampering:tampers", suite) if kind == "python" else ShellVerifier(
+        'grep -qx B answer.txt; ok=$?; echo B > expected.txt; printf tampered > answer.txt; '
+        ': > "$SKILLC_BENCH_TRACE"; exit $ok'))
+    verdict = verify(verifier, workdir=workdir, outputs={}, trace=trace)
+    assert verdict.passed  # the verifier's own verdict, on what the run left
+    assert _tree(workdir) == before and trace.read_bytes() == trace_before  # byte-identical, nothing added
+
+
+def test_a_verifier_that_changes_the_original_folder_through_an_absolute_path_fails(cell) -> None:
+    suite, workdir, trace = cell
+    (suite / "tampering.py").write_text(TAMPERS, encoding="utf-8")
+    verdict = verify(PythonVerifier("tampering:writes_the_original", suite), workdir=workdir,
+                     outputs={"where": str(workdir)}, trace=trace)
+    assert verdict == Verification(False, "the verifier changed the run's work folder (it must write only in the "
+                                          "copy it is given)")
+    shell = verify(ShellVerifier(f"rm {workdir}/answer.txt"), workdir=workdir, outputs={}, trace=trace)
+    assert not shell.passed and "changed the run's work folder" in shell.reason
+
+
+def test_the_verifier_sees_the_runs_files_links_and_folders_and_a_pipe_does_not_block_it(cell) -> None:
+    _, workdir, trace = cell
+    (workdir / "sub").mkdir()
+    (workdir / "sub" / "deep.txt").write_text("x", encoding="utf-8")
+    (workdir / "link.txt").symlink_to("answer.txt")
+    os.mkfifo(workdir / "pipe")
+    command = 'test "$(cat sub/deep.txt)" = x && test -L link.txt && grep -qx B link.txt && test ! -e pipe'
+    assert verify(ShellVerifier(command, 5), workdir=workdir, outputs={}, trace=trace) == Verification(True)
+    assert (workdir / "pipe").exists() and (workdir / "link.txt").is_symlink()
+
+
+def test_the_copy_keeps_the_cells_layout_and_a_missing_trace_stays_missing(cell, tmp_path: Path) -> None:
+    suite, workdir, _ = cell
+    layout = ('test "$(basename "$PWD")" = work && test "$(dirname "$SKILLC_BENCH_TRACE")" = "$(dirname "$PWD")" '
+              '&& test ! -e "$SKILLC_BENCH_TRACE"')
+    assert verify(ShellVerifier(layout, 5), workdir=workdir, outputs={}, trace=tmp_path / "nothing.jsonl") == \
+        Verification(True)

@@ -39,7 +39,7 @@ UNREACHABLE = """machine m {
 
 def run(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "skillc", *args], capture_output=True, text=True, cwd=cwd,
-                          env={**os.environ, "NO_COLOR": "1"})
+                          env={**os.environ, "NO_COLOR": "1"}, timeout=120)
 
 
 def _project(tmp_path: Path, config: str | None = None, name: str = "pyproject.toml") -> Path:
@@ -196,7 +196,7 @@ def test_strictness_is_decided_per_project(tmp_path: Path) -> None:
 
     def run(*paths):
         return subprocess.run([sys.executable, "-m", "skillc", "check", *map(str, paths)], capture_output=True,
-                              text=True, cwd=ROOT, env={**os.environ, "NO_COLOR": "1"})
+                              text=True, cwd=ROOT, env={**os.environ, "NO_COLOR": "1"}, timeout=120)
 
     assert run(strict / "m.skm", lax / "m.skm").returncode == 0  # the warning is in the lax project
     (strict / "m.skm").write_text(unreachable)

@@ -22,7 +22,8 @@ def test_pre_commit_hooks_run_real_commands(tmp_path) -> None:
         target = tmp_path / "retry.skm"
         target.write_text((STDLIB / "retry.skm").read_text())
         # pre-commit appends the staged file names to the entry.
-        r = subprocess.run([sys.executable, "-m", "skillc", *args, str(target)], capture_output=True, text=True)
+        r = subprocess.run([sys.executable, "-m", "skillc", *args, str(target)], capture_output=True, text=True,
+                           timeout=120)
         assert r.returncode == 0, (hook["id"], r.stdout, r.stderr)
 
 

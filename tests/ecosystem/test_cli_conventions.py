@@ -40,7 +40,7 @@ TYPO = UNREACHABLE.replace("writes answer\n    prompt \"Answer.\"", "writes answ
 
 def run(*args: str, stdin: str | None = None, cwd: Path = ROOT) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "skillc", *args], capture_output=True, text=True, cwd=cwd,
-                          input=stdin, env={**os.environ, "NO_COLOR": "1"})
+                          input=stdin, env={**os.environ, "NO_COLOR": "1"}, timeout=120)
 
 
 def test_check_reads_stdin_and_names_it(tmp_path: Path) -> None:
@@ -55,7 +55,8 @@ def test_check_reads_stdin_and_names_it(tmp_path: Path) -> None:
 
 
 def test_stdin_that_is_not_text_is_a_diagnostic() -> None:
-    r = subprocess.run([sys.executable, "-m", "skillc", "check", "-"], input=b"\xff\xfe\x00machine", capture_output=True)
+    r = subprocess.run([sys.executable, "-m", "skillc", "check", "-"], input=b"\xff\xfe\x00machine", capture_output=True,
+                       timeout=120)
     assert r.returncode == 1 and b"Traceback" not in r.stderr and b"SKM" in r.stdout
 
 

@@ -28,7 +28,7 @@ def bare(*args: str, cwd: Path = ROOT, stdin: str | None = None) -> subprocess.C
 def test_the_extras_really_are_hidden() -> None:
     r = subprocess.run([sys.executable, "-c", "import tests.ecosystem.hide_extras as h, sys; "
                         "sys.meta_path.insert(0, h.HideExtras()); import hypothesis"], capture_output=True, text=True,
-                       cwd=ROOT)
+                       cwd=ROOT, timeout=120)
     assert r.returncode == 1 and "hidden: not a core dependency" in r.stderr
 
 
@@ -97,5 +97,5 @@ def test_pytest_plugin_loads_without_hypothesis(tmp_path: Path) -> None:
     assert "2 passed" in r.stdout
     r = subprocess.run([sys.executable, "-c", "import tests.ecosystem.hide_extras as h, sys; "
                         "sys.meta_path.insert(0, h.HideExtras()); import skillc.testing as t; t.machines"],
-                       capture_output=True, text=True, cwd=ROOT)
+                       capture_output=True, text=True, cwd=ROOT, timeout=120)
     assert "pip install 'skillc[test]'" in r.stderr

@@ -179,14 +179,29 @@ def test_every_search_constant_has_a_flag_that_reaches_the_options(setup: tuple[
              "--fpu-reduction", "0.25", "--repair-rounds", "5", "--max-cases", "7", "--case-timeout", "9.5",
              "--model-timeout", "33", "--greedy", "--no-verifier"]
     assert _evolve(*setup, tmp_path / "o", *flags).exit_code == 2
-    options = seen[0].options()
+    options = seen[0].options
     assert (options.budget, options.branching, options.reflection_rounds, options.c_puct, options.beta) == (
         2, 4, 2, 0.7, 2.5)
     assert (options.fpu_reduction, options.repair_rounds, options.max_cases, options.case_timeout_s) == (
         0.25, 5, 7, 9.5)
     assert options.strategy == "greedy" and not options.self_verifier and seen[0].model_timeout_s == 33
     assert _evolve(*setup, tmp_path / "o").exit_code == 2  # the defaults are the issue's (EvolveOptions')
-    assert seen[1].options() == command.EvolveOptions() and seen[1].model_timeout_s == 120
+    assert seen[1].options == command.EvolveOptions() and seen[1].model_timeout_s == 120
+    assert seen[1] == command.EvolveConfig(seen[1].machine, seen[1].suite, seen[1].task, seen[1].executor,
+                                           reflect_model=seen[1].reflect_model, output=seen[1].output)
+
+
+def test_the_search_flags_map_onto_every_field_of_the_options_record() -> None:
+    from skillc.evolve import command
+
+    flags = {"budget": 2, "children": 4, "rounds": 2, "c_puct": 0.7, "beta": 2.5, "fpu_reduction": 0.25,
+             "repair_rounds": 5, "max_cases": 7, "case_timeout_s": 9.5, "verifier": False, "greedy": True,
+             "stop_on_success": False}
+    config = command.EvolveConfig.from_flags(machine="m.skm", suite="s.toml", gate=False, **flags)
+    assert config.options == command.EvolveOptions(2.5, 4, 0.7, 0.25, 2, 2, 5, 7, 9.5, "greedy", False, False)
+    assert (config.machine, config.suite, config.gate) == ("m.skm", "s.toml", False)
+    with pytest.raises(TypeError):  # a flag that is neither an option nor a field of the config is a bug
+        command.EvolveConfig.from_flags(machine="m.skm", suite="s.toml", budgett=3)
 
 
 def test_an_output_folder_that_cannot_be_made_is_skm901_with_a_hint(setup: tuple[Path, Path], tmp_path: Path) -> None:
@@ -301,27 +316,32 @@ def test_the_default_folder_is_relative_to_the_current_one(setup: tuple[Path, Pa
     assert f"machine: {out / 'evolved.skm'}" in result.output and (tmp_path / out / "runs" / "versions").is_dir()
 
 
-def test_ctrl_c_mid_search_exits_130_and_writes_what_was_found(setup: tuple[Path, Path], tmp_path: Path) -> None:
-    """A real SIGINT to the command's process group while a version's tool call sleeps (as a terminal's Ctrl-C)."""
-    machine, roles = setup
-    started = tmp_path / "started"
+def slow_evolve(tmp_path: Path) -> tuple[list[str], Path, Path]:
+    """An evolve whose second child sleeps in a tool call once it started: its args, output folder and mark."""
+    machine, roles, started = tmp_path / "root.skm", tmp_path / "roles.json", tmp_path / "started"
+    machine.write_text(WRONG_FORMAT, encoding="utf-8")
     slow = GOOD.replace('"cat answer.txt"', f'"touch {started}; sleep 60; cat answer.txt"')
     script = _roles()
     script["reflect"]["root"][0]["children"] = [{"name": "A", "rank": 1, "machine": WRONG_FILE},
                                                 {"name": "S", "rank": 2, "machine": slow}]
     roles.write_text(json.dumps(script), encoding="utf-8")
-    out = tmp_path / "int"
-    args = [str(machine), "--suite", SUITE, "--task", "t1", "--executor", EXECUTOR,
-            "--reflect-model", f"scripted:{roles}", "-o", str(out)]
+    out = tmp_path / "evolved"
+    return (["evolve", str(machine), "--suite", SUITE, "--task", "t1", "--executor", EXECUTOR,
+             "--reflect-model", f"scripted:{roles}", "-o", str(out)], out, started)
+
+
+def test_ctrl_c_mid_search_exits_130_and_writes_what_was_found(tmp_path: Path) -> None:
+    """A real SIGINT to the command's process group while a version's tool call sleeps (as a terminal's Ctrl-C)."""
+    args, out, started = slow_evolve(tmp_path)
     # SIGINT back to its default: a process started from a non-interactive shell may inherit it ignored
-    process = subprocess.Popen([sys.executable, "-m", "skillc", "evolve", *args], stdout=subprocess.PIPE,
+    process = subprocess.Popen([sys.executable, "-m", "skillc", *args], stdout=subprocess.PIPE,
                                stderr=subprocess.PIPE, text=True, start_new_session=True,
                                preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     try:
         deadline = time.monotonic() + 60
         while not started.exists() and process.poll() is None and time.monotonic() < deadline:
             time.sleep(0.1)
-        assert started.exists(), process.communicate()
+        assert started.exists(), process.communicate(timeout=30)
         os.killpg(process.pid, signal.SIGINT)
         stdout, stderr = process.communicate(timeout=30)  # well before the sleep would end
     finally:

@@ -13,6 +13,7 @@ from skillc.evolve.gate import check_gate
 from skillc.evolve.loop import Roles, evolve
 from skillc.evolve.cases import Case, Draft, run_case
 from skillc.evolve.loop import no_gate
+from skillc.evolve.models import describe_output
 from skillc.evolve.roles import Reflection, RoleError, Script, ScriptedReflector, ScriptedVerifier
 from skillc.evolve.state import Child, Node, Operation
 from skillc.runtime.record import load_run
@@ -132,3 +133,51 @@ def test_behind_a_gate_the_executor_does_not_check_again(tmp_path: Path) -> None
         _executor(tmp_path / "gated", check=False).execute(Node(4, UNCHECKED, name="unchecked"))
     output = _executor(tmp_path / "ungated").execute(Node(4, UNCHECKED, name="unchecked"))
     assert output.reward == 0 and output.note.startswith("not run: fails skillc check")
+
+
+# A hidden verifier that passes on answer.txt = 42, and meanwhile leaves its expectation, a log and a rewritten
+# answer in the folder it is given.
+TAMPERING_SUITE = '''\
+[suite]
+name = "tampering"
+skill = "SKILL.md"
+machine = "beats.skm"
+tools = ["marks.py"]
+
+[verify]
+shell = """grep -qx 42 answer.txt; ok=$?; echo 42 > expected.txt; echo verdict $ok >> verifier.log; \\
+printf 0 > answer.txt; exit $ok"""
+
+[[task]]
+id = "t1"
+inputs = { question = "six times seven?" }
+'''
+
+
+def _files(folder: Path) -> dict[str, bytes]:
+    """Every file under `folder` with its bytes."""
+    return {str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+def test_the_hidden_verifiers_writes_never_reach_the_cached_output_or_the_cases(tmp_path: Path) -> None:
+    suite_dir = tmp_path / "suite"
+    suite_dir.mkdir()
+    for name in ("SKILL.md", "beats.skm", "marks.py"):
+        (suite_dir / name).write_bytes((FIXTURE / name).read_bytes())
+    (suite_dir / "suite.toml").write_text(TAMPERING_SUITE, encoding="utf-8")
+    loaded = load_suite(suite_dir / "suite.toml")
+    assert loaded.suite is not None
+    tampered = BenchExecutor(loaded.suite, loaded.suite.tasks[0], SCRIPT, tmp_path / "out").execute(
+        Node(0, GOOD, name="root"))
+    plain = _executor(tmp_path / "plain").execute(Node(0, GOOD, name="root"))  # a verifier that only reads
+    assert tampered.reward == 1  # the verifier's verdict on what the run left
+    assert _files(tampered.workdir) == _files(plain.workdir)  # byte-identical to what the run left
+    assert (tampered.workdir / "answer.txt").read_text(encoding="utf-8") == "42\n"
+    cases = {"expected": "test -e expected.txt", "log": "test -e verifier.log", "answer": "grep -qx 42 answer.txt"}
+    results = {name: run_case(Case(name, "shell", source, "hard", frozenset()), tampered, 30)
+               for name, source in cases.items()}
+    assert {name: (r.holds, r.error) for name, r in results.items()} == {
+        "expected": (False, None), "log": (False, None), "answer": (True, None)}
+    # both model roles see a run through describe_output: the verifier's files are not in it either
+    shown = describe_output(tampered)
+    assert "answer.txt" in shown and "expected.txt" not in shown and "verifier.log" not in shown

@@ -31,7 +31,7 @@ ORPHANS = """{
 
 def cli(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "skillc", *args], capture_output=True, text=True, cwd=cwd,
-                          env={**os.environ, "NO_COLOR": "1"})
+                          env={**os.environ, "NO_COLOR": "1"}, timeout=120)
 
 
 def machine(definition: dict) -> str:
@@ -321,6 +321,6 @@ def test_import_of_a_broken_definition_writes_nothing(tmp_path: Path) -> None:
 
 def test_check_reads_a_definition_from_stdin_by_its_name() -> None:
     r = subprocess.run([sys.executable, "-m", "skillc", "check", "-", "--stdin-filename", "wf.asl.json",
-                        "--format", "concise"], input=ORPHANS, capture_output=True, text=True, cwd=ROOT)
+                        "--format", "concise"], input=ORPHANS, capture_output=True, text=True, cwd=ROOT, timeout=120)
     assert r.returncode == 0 and "wf.asl.json:5:5: warning[SKM200]" in r.stdout
     assert skillc.check(ORPHANS, path="wf.asl.json").diagnostics[0].code == "SKM200"

@@ -293,7 +293,7 @@ graph = builder.compile()
 
 def cli(*args: str, cwd: Path) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "skillc", *args], capture_output=True, text=True, cwd=cwd,
-                          env={**os.environ, "NO_COLOR": "1"})
+                          env={**os.environ, "NO_COLOR": "1"}, timeout=120)
 
 
 def test_cli_import_writes_a_checked_runnable_machine(tmp_path: Path) -> None:

@@ -61,7 +61,7 @@ class RawServer:
         self.proc.stdin.write(data)
         self.proc.stdin.flush()
 
-    def reply(self, msg_id, timeout: float = 20.0) -> dict:
+    def reply(self, msg_id, timeout: float = 60.0) -> dict:
         """The next reply with this id (notifications and other replies are skipped)."""
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:

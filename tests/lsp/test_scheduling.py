@@ -15,13 +15,25 @@ from pytest_lsp import LanguageClient
 from bench.gen import nested_loop_machine
 from skillc.lsp import server as srv
 from tests.conftest import BROKEN
-from tests.lsp.test_server import client  # noqa: F401  (the pytest-lsp client fixture)
+from tests.lsp.test_server import WAIT_S, client, next_publish  # noqa: F401  (client: the fixture)
+from tests.lsp.test_server import published as published_diagnostics
 
 
 def _change(client: LanguageClient, uri: str, version: int, text: str) -> None:
     client.text_document_did_change(lsp.DidChangeTextDocumentParams(
         lsp.VersionedTextDocumentIdentifier(uri=uri, version=version),
         [lsp.TextDocumentContentChangeWholeDocument(text=text)]))
+
+
+def _replace(client: LanguageClient, uri: str, version: int, text: str, old: str, new: str) -> str:
+    """Send the edit of the first `old` in `text` to `new` as a ranged change (a few bytes); the new text."""
+    at = text.index(old)
+    line, col = text.count("\n", 0, at), at - (text.rfind("\n", 0, at) + 1)
+    client.text_document_did_change(lsp.DidChangeTextDocumentParams(
+        lsp.VersionedTextDocumentIdentifier(uri=uri, version=version),
+        [lsp.TextDocumentContentChangePartial(range=lsp.Range(lsp.Position(line, col),
+                                                              lsp.Position(line, col + len(old))), text=new)]))
+    return text[:at] + new + text[at + len(old):]
 
 
 @pytest.mark.asyncio
@@ -36,22 +48,36 @@ async def test_a_burst_of_edits_is_checked_once_more_and_ends_with_the_last(clie
         return original(params)
 
     client.protocol.fm.features[lsp.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS] = record
-    big = nested_loop_machine(200)
+    text = nested_loop_machine(200)  # checked in about a second: the edits come while the first one's check runs
     client.text_document_did_open(lsp.DidOpenTextDocumentParams(lsp.TextDocumentItem(
-        uri=uri, language_id="skm", version=1, text=big)))
-    while not published:
-        await asyncio.sleep(0.02)
+        uri=uri, language_id="skm", version=1, text=text)))
+    await wait_until(lambda: published, "the diagnostics of the opened document")
     published.clear()
-    for version in range(2, 22):  # 20 edits at once; the last one breaks the machine
-        _change(client, uri, version, big.replace('prompt "Draft."', f'prompt "Draft {version}."', 1)
-                if version < 21 else BROKEN)
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline and not any(p.version == 21 for p in published):
-        await asyncio.sleep(0.05)
-    await asyncio.sleep(0.5)
+    # 20 edits, one every DEBOUNCE_S / 10 s: each comes while the one before waits or is checked. Each is a ranged
+    # change of a few bytes, so it reaches the server when sent (whole 23 kB documents arrived in 64 kB reads,
+    # at times the server chose). The first 19 edit a prompt (published at once when checked: without the
+    # debounce each one would be); the last breaks the machine.
+    prompt = "Draft."
+    for version in range(2, 21):
+        text = _replace(client, uri, version, text, f'"{prompt}"', f'"Draft {version}."')
+        prompt = f"Draft {version}."
+        await asyncio.sleep(srv.DEBOUNCE_S / 10)
+    _replace(client, uri, 21, text, "writes note", "writes nte")
+    await wait_until(lambda: any(p.version == 21 for p in published), "the diagnostics of the last edit")
+    await asyncio.sleep(0.5)  # a stale result published late would show here
     assert published and published[-1].version == 21
     assert [d.code for d in published[-1].diagnostics] == ["SKM103"]
-    assert len(published) <= 3, [p.version for p in published]  # not 20
+    # About two (the first edit's, the last's); each stall of the machine longer than the debounce between two
+    # edits may add one. Without the debounce: one per edit.
+    assert len(published) <= 6, [p.version for p in published]
+
+
+async def wait_until(condition, what: str) -> None:
+    """Until `condition()` holds; fails after WAIT_S s."""
+    deadline = time.monotonic() + WAIT_S
+    while not condition():
+        assert time.monotonic() < deadline, f"no {what} within {WAIT_S} s"
+        await asyncio.sleep(0.02)
 
 
 @pytest.mark.asyncio
@@ -60,18 +86,17 @@ async def test_hover_is_answered_while_a_check_runs(client: LanguageClient, tmp_
     big = nested_loop_machine(500)
     client.text_document_did_open(lsp.DidOpenTextDocumentParams(lsp.TextDocumentItem(
         uri=uri, language_id="skm", version=1, text=big)))
-    await client.wait_for_notification(lsp.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
+    await published_diagnostics(client)
     line = next(i for i, text in enumerate(big.splitlines()) if "model " in text)
     # An edit outside prompts (a prompt edit would be published at once, from the last findings).
     _change(client, uri, 2, big.replace("  start b0_0", "  start b0_0  # edited", 1))
-    start = time.perf_counter()
-    hover = await client.text_document_hover_async(lsp.HoverParams(lsp.TextDocumentIdentifier(uri),
-                                                                   lsp.Position(line, 9)))
-    answered = time.perf_counter() - start
-    await client.wait_for_notification(lsp.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
-    finished = time.perf_counter() - start
+    checked = next_publish(client)  # waited for from now: it must not come before the hover's answer
+    hover = await asyncio.wait_for(client.text_document_hover_async(lsp.HoverParams(
+        lsp.TextDocumentIdentifier(uri), lsp.Position(line, 9))), WAIT_S)
+    answered_first = not checked.done()  # replies and notifications reach the client in the order they were sent
+    await published_diagnostics(client, checked)
     assert hover is not None and "model" in hover.contents.value
-    assert answered < finished  # answered before the check of the edit had finished
+    assert answered_first  # answered before the check of the edit had finished
 
 
 def test_windows_uris_use_pygls_helpers(monkeypatch) -> None:

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
 import sys
+from concurrent.futures import Future
 from pathlib import Path
 
 import pytest
@@ -13,6 +15,21 @@ from pytest_lsp import ClientServerConfig, LanguageClient
 from tests.conftest import BROKEN, EXAMPLES, ROOT
 
 LIVEMATH = EXAMPLES / "livemath" / "livemath.skm"
+WAIT_S = 60  # the longest a test waits for the server (a check of the largest test machine takes ~2 s)
+
+
+def next_publish(client: LanguageClient) -> Future[lsp.PublishDiagnosticsParams]:
+    """The next publishDiagnostics, waited for from now (so one that comes while the test awaits a reply counts);
+    set as the client reads it."""
+    return client.protocol.wait_for_notification(lsp.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
+
+
+async def published(client: LanguageClient, future: Future | None = None) -> lsp.PublishDiagnosticsParams:
+    """The next (or `future`'s) publishDiagnostics, failing after WAIT_S s instead of waiting for good."""
+    try:
+        return await asyncio.wait_for(asyncio.wrap_future(future or next_publish(client)), WAIT_S)
+    except TimeoutError:
+        raise AssertionError(f"no diagnostics were published within {WAIT_S} s (the server stalled)") from None
 
 
 @pytest_lsp.fixture(config=ClientServerConfig(server_command=[sys.executable, "-m", "skillc", "lsp"]))
@@ -27,7 +44,7 @@ async def _open(client: LanguageClient, path: Path, text: str | None = None) -> 
     uri = path.resolve().as_uri()
     client.text_document_did_open(lsp.DidOpenTextDocumentParams(lsp.TextDocumentItem(
         uri=uri, language_id="skm", version=1, text=text if text is not None else path.read_text())))
-    await client.wait_for_notification(lsp.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
+    await published(client)
     return uri
 
 
@@ -48,7 +65,7 @@ async def test_diagnostics_on_open_and_change(client: LanguageClient, tmp_path: 
     client.text_document_did_change(lsp.DidChangeTextDocumentParams(
         lsp.VersionedTextDocumentIdentifier(uri=uri, version=2),
         [lsp.TextDocumentContentChangeWholeDocument(text=BROKEN.replace("answr", "answer"))]))
-    await client.wait_for_notification(lsp.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
+    await published(client)
     assert list(client.diagnostics[uri]) == []
 
 
@@ -99,7 +116,7 @@ async def test_formatting_and_completion(client: LanguageClient, tmp_path: Path)
     fixed = messy.replace("when v ==  -> done", "when v == yes -> done")
     client.text_document_did_change(lsp.DidChangeTextDocumentParams(
         lsp.VersionedTextDocumentIdentifier(uri=uri, version=2), [lsp.TextDocumentContentChangeWholeDocument(text=fixed)]))
-    await client.wait_for_notification(lsp.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
+    await published(client)
     edits = await client.text_document_formatting_async(lsp.DocumentFormattingParams(
         text_document=lsp.TextDocumentIdentifier(uri), options=lsp.FormattingOptions(tab_size=2, insert_spaces=True)))
     assert edits[0].new_text.startswith("machine m {\n  var v: enum { yes, no }\n")

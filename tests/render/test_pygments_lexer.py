@@ -22,7 +22,7 @@ def test_keyword_groups_match_the_grammar() -> None:
 def test_registered_entry_point_and_command() -> None:
     assert isinstance(get_lexer_by_name("skm"), lx.SkmLexer)
     r = subprocess.run([sys.executable, "-m", "pygments", "-l", "skm", "-f", "html", str(EXAMPLES / "livemath" /
-                        "livemath.skm")], capture_output=True, text=True, cwd=ROOT)
+                        "livemath.skm")], capture_output=True, text=True, cwd=ROOT, timeout=120)
     assert r.returncode == 0 and 'class="k' in r.stdout
 
 

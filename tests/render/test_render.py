@@ -21,7 +21,7 @@ LIVEMATH = EXAMPLES / "livemath" / "livemath.skm"
 
 def _skillc(*args, cwd=ROOT, env=None):
     return subprocess.run([sys.executable, "-m", "skillc", *args], capture_output=True, cwd=cwd,
-                          env={**os.environ, **(env or {})})
+                          env={**os.environ, **(env or {})}, timeout=120)
 
 
 def test_dot_draws_kinds_edges_counters_rules_and_fragments() -> None:

@@ -156,5 +156,9 @@ def test_openai_executor_against_the_llama_cpp_server(tmp_path: Path) -> None:
         assert result.evidence["verdict"] in ("true_claim", "false_claim")
     finally:
         server.terminate()
-        server.wait(timeout=30)
+        try:
+            server.wait(timeout=30)
+        except subprocess.TimeoutExpired:  # deaf to SIGTERM: it must not outlive the test
+            server.kill()
+            server.wait(timeout=30)
         log.close()

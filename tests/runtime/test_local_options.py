@@ -131,7 +131,7 @@ def test_a_timed_out_call_is_a_failed_step_in_the_trace(tmp_path: Path) -> None:
     finally:
         executor.close()
     assert result.outcome == "failed"
-    assert elapsed < 30  # two cut calls, not two 2048-token stories
+    assert elapsed < 60  # two cut calls (about 7 s with the model's loading), not two 2048-token stories (minutes)
     lines = [json.loads(x) for x in trace.read_text().splitlines()]
     steps = [x for x in lines if x.get("type") == "step"]
     assert len(steps) == 1 and steps[0]["state"] == "tell"

@@ -117,7 +117,7 @@ def test_trace_records_and_secret_redaction(tmp_path: Path, monkeypatch) -> None
 
 def _skillc(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "skillc", *args], capture_output=True, text=True, cwd=cwd,
-                          env={**os.environ, "NO_COLOR": "1"})
+                          env={**os.environ, "NO_COLOR": "1"}, timeout=120)
 
 
 LIVEMATH_SCRIPT = {"outputs": {

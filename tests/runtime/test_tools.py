@@ -76,3 +76,36 @@ def test_a_relative_workdir_is_the_folder_it_names_when_the_run_starts(tmp_path:
     monkeypatch.chdir(ROOT)  # a later change of the process's folder does not move the run's
     shell = box.call(Tool("bash", (("command", STR),), (("stdout", STR),)), {"command": "pwd"})
     assert shell["stdout"].strip() == str(tmp_path / "run")
+
+
+def test_a_process_that_escapes_the_group_and_holds_the_output_does_not_hold_the_step(tmp_path: Path) -> None:
+    """`setsid` takes a process out of the command's group, so it outlives the command; if it keeps stdout
+    open, bash returns what the command wrote DRAIN_GRACE_S after it ended (it used to wait for the process)."""
+    import os
+    import signal
+    import time
+
+    from skillc.runtime.tools import DRAIN_GRACE_S, BashTool
+
+    pid = tmp_path / "pid"
+    # The command ends once the escaped process has left its group (else the group's kill could still reach it).
+    command = (f"setsid sh -c 'echo $$ > {pid}.new && mv {pid}.new {pid}; exec sleep 300' & "
+               f"while [ ! -s {pid} ]; do sleep 0.01; done; echo done")
+    started = time.monotonic()
+    try:
+        result = BashTool(timeout_s=60)(command=command)
+        elapsed = time.monotonic() - started
+    finally:
+        if pid.exists():
+            os.kill(int(pid.read_text()), signal.SIGKILL)  # the escaped process: ended here, by its id
+    assert result["stdout"] == "done\n" and result["exit_code"] == 0
+    assert "holds it open" in result["stderr"]
+    assert DRAIN_GRACE_S <= elapsed < 30  # the grace, not the escaped process's 300 s (nor the 60 s timeout)
+
+
+def test_bash_reads_all_a_command_wrote_before_it_ended() -> None:
+    """The grace cuts only what a held pipe would bring later: output beyond a pipe's buffer is read whole."""
+    from skillc.runtime.tools import BashTool
+
+    result = BashTool(timeout_s=60)(command="head -c 300000 /dev/zero | tr '\\0' x; echo; echo err >&2")
+    assert result["stdout"] == "x" * 300000 + "\n" and result["stderr"] == "err\n" and result["exit_code"] == 0

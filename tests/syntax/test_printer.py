@@ -78,7 +78,7 @@ def test_strings_that_cannot_be_blocks_fall_back_to_escapes() -> None:
 
 def _skillc(*args: str, input: str | None = None, cwd: Path | None = None):
     return subprocess.run([sys.executable, "-m", "skillc", *args], capture_output=True, text=True,
-                          input=input, cwd=cwd or ROOT)
+                          input=input, cwd=cwd or ROOT, timeout=120)
 
 
 def test_fmt_check_diff_and_in_place(tmp_path: Path) -> None:

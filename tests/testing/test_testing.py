@@ -78,13 +78,13 @@ def test_skillc_test_reports_failures_with_a_replayable_trace(tmp_path: Path) ->
     f.write_text(BUGGY)
     env = {**os.environ, "NO_COLOR": "1"}
     r = subprocess.run([sys.executable, "-m", "skillc", "test", str(f), "--examples", "20", "--traces",
-                        str(tmp_path / "runs")], capture_output=True, text=True, cwd=ROOT, env=env)
+                        str(tmp_path / "runs")], capture_output=True, text=True, cwd=ROOT, env=env, timeout=240)
     assert r.returncode == 1
     assert "FAILED fallback: the runtime gave up although every output was valid" in r.stdout
     trace = r.stdout.split("replay: skillc replay ")[1].split()[1]
     assert Path(trace).is_file()
     ok = subprocess.run([sys.executable, "-m", "skillc", "test", str(EXAMPLES / "livemath" / "livemath.skm")],
-                        capture_output=True, text=True, cwd=ROOT, env=env)
+                        capture_output=True, text=True, cwd=ROOT, env=env, timeout=240)
     assert ok.returncode == 0 and "12/12 transitions (100%)" in ok.stdout
 
 
@@ -101,7 +101,7 @@ def test_pytest_plugin_collects_machines_and_runs_custom_properties(tmp_path: Pa
         "def test_evidence(machine, result):\n"
         "    assert not result.missing_evidence\n")
     r = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-rf"], cwd=tmp_path,
-                       capture_output=True, text=True)
+                       capture_output=True, text=True, timeout=240)
     assert "2 passed" in r.stdout and "1 failed" in r.stdout, r.stdout[-2000:]
     assert "buggy.skm: fallback: the runtime gave up" in r.stdout
 

@@ -94,11 +94,11 @@ def test_the_command_line_checks_and_rewrites(tmp_path: Path) -> None:
     env_path = str(ROOT)
     run = [sys.executable, str(ROOT / "tools" / "codemod_codes.py")]
     check = subprocess.run([*run, "--check", "skillc"], cwd=tmp_path, capture_output=True, text=True,
-                           env={"PYTHONPATH": env_path, "PATH": ""})
+                           env={"PYTHONPATH": env_path, "PATH": ""}, timeout=120)
     assert check.returncode == 1, check.stderr
     assert (target / "example.py").read_text(encoding="utf-8") == SOURCE  # --check writes nothing
     done = subprocess.run([*run, "skillc"], cwd=tmp_path, capture_output=True, text=True,
-                          env={"PYTHONPATH": env_path, "PATH": ""})
+                          env={"PYTHONPATH": env_path, "PATH": ""}, timeout=120)
     assert done.returncode == 0, done.stderr
     assert "check_codes.UNREACHABLE_STATE" in (target / "example.py").read_text(encoding="utf-8")
     assert "skillc/check/example.py:8:" in done.stdout

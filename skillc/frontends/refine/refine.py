@@ -193,18 +193,24 @@ def _run(result: RefineResult, machine: Machine, traces: Sequence[DevTrace], arc
 
 @contextlib.contextmanager
 def _whole() -> Iterator[None]:
-    """Hold SIGINT back while the block runs (on the main thread) and deliver it as KeyboardInterrupt after."""
+    """Hold SIGINT and SIGTERM back while the block runs (on the main thread), then deliver the first: SIGINT as
+    KeyboardInterrupt, SIGTERM to the handler that was there before (the command line's, or the default exit)."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
     caught: list[int] = []
-    previous = signal.signal(signal.SIGINT, lambda number, frame: caught.append(number))
+    held = (signal.SIGINT, signal.SIGTERM)
+    previous = {s: signal.signal(s, lambda number, frame: caught.append(number)) for s in held}
     try:
         yield
     finally:
-        signal.signal(signal.SIGINT, signal.default_int_handler if previous is None else previous)
-    if caught:
+        for s, handler in previous.items():
+            signal.signal(s, handler if handler is not None else
+                          signal.default_int_handler if s == signal.SIGINT else signal.SIG_DFL)
+    if caught and caught[0] == signal.SIGINT:
         raise KeyboardInterrupt
+    if caught:  # SIGTERM: its handler runs (the command line's raises) before raise_signal returns
+        signal.raise_signal(caught[0])
 
 
 def _added(verdict: Verdict, archive: Archive) -> list[ArchivedTrace]:

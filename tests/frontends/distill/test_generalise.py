@@ -196,7 +196,8 @@ def test_emitted_python_passes_mypy_strict(kitchen, distilled, tmp_path):
                            (gripper, tmp_path / "gripper")):
         write_library(skill_sources(result, result.clusters), folder)
         done = subprocess.run([sys.executable, "-m", "mypy", "--strict", "--no-incremental", "--cache-dir",
-                               str(tmp_path / ".mypy"), "skills"], cwd=folder, capture_output=True, text=True)
+                               str(tmp_path / ".mypy"), "skills"], cwd=folder, capture_output=True, text=True,
+                              timeout=240)
         assert done.returncode == 0, done.stdout + done.stderr
 
 

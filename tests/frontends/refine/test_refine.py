@@ -164,7 +164,7 @@ def test_the_bench_before_and_after(tmp_path: Path) -> None:
     import sys
 
     out = subprocess.run([sys.executable, str(EXAMPLE / "bench" / "before_after.py"), str(tmp_path / "b"),
-                          "--tasks", "3"], capture_output=True, text=True, check=True).stdout
+                          "--tasks", "3"], capture_output=True, text=True, check=True, timeout=240).stdout
     assert "before (livemath-partial)        3     100%     0%  read-back" in out
     assert "after (refined)                  3     100%   100%  -" in out
 
@@ -250,22 +250,33 @@ def test_sigint_stops_the_command_with_a_whole_archive(demo: tuple[Path, list[st
     """A real SIGINT to `skillc refine` once its first commit landed: exit 130, SKM810, the archive reads back
     in step with the machine, no temp file left."""
     root, traces = demo
-    target = fresh(root, "sigint")
-    manifest = root / "refine" / "sigint.archive" / "manifest.json"
-    proc = subprocess.Popen([sys.executable, "-m", "skillc", "refine", str(target), *traces], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True,
-                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
-    try:
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline and not manifest.exists() and proc.poll() is None:
-            time.sleep(0.005)
-        proc.send_signal(signal.SIGINT)
-        stdout, stderr = proc.communicate(timeout=60)
-    finally:
-        proc.kill()
+    # The rest of the refinement takes about 0.25 s after the first commit: a test process that is descheduled
+    # that long signals a finished command. Such an attempt proves nothing and is made again, three times at
+    # most; a SIGINT that never stops refine fails all three.
+    for attempt in range(3):
+        target = fresh(root, f"sigint{attempt}")
+        proc, stdout, stderr = _interrupted_refine(target, root / "refine" / f"sigint{attempt}.archive", traces)
+        if proc.returncode == 130 or "SKM810" in stdout or f"of {len(traces)} traces" not in stdout:
+            break
     assert proc.returncode == 130, stdout + stderr
     assert "SKM810" in stdout and "Traceback" not in stdout + stderr
     archive, problems = open_archive(target)
     assert archive is not None and problems == [] and 1 <= len(archive.entries) <= 4
     assert archive.machine_hash == machine_hash(target.read_text(encoding="utf-8"))
     assert not [p for p in (root / "refine").rglob("*") if ".tmp" in p.name]
+
+
+def _interrupted_refine(target: Path, archive: Path, traces: list[str]) -> tuple[subprocess.Popen, str, str]:
+    """`skillc refine target traces`, sent SIGINT once its first commit wrote the archive's manifest."""
+    proc = subprocess.Popen([sys.executable, "-m", "skillc", "refine", str(target), *traces], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    try:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and not (archive / "manifest.json").exists() and proc.poll() is None:
+            time.sleep(0.005)
+        proc.send_signal(signal.SIGINT)
+        stdout, stderr = proc.communicate(timeout=60)
+    finally:
+        proc.kill()
+    return proc, stdout, stderr
