@@ -44,6 +44,11 @@ def _pid(_: int) -> int:
 
 def test_a_dead_worker_is_a_backend_error() -> None:
     """A worker killed mid-job (here: it exits) is reported as BackendError, not a crash of the caller."""
+    _every_worker_dies()
+
+
+def _every_worker_dies() -> None:
+    """A pool of 2 whose jobs all exit their worker: BackendError, and the pool closes."""
     backend = LocalBackend(2)
     try:
         with pytest.raises(BackendError, match="worker process died"):
@@ -69,10 +74,5 @@ def test_workers_dying_at_once_never_leave_the_caller_waiting() -> None:
     another is BackendError each time (CPython's on-demand start raced the pool's teardown: an OSError from the
     fork server, or a worker given closed pipes and a caller waiting for good; about 1 run in 25 before)."""
     for _ in range(30):
-        backend = LocalBackend(2)
-        try:
-            with pytest.raises(BackendError, match="worker process died"):
-                list(backend.map_unordered(os._exit, [1, 1, 1]))
-        finally:
-            backend.close()
+        _every_worker_dies()
 
