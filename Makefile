@@ -11,7 +11,7 @@ EXAMPLE := examples/livemath/livemath.skm
 
 VSCODE := editors/vscode
 
-.PHONY: demo test setup system bench experiment docs clean vsix test-vscode
+.PHONY: demo test setup system bench experiment docs clean vsix test-vscode tree-sitter
 
 $(STAMP): pyproject.toml
 	test -d $(VENV) || $(PYTHON) -m venv $(VENV)
@@ -74,6 +74,9 @@ docs: $(STAMP)
 	$(BIN)/skillc grammar --format config-schema -o skillc/_schema/config.schema.json
 	for d in examples/*/; do n=$$(basename $$d); test -f $$d$$n.skm || continue; $(BIN)/skillc dot $$d$$n.skm -o docs/machines/$$n.svg; \
 	  $(BIN)/pygmentize -l skm -f html -O full,title=$$n.skm,cssfile=skm.css -o docs/machines/$$n.html $$d$$n.skm; done
+	@# The site (mkdocs.yml; MkDocs Material from the docs extra, in dev too): a broken link or anchor fails it.
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict
+	@echo "wrote site/ (open site/index.html, or serve it: $(BIN)/mkdocs serve)"
 
 clean:
 	rm -rf $(VENV) build dist *.egg-info .pytest_cache .hypothesis
@@ -89,3 +92,18 @@ vsix: $(VSCODE)/node_modules/.package-lock.json
 # Only the extension's Node tests (`make test` runs them too, through tests/test_vscode.py).
 test-vscode: $(VSCODE)/node_modules/.package-lock.json
 	cd $(VSCODE) && npm test
+
+# The tree-sitter grammar (editors/tree-sitter-skm): its generated parser, src/, is committed, so neither users
+# nor the tests need the CLI. After editing grammar.js or queries/highlights.scm, regenerate src/ with the
+# pinned CLI (npm's tree-sitter-cli fetches its binary from GitHub when installed: this needs the network),
+# the Helix queries and the Zed extension's copy; tests/editors/test_tree_sitter.py checks all three. Offline,
+# editors/tree-sitter-skm/scripts/generator/build.sh builds the same generator from source (its README says how).
+TREE_SITTER := editors/tree-sitter-skm
+$(TREE_SITTER)/node_modules/.bin/tree-sitter: $(TREE_SITTER)/package.json
+	cd $(TREE_SITTER) && npm install --no-audit --no-fund --no-package-lock
+	touch $@
+
+tree-sitter: $(TREE_SITTER)/node_modules/.bin/tree-sitter
+	cd $(TREE_SITTER) && npx --no tree-sitter generate --abi 14 --no-bindings
+	$(PYTHON) $(TREE_SITTER)/scripts/helix_queries.py
+	cp $(TREE_SITTER)/queries/highlights.scm editors/zed/languages/skm/highlights.scm

@@ -1,6 +1,7 @@
 """Faithfulness of `skillc build` on the requirements corpus: per skill correct/total, and the total.
 
 Run: python bench/faithfulness.py [--verbose] [--corpus DIR]
+     python bench/faithfulness.py --real [--split dev|test] [--verbose]
 
 Each `NAME.req` of the corpus (tests/frontends/markdown/faithfulness/) lists the control
 requirements of `NAME.md`, written from the document alone (a `# document: PATH`
@@ -12,6 +13,13 @@ LLM replies (`DIR/NAME.json`, a scripted-executor script for the `build_rules`
 and `build_draft` calls) are also built by the LLM compiler replaying them, and
 scored the same way. The recorded replies are hand-edited drafts, not the
 output of a real model.
+
+With `--real`, the corpus is the real skill folders of `corpus/`: for each id of
+the split (`corpus/split.toml`, `--split dev` by default), `corpus/requirements/ID.req`
+is scored against `corpus/skills/ID/SKILL.md`, the build getting the skill's
+folder. A skill without a requirements file yet is listed and not counted; a
+build that fails (or raises, or whose requirements file does not read against
+the document) scores 0 of its requirements, with the reason.
 """
 
 from __future__ import annotations
@@ -27,7 +35,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from skillc.frontends.markdown import build  # noqa: E402
 from skillc.frontends.markdown.faithfulness import load, score  # noqa: E402
 
-CORPUS = Path(__file__).resolve().parent.parent / "tests" / "frontends" / "markdown" / "faithfulness"
+ROOT = Path(__file__).resolve().parent.parent
+CORPUS = ROOT / "tests" / "frontends" / "markdown" / "faithfulness"
+REAL = ROOT / "corpus"
 
 
 def document_of(req: Path) -> Path:
@@ -48,12 +58,91 @@ def measure(req: Path, executor=None):
     return score(result.machine, load(req, doc)), result
 
 
+def split_ids(real: Path, split: str) -> list[str]:
+    """The skill ids of one half of the real corpus's split."""
+    import tomllib
+
+    return list(tomllib.loads((real / "split.toml").read_text(encoding="utf-8"))[split])
+
+
+def count_requirements(req: Path) -> int:
+    """How many requirements a file states (its non-blank, non-comment lines), without reading them."""
+    lines = (ln.split(" #")[0].strip() for ln in req.read_text(encoding="utf-8").split("\n"))
+    return sum(bool(ln) and not ln.startswith("#") for ln in lines)
+
+
+def measure_real(folder: Path, req: Path, executor: object = None) -> tuple[int, int, str, object]:
+    """(correct, total, why it scored 0 or '', score) of one real skill; never raises.
+
+    `executor`: None for the offline build, else the LLM compiler's executor (a recorded exchange)."""
+    total = count_requirements(req)
+    doc = folder / "SKILL.md"
+    try:
+        requirements = load(req, doc)
+    except Exception as exc:  # noqa: BLE001 - a bad requirements file scores 0, with the reason
+        return 0, total, f"requirements do not read: {exc}", None
+    try:
+        with tempfile.TemporaryDirectory() as tmp:
+            result = build(folder, output=Path(tmp) / "built.skm", executor=executor)
+    except Exception as exc:  # noqa: BLE001 - an internal error of the build scores 0
+        return 0, len(requirements), f"build raised {type(exc).__name__}: {exc}", None
+    if not result.ok or result.machine is None:
+        errors = [d for d in result.diagnostics if d.is_error]
+        codes = ", ".join(sorted({d.code for d in errors})) or "no machine"
+        first = f" ({errors[0].message})" if errors else ""
+        return 0, len(requirements), f"build failed: {codes}{first}", None
+    verdict = score(result.machine, requirements)
+    return verdict.correct, verdict.total, "", verdict
+
+
+def main_real(real: Path, split: str, verbose: bool, recorded: bool = False) -> int:
+    """Score the offline build (or, with `recorded`, the LLM compiler replaying corpus/llm/) on one half."""
+    from skillc.runtime.executors.recorded import RecordedExecutor
+
+    correct = total = 0
+    print(f"== {'llm (recorded exchanges of corpus/llm/)' if recorded else 'structural'}, real skills ({split})")
+    print(f"{'skill':<40} {'correct':>7} {'total':>5}  {'share':>6}")
+    for sid in split_ids(real, split):
+        req = real / "requirements" / f"{sid}.req"
+        if not req.is_file():
+            print(f"{sid:<40} {'-':>7} {'-':>5}  no requirements file yet (not counted)")
+            continue
+        executor = None
+        if recorded:
+            exchange = real / "llm" / f"{sid}.exchange.jsonl"
+            if not exchange.is_file():
+                print(f"{sid:<40} {'-':>7} {'-':>5}  no recorded exchange (not counted)")
+                continue
+            executor = RecordedExecutor(exchange)
+        ok, n, why, verdict = measure_real(real / "skills" / sid, req, executor)
+        drift = getattr(executor, "card_drift", 0)
+        why = why + (f"  (replies given to an older language card: {drift} requests)" if drift else "")
+        correct += ok
+        total += n
+        share = f"{100 * ok / n:5.1f}%" if n else "   -  "
+        print(f"{sid:<40} {ok:>7} {n:>5}  {share}" + (f"  {why}" if why else ""))
+        if verbose and verdict is not None:
+            for v in verdict.verdicts:  # type: ignore[attr-defined]
+                if not v.ok:
+                    print(f"    FAIL {v.requirement.text}\n         {v.why}")
+    overall = 100 * correct / total if total else 100.0
+    print(f"{'total':<40} {correct:>7} {total:>5}  {overall:5.1f}%")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--corpus", type=Path, default=CORPUS)
     parser.add_argument("--verbose", "-v", action="store_true", help="print every failed requirement")
     parser.add_argument("--llm-replies", type=Path, default=None)
+    parser.add_argument("--real", action="store_true", help="score the real skill folders of corpus/ instead")
+    parser.add_argument("--split", choices=("dev", "test"), default="dev", help="with --real: which half")
+    parser.add_argument("--recorded", action="store_true",
+                        help="with --real: the LLM compiler replaying the recorded exchanges of corpus/llm/")
+    parser.add_argument("--real-corpus", type=Path, default=REAL, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
+    if args.real:
+        return main_real(args.real_corpus, args.split, args.verbose, args.recorded)
     reqs = sorted(args.corpus.glob("*.req"))
     modes = [("structural", None)]
     if args.llm_replies is not None:

@@ -1,17 +1,24 @@
-"""Language-server latency: from a change notification to the published diagnostics, a burst of edits,
-and a hover sent while a check runs.
+"""Language-server latency, driven by a real LSP client (pygls's) over stdio, as in an editor.
 
-    python bench/lsp.py [--sizes 50,500] [--repeat 10] [--burst 20] [--root DIR]
+    python bench/lsp.py [--sizes 50,500,1500] [--repeat 10] [--burst 20] [--root DIR] [--only COLUMNS]
 
-The server runs as a subprocess over stdio, as in an editor; each change edits one prompt so the
-whole document is checked again (parse, lower and every check, Z3 included). `--root` runs the
-server from another checkout (e.g. an older commit, for a before/after table on the same machine).
+For each size a generated machine (`bench.gen.nested_loop_machine`, about that many states, no errors)
+is opened; after a quiet period each request is sent `--repeat` times and the median is reported (for
+edits also the max). `--root` runs the server from another checkout (e.g. a copy of an older version,
+for a before/after table on the same machine and load).
 
-Columns (medians unless said): `prompt edit` is an edit of one prompt's text after a quiet period
-(the server publishes the last findings moved, then confirms them with a full check; max too);
-`other edit` is an edit outside any prompt (a comment), which always waits for the full check;
-`burst` sends `--burst` edits at once and reports how many diagnostics were published and when
-those of the last edit came; `hover` is a hover sent right after an `other` edit, while its check runs.
+Columns (ms):
+- `open`: didOpen to its publishDiagnostics (one full check);
+- `symbols`, `hover` (a state name in the middle), `complete` (after `-> ` in the middle), `format`: the
+  request's round trip, the document quiet (its last check finished): the server's time, the transfer and
+  `json.loads` of the reply (not the pygls client's conversion into lsprotocol objects, which at 1,500 states
+  adds ≈ 50 ms to the 400 kB of document symbols and is no part of what an editor waits for);
+- `comment`: a comment edited (the `start` line) to the publishDiagnostics of that version;
+- `prompt`: one prompt's text edited, likewise;
+- `edit`: an edit outside comments and prompt text (a guard's constant in a state in the middle, a new
+  value each time, so never a text checked before), likewise: a full check; `hover*`: a hover sent right
+  after that edit, while it is checked;
+- `burst`: `--burst` ranged edits at once: how many publishes, and when the last edit's diagnostics came.
 """
 
 from __future__ import annotations
@@ -19,7 +26,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
-import re
 import statistics
 import sys
 import time
@@ -32,30 +38,52 @@ from pygls.lsp.client import LanguageClient  # noqa: E402
 
 from bench.gen import nested_loop_machine  # noqa: E402
 
+COLUMNS = ("open", "symbols", "hover", "complete", "format", "comment", "prompt", "edit", "hover*", "burst")
 
-def _change(client: LanguageClient, uri: str, version: int, text: str) -> None:
+
+def _position(text: str, offset: int) -> lsp.Position:
+    return lsp.Position(text.count("\n", 0, offset), offset - (text.rfind("\n", 0, offset) + 1))
+
+
+def _replace(client: LanguageClient, uri: str, version: int, text: str, at: int, old: str, new: str) -> str:
+    """Send the edit of `old` at offset `at` to `new` as a ranged change; the new text."""
+    assert text[at:at + len(old)] == old, (text[at:at + 40], old)
+    start, end = _position(text, at), _position(text, at + len(old))
     client.text_document_did_change(lsp.DidChangeTextDocumentParams(
         lsp.VersionedTextDocumentIdentifier(uri=uri, version=version),
-        [lsp.TextDocumentContentChangeWholeDocument(text=text)]))
+        [lsp.TextDocumentContentChangePartial(range=lsp.Range(start, end), text=new)]))
+    return text[:at] + new + text[at + len(old):]
 
 
-async def _settle(published: asyncio.Queue, quiet: float = 0.5) -> list:
-    """Every publish until none has come for `quiet` seconds."""
-    got = []
-    while True:
-        try:
-            got.append(await asyncio.wait_for(published.get(), quiet))
-        except TimeoutError:
-            return got
+class Session:
+    def __init__(self, client: LanguageClient) -> None:
+        self.client = client
+        self.published: asyncio.Queue = asyncio.Queue()
+
+    async def until_version(self, uri: str, version: int,
+                            limit: float = 120.0) -> tuple[float, lsp.PublishDiagnosticsParams]:
+        deadline = time.perf_counter() + limit
+        while True:
+            done, params = await asyncio.wait_for(self.published.get(), max(0.01, deadline - time.perf_counter()))
+            if params.uri == uri and params.version == version:
+                return done, params
+
+    async def settle(self, quiet: float) -> list:
+        got = []
+        while True:
+            try:
+                got.append(await asyncio.wait_for(self.published.get(), quiet))
+            except TimeoutError:
+                return got
 
 
-async def measure(sizes: list[int], repeat: int, burst: int, root: str | None) -> list[tuple]:
+async def measure(sizes: list[int], repeat: int, burst: int, root: str | None, only: set[str]) -> list[dict]:
     client = LanguageClient("bench", "0")
-    published: asyncio.Queue = asyncio.Queue()
+    session = Session(client)
 
     @client.feature(lsp.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
     def _diagnostics(params):
-        published.put_nowait((time.perf_counter(), params))
+        session.published.put_nowait((time.perf_counter(), params))
 
     env = {**os.environ, "PYTHONPATH": root} if root else None
     await client.start_io(sys.executable, "-m", "skillc", "lsp", env=env, cwd=root)
@@ -64,74 +92,151 @@ async def measure(sizes: list[int], repeat: int, burst: int, root: str | None) -
     rows = []
     version = 1
     for n in sizes:
+        row: dict = {"states": n}
         text = nested_loop_machine(n)
-        uri = f"file:///tmp/bench_{n}.skm"
+        uri = f"file:///tmp/bench_lsp_{n}.skm"
+        doc = lsp.TextDocumentIdentifier(uri)
+        t0 = time.perf_counter()
         client.text_document_did_open(lsp.DidOpenTextDocumentParams(
             lsp.TextDocumentItem(uri=uri, language_id="skm", version=version, text=text)))
-        await published.get()
-        hover_at = lsp.Position(line=next(i for i, line in enumerate(text.splitlines()) if "model " in line), character=9)
-        times, others, hovers = [], [], []
+        done, params = await session.until_version(uri, version)
+        row["open"] = [done - t0]
+        full = done - t0
+        quiet = 0.3 + 1.5 * full  # long enough for any check the server runs after an edit to finish
+        await session.settle(quiet)
+        middle = max(1, n // 20) // 2  # a block in the middle
+        state_at = text.index(f"model b{middle}_1 {{") + len("model ")
+        arrow_at = text.index("-> ", text.index(f"model b{middle}_4 {{")) + len("-> ")
+        guard = f"when verdict == unsure and len(note) > 10 -> b{middle}_4"
+        guard_at = text.index(guard) + guard.index("10")
+
+        async def timed(name: str, request) -> None:
+            if name not in only:
+                return
+            times = []
+            typed = client.protocol.get_result_type
+            client.protocol.get_result_type = lambda method: None  # the result as parsed JSON, not lsprotocol objects
+            try:
+                for _ in range(repeat):
+                    t = time.perf_counter()
+                    result = await request()
+                    times.append(time.perf_counter() - t)
+            finally:
+                client.protocol.get_result_type = typed
+            row[name] = times
+            row[name + "_result"] = result
+
+        await timed("symbols", lambda: client.text_document_document_symbol_async(lsp.DocumentSymbolParams(doc)))
+        await timed("hover", lambda: client.text_document_hover_async(lsp.HoverParams(doc, _position(text, state_at))))
+        await timed("complete", lambda: client.text_document_completion_async(
+            lsp.CompletionParams(doc, _position(text, arrow_at))))
+        await timed("format", lambda: client.text_document_formatting_async(lsp.DocumentFormattingParams(
+            doc, lsp.FormattingOptions(tab_size=2, insert_spaces=True))))
+        assert "symbols" not in only or row["symbols_result"], "no document symbols"
+        assert "hover" not in only or row["hover_result"] is not None, "no hover"
+
         current = text
-        for i in range(repeat):
-            await asyncio.sleep(0.3)  # a quiet period: this edit is not part of a burst
+
+        async def edits(name: str, make_edit) -> None:
+            nonlocal current, version
+            if name not in only:
+                return
+            times, hovers = [], []
+            for i in range(repeat):
+                await session.settle(quiet)
+                version += 1
+                t = time.perf_counter()
+                current = make_edit(i, current)
+                if name == "edit":
+                    h = time.perf_counter()
+                    await client.text_document_hover_async(lsp.HoverParams(doc, _position(current, state_at)))
+                    hovers.append(time.perf_counter() - h)
+                done, params = await session.until_version(uri, version)
+                assert not [d for d in params.diagnostics if d.severity == lsp.DiagnosticSeverity.Error], \
+                    [d.message for d in params.diagnostics[:3]]
+                times.append(done - t)
+            row[name] = times
+            if hovers:
+                row["hover*"] = hovers
+
+        start_line = current.index("  start b0_0") + len("  start b0_0")
+        current = _replace(client, uri, version + 1, current, start_line, "", "  # comment")
+        version += 1
+        comment_at = start_line + len("  # ")
+        await session.until_version(uri, version)
+        await edits("comment", lambda i, cur: _replace(client, uri, version, cur, comment_at,
+                                                      cur[comment_at:cur.index("\n", comment_at)], f"comment {i}"))
+        prompt_at = current.index('prompt "Draft."', current.index(f"model b{middle}_1 {{")) + len('prompt "')
+
+        def prompt_edit(i: int, cur: str) -> str:
+            end = cur.index('"', prompt_at)
+            return _replace(client, uri, version, cur, prompt_at, cur[prompt_at:end], f"Draft {i}.")
+
+        await edits("prompt", prompt_edit)
+        shift = len(current) - len(text)
+        bound = ["10"]
+
+        def guard_edit(i: int, cur: str) -> str:  # a new constant each time: never a text checked before
+            at = guard_at + shift
+            old = bound[0]
+            bound[0] = str(11 + i)
+            return _replace(client, uri, version, cur, at, old, bound[0])
+
+        await edits("edit", guard_edit)
+        if "burst" in only:
+            await session.settle(quiet)
+            t = time.perf_counter()
+            for i in range(burst - 1):
+                version += 1
+                current = prompt_edit(100 + i, current)
             version += 1
-            start = time.perf_counter()
-            current = re.sub(r'prompt "Draft[^"]*"', f'prompt "Draft {i}."', current, count=1)
-            _change(client, uri, version, current)
-            done, params = await published.get()
-            assert params.uri == uri and not params.diagnostics, params.diagnostics[:3]
-            times.append(done - start)
-            await _settle(published, quiet=0.3)
-            # An edit outside a prompt (a comment) always takes the full check; hover while it runs.
-            version += 1
-            start = time.perf_counter()
-            current = re.sub(r"  start b0_0.*", f"  start b0_0  # edit {i}", current, count=1)
-            _change(client, uri, version, current)
-            t0 = time.perf_counter()
-            await client.text_document_hover_async(lsp.HoverParams(lsp.TextDocumentIdentifier(uri), hover_at))
-            hovers.append(time.perf_counter() - t0)
+            comment_end = current.index("\n", comment_at)
+            current = _replace(client, uri, version, current, comment_at, current[comment_at:comment_end], "last")
+            seen = []
             while True:
-                done, params = await published.get()
+                done, params = await asyncio.wait_for(session.published.get(), 120)
+                seen.append(params.version)
                 if params.version == version:
                     break
-            others.append(done - start)
-        await _settle(published)
-        start = time.perf_counter()
-        for i in range(burst):
-            version += 1
-            _change(client, uri, version, text.replace('prompt "Draft."', f'prompt "Burst {i}."', 1))
-        got = []
-        deadline = time.perf_counter() + 120
-        while time.perf_counter() < deadline and not any(p.version == version for _, p in got):
-            try:  # until the last edit's diagnostics come (a server may publish older versions first)
-                got.append(await asyncio.wait_for(published.get(), deadline - time.perf_counter()))
-            except TimeoutError:
-                break
-        got += await _settle(published, quiet=1.0)
-        # The time until the diagnostics of the last edit (a server may also publish older versions).
-        final = [t for t, p in got if p.version == version]
-        last = final[0] - start if final else float("nan")
-        rows.append((n, statistics.median(times) * 1e3, max(times) * 1e3, statistics.median(others) * 1e3,
-                     len(got), last * 1e3, statistics.median(hovers) * 1e3))
+            row["burst_last"] = done - t
+            row["burst_publishes"] = len(seen) + len(await session.settle(max(1.0, quiet)))
+        rows.append(row)
+        client.text_document_did_close(lsp.DidCloseTextDocumentParams(doc))
+        await session.settle(0.3)
     await client.shutdown_async(None)
     client.exit(None)
     await client.stop()
     return rows
 
 
+def _ms(values: list[float] | None, worst: bool = False) -> str:
+    if not values:
+        return "-"
+    med = statistics.median(values) * 1e3
+    return f"{med:.1f}" + (f" ({max(values) * 1e3:.0f})" if worst and len(values) > 1 else "")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--sizes", default="50,500")
+    ap.add_argument("--sizes", default="50,500,1500")
     ap.add_argument("--repeat", type=int, default=10)
     ap.add_argument("--burst", type=int, default=20)
     ap.add_argument("--root", default=None, help="Run the server from this checkout instead of this one.")
+    ap.add_argument("--only", default=",".join(COLUMNS), help="Comma-separated columns to measure.")
     args = ap.parse_args()
-    rows = asyncio.run(measure([int(s) for s in args.sizes.split(",")], args.repeat, args.burst, args.root))
-    print(f"{'states':>7} {'prompt edit ms':>15} {'max ms':>8} {'other edit ms':>14} {'burst publishes':>16} "
-          f"{'burst last ms':>14} {'hover ms':>9}")
-    for n, med, worst, other, pubs, last, hover in rows:
-        print(f"{n:>7} {med:>15.1f} {worst:>8.1f} {other:>14.1f} {f'{pubs}/{args.burst}':>16} {last:>14.1f} "
-              f"{hover:>9.1f}")
+    only = set(args.only.split(","))
+    rows = asyncio.run(measure([int(s) for s in args.sizes.split(",")], args.repeat, args.burst, args.root, only))
+    print("median ms (max in parentheses: for symbols and format the first request, for edits the slowest)")
+    header = ["states", "open", "symbols", "hover", "complete", "format", "comment", "prompt", "edit", "hover*",
+              "burst last (publishes)"]
+    print(" | ".join(header))
+    for row in rows:
+        cells = [str(row["states"]), _ms(row.get("open")), _ms(row.get("symbols"), True), _ms(row.get("hover")),
+                 _ms(row.get("complete")), _ms(row.get("format"), True), _ms(row.get("comment"), True),
+                 _ms(row.get("prompt"), True), _ms(row.get("edit"), True), _ms(row.get("hover*")),
+                 f"{row['burst_last'] * 1e3:.0f} ({row['burst_publishes']}/{args.burst})"
+                 if "burst_last" in row else "-"]
+        print(" | ".join(cells))
 
 
 if __name__ == "__main__":

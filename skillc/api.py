@@ -35,15 +35,20 @@ if TYPE_CHECKING:
     from skillc.ir.loader import ImportCache, LoadResult
     from skillc.ir.machine import Machine
     from skillc.runtime import ReplayReport, RunResult
+    from skillc.runtime.journal import Wait
     from skillc.bench.score import TraceScore
+    from skillc.conform.conform import ConformReport
+    from skillc.runtime.record import RunTrace
     from skillc.syntax import nodes
     from skillc.testing.explore import TestReport
+    from skillc.serve.command import ServeConfig, ServeResult
 
 _LAZY = {"ImportCache": "skillc.ir.loader", "LoadResult": "skillc.ir.loader", "Loader": "skillc.ir.loader",
          "Machine": "skillc.ir.machine", "Config": "skillc.check.config", "SourceFile": "skillc.diagnostics.source",
          "CheckResult": "skillc.check.source", "BenchConfig": "skillc.bench.runner",
          "RefineResult": "skillc.frontends.refine.refine", "EvolveConfig": "skillc.evolve.command",
-         "EvolveResult": "skillc.evolve.command", "EvolveOptions": "skillc.evolve.options"}
+         "EvolveResult": "skillc.evolve.command", "EvolveOptions": "skillc.evolve.options",
+         "ServeConfig": "skillc.serve.command", "ServeResult": "skillc.serve.command"}
 _SKIP_DIRS = {".git", ".venv", "venv", "node_modules", "__pycache__", ".hypothesis", ".pytest_cache"}
 _ASL_SUFFIXES = (".asl.json", ".asl.yaml", ".asl.yml")
 
@@ -226,15 +231,18 @@ def format_files(paths: Sequence[str], *, stdin_text: str | None = None) -> Form
 
 def check(source: str | os.PathLike[str], *, path: str | None = None, skill: str | os.PathLike[str] | None = None,
           root: str | os.PathLike[str] | None = None, config: Config | None = None,
-          smt_timeout_ms: int | None = None, imports: ImportCache | None = None) -> CheckResult:
-    """Load and statically check a machine (or a library of fragments); `*.asl.json|yaml` files are imported."""
+          smt_timeout_ms: int | None = None, imports: ImportCache | None = None, mcp_live: bool = False) -> CheckResult:
+    """Load and statically check a machine (or a library of fragments); `*.asl.json|yaml` files are imported.
+
+    `mcp_live`: start the MCP servers the machine's tools name to list their schemas (and write the lock file), as
+    `skillc check` does; otherwise they are compared with `skillc.mcp.lock` only."""
     named = str(source) if isinstance(source, os.PathLike) else path or ""
     if named.lower().endswith(_ASL_SUFFIXES):
         return check_asl(source, path=path, config=config, smt_timeout_ms=smt_timeout_ms)
     from skillc.check.source import check_source
 
     return check_source(source, path=path, skill=skill, root=root, config=config, smt_timeout_ms=smt_timeout_ms,
-                        imports=imports)
+                        imports=imports, mcp_live=mcp_live)
 
 
 def check_asl(source: str | os.PathLike[str], *, path: str | None = None, config: Config | None = None,
@@ -265,8 +273,11 @@ class CheckFilesResult(HasDiagnostics):
 def check_files(paths: Sequence[str], *, strict: bool = False, skill: str | None = None,
                 smt_timeout_ms: int | None = None, config_path: str | None = None, select: str | None = None,
                 ignore: str | None = None, verbose: bool = False, stdin: IO[bytes] | None = None,
-                stdin_filename: str | None = None) -> CheckFilesResult:
-    """Check `.skm` files (folders searched); `-` among the paths checks the text read from `stdin`."""
+                stdin_filename: str | None = None, mcp_live: bool = True) -> CheckFilesResult:
+    """Check `.skm` files (folders searched); `-` among the paths checks the text read from `stdin`.
+
+    `mcp_live`: start the MCP servers machines' tools name to list their schemas (and write `skillc.mcp.lock`);
+    False (`--mcp-offline`): compare with the lock file only."""
     from skillc.check.config import Selection, parse_selection, read_config
     from skillc.ir.loader import ImportCache
 
@@ -290,9 +301,10 @@ def check_files(paths: Sequence[str], *, strict: bool = False, skill: str | None
     for f in sources:
         try:
             if isinstance(f, Path):
-                result = check(f, skill=skill, smt_timeout_ms=smt_timeout_ms, imports=cache, config=config)
+                result = check(f, skill=skill, smt_timeout_ms=smt_timeout_ms, imports=cache, config=config,
+                               mcp_live=mcp_live)
             else:
-                result = _check_stream(stdin, stdin_filename, skill, smt_timeout_ms, config, cache)
+                result = _check_stream(stdin, stdin_filename, skill, smt_timeout_ms, config, cache, mcp_live)
         except Exception as exc:  # noqa: BLE001 - an internal error is reported, not raised
             diagnostics.append(internal_error(exc, f"checking {f}"))
             continue
@@ -307,7 +319,8 @@ def check_files(paths: Sequence[str], *, strict: bool = False, skill: str | None
 
 
 def _check_stream(stream: IO[bytes] | None, stdin_filename: str | None, skill: str | None,
-                  smt_timeout_ms: int | None, config: Config | None, imports: ImportCache) -> CheckResult:
+                  smt_timeout_ms: int | None, config: Config | None, imports: ImportCache,
+                  mcp_live: bool = True) -> CheckResult:
     """`check -`: the text of a stream, checked as if it were at `stdin_filename`."""
     from skillc.check.source import CheckResult
 
@@ -318,7 +331,7 @@ def _check_stream(stream: IO[bytes] | None, stdin_filename: str | None, skill: s
     if source is None:
         return CheckResult(None, problems, False, None)
     return check(source.text, path=str(Path(name).absolute()) if stdin_filename else name, skill=skill,
-                 smt_timeout_ms=smt_timeout_ms, imports=imports, config=config)
+                 smt_timeout_ms=smt_timeout_ms, imports=imports, config=config, mcp_live=mcp_live)
 
 
 def _fragment_machines(loaded: LoadResult, path: str) -> dict[str, Machine]:
@@ -415,6 +428,11 @@ def import_graph(kind: str, spec: str) -> ImportResult:
             from skillc.importers.asl import to_skm
 
             return ImportResult(*to_skm(spec))
+        from skillc.export.readback import read_back
+
+        exported = read_back(spec)  # a graph `skillc export langgraph` wrote: the machine it carries (else None)
+        if exported is not None:
+            return ImportResult(*exported)
         from skillc.importers.langgraph import to_skm as graph_to_skm
 
         return ImportResult(*graph_to_skm(spec))
@@ -434,7 +452,16 @@ class Usage:
 
 @attrs.define
 class RunConfig:
-    """Everything `skillc run` takes: the machine, its inputs, the executor and the runtime's limits."""
+    """Everything `skillc run` takes: the machine, its inputs, the executor and the runtime's limits.
+
+    `skill_dir`: the skill's folder (the place `skill_dir`, read-only to the tools); default: the folder of the
+    machine's `source` document when it exists. `allow_hosts`: hosts `fetch` may reach. Answers to `ask_user`:
+    `answer` a callback (called with the question, a `str` whose `options` is the menu, and returning the answer)
+    or, with `resume`, the text that answers the question the run waits on (`--answer`); `answers` answers given
+    in advance, in order. With none of them and no terminal, a journaled run waits (`RunReport.waiting`) and
+    resumes once with `RunConfig(resume=RUN_ID, answer=TEXT)`; without a journal (`journal=None`) the call fails
+    as "needs a user".
+    """
 
     machine: str | None = None
     executor: str | None = None  # scripted:FILE, replay:TRACE, openai:MODEL, anthropic:MODEL, local[:PATH]
@@ -445,7 +472,7 @@ class RunConfig:
     trace: str | None = None
     max_steps: int = 1000
     retries: int = 2
-    journal: str = ".skillc/runs.sqlite"
+    journal: str | None = ".skillc/runs.sqlite"  # None: no journal (a run that asks and has nobody to ask fails)
     resume: str | None = None  # a run id
     tools: tuple[str, ...] = ()  # Python files whose functions implement tools
     workdir: str | None = None
@@ -453,6 +480,10 @@ class RunConfig:
     model_timeout_s: float = 120.0
     step_deadline_s: float = 600.0
     mode: Literal["machine", "native", "prompt-only"] = "machine"
+    skill_dir: str | None = None
+    allow_hosts: tuple[str, ...] = ()
+    answer: str | Callable[[str], str] | None = None
+    answers: tuple[str, ...] | list[str] = ()
 
 
 @attrs.define
@@ -493,6 +524,12 @@ class RunReport(HasDiagnostics):
     machine_path: str | None = None
     interrupted: bool = False  # Ctrl-C or SIGTERM stopped the run; its committed steps are in the journal
     run_id: str | None = None  # with `interrupted`: the run `--resume` continues (None: no run had started)
+    journal: str | None = None  # the journal the run is kept in (for the command that resumes it)
+
+    @property
+    def waiting(self) -> Wait | None:
+        """The question a run waits on (its `question`, `options`, `run_id`), or None."""
+        return self.result.waiting if self.result is not None else None
 
 
 def _input_value(machine: Machine, raw: str) -> tuple[str, Any]:
@@ -522,10 +559,10 @@ class _UsageError(Exception):
 
 
 def run(config: RunConfig) -> RunReport:
-    """Run a checked machine (or resume a crashed run) with the executor, tools and limits of `config`."""
+    """Run a checked machine (or resume a crashed or waiting run) with the executor, tools and limits of `config`."""
     from skillc.diagnostics.files import FileProblem, JSONProblem, loads, read_text
-    from skillc.runtime import (ExecutorError, Journal, JournalError, RunError, RunOptions, ToolBox, ToolError,
-                                make_executor)
+    from skillc.runtime import ExecutorError, Journal, JournalError, RunError, RunOptions, ToolError, make_executor
+    from skillc.runtime.interaction import AskUser, Question
     from skillc.runtime.executors.scripted import ScriptError
     from skillc.runtime.executors import spec_file
     from skillc.runtime.guard import refuse_resume_changes, refuse_trace_target
@@ -543,12 +580,19 @@ def run(config: RunConfig) -> RunReport:
     c = config
     journal: _Journal | None = None
     try:
-        journal = _Journal(c.journal)
+        if isinstance(c.answer, str) and not c.resume:
+            return RunReport(None, usage=Usage("--answer answers the question a waiting run asked: give it with "
+                                               "--resume RUN_ID", "--answer"))
+        if c.resume and c.journal is None:
+            return RunReport(None, usage=Usage("--resume continues a run from its journal; give the journal",
+                                               "--resume"))
+        journal = _Journal(c.journal) if c.journal is not None else None
         machine_path, executor_spec = c.machine, c.executor
         if c.resume and c.mode != "machine":  # a baseline keeps no journal: there is nothing to resume
             return RunReport(None, usage=Usage(f"--resume continues machine-mode runs; a {c.mode} run cannot be "
                                                "resumed", "--resume"))
         if c.resume:
+            assert journal is not None
             info = journal.info(c.resume)
             refuse_resume_changes(info, executor_spec, bool(c.inputs or c.input_file), c.trace, machine_path)
             machine_path = machine_path or info.machine_path
@@ -557,6 +601,8 @@ def run(config: RunConfig) -> RunReport:
             return RunReport(None, usage=Usage("give MACHINE and --executor (or --resume RUN_ID)"))
         if c.workdir is not None and not Path(c.workdir).is_dir():
             return RunReport(None, usage=Usage(f"no such folder: {c.workdir}", "--workdir"))
+        if c.skill_dir is not None and not Path(c.skill_dir).is_dir():
+            return RunReport(None, usage=Usage(f"no such folder: {c.skill_dir}", "--skill-dir"))
         refuse_trace_target(c.trace, [machine_path, c.journal, c.input_file, *c.tools, spec_file(executor_spec)])
         checked = load_checked(machine_path)
         if checked.machine is None:
@@ -568,14 +614,27 @@ def run(config: RunConfig) -> RunReport:
             if not isinstance(given, dict):
                 return RunReport(None, usage=Usage("the input file must hold a JSON object", "--input-file"))
         given.update(dict(_input_value(machine, raw) for raw in c.inputs))
+        from skillc.runtime.session import default_skill_dir, run_mode, run_tools
+
         executor = make_executor(executor_spec, base_url=c.base_url, strategy=c.strategy, timeout_s=c.model_timeout_s)
-        tools = ToolBox.default(list(c.tools), timeout_s=c.tool_timeout_s, cwd=c.workdir)
+        workdir = Path(c.workdir or ".").resolve()
+        skill_dir = Path(c.skill_dir).resolve() if c.skill_dir is not None else default_skill_dir(machine)
+        user = AskUser(answer=c.answer if callable(c.answer) else None, prepared=list(c.answers))
+        answer = c.answer if isinstance(c.answer, str) else None
+        if c.resume and answer is None and (callable(c.answer) or c.answers):
+            assert journal is not None
+            wait = journal.waiting(c.resume)  # a callback or prepared answer answers the question the run waits on
+            if wait is not None:
+                answer = (str(c.answer(Question(wait.question, wait.options))) if callable(c.answer)
+                          else user.prepared.pop(0))
+        tools = run_tools(machine, c.mode, workdir=workdir, skill_dir=skill_dir, modules=c.tools,
+                          timeout_s=c.tool_timeout_s, allow_hosts=c.allow_hosts, ask_user=user)
         options = RunOptions(retries=c.retries, max_steps=c.max_steps, trace=Path(c.trace) if c.trace else None,
                              journal=journal, executor_spec=executor_spec, machine_path=str(machine_path),
-                             step_deadline_s=c.step_deadline_s, workdir=str(Path(c.workdir or ".").resolve()))
-        from skillc.runtime.session import run_mode
-
-        return RunReport(run_mode(machine, checked.text, c.mode, executor, tools, options, given, resume=c.resume))
+                             step_deadline_s=c.step_deadline_s, workdir=str(workdir),
+                             skill_dir=None if skill_dir is None else str(skill_dir), user=user)
+        return RunReport(run_mode(machine, checked.text, c.mode, executor, tools, options, given, resume=c.resume,
+                                  answer=answer), journal=c.journal)
     except KeyboardInterrupt:  # the interpreter marked its run interrupted (resumable); a baseline keeps none
         return RunReport(None, interrupted=True, run_id=c.resume or (journal.started if journal else None))
     except _UsageError as exc:
@@ -710,6 +769,14 @@ class DrawResult(HasDiagnostics):
     error: str | None = None
 
 
+def _foreign_trace(trace: str, reason: str) -> Diagnostic:
+    """SKM525: the trace drawn over a machine that did not record it."""
+    from skillc.render.codes import TRACE_OF_ANOTHER_MACHINE
+
+    return make(TRACE_OF_ANOTHER_MACHINE, f"{trace}: {reason}, so the drawing does not show its run",
+                hint="overlay the trace on the machine that recorded it (its header's `skillc.machine`)")
+
+
 def _drawable_fragment(loaded: LoadResult, path: str, name: str | None) -> tuple[Machine | None, str | None]:
     """The fragment of a library to draw (the only one, or `name`), or why there is none."""
     machines = _fragment_machines(loaded, path)
@@ -770,10 +837,12 @@ def draw(machine_path: str, fmt: str = "dot", *, trace: str | None = None, fragm
         return DrawResult(None, [d for d in result.diagnostics if d.severity is not Severity.NOTE])
     try:
         overlay = overlay_from_trace(machine, trace) if trace else None
+        # a trace of another machine would leave the drawing grey without a word: drawn, but said (SKM525)
+        found = [_foreign_trace(trace, overlay.foreign)] if trace and overlay and overlay.foreign else []
         if fmt == "mermaid":
-            return DrawResult(to_mermaid(machine, overlay).encode("utf-8"))
+            return DrawResult(to_mermaid(machine, overlay).encode("utf-8"), found)
         text = to_dot(machine, overlay)
-        return DrawResult(text.encode("utf-8") if fmt == "dot" else render_image(text, fmt))
+        return DrawResult(text.encode("utf-8") if fmt == "dot" else render_image(text, fmt), found)
     except (RenderError, TraceError) as exc:
         return DrawResult(None, error=str(exc))
 
@@ -798,32 +867,45 @@ class BuildOutcome(HasDiagnostics):
     output: Path | None
     diagnostics: list[Diagnostic]
     usage: bool = False
+    model: str | None = None  # the model the LLM compiler drafted with; None: the offline compiler
+    model_origin: str = ""  # where the model was set: --model, SKILLC_MODEL or config ("" for none)
 
 
 def build(skill: str, *, output: str | None = None, model: str | None = None, base_url: str | None = None,
           rounds: int = 3, tools: Iterable[str] = (), max_revisions: int = 2, max_repeats: int = 3,
           max_bytes: int = 1 << 20, verbose: bool = False, stdin: IO[bytes] | None = None,
-          stdin_filename: str | None = None) -> BuildOutcome:
-    """Compile a markdown skill (a file, a folder with SKILL.md, or `-` for `stdin`) into a checked machine."""
+          stdin_filename: str | None = None, strict: bool = False, max_tokens: int | None = None,
+          section_tokens: int | None = None) -> BuildOutcome:
+    """Compile a markdown skill (a file, a folder with SKILL.md, or `-` for `stdin`) into a checked machine.
+
+    The LLM compiler runs whenever a model is configured: `model`, else `SKILLC_MODEL`, else `model` in the
+    project's `[tool.skillc]` (`"offline"` forces the offline compiler); `max_tokens` and `section_tokens`
+    are its budgets (see `skillc.frontends.markdown.llm.LLMOptions`).
+    """
     import tempfile
 
     from skillc.frontends.markdown import Options
+    from skillc.frontends.markdown.frontdoor import resolve_model
 
-    options = Options(tools=frozenset(tools), max_revisions=max_revisions, max_repeats=max_repeats)
+    model, origin = resolve_model(model, Path(skill) if skill != "-" else None)
+    budgets = {k: v for k, v in (("max_tokens", max_tokens), ("section_tokens", section_tokens)) if v is not None}
+
+    options = Options(tools=frozenset(tools), max_revisions=max_revisions, max_repeats=max_repeats, strict=strict)
     if skill == "-":
         with tempfile.TemporaryDirectory(prefix="skillc-stdin-") as tmp:
             path = Path(tmp) / Path(stdin_filename or "SKILL.md").name
             path.write_bytes(stdin.read(max_bytes + 1) if stdin is not None else b"")
-            return _build(path, output or "-", model, base_url, rounds, options, max_bytes, verbose,
-                          stdin_filename or "SKILL.md")
+            return attrs.evolve(_build(path, output or "-", model, base_url, rounds, options, max_bytes, verbose,
+                                       stdin_filename or "SKILL.md", budgets), model=model, model_origin=origin)
     path = Path(skill)
     if path.is_dir() and (path / "SKILL.md").is_file():
         path = path / "SKILL.md"
-    return _build(path, output, model, base_url, rounds, options, max_bytes, verbose, None)
+    return attrs.evolve(_build(path, output, model, base_url, rounds, options, max_bytes, verbose, None, budgets),
+                        model=model, model_origin=origin)
 
 
 def _build(path: Path, output: str | None, model: str | None, base_url: str | None, rounds: int, options: Any,
-           max_bytes: int, verbose: bool, stdin_as: str | None) -> BuildOutcome:
+           max_bytes: int, verbose: bool, stdin_as: str | None, budgets: dict[str, int] | None = None) -> BuildOutcome:
     """`build` once the skill document is a file."""
     import json
 
@@ -839,8 +921,13 @@ def _build(path: Path, output: str | None, model: str | None, base_url: str | No
         return BuildOutcome(None, None, out, [make(diagnostics_codes.IO_ERROR, f"no such folder for the output: {out.parent}")],
                             usage=True)
     try:
+        llm = None
+        if model is not None and budgets:
+            from skillc.frontends.markdown.llm import LLMOptions
+
+            llm = LLMOptions(**budgets)  # type: ignore[arg-type]  # only the int budgets are passed
         result = build_skill(path, output=out, options=options, model=model, base_url=base_url, rounds=rounds,
-                             max_bytes=max_bytes)
+                             max_bytes=max_bytes, llm=llm)
     except Exception as exc:  # noqa: BLE001 - an internal error is reported, not raised
         return BuildOutcome(None, None, out, [internal_error(exc, f"building {path}")])
     diagnostics = unique(result.diagnostics)
@@ -901,6 +988,109 @@ def refine(machine: str, traces: Sequence[str], *, output: str | None = None, ar
     from skillc.frontends.refine.refine import refine as run_refine
 
     return run_refine(RefineOptions(machine, tuple(traces), output, archive, model, base_url, dry_run))
+
+
+# ---------------------------------------------------------------- one machine in every harness: conform, export, OTel
+
+@attrs.define
+class ConformResult(HasDiagnostics):
+    """`skillc conform`: every transcript's report (None when the machine does not check), and the diagnostics:
+    the machine's problems (`unchecked`), the transcripts' import problems, each violation (SKM860–SKM865)."""
+
+    report: ConformReport | None
+    diagnostics: list[Diagnostic]
+    unchecked: bool = False
+
+
+def conform(machine_path: str, transcripts: Sequence[str], *, trace_format: str | None = None) -> ConformResult:
+    """Align native transcripts (skillc run traces of any mode, chat transcripts, Claude Code logs) to a checked
+    machine without replaying any model, and report the rules and success evidence each one broke, and where."""
+    from skillc.conform.conform import conform_files
+
+    checked = load_checked(machine_path)
+    if checked.machine is None:
+        return ConformResult(None, checked.diagnostics, checked.unchecked)
+    try:
+        report = conform_files(checked.machine, transcripts, fmt=trace_format)
+    except Exception as exc:  # noqa: BLE001 - an internal error is reported, not raised
+        return ConformResult(None, [internal_error(exc, "conforming transcripts")])
+    return ConformResult(report, list(report.diagnostics))
+
+
+ExportResult = TextResult  # the Python module of an exported graph (None when the machine cannot be exported)
+
+
+def export_graph(kind: str, machine_path: str) -> ExportResult:
+    """`skillc export langgraph MACHINE`: a Python module building the checked machine as a LangGraph `StateGraph`
+    whose nodes run skillc's own steps (`kind` is `langgraph`, the one system written so far)."""
+    checked = load_checked(machine_path)
+    if checked.machine is None:
+        return ExportResult(None, checked.diagnostics)
+    try:
+        from skillc.export.langgraph import export
+
+        return ExportResult(*export(checked.machine, machine_path))
+    except Exception as exc:  # noqa: BLE001 - an internal error is reported, not raised
+        return ExportResult(None, [internal_error(exc, f"exporting {machine_path}")])
+
+
+@attrs.define
+class OtelResult(HasDiagnostics):
+    """`export_otel`: the spans made, whether the collector (or exporter) took them, and the warnings."""
+
+    spans: int
+    sent: bool
+    diagnostics: list[Diagnostic]
+
+
+def export_otel(trace: RunTrace | str | os.PathLike[str], endpoint: str | None = None, *, exporter: Any = None,
+                timeout_s: float = 5.0) -> OtelResult:
+    """Send a finished run (a `RunTrace`, or a trace file) as OpenTelemetry spans: `invoke_agent {machine}` with one
+    `chat {model}` / `execute_tool {tool}` span per step, by OTLP/HTTP to `endpoint` (or to an SDK `exporter`).
+    A collector that refuses or cannot be reached is the warning SKM880, never an exception."""
+    from skillc.otel import codes as otel_codes
+    from skillc.otel.send import endpoint_problem, send
+    from skillc.runtime.record import RunTrace as Run
+    from skillc.runtime.record import read_run
+
+    problem = endpoint_problem(endpoint) if endpoint is not None else None
+    if problem is not None:
+        return OtelResult(0, False, [make(diagnostics_codes.IO_ERROR, problem)])
+    if isinstance(trace, Run):
+        run_trace: Run | None = trace
+    else:
+        run_trace, problems = read_run(os.fspath(trace))
+        if run_trace is None:
+            why = "; ".join(d.message for d in problems[:1]) or "it holds no run"
+            return OtelResult(0, False, [make(otel_codes.TRACE_NOT_READ_FOR_SPANS, f"no spans were sent: the trace {trace} "
+                                              f"cannot be read ({why})")])
+    try:
+        assert run_trace is not None
+        sent = send(run_trace, endpoint, exporter=exporter, timeout_s=timeout_s)
+    except Exception as exc:  # noqa: BLE001 - an internal error is reported, not raised
+        return OtelResult(0, False, [internal_error(exc, "sending the run's spans")])
+    return OtelResult(sent.spans, sent.exported, list(sent.diagnostics))
+
+
+def run_with_otel(config: RunConfig, endpoint: str, *, timeout_s: float = 5.0) -> RunReport:
+    """`skillc run --otel ENDPOINT`: `run`, then its spans sent once the run has ended (built from its trace; a run
+    without `--trace` writes one to a temporary folder for the purpose). A failure to send is a warning in the
+    report's diagnostics: the run's result, its trace and its exit status do not change."""
+    import tempfile
+
+    from skillc.otel.send import endpoint_problem
+
+    problem = endpoint_problem(endpoint)
+    if problem is not None:
+        return RunReport(None, usage=Usage(problem, "--otel"))
+    with tempfile.TemporaryDirectory(prefix="skillc-otel-") as scratch:
+        own = config.trace is None and config.resume is None
+        report = run(attrs.evolve(config, trace=str(Path(scratch) / "run.jsonl")) if own else config)
+        if report.result is not None and report.result.trace:
+            report.diagnostics.extend(export_otel(report.result.trace, endpoint, timeout_s=timeout_s).diagnostics)
+            if own:
+                report.result = attrs.evolve(report.result, trace=None)
+    return report
 
 @attrs.define
 class CollectResult(HasDiagnostics):
@@ -987,3 +1177,17 @@ def evolve(config: EvolveConfig) -> EvolveResult:
         return run_evolve(config)
     except Exception as exc:  # noqa: BLE001 - an internal error is reported, not raised
         return EvolveResult(None, None, {}, [internal_error(exc, "evolving the machine")])
+
+
+# ---------------------------------------------------------------- serving machines over MCP
+
+def serve(config: ServeConfig) -> ServeResult:
+    """`skillc serve --mcp`: serve checked machines as MCP tools (stdio, or streamable HTTP on 127.0.0.1) until the
+    client leaves or the server is stopped; see `skillc.serve`. Nothing is served when a machine fails its check."""
+    from skillc.serve.command import ServeResult
+    from skillc.serve.command import serve as serve_mcp
+
+    try:
+        return serve_mcp(config)
+    except Exception as exc:  # noqa: BLE001 - an internal error is reported, not raised
+        return ServeResult([internal_error(exc, "serving the machines over MCP")])

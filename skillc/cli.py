@@ -107,17 +107,27 @@ def main() -> None:
 @click.option("--exit-zero", is_flag=True, help="Exit 0 even when errors are found (usage errors still exit 2).")
 @click.option("--stdin-filename", default=None, metavar="PATH",
               help="With `-`: the path the text on stdin stands for (imports, configuration, messages).")
+@click.option("--sarif-root", type=click.Path(file_okay=False, exists=True), default=None, metavar="DIR",
+              help="SARIF: write file paths relative to DIR, the repository root code scanning maps them to "
+                   "(default: as given, relative to the current folder).")
+@click.option("--mcp-offline", is_flag=True,
+              help="Start no MCP server: compare machines' MCP tools with skillc.mcp.lock only (a checkout you do "
+                   "not trust: starting a server runs the command its configuration names).")
 def check(paths: tuple[str, ...], fmt: str, strict: bool, skill: str | None, smt_timeout: int | None,
           verbose: bool, quiet: bool, config_path: str | None, select: str | None, ignore: str | None,
-          exit_zero: bool, stdin_filename: str | None) -> None:
+          exit_zero: bool, stdin_filename: str | None, sarif_root: str | None, mcp_offline: bool = False) -> None:
     """Check .skm files (folders are searched for *.skm; `-` reads standard input) and named *.asl.json/yaml files.
 
     Exit 0 clean (warnings allowed), 1 errors (or warnings with --strict), 2 usage or I/O error, 3 internal error.
     """
+    from skillc.diagnostics.render import sarif_root as relative_to
+
     result = api.check_files(paths, strict=strict, skill=skill, smt_timeout_ms=smt_timeout, config_path=config_path,
                              select=select, ignore=ignore, verbose=verbose, stdin=sys.stdin.buffer,
-                             stdin_filename=stdin_filename)
-    sys.exit(console.check(result, fmt, quiet, exit_zero))
+                             stdin_filename=stdin_filename, mcp_live=not mcp_offline)
+    with relative_to(sarif_root):
+        code = console.check(result, fmt, quiet, exit_zero)
+    sys.exit(code)
 
 
 @main.command()
@@ -167,10 +177,19 @@ def show(path: str, fmt: str) -> None:
               help="Retries of an invalid model output before the fallback.")
 @click.option("--journal", "journal", type=click.Path(dir_okay=False), default=".skillc/runs.sqlite",
               show_default=True, help="SQLite journal of committed steps (for --resume).")
-@click.option("--resume", "resume", default=None, metavar="RUN_ID", help="Continue a crashed run.")
+@click.option("--resume", "resume", default=None, metavar="RUN_ID",
+              help="Continue a crashed, interrupted or waiting run (a waiting one with --answer).")
+@click.option("--answer", "answer", default=None, metavar="TEXT",
+              help="With --resume: the answer to the question the run waits on (taken once).")
 @click.option("--tools", "tools", multiple=True, type=click.Path(dir_okay=False, exists=True),
               help="A Python file whose functions implement tools (repeatable).")
-@click.option("--workdir", type=click.Path(file_okay=False), default=None, help="Working directory of bash.")
+@click.option("--workdir", type=click.Path(file_okay=False), default=None,
+              help="The run's work folder (read-write; bash runs there; the place `workdir`). Default: here.")
+@click.option("--skill-dir", "skill_dir", type=click.Path(file_okay=False), default=None,
+              help="The skill's folder (read-only; the place `skill_dir`). Default: the folder of the machine's "
+                   "`source` document.")
+@click.option("--allow-host", "allow_hosts", multiple=True, metavar="HOST",
+              help="A host `fetch` may reach (repeatable).")
 @click.option("--tool-timeout", "tool_timeout_s", type=SECONDS, default=60.0, show_default=True,
               help="Seconds before a tool (bash or a --tools function) is stopped.")
 @click.option("--model-timeout", "model_timeout_s", type=SECONDS, default=120.0, show_default=True,
@@ -180,16 +199,23 @@ def show(path: str, fmt: str) -> None:
 @click.option("--mode", type=click.Choice(["machine", "native", "prompt-only"]), default="machine", show_default=True,
               help="machine: the runtime drives the machine; native: the skill document and full transcript, the "
                    "model picks every step; prompt-only: the machine rendered as prose, the model follows it.")
+@click.option("--otel", "otel", default=None, metavar="ENDPOINT",
+              help="When the run ends, send it as OpenTelemetry spans to this OTLP/HTTP collector "
+                   "(e.g. http://127.0.0.1:4318); a collector that fails is a warning, never a failed run.")
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
-def run(as_json: bool, **config: Any) -> None:
+def run(as_json: bool, otel: str | None = None, **config: Any) -> None:
     """Run a checked machine: the runtime picks every next state; models and tools do one state's work.
 
-    Exit 0 a success outcome, 4 partial, 5 failed (or the fallback), 1 the machine does not check, 2 bad flags,
-    inputs or files (a refused resume included), 3 internal error.
+    Exit 0 a success outcome, 4 partial, 5 failed (or the fallback), 6 waiting for the user's answer (resume
+    with --resume RUN_ID --answer TEXT), 1 the machine does not check, 2 bad flags, inputs or files (a refused
+    resume or answer included), 3 internal error.
     """
     with console.pure_stdout():  # a --tools function's prints are not the result
-        report = api.run(api.RunConfig(**config))  # the flags are named as RunConfig's fields
-    sys.exit(console.run(report, as_json))
+        if otel is not None:  # the spans are sent once the run has ended, from its trace
+            report = api.run_with_otel(api.RunConfig(**config), otel)
+        else:
+            report = api.run(api.RunConfig(**config))  # the flags are named as RunConfig's fields
+    sys.exit(console.run_otel(report, as_json) if otel is not None else console.run(report, as_json))
 
 
 @main.command()
@@ -274,10 +300,15 @@ def test_machine(machine_path: str, coverage: str, examples: int, seed: int, tra
 @click.option("-o", "--output", default=None,
               help="Where to write the machine (default: the skill's name with .skm beside it; `-` for stdout).")
 @click.option("--model", default=None, metavar="SPEC",
-              help="Draft with a model: openai:MODEL, anthropic:MODEL or local[:PATH.gguf]. Default: offline.")
+              help="Draft with a model: openai:MODEL, anthropic:MODEL, local[:PATH.gguf] or recorded:DIR; `offline` "
+                   "for none. Default: SKILLC_MODEL, else [tool.skillc] model, else offline.")
 @click.option("--base-url", default=None, help="Base URL of an OpenAI- or Anthropic-compatible endpoint.")
 @click.option("--rounds", type=click.IntRange(1, 20), default=3, show_default=True,
               help="Drafts the LLM compiler may make before giving up.")
+@click.option("--max-tokens", type=click.IntRange(1024, 1 << 20), default=None,
+              help="Tokens of one model reply (LLM compiler; default 16384).")
+@click.option("--section-tokens", type=click.IntRange(500, 1 << 20), default=None,
+              help="Skill tokens one reply covers; larger skills are drafted section by section (default 5000).")
 @click.option("--report", is_flag=True, help="Print the clause table: each clause, its class, where it landed.")
 @click.option("--allow-tool", "tools", multiple=True, type=click.Choice(["bash"]),
               help="Let steps run their commands through this tool (also granted by `allowed-tools: Bash`).")
@@ -287,6 +318,8 @@ def test_machine(machine_path: str, coverage: str, examples: int, seed: int, tra
               help="Rounds of a repeat-until loop that states no limit.")
 @click.option("--max-bytes", type=click.IntRange(1, 1 << 30), default=1 << 20, show_default=True,
               help="Refuse skill documents larger than this.")
+@click.option("--strict", is_flag=True,
+              help="Refuse a build with constructs the offline compiler could not encode (SKM320 becomes SKM321).")
 @_format()
 @click.option("-v", "--verbose", is_flag=True, help="Also print notes that are not about the build itself.")
 @click.option("-q", "--quiet", is_flag=True, help="Print the diagnostics only, no summary line.")
@@ -501,7 +534,104 @@ def import_asl(path: str, output: str | None, fmt: str) -> None:
 @click.option("-o", "--output", default=None, help="Write the .skm here (default: stdout).")
 @_format(aliases=False, help="How to print the findings.")
 def import_langgraph(spec: str, output: str | None, fmt: str) -> None:
-    """A LangGraph StateGraph (or its compiled graph), imported from MODULE:ATTR, as a .skm machine."""
+    """A LangGraph StateGraph (or its compiled graph), imported from MODULE:ATTR, as a .skm machine.
+
+    Exit 0 written, 1 findings, 2 usage error (langgraph not installed, a file problem), 3 internal error.
+    """
+    import importlib.util
+
+    if importlib.util.find_spec("langgraph") is None:  # a missing package is a usage error, as for every extra
+        from skillc.diagnostics import codes as diagnostics_codes
+        from skillc.diagnostics import make
+
+        console.emit([make(diagnostics_codes.IO_ERROR, "skillc import langgraph needs the langgraph package (pip "
+                           "install langgraph)")], fmt, err=True)  # stdout is for the .skm only
+        sys.exit(console.EXIT_USAGE)
     with console.pure_stdout():  # the module imported may print: stdout is the .skm
         result = api.import_graph("langgraph", spec)
     sys.exit(console.imported(result, output, fmt))
+
+
+@main.group(name="export")
+def export_group() -> None:
+    """Write a checked machine as a graph of another system (LangGraph) whose steps run on skillc's runtime."""
+
+
+@export_group.command(name="langgraph")
+@click.argument("machine_path", metavar="MACHINE")
+@click.option("-o", "--output", default=None, help="Write the Python module here (default: stdout).")
+def export_langgraph(machine_path: str, output: str | None) -> None:
+    """A checked machine as a Python module building a LangGraph StateGraph: one node per state, skillc's steps.
+
+    Exit 0 written, 1 the machine does not check (or cannot be exported), 2 a file problem, 3 internal error.
+    """
+    sys.exit(console.exported(api.export_graph("langgraph", machine_path), output))
+
+
+@main.command()
+@click.argument("machine_path", metavar="MACHINE")
+@click.argument("transcripts", nargs=-1, required=True)
+@click.option("--format", "fmt", type=click.Choice(["text", "json", "sarif"]), default="text", show_default=True,
+              help="text: a verdict per transcript; json: one JSON document; sarif: a SARIF 2.1.0 log.")
+@click.option("--trace-format", type=click.Choice(["skillc", "chat", "claude-code"]), default=None,
+              help="The transcripts' format (default: recognised from each file's first record).")
+@click.option("-v", "--verbose", is_flag=True,
+              help="Also show each event's state, how tool calls were read, and the rules a transcript cannot show.")
+def conform(machine_path: str, transcripts: tuple[str, ...], fmt: str, trace_format: str | None,
+            verbose: bool) -> None:
+    """Judge native transcripts by a machine's rules without replaying models: what each broke, at which event.
+
+    Exit 0 when no rule is broken, 1 when one is (or the machine does not check), 2 a transcript that cannot be
+    read or is in no known format (or bad flags), 3 internal error.
+    """
+    with console.pure_stdout():
+        result = api.conform(machine_path, transcripts, trace_format=trace_format)
+    sys.exit(console.conform(result, machine_path, fmt, verbose))
+
+
+@main.command()
+@click.argument("machines", nargs=-1, metavar="MACHINES…")
+@click.option("--mcp", "mcp", is_flag=True, help="Serve over the Model Context Protocol (the one protocol so far).")
+@click.option("--executor", default=None, metavar="SPEC",
+              help="What answers model and judge states: scripted:FILE, replay:TRACE, openai:MODEL, anthropic:MODEL, "
+                   "local[:PATH.gguf][?…], or sampling (the client's own model, through MCP sampling).")
+@click.option("--http", is_flag=True, help="Serve streamable HTTP on 127.0.0.1 instead of stdio.")
+@click.option("--port", type=click.IntRange(0, 65535), default=8000, show_default=True,
+              help="With --http: the port on 127.0.0.1 (0: any free port; the URL is printed on stderr).")
+@click.option("--workdir", type=click.Path(file_okay=False), default=None,
+              help="The root of every call's fresh work folder, trace and the journal (default: a new temporary "
+                   "folder).")
+@click.option("--base-url", default=None, help="Endpoint of an OpenAI- or Anthropic-compatible server.")
+@click.option("--structured", "strategy", default="auto", show_default=True,
+              type=click.Choice(["auto", "json_schema", "json_object", "vllm", "prompt"]),
+              help="How to ask an openai: backend for JSON-Schema output.")
+@click.option("--tools", "tools", multiple=True, type=click.Path(dir_okay=False, exists=True),
+              help="A Python file whose functions implement tools (repeatable).")
+@click.option("--allow-host", "allow_hosts", multiple=True, metavar="HOST",
+              help="A host `fetch` may reach (repeatable).")
+@click.option("--max-steps", type=click.IntRange(1), default=1000, show_default=True,
+              help="Steps before a run is stopped and ends in the fallback.")
+@click.option("--retries", type=click.IntRange(0, 20), default=2, show_default=True,
+              help="Retries of an invalid model output before the fallback.")
+@click.option("--tool-timeout", "tool_timeout_s", type=SECONDS, default=60.0, show_default=True,
+              help="Seconds before a tool (bash, a --tools function, an MCP tool) is stopped.")
+@click.option("--model-timeout", "model_timeout_s", type=SECONDS, default=120.0, show_default=True,
+              help="Seconds one model request may take (a sampled one included).")
+@click.option("--step-deadline", "step_deadline_s", type=SECONDS, default=600.0, show_default=True,
+              help="Seconds one model or judge step may take in all: requests, retries and waits.")
+@click.option("--max-tokens", type=click.IntRange(1, 1_000_000), default=2048, show_default=True,
+              help="With --executor sampling: the most tokens of one sampled reply.")
+@click.option("--input-timeout", "input_timeout_s", type=SECONDS, default=600.0, show_default=True,
+              help="Seconds a call waits for a 2026-07-28 client's retry with its model's reply before its run is "
+                   "stopped.")
+def serve(machines: tuple[str, ...], mcp: bool, **config: Any) -> None:
+    """Serve checked machines as tools: each call runs one machine to a terminal in a fresh work folder.
+
+    Over stdio by default (stdout is the protocol's), or streamable HTTP on 127.0.0.1 with --http. A run that asks
+    its user is answered through MCP elicitation, or returns a resume token for the `skillc_resume` tool.
+    Exit 0 when the client left (or the server was stopped: 130/143), 1 a machine does not check, 2 bad flags or
+    the mcp extra missing, 3 internal error.
+    """
+    if not mcp:
+        raise click.UsageError("name the protocol to serve: --mcp (the only one so far)")
+    sys.exit(console.serve(api.serve(api.ServeConfig(machines=machines, **config))))

@@ -2,7 +2,8 @@
 exit code; files are written through the one guarded writer (`diagnostics/files.py` `write_output`).
 
 Exit codes: 0 clean, 1 errors found (or `fmt --check` would change a file), 2 usage or I/O error, 3 internal
-error (a bug in skillc); `run` adds 4 partial and 5 failed; `refine` adds 4 when a trace was dropped.
+error (a bug in skillc); `run` adds 4 partial, 5 failed and 6 waiting for the user's answer; `refine` adds 4 when a
+trace was dropped.
 """
 
 from __future__ import annotations
@@ -23,6 +24,8 @@ from skillc.diagnostics import codes
 from skillc.diagnostics.diagnostic import Diagnostic, Severity, make
 
 EXIT_OK, EXIT_ERRORS, EXIT_USAGE, EXIT_INTERNAL, EXIT_PARTIAL, EXIT_FAILED = 0, 1, 2, 3, 4, 5
+#: `skillc run`: the run asked the user and waits, persisted in its journal (`--resume RUN_ID --answer TEXT`).
+EXIT_WAITING = 6
 #: A command stopped by an interrupt (Ctrl-C) after saying what it kept, as a shell reports SIGINT: 128 + 2.
 EXIT_INTERRUPTED = 130
 #: The same stop caused by SIGTERM (`kill`, `timeout`, CI runners, systemd): 128 + 15.
@@ -272,10 +275,18 @@ def unchecked(result: api.RunReport | api.ReplayResult | api.ScoreResult | api.E
     return EXIT_USAGE
 
 
+def resume_command(run_id: str, journal: str | None) -> str:
+    """The command that answers a waiting run (`--journal` named when it is not the default)."""
+    import shlex
+
+    where = f" --journal {shlex.quote(journal)}" if journal and journal != ".skillc/runs.sqlite" else ""
+    return f'skillc run --resume {run_id}{where} --answer "…"'
+
+
 def run(report: api.RunReport, as_json: bool) -> int:
     """`skillc run`: the outcome, evidence and run id (or JSON); 0 success, 4 partial, 5 failed (a baseline that
     never got results from a tool, or whose replies never followed the protocol, has outcome `failed`: see
-    baselines.py)."""
+    baselines.py), 6 waiting for the user's answer (the question and the command that answers it, on stderr)."""
     from skillc.diagnostics.files import printable
 
     if report.usage is not None:
@@ -293,6 +304,18 @@ def run(report: api.RunReport, as_json: bool) -> int:
     result = report.result
     if result is None:
         return unchecked(report, report.machine_path or "", err=as_json)
+    if result.waiting is not None:
+        wait = result.waiting
+        if as_json:
+            click.echo(printable(json.dumps(attrs.asdict(result), ensure_ascii=False)))
+        # The question is the text run's product (stdout); beside --json's object it goes to stderr.
+        click.echo(printable(f"waiting for the user (step {wait.step}, `{wait.state}`): {wait.question}"),
+                   err=as_json)
+        if wait.options:
+            click.echo(printable("  answer one of: " + ", ".join(json.dumps(o, ensure_ascii=False)
+                                                               for o in wait.options)), err=as_json)
+        click.echo(printable(f"  to answer: {resume_command(wait.run_id, report.journal)}"), err=as_json)
+        return EXIT_WAITING
     if as_json:
         click.echo(printable(json.dumps(attrs.asdict(result), ensure_ascii=False)))
     else:
@@ -416,14 +439,17 @@ def draw(result: api.DrawResult, path: str | None) -> int:
         return EXIT_USAGE
     if result.data is None:
         return failed(result.diagnostics, "full")
+    # drawn with findings (SKM525, a trace of another machine): the drawing is written, the findings said, exit 1
+    emit(result.diagnostics, "full", err=True)
+    found = EXIT_ERRORS if result.diagnostics else EXIT_OK
     if path is None:
         sys.stdout.buffer.write(result.data)
-        return EXIT_OK
+        return found
     problem = write(path, result.data)
     if problem:
         click.echo(f"skillc dot: {problem}", err=True)
         return EXIT_USAGE
-    return EXIT_OK
+    return found
 
 
 def build_summary(result: api.BuildResult, out: Path | None) -> str:
@@ -446,11 +472,19 @@ def build(outcome: api.BuildOutcome, fmt: str, report: bool, quiet: bool) -> int
     if outcome.usage or result is None:
         return exit_code(outcome.diagnostics) if outcome.usage else EXIT_INTERNAL
     summary = fmt in SUMMARY_FORMATS and not quiet
+    if report and (result.rows or result.rounds):
+        click.echo(build_compiler(outcome), err=out is None or fmt in MACHINE_FORMATS)
     if report and result.rows:
         click.echo(table(result.rows, rules=result.rules), err=out is None or fmt in MACHINE_FORMATS)
+    if report and result.rounds:
+        from skillc.frontends.markdown.llm import rounds_report
+
+        click.echo(rounds_report(result.rounds), err=out is None or fmt in MACHINE_FORMATS)
     if outcome.text is None:
         if summary:
             click.echo(f"build failed: nothing written{'' if out is None else f' to {out}'}", err=True)
+            if outcome.model is None and not report:  # with --report, its first line said so
+                click.echo(offline_line(), err=True)
         return exit_code(outcome.diagnostics) or EXIT_ERRORS
     if out is None:
         click.echo(outcome.text, nl=False)
@@ -459,7 +493,22 @@ def build(outcome: api.BuildOutcome, fmt: str, report: bool, quiet: bool) -> int
         return EXIT_USAGE
     if summary:
         click.echo(build_summary(result, out), err=True)
+        if outcome.model is None and not report:  # with --report, its first line said so
+            click.echo(offline_line(), err=True)
     return EXIT_OK
+
+
+def offline_line() -> str:
+    from skillc.frontends.markdown.frontdoor import OFFLINE_LINE
+
+    return OFFLINE_LINE
+
+
+def build_compiler(outcome: api.BuildOutcome) -> str:
+    """The report's first line: which compiler built the machine, and why."""
+    if outcome.model is None:
+        return offline_line() if outcome.model_origin == "" else f"offline draft: {outcome.model_origin} says offline"
+    return f"LLM compiler: {outcome.model} (from {outcome.model_origin})"
 
 
 def distill(outcome: api.DistillOutcome, path: str | None, report: bool, fmt: str) -> int:
@@ -540,6 +589,61 @@ def imported(result: api.ImportResult, path: str | None, fmt: str) -> int:
     emit([d for d in result.diagnostics if d.severity is not Severity.NOTE], fmt, err=path is None or path == "-")
     # written: the translation is whole; its findings still set the status
     return output(result.text, path, fmt) or exit_code(result.diagnostics)
+
+
+def conform(result: api.ConformResult, path: str, fmt: str, verbose: bool) -> int:
+    """`skillc conform`: each transcript's verdict (text), one JSON document, or a SARIF log of the violations;
+    0 none broken, 1 a rule broken (or the machine does not check), 2 a transcript unreadable or in no known
+    format, 3 internal error. stdout carries the report only; import problems and the summary go to stderr."""
+    from skillc.conform.report import render_text, summary, to_document
+    from skillc.diagnostics.render import to_json
+
+    report = result.report
+    if report is None:
+        if fmt == "json":
+            found = [to_json(d) for d in sorted(_worded(result.diagnostics), key=Diagnostic.sort_key)]
+            click.echo(json.dumps({"machine": None, "transcripts": [], "diagnostics": found}, ensure_ascii=False))
+        elif fmt == "sarif":
+            emit(result.diagnostics, "sarif")
+        else:
+            emit(result.diagnostics, "full")
+        if result.unchecked:
+            click.echo(f"skillc: {path} does not pass `skillc check`; only checked machines are conformed to", err=True)
+        return exit_code(result.diagnostics) or EXIT_ERRORS
+    problems = list(report.problems)
+    if fmt == "json":
+        click.echo(json.dumps(to_document(report), ensure_ascii=False))
+    elif fmt == "sarif":
+        findings = [d for d in report.findings if verbose or d.severity is not Severity.NOTE]
+        emit(problems + findings, "sarif")
+    else:
+        emit(problems, "full", err=True)
+        click.echo(render_text(report, verbose), nl=False)
+    click.echo(summary(report), err=True)
+    code = exit_code(problems)
+    if code in (EXIT_INTERNAL, EXIT_USAGE):
+        return code
+    return EXIT_USAGE if code == EXIT_ERRORS else (EXIT_ERRORS if report.broken else EXIT_OK)
+
+
+def exported(result: api.ExportResult, path: str | None) -> int:
+    """`skillc export`: the module (to `-o PATH`, else stdout) and its warnings on stderr; nothing when the machine
+    cannot be exported (its problems, exit 1 or 2)."""
+    if result.text is None:
+        return failed([d for d in result.diagnostics if d.severity is not Severity.NOTE], "full")
+    emit([d for d in result.diagnostics if d.severity is not Severity.NOTE], "full", err=True)
+    code = output(result.text, path)
+    if code == EXIT_OK and path not in (None, "-"):
+        click.echo(f"wrote {path}", err=True)
+    return code
+
+
+def run_otel(report: api.RunReport, as_json: bool) -> int:
+    """`skillc run --otel`: a warning about the spans (on stderr) when they could not be sent, then `run`'s output
+    and exit status, which the spans never change."""
+    if report.result is not None and report.diagnostics:
+        emit(report.diagnostics, "full", err=True)
+    return run(report, as_json)
 
 
 @contextlib.contextmanager
@@ -671,4 +775,23 @@ def lsp() -> int:
                    "(start it from an editor, or with a pipe)", err=True)
         return EXIT_USAGE
     serve()
+    return EXIT_OK
+
+
+def serve(result: api.ServeResult) -> int:
+    """`skillc serve`: nothing on stdout (in stdio mode it is the protocol's); why nothing was served, or how
+    serving stopped, on stderr. 0 the client left, 1 a machine does not check (or two clash), 2 usage (the mcp
+    extra missing included), 130/143 stopped by a signal."""
+    if result.usage is not None:
+        if result.usage_param is None:
+            raise click.UsageError(result.usage)
+        raise click.BadParameter(result.usage, param_hint=result.usage_param)
+    if result.interrupted:
+        click.echo(f"skillc serve: {stop_word()}; every run still going was stopped (interrupted in the journal)",
+                   err=True)
+        return stopped_by()
+    if result.diagnostics:
+        emit(result.diagnostics, "full", err=True)
+        codes = {d.code for d in result.diagnostics}
+        return EXIT_USAGE if codes & {"SKM890", "SKM901"} else exit_code(result.diagnostics)
     return EXIT_OK

@@ -14,14 +14,19 @@ from typing import Final
 
 from skillc.bench import codes as bench_codes
 from skillc.check import codes as check_codes
+from skillc.conform import codes as conform_codes
 from skillc.diagnostics import codes as diagnostics_codes
 from skillc.diagnostics.code import Code
 from skillc.evolve import codes as evolve_codes
+from skillc.export import codes as export_codes
 from skillc.frontends.distill import codes as distill_codes
 from skillc.frontends.markdown import codes as markdown_codes
 from skillc.frontends.refine import codes as refine_codes
 from skillc.importers import codes as importers_codes
+from skillc.otel import codes as otel_codes
+from skillc.render import codes as render_codes
 from skillc.runtime import codes as runtime_codes
+from skillc.serve import codes as serve_codes
 
 # One module per stage; a new stage's table is added here (and nowhere else).
 TABLES: Final[tuple[ModuleType, ...]] = (
@@ -30,10 +35,15 @@ TABLES: Final[tuple[ModuleType, ...]] = (
     markdown_codes,  # SKM3xx
     distill_codes,  # SKM4xx
     runtime_codes,  # SKM520–539 (traces)
+    render_codes,  # SKM525 (a trace drawn over another machine)
     importers_codes,  # SKM6xx
     bench_codes,  # SKM700–739
     refine_codes,  # SKM800–839 (trace import and archive, then alignment and acceptance)
     evolve_codes,  # SKM840–859 (evolve: options, scripted roles, hypotheses, test cases)
+    conform_codes,  # SKM860–869 (conform: the rules transcripts broke)
+    export_codes,  # SKM870–879 (export: LangGraph modules, and reading them back)
+    otel_codes,  # SKM880–889 (OpenTelemetry spans of runs)
+    serve_codes,  # SKM890–899 (MCP: `skillc serve --mcp`, MCP tools inside machines)
 )
 
 

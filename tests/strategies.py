@@ -106,7 +106,8 @@ def _state_item():
 
 def _terminal_item():
     return st.one_of(
-        st.lists(qualnames, min_size=1, max_size=3).flatmap(lambda ns: _stmt(n.Requires, tuple(ns))),
+        # evidence: (dotted) names, given as text, and predicates
+        st.lists(qualnames | exprs, min_size=1, max_size=3).flatmap(lambda ns: _stmt(n.Requires, tuple(ns))),
         texts.flatmap(lambda t: _stmt(n.Doc, t)),
         provenance.flatmap(lambda p: _stmt(n.From, p)),
     )
@@ -138,8 +139,11 @@ def _body_item():
         .flatmap(lambda x: _stmt(n.Terminal, x[0], x[1], tuple(x[2]), block=True)),
         st.lists(_terminal_item(), max_size=2).flatmap(lambda xs: _stmt(n.Fallback, tuple(xs), block=True)),
         _rule(),
-        st.tuples(names, names, bindings, st.lists(st.builds(n.Binding, names, qualnames), max_size=2).map(tuple))
+        st.tuples(names | st.just("tools"), names, bindings,
+                  st.lists(st.builds(n.Binding, names, qualnames), max_size=2).map(tuple))
         .flatmap(lambda x: _stmt(n.Use, *x)),
+        st.tuples(names, st.lists(names, max_size=3)).flatmap(lambda x: _stmt(n.UseTools, x[0], tuple(x[1]))),
+        st.lists(texts, min_size=1, max_size=3).flatmap(lambda es: _stmt(n.Allow, tuple(es))),
     )
 
 

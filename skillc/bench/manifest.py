@@ -6,7 +6,7 @@ the skill document's hash, the limits, and a fingerprint of everything else scor
 depends on: suite-wide (the requirements, the tools modules' content, `failed_runs_comply`)
 and per task (its inputs, its verifier with the content of a Python verifier's module and
 of the files a shell verifier names by absolute path, its fixture folder's content, its
-horizon). (A requirement's `quote` is left out: it is the report's words, not what is judged.)
+horizon, its prepared answers). (A requirement's `quote` is left out: it is the report's words, not what is judged.)
 `keep_manifest` refuses a bench whose machine, document or limits differ (SKM737)
 or whose suite-wide part, or a task that already has rows, changed (SKM738, naming each task
 and what changed, at the task's line); a task without rows may change freely (it has nothing
@@ -88,6 +88,8 @@ def task_fingerprint(task: Task) -> dict[str, str]:
     """The digests of what one task's cells are run and scored with."""
     parts = {"inputs": _digest(_plain(task.inputs)), "verifier": _digest(_verifier_plain(task)),
              "horizon": _digest(task.horizon)}
+    if task.answers:  # only when given: a task without answers keeps the fingerprint it had before they existed
+        parts["answers"] = _digest(list(task.answers))
     if task.workdir is not None:
         parts["workdir"] = _tree_digest(task.workdir)
     if isinstance(task.verifier, PythonVerifier) and (imports := _local_imports(task.verifier)):

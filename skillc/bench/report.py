@@ -9,6 +9,11 @@ seeded bootstrap intervals of the success and token differences. `to_markdown` a
 `to_html` render it; the HTML page embeds its charts (matplotlib, Agg) as base64 PNG
 and references nothing outside itself.
 
+The page says when, by which skillc (version and git commit) and with which command it was built, on which
+Python and platform (`ReportMeta`); tasks are listed in natural order (T25 before T100); wide tables scroll
+inside their own box instead of widening the page, and the charts keep their labels and legends inside the
+image and outside the data.
+
 A row whose `success` is None (the cell failed before it could be verified) counts in
 `cells` and `errors` but not in the success rate; an RFC of None (unverifiable) is left
 out of the RFC rate the same way, and the table shows both denominators.
@@ -17,10 +22,16 @@ out of the RFC rate the same way, and the table shows both denominators.
 from __future__ import annotations
 
 import base64
+import datetime
 import html
 import io
 import math
+import os
+import platform
 import re
+import shlex
+import subprocess
+import sys
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -122,6 +133,17 @@ def _ordered(values: Iterable[str]) -> list[str]:
     return list(dict.fromkeys(values))
 
 
+def natural_key(text: str) -> tuple[tuple[int, int | str], ...]:
+    """A sort key that orders the numbers inside names by value: T25 before T100, lm-9 before lm-10."""
+    return tuple((0, int(part)) if part.isdigit() else (1, part.casefold())
+                 for part in re.split(r"(\d+)", text) if part)
+
+
+def _tasks(values: Iterable[str]) -> list[str]:
+    """Distinct task ids in natural order."""
+    return sorted(set(values), key=natural_key)
+
+
 def _summary(mode: str, executor: str, rows: Sequence[Row], confidence: float) -> GroupSummary:
     """The summary of one group's rows."""
     verified = [r.success for r in rows if r.success is not None]
@@ -142,7 +164,7 @@ def _groups(rows: Sequence[Row]) -> list[tuple[str, str]]:
 def _task_tokens(rows: Sequence[Row]) -> list[TaskTokens]:
     """Mean tokens per task and group."""
     out = []
-    for task in _ordered(r.cell.task for r in rows):
+    for task in _tasks(r.cell.task for r in rows):
         mine = [r for r in rows if r.cell.task == task]
         horizon = next((r.horizon for r in mine if r.horizon is not None), None)
         for mode, executor in _groups(mine):
@@ -254,7 +276,7 @@ def tokens_table(report: Report) -> tuple[list[str], list[list[str]]]:
     """Mean total tokens: one row per task, one column per group."""
     groups = _ordered(f"{t.mode} / {t.executor}" for t in report.tokens)
     body = []
-    for task in _ordered(t.task for t in report.tokens):
+    for task in _tasks(t.task for t in report.tokens):
         mine = {f"{t.mode} / {t.executor}": t for t in report.tokens if t.task == task}
         horizon = next(iter(mine.values())).horizon
         body.append([task, "" if horizon is None else str(horizon)]
@@ -290,9 +312,12 @@ def _sections(report: Report) -> list[tuple[str, tuple[list[str], list[list[str]
     return sections
 
 
-def to_markdown(report: Report, title: str = "skillc bench") -> str:
-    """The report as Markdown (tables only; the charts are in the HTML page)."""
+def to_markdown(report: Report, title: str = "skillc bench", meta: ReportMeta | None = None) -> str:
+    """The report as Markdown (tables only; the charts are in the HTML page), headed by `meta` when given."""
     parts = [f"# {title}\n"]
+    if meta is not None:
+        parts.append("".join(f"- {label}: " + (f"`{value}`" if label == "command" else value) + "\n"
+                             for label, value in meta.rows()))
     for heading, (head, body) in _sections(report):
         parts.append(f"## {heading}\n\n{_markdown_table(head, body)}")
     return "\n".join(parts)
@@ -308,7 +333,8 @@ def _png(draw: Callable[[Axes], None], size: tuple[float, float]) -> str:
     fig = Figure(figsize=size, dpi=100, layout="constrained")
     draw(fig.subplots())
     buffer = io.BytesIO()
-    fig.savefig(buffer, format="png", metadata={"Software": None})
+    # "tight": the saved image grows to hold every label and the legend beside the axes, so nothing is cut off
+    fig.savefig(buffer, format="png", metadata={"Software": None}, bbox_inches="tight", pad_inches=0.1)
     return "data:image/png;base64," + base64.b64encode(buffer.getvalue()).decode("ascii")
 
 
@@ -322,21 +348,24 @@ def _errors(intervals: Sequence[Interval]) -> list[list[float]]:
 
 
 def success_chart(report: Report) -> str:
-    """Bars of success and RFC per group with their confidence intervals."""
+    """Horizontal bars of success and RFC per group with their confidence intervals (one row per mode / executor,
+    its label written out level on the left: long executor specs stay readable)."""
     def draw(ax: Axes) -> None:
         import numpy as np
 
         s = report.summaries
-        x = np.arange(len(s))
+        y = np.arange(len(s))
         for offset, name, rates in ((-0.2, "success", [g.success for g in s]), (0.2, "RFC", [g.rfc for g in s])):
-            heights = [0.0 if math.isnan(i.estimate) else i.estimate for i in rates]
-            ax.bar(x + offset, heights, 0.4, yerr=_errors(rates), capsize=4, label=name)
-        ax.set_xticks(x, [chart_label(g.label) for g in s], rotation=20, ha="right")
-        ax.set_ylim(0, 1.05)
-        ax.set_ylabel(f"rate ({100 * report.confidence:g}% Wilson CI)")
-        ax.legend()
+            widths = [0.0 if math.isnan(i.estimate) else i.estimate for i in rates]
+            ax.barh(y + offset, widths, 0.4, xerr=_errors(rates), capsize=3, label=name)
+        ax.set_yticks(y, [chart_label(g.label) for g in s])
+        ax.invert_yaxis()  # the first group on top, as in the table
+        ax.set_xlim(0, 1.05)
+        ax.set_xlabel(f"rate ({100 * report.confidence:g}% Wilson CI)")
+        _legend_outside(ax)
 
-    return _png(draw, (max(4.0, 1.4 * len(report.summaries) + 2), 3.6))
+    labels = [chart_label(g.label) for g in report.summaries]
+    return _png(draw, (4.5 + _text_width(labels) + _text_width(["success"]), max(2.2, 0.55 * len(labels) + 1.2)))
 
 
 #: The longest group label a chart shows; longer ones are cut in the middle (tables keep them whole).
@@ -363,18 +392,19 @@ def tokens_chart(report: Report) -> str:
     def draw(ax: Axes) -> None:
         import numpy as np
 
-        tasks = _ordered(t.task for t in report.tokens)
+        tasks = _tasks(t.task for t in report.tokens)
         groups = _ordered(f"{t.mode} / {t.executor}" for t in report.tokens)
         width = 0.8 / max(1, len(groups))
         for j, group in enumerate(groups):
             values = {t.task: t.mean_total_tokens for t in report.tokens if f"{t.mode} / {t.executor}" == group}
             ax.bar(np.arange(len(tasks)) + (j - (len(groups) - 1) / 2) * width,
                    [values.get(t, 0.0) for t in tasks], width, label=chart_label(group))
-        ax.set_xticks(np.arange(len(tasks)), tasks, rotation=30, ha="right")
+        ax.set_xticks(np.arange(len(tasks)), tasks, rotation=30, ha="right", rotation_mode="anchor")
         _tokens_axis(ax, "mean total tokens")
-        ax.legend()
+        _legend_outside(ax)
 
-    return _png(draw, (min(16.0, max(4.0, 0.5 * tasks + 3)), 3.6))
+    legend = _text_width(chart_label(f"{t.mode} / {t.executor}") for t in report.tokens)
+    return _png(draw, (min(16.0, max(4.0, 0.5 * tasks + 3)) + legend, 3.6))
 
 
 def _tokens_boxes(ax: Axes, report: Report) -> None:
@@ -384,6 +414,17 @@ def _tokens_boxes(ax: Axes, report: Report) -> None:
     ax.boxplot(data)
     ax.set_xticks(range(1, len(groups) + 1), [chart_label(g) for g in groups], rotation=15, ha="right")
     _tokens_axis(ax, "mean total tokens per task")
+
+
+def _text_width(labels: Iterable[str]) -> float:
+    """About how many inches the longest of `labels` takes at matplotlib's default 10 pt (room for a legend or
+    tick labels beside the axes, so that constrained layout never squeezes the axes to nothing)."""
+    return 0.075 * max((len(label) for label in labels), default=0) + 0.5
+
+
+def _legend_outside(ax: Axes) -> None:
+    """The legend to the right of the axes, where it can never cover a bar, a point or an error bar."""
+    ax.legend(loc="upper left", bbox_to_anchor=(1.02, 1.0), borderaxespad=0.0, frameon=False)
 
 
 def _tokens_axis(ax: Axes, label: str) -> None:
@@ -401,32 +442,120 @@ def horizon_chart(report: Report) -> str:
                     marker="o", label=chart_label(group))
         ax.set_xlabel("horizon")
         _tokens_axis(ax, "mean total tokens")
-        ax.legend()
+        _legend_outside(ax)
 
-    return _png(draw, (5.5, 3.6))
+    return _png(draw, (5.5 + _text_width(chart_label(f"{p.mode} / {p.executor}") for p in report.horizons), 3.6))
+
+
+#: A word longer than this (an executor spec, a path) may break inside; shorter ones never do.
+LONG_CELL = 24
+
+
+def _cell(tag: str, text: str) -> str:
+    """One escaped table cell. A long word (an executor spec, a path) may break after `/ ? & :` and, failing that,
+    anywhere, instead of widening the table; other text wraps at spaces only."""
+    if max((len(word) for word in text.split()), default=0) <= LONG_CELL:
+        return f"<{tag}>{html.escape(text)}</{tag}>"
+    parts = re.split(r"(?<=[/?&:,])", text)
+    return f'<{tag} class="long">' + "<wbr>".join(html.escape(p) for p in parts if p) + f"</{tag}>"
 
 
 def _html_table(head: Sequence[str], body: Sequence[Sequence[str]]) -> str:
-    """An HTML table, every cell escaped."""
-    th = "".join(f"<th>{html.escape(h)}</th>" for h in head)
-    rows = "".join("<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in r) + "</tr>\n" for r in body)
-    return f"<table>\n<thead><tr>{th}</tr></thead>\n<tbody>\n{rows}</tbody>\n</table>\n"
+    """An HTML table, every cell escaped, in a box that scrolls sideways when the table is wider than the page."""
+    th = "".join(_cell("th", h) for h in head)
+    rows = "".join("<tr>" + "".join(_cell("td", c) for c in r) + "</tr>\n" for r in body)
+    return (f"<div class=\"scroll\">\n<table>\n<thead><tr>{th}</tr></thead>\n<tbody>\n{rows}</tbody>\n</table>\n"
+            f"</div>\n")
 
 
-_STYLE = ("body{font-family:system-ui,sans-serif;margin:2em;max-width:80em}"
-          "table{border-collapse:collapse;margin:1em 0}th,td{border:1px solid #ccc;padding:.25em .6em;"
-          "text-align:right}th{background:#f4f4f4}td:first-child,th:first-child{text-align:left}img{max-width:100%}")
+@attrs.frozen
+class ReportMeta:
+    """Where a report comes from: when and by which skillc it was built, with which command, on what."""
+
+    made: str
+    version: str
+    commit: str
+    command: str
+    python: str
+    platform: str
+    cpus: int | None
+
+    @classmethod
+    def current(cls, argv: Sequence[str] | None = None) -> ReportMeta:
+        """This process: now (UTC), this skillc and its git commit, the command line it was started with."""
+        from skillc.version import __version__
+
+        made = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+        python = f"{platform.python_implementation()} {platform.python_version()}"
+        return cls(made, __version__, source_commit(), command_line(sys.argv if argv is None else argv), python,
+                   platform.platform(), os.cpu_count())
+
+    def rows(self) -> list[tuple[str, str]]:
+        """(label, value) pairs as the page shows them."""
+        cpus = "" if self.cpus is None else f", {self.cpus} CPUs"
+        return [("built", self.made), ("skillc", f"{self.version} (commit {self.commit})"),
+                ("command", self.command), ("environment", f"{self.python} on {self.platform}{cpus}")]
 
 
-def to_html(report: Report, title: str = "skillc bench") -> str:
-    """The report as one HTML page with its charts embedded (no scripts, styles or images from elsewhere)."""
+def command_line(argv: Sequence[str]) -> str:
+    """The command as typed: the console script by its name (`skillc bench …`), `python -m skillc` for the module."""
+    if not argv:
+        return "(unknown)"
+    program = Path(argv[0]).name
+    if program == "__main__.py" and Path(argv[0]).parent.name == "skillc":
+        program = "python -m skillc"
+    elif program.endswith(".py"):
+        program = shlex.join(["python", argv[0]])
+    return " ".join([program, *(shlex.quote(a) for a in argv[1:])])
+
+
+def source_commit() -> str:
+    """The git commit of the skillc being run, marked when its tracked files were changed since; or why not known."""
+    here = Path(__file__).resolve().parent
+
+    def git(*args: str) -> str | None:
+        try:
+            r = subprocess.run(["git", "-C", str(here), *args], capture_output=True, text=True, timeout=10,
+                               stdin=subprocess.DEVNULL)
+        except (OSError, subprocess.SubprocessError):
+            return None
+        return r.stdout.strip() if r.returncode == 0 else None
+
+    commit = git("rev-parse", "--short=12", "HEAD")
+    if commit is None:
+        return "unknown: not run from a git checkout"
+    changed = git("status", "--porcelain", "--untracked-files=no")
+    return commit if changed == "" else f"{commit}, with uncommitted changes"
+
+
+_STYLE = ("body{font-family:system-ui,sans-serif;margin:2em;max-width:80em;line-height:1.4}"
+          "h1{overflow-wrap:anywhere}"
+          ".scroll{overflow-x:auto;max-width:100%;margin:1em 0}"
+          "table{border-collapse:collapse}th,td{border:1px solid #ccc;padding:.25em .6em;"
+          "text-align:right;vertical-align:top}th{background:#f4f4f4}td:first-child,th:first-child{text-align:left}"
+          ".long{overflow-wrap:anywhere;min-width:7em}"
+          "img{max-width:100%;height:auto}"
+          "dl.meta{display:grid;grid-template-columns:max-content minmax(0,1fr);gap:.2em 1em;color:#333}"
+          "dl.meta dt{font-weight:600}dl.meta dd{margin:0;overflow-wrap:anywhere}"
+          "code{font-family:ui-monospace,monospace;font-size:.92em;white-space:pre-wrap;overflow-wrap:anywhere}")
+
+
+def to_html(report: Report, title: str = "skillc bench", meta: ReportMeta | None = None) -> str:
+    """The report as one HTML page with its charts embedded (no scripts, styles or images from elsewhere);
+    `meta` (when, which skillc, which command, which environment) heads the page when given."""
     charts = {"Success and RFC per mode and executor": success_chart(report),
               "Mean total tokens per task": tokens_chart(report)}
     if report.horizons:
         charts["Mean total tokens against the horizon"] = horizon_chart(report)
     parts = [f"<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+             f"<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
              f"<title>{html.escape(title)}</title>\n<style>{_STYLE}</style>\n</head>\n<body>\n"
              f"<h1>{html.escape(title)}</h1>\n"]
+    if meta is not None:
+        items = "".join(f"<dt>{html.escape(label)}</dt><dd>"
+                        + (f"<code>{html.escape(value)}</code>" if label == "command" else html.escape(value))
+                        + "</dd>\n" for label, value in meta.rows())
+        parts.append(f"<dl class=\"meta\">\n{items}</dl>\n")
     for heading, (head, body) in _sections(report):
         parts.append(f"<h2>{html.escape(heading)}</h2>\n")
         if heading in charts:
@@ -436,13 +565,17 @@ def to_html(report: Report, title: str = "skillc bench") -> str:
     return "".join(parts)
 
 
-def write_report(report: Report, folder: str | Path, title: str = "skillc bench") -> Diagnostic | None:
-    """Write report.md and report.html into `folder` (created if needed), each atomically; SKM901 if it cannot."""
+def write_report(report: Report, folder: str | Path, title: str = "skillc bench",
+                 meta: ReportMeta | None = None) -> Diagnostic | None:
+    """Write report.md and report.html into `folder` (created if needed), each atomically; SKM901 if it cannot.
+
+    Both say where they come from: `meta`, by default this process (`ReportMeta.current()`)."""
     out = Path(folder)
+    meta = ReportMeta.current() if meta is None else meta
     try:
         out.mkdir(parents=True, exist_ok=True)
-        write_output(out / "report.md", to_markdown(report, title))
-        write_output(out / "report.html", to_html(report, title))
+        write_output(out / "report.md", to_markdown(report, title, meta))
+        write_output(out / "report.html", to_html(report, title, meta))
     except (FileProblem, OSError) as exc:
         return make(codes.IO_ERROR, f"cannot write the report into {out}: {getattr(exc, 'strerror', None) or exc}")
     return None

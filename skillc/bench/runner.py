@@ -20,7 +20,6 @@ cell starts its script from the top.
 from __future__ import annotations
 
 import contextlib
-import io
 import os
 import time
 from collections.abc import Callable, Sequence
@@ -46,7 +45,8 @@ if TYPE_CHECKING:
     from skillc.bench.report import Report
     from skillc.ir.machine import Machine
     from skillc.runtime.executors.base import Executor
-    from skillc.runtime.tools import ToolBox, ToolFn
+    from skillc.runtime.interaction import AskUser
+    from skillc.runtime.tools import ToolBox
 
 #: Executor kinds read from a file in microseconds: made anew per cell (a script restarts), never cached.
 _FRESH_KINDS = ("scripted", "replay")
@@ -153,11 +153,14 @@ def _run_cell(job: CellJob) -> Row:
     error: str | None = None
     started = time.perf_counter()
     try:
-        tools = _toolbox(job, paths.workdir)
+        user = _user(job)
+        skill_dir = _skill_folder(job, machine)
+        tools = _toolbox(job, machine, paths.workdir, skill_dir, user)
         limits = job.limits
         options = RunOptions(retries=limits.retries, max_steps=limits.max_steps, trace=paths.trace,
                              executor_spec=job.cell.executor, machine_path=str(job.machine),
-                             step_deadline_s=limits.step_deadline_s, workdir=str(paths.workdir))
+                             step_deadline_s=limits.step_deadline_s, workdir=str(paths.workdir.resolve()),
+                             skill_dir=None if skill_dir is None else str(skill_dir), user=user)
         skill_text = _skill_text(job.skill) if job.cell.mode == "native" else None
         started = time.perf_counter()  # the row's latency is the run's, not the tools' loading
         with contextlib.chdir(paths.workdir):  # Python tools see the workdir as their current folder
@@ -192,8 +195,10 @@ def _scored(job: CellJob, machine: Machine, paths: CellPaths, latency_s: float, 
     if footer is not None:
         prompt = footer.input_tokens if footer.input_tokens is not None else prompt
         completion = footer.output_tokens if footer.output_tokens is not None else completion
-        if error is None and footer.reason is not None and footer.reason.kind == "executor":
-            error = footer.reason.message  # the executor failed (no answer, a timeout): said beside the verdicts
+        if error is None and footer.reason is not None and footer.reason.kind in ("executor", "needs_user"):
+            # The executor failed (no answer, a timeout), or the skill asked and the task gives no answer: said
+            # beside the verdicts.
+            error = footer.reason.message
     violated = score.compliance.violated
     return Row(job.cell, score.success, score.rfc, steps=len(run.steps), prompt_tokens=prompt,
                completion_tokens=completion, latency_s=round(latency_s, 6), outcome=score.outcome, trace=trace,
@@ -205,7 +210,6 @@ def _scored(job: CellJob, machine: Machine, paths: CellPaths, latency_s: float, 
 _MACHINES: dict[tuple[Path, str], tuple[Machine, str]] = {}
 _EXECUTORS: dict[tuple[str, float], Executor] = {}
 _SKILLS: dict[Path, str] = {}
-_ENTRY_POINT_TOOLS: list[dict[str, ToolFn]] = []
 
 
 def remember_machine(path: Path, machine: Machine, text: str) -> None:
@@ -262,24 +266,29 @@ def _skill_text(path: Path | None) -> str | None:
     return _SKILLS[path]
 
 
-def _toolbox(job: CellJob, workdir: Path) -> ToolBox:
-    """Real tools for one cell: bash in the workdir, the suite's modules loaded afresh, nobody to ask.
-
-    Built here rather than with `ToolBox.default` so the entry points are read once per process
-    (reading them takes milliseconds, the whole harness budget of a cell).
-    """
+def _user(job: CellJob) -> AskUser:
+    """The cell's `ask_user`: the task's prepared answers, in order, and never the terminal. A question the task
+    gives no answer for fails the run as "needs a user" (a bench never waits, and nobody invents the answer)."""
     from skillc.runtime.interaction import AskUser
-    from skillc.runtime.tools import BashTool, ToolBox, entry_point_tools, load_module_tools
 
-    if not _ENTRY_POINT_TOOLS:
-        _ENTRY_POINT_TOOLS.append(entry_point_tools())
-    timeout = job.limits.tool_timeout_s
-    functions: dict[str, ToolFn] = {"bash": BashTool(timeout_s=timeout, cwd=str(workdir)), **_ENTRY_POINT_TOOLS[0]}
-    # A bench has no one to answer `ask_user`: the call fails (a failed operation), it never waits on a terminal.
-    functions["ask_user"] = AskUser(stdin=io.StringIO(), stderr=io.StringIO())
-    for module in job.tools:
-        functions.update(load_module_tools(module))
-    return ToolBox(functions, timeout)
+    return AskUser(prepared=list(job.task.answers), terminal=False)
+
+
+def _skill_folder(job: CellJob, machine: Machine) -> Path | None:
+    """The cell's skill folder (the place `skill_dir`, read-only): the suite's skill document's folder, else the
+    folder of the machine's `source`."""
+    from skillc.runtime.session import default_skill_dir
+
+    return job.skill.parent.resolve() if job.skill is not None else default_skill_dir(machine)
+
+
+def _toolbox(job: CellJob, machine: Machine, workdir: Path, skill_dir: Path | None, user: AskUser) -> ToolBox:
+    """Real tools for one cell, as `skillc run` builds them (`session.run_tools`): the kit confined to the cell's
+    workdir and the skill folder, the suite's modules loaded afresh, the task's answers for `ask_user`."""
+    from skillc.runtime.session import run_tools
+
+    return run_tools(machine, cast(Mode, job.cell.mode), workdir=workdir.resolve(), skill_dir=skill_dir,
+                     modules=job.tools, timeout_s=job.limits.tool_timeout_s, ask_user=user)
 
 
 # ---------------------------------------------------------------- the bench

@@ -44,13 +44,16 @@ Key = tuple[str | int, ...]
 
 @attrs.frozen
 class Task:
-    """One task: its inputs, an optional fixture folder copied into each cell's workdir, a horizon, a verifier."""
+    """One task: its inputs, an optional fixture folder copied into each cell's workdir, a horizon, a verifier,
+    and the answers the user gives when the skill asks (`answers`, in order; none: a run that asks fails as
+    "needs a user")."""
 
     id: str
     inputs: Mapping[str, object]
     verifier: Verifier
     workdir: Path | None = None
     horizon: int | None = None
+    answers: tuple[str, ...] = ()
     #: Where the task is written (its `id`), for diagnostics about it found later; not part of its value.
     span: Span | None = attrs.field(default=None, eq=False, repr=False)
 
@@ -240,7 +243,8 @@ def _compile_problem(path: Path) -> str | None:
 
 _SUITE: dict[str, _Type] = {"name": str, "skill": str, "machine": str, "tasks": str, "timeout": _NUMBER,
                             "failed_runs_comply": bool, "tools": _STRINGS, "max_steps": int, "inputs": dict}
-_TASK: dict[str, _Type] = {"id": str, "inputs": dict, "workdir": str, "horizon": int, "verify": dict}
+_TASK: dict[str, _Type] = {"id": str, "inputs": dict, "workdir": str, "horizon": int, "verify": dict,
+                           "answers": _STRINGS}
 _TASK_FILE: dict[str, _Type] = {"task": list}
 _VERIFY: dict[str, _Type] = {"python": str, "shell": str, "file": str, "equals": str, "matches": str,
                              "timeout": _NUMBER}
@@ -512,8 +516,21 @@ class _Reader:
         assert isinstance(inputs, dict)
         if not self.json_inputs(inputs, where, key + ("inputs",)):
             return None
+        answers = self.answers(table.get("answers", []), where, key + ("answers",))
+        if answers is None:
+            return None
         return Task(str(table["id"]), {**self.default_inputs, **inputs}, verifier, workdir,
-                    int(horizon) if horizon is not None else None, where.span(key + ("id",)))
+                    int(horizon) if horizon is not None else None, answers, where.span(key + ("id",)))
+
+    def answers(self, raw: object, where: Locator, key: Key) -> tuple[str, ...] | None:
+        """A task's prepared answers: an array of strings, or None (reported)."""
+        items = _as_list(raw)
+        bad = next((i for i, item in enumerate(items) if not isinstance(item, str)), None)
+        if bad is not None:
+            self.report(codes.WRONG_KEY_TYPE, f"`{_what(key + (bad,))}` must be a string, not "
+                        f"{_toml_type(items[bad])} (an answer is the text the user replies)", where, key)
+            return None
+        return tuple(str(item) for item in items)
 
     def json_inputs(self, inputs: Mapping[str, object], where: Locator, key: Key) -> bool:
         """True when every input value is a JSON value; a TOML date or time is reported."""

@@ -267,6 +267,110 @@ DATA_RULE_VIOLATED: Final = Code(
     EXAMPLE_MACHINE.format(failure="write_failed", rule='reads save from think "Write the answer you found."'),
     "read a variable the operation writes, on every path")
 
+# ------------------------------------------------------------------ effects and capabilities
+_ACTS = """machine demo {{
+  tool bash(command: str) -> (stdout: str, exit_code: int)
+  var answer: str
+  var status: int
+  start think
+  model think {{
+    writes answer
+    prompt "Answer the question."
+    -> save
+  }}
+  tool save {{
+    reads answer
+    call bash(command: "printf %s " ++ quote(answer) ++ " > answer.txt")
+    writes status = exit_code
+    when status != 0 -> fallback
+    -> done
+  }}
+  terminal done: success {{ requires {evidence} }}
+  fallback
+}}
+"""
+
+# A machine with the agent tool kit and a capability set; `{allow}` and `{call}` vary.
+_KIT = """machine demo {{
+  use tools std
+  allow {allow}
+  input name: str
+  var out: str
+  var status: int
+  start run
+  tool run {{
+    reads name
+    call {call}
+    writes out = stdout, status = exit_code
+    -> done
+  }}
+  terminal done: success {{ requires out, status == 0 }}
+  fallback
+}}
+"""
+
+_READ = """machine demo {{
+  use tools std(read)
+  allow "Read(docs/**)"
+  input page: str
+  var text: str
+  start load
+  tool load {{
+    reads page
+    call read(path: {path})
+    writes text = content
+    -> done
+  }}
+  terminal done: success {{ requires text }}
+  fallback
+}}
+"""
+
+SUCCESS_WITHOUT_EFFECT: Final = Code(
+    "SKM270", "success-without-effect", W, "a success terminal whose evidence no tool state or input produced",
+    "Success is an effect: in a machine that acts (one with a tool state), a `success` terminal must require at "
+    "least one item that an effect proves on every path into it: a world predicate (`exists(\"report.md\")`, "
+    "`file(\"answer.txt\") == choice`) the runtime evaluates on arrival, a variable last written by a tool state "
+    "(or an input, or a place), or a predicate over such variables (`status == 0`). A value an edge computes from "
+    "those only counts too; a model's or judge's reply is model text, and never proves a deliverable. The witness "
+    "is a path on which nothing the terminal requires came from an effect. Machines without tool states, and "
+    "terminals that no path through a model or judge state reaches, are not checked. Under `--strict` this is an "
+    "error.",
+    _ACTS.format(evidence="answer"), _ACTS.format(evidence="answer, status == 0"),
+    "add `requires exists(\"…\")` for the deliverable, or require what a tool state returned")
+TOOL_NOT_ALLOWED: Final = Code(
+    "SKM280", "tool-not-allowed", E, "a tool state calls a tool the machine's `allow` list leaves out",
+    "A machine with an `allow` list (its skill's `allowed-tools`) may call only the tools the list names: kit tools "
+    "by their harness spelling (`Read` for `read`, `WebFetch` for `fetch`, `AskUserQuestion` for `ask_user`), a "
+    "tool the machine declares itself by its own name. The runtime refuses any other call.",
+    _KIT.format(allow='"Read"', call='bash(command: "git diff")'),
+    _KIT.format(allow='"Read", "Bash"', call='bash(command: "git diff")'),
+    "add the tool to `allow`, or do the step with an allowed tool")
+COMMAND_NOT_ALLOWED: Final = Code(
+    "SKM281", "command-not-allowed", E, "a bash command that may fall outside every allowed `Bash(…)` entry",
+    "`Bash(git diff:*)` allows commands that start with `git diff` as a whole word; `Bash(make test)` allows "
+    "exactly that command. The checker proves with Z3's string theory that the `command` of every bash call does "
+    "so on every path, reading its variables as any string except those every reaching definition sets to a "
+    "constant (so a branch that assigns `cmd = \"rm -rf /\"` is found); an `argv` call must start with the "
+    "prefix's words. The witness is a command outside the list.",
+    _KIT.format(allow='"Bash(git diff:*)"', call='bash(command: name ++ " git diff")'),
+    _KIT.format(allow='"Bash(git diff:*)"', call='bash(command: "git diff " ++ quote(name))'),
+    "start the command with an allowed prefix written as a constant, quoting the values after it")
+ARGUMENT_NOT_ALLOWED: Final = Code(
+    "SKM282", "argument-not-allowed", E, "a constant path or URL outside the allowed entries of its tool",
+    "`Read(docs/**)` (and `Write(…)`, `Edit(…)`, `Glob(…)`, `Grep(…)`) allows paths, relative to the work folder, "
+    "that its glob matches (`**` crosses folders, `*` does not); `WebFetch(domain:example.com)` allows URLs whose "
+    "host is that domain or below it. A constant argument outside them can never be called.",
+    _READ.format(path='"src/main.py"'), _READ.format(path='"docs/guide.md"'),
+    "use a path or URL inside the allowed entries, or widen `allow`")
+CAPABILITY_UNPROVEN: Final = Code(
+    "SKM283", "capability-unproven", W, "a path, URL or command the checker cannot prove inside the `allow` list",
+    "A computed path or URL under a restricted entry (`Read(docs/**)`, `WebFetch(domain:…)`) cannot be proved "
+    "inside it before the run, and a solver question may time out. The runtime still refuses any call outside "
+    "the list; the warning says the static proof is missing.",
+    _READ.format(path='"docs/" ++ page'), _READ.format(path='"docs/guide.md"'),
+    "use a constant, or accept the runtime's check")
+
 ALL: Final[tuple[Code, ...]] = (
     UNREACHABLE_STATE,
     NO_WAY_OUT,
@@ -292,5 +396,10 @@ ALL: Final[tuple[Code, ...]] = (
     COUNTER_BOUND_UNPROVEN,
     TERMINATION_RULE_VIOLATED,
     DATA_RULE_VIOLATED,
+    SUCCESS_WITHOUT_EFFECT,
+    TOOL_NOT_ALLOWED,
+    COMMAND_NOT_ALLOWED,
+    ARGUMENT_NOT_ALLOWED,
+    CAPABILITY_UNPROVEN,
     INVALID_CONFIG,
 )

@@ -4,9 +4,12 @@
     strict = false               # warnings fail the check (also: --strict)
     smt-timeout-ms = 2000        # per solver question
     quote-min-words = 3          # shortest quotation checked against the skill
+    model = "openai:gpt-4.1"     # `skillc build` drafts with this model (also: --model, SKILLC_MODEL)
     [tool.skillc.severity]
     SKM241 = "error"             # raise a warning ...
     unreachable-state = "off"    # ... or lower / silence it (codes or slugs)
+    [tool.skillc.mcp.docs]       # an MCP server a machine's `tool search(…) -> (…) from mcp "docs"` names
+    command = ["python", "docs_server.py"]
 
 The nearest folder above the checked file holding either file is used. Codes
 whose default is an error cannot be lowered: they are the checker's promise.
@@ -40,7 +43,10 @@ class Config:
     strict: bool = False
     smt_timeout_ms: int = DEFAULT_SMT_TIMEOUT_MS
     quote_min_words: int = DEFAULT_QUOTE_MIN_WORDS
+    model: str | None = None  # `skillc build`'s model spec (the LLM compiler); None: offline unless --model/env
     path: Path | None = None
+    #: `[tool.skillc.mcp.NAME]`: the MCP servers machines' `tool … from mcp "NAME"` name (`skillc.serve.mcpconfig`).
+    mcp: dict[str, Any] = attrs.Factory(dict)
 
     def apply(self, diagnostics: Iterable[Diagnostic]) -> list[Diagnostic]:
         """Diagnostics with the configured severities; silenced ones dropped."""
@@ -202,13 +208,25 @@ def parse_config(table: dict[str, Any], path: Path | Where | None = None) -> tup
                 problems.append(_bad(where, "`quote-min-words` must be an integer between 1 and 100", (key,)))
             else:
                 config.quote_min_words = value
+        elif key == "model":
+            if not isinstance(value, str) or not value.strip():
+                problems.append(_bad(where, "`model` must be a model spec such as \"openai:gpt-4.1\" (or \"offline\")",
+                                     (key,)))
+            else:
+                config.model = value.strip()
+        elif key == "mcp":
+            from skillc.serve.mcpconfig import parse_servers  # a leaf: no MCP SDK
+
+            servers, bad = parse_servers(value, where.path.parent if path is not None else Path.cwd())
+            config.mcp = dict(servers)
+            problems += [_bad(where, message, (key, *keys)) for keys, message in bad]
         elif key == "severity":
             if not isinstance(value, dict):
                 problems.append(_bad(where, "`severity` must be a table of CODE = \"error|warning|note|off\"", (key,)))
                 continue
             problems += _severities(config, value, where)
         else:
-            problems.append(_bad(where, f"unknown setting `{key}` (known: strict, smt-timeout-ms, quote-min-words, severity)", (key,)))
+            problems.append(_bad(where, f"unknown setting `{key}` (known: strict, smt-timeout-ms, quote-min-words, model, mcp, severity)", (key,)))
     return config, problems
 
 
@@ -316,6 +334,24 @@ def config_schema() -> dict[str, Any]:
                                "default": DEFAULT_SMT_TIMEOUT_MS, "description": "Milliseconds per solver question."},
             "quote-min-words": {"type": "integer", "minimum": 1, "maximum": 100, "default": DEFAULT_QUOTE_MIN_WORDS,
                                 "description": "Shortest quotation checked against the skill (SKM225)."},
+            "model": {"type": "string", "minLength": 1,
+                      "description": "The model `skillc build` drafts with (openai:MODEL, anthropic:MODEL, local, "
+                                     "recorded:DIR; \"offline\" for none). --model and SKILLC_MODEL come first."},
+            "mcp": {"type": "object", "description": "MCP servers that machines' `tool … from mcp \"NAME\"` name: "
+                                                     "[tool.skillc.mcp.NAME] command = [\"prog\", …].",
+                    "additionalProperties": {
+                        "type": "object", "required": ["command"], "additionalProperties": False,
+                        "properties": {
+                            "command": {"type": "array", "minItems": 1, "items": {"type": "string", "minLength": 1},
+                                        "description": "The server and its arguments (MCP over stdin/stdout)."},
+                            "cwd": {"type": "string", "description": "Its folder, relative to this file's."},
+                            "env": {"type": "object", "additionalProperties": {"type": "string"},
+                                    "description": "Extra environment variables."},
+                            "pass-env": {"type": "array", "items": {"type": "string"},
+                                         "description": "Variables passed on from skillc's environment."},
+                            "start-timeout": {"type": "number", "exclusiveMinimum": 0, "maximum": 3600,
+                                              "description": "Seconds to start, finish the handshake and list "
+                                                             "the tools (default 30)."}}}},
             "severity": {"type": "object", "additionalProperties": False, "properties": severity,
                          "description": "Raise, lower or silence (off) diagnostics by code or slug; "
                                         "errors cannot be lowered."},

@@ -27,6 +27,12 @@ class CheckContext:
     smt_timeout_ms: int = DEFAULT_SMT_TIMEOUT_MS
     quote_min_words: int = DEFAULT_QUOTE_MIN_WORDS
     cache: dict[str, Any] = attrs.Factory(dict)
+    #: The MCP servers of the configuration (name → `skillc.serve.mcpconfig.McpServer`) and the file naming them
+    #: (its folder holds the lock file); `mcp_live`: start them to list their tools (`skillc check`), else the
+    #: lock file alone is read (the language server, a run's own check).
+    mcp_servers: dict[str, Any] = attrs.Factory(dict)
+    mcp_config: Path | None = None
+    mcp_live: bool = False
 
     def memo(self, key: str, compute: Callable[[], _T]) -> _T:
         """Compute an analysis once per run (checks of one machine share a context)."""

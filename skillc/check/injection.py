@@ -9,7 +9,10 @@ only through `quote(x)` (SKM510). `trusted(x)` is the explicit, per-value
 opt-out for text meant to be shell code (a command a model wrote on purpose).
 A command that is a variable as a whole (`command: cmd`) is deliberate and not
 reported; enums, numbers and booleans cannot carry shell syntax; inputs come
-from the caller and are trusted. The `argv` form needs no quoting at all.
+from the caller and are trusted. The places (`skill_dir`, `workdir`) are
+trusted paths, but a path may hold spaces or shell characters, so they too
+reach a command only through `quote()` (`quote(skill_dir ++ "/scripts/x.py")`),
+as does anything an edge computes from them. The `argv` form needs no quoting at all.
 """
 
 from __future__ import annotations
@@ -26,9 +29,10 @@ SAFE_CALLS = ("quote", "trusted")
 
 
 def untrusted_variables(m: Machine) -> set[str]:
-    """Variables that can hold model- or tool-produced values (edge assignments propagate them)."""
+    """Variables that can hold model- or tool-produced values, or a place's path (edge assignments propagate them)."""
     tainted = {v for st in m.states.values() if st.kind in ("model", "judge") for v in st.writes}
     tainted |= {var for st in m.states.values() for var, _ in st.bindings}
+    tainted |= {name for name, v in m.variables.items() if v.kind == "place"}
     changed = True
     while changed:
         changed = False
@@ -101,7 +105,10 @@ def check_shell_injection(m: Machine, context: CheckContext | None = None) -> It
                 var = _unquoted(part, tainted, m)
                 if var is None:
                     continue
-                yield make(codes.UNQUOTED_SHELL_VALUE, f"`{var.name}` comes from a model or a tool and is spliced into the bash "
+                origin = ("is a path the runtime sets (it may hold spaces or shell characters)"
+                          if var.name in m.variables and m.variables[var.name].kind == "place"
+                          else "comes from a model or a tool")
+                yield make(codes.UNQUOTED_SHELL_VALUE, f"`{var.name}` {origin} and is spliced into the bash "
                            f"command of `{name}` without `quote()`", part.span or st.span,
                            label="unquoted", hint=f"write `quote({var.name})`, or `trusted({var.name})` if it is "
                            "meant to be shell code")

@@ -18,15 +18,16 @@ from skillc.ir.machine import Machine, State
 
 
 def check_call_reads(m: Machine, context: CheckContext | None = None) -> Iterator[Diagnostic]:
-    """Every variable a tool argument reads is in the calling state's `reads` (SKM131)."""
+    """Every variable a tool argument reads is in the calling state's `reads` (SKM131); the places
+    (`skill_dir`, `workdir`) need not be listed."""
     seen: set[tuple[int, int, str]] = set()
     for st in m.states.values():
         if st.call is None or _checked_on_its_own(st, m):
             continue
         for name, value in st.call.args:
             for var in sorted(ir.variables(value)):
-                if var in st.reads:
-                    continue
+                if var in st.reads or (var in m.variables and m.variables[var].kind == "place"):
+                    continue  # a place is the run's, not information a state could leak; naming it suffices
                 where = (value.span.start, value.span.end, var) if value.span is not None else None
                 if where is not None and where in seen:
                     continue  # one call of an imported fragment, met again in another instance

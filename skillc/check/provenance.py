@@ -121,8 +121,9 @@ def check_quotes(m: Machine, context: CheckContext | None = None) -> Iterator[Di
     try:
         text = doc.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
+        named_here = context is None or context.skill is None  # else `--skill PATH` named it
         yield make(codes.SKILL_DOCUMENT_UNREADABLE, f"cannot read the skill document {doc}: {getattr(exc, 'strerror', None) or exc}",
-                   m.span, label="quotations not checked",
+                   (m.source_span if named_here else None) or m.span, label="quotations not checked",
                    hint="pass `--skill PATH`, or fix `source` in the machine")
         return
     haystack = normalise(text)

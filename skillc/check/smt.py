@@ -22,8 +22,8 @@ from __future__ import annotations
 import fractions
 import math
 import re
-from collections.abc import Callable, Iterable
-from typing import Any, Literal, TypeGuard
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any, Literal, TypeAlias, TypeGuard
 
 import attrs
 import z3
@@ -646,3 +646,112 @@ def canonical_key(m: Machine, exprs: Iterable[ir.Expr | None]) -> str:
                 mapping[node.name] = f"${len(mapping)}:{node.type!r}:{v.max if v is not None else None}"
         parts.append(repr(ir.rename(e, mapping)))
     return "|".join(parts)
+
+
+# ------------------------------------------------------------ capability questions (check/capabilities.py)
+
+#: What the checker knows of a variable's value where a tool is called: one of these constants (None: anything).
+Known: TypeAlias = dict[str, frozenset[Scalar] | None]
+
+
+def _pin(enc: Encoder, name: str, values: frozenset[Scalar]) -> z3.BoolRef | None:
+    """`name` is one of `values`, in the encoding the question gave it (None where that cannot be said exactly)."""
+    if enc.string_mode.get(name, "full") != "full" or name not in enc.vars:
+        return None
+    v = enc.vars[name]
+    if v.none is not None or v.term is None:
+        return None
+    options: list[z3.BoolRef] = []
+    for value in values:
+        if v.kind == "str" and isinstance(value, str):
+            literal = _string_literal(value)
+            if literal is None:
+                return None
+            options.append(v.term == literal)
+        elif v.kind == "int" and type(value) is int:
+            options.append(v.term == value)
+        elif v.kind == "bool" and isinstance(value, bool):
+            options.append(v.term == z3.BoolVal(value))
+        elif v.kind == "enum" and isinstance(value, str) and value in v.labels:
+            options.append(v.term == v.labels.index(value))
+        else:
+            return None
+    return z3.Or(options) if options else None
+
+
+def _ask(enc: Encoder, known: Known, claim: z3.BoolRef, ok: z3.BoolRef | None,
+         timeout_ms: int) -> tuple[str, z3.ModelRef | None]:
+    """Is `claim` valid wherever the call's arguments evaluate (`ok`), variables pinned to what is `known`?
+    ("proved", None), ("refuted", a model of a call outside), or ("unknown", None)."""
+    s = solver(timeout_ms)
+    s.add(*enc.domain)
+    for name, values in known.items():
+        if values:
+            pin = _pin(enc, name, values)
+            if pin is not None:
+                s.add(pin)
+    if ok is not None:
+        s.add(ok)
+    s.add(z3.Not(claim))
+    answer = s.check()
+    if answer == z3.unsat:
+        return "proved", None
+    if answer == z3.sat:
+        return "refuted", s.model()
+    return "unknown", None
+
+
+def command_allowed_proof(m: Machine, command: ir.Expr, known: Known, prefixes: Iterable[str],
+                          exact: Iterable[str], timeout_ms: int) -> tuple[str, str | None]:
+    """Whether a bash `command` starts, on every path, with an allowed prefix as a whole word (`p + " "` or
+    exactly `p`) or equals an allowed command: ("proved" | "refuted" | "unknown", a counterexample command).
+
+    The command's variables are free strings (numbers, labels, …, as what they print), except those pinned by
+    `known`; `quote(x)` of an unsafe string is unknown text.
+    """
+    enc = Encoder(m)
+    enc.begin([command])
+    text = enc._text(command)
+    term = text[0] if text is not None else z3.String("⟨command⟩")
+    options: list[z3.BoolRef] = []
+    for p in prefixes:
+        literal, spaced = _string_literal(p.rstrip()), _string_literal(p if p.endswith(" ") else p + " ")
+        if literal is not None and spaced is not None:
+            options += [z3.PrefixOf(spaced, term), term == literal]
+    for c in exact:
+        literal = _string_literal(c.strip())
+        if literal is not None:
+            options.append(term == literal)
+    verdict, model = _ask(enc, known, z3.Or(options) if options else z3.BoolVal(False),
+                          text[1] if text is not None else None, timeout_ms)
+    if model is None:
+        return verdict, None
+    value = model_value(model, term)
+    return verdict, value if isinstance(value, str) else None
+
+
+def argv_allowed_proof(m: Machine, items: Sequence[ir.Expr], known: Known,
+                       words: Iterable[tuple[tuple[str, ...], bool]], timeout_ms: int) -> tuple[str, list[str] | None]:
+    """Whether the argv `items` start with one of the allowed word lists (`(words, exact)`: exactly those words
+    when `exact`): ("proved" | "refuted" | "unknown", a counterexample argv)."""
+    enc = Encoder(m)
+    enc.begin(items)
+    terms: list[Any] = []
+    oks: list[z3.BoolRef | None] = []
+    for i, item in enumerate(items):
+        text = enc._text(item)
+        terms.append(text[0] if text is not None else z3.String(f"⟨argv{i}⟩"))
+        oks.append(text[1] if text is not None else None)
+    options: list[z3.BoolRef] = []
+    for ws, exact in words:
+        if len(ws) > len(items) or (exact and len(ws) != len(items)):
+            continue
+        literals = [_string_literal(w) for w in ws]
+        if any(x is None for x in literals):
+            continue
+        options.append(z3.And([t == x for t, x in zip(terms, literals)]) if ws else z3.BoolVal(True))
+    verdict, model = _ask(enc, known, z3.Or(options) if options else z3.BoolVal(False), _all(*oks), timeout_ms)
+    if model is None:
+        return verdict, None
+    values = [model_value(model, t) for t in terms]
+    return verdict, [v if isinstance(v, str) else "…" for v in values]

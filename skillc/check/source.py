@@ -49,8 +49,11 @@ def config_place(source: str | os.PathLike[str], path: str | None) -> Path:
 def check_source(source: str | os.PathLike[str], *, path: str | None = None,
                  skill: str | os.PathLike[str] | None = None, root: str | os.PathLike[str] | None = None,
                  config: Config | None = None, smt_timeout_ms: int | None = None,
-                 imports: ImportCache | None = None) -> CheckResult:
-    """Load and statically check `.skm` text (a `str`) or a file (a path), with its own fragments."""
+                 imports: ImportCache | None = None, mcp_live: bool = False) -> CheckResult:
+    """Load and statically check `.skm` text (a `str`) or a file (a path), with its own fragments.
+
+    `mcp_live`: start the MCP servers the machine's tools name to list their schemas (`skillc check`), else only
+    the lock file is read."""
     from skillc.check.config import find_config
     from skillc.check.passes import CheckContext, check_machine, fragment_machine
     from skillc.ir.loader import load
@@ -62,11 +65,14 @@ def check_source(source: str | os.PathLike[str], *, path: str | None = None,
         found += problems
     context = CheckContext(skill=Path(skill) if skill is not None else None,
                            smt_timeout_ms=smt_timeout_ms or config.smt_timeout_ms,
-                           quote_min_words=config.quote_min_words)
+                           quote_min_words=config.quote_min_words, mcp_servers=dict(config.mcp),
+                           mcp_config=config.path, mcp_live=mcp_live)
     if loaded.ok:
         if loaded.machine is not None:
             found += check_machine(loaded.machine, context)
         origin = str(source) if isinstance(source, os.PathLike) else path
         for fdef in loaded.fragments.values():
-            found += check_machine(fragment_machine(fdef, origin), CheckContext(smt_timeout_ms=context.smt_timeout_ms))
+            found += check_machine(fragment_machine(fdef, origin), CheckContext(
+                smt_timeout_ms=context.smt_timeout_ms, mcp_servers=context.mcp_servers, mcp_config=context.mcp_config,
+                mcp_live=context.mcp_live))
     return CheckResult(loaded.machine, config.apply(found), config.strict, loaded.module)

@@ -29,8 +29,10 @@ N: Final = Severity.NOTE
 
 _STAGES: Final = {"0": "syntax", "1": "names and types", "3": "markdown front end", "4": "distiller",
                   "5": "runtime", "6": "importer", "7": "bench", "8": "refine", "9": "tool"}
-#: Stages that share a hundred with another: SKM84x–SKM85x are `skillc evolve`'s, the rest of SKM8xx refine's.
-_SUBSTAGES: Final = {"84": "evolve", "85": "evolve"}
+#: Stages that share a hundred with another: SKM84x–SKM85x are `skillc evolve`'s, SKM86x `skillc conform`'s, SKM87x
+#: `skillc export`'s, SKM88x the OpenTelemetry export's, SKM89x MCP's (`skillc serve`, MCP tools);
+#: the rest of SKM8xx refine's.
+_SUBSTAGES: Final = {"84": "evolve", "85": "evolve", "86": "conform", "87": "export", "88": "telemetry", "89": "mcp"}
 
 
 @attrs.frozen

@@ -208,7 +208,7 @@ ASSIGNMENT_TYPE_MISMATCH: Final = Code(
     _m(_THINK.replace("-> done", '-> done { answer = "3" }')))
 GUARD_NOT_BOOL: Final = Code(
     "SKM111", "guard-not-bool", E, "a guard that is not a Boolean",
-    "Edge guards must be Boolean expressions.",
+    "Edge guards and the predicates of a terminal's `requires` must be Boolean expressions.",
     _m(_THINK.replace("-> done", "when answer -> done\n    -> done")),
     _m(_THINK.replace("-> done", 'when answer != "" -> done\n    -> done')))
 BAD_TOOL_ARGUMENTS: Final = Code(
@@ -313,7 +313,8 @@ RECURSIVE_FRAGMENT: Final = Code(
     "fragment once() -> (out) {\n  start step\n  model step {\n    prompt \"Go.\"\n    -> out\n  }\n}\n")
 BAD_FUNCTION_CALL: Final = Code(
     "SKM130", "bad-function-call", E, "an unknown function, or the wrong number or types of arguments",
-    "Guards may call `len(x)`, `str(x)` and `contains(haystack, needle)`.",
+    "Expressions may call `len(x)`, `str(x)`, `contains(haystack, needle)`, `quote(x)` and `trusted(x)`; "
+    "a terminal's `requires` may also call `exists(path)` and `file(path)`.",
     _m(_THINK.replace("-> done", "when size(answer) > 3 -> done\n    -> done")),
     _m(_THINK.replace("-> done", "when len(answer) > 3 -> done\n    -> done")))
 UNDECLARED_READ: Final = Code(
@@ -339,7 +340,8 @@ RESERVED_NAME: Final = Code(
     "SKM134", "reserved-name", E, "a declaration uses a name the language reserves",
     "`fallback` always names the machine's fallback terminal, and `true`, `false`, `none`, "
     "`and`, `or`, `not` and `in` cannot name variables because expressions read them as "
-    "literals and operators.",
+    "literals and operators. `skill_dir` and `workdir` are the places a run allows: predeclared, "
+    "read-only paths the runtime sets, which no variable may shadow and no state or edge may write.",
     _m(_THINK.replace("model think", "model fallback")).replace("start think", "start fallback"),
     _m(_THINK))
 INVALID_OPERATOR: Final = Code(
@@ -380,6 +382,38 @@ UNKNOWN_RULE_OUTCOME: Final = Code(
     _m(_THINK + '  rule ends think in finished "Stop when the answer is written."\n'),
     _m(_THINK + '  rule ends think in success "Stop when the answer is written."\n'),
     "use success, partial or failed")
+UNKNOWN_KIT_TOOL: Final = Code(
+    "SKM141", "unknown-kit-tool", E, "`use tools` names a kit, or a tool of the kit, that does not exist",
+    "`use tools std` takes the whole agent tool kit (`read`, `write`, `edit`, `glob`, `grep`, `bash`, `fetch`, "
+    "`ask_user`) with its signatures; `use tools std(read, bash)` takes some of its tools. A tool of your own is "
+    "declared with `tool NAME(…) -> (…)` instead.",
+    _m(_THINK).replace("  var answer", "  use tools std(read, bsh)\n  var answer"),
+    _m(_THINK).replace("  var answer", "  use tools std(read, bash)\n  var answer"),
+    "name `std` and tools of it, or declare the tool yourself")
+INVALID_ALLOW_ENTRY: Final = Code(
+    "SKM142", "invalid-allow-entry", E, "an `allow` entry that is not a tool name with an optional pattern",
+    "`allow` takes the entries of a skill's `allowed-tools` as written: a tool name (`Read`, `Bash`, `WebFetch`, "
+    "or a tool the machine declares), optionally with a pattern in parentheses (`Bash(git diff:*)`, "
+    "`Read(docs/**)`, `WebFetch(domain:example.com)`). Several entries may share one string, separated by spaces "
+    "or commas.",
+    _m(_THINK).replace("  var answer", '  allow "Read", "Bash(git diff:*"\n  var answer'),
+    _m(_THINK).replace("  var answer", '  allow "Read", "Bash(git diff:*)"\n  var answer'),
+    "write `Tool` or `Tool(pattern)`")
+UNIMPLEMENTED_ALLOWED_TOOL: Final = Code(
+    "SKM143", "unimplemented-allowed-tool", N, "an `allow` entry names a tool skillc has no implementation of",
+    "A skill written for another harness may allow tools skillc does not have (`WebSearch`, `Task`, …). The entry "
+    "is kept, but no state can call such a tool, so it allows nothing here.",
+    _m(_THINK).replace("  var answer", '  allow "Read", "WebSearch"\n  var answer'),
+    _m(_THINK).replace("  var answer", '  allow "Read"\n  var answer'),
+    "drop the entry, or declare a tool of that name and give the runtime an implementation")
+WORLD_FUNCTION_OUTSIDE_REQUIRES: Final = Code(
+    "SKM144", "world-function-outside-requires", E, "`exists` or `file` outside a terminal's `requires`",
+    "World predicates look at the work folder. The runtime evaluates them exactly once, on arrival at a terminal "
+    "whose `requires` holds them; a guard, an assignment or a tool argument cannot look at the world, because "
+    "every effect must go through a tool state (and appear in the trace).",
+    _m(_THINK.replace("-> done", 'when exists("answer.txt") -> done\n    -> done')),
+    _m(_THINK).replace("requires answer", 'requires answer, exists("answer.txt")'),
+    "move the predicate into the terminal's `requires`, or read the file in a tool state")
 CIRCULAR_PASS_THROUGH: Final = Code(
     "SKM145", "circular-pass-through", E, "fragment instances that route back to themselves without a state",
     "A fragment whose `start` is one of its exits passes the run straight on to what the exit is bound to. "
@@ -416,7 +450,12 @@ RUN_REFUSED: Final = Code(
     "SKM501", "run-refused", E, "a run cannot start or resume as asked",
     "The inputs do not fit the machine, a tool has no implementation, the run already finished, the "
     "machine changed since the run started, or `--resume` was given `--input` or another `--executor` "
-    "(a resumed run continues with what it started with).", "", "", runnable=False)
+    "(a resumed run continues with what it started with). A machine that uses the place `skill_dir` in a "
+    "run without a skill folder is refused before its first step (give `--skill-dir DIR`). Answers: "
+    "`--answer` to a run that is not waiting for one (it finished, was interrupted, or was answered "
+    "already: an answer is taken once), an answer that is not on the question's menu (the run keeps "
+    "waiting), and `--resume` of a waiting run without `--answer` are refused; nothing changes.", "", "",
+    runnable=False)
 RUN_LEASED: Final = Code(
     "SKM502", "run-leased", E, "another process is running or resuming this run",
     "A run is leased by one process at a time (an exclusive lock that the kernel drops when its holder "
@@ -513,6 +552,10 @@ ALL: Final[tuple[Code, ...]] = (
     RECURSIVE_TYPE,
     INVALID_COUNTER_ASSIGNMENT,
     UNKNOWN_RULE_OUTCOME,
+    UNKNOWN_KIT_TOOL,
+    INVALID_ALLOW_ENTRY,
+    UNIMPLEMENTED_ALLOWED_TOOL,
+    WORLD_FUNCTION_OUTSIDE_REQUIRES,
     CIRCULAR_PASS_THROUGH,
     FORBID_FALLBACK,
     INTEGER_TOO_LARGE,

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
 import sys
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from pathlib import Path
 from typing import Any, TextIO
 from urllib.parse import quote
 
@@ -177,8 +179,30 @@ def render_github(d: Diagnostic) -> str:
     return f"::{kind} {','.join(props)}::{_github_escape(message)}"
 
 
+#: The folder SARIF paths are written relative to (`%SRCROOT%`): `skillc check --sarif-root DIR`; None: as the
+#: paths were given (relative to the current folder).
+_SARIF_ROOT: list[Path] = []
+
+
+@contextlib.contextmanager
+def sarif_root(folder: str | os.PathLike[str] | None) -> Iterator[None]:
+    """Within the block, SARIF artifact paths are relative to `folder` (the repository root code scanning maps
+    `%SRCROOT%` to), and the log names it in `originalUriBaseIds`; a file outside it keeps its absolute URI."""
+    if folder is None:
+        yield
+        return
+    _SARIF_ROOT.append(Path(folder).absolute())
+    try:
+        yield
+    finally:
+        _SARIF_ROOT.pop()
+
+
 def _artifact(path: str) -> dict[str, str]:
     """A SARIF artifactLocation; relative paths are relative to the checkout (`%SRCROOT%`)."""
+    if _SARIF_ROOT and path and not path.startswith("<"):
+        relative = os.path.relpath(Path(path).absolute(), _SARIF_ROOT[-1])
+        path = str(Path(path).absolute()) if relative == ".." or relative.startswith(".." + os.sep) else relative
     uri = sarif_uri(path)
     return {"uri": uri} if uri.startswith("file:") else {"uri": uri, "uriBaseId": "%SRCROOT%"}
 
@@ -227,6 +251,8 @@ def to_sarif(diagnostics: Iterable[Diagnostic]) -> dict[str, Any]:
         "version": "2.1.0",
         "runs": [{
             "tool": {"driver": {"name": "skillc", "version": __version__, "rules": rules}},
+            **({"originalUriBaseIds": {"%SRCROOT%": {"uri": sarif_uri(str(_SARIF_ROOT[-1])).rstrip("/") + "/"}}}
+               if _SARIF_ROOT else {}),
             "columnKind": "unicodeCodePoints",
             "results": results,
         }],

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from skillc.ir import types as T
 from skillc.ir.machine import Machine
+from skillc.ir.printexpr import show_expr
 
 
 def describe(m: Machine) -> str:
@@ -20,7 +21,8 @@ def describe(m: Machine) -> str:
     lines.append("  states:")
     for st in m.states.values():
         if st.is_terminal:
-            req = f" requires {', '.join(st.requires)}" if st.requires else ""
+            evidence = [*st.requires, *(show_expr(p) for p in st.predicates)]
+            req = f" requires {', '.join(evidence)}" if evidence else ""
             lines.append(f"    {st.kind:<8} {st.name}: {st.outcome}{req}")
             continue
         arrows = ", ".join(("default" if e.guard is None else "guarded") + f"→{e.target}" for e in st.edges)
@@ -35,6 +37,10 @@ def describe(m: Machine) -> str:
             params = ", ".join(f"{k}: {T.show(v)}" for k, v in t.params)
             results = ", ".join(f"{k}: {T.show(v)}" for k, v in t.results)
             lines.append(f"    {t.name}({params}) -> ({results})")
+    if m.kit:
+        lines.append(f"  kit: {', '.join(m.kit)}")
+    if m.allowed:
+        lines.append(f"  allow: {', '.join(c.spelling for c in m.allowed)}")
     if m.rules:
         lines.append("  rules:")
         for r in m.rules:

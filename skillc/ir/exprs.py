@@ -9,20 +9,27 @@ from skillc.diagnostics import Code, Diagnostic, codes, make
 from skillc.ir import expr as ir
 from skillc.ir import types as T
 from skillc.ir.suggest import did_you_mean
+from skillc.ir.toolkit import WORLD_FUNCTIONS
 from skillc.ir.types import Type
 from skillc.syntax import nodes as n
 
 _COMPARE = {"==", "!=", "<", "<=", ">", ">="}
 _ARITH = {"+", "-", "*", "/", "%"}
 FUNCTIONS = ("len", "str", "contains", "quote", "trusted")
+#: Functions over the world (`exists(path)`, `file(path)`): only in a terminal's `requires`.
+WORLD = tuple(WORLD_FUNCTIONS)
 
 
 class ExprLowerer:
-    """Lower expressions against a variable table, reporting into a shared list."""
+    """Lower expressions against a variable table, reporting into a shared list.
 
-    def __init__(self, variables: dict[str, Type], report: Callable[[Diagnostic], None]) -> None:
+    `world` allows the world functions (`exists`, `file`): a terminal's `requires` lowers with it.
+    """
+
+    def __init__(self, variables: dict[str, Type], report: Callable[[Diagnostic], None], world: bool = False) -> None:
         self.variables = variables
         self.report = report
+        self.world = world
 
     # ------------------------------------------------------------ entry points
 
@@ -242,9 +249,12 @@ class ExprLowerer:
         return self._error(codes.TYPE_MISMATCH, f"{T.show(base)} cannot be indexed", e.obj, label=T.show(base))
 
     def _CallExpr(self, e: n.CallExpr, expected: Type | None) -> ir.Expr:
+        if e.func in WORLD:
+            return self._world(e)
         if e.func not in FUNCTIONS:
+            known = FUNCTIONS + WORLD if self.world else FUNCTIONS
             return self._error(codes.BAD_FUNCTION_CALL, f"unknown function `{e.func}`", e, label="not a built-in",
-                               hint=did_you_mean(e.func, FUNCTIONS) or "built-ins: " + ", ".join(FUNCTIONS))
+                               hint=did_you_mean(e.func, known) or "built-ins: " + ", ".join(known))
         args = tuple(self.lower(a) for a in e.args)
         arity = {"len": 1, "str": 1, "contains": 2, "quote": 1, "trusted": 1}[e.func]
         if len(args) != arity:
@@ -273,6 +283,25 @@ class ExprLowerer:
         if not ok:
             return self._error(codes.BAD_FUNCTION_CALL, f"cannot look for {T.show(needle.type)} in {T.show(hay.type)}", e.args[1])
         return ir.Call(T.BOOL, func="contains", args=args, span=e.span)
+
+
+    def _world(self, e: n.CallExpr) -> ir.Expr:
+        """`exists(path)` or `file(path)`: evaluated over the work folder on arrival at a terminal, so only there."""
+        params, result = WORLD_FUNCTIONS[e.func]
+        args = tuple(self.lower(a) for a in e.args)
+        if not self.world:
+            return self._error(codes.WORLD_FUNCTION_OUTSIDE_REQUIRES, f"`{e.func}` looks at the world, which only a "
+                               "terminal's `requires` may do", e, label="not in `requires`",
+                               hint="world predicates are evaluated on arrival at a terminal; elsewhere, read the "
+                               "file in a tool state (`call read(path: …)`) and test its result")
+        if len(args) != len(params):
+            return self._error(codes.BAD_FUNCTION_CALL, f"`{e.func}` takes {len(params)} argument"
+                               f"{'s' if len(params) != 1 else ''}, got {len(args)}", e)
+        for arg, want, node in zip(args, params, e.args):
+            if not self._bad(arg.type) and not T.assignable(arg.type, want):
+                return self._error(codes.BAD_FUNCTION_CALL, f"`{e.func}` takes a {T.show(want)} path, not "
+                                   f"{T.show(arg.type)}", node, label=T.show(arg.type))
+        return ir.Call(T.ERROR if self._bad(*(a.type for a in args)) else result, func=e.func, args=args, span=e.span)
 
 
 # One lowering method per AST expression class, looked up by the node's exact class.

@@ -199,12 +199,26 @@ def _tools_fit(fdef: FragmentDef, u: n.Use, tools: Mapping[str, Tool], report: R
                         "machine does not declare", u.span, label="needs a tool",
                         hint=f"declare it: tool {tool.name}(…) -> (…)"))
             ok = False
-        elif mine.params != tool.params or not set(tool.results) <= set(mine.results):
+        elif not signature_fits(mine, tool):
             report(make(codes.FRAGMENT_BINDING_TYPE, f"tool `{tool.name}` is declared with another signature than "
                         f"fragment `{fdef.name}` expects", u.span, label="signature differs",
                         secondary=[Label(mine.span, "declared here")] if mine.span else []))
             ok = False
     return ok
+
+
+def signature_fits(mine: Tool, expected: Tool) -> bool:
+    """A body's tool serves a fragment that declared `expected`: each parameter the fragment passes is one of the
+    tool's, of a type that takes the fragment's values; the tool's other parameters are optional; and each result the
+    fragment binds is one of the tool's, of the same type. (Equal signatures fit; so does the kit's `bash` for a
+    fragment that declared `tool bash(command: str) -> (stdout: str, exit_code: int)`.)"""
+    params = dict(mine.params)
+    for name, t in expected.params:
+        if name not in params or not T.assignable(t, params[name]):
+            return False
+    if any(name not in dict(expected.params) and not isinstance(t, T.OptionalT) for name, t in mine.params):
+        return False
+    return set(expected.results) <= set(mine.results)
 
 
 def _expand(fdef: FragmentDef, u: n.Use, variables: dict[str, str], exits: dict[str, n.Binding],
@@ -300,6 +314,7 @@ def rename_state(s: State, vars_: Mapping[str, str], states: Mapping[str, str], 
         bindings=tuple((rv(v), r) for v, r in s.bindings),
         edges=edges,
         requires=tuple(rv(x) for x in s.requires),
+        predicates=tuple(ir.rename(p, vars_) for p in s.predicates),
         instance=f"{instance}.{s.instance}" if s.instance else instance,
     )
 
@@ -316,4 +331,4 @@ def rename_rule(r: Rule, states: Mapping[str, str], instance: str, fragment: str
 
 
 __all__ = ["Expansion", "FragmentDef", "Fragments", "Instance", "broken", "counter_problem", "instantiate",
-           "landing", "rename_rule", "rename_state"]
+           "landing", "rename_rule", "rename_state", "signature_fits"]

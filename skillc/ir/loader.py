@@ -58,6 +58,8 @@ class ImportCache:
 
     def __init__(self) -> None:
         self.done: dict[Path, Lowered | None] = {}
+        #: Texts to read instead of these files (an editor's unsaved buffers, for the language server).
+        self.texts: dict[Path, str] = {}
 
 
 #: How many files deep imports may nest (a chain, not the number of files imported).
@@ -134,7 +136,7 @@ class Loader:
             return None
         try:
             target = self._resolve(imp, importer)
-            found = target is not None and target.is_file()
+            found = target is not None and (target in self.imports.texts or target.is_file())
         except (OSError, RuntimeError, ValueError) as exc:  # a NUL byte, a symlink loop
             why = "the path contains a NUL byte" if isinstance(exc, ValueError) else \
                 "too many levels of symbolic links (a symlink loop)" if isinstance(exc, RuntimeError) else \
@@ -154,7 +156,8 @@ class Loader:
             self.report(make(codes.IMPORT_NOT_FOUND, f"cannot find `{imp.path}`", imp.span, label="no such file",
                              notes=[f"looked for {target}"]))
             return None
-        source, diags = read_source(target)
+        text = self.imports.texts.get(target)
+        source, diags = (SourceFile.from_text(str(target), text), []) if text is not None else read_source(target)
         self.diagnostics.extend(diags)
         if source is None:
             return None

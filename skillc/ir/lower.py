@@ -39,6 +39,7 @@ from skillc.ir.machine import (
 from skillc.ir.names import RESERVED_VARIABLES
 from skillc.ir.suggest import did_you_mean
 from skillc.ir.symbols import FragmentDef, Report, Scope, StateDecl, Symbols, declare, declare_types, duplicate, resolve_type
+from skillc.ir.toolkit import PLACE_VARIABLES, PLACES, Capability, parse_capability, places_in, split_allowed
 from skillc.syntax import nodes as n
 
 _S = TypeVar("_S", bound=n.Stmt)
@@ -150,15 +151,19 @@ def _lower_machine(m: n.Machine, path: str | None, scope: Scope, fragments: _Fra
     repeated: list[n.Stmt] = [*docs[1:], *sources[1:]]
     for again in repeated:
         report(make(codes.MISPLACED_ITEM, "a machine has one `doc` and one `source`", again.span, label="repeated"))
+    # Places join the variables only when the machine names them, so other machines stay as they were.
+    variables = {**body.variables, **{p: PLACE_VARIABLES[p] for p in places_in(states.values())}}
     return Machine(
         name=m.name, doc=docs[0].text if docs else None, source=sources[0].path if sources else None,
-        tools=body.symbols.tools, types=dict(body.symbols.scope.types), variables=body.variables,
+        tools=body.symbols.tools, types=dict(body.symbols.scope.types), variables=variables,
         start=start or "", states=states, rules=body.rules(m.items, states), path=path,
-        instances=body.entries(), span=m.span,
+        instances=body.entries(), allowed=body.allowed(_all(m.items, n.Allow)), kit=body.symbols.kit,
+        allow_spans=tuple(a.span for a in _all(m.items, n.Allow) if a.span is not None), span=m.span,
+        source_span=sources[0].span if sources else None,
     )
 
 
-_NOT_IN_FRAGMENT = {n.Terminal: "terminal", n.Fallback: "fallback", n.SourceDecl: "source"}
+_NOT_IN_FRAGMENT = {n.Terminal: "terminal", n.Fallback: "fallback", n.SourceDecl: "source", n.Allow: "allow"}
 
 
 def _lower_fragment(f: n.Fragment, scope: Scope, fragments: _FragmentTable, report: Report) -> FragmentDef:
@@ -167,6 +172,11 @@ def _lower_fragment(f: n.Fragment, scope: Scope, fragments: _FragmentTable, repo
     for item in f.items:
         what = _NOT_IN_FRAGMENT.get(type(item))
         if what is not None:
+            if isinstance(item, n.Allow):
+                sink(make(codes.MISPLACED_ITEM, "a fragment has no `allow`; the capability set of the machine that "
+                          "uses it bounds it", item.span, label="`allow` in a fragment",
+                          hint="move the entries to the machine's `allow`"))
+                continue
             sink(make(codes.MISPLACED_ITEM, f"a fragment has no `{what}`; it ends through its exits", item.span,
                       label=f"`{what}` in a fragment",
                       hint="declare exits `fragment NAME(…) -> (done, failed)` and route edges to them"))
@@ -179,6 +189,12 @@ def _lower_fragment(f: n.Fragment, scope: Scope, fragments: _FragmentTable, repo
     return FragmentDef(f.name, params, symbols.exits, symbols.tools,
                        {k: v for k, v in body.variables.items() if v.kind != "param"},
                        start, states, rules, sink.ok, span=f.span, instances=body.entries())
+
+
+def _label_from_text(result: T.Type, var_type: T.Type) -> bool:
+    """A `str` result may be bound to an enum variable (`writes decision = answer` after `ask_user(…, options: …)`):
+    the runtime checks that the text is one of the labels, as it checks a judge's, and routes to the fallback if not."""
+    return isinstance(result, T.StrT) and isinstance(T.strip_optional(var_type), T.EnumT)
 
 
 def _all(items: Sequence[n.Stmt], cls: type[_S]) -> list[_S]:
@@ -219,16 +235,57 @@ class _Body:
         """Declare the body's names, then expand its fragment instances."""
         symbols = declare(items, params, exits, owner, scope, report)
         expansion = instantiate(symbols, fragments, report)
-        return cls(symbols, expansion, {name: v.type for name, v in expansion.variables.items()}, report)
+        # Expressions may name the places (read-only strings); a variable cannot take their names (SKM134).
+        var_types = {**{p: v.type for p, v in PLACE_VARIABLES.items()},
+                     **{name: v.type for name, v in expansion.variables.items()}}
+        return cls(symbols, expansion, var_types, report)
 
     @property
     def variables(self) -> dict[str, Variable]:
         """Every variable of the body, the instances' private ones included."""
         return self.expansion.variables
 
-    def expressions(self) -> ExprLowerer:
-        """A lowerer for expressions over the body's variables."""
-        return ExprLowerer(self.var_types, self.report)
+    def expressions(self, world: bool = False) -> ExprLowerer:
+        """A lowerer for expressions over the body's variables and the places (`world`: with `exists` and `file`)."""
+        return ExprLowerer(self.var_types, self.report, world)
+
+    def _place_written(self, name: str, span: Span | None) -> bool:
+        """Report a write to a place (SKM134); True when `name` is one."""
+        if name not in PLACES or name in self.variables:
+            return False
+        self.report(make(codes.RESERVED_NAME, f"`{name}` is a place the runtime sets; it cannot be written", span,
+                         label="read-only place",
+                         hint=f"write a `var` of your own (e.g. `var out_dir: str`, assigned `{name} ++ \"/…\"`)"))
+        return True
+
+    def allowed(self, statements: Sequence[n.Allow]) -> tuple[Capability, ...]:
+        """The capability set of `allow` lines: malformed entries are SKM142, entries for tools skillc does not
+        have (and the machine does not declare) SKM143 notes; several lines add up."""
+        caps: list[Capability] = []
+        for stmt in statements:
+            for i, text in enumerate(stmt.entries):
+                span = stmt.entry_spans[i] if i < len(stmt.entry_spans) else stmt.span
+                entries = split_allowed(text)
+                if not entries:
+                    self.report(make(codes.INVALID_ALLOW_ENTRY, "an empty `allow` entry", span, label="no tool named",
+                                     hint="write `Tool` or `Tool(pattern)`, e.g. `\"Read\"`"))
+                for entry in entries:
+                    cap = parse_capability(entry)
+                    if isinstance(cap, str):
+                        self.report(make(codes.INVALID_ALLOW_ENTRY, f"invalid `allow` entry: {cap}", span,
+                                         label="malformed entry",
+                                         hint="write `Tool` or `Tool(pattern)`: `Bash(git diff:*)`, `Read(docs/**)`, "
+                                         "`WebFetch(domain:example.com)`"))
+                        continue
+                    if not cap.known and cap.tool not in self.symbols.tools:
+                        self.report(make(codes.UNIMPLEMENTED_ALLOWED_TOOL, f"skillc has no tool `{entry}`: this entry "
+                                         "allows nothing here", span, label="no such tool in skillc",
+                                         hint=did_you_mean(cap.tool, [*self.symbols.tools, "Read", "Write", "Edit",
+                                                                      "Glob", "Grep", "Bash", "WebFetch",
+                                                                      "AskUserQuestion"])
+                                         or "the kit: Read, Write, Edit, Glob, Grep, Bash, WebFetch, AskUserQuestion"))
+                    caps.append(cap)
+        return tuple(caps)
 
     # -------------------------------------------------------------- names
 
@@ -343,6 +400,8 @@ class _Body:
 
     def _write_item(self, d: n.State, item: n.WriteItem, tool: Tool | None) -> tuple[str, str | None] | None:
         """Check one `writes` entry; return (variable, bound result or None), or None when it is unusable."""
+        if self._place_written(item.var, item.span):
+            return None
         v = self.variables.get(item.var)
         if v is None:
             self.report(make(codes.UNDEFINED_VARIABLE, f"undefined variable `{item.var}` in `writes`", item.span,
@@ -372,12 +431,12 @@ class _Body:
                              label="unknown result", hint=did_you_mean(result, dict(tool.results))
                              or "results: " + ", ".join(r for r, _ in tool.results)))
             return None
-        if not T.assignable(rt, var_type):
+        if not T.assignable(rt, var_type) and not _label_from_text(rt, var_type):
             self.report(make(codes.BAD_RESULT_BINDING, f"result `{result}` is {T.show(rt)} but `{item.var}` is {T.show(var_type)}",
                              item.span, label="type differs"))
         return result
 
-    def _lookup_vars(self, statements: Sequence[n.Reads | n.Requires], what: str,
+    def _lookup_vars(self, statements: Sequence[n.Reads], what: str,
                      spans: dict[str, Span]) -> tuple[str, ...]:
         """The declared variables named by `reads`/`requires` statements; records each name's span."""
         out = []
@@ -386,9 +445,9 @@ class _Body:
                 span = stmt.span.narrow(name) if stmt.span is not None else None
                 if span is not None:
                     spans.setdefault(f"{what}:{name}", span)
-                if name not in self.variables:
+                if name not in self.variables and name not in PLACES:
                     self.report(make(codes.UNDEFINED_VARIABLE, f"undefined variable `{name}` in `{what}`", span,
-                                     label="not declared", hint=did_you_mean(name, self.variables)))
+                                     label="not declared", hint=did_you_mean(name, [*self.variables, *PLACES])))
                     continue
                 out.append(name)
         return tuple(dict.fromkeys(out))
@@ -469,7 +528,10 @@ class _Body:
         return Edge(source, index, guard, target, tuple(assigns), span=e.span)
 
     def _assign(self, lowerer: ExprLowerer, a: n.Assign) -> Assignment | None:
-        """One assignment of an edge; None when its variable is not declared."""
+        """One assignment of an edge; None when its variable is not declared (or is a place)."""
+        if self._place_written(a.target, a.span):
+            lowerer.lower(a.value)
+            return None
         var = self.variables.get(a.target)
         if var is None:
             self.report(make(codes.UNDEFINED_VARIABLE, f"undefined variable `{a.target}`", a.span, label="not declared",
@@ -507,11 +569,50 @@ class _Body:
             self.report(make(codes.UNKNOWN_OUTCOME, f"unknown outcome `{d.outcome}`", d.span, label="not an outcome",
                              hint=did_you_mean(d.outcome, OUTCOMES) or "outcomes: " + ", ".join(OUTCOMES)))
         item_spans: dict[str, Span] = {}
-        requires = self._lookup_vars(_all(d.items, n.Requires), "requires", item_spans)
+        requires, predicates = self._evidence(_all(d.items, n.Requires), item_spans)
         doc, provenance = self._annotations(d.items)
         # An unknown outcome is SKM121 above; the state keeps the text so later messages can name it.
-        return State(d.name, "terminal", outcome=cast(Outcome, d.outcome), requires=requires, doc=doc, provenance=provenance,
-                     span=d.span, item_spans=item_spans)
+        return State(d.name, "terminal", outcome=cast(Outcome, d.outcome), requires=requires, predicates=predicates,
+                     doc=doc, provenance=provenance, span=d.span, item_spans=item_spans)
+
+    def _evidence(self, statements: Sequence[n.Requires],
+                  spans: dict[str, Span]) -> tuple[tuple[str, ...], tuple[ir.Expr, ...]]:
+        """A terminal's evidence: the variables it names (with their spans) and its Boolean predicates.
+
+        A (dotted) name is a variable as before (an undeclared one is SKM103); anything else, a record field
+        included, is a predicate, lowered with the world functions and required to be bool (SKM111).
+        """
+        names: list[str] = []
+        predicates: list[ir.Expr] = []
+        lowerer = self.expressions(world=True)
+        for stmt in statements:
+            for item in stmt.evidence:
+                name = n.dotted_name(item)
+                if name is not None and not self._names_a_field(name):
+                    span = item.span or (stmt.span.narrow(name) if stmt.span is not None else None)
+                    if span is not None:
+                        spans.setdefault(f"requires:{name}", span)
+                    if name not in self.variables and name not in PLACES:
+                        self.report(make(codes.UNDEFINED_VARIABLE, f"undefined variable `{name}` in `requires`", span,
+                                         label="not declared", hint=did_you_mean(name, [*self.variables, *PLACES])))
+                        continue
+                    names.append(name)
+                    continue
+                value = lowerer.lower(item, T.BOOL)
+                if not isinstance(value.type, (T.BoolT, T.ErrorT)):
+                    self.report(make(codes.GUARD_NOT_BOOL, f"this evidence predicate is {T.show(value.type)}, not bool",
+                                     item.span, label="not a Boolean",
+                                     hint="name a variable, or compare: `status == 0`, `file(\"out.txt\") != \"\"`"))
+                    continue
+                predicates.append(value)
+        return tuple(dict.fromkeys(names)), tuple(predicates)
+
+    def _names_a_field(self, dotted: str) -> bool:
+        """True when `a.b` is not a variable but reaches into one (a record field): a value, not a variable."""
+        if dotted in self.variables or "." not in dotted:
+            return False
+        parts = dotted.split(".")
+        return any(".".join(parts[:k]) in self.variables for k in range(1, len(parts)))
 
     def _fallback(self, d: n.Fallback) -> State:
         """The fallback terminal, which requires nothing."""

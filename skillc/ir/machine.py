@@ -11,13 +11,16 @@ entry state.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Any, Final, Literal, TypeAlias, get_args
+from typing import TYPE_CHECKING, Any, Final, Literal, TypeAlias, get_args
 
 import attrs
 
 from skillc.diagnostics import Span
 from skillc.ir.expr import Expr
 from skillc.ir.types import Type
+
+if TYPE_CHECKING:
+    from skillc.ir.toolkit import Capability
 
 _span = attrs.field(default=None, eq=False, repr=False, kw_only=True)
 
@@ -26,7 +29,8 @@ Outcome: TypeAlias = Literal["success", "partial", "failed"]
 #: The states that do work (an operation), and every kind of state.
 OperationKind: TypeAlias = Literal["model", "judge", "tool"]
 StateKind: TypeAlias = Literal[OperationKind, "terminal", "fallback"]
-VariableKind: TypeAlias = Literal["input", "var", "counter", "param"]  # param: a fragment parameter
+#: param: a fragment parameter; place: `skill_dir` / `workdir`, read-only strings the runtime sets
+VariableKind: TypeAlias = Literal["input", "var", "counter", "param", "place"]
 
 OUTCOMES: Final[tuple[Outcome, ...]] = get_args(Outcome)
 FALLBACK = "fallback"
@@ -53,8 +57,8 @@ class Variable:
 
     @property
     def defined_at_start(self) -> bool:
-        """Inputs, counters and initialised variables have a value before the first state."""
-        return self.kind in ("input", "counter") or self.init is not None
+        """Inputs, counters, places and initialised variables have a value before the first state."""
+        return self.kind in ("input", "counter", "place") or self.init is not None
 
 
 @attrs.frozen
@@ -65,6 +69,15 @@ class Tool:
     params: tuple[tuple[str, Type], ...]
     results: tuple[tuple[str, Type], ...]
     span: Span | None = _span
+    #: The MCP server that serves the tool (`from mcp "docs"`, a name of `[tool.skillc.mcp]`); None: not MCP.
+    mcp: str | None = None
+    #: The tool's name on that server (`as "get-page"`); None: its own name.
+    remote: str | None = None
+
+    @property
+    def mcp_name(self) -> str:
+        """The name the MCP server knows the tool by."""
+        return self.remote if self.remote is not None else self.name
 
     def param(self, name: str) -> Type | None:
         return dict(self.params).get(name)
@@ -133,6 +146,9 @@ class State:
     edges: tuple[Edge, ...] = ()
     outcome: Outcome | None = None
     requires: tuple[str, ...] = ()
+    #: A terminal's evidence predicates (`requires exists("r.md"), status == 0`): bool expressions the runtime
+    #: evaluates on arrival, over variables and the world (`exists`, `file`); a failing one routes to the fallback.
+    predicates: tuple[Expr, ...] = ()
     provenance: Provenance | None = None
     instance: str | None = None
     span: Span | None = _span
@@ -197,6 +213,16 @@ class Machine:
     rules: tuple[Rule, ...]
     path: str | None = None
     instances: dict[str, str] = attrs.Factory(dict)
+    #: The capability set (`allow "Read", "Bash(git diff:*)"`); empty: no list, every declared tool allowed.
+    allowed: tuple[Capability, ...] = ()
+    #: The kit tools the machine took with `use tools std` (their signatures are in `tools` too).
+    kit: tuple[str, ...] = ()
+    #: A fragment seen as a machine (`check.fragment_machine`): its exits, success terminals that deliver nothing.
+    exits: tuple[str, ...] = ()
+    #: Where the `allow` lines are, for diagnostics that cite them.
+    allow_spans: tuple[Span, ...] = attrs.field(default=(), eq=False, repr=False)
+    #: Where the `source` line is, for diagnostics about the skill document it names.
+    source_span: Span | None = attrs.field(default=None, eq=False, repr=False)
     span: Span | None = _span
 
     @property

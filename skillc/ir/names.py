@@ -6,6 +6,8 @@ from collections.abc import Container
 
 # Words an expression reads as literals or operators; a variable with one of these names could never be read.
 RESERVED_VARIABLES = frozenset({"true", "false", "none", "and", "or", "not", "in"})
+# The places a run allows (`skill_dir`, `workdir`): predeclared, read-only names (see `skillc.ir.toolkit.PLACES`).
+PLACE_NAMES = frozenset({"skill_dir", "workdir"})
 
 
 def unique(base: str, taken: Container[str], start: int = 2) -> str:
@@ -19,4 +21,4 @@ def unique(base: str, taken: Container[str], start: int = 2) -> str:
     return name
 
 
-__all__ = ["RESERVED_VARIABLES", "unique"]
+__all__ = ["PLACE_NAMES", "RESERVED_VARIABLES", "unique"]

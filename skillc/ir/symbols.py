@@ -17,8 +17,9 @@ from skillc.diagnostics import Diagnostic, Label, Span, codes, make
 from skillc.ir import types as T
 from skillc.ir.exprs import ExprLowerer
 from skillc.ir.machine import FALLBACK, Rule, State, Tool, Variable, VariableKind
-from skillc.ir.names import RESERVED_VARIABLES
+from skillc.ir.names import PLACE_NAMES, RESERVED_VARIABLES
 from skillc.ir.suggest import did_you_mean
+from skillc.ir.toolkit import KIT, KITS
 from skillc.syntax import nodes as n
 
 Report = Callable[[Diagnostic], None]
@@ -79,6 +80,7 @@ class Symbols:
     uses: dict[str, n.Use]  # instance name → its `use` (repeats dropped)
     states: dict[str, StateDecl]  # declared states; the fallback under FALLBACK
     names: dict[str, Span | None]  # exits, instances and states: every name an edge may target
+    kit: tuple[str, ...] = ()  # the tools taken from the kit with `use tools` (in `tools` too)
 
 
 def duplicate(report: Report, what: str, name: str, span: Span | None, first_span: Span | None) -> None:
@@ -192,11 +194,11 @@ def declare(items: Sequence[n.Stmt], params: Sequence[n.Param], exits: Sequence[
     unique_exits = tuple(dict.fromkeys(exits))
     names: dict[str, Span | None] = {ex: owner.span for ex in unique_exits}
     declare_types(items, scope, report)
-    tools = _tools(items, scope, report)
+    tools, kit = _tools(items, scope, report)
     _variables(items, scope, variables, report)
     uses = _uses(items, names, report)
     states = _states(items, names, report)
-    return Symbols(scope, tools, variables, unique_exits, uses, states, names)
+    return Symbols(scope, tools, variables, unique_exits, uses, states, names, kit)
 
 
 def _params(params: Sequence[n.Param], scope: Scope, report: Report) -> dict[str, Variable]:
@@ -210,18 +212,50 @@ def _params(params: Sequence[n.Param], scope: Scope, report: Report) -> dict[str
     return found
 
 
-def _tools(items: Iterable[n.Stmt], scope: Scope, report: Report) -> dict[str, Tool]:
-    """The interface table: each `tool` declaration with its resolved signature."""
+def _tools(items: Iterable[n.Stmt], scope: Scope, report: Report) -> tuple[dict[str, Tool], tuple[str, ...]]:
+    """The interface table, in order: each `tool` declaration with its resolved signature and each tool taken from
+    the kit with `use tools` (with the kit's signature, spanned at the `use tools`); and the kit tools taken."""
     tools: dict[str, Tool] = {}
+    kit: list[str] = []
     for t in items:
+        if isinstance(t, n.UseTools):
+            for name in _kit_tools(t, report):
+                if name in tools:
+                    duplicate(report, "tool", name, t.span, tools[name].span)
+                    continue
+                tools[name] = attrs.evolve(KIT[name], span=t.span)
+                kit.append(name)
+            continue
         if not isinstance(t, n.ToolDecl):
             continue
         if t.name in tools:
             duplicate(report, "tool", t.name, t.span, tools[t.name].span)
             continue
         tools[t.name] = Tool(t.name, _signature(t.params, t, scope, report), _signature(t.results, t, scope, report),
-                             span=t.span)
-    return tools
+                             span=t.span, mcp=t.mcp, remote=t.remote)
+    return tools, tuple(kit)
+
+
+def _kit_tools(u: n.UseTools, report: Report) -> list[str]:
+    """The tools one `use tools` takes: the whole kit, or the ones it names (unknown ones reported, SKM141)."""
+    kit = KITS.get(u.kit)
+    if kit is None:
+        report(make(codes.UNKNOWN_KIT_TOOL, f"there is no tool kit `{u.kit}`", u.span.narrow(u.kit) if u.span else None,
+                    label="unknown kit", hint=did_you_mean(u.kit, KITS) or "kits: " + ", ".join(KITS)))
+        return []
+    if not u.tools:
+        return list(kit)
+    check_unique(u.tools, "tool", u.span, report)
+    found = []
+    for name in dict.fromkeys(u.tools):
+        if name not in kit:
+            span = u.span.narrow(name) if u.span is not None else None
+            report(make(codes.UNKNOWN_KIT_TOOL, f"the kit `{u.kit}` has no tool `{name}`", span, label="not in the kit",
+                        hint=did_you_mean(name, kit) or f"its tools: {', '.join(kit)}; declare others with "
+                        f"`tool {name}(…) -> (…)`"))
+            continue
+        found.append(name)
+    return found
 
 
 def _signature(params: Sequence[n.Param], t: n.ToolDecl, scope: Scope,
@@ -267,6 +301,11 @@ def add_variable(variables: dict[str, Variable], spans: dict[str, Span | None], 
     if v.name in RESERVED_VARIABLES:
         report(make(codes.RESERVED_NAME, f"`{v.name}` is a reserved word and cannot name a variable", span,
                     label="reserved name", hint="choose another name"))
+        return False
+    if v.name in PLACE_NAMES:
+        report(make(codes.RESERVED_NAME, f"`{v.name}` is a place the runtime sets and cannot name a variable", span,
+                    label="reserved name",
+                    hint=f"use `{v.name}` as it is (a read-only str, defined at start), or choose another name"))
         return False
     if v.name in variables:
         duplicate(report, "variable", v.name, span, spans.get(v.name))

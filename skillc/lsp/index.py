@@ -2,11 +2,12 @@
 
 Built from the parsed AST (and, for fragments defined in imported files, the
 loader's result), so it works on any document that parses, even one with type
-errors. Positions are 0-based (line, UTF-16 column) as LSP wants them.
+errors. Positions are offsets; `skillc.lsp.lines` converts them for the protocol.
 """
 
 from __future__ import annotations
 
+import bisect
 import re
 from typing import Any, Literal
 
@@ -17,27 +18,6 @@ from skillc.syntax import nodes as n
 
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*")
 _SKIP = re.compile(r'"""(?:[^"]|"(?!""))*"""|"(?:[^"\\\n]|\\.)*"|#[^\n]*')
-
-
-def utf16_col(line_text: str, col_chars: int) -> int:
-    """A 0-based code-point column as a UTF-16 column."""
-    return len(line_text[:col_chars].encode("utf-16-le")) // 2
-
-
-def chars_col(line_text: str, col_utf16: int) -> int:
-    """A 0-based UTF-16 column as a code-point column."""
-    units = 0
-    for i, ch in enumerate(line_text):
-        if units >= col_utf16:
-            return i
-        units += 2 if ord(ch) > 0xFFFF else 1
-    return len(line_text)
-
-
-def lsp_position(text_lines: list[str], offset_line: int, offset_col: int) -> tuple[int, int]:
-    """1-based (line, column) of skillc into a 0-based LSP position."""
-    line = text_lines[offset_line - 1] if 0 < offset_line <= len(text_lines) else ""
-    return offset_line - 1, utf16_col(line, offset_col - 1)
 
 
 # What a name of a document defines (`rule` only names a document symbol, never a definition).
@@ -61,20 +41,48 @@ class Index:
 
     text: str
     definitions: dict[str, list[Definition]] = attrs.Factory(dict)
-    occurrences: list[tuple[int, int, str]] = attrs.Factory(list)  # (start, end, word)
+    occurrences: list[tuple[int, int, str]] = attrs.Factory(list)  # (start, end, word), in order
+    _starts: list[int] | None = None
 
     def define(self, name: str, kind: SymbolKind, node: n.Node) -> None:
         span = node.span
         if span is None:
             return
-        self.definitions.setdefault(name, []).append(Definition(name, kind, span, span.narrow(name), node))
+        at = name_offset(self.text, span.start, span.end, name)
+        name_span = Span(span.source, at, at + len(name)) if at is not None else span
+        self.definitions.setdefault(name, []).append(Definition(name, kind, span, name_span, node))
 
     def word_at(self, offset: int) -> tuple[int, int, str] | None:
         """The identifier (possibly dotted) covering an offset."""
-        for start, end, word in self.occurrences:
+        i = bisect.bisect_right(self.starts, offset) - 1
+        if i >= 0:
+            start, end, word = self.occurrences[i]
             if start <= offset <= end:
                 return start, end, word
         return None
+
+    @property
+    def starts(self) -> list[int]:
+        if self._starts is None or len(self._starts) != len(self.occurrences):
+            self._starts = [o[0] for o in self.occurrences]
+        return self._starts
+
+
+def name_offset(text: str, start: int, end: int, name: str) -> int | None:
+    """Where a declaration's name is in `text[start:end]`: its first whole-word occurrence after the leading
+    keyword (as `Span.narrow`, without compiling a pattern per name)."""
+    at = start
+    while at < end and (text[at].isalnum() or text[at] == "_"):
+        at += 1
+    while True:
+        at = text.find(name, at, end)
+        if at == -1:
+            return None
+        before = text[at - 1] if at > 0 else " "
+        after = text[at + len(name)] if at + len(name) < len(text) else " "
+        if not (before.isalnum() or before in "_.") and not (after.isalnum() or after in "_."):
+            return at
+        at += 1
 
 
 def build_index(module: n.Module, text: str) -> Index:

@@ -40,13 +40,28 @@ class Overlay:
     terminal: str | None
     note: str = ""
     unmatched: tuple[int, ...] = ()
+    foreign: str = ""  # why the trace is not a run of this machine (SKM525); empty when it is
+
+
+def foreign_reason(m: Machine, run: RunTrace) -> str:
+    """Why `run` was not recorded with `m` (another machine's name in its header, states `m` does not have), or ""."""
+    recorded = run.header.machine
+    if recorded is not None and recorded != m.name:
+        return f"the trace was recorded with machine `{recorded}`, not `{m.name}`"
+    if run.header.mode == "machine":
+        unknown = sorted({s.state for s in run.steps if s.state not in m.states})
+        if unknown:
+            shown = ", ".join(f"`{name}`" for name in unknown[:5]) + (", …" if len(unknown) > 5 else "")
+            return f"the trace visits states `{m.name}` does not have: {shown}"
+    return ""
 
 
 def overlay_from_trace(m: Machine, path: str | Path) -> Overlay:
     """Read a trace into an overlay: recorded states and edges (machine mode), or an inferred path (baselines)."""
     run = load_run(path)
+    foreign = foreign_reason(m, run)
     if run.header.mode != "machine":
-        return baseline_overlay(m, run)
+        return attrs.evolve(baseline_overlay(m, run), foreign=foreign)
     visits: Counter[str] = Counter()
     edges: Counter[EdgeRef] = Counter()
     taken: list[EdgeRef] = []
@@ -60,7 +75,8 @@ def overlay_from_trace(m: Machine, path: str | Path) -> Overlay:
     terminal = run.footer.terminal if run.footer is not None else None
     if terminal is not None and terminal in m.states:
         visits[terminal] += 1
-    return Overlay(dict(visits), dict(edges), final_path(taken), terminal if terminal in m.states else None)
+    return Overlay(dict(visits), dict(edges), final_path(taken), terminal if terminal in m.states else None,
+                   foreign=foreign)
 
 
 def final_path(taken: Sequence[EdgeRef]) -> frozenset[EdgeRef]:

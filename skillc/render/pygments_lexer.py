@@ -6,8 +6,8 @@ from pygments.lexer import RegexLexer, bygroups, words
 from pygments.token import Comment, Keyword, Name, Number, Operator, Punctuation, String, Text, Whitespace
 
 # Keep in sync with grammar/skm.lark (a test compares these groups with the grammar's keywords).
-DECLARATIONS = ("import", "machine", "fragment", "record", "enum", "doc", "source", "tool", "input", "var",
-                "counter", "max", "start", "terminal", "fallback", "rule", "use", "as")
+DECLARATIONS = ("import", "machine", "fragment", "record", "enum", "doc", "source", "tool", "tools", "allow", "input",
+                "var", "counter", "max", "start", "terminal", "fallback", "rule", "use", "as")
 STATE_KINDS = ("model", "judge")
 STATE_ITEMS = ("reads", "writes", "prompt", "call", "from", "when", "requires")
 RULE_WORDS = ("required", "order", "before", "forbid", "ends")
@@ -16,6 +16,9 @@ OPERATOR_WORDS = ("and", "or", "not", "in")
 CONSTANTS = ("true", "false", "none")
 BUILTIN_TYPES = ("str", "int", "float", "bool")
 OUTCOMES = ("success", "partial", "failed")
+# Not keywords: the predeclared places and the functions (the world's only in `requires`).
+PLACES = ("skill_dir", "workdir")
+FUNCTIONS = ("len", "str", "contains", "quote", "trusted", "exists", "file")
 
 
 class SkmLexer(RegexLexer):
@@ -44,6 +47,8 @@ class SkmLexer(RegexLexer):
             (words(OPERATOR_WORDS, suffix=r"\b"), Operator.Word),
             (words(CONSTANTS, suffix=r"\b"), Keyword.Constant),
             (words(OUTCOMES, suffix=r"\b"), Name.Constant),
+            (words(PLACES, suffix=r"\b"), Name.Builtin.Pseudo),
+            (words(FUNCTIONS, suffix=r"(?=\s*\()"), Name.Builtin),
             (r"[0-9]+(\.[0-9]+([eE][+-]?[0-9]+)?|[eE][+-]?[0-9]+)", Number.Float),
             (r"[0-9]+", Number.Integer),
             (r"\+\+|\+=|-=|==|!=|<=|>=|->|[-+*/%<>=?]", Operator),

@@ -8,7 +8,13 @@
   as prose (states, their instructions and where each leads), so the model is
   told the control flow instead of being driven by it.
 
-Both use the machine's tools and its step budget (`max_steps`, one step per
+Both get the tool kit a real agent harness has (`harness_tools`): every tool of
+the kit — read, write, edit, glob, grep, bash, fetch, ask_user — with its
+signature and what it does, or only the kit tools the machine's `allow` list
+names, plus the machine's own tools that are not kit tools; their calls go
+through the same tool box as machine mode's (the same places, confinement and
+capability checks; `session.run_tools` builds it for `harness_machine`). They
+use the machine's step budget (`max_steps`, one step per
 turn), retry a reply that breaks the protocol like machine mode retries an
 invalid output (and a failed model call after the server's Retry-After, capped
 and within the step's deadline, with machine mode's `wait_to_retry`), and write
@@ -31,8 +37,10 @@ from skillc.diagnostics.files import scrub
 from skillc.ir import types as T
 from skillc.ir.machine import Machine, Tool
 from skillc.ir.printexpr import show_expr
+from skillc.ir.toolkit import KIT, Capability, parse_capability, split_allowed
 from skillc.runtime.executors.base import DeadlineError, Executor, ExecutorError, count
 from skillc.runtime.executors.replay import Cursor
+from skillc.runtime.interaction import NeedsUser
 from skillc.runtime.interpreter import (
     RunError,
     RunOptions,
@@ -59,10 +67,36 @@ PROTOCOL = (
     "when the procedure is complete."
 )
 
-#: The built-in `bash` as a native run offers it when the skill allows it but the machine does not declare it.
-BASH = Tool("bash", (("command", T.STR),), (("stdout", T.STR), ("stderr", T.STR), ("exit_code", T.INT)))
+#: The kit's `bash`, as every baseline is offered it (unless the machine's `allow` list leaves it out).
+BASH = KIT["bash"]
 #: Names skill authors give the shell in `allowed-tools` (as the markdown front end reads them).
 SHELL_NAMES = frozenset({"bash", "shell", "terminal", "sh"})
+
+#: What each kit tool does, as the harness describes it beside its signature.
+KIT_HELP: dict[str, str] = {
+    "read": "read a text file (a relative path is in the work folder); `offset`/`limit` pick lines",
+    "write": "create or overwrite a file with `content`",
+    "edit": "replace the text `old` by `new` in a file (it must occur once, unless `all`)",
+    "glob": "the files matching a glob pattern such as `**/*.md`, under `path` (default: the work folder)",
+    "grep": "the lines matching a regular expression in the files under `path` (`glob` filters them)",
+    "bash": "run a shell `command` (or an argument vector `argv`) in the work folder",
+    "fetch": "GET a web page or file by URL: its status, content type and text",
+    "ask_user": "ask the user a question (with `options`: a menu to pick from) and get the answer",
+}
+
+
+def harness_tools(m: Machine) -> dict[str, Tool]:
+    """The tools a baseline's harness offers: the kit (all of it, or the kit tools the machine's `allow` list
+    names), with the kit's signatures, then the machine's own tools that are not kit tools."""
+    names = [name for name in KIT if not m.allowed or any(c.tool == name for c in m.allowed)]
+    tools = {name: KIT[name] for name in names}
+    tools.update((name, t) for name, t in m.tools.items() if name not in KIT)
+    return tools
+
+
+def harness_machine(m: Machine) -> Machine:
+    """The machine with the harness's tools as its interface table: what a baseline's tool box is built for."""
+    return attrs.evolve(m, tools=harness_tools(m))
 
 
 def render_prose(m: Machine) -> str:
@@ -91,7 +125,8 @@ def render_prose(m: Machine) -> str:
 
 
 def skill_tools(skill_text: str | None) -> tuple[str, ...]:
-    """The tool names a skill document's front matter allows (`allowed-tools`), lower-cased."""
+    """The tools a skill document's front matter allows (`allowed-tools`): kit names for the harness's spellings
+    (`Read` → `read`, `WebFetch(domain:x)` → `fetch`, a shell's names → `bash`), other names lower-cased."""
     if not skill_text or not skill_text.startswith("---"):
         return ()
     head, sep, _ = skill_text[3:].partition("\n---")
@@ -100,35 +135,42 @@ def skill_tools(skill_text: str | None) -> tuple[str, ...]:
     except yaml.YAMLError:
         return ()
     names = front.get("allowed-tools", front.get("allowed_tools")) if isinstance(front, dict) else None
-    if isinstance(names, str):
-        names = names.replace(",", " ").split()
-    return tuple(str(n).strip().lower() for n in names or () if str(n).strip())
+    entries = [names] if isinstance(names, str) else [str(n) for n in names or () if n is not None] \
+        if isinstance(names, list) else []
+    found: list[str] = []
+    for entry in (e for raw in entries for e in split_allowed(raw)):
+        cap = parse_capability(entry)
+        name = cap.tool.lower() if isinstance(cap, Capability) else entry.partition("(")[0].strip().lower()
+        name = "bash" if name in SHELL_NAMES else name
+        if name and name not in found:
+            found.append(name)
+    return tuple(found)
 
 
 @attrs.frozen
 class Offer:
-    """The tools a baseline offers (the machine's, plus `bash` where the skill allows it), and those it lacks."""
+    """The tools a baseline offers (`harness_tools`), and those the skill names but this run lacks."""
 
     tools: Mapping[str, Tool]
     lacking: tuple[str, ...] = ()
 
 
 def offered_tools(m: Machine, mode: Mode, skill_text: str | None) -> Offer:
-    """The machine's interface table; a native run also gets `bash` when only the skill names it."""
-    tools = dict(m.tools)
+    """The harness's tools, the same in both baselines; a native run is also told which tools the skill's
+    `allowed-tools` names that this run does not provide."""
+    tools = harness_tools(m)
     if mode != "native":
         return Offer(tools)
-    named = skill_tools(skill_text)
-    if "bash" not in tools and SHELL_NAMES & set(named):
-        tools["bash"] = BASH
-    lacking = tuple(n for n in named if n not in tools and not (n in SHELL_NAMES and "bash" in tools))
-    return Offer(tools, lacking)
+
+    return Offer(tools, tuple(n for n in skill_tools(skill_text) if n not in tools))
 
 
 def tool_line(t: Tool) -> str:
-    """One tool of the list: its parameters and results with their types."""
+    """One tool of the list: its parameters and results with their types (`?`: optional), and for a kit tool
+    what it does."""
     params = ", ".join(f"{k}: {T.show(v)}" for k, v in t.params)
-    return f"- {t.name}({params}) -> " + ", ".join(f"{k}: {T.show(v)}" for k, v in t.results)
+    line = f"- {t.name}({params}) -> " + ", ".join(f"{k}: {T.show(v)}" for k, v in t.results)
+    return line + (f" — {KIT_HELP[t.name]}" if t.name in KIT_HELP and KIT.get(t.name) == t else "")
 
 
 def evidence_line(m: Machine) -> str:
@@ -142,8 +184,18 @@ def evidence_line(m: Machine) -> str:
     return ("Evidence to report when you finish (by outcome) — " + "; ".join(parts) + ".") if parts else ""
 
 
-def system_text(m: Machine, mode: Mode, skill_text: str | None, offer: Offer) -> str:
-    """The system message: the skill (native) or the prose machine, the tool list, the protocol."""
+def places_line(workdir: str | None, skill_dir: str | None) -> str:
+    """Where the run's tools work, as a harness tells its model: the work folder and the skill folder."""
+    if workdir is None:
+        return ""
+    line = f"Work folder: {workdir} (relative paths are taken from here; you may read and write in it)."
+    if skill_dir is not None:
+        line += f" Skill folder: {skill_dir} (read-only: the skill's own files, e.g. scripts/ and references/)."
+    return line
+
+
+def system_text(m: Machine, mode: Mode, skill_text: str | None, offer: Offer, *, places: str = "") -> str:
+    """The system message: the skill (native) or the prose machine, the tool list, the places, the protocol."""
     if mode == "native":
         if not skill_text:
             raise RunError("native mode needs the skill document (the machine's `source`), and it cannot be read")
@@ -153,14 +205,14 @@ def system_text(m: Machine, mode: Mode, skill_text: str | None, offer: Offer) ->
     parts = [instructions, "Tools:\n" + "\n".join(tool_line(t) for t in offer.tools.values())]
     if offer.lacking:
         parts.append("Not available in this run: " + ", ".join(offer.lacking) + ".")
-    parts += [PROTOCOL, evidence_line(m)]
+    parts += [places, PROTOCOL, evidence_line(m)]
     return "\n\n".join(p for p in parts if p)
 
 
 def first_messages(m: Machine, mode: Mode, skill_text: str | None, offer: Offer,
-                   values: Mapping[str, Any]) -> list[dict]:
+                   values: Mapping[str, Any], *, places: str = "") -> list[dict]:
     """The conversation a baseline starts with: the system text, then the inputs as JSON."""
-    return [{"role": "system", "content": system_text(m, mode, skill_text, offer)},
+    return [{"role": "system", "content": system_text(m, mode, skill_text, offer, places=places)},
             {"role": "user", "content": "Inputs:\n" + json.dumps(dict(values), ensure_ascii=False, indent=2)}]
 
 
@@ -233,6 +285,9 @@ class TurnReplay:
     def result(self, state: str, tool: Tool, args: dict[str, Any]) -> dict[str, Any]:
         """The recorded observation of the turn just replayed (a recorded tool failure fails again)."""
         step = self.cursor.steps[self.cursor.position - 1]
+        if step.tool_result is None and any(e.kind == "needs_user" for e in step.errors):
+            raise NeedsUser(str(args.get("question", "")), args.get("options"),
+                            "nobody answered it in the recorded run")
         failed = next((e.message for e in step.errors if e.kind == "tool"), None)
         if failed is not None:
             raise ToolError(failed.removeprefix(f"tool `{tool.name}` failed: "))
@@ -345,11 +400,19 @@ class _Loop:
         """Call the tool; its results (or its failure) are the observation of the next turn."""
         tool = self.offer.tools[action.name]
         fields.update(tool_name=tool.name, tool_call=ToolCall(tool.name, dict(action.args)))
+        user = self.options.user if tool.name == "ask_user" else None
+        if user is not None:
+            user.last_source = None
         try:
             observation = self._result(tool, dict(action.args))
             self.calls += 1
+            if user is not None and user.last_source is not None:
+                fields["answered_by"] = user.last_source
         except ExecutorError as exc:  # a replayed run that left its trace cannot go on
             errors.append(StepError(exc.kind, str(exc)))
+            return errors[-1]
+        except NeedsUser as exc:  # nobody to answer: the run ends failed, the model never answers for the user
+            errors.append(StepError("needs_user", str(exc)))
             return errors[-1]
         except ToolError as exc:
             errors.append(StepError("tool", f"tool `{tool.name}` failed: {exc}"))
@@ -376,7 +439,7 @@ def _ending(loop: _Loop, action: Action | None, step: int, mode: Mode) -> tuple[
     if action is None:
         return "failed", None
     declared = action.outcome or "failed"
-    if declared != "failed" and loop.calls == 0 and loop.offer.tools:
+    if declared != "failed" and loop.calls == 0 and loop.m.tools:  # a machine with tools delivers through them
         return "failed", EndReason("invalid_output", f"the model finished `{declared}` without any tool call that returned results",
                                    step - 1, mode)
     return declared, None
@@ -392,7 +455,9 @@ def run_baseline(m: Machine, mode: Mode, executor: Executor, tools: ToolSource, 
     if missing:
         raise RunError("no implementation for tool" + ("s " if len(missing) > 1 else " ")
                        + ", ".join(f"`{t}`" for t in missing) + " (register it with --tools MODULE.py)")
-    loop = _Loop(m, mode, executor, tools, options, offer, first_messages(m, mode, skill_text, offer, values), clock)
+    places = places_line(options.workdir, None if options.skill_dir is None else str(Path(options.skill_dir).resolve()))
+    loop = _Loop(m, mode, executor, tools, options, offer,
+                 first_messages(m, mode, skill_text, offer, values, places=places), clock)
     writer = TraceWriter(options.trace, options.secrets or secrets_from_env())
     writer.write_record(new_header(m.name, mode, options.executor_spec, values, workdir=options.workdir))
     action: Action | None = None

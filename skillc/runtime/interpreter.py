@@ -9,6 +9,15 @@ or an output that stays invalid goes to the fallback. State is replaced only
 when a step's writes are all valid, and each step is committed to the journal
 before the next begins.
 
+Places: a machine's place variables (`workdir`, `skill_dir`) are set to absolute paths before the first
+state (`RunOptions.workdir`, `RunOptions.skill_dir`); a machine that uses `skill_dir` in a run without one is
+refused before anything runs. Success predicates: on arrival at a terminal its `predicates` are judged over
+the world (`judge`: the run's work folder; a replay reads the verdicts its trace recorded), and one that does
+not hold sends the run to the fallback (reason `predicate`); the verdicts are in the footer and the evidence.
+Waiting: an `ask_user` call that nobody can answer (`interaction.NeedsUser`) in a journaled run persists the
+run as waiting (`RunResult.waiting`); `resume(run_id, answer=…)` gives that step the answer, once. Without a
+journal the step fails (reason `needs_user`).
+
 Each step is recorded as a typed `record.Step` (and the run's ends as a
 `RunHeader` and a `Footer`); an `on_step` callback sees every step after it
 is committed, with the variables as the next step begins. What crosses the
@@ -31,15 +40,17 @@ from typing import Any, cast
 import attrs
 
 from skillc.diagnostics.files import JSONProblem, loads, scrub
+from skillc.ir import expr as ir
 from skillc.ir import types as T
-from skillc.ir.evaluate import EvalError, evaluate
+from skillc.ir.evaluate import EvalError, WorkFolder, World, evaluate
 from skillc.ir.machine import FALLBACK, Edge, Machine, State
 from skillc.runtime.executors.base import DeadlineError, Executor, ExecutorError, Response, count
-from skillc.runtime.journal import Journal, JournalError, Lease
+from skillc.runtime.interaction import NeedsUser, menu_problem
+from skillc.runtime.journal import Journal, JournalError, Lease, Wait
 from skillc.runtime.prompts import Prompts, Request
-from skillc.runtime.record import (EndReason, Footer, Outcome, RunHeader, Step, StepError, StepKind, ToolCall, load_run,
-                                   new_header)
-from skillc.runtime.tools import ToolError
+from skillc.runtime.record import (EndReason, Footer, Outcome, RunHeader, Step, StepError, StepKind, ToolCall, Verdict,
+                                   load_run, new_header)
+from skillc.runtime.tools import ToolError, effects_of
 from skillc.runtime.toolsource import ToolSource, tools_for
 from skillc.runtime.trace import REDACTED, Redactor, TraceError, TraceWriteError, TraceWriter, named_secrets
 from skillc.runtime.values import apply_outputs, check_value, coerce
@@ -73,6 +84,8 @@ class Operation:
     tool_call: ToolCall | None = None
     tool_result: dict[str, Any] | None = None
     errors: tuple[StepError, ...] = ()
+    #: An `ask_user` call's answer: who gave it (`interaction.USER`, `CALLBACK`, `PREPARED`; None: a script, a trace).
+    answered_by: str | None = None
 
 
 #: A chat that has no answer yet (made once: `ask` starts from it at every step).
@@ -101,6 +114,15 @@ class StepFailed(Exception):
         self.operation = operation
 
 
+class WaitForUser(Exception):
+    """A journaled run's `ask_user` call that nobody can answer: the loop persists the run as waiting."""
+
+    def __init__(self, question: str, options: tuple[str, ...] | None) -> None:
+        super().__init__(question)
+        self.question = question
+        self.options = options
+
+
 @attrs.define
 class RunOptions:
     """Knobs of one run."""
@@ -116,8 +138,14 @@ class RunOptions:
     step_deadline_s: float | None = None
     #: Longest Retry-After wait honoured between two attempts (a server asking for more is not waited for).
     max_retry_wait_s: float = 60.0
-    #: The folder the run's tools run in, recorded in the trace's header (None: not recorded).
+    #: The folder the run's tools run in, recorded in the trace's header (None: not recorded; the place `workdir`
+    #: and the world of the terminals' predicates are then the process's current folder).
     workdir: str | None = None
+    #: The skill's folder, the place `skill_dir` (None: the run has none; a machine that uses it is refused).
+    skill_dir: str | None = None
+    #: The `ask_user` implementation the run's tools call (an `interaction.AskUser`), so each answer's step can
+    #: record who gave it; None: not recorded.
+    user: Any = None
 
 
 @attrs.frozen
@@ -136,6 +164,10 @@ class RunResult:
     edges: tuple[tuple[str, int], ...] = ()
     missing_evidence: tuple[str, ...] = ()
     reason: EndReason | None = None
+    #: The run waits for the user's answer (outcome `waiting`): the question, its menu, the step and state asking.
+    waiting: Wait | None = None
+    #: The predicates of the terminal the run arrived at, judged over the world (also in `evidence`).
+    predicates: tuple[Verdict, ...] = ()
 
 
 @attrs.frozen(slots=False)  # (as Operation)
@@ -167,7 +199,8 @@ class Stepped:
                     tool_name=op.tool_call.tool if op.tool_call is not None else None, tool_call=op.tool_call,
                     raw_output=op.raw_output, retries=op.retries, errors=self.errors, output=op.output,
                     label=op.label, warnings=self.warnings, latency_ms=self.latency_ms, edge=self.edge,
-                    assignments=self.assignments, target=self.target, tool_result=op.tool_result)
+                    assignments=self.assignments, target=self.target, tool_result=op.tool_result,
+                    answered_by=op.answered_by)
 
 
 def machine_hash(text: str) -> str:
@@ -196,6 +229,39 @@ def parse_inputs(machine: Machine, given: dict[str, Any]) -> dict[str, Any]:
         values[v.name] = coerce(value, v.type)
     if problems:
         raise RunError("; ".join(problems))
+    return values
+
+
+def uses_variable(machine: Machine, name: str) -> bool:
+    """True when some state, edge, initialiser or predicate of the machine reads `name`."""
+    for st in machine.states.values():
+        if name in st.reads or name in st.requires:
+            return True
+        exprs: list[ir.Expr | None] = [*st.predicates, *(v for _, v in st.call.args)] if st.call else [*st.predicates]
+        for e in st.edges:
+            exprs += [e.guard, *(a.value for a in e.assigns)]
+        if any(name in ir.variables(x) for x in exprs if x is not None):
+            return True
+    return any(v.init is not None and name in ir.variables(v.init) for v in machine.variables.values())
+
+
+def place_values(machine: Machine, workdir: str | None, skill_dir: str | None, *,
+                 required: bool = True) -> dict[str, Any]:
+    """The values of the machine's place variables: `workdir` (default: the current folder) and `skill_dir`, as
+    absolute paths. RunError (with `required`) when the machine uses `skill_dir` and the run has none."""
+    values: dict[str, Any] = {}
+    for v in machine.variables.values():
+        if v.kind != "place":
+            continue
+        if v.name == "workdir":
+            values[v.name] = os.path.abspath(workdir or os.getcwd())
+        elif v.name == "skill_dir" and skill_dir is not None:
+            values[v.name] = os.path.abspath(skill_dir)
+        elif v.name == "skill_dir":
+            if required and uses_variable(machine, v.name):
+                raise RunError(f"`{machine.name}` uses `skill_dir`, but this run has no skill folder: give "
+                               "--skill-dir DIR (the API: RunConfig(skill_dir=…)), or run a machine whose `source` "
+                               "names its skill document")
     return values
 
 
@@ -266,7 +332,9 @@ class Interpreter:
     `run` starts a run, `resume` continues one, `run_from` runs the loop from variables the caller gives, `step` runs
     one state. The operations are public methods: `ask` (model and judge states) and `call_tool` (tool states) return
     an `Answer` (the variables after the operation and the typed `Operation` its step records) or raise
-    `StepFailed`; a subclass that answers operations another way (refine's replayer) overrides them.
+    `StepFailed`; a subclass that answers operations another way (refine's replayer) overrides them. `judge`
+    gives a terminal's predicates their verdicts on arrival (over the work folder, or as a replayed trace
+    recorded them).
     """
 
     def __init__(self, machine: Machine, executor: Executor, tools: ToolSource, options: RunOptions,
@@ -279,6 +347,9 @@ class Interpreter:
         self.hash = machine_hash(source_text)
         self.prompts = Prompts(machine)
         self._journal_redactor: Redactor | None = None
+        self._answer: Wait | None = None  # the answer a resumed waiting step gets, once
+        self._can_wait = False  # inside a journaled run's loop: an `ask_user` nobody answers makes the run wait
+        self._world: World | None = None
         missing = self.tools.missing(machine)
         if missing:
             raise RunError("no implementation for tool" + ("s " if len(missing) > 1 else " ")
@@ -290,6 +361,7 @@ class Interpreter:
         """Start a new run."""
         values = parse_inputs(self.machine, scrub(inputs))
         env = initial_env(self.machine, values)
+        env.update(place_values(self.machine, self.options.workdir, self.options.skill_dir))
         journal = self.options.journal
         run_id = journal.start(self.options.machine_path, self.hash, self._private(values),
                                self.options.executor_spec,
@@ -323,7 +395,8 @@ class Interpreter:
         problems = self._env_problems(env)
         if problems:
             raise RunError("; ".join(problems))
-        return self._loop(None, dict(env), start, step, TraceWriter(None, {}))
+        places = place_values(self.machine, self.options.workdir, self.options.skill_dir, required=False)
+        return self._loop(None, {**places, **env}, start, step, TraceWriter(None, {}))
 
     def _secrets(self) -> dict[str, str]:
         return named_secrets(self.options.secrets)
@@ -334,8 +407,13 @@ class Interpreter:
             self._journal_redactor = Redactor(self._secrets(), _journal_placeholder)
         return self._journal_redactor(value)
 
-    def resume(self, run_id: str) -> RunResult:
-        """Continue a run after its last committed step."""
+    def resume(self, run_id: str, answer: str | None = None) -> RunResult:
+        """Continue a run after its last committed step; `answer`: the user's answer to the question it waits on.
+
+        A waiting run needs the answer (RunError without one); an answer to a run that is not waiting (never was,
+        or was answered already) is refused (RunError), and so is one that is not on the question's menu (the run
+        stays waiting). The answer is taken once: the step that asked gets it as its tool result.
+        """
         journal = self.options.journal
         if journal is None:
             raise RunError("resuming needs the run journal")
@@ -347,13 +425,21 @@ class Interpreter:
                 raise RunError(f"run `{run_id}` was made with another version of the machine (hash "
                                f"{info.machine_hash}, now {self.hash})")
             if info.status == "done":
-                raise RunError(f"run `{run_id}` already finished ({info.outcome})")
+                raise RunError(f"run `{run_id}` already finished ({info.outcome})"
+                               + ("; it waits for no answer" if answer is not None else ""))
+            self._answer = self._take_answer(journal, run_id, info.status, answer)
             point = journal.checkpoint(run_id)
             inputs = restore_secrets(info.inputs, run_id)
             if point is None:
                 env, state, step = initial_env(self.machine, parse_inputs(self.machine, inputs)), self.machine.start, 0
             else:
                 env, state, step = restore_secrets(point.env, run_id), point.state, point.step + 1
+            env.update(place_values(self.machine, self.options.workdir, self.options.skill_dir))
+            if self._answer is None:
+                self._answer = journal.answered(run_id, step)  # answered before a crash kept the step from committing
+            if self._answer is not None and (self._answer.step, self._answer.state) != (step, state):
+                raise JournalError(f"run `{run_id}` is damaged: its question was asked by `{self._answer.state}` at "
+                                   f"step {self._answer.step}, but it resumes at `{state}`, step {step}")
             self._check_resumed(run_id, env, state)
             writer = TraceWriter(info.trace_path, self._secrets(), append=True)
             self._fill_trace(writer, info.trace_path, journal.steps(run_id))
@@ -362,6 +448,24 @@ class Interpreter:
             lease.release()
             raise
         return self._loop(run_id, env, state, step, writer, lease)
+
+    @staticmethod
+    def _take_answer(journal: Journal, run_id: str, status: str, answer: str | None) -> Wait | None:
+        """The answer a resumed run's waiting step gets (recorded in the journal, once), or None; RunError when a
+        waiting run has none, a run that is not waiting is given one, or the answer is not on the menu."""
+        wait = journal.waiting(run_id) if status == "waiting" else None
+        if wait is None:
+            if answer is not None:
+                raise RunError(f"run `{run_id}` is not waiting for an answer (it is {status}); an answer is given "
+                               "once, to the question a run waits on")
+            return None
+        if answer is None:
+            raise RunError(f"run `{run_id}` waits for the user's answer to {wait.question!r}; resume it with "
+                           "--answer TEXT" + (f" (one of: {', '.join(wait.options)})" if wait.options else ""))
+        problem = menu_problem(answer, wait.options)
+        if problem is not None:
+            raise RunError(f"{problem}; run `{run_id}` still waits")
+        return journal.answer(run_id, answer)
 
     def _check_resumed(self, run_id: str, env: dict, state: str) -> None:
         """A journal's state must fit the machine: known state, every value of its declared type."""
@@ -398,8 +502,11 @@ class Interpreter:
     # ------------------------------------------------------------ the loop
 
     def _header(self, run_id: str | None, inputs: dict[str, Any], resumed_from: int | None) -> RunHeader:
-        return new_header(self.machine.name, "machine", self.options.executor_spec, inputs, machine_hash=self.hash,
-                          run_id=run_id, resumed_at_step=resumed_from, workdir=self.options.workdir)
+        header = new_header(self.machine.name, "machine", self.options.executor_spec, inputs, machine_hash=self.hash,
+                            run_id=run_id, resumed_at_step=resumed_from, workdir=self.options.workdir)
+        if self.options.skill_dir is not None:
+            header = attrs.evolve(header, extra={"skillc.skill_dir": os.path.abspath(self.options.skill_dir)})
+        return header
 
     def _loop(self, run_id, env: dict, state: str, step: int, writer: TraceWriter,
               lease: Lease | None = None) -> RunResult:
@@ -412,17 +519,34 @@ class Interpreter:
         on_step = self.on_step
         recorded = writer.active or journal is not None or on_step is not None
         finished = False
+        waiting: Wait | None = None
+        verdicts: tuple[Verdict, ...] = ()
+        self._can_wait = journal is not None
         try:
             while True:
                 st = self.machine.states[state]
                 if st.is_terminal:
+                    if st.predicates:
+                        verdicts = self.judge(st, env)
+                        failed = next((v for v in verdicts if not v.holds), None)
+                        if failed is not None:
+                            reason = EndReason("predicate", f"requires {failed.predicate}: {failed.reason or 'false'}",
+                                               step - 1 if step > 0 else None, st.name)
+                            state = FALLBACK
                     break
                 visited.append(state)
                 if step >= self.options.max_steps:
                     reason = EndReason("step_limit", f"step limit {self.options.max_steps} reached", step, state)
                     state = FALLBACK
                     break
-                moved = self._step(st, env, step)
+                try:
+                    moved = self._step(st, env, step)
+                except WaitForUser as asked:
+                    assert journal is not None and run_id is not None
+                    visited.pop()  # the state asked and waits: its step has not run
+                    waiting = Wait(run_id, step, st.name, asked.question, asked.options)
+                    journal.wait(run_id, step, st.name, asked.question, asked.options)
+                    break
                 env, state, edge = moved.env, moved.target, moved.edge
                 if edge is not None:
                     taken.append((st.name, edge))
@@ -441,13 +565,19 @@ class Interpreter:
                     if on_step is not None:
                         on_step(record, env)
                 step += 1
+            if waiting is not None:
+                self._can_wait = False
+                return RunResult(run_id, "waiting", waiting.state, {}, step,
+                                 str(writer.path) if writer.path else None, None, tuple(visited), tuple(taken),
+                                 waiting=waiting)
             terminal = self.machine.states[state]
             evidence = {r: env.get(r) for r in terminal.requires}
+            evidence.update((v.predicate, v.holds) for v in verdicts)
             outcome: Outcome = terminal.outcome or "failed"
             error = reason.message if reason is not None and reason.kind != "edge" else None
             writer.write_record(Footer(terminal=terminal.name, outcome=outcome, evidence=evidence, steps=step,
                                        error=error, reason=reason, input_tokens=tokens_in, output_tokens=tokens_out,
-                                       latency_ms=round(latency, 3)))
+                                       latency_ms=round(latency, 3), predicates=verdicts))
             if journal is not None:
                 journal.finish(run_id, outcome)
             finished = True
@@ -459,13 +589,14 @@ class Interpreter:
                 journal.interrupt(run_id)  # still resumable; `interrupted` says it did not simply crash
             raise
         finally:
+            self._can_wait = False
             writer.close()
             if lease is not None:
                 lease.release(remove=finished)
         missing = tuple(r for r in terminal.requires if r not in env)
         return RunResult(run_id, outcome, terminal.name, evidence, step,
                          str(writer.path) if writer.path else None, error, tuple(visited), tuple(taken), missing,
-                         reason)
+                         reason, predicates=verdicts)
 
     def step(self, state: str, env: Mapping[str, Any], index: int = 0) -> Stepped:
         """Run one state from the given variables: its operation, then the first edge whose guard holds.
@@ -593,15 +724,38 @@ class Interpreter:
             args = {name: evaluate(value, env) for name, value in call.args}
         except EvalError as exc:
             raise StepFailed(StepError("arguments", f"cannot build the arguments of `{tool.name}`: {exc}")) from None
+        asks = tool.name == "ask_user"
+        if asks and args.get("options") is None and tool.param("options") is not None:
+            labels = self.menu(st)
+            if labels is not None:  # the answer goes into an enum: its labels are the menu
+                args["options"] = list(labels)
         done = Operation("execute_tool", tool_call=ToolCall(tool.name, args))
+        answered_by = None
+        user = self.options.user
         try:
-            result = self.tools.result(st.name, tool, args)
+            if asks and self._answer is not None and self._answer.state == st.name:
+                result: Any = {"answer": self._answer.answer}  # the user's answer to the question the run waited on
+                self._answer, answered_by = None, "user"
+            else:
+                if asks and user is not None:
+                    user.last_source = None
+                result = self.tools.result(st.name, tool, args)
+                if asks and user is not None:
+                    answered_by = user.last_source
         except ExecutorError as exc:
             if exc.kind == "divergence":
                 raise StepFailed(StepError("divergence", str(exc)), done) from None
             raise StepFailed(StepError("tool", f"tool `{tool.name}` failed: {exc}"), done) from None
+        except NeedsUser as exc:
+            if self._can_wait:
+                raise WaitForUser(exc.question, exc.options) from None
+            raise StepFailed(StepError("needs_user", str(exc)), done) from None
         except ToolError as exc:
+            if exc.effects is not None:  # what a kit call did before it failed (a command that timed out)
+                done = attrs.evolve(done, tool_call=ToolCall(tool.name, args, exc.effects))
             raise StepFailed(StepError("tool", f"tool `{tool.name}` failed: {exc}"), done) from None
+        if (effects := effects_of(result)) is not None:  # a kit call's effects, for the trace
+            done = attrs.evolve(done, tool_call=ToolCall(tool.name, args, effects))
         if not isinstance(result, dict):
             raise StepFailed(StepError("tool", f"tool `{tool.name}` returned {type(result).__name__}, not its "
                                                "results"), done)
@@ -610,8 +764,70 @@ class Interpreter:
         if problems:
             raise StepFailed(StepError("tool", f"tool `{tool.name}` returned invalid results: " + "; ".join(problems)),
                              done)
-        return Answer(new_env, attrs.evolve(done, tool_result=result,
+        return Answer(new_env, attrs.evolve(done, tool_result=result, answered_by=answered_by,
                                             output={var: new_env[var] for var, _ in st.bindings}))
+
+    def menu(self, st: State) -> tuple[str, ...] | None:
+        """An `ask_user` state's menu when it gives no `options`: the labels of the enum its `answer` goes into."""
+        for var, res in st.bindings:
+            if res == "answer" and var in self.machine.variables:
+                t = T.strip_optional(self.machine.variables[var].type)
+                if isinstance(t, T.EnumT):
+                    return tuple(t.labels)
+        return None
+
+    def judge(self, terminal: State, env: Mapping[str, Any]) -> tuple[Verdict, ...]:
+        """The verdicts of a terminal's predicates, judged over the world on arrival (a replay's executor that
+        recorded them answers instead: `verdicts(terminal)`). A predicate that cannot be evaluated (a missing file,
+        a path outside the work folder) does not hold; the reason says why."""
+        recorded = getattr(self.executor, "verdicts", None)
+        if callable(recorded):
+            found: tuple[Verdict, ...] = recorded(terminal)
+            return found
+        if self._world is None:
+            self._world = WorkFolder(self.options.workdir or os.getcwd())
+        return tuple(verdict(terminal.name, p, env, self._world) for p in terminal.predicates)
+
+
+def verdict(terminal: str, predicate: ir.Expr, env: Mapping[str, Any], world: World) -> Verdict:
+    """One predicate judged: whether it holds, and why not (the failure of its evaluation, or what was false)."""
+    from skillc.ir.printexpr import show_expr
+
+    text = show_expr(predicate)
+    try:
+        holds = evaluate(predicate, env, world)
+    except EvalError as exc:
+        return Verdict(terminal, text, False, str(exc))
+    if holds is True:
+        return Verdict(terminal, text, True)
+    return Verdict(terminal, text, False, why_false(predicate, env, world))
+
+
+def why_false(e: ir.Expr, env: Mapping[str, Any], world: World) -> str:
+    """Why a predicate that evaluated to false is false, in words (best effort: the values it compared)."""
+    def value(x: ir.Expr) -> str:
+        try:
+            return json.dumps(evaluate(x, env, world), ensure_ascii=False)[:200]
+        except (EvalError, TypeError, ValueError):
+            return "?"
+
+    try:
+        if isinstance(e, ir.Call) and e.func == "exists":
+            return "no such file in the work folder"
+        if isinstance(e, ir.Not) and isinstance(e.operand, ir.Call) and e.operand.func == "exists":
+            return "it exists in the work folder"
+        if isinstance(e, ir.BinOp) and e.op == "and":
+            part = e.left if not evaluate(e.left, env, world) else e.right
+            return why_false(part, env, world)
+        if isinstance(e, ir.BinOp) and e.op in ("==", "!=", "<", "<=", ">", ">="):
+            from skillc.ir.printexpr import show_expr
+
+            shown = [(show_expr(x), value(x)) for x in (e.left, e.right) if not isinstance(x, (ir.Const, ir.Label))]
+            if shown:
+                return "false (" + ", ".join(f"{name} is {v}" for name, v in shown) + ")"
+    except EvalError as exc:
+        return str(exc)
+    return "false"
 
 
 def bind_results(machine: Machine, st: State, env: Mapping[str, Any],

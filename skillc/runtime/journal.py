@@ -11,6 +11,11 @@ journal, so the kernel releases it when its holder dies, even by SIGKILL; a
 second `--resume` of a leased run is refused (SKM502) instead of repeating tool
 steps.
 
+Waiting: a run whose `ask_user` call has nobody to answer is marked `waiting` with the question (`wait`),
+and the question is kept in the `waits` table. `answer` takes the user's answer once, under the run's lease:
+the run becomes `running` again and the interpreter hands the answer to that step when it resumes; a run that
+is not waiting (never was, or was already answered) refuses another answer.
+
 Secrets: the journal is created 0600 (owner only) because it holds the run's
 inputs and variable state, and values of credential-like environment variables
 are stored as `[redacted:$NAME]` placeholders, put back from the environment on
@@ -55,12 +60,26 @@ CREATE TABLE IF NOT EXISTS steps (
   record TEXT NOT NULL,
   PRIMARY KEY (run_id, step)
 );
+CREATE TABLE IF NOT EXISTS waits (
+  run_id TEXT NOT NULL REFERENCES runs(run_id),
+  step INTEGER NOT NULL,
+  state TEXT NOT NULL,
+  question TEXT NOT NULL,
+  options TEXT,
+  answer TEXT,
+  created REAL NOT NULL,
+  answered REAL,
+  PRIMARY KEY (run_id, step)
+);
 """
 _COLUMNS = {
     "runs": ["run_id", "machine_path", "machine_hash", "inputs", "executor", "trace_path", "status", "outcome",
              "created"],
     "steps": ["run_id", "step", "state", "next_state", "env", "record"],
+    "waits": ["run_id", "step", "state", "question", "options", "answer", "created", "answered"],
 }
+#: Tables a journal written by an older skillc lacks; they are added when it is opened.
+_ADDED = frozenset({"waits"})
 APPLICATION_ID = 0x536B4D4A  # "SkMJ": marks the SQLite file as a skillc journal
 _RUN_ID = re.compile(r"^[0-9a-f]{12}$")
 
@@ -96,6 +115,18 @@ class Checkpoint:
     step: int
     state: str
     env: dict
+
+
+@attrs.frozen
+class Wait:
+    """A question a run waits on: at `step` (the step that asks), in tool state `state`; `answer` once given."""
+
+    run_id: str
+    step: int
+    state: str
+    question: str
+    options: tuple[str, ...] | None = None
+    answer: str | None = None
 
 
 class Lease:
@@ -157,6 +188,8 @@ class Journal:
         if tables:
             for table, columns in _COLUMNS.items():
                 found = [r[1] for r in self.db.execute(f"PRAGMA table_info({table})")]
+                if not found and table in _ADDED:
+                    continue  # an older journal: the table is created below
                 if found != columns:
                     raise sqlite3.DatabaseError(f"it is not a skillc journal (table `{table}` "
                                                 f"{'is missing' if not found else 'has other columns'})")
@@ -200,6 +233,66 @@ class Journal:
     def finish(self, run_id: str, outcome: str) -> None:
         self._sql("finishing the run", "UPDATE runs SET status = 'done', outcome = ? WHERE run_id = ?",
                   (outcome, run_id))
+
+    def wait(self, run_id: str, step: int, state: str, question: str, options: tuple[str, ...] | None) -> None:
+        """Mark a run waiting for the user's answer to `question`, asked by `state` at `step`."""
+        try:
+            with self.db:
+                self.db.execute("BEGIN IMMEDIATE")
+                self.db.execute("INSERT OR REPLACE INTO waits VALUES (?, ?, ?, ?, ?, NULL, ?, NULL)",
+                                (run_id, step, state, question, None if options is None else json.dumps(options),
+                                 time.time()))
+                self.db.execute("UPDATE runs SET status = 'waiting' WHERE run_id = ?", (run_id,))
+        except sqlite3.Error as exc:
+            raise JournalError(f"the run journal {self.path} failed while saving the question of step {step}: "
+                               f"{_reason(exc)}") from None
+
+    def waiting(self, run_id: str) -> Wait | None:
+        """The question a run waits on (None: it waits on none)."""
+        info = self.info(run_id)
+        if info.status != "waiting":
+            return None
+        row = self._sql("reading the question", "SELECT step, state, question, options, answer FROM waits WHERE "
+                        "run_id = ? AND answer IS NULL ORDER BY step DESC LIMIT 1", (run_id,)).fetchone()
+        if row is None:
+            raise JournalError(f"run `{run_id}` in {self.path} is damaged (it waits, but on no question)")
+        return self._wait(run_id, row)
+
+    def answer(self, run_id: str, answer: str) -> Wait:
+        """Give a waiting run its answer, once (the caller holds the run's lease); JournalError if it is not waiting.
+
+        The run becomes `running`; the answer stays with the question until the step that asked commits.
+        """
+        try:
+            with self.db:
+                self.db.execute("BEGIN IMMEDIATE")
+                row = self.db.execute("SELECT status FROM runs WHERE run_id = ?", (run_id,)).fetchone()
+                wait = self.db.execute("SELECT step, state, question, options, answer FROM waits WHERE run_id = ? "
+                                       "AND answer IS NULL ORDER BY step DESC LIMIT 1", (run_id,)).fetchone()
+                if row is None or row[0] != "waiting" or wait is None:
+                    raise _NotWaiting()
+                self.db.execute("UPDATE waits SET answer = ?, answered = ? WHERE run_id = ? AND step = ?",
+                                (answer, time.time(), run_id, wait[0]))
+                self.db.execute("UPDATE runs SET status = 'running' WHERE run_id = ?", (run_id,))
+        except _NotWaiting:
+            raise JournalError(f"run `{run_id}` is not waiting for an answer") from None
+        except sqlite3.Error as exc:
+            raise JournalError(f"the run journal {self.path} failed while saving the answer: {_reason(exc)}") from None
+        return attrs.evolve(self._wait(run_id, wait), answer=answer)
+
+    def answered(self, run_id: str, step: int) -> Wait | None:
+        """The question asked at `step`, if it has been answered (the answer the resumed step takes)."""
+        row = self._sql("reading the answer", "SELECT step, state, question, options, answer FROM waits WHERE "
+                        "run_id = ? AND step = ? AND answer IS NOT NULL", (run_id, step)).fetchone()
+        return None if row is None else self._wait(run_id, row)
+
+    def _wait(self, run_id: str, row: tuple) -> Wait:
+        options = None if row[3] is None else self._decode(run_id, "question's options", row[3])
+        if not isinstance(row[0], int) or not isinstance(row[1], str) or not isinstance(row[2], str) or not (
+                options is None or isinstance(options, list) and all(isinstance(o, str) for o in options)) or not (
+                row[4] is None or isinstance(row[4], str)):
+            raise JournalError(f"run `{run_id}` in {self.path} is damaged (its question has wrong-typed fields)")
+        return Wait(run_id, row[0], row[1], row[2], None if options is None else tuple(options), row[4])
 
     def interrupt(self, run_id: str) -> None:
         """Mark a run stopped by an error skillc did not expect; it stays resumable."""
@@ -247,6 +340,10 @@ class Journal:
 
     def close(self) -> None:
         self.db.close()
+
+
+class _NotWaiting(Exception):
+    """Inside `answer`'s transaction: the run waits on no question (rolled back, then reported)."""
 
 
 def _reason(exc: BaseException) -> str:

@@ -36,8 +36,10 @@ TRACE_VERSION: Final = 2
 
 #: Why a step failed. `other`: a version-1 message that names none of the kinds below.
 ErrorKind: TypeAlias = Literal["executor", "invalid_output", "tool", "arguments", "divergence", "deadline",
-                               "counter", "assignment", "no_edge", "step_limit", "other"]
+                               "counter", "assignment", "no_edge", "step_limit", "needs_user", "predicate",
+                               "other"]
 #: Why a run ended in the fallback: a step error's kind, or `edge` (an edge that leads to the fallback fired).
+#: `needs_user`: `ask_user` had nobody to answer; `predicate`: a terminal's predicate did not hold on arrival.
 EndKind: TypeAlias = Literal[ErrorKind, "edge"]
 StepKind: TypeAlias = Literal["model", "judge", "tool", "turn"]
 Mode: TypeAlias = Literal["machine", "native", "prompt-only"]
@@ -212,24 +214,38 @@ class EndReason:
 
 @attrs.frozen
 class ToolCall:
-    """A tool called with arguments."""
+    """A tool called with arguments, and what the call did to the world.
+
+    `effects`: one JSON object per effect of a kit call (`{"op": "write", "path": "r.md", "bytes": 12,
+    "sha256": "..."}`, `{"op": "bash", "exit_code": 0, "duration_ms": 8.1, "cwd": "."}`, ...); None when the
+    tool reports none (a Python tool, a script's or a replayed result, a trace written before effects were
+    recorded). An optional key inside `tool_call`: older readers ignore it, so the format version stays.
+    """
 
     tool: str
     args: JSONObject
+    effects: tuple[JSONObject, ...] | None = None
 
     def to_json(self) -> dict[str, Any]:
         """The call as written."""
-        return {"tool": self.tool, "args": dict(self.args)}
+        out: dict[str, Any] = {"tool": self.tool, "args": dict(self.args)}
+        if self.effects is not None:
+            out["effects"] = [dict(e) for e in self.effects]
+        return out
 
     @classmethod
     def from_json(cls, value: object) -> ToolCall:
-        """A call as written."""
+        """A call as written (with or without `effects`)."""
         if not isinstance(value, dict):
             raise RecordError(f"`tool_call` is {_kind(value)}, not an object")
         tool = _str(value, "tool")
         if tool is None:
             raise RecordError("`tool_call` names no `tool`")
-        return cls(tool, _obj(value, "args") or {})
+        effects = value.get("effects")
+        if effects is not None and not (isinstance(effects, list) and all(isinstance(e, dict) for e in effects)):
+            raise RecordError("`tool_call.effects` must be a list of objects")
+        return cls(tool, _obj(value, "args") or {},
+                   None if effects is None else tuple(cast("list[JSONObject]", effects)))
 
 
 _HEADER_KEYS: Final = frozenset({"type", "skillc.trace_version", "skillc.version", "skillc.machine",
@@ -308,7 +324,8 @@ _STEP_KEYS: Final = frozenset({"type", "step", "state", "kind", "inputs", "gen_a
                                "skillc.prompt_chars", "gen_ai.request.model", "gen_ai.usage.input_tokens",
                                "gen_ai.usage.output_tokens", "gen_ai.tool.name", "tool_call", "skillc.raw_output",
                                "skillc.retries", "skillc.errors", "output", "label", "skillc.warnings",
-                               "skillc.latency_ms", "edge", "assignments", "target", "tool_result"})
+                               "skillc.latency_ms", "edge", "assignments", "target", "tool_result",
+                               "skillc.answered_by"})
 
 
 @attrs.frozen(kw_only=True)
@@ -342,6 +359,9 @@ class Step:
     assignments: JSONObject | None = None
     target: str | None = None
     tool_result: JSONObject | None = None
+    #: An `ask_user` step: who answered (`user`: a person, on the terminal or by `--resume --answer`;
+    #: `callback`: the API's answer function; `prepared`: an answer given in advance, as a bench task's).
+    answered_by: str | None = None
     extra: JSONObject = attrs.field(factory=dict)
 
     def to_json(self) -> dict[str, Any]:
@@ -374,6 +394,7 @@ class Step:
         _put(out, "assignments", None if self.assignments is None else dict(self.assignments))
         _put(out, "target", self.target)
         _put(out, "tool_result", None if self.tool_result is None else dict(self.tool_result))
+        _put(out, "skillc.answered_by", self.answered_by)
         out.update(self.extra)
         return out
 
@@ -398,13 +419,39 @@ class Step:
                    label=_str(obj, "label"), warnings=_texts(obj, "skillc.warnings"),
                    latency_ms=_float(obj, "skillc.latency_ms"), edge=_int(obj, "edge"),
                    assignments=_obj(obj, "assignments"), target=_str(obj, "target"),
-                   tool_result=_obj(obj, "tool_result"),
+                   tool_result=_obj(obj, "tool_result"), answered_by=_str(obj, "skillc.answered_by"),
                    extra={k: v for k, v in obj.items() if k not in _STEP_KEYS})
+
+
+@attrs.frozen
+class Verdict:
+    """A terminal's predicate judged on arrival: its text, whether it held, and why not (a message)."""
+
+    terminal: str
+    predicate: str
+    holds: bool
+    reason: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        """The verdict as written in the footer's `skillc.predicates`."""
+        out: dict[str, Any] = {"terminal": self.terminal, "predicate": self.predicate, "holds": self.holds}
+        _put(out, "reason", self.reason)
+        return out
+
+    @classmethod
+    def from_json(cls, value: object) -> Verdict:
+        """A verdict as written."""
+        if not isinstance(value, dict):
+            raise RecordError(f"a predicate verdict is {_kind(value)}, not an object")
+        terminal, predicate, holds = _str(value, "terminal"), _str(value, "predicate"), value.get("holds")
+        if terminal is None or predicate is None or not isinstance(holds, bool):
+            raise RecordError("a predicate verdict needs `terminal`, `predicate` and a Boolean `holds`")
+        return cls(terminal, predicate, holds, _str(value, "reason"))
 
 
 _FOOTER_KEYS: Final = frozenset({"type", "skillc.terminal", "skillc.outcome", "skillc.evidence", "skillc.steps",
                                  "skillc.error", "skillc.reason", "gen_ai.usage.input_tokens",
-                                 "gen_ai.usage.output_tokens", "skillc.latency_ms"})
+                                 "gen_ai.usage.output_tokens", "skillc.latency_ms", "skillc.predicates"})
 
 
 @attrs.frozen(kw_only=True)
@@ -424,6 +471,9 @@ class Footer:
     input_tokens: int | None = None
     output_tokens: int | None = None
     latency_ms: float | None = None
+    #: The predicates of the terminal the run arrived at, judged over the world (a failing one sent it to the
+    #: fallback); replay reads them from here instead of looking at the world again.
+    predicates: tuple[Verdict, ...] = ()
     extra: JSONObject = attrs.field(factory=dict)
 
     def to_json(self) -> dict[str, Any]:
@@ -435,6 +485,8 @@ class Footer:
         out["gen_ai.usage.input_tokens"] = self.input_tokens
         out["gen_ai.usage.output_tokens"] = self.output_tokens
         _put(out, "skillc.latency_ms", self.latency_ms)
+        if self.predicates:
+            out["skillc.predicates"] = [v.to_json() for v in self.predicates]
         out.update(self.extra)
         return out
 
@@ -442,12 +494,16 @@ class Footer:
     def from_json(cls, obj: JSONObject) -> Footer:
         """A footer as written (version 1 has no `skillc.reason`)."""
         reason = obj.get("skillc.reason")
+        verdicts = obj.get("skillc.predicates")
+        if verdicts is not None and not isinstance(verdicts, list):
+            raise RecordError(f"`skillc.predicates` is {_kind(verdicts)}, not a list")
         return cls(terminal=_str(obj, "skillc.terminal"),
                    outcome=cast("Outcome | None", _choice(obj, "skillc.outcome", OUTCOMES)),
                    evidence=_obj(obj, "skillc.evidence") or {}, steps=_int(obj, "skillc.steps"),
                    error=_str(obj, "skillc.error"), reason=None if reason is None else EndReason.from_json(reason),
                    input_tokens=_int(obj, "gen_ai.usage.input_tokens"),
                    output_tokens=_int(obj, "gen_ai.usage.output_tokens"), latency_ms=_float(obj, "skillc.latency_ms"),
+                   predicates=tuple(Verdict.from_json(v) for v in verdicts or ()),
                    extra={k: v for k, v in obj.items() if k not in _FOOTER_KEYS})
 
 

@@ -63,7 +63,7 @@ _CLASSES = [
      {"READS", "WRITES", "PROMPT", "WHEN"}),
     (codes.EXPECTED_MACHINE_ITEM, "unexpected {found} inside a machine", "not a declaration",
      "declarations start with `doc`, `source`, `tool`, `record`, `enum`, `input`, `var`, `counter`, "
-     "`start`, `model`, `judge`, `terminal`, `fallback`, `rule` or `use`",
+     "`start`, `model`, `judge`, `terminal`, `fallback`, `rule`, `use` or `allow`",
      {"MODEL", "JUDGE", "INPUT", "VAR", "COUNTER", "TERMINAL", "RULE"}),
     (codes.EXPECTED_TOP_LEVEL_ITEM, "unexpected {found} at the top level of the file", "not allowed here",
      "a file holds `import`, `record`, `enum`, `fragment` and `machine` declarations",

@@ -10,7 +10,7 @@ and the comments before its closing brace (`end_comments`).
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from typing import Union
 
 import attrs
@@ -144,6 +144,27 @@ class SetLit(Expr):
     items: tuple[Expr, ...]
 
 
+def dotted_name(e: Expr) -> str | None:
+    """`a.b.c` as one name when the expression is written as names and dots only, else None."""
+    parts: list[str] = []
+    while isinstance(e, Field):
+        parts.append(e.name)
+        e = e.obj
+    if not isinstance(e, Name):
+        return None
+    parts.append(e.id)
+    return ".".join(reversed(parts))
+
+
+def name_expr(dotted: str) -> Expr:
+    """The expression a (dotted) name is written as: `a.b` is `Field(Name(a), b)`."""
+    head, *rest = dotted.split(".")
+    out: Expr = Name(head)
+    for part in rest:
+        out = Field(out, part)
+    return out
+
+
 # ---------------------------------------------------------------- types
 
 
@@ -250,6 +271,12 @@ class ToolDecl(Stmt):
     name: str
     params: tuple[Param, ...]
     results: tuple[Param, ...]
+    #: `from mcp "docs"`: the MCP server (a name of `[tool.skillc.mcp]`) that serves the tool; None: not MCP.
+    mcp: str | None = None
+    #: `as "get-page"`: the tool's name on that server, when it is not `name`.
+    remote: str | None = None
+    #: Where the server's name is (for diagnostics about it).
+    mcp_span: Span | None = attrs.field(default=None, eq=False, repr=False)
 
 
 @attrs.frozen
@@ -326,9 +353,25 @@ class Edge(Stmt):
     assigns: tuple[Assign, ...] = ()
 
 
+def _evidence(items: Iterable[Expr | str]) -> tuple[Expr, ...]:
+    """Evidence items as expressions; a (dotted) name may be given as text."""
+    return tuple(name_expr(i) if isinstance(i, str) else i for i in items)
+
+
 @attrs.frozen
 class Requires(Stmt):
-    names: tuple[str, ...]
+    """`requires answer, status == 0, exists("report.md")`: a terminal's evidence, in order.
+
+    A (dotted) name is a variable that must hold a value on arrival; any other item is a Boolean
+    predicate. Items may be given as text for names (`Requires(("answer",))`).
+    """
+
+    evidence: tuple[Expr, ...] = attrs.field(converter=_evidence)
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        """The items written as (dotted) names, in order (predicates left out)."""
+        return tuple(name for name in map(dotted_name, self.evidence) if name is not None)
 
 
 StateItem = Union[Reads, Writes, Prompt, Call, Doc, From, Edge]
@@ -375,6 +418,22 @@ class Use(Stmt):
     name: str
     bindings: tuple[Binding, ...]
     exits: tuple[Binding, ...] = ()
+
+
+@attrs.frozen
+class UseTools(Stmt):
+    """`use tools KIT` (the whole kit) or `use tools KIT(tool, …)` (those tools of it)."""
+
+    kit: str
+    tools: tuple[str, ...] = ()
+
+
+@attrs.frozen
+class Allow(Stmt):
+    """`allow "Read", "Bash(git diff:*)"`: capability entries in allowed-tools spelling, as written."""
+
+    entries: tuple[str, ...]
+    entry_spans: tuple[Span | None, ...] = attrs.field(default=(), eq=False, repr=False, kw_only=True)
 
 
 @attrs.frozen

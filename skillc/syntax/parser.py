@@ -11,7 +11,7 @@ import math
 import threading
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 import lark
 from lark import Token
@@ -122,16 +122,26 @@ class _Builder(lark.Transformer[Token, n.Module]):
         name = str(ch[1])
         params: tuple[n.Param, ...] = ()
         results: tuple[n.Param, ...] = ()
+        source: _ToolSource | None = None
         seen_arrow = False
         for c in ch[2:]:
             if isinstance(c, Token) and str(c) == "->":
                 seen_arrow = True
+            elif isinstance(c, _ToolSource):
+                source = c
             elif isinstance(c, list):
                 if seen_arrow:
                     results = tuple(c)
                 else:
                     params = tuple(c)
-        return n.ToolDecl(name, params, results, span=self._span(ch))
+        if source is None:
+            return n.ToolDecl(name, params, results, span=self._span(ch))
+        return n.ToolDecl(name, params, results, str(source.server), None if source.remote is None else
+                          str(source.remote), source.server.span, span=self._span(ch))
+
+    def tool_source(self, ch: Children) -> _ToolSource:
+        server, *remote = (v for v in self._values(ch) if isinstance(v, _Str))
+        return _ToolSource(server, remote[0] if remote else None)
 
     def param_list(self, ch: Children) -> list[n.Param]:
         return [c for c in ch if isinstance(c, n.Param)]
@@ -265,7 +275,7 @@ class _Builder(lark.Transformer[Token, n.Module]):
         return n.Fallback(tuple(self._values(ch)), span=self._span(ch))
 
     def requires(self, ch: Children) -> n.Requires:
-        return n.Requires(tuple(str(x) for x in self._values(ch)), span=self._span(ch))
+        return n.Requires(tuple(self._values(ch)), span=self._span(ch))
 
     # ------------------------------------------------------------ rules and uses
 
@@ -292,13 +302,24 @@ class _Builder(lark.Transformer[Token, n.Module]):
         return ("reads", tuple(str(x) for x in self._values(ch)))
 
     def use_decl(self, ch: Children) -> n.Use:
-        v = self._values(ch)
-        bindings = tuple(b for b in v[2:] if isinstance(b, n.Binding))
-        exits = next((x for x in v[2:] if isinstance(x, tuple)), ())
-        return n.Use(str(v[0]), str(v[1]), bindings, exits, span=self._span(ch))
+        # The fragment's name may be the word `tools` (a keyword token, which `_values` leaves out).
+        v = self._values(ch[2:])
+        bindings = tuple(b for b in v[1:] if isinstance(b, n.Binding))
+        exits = next((x for x in v[1:] if isinstance(x, tuple)), ())
+        return n.Use(str(ch[1]), str(v[0]), bindings, tuple(exits), span=self._span(ch))
+
+    def use_tools(self, ch: Children) -> n.UseTools:
+        kit, *tools = (str(t) for t in self._values(ch))
+        return n.UseTools(kit, tuple(tools), span=self._span(ch))
+
+    def allow_decl(self, ch: Children) -> n.Allow:
+        entries = self._values(ch)
+        return n.Allow(tuple(str(e) for e in entries), entry_spans=tuple(e.span for e in entries),
+                       span=self._span(ch))
 
     def use_exits(self, ch: Children) -> tuple[n.Binding, ...]:
-        return tuple(c for c in ch if isinstance(c, n.Binding))
+        # Spanned, so that the `use` ends at the exit list's `)` (a bare tuple has no position).
+        return _Spanned((c for c in ch if isinstance(c, n.Binding)), self._span(ch))
 
     def binding(self, ch: Children) -> n.Binding:
         v = self._values(ch)
@@ -429,6 +450,32 @@ class _QualName(str):
         obj = super().__new__(cls, value)
         obj.span = span
         return obj
+
+
+class _Spanned(tuple):  # type: ignore[type-arg]
+    """Nodes of a bracketed list that remember the list's span (brackets included)."""
+
+    span: Span | None
+
+    def __new__(cls, items: Any, span: Span | None) -> _Spanned:
+        obj = super().__new__(cls, items)
+        obj.span = span
+        return obj
+
+
+class _ToolSource(tuple):  # type: ignore[type-arg]
+    """`from mcp "SERVER" [as "NAME"]` on its way up to its tool declaration."""
+
+    def __new__(cls, server: _Str, remote: _Str | None) -> _ToolSource:
+        return super().__new__(cls, (server, remote))
+
+    @property
+    def server(self) -> _Str:
+        return cast(_Str, self[0])
+
+    @property
+    def remote(self) -> _Str | None:
+        return cast("_Str | None", self[1])
 
 
 class _Str(str):

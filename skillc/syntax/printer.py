@@ -142,7 +142,10 @@ def _fragment_head(f: n.Fragment) -> str:
 
 def _tool_decl(t: n.ToolDecl, level: int) -> str:
     results = f" -> ({_params(t.results)})" if t.results else ""
-    return f"tool {t.name}({_params(t.params)}){results}"
+    source = ""
+    if t.mcp is not None:
+        source = f" from mcp {encode_plain(t.mcp)}" + (f" as {encode_plain(t.remote)}" if t.remote is not None else "")
+    return f"tool {t.name}({_params(t.params)}){results}{source}"
 
 
 def _var(v: n.VarDecl, level: int) -> str:
@@ -200,9 +203,11 @@ _RENDER: dict[type[n.Stmt], Callable[[Any, int], str | list[str]]] = {
     n.Edge: _edge,
     n.Terminal: _terminal,
     n.Fallback: _fallback,
-    n.Requires: lambda r, lv: "requires " + ", ".join(r.names),
+    n.Requires: lambda r, lv: "requires " + ", ".join(expr(e) for e in r.evidence),
     n.Rule: _rule,
     n.Use: _use,
+    n.UseTools: lambda u, lv: f"use tools {u.kit}" + (f"({', '.join(u.tools)})" if u.tools else ""),
+    n.Allow: lambda a, lv: "allow " + ", ".join(encode_plain(e) for e in a.entries),
 }
 
 

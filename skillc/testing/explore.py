@@ -9,7 +9,8 @@ guard and none of the guards before it; everything else is drawn at random
 - termination within the bound the counters imply;
 - the rules: required operations before a success terminal, orders, prohibitions;
 - no fallback except by an explicit edge (outputs are valid and tools stand in,
-  so the runtime itself must never have to give up);
+  so the runtime itself must never have to give up; the world stands in too: a
+  terminal's success predicates are taken to hold, as no real tool wrote anything);
 - terminal evidence defined on arrival.
 
 A failing run is minimised (the shortest of up to 30 re-runs of its plan with
@@ -37,7 +38,7 @@ from skillc.ir import types as T
 from skillc.ir.machine import FALLBACK, Machine, State, Tool
 from skillc.runtime.executors.base import BaseExecutor, Response
 from skillc.runtime.interpreter import Interpreter, OnStep, RunOptions, initial_env, parse_inputs
-from skillc.runtime.record import Step
+from skillc.runtime.record import Step, Verdict
 from skillc.runtime.tools import ToolBox
 from skillc.runtime.toolsource import ToolSource
 from skillc.runtime.score import passages
@@ -196,6 +197,13 @@ class Steering(BaseExecutor):
     def tool_source(self, over: ToolSource) -> ToolSource:
         """Tool states are steered too: no real tool runs."""
         return _SteeredTools(self)
+
+    def verdicts(self, terminal: State) -> tuple[Verdict, ...]:
+        """A terminal's success predicates, as the interpreter asks for them on arrival: the world stands in as
+        the tools do, so they hold (a real run judges them over its work folder)."""
+        from skillc.ir.printexpr import show_expr
+
+        return tuple(Verdict(terminal.name, show_expr(p), True) for p in terminal.predicates)
 
     def on_step(self, step: Step, env: Mapping[str, Any]) -> None:
         """The interpreter's `on_step`: the variables as the next step begins are what the next guards see."""

@@ -39,7 +39,9 @@ def machines(draw: st.DrawFn, min_states: int = 2, max_states: int = 8, loops: b
              structured: bool = False) -> str:
     """Source text of a machine that passes `skillc check`, built names first, then edges into them.
 
-    Every variable starts initialised (so definite assignment holds), every loop
+    Every variable starts initialised (so definite assignment holds), `done` also
+    requires the input `origin` (a value no model wrote, so success rests on more
+    than model text whatever states run, SKM270), every loop
     has its own counter guarded below its maximum (so loops are paid for), each
     state's guards test different variables (so none shadows another), and
     every judge routes each of its labels differently.
@@ -47,7 +49,7 @@ def machines(draw: st.DrawFn, min_states: int = 2, max_states: int = 8, loops: b
     n = draw(st.integers(min_states, max_states))
     names = [f"s{i}" for i in range(n)]
     state_kinds = [draw(st.sampled_from(kinds)) for _ in names]
-    lines = ["machine generated {", "  tool run(x: str) -> (out: str, code: int)"]
+    lines = ["machine generated {", "  tool run(x: str) -> (out: str, code: int)", '  input origin: str = ""']
     if structured:
         lines = ["record Item {", "  name: str", "  qty: int", "}", ""] + lines
     for var, t, init in _SCALARS:
@@ -110,7 +112,7 @@ def machines(draw: st.DrawFn, min_states: int = 2, max_states: int = 8, loops: b
         lines.append(f"  {kind} {name} {{")
         lines += [f"    {line}" for line in body + edges]
         lines += ["  }", ""]
-    lines.append("  terminal done: success { requires note }")
+    lines.append("  terminal done: success { requires note, origin }")
     if any(e.split("->")[1].split()[0] == "gave_up" for e in all_edges):
         lines.append("  terminal gave_up: partial")
     lines += ["  fallback", '  rule required s0 "Always begin with the first step."', "}"]

@@ -166,3 +166,38 @@ def test_token_axes_start_at_zero(monkeypatch: pytest.MonkeyPatch) -> None:
     seen.clear()
     rep.tokens_chart(build_report(many, resamples=100))
     assert seen and seen[0][0] == 0
+
+
+def test_legends_sit_beside_the_data_and_the_image_holds_every_label(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each chart's legend is to the right of its axes (it covers no bar, point or error bar), and the PNG is the
+    tight box around everything drawn: rotated tick labels and the legend are never cut off."""
+    import struct
+
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    from skillc.bench import report as rep
+
+    drawn: list[object] = []
+    real = rep._png
+
+    def recording(draw: object, size: tuple[float, float]) -> str:
+        def wrapped(ax: object) -> None:
+            draw(ax)  # type: ignore[operator]
+            drawn.append(ax)
+        return real(wrapped, size)
+
+    monkeypatch.setattr(rep, "_png", recording)
+    report = build_report(_rows(), resamples=100)
+    for chart in (rep.success_chart, rep.tokens_chart, rep.horizon_chart):
+        drawn.clear()
+        png = base64.b64decode(chart(report).split(",", 1)[1])
+        [ax] = drawn
+        fig = ax.figure  # type: ignore[attr-defined]
+        FigureCanvasAgg(fig).draw()  # lay the figure out again as savefig did, on a canvas that can measure
+        renderer = fig.canvas.get_renderer()
+        legend = ax.get_legend().get_window_extent(renderer)  # type: ignore[attr-defined]
+        axes_box = ax.get_window_extent(renderer)  # type: ignore[attr-defined]
+        assert legend.x0 >= axes_box.x1, (chart.__name__, legend, axes_box)
+        width, height = struct.unpack(">II", png[16:24])
+        tight = fig.get_tightbbox(renderer)
+        assert abs(width - (tight.width + 0.2) * fig.dpi) <= 2 and abs(height - (tight.height + 0.2) * fig.dpi) <= 2

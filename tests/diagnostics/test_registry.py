@@ -71,6 +71,10 @@ MESSAGES = {
     "SKM138": r"record `Node` contains itself",
     "SKM139": r"counter `tries` can only be reset to a constant between 0 and 2",
     "SKM140": r"`rule ends` names outcome `finished`",
+    "SKM141": r"the kit `std` has no tool `bsh`",
+    "SKM142": r"invalid `allow` entry: `Bash\(git diff:\*` is not a tool name",
+    "SKM143": r"skillc has no tool `WebSearch`",
+    "SKM144": r"`exists` looks at the world, which only a terminal's `requires` may do",
     "SKM145": r"fragment instance `a` routes back to itself without entering a state: a -> a",
     "SKM146": r"`rule forbid fallback` cannot hold",
     "SKM147": r"an integer literal of 4,301 digits is too large",
@@ -93,6 +97,11 @@ MESSAGES = {
     "SKM242": r"treats this as an opaque value",
     "SKM250": r"the loop think -> check -> think is not bounded by any counter",
     "SKM251": r"edge 1 of `check` can push counter `repairs` past its maximum 2",
+    "SKM270": r"success terminal `done` rests on model text only: `answer` is not produced by a tool state",
+    "SKM280": r"tool state `run` calls `bash`, which the machine's `allow` list does not name",
+    "SKM281": r"the bash command of `run` may fall outside the allowed commands \(Bash\(git diff:\*\)\)",
+    "SKM282": r"`load` calls `read` on \"src/main.py\", which no entry allows \(Read\(docs/\*\*\)\)",
+    "SKM283": r"cannot prove whether the path of `load` is inside Read\(docs/\*\*\)",
     "SKM510": r"`reply` comes from a model or a tool and is spliced into the bash command of `show` without `quote\(\)`",
 }
 

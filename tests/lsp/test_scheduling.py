@@ -8,6 +8,8 @@ import asyncio
 import time
 from pathlib import Path
 
+import attrs
+
 import pytest
 from lsprotocol import types as lsp
 from pytest_lsp import LanguageClient
@@ -36,10 +38,13 @@ def _replace(client: LanguageClient, uri: str, version: int, text: str, old: str
     return text[:at] + new + text[at + len(old):]
 
 
-@pytest.mark.asyncio
-async def test_a_burst_of_edits_is_checked_once_more_and_ends_with_the_last(client: LanguageClient,
-                                                                              tmp_path: Path) -> None:
-    uri = (tmp_path / "m.skm").as_uri()
+async def stats(client: LanguageClient) -> dict[str, int]:
+    """The server's counters (`skillc/stats`): checks run, diagnostics published, edits published without a check."""
+    result = await asyncio.wait_for(client.protocol.send_request_async("skillc/stats", None), WAIT_S)
+    return result._asdict() if hasattr(result, "_asdict") else dict(result)
+
+
+def _recorder(client: LanguageClient) -> list[lsp.PublishDiagnosticsParams]:
     published: list[lsp.PublishDiagnosticsParams] = []
     original = client.protocol.fm.features[lsp.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS]
 
@@ -48,28 +53,75 @@ async def test_a_burst_of_edits_is_checked_once_more_and_ends_with_the_last(clie
         return original(params)
 
     client.protocol.fm.features[lsp.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS] = record
+    return published
+
+
+@pytest.mark.asyncio
+async def test_a_burst_of_edits_is_checked_once_more_and_ends_with_the_last(client: LanguageClient,
+                                                                              tmp_path: Path) -> None:
+    uri = (tmp_path / "m.skm").as_uri()
+    published = _recorder(client)
     text = nested_loop_machine(200)  # checked in about a second: the edits come while the first one's check runs
     client.text_document_did_open(lsp.DidOpenTextDocumentParams(lsp.TextDocumentItem(
         uri=uri, language_id="skm", version=1, text=text)))
     await wait_until(lambda: published, "the diagnostics of the opened document")
     published.clear()
+    before = await stats(client)
     # 20 edits, one every DEBOUNCE_S / 10 s: each comes while the one before waits or is checked. Each is a ranged
     # change of a few bytes, so it reaches the server when sent (whole 23 kB documents arrived in 64 kB reads,
-    # at times the server chose). The first 19 edit a prompt (published at once when checked: without the
-    # debounce each one would be); the last breaks the machine.
-    prompt = "Draft."
+    # at times the server chose). The first 19 change a guard's constant (each needs a check: without the
+    # debounce each one would get one); the last breaks the machine.
+    bound = "10"
     for version in range(2, 21):
-        text = _replace(client, uri, version, text, f'"{prompt}"', f'"Draft {version}."')
-        prompt = f"Draft {version}."
+        text = _replace(client, uri, version, text, f"len(note) > {bound}", f"len(note) > {version + 10}")
+        bound = str(version + 10)
         await asyncio.sleep(srv.DEBOUNCE_S / 10)
     _replace(client, uri, 21, text, "writes note", "writes nte")
     await wait_until(lambda: any(p.version == 21 for p in published), "the diagnostics of the last edit")
     await asyncio.sleep(0.5)  # a stale result published late would show here
     assert published and published[-1].version == 21
-    assert [d.code for d in published[-1].diagnostics] == ["SKM103"]
+    assert [d.code for d in published[-1].diagnostics if d.code != "SKM270"] == ["SKM103"]
     # About two (the first edit's, the last's); each stall of the machine longer than the debounce between two
     # edits may add one. Without the debounce: one per edit.
     assert len(published) <= 6, [p.version for p in published]
+    checks = (await stats(client))["checks"] - before["checks"]
+    assert 1 <= checks <= 6, checks
+
+
+@pytest.mark.asyncio
+async def test_comment_prompt_and_layout_edits_are_published_without_a_check(client: LanguageClient,
+                                                                              tmp_path: Path) -> None:
+    """Edits that leave the tokens outside comments, whitespace and prompt text alone are published at once from
+    the last findings, moved, with no check; one check refreshes the analysis once typing pauses."""
+    uri = (tmp_path / "m.skm").as_uri()
+    published = _recorder(client)
+    text = BROKEN.replace("writes answr", "writes answer").replace("requires answer", "requires answr")
+    client.text_document_did_open(lsp.DidOpenTextDocumentParams(lsp.TextDocumentItem(
+        uri=uri, language_id="skm", version=1, text=text)))
+    await wait_until(lambda: published, "the diagnostics of the opened document")
+    (first,) = published[-1].diagnostics
+    assert first.code == "SKM103"
+    before = await stats(client)
+    edits = [('prompt "p"', 'prompt "Think hard."'), ("  start think", "  start think  # the first state"),
+             ("# the first state", "# the first state, always"), ("    -> done", "\n    -> done"),
+             ("  # the first state, always", "")]
+    for version, (old, new) in enumerate(edits, start=2):
+        text = _replace(client, uri, version, text, old, new)
+        await wait_until(lambda: any(p.version == version for p in published), f"the diagnostics of version {version}")
+        (moved,) = next(p for p in published if p.version == version).diagnostics
+        line = next(i for i, x in enumerate(text.split("\n")) if "requires answr" in x)
+        column = text.split("\n")[line].index("answr")
+        assert (moved.range.start.line, moved.range.start.character) == (line, column)
+    after = await stats(client)
+    assert after["checks"] == before["checks"], "a trivia edit was checked before it was published"
+    assert after["fast"] - before["fast"] == len(edits)
+    deadline = time.monotonic() + WAIT_S
+    while (await stats(client))["checks"] == before["checks"]:
+        assert time.monotonic() < deadline, "the analysis was never refreshed"
+        await asyncio.sleep(0.1)
+    count = len(published)
+    await asyncio.sleep(0.3)
+    assert len(published) == count  # the refreshing check agreed: nothing published again
 
 
 async def wait_until(condition, what: str) -> None:
@@ -88,8 +140,8 @@ async def test_hover_is_answered_while_a_check_runs(client: LanguageClient, tmp_
         uri=uri, language_id="skm", version=1, text=big)))
     await published_diagnostics(client)
     line = next(i for i, text in enumerate(big.splitlines()) if "model " in text)
-    # An edit outside prompts (a prompt edit would be published at once, from the last findings).
-    _change(client, uri, 2, big.replace("  start b0_0", "  start b0_0  # edited", 1))
+    # An edit outside comments and prompts (those are published at once, from the last findings).
+    _change(client, uri, 2, big.replace("len(note) > 10", "len(note) > 11", 1))
     checked = next_publish(client)  # waited for from now: it must not come before the hover's answer
     hover = await asyncio.wait_for(client.text_document_hover_async(lsp.HoverParams(
         lsp.TextDocumentIdentifier(uri), lsp.Position(line, 9))), WAIT_S)
@@ -115,20 +167,28 @@ def test_windows_uris_use_pygls_helpers(monkeypatch) -> None:
 def test_a_prompt_edit_moves_the_findings_exactly_as_a_full_check_finds_them(edit: str) -> None:
     """The fast path of prompt-only edits publishes what a full check would (positions after the edit moved)."""
     from skillc import api
+    from skillc.diagnostics import SourceFile
+    from skillc.lsp.trivia import Layout, shift_diagnostics, text_edit
 
     path = "/tmp/fast.skm"
     # The typo comes after the prompt, so its position moves with the edit.
     old = BROKEN.replace("writes answr", "writes answer").replace('prompt "p"', 'prompt "Think."').replace(
         "requires answer", "requires answr")
     new = old.replace('prompt "Think."', f'prompt "{edit}"')
-    span = srv.prompt_edit(old, new)
-    assert span is not None
     before = api.check(old, path=path)
-    assert any(d.span.start > span[1] for d in before.diagnostics if d.span)  # something to move
-    moved = srv.shift_result(before, path, new, *span)
-    assert srv._published(moved, path) == srv._published(api.check(new, path=path), path)
-    assert srv.prompt_edit(old, old.replace("-> done", "-> nowhere")) is None
-    assert srv.prompt_edit(old, old.replace('"Think."', '""')) is None
+    layout = Layout.build(old, before.module)
+    change = text_edit(old, new)
+    trivia = layout.classify(new, change)
+    assert trivia is not None and trivia.kind == "prompt"
+    assert any(d.span.start > change.old_end for d in before.diagnostics if d.span)  # something to move
+    moved = shift_diagnostics(before.diagnostics, path, SourceFile(path, new), change, (trivia.lo, trivia.hi))
+    assert moved is not None
+    moved_result = attrs.evolve(before, diagnostics=moved)
+    assert srv._published(moved_result, path) == srv._published(api.check(new, path=path), path)
+    assert layout.classify(old.replace("-> done", "-> nowhere"), text_edit(old, old.replace("-> done", "-> nowhere"))) \
+        is None
+    empty = old.replace('"Think."', '""')
+    assert layout.classify(empty, text_edit(old, empty)) is None
 
 
 def test_no_check_reads_prompt_text() -> None:

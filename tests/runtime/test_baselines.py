@@ -9,6 +9,7 @@ import pytest
 
 import skillc
 from skillc.runtime import RunOptions, ToolBox
+from skillc.ir.toolkit import KIT
 from skillc.runtime.baselines import PROTOCOL, offered_tools, render_prose, run_baseline, skill_tools
 from skillc.runtime.executors.base import BaseExecutor, ExecutorError, Response
 from skillc.runtime.record import load_run
@@ -58,12 +59,15 @@ def test_native_sends_the_skill_tools_protocol_and_the_whole_growing_transcript(
     assert (result.outcome, result.steps, (tmp_path / "answer.txt").read_text()) == ("success", 3, "B")
     system = requests[0].messages[0]
     assert system["role"] == "system" and system["content"].startswith(SKILL.rstrip())
-    assert "- bash(command: str) -> stdout: str, exit_code: int" in system["content"]
+    # The harness's kit, not the machine's table: the kit's bash (with stderr) and the other kit tools.
+    assert "- bash(command: str?, argv: list[str]?, cwd: str?, timeout: int?) -> stdout: str, stderr: str, " \
+           "exit_code: int — run a shell" in system["content"]
+    assert "- read(path: str, offset: int?, limit: int?) -> content: str, lines: int" in system["content"]
     assert PROTOCOL in system["content"] and "success: choice, readback" in system["content"]
     assert json.loads(requests[0].messages[1]["content"].removeprefix("Inputs:\n"))["options"][1] == "4"
     for before, after in zip(requests, requests[1:]):  # every prompt holds the previous one whole
         assert after.messages[:len(before.messages)] == before.messages and len(after.messages) == len(before.messages) + 2
-    assert requests[2].messages[-1]["content"] == 'Observation:\n{"stdout": "B", "exit_code": 0}'
+    assert requests[2].messages[-1]["content"] == 'Observation:\n{"stdout": "B", "stderr": "", "exit_code": 0}'
     assert [s.tool_call.args["command"] for s in run.steps if s.tool_call] == ["printf %s B > answer.txt",
                                                                                "cat answer.txt"]
     assert [s.output["action"] for s in run.steps] == ["bash", "bash", "finish"]
@@ -132,7 +136,9 @@ def test_a_failing_tool_is_an_observation_and_the_loop_goes_on(tmp_path: Path) -
 def test_scripted_tool_results_answer_the_baselines_calls(tmp_path: Path) -> None:
     from skillc.runtime.executors.scripted import ScriptedExecutor
 
-    script = {"outputs": {"native": [WRITE, FINISH]}, "tools": {"native": [{"stdout": "", "exit_code": 0}]}}
+    # The harness's bash is the kit's: its results include stderr.
+    script = {"outputs": {"native": [WRITE, FINISH]}, "tools": {"native": [{"stdout": "", "stderr": "",
+                                                                             "exit_code": 0}]}}
     trace = tmp_path / "t.jsonl"
     result = run_baseline(_machine(), "native", ScriptedExecutor(script), ToolBox.default(cwd=str(tmp_path)),
                           RunOptions(trace=trace), INPUTS, SKILL)
@@ -157,13 +163,15 @@ NO_TOOLS = """machine m {
 
 def test_tools_the_skill_allows_but_the_machine_lacks() -> None:
     assert skill_tools(SKILL) == ("bash",)
-    skill = SKILL.replace("  - bash\n", "  - Bash\n  - Read\n")
+    skill = SKILL.replace("  - bash\n", "  - Bash\n  - Read\n  - mcp__jira\n")
     m = skillc.check(NO_TOOLS).machine
     offer = offered_tools(m, "native", skill)
-    assert list(offer.tools) == ["bash"] and offer.tools["bash"].result("stderr") is not None
-    assert offer.lacking == ("read",)
-    assert offered_tools(m, "prompt-only", skill).tools == {}
+    # A machine without tools still gets the whole kit in both baselines; what the kit lacks is named.
+    assert list(offer.tools) == list(KIT) and offer.tools["bash"].result("stderr") is not None
+    assert offer.lacking == ("mcp__jira",)
+    assert offered_tools(m, "prompt-only", skill).tools == offer.tools
     assert skill_tools("---\nallowed-tools: Bash, Read\n---\n# x") == ("bash", "read")
+    assert skill_tools("---\nallowed-tools: Bash(git diff:*) WebFetch(domain:x.org) Shell\n---\n") == ("bash", "fetch")
     assert skill_tools("---\n: [\n---\n") == () and skill_tools("# no front matter") == ()
 
 

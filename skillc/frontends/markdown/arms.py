@@ -10,6 +10,7 @@ step 5"), which is resolved once every step has a state.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 import attrs
 
@@ -42,6 +43,9 @@ class Arms:
         self.options = options
         self.sections = sections
         self.forward: list[Forward] = []
+        self.commands: dict[int, Clause] = {}  # arm clause index -> the fence it runs ("If C:" + a fence)
+        # Makes the state of an arm that runs a command or asks the user: (entry, last state) or None for a model.
+        self.acting: Callable[[str, str, Clause, tuple[int, int]], tuple[str, DState] | None] = lambda *_: None
 
     def action(self, text: str, clause: Clause, exits: list[DEdge], condition: str = "",
                 repeats: int | None = None) -> str | Forward:
@@ -51,7 +55,7 @@ class Arms:
         An arm that goes to a step further down ("continue to step 5") is a `Forward`, resolved at the end.
         """
         plain = strip_markup(text).strip().rstrip(".")
-        stop = stop_clause(plain)
+        stop = stop_clause(plain, condition)
         terminal = None
         if stop is not None:
             plain = stop.before
@@ -75,7 +79,11 @@ class Arms:
             plain = plain[: back.start()].strip(" ,;").removesuffix(" and").removesuffix(" then").strip(" ,;")
         if back_target is not None and not plain:
             plain = strip_markup(text[back.start():] if back else text).strip().rstrip(".")
-        if re.fullmatch(r"(?:please\s+)?(?:continue|proceed|skip|move on|go on)\b.*", plain, re.I) or not plain:
+        if clause.index in self.commands and not plain:
+            plain = "Run the commands"  # "If C:" and a fence: the arm runs it
+        if re.fullmatch(r"(?:please\s+)?(?:skip\b.*|(?:continue|proceed|move on|go on)(?:\s+(?:to|with)\s+(?:the\s+)?"
+                        r"(?:next|following|rest|remaining|step|phase|procedure|workflow)\b.*|\s+(?:normally|as usual|"
+                        r"anyway|as planned|as before|directly|with it|with step \d+))?)", plain, re.I) or not plain:
             return self._go_on(terminal, ahead, clause, exits)
         return self._action_state(plain, text, clause, exits, condition, repeats, terminal, back_target, ahead)
 
@@ -99,9 +107,14 @@ class Arms:
         if referred and self._actionable(referred):  # "treat it as described under X (below)": do what X says
             plain = " ".join(strip_markup(c.text).rstrip(".") + "." for c in referred).rstrip(".")
             lines = (referred[0].start, referred[-1].end)
-        s = self.d.state("model", slug(plain), lines, plain + " " + condition)
-        s.text.append(plain[0].upper() + plain[1:] + ".")
-        s.writes = [(self.d.var(f"{s.name}_result", n.NamedType("str")), None)]
+        acting = self.acting(plain.rstrip(":"), text, clause, lines)
+        if acting is not None:  # it runs a command or asks the user: a tool state
+            entry, s = acting
+        else:
+            s = self.d.state("model", slug(plain), lines, plain + " " + condition)
+            s.text.append(plain[0].upper() + plain[1:].rstrip(":") + ".")
+            s.writes = [(self.d.var(f"{s.name}_result", n.NamedType("str")), None)]
+            entry = s.name
         for c in referred:
             self.d.land(c, s.name)
             if not self._actionable(referred):
@@ -125,7 +138,7 @@ class Arms:
                 self.forward.append(Forward(e, ahead, clause))
             else:
                 exits.append(e)
-        return s.name
+        return entry
 
     def reference(self, text: str) -> list[Clause]:
         """The clauses of the section a "(below)" / "(above)" reference names, best title match; [] when none."""
@@ -164,6 +177,8 @@ class Arms:
         """Route `guard` of judge `j` to the arm's action; returns its state ('' when the arm just goes on)."""
         before = len(exits)
         target = self.action(action, clause, exits, condition, repeats)
+        if clause.index in self.commands and j.kind == "judge":  # "If C:" and its fence are one construct
+            j.end = max(j.end, self.commands[clause.index].end)
         if isinstance(target, Forward):
             target.edge.guard = guard
             j.edges.append(target.edge)

@@ -60,17 +60,40 @@ _LOOP = re.compile(r"^(?:repeat|retry|keep \w+ing)\b|\buntil\b|\b(?:try|attempt|
 _VERIFY = re.compile(r"^(?:verify|check|make sure|ensure|confirm|validate|double-check|test that|assert)\b", re.I)
 _TERMINATE = re.compile(r"^(?:stop|you are done|you're done|finish|the task is (?:done|complete)|"
                         r"done when|end the|terminate|exit)\b|\b(?:you are done when|stop when)\b", re.I)
+# An all-caps label opening a step: "RED - write a failing test", "CHECKPOINT: summarize progress".
+_CAPS_LABEL = re.compile(r"^(?:\*\*)?[A-Z][A-Z-]{2,}(?:\s+[A-Z][A-Z-]+)?(?:\*\*)?\s*[-–—:]\s+\S")
+# A stop with its condition after it: "Stop and report if …", "Abort when …".
+_STOP_IF = re.compile(r"^(?:stop|abort|halt|give up)\b[^.;]*?\b(?:if|unless)\b", re.I)
+# A section after the procedure that says what to deliver: producing it is the last step.
+_DELIVERABLE = re.compile(r"^(?:output|output format|report|report format|final (?:summary|report|output|deliverable)|"
+                          r"deliverables?|summary report|response format|final review)$", re.I)
+# The first column of a workflow table whose rows are steps.
+_STEP_COLUMN = re.compile(r"^(?:step|#|no\.?|phase|stage)$", re.I)
+# "Step 3:" opening a paragraph or an item: the step numbered so.
+_STEP_LABEL = re.compile(r"^step\s*(\d+)\s*[:.)\-–—]\s*\S", re.I)
+# "For each group (starting with the largest):": a loop over the list that follows.
+FOREACH = re.compile(r"^(?:then\s+)?for (?:each|every)\b(.*?):$", re.I)
+# A paragraph that says what to do before the procedure.
+_PREREQ = re.compile(r"^(?:prereq(?:uisite)?s?|before you (?:begin|start)|first(?: of all)?|setup)\s*:", re.I)
 _TRIGGER = re.compile(r"^(?:use this skill|this skill|apply this skill|invoke this skill)\b", re.I)
-_STEP_HEADING = re.compile(r"^(?:step|phase|stage)\s*(\d+)\s*[:.)\-–—]?\s*(.*)$", re.I)
+# `Step 1: …`, `Phase 2 - …`, `GATE 1: …`, and plainly numbered headings `1. …`, `2) …`.
+_STEP_HEADING = re.compile(r"^(?:(?:step|phase|stage|gate)\s*(?=\d)|(?=\d+\s*[.)]\s))(\d+)\s*[:.)\-–—]?\s*(.*)$",
+                           re.I)
 _PROCEDURE = re.compile(r"\b(?:procedure|steps?|workflow|process|instructions|checklist|runbook|playbook|"
                         r"recipe|what to do|method)\b", re.I)
 _RULES = re.compile(r"\b(?:rules?|polic(?:y|ies)|constraints?|guidelines?|principles|requirements|"
+                    r"(?:best )?practices|conventions|"
                     r"prohibitions|don'?ts|never)\b", re.I)
 _DONE = re.compile(r"\b(?:done|termination|finish(?:ing)?|completion|exit criteria|when to stop|"
                    r"deliverables?)\b", re.I)
-_KNOWLEDGE = re.compile(r"\b(?:background|overview|reference|definitions?|glossary|tips?|notes?|faq|about|"
-                        r"context|examples?|useful|tools|commands|reading|concepts?|terminology|appendix|"
-                        r"exceptions|see also|common errors|troubleshooting|options|why)\b", re.I)
+_KNOWLEDGE = re.compile(r"^context$|\b(?:background|overview|reference|definitions?|glossary|tips?|notes?|faq|about|"
+                        r"examples?|useful|tools|commands|reading|concepts?|terminology|appendix|"
+                        r"exceptions|see also|common errors|troubleshooting|options|why|when (?:not )?to use|"
+                        r"bundled|scripts|script|resources|helpers|utilities)\b|^[\w./-]+\.(?:py|sh|js|ts|rb|md)$",
+                        re.I)
+# Sections of examples, samples and output formats: knowledge wherever they stand, whatever they look like.
+_EXAMPLE = re.compile(r"\b(?:examples?|samples?|demos?|illustrations?|use cases?|usage patterns?|"
+                      r"(?:output|report|response) (?:format|template)|templates?)\b", re.I)
 _SHELL = {"bash", "sh", "shell", "console", "zsh", "shell-session", "powershell", "ps1", "cmd", "bat", "fish"}
 _TREE = re.compile(r"[├└│]|^\s*[|`+\\]--|→|->")
 _EMPH = re.compile(r"\*\*|__|(?<!\w)[*_]|[*_](?!\w)|`")
@@ -93,6 +116,9 @@ rerun reset resolve restart restore resume retry return review revert rewrite ro
 schedule search select send set share ship sign skim sort specify split stage start state submit summarize
 summarise switch tag take tell test trace track translate trigger triage try turn type undo uninstall unpack update
 upgrade upload use validate verify view visit wait walk watch write
+assess audit bring categorize classify compose consult convert craft deliver derive detect display draft ensure
+explain group invoke iterate lint map mirror number offer optimize pause present propose refine reinstall scaffold
+scope score show suggest understand wire
 """.split())
 
 
@@ -117,7 +143,8 @@ def split_sentences(text: str) -> list[tuple[str, int, int]]:
 def first_word(text: str) -> str:
     """The first word, lower-cased, after emphasis and a `Label:` prefix are removed."""
     plain = strip_markup(text)
-    plain = re.sub(r"^(?:[A-Z][A-Za-z ]{0,20}:)\s+", "", plain)
+    for _ in range(2):  # "Step 5: Check: …"
+        plain = re.sub(r"^(?:[A-Z][\w ]{0,20}:)\s+", "", plain)
     m = re.match(r"[A-Za-z][A-Za-z'-]*", plain)
     return m.group(0).lower() if m else ""
 
@@ -125,21 +152,23 @@ def first_word(text: str) -> str:
 def is_imperative(text: str) -> bool:
     """True when a sentence opens with an imperative verb ("Run …", "Then open …", "First, read …")."""
     plain = re.sub(r"^(?:then|first|next|finally|now|also|afterwards|and)\b,?\s*", "", strip_markup(text), flags=re.I)
-    plain = re.sub(r"^after (?:the|this|that|these|those|each|all)\b[^,]{0,40},\s*", "", plain, flags=re.I)
+    plain = re.sub(r"^(?:after|before|once|for each|for every)\b[^,]{0,60},\s*", "", plain, flags=re.I)
     return first_word(plain) in VERBS
 
 
 def classify(text: str) -> str:
     """The cue-word class of one sentence: branch, loop, verify, require, forbid, terminate or ''."""
     plain = strip_markup(text)
+    if _STOP_IF.match(plain):
+        return "branch"  # "Stop and report if the PR is no longer ready": a condition that ends the run
     if _FORBID.search(plain) and not re.match(r"^(?:if|unless)\b", plain, re.I):
         return "forbid"
     if _TERMINATE.search(plain):
         return "terminate"
     if re.match(r"^(?:repeat|retry|keep (?:going|trying|\w+ing\b))", plain, re.I) or (_LOOP.search(plain) and not _BRANCH.match(plain)):
         return "loop"
-    if _BRANCH.match(plain):
-        return "branch"
+    if _BRANCH.match(plain) or _BRANCH.match(re.sub(r"^[A-Z][\w ]{0,20}:\s+", "", plain)):
+        return "branch"  # "Fallback: If the script fails, …"
     if _VERIFY.match(re.sub(r"^(?:then|finally|also)\b,?\s*", "", plain, flags=re.I)):
         return "verify"
     if _REQUIRE.search(plain):
@@ -155,9 +184,18 @@ def looks_like_tree(text: str) -> bool:
 
 
 def _section_role(section: tuple[str, ...]) -> str:
-    """procedure, rules, done, knowledge or '' for the innermost heading that says which."""
-    for title in reversed(section):
-        if _STEP_HEADING.match(title) or _PROCEDURE.search(title):
+    """procedure, rules, done, knowledge or '' for the innermost heading that says which.
+
+    Examples, samples and output formats are knowledge wherever they stand (an example
+    workflow is not the workflow), unless the title is itself a numbered step.
+    """
+    if any(_EXAMPLE.search(title) and not _STEP_HEADING.match(title) for title in section):
+        return "knowledge"
+    for i in range(len(section) - 1, -1, -1):
+        title = section[i]
+        if _STEP_HEADING.match(title):  # a numbered heading is a step, unless it numbers reference material
+            return "knowledge" if _section_role(section[:i]) == "knowledge" else "procedure"
+        if _PROCEDURE.search(title):
             return "procedure"
         if re.match(r"^how (?:to|do)\b", title, re.I):
             return "howto"
@@ -174,12 +212,15 @@ def procedure_present(doc: Document) -> bool:
     """True when the document has numbered steps, step headings, a procedure section, a checklist or a tree."""
     for b in doc.blocks:
         role = _section_role(b.section)
-        if b.kind == "heading" and _STEP_HEADING.match(b.text):
+        if b.kind == "heading" and step_heading(b) is not None:
             return True
         if b.kind == "item" and (b.ordered or b.checkbox) and role not in ("knowledge", "rules"):
             return True
         if b.kind == "code" and looks_like_tree(b.text):
             return True
+        if b.kind == "row" and b.info == "header" and _STEP_COLUMN.match(b.text.split(" | ")[0].strip()) \
+                and role != "knowledge":
+            return True  # a workflow table
         if b.kind in ("para", "item") and role == "procedure" and is_imperative(b.text):
             return True
     return False
@@ -193,18 +234,28 @@ def extract_clauses(doc: Document) -> list[Clause]:
     ordinal = 0
     step_of_item: dict[int, int] = {}
     after_step_heading = False  # sentences under `### Step N` headings are steps too
+    header: list[str] = []  # the header cells of the table being read
+    step_level = 0  # the heading level of the latest step heading
 
     def add(kind: str, text: str, start: int, end: int, block: Block, num: int | None = None) -> None:
         out.append(Clause(len(out), kind, text, start, end, block.section, block, num))
 
+    # Paragraphs directly followed by a shell fence (outside reference sections).
+    fence_next = {id(a): nb.kind == "code" and nb.info in _SHELL and _section_role(nb.section) != "knowledge"
+                  for a, nb in zip(doc.blocks, doc.blocks[1:])}
     for b in doc.blocks:
         role = _section_role(b.section)
         if b.kind == "heading":
-            m = _STEP_HEADING.match(b.text)
+            m = step_heading(b)
             if m:
                 ordinal = int(m.group(1))
+                step_level = b.level
                 add("step", m.group(2) or b.text, b.start, b.end, b, num=ordinal)
                 after_step_heading = True
+            elif _DELIVERABLE.match(strip_markup(b.text)) and any(c.kind == "step" for c in out) \
+                    and b.level <= (step_level or 2) and not _delivered(b.text, out):
+                # "## Output Format" after the procedure: producing it is the last step.
+                add("step", f"Produce the {strip_markup(b.text).lower()} as described below", b.start, b.end, b)
             continue
         if b.kind == "code":
             if looks_like_tree(b.text):
@@ -215,7 +266,21 @@ def extract_clauses(doc: Document) -> list[Clause]:
             else:
                 add("knowledge", b.text.rstrip("\n"), b.start, b.end, b)
             continue
-        if b.kind in ("row", "html"):
+        if b.kind == "row":
+            cells = [x.strip() for x in b.text.split(" | ")]
+            if b.info == "header":
+                header = cells
+            elif header and _STEP_COLUMN.match(header[0]) and cells and re.fullmatch(r"\d+\.?", cells[0]) \
+                    and role != "knowledge" and structured:
+                # A workflow table (| Step | Action | Gate |): each numbered row is that step.
+                ordinal = int(cells[0].rstrip("."))
+                said = " — ".join(x for x in cells[1:] if x and not re.fullmatch(r"[-—–]+", x))
+                add("step", said or b.text.strip(), b.start, b.end, b, num=ordinal)
+                continue
+            add("knowledge", b.text.strip(), b.start, b.end, b)
+            continue
+        header = []
+        if b.kind == "html":
             add("knowledge", b.text.strip(), b.start, b.end, b)
             continue
         # paragraphs and list items: sentence by sentence
@@ -232,16 +297,32 @@ def extract_clauses(doc: Document) -> list[Clause]:
             num = step_of_item.get(b.item, ordinal)
         elif b.kind == "item":
             num = step_of_item.get(b.parent_item) if b.parent_item is not None else None
+        labelled = _STEP_LABEL.match(strip_markup(b.text)) if role not in ("knowledge", "rules") else None
+        if labelled is not None:  # "**Step 5:** Check …", "- [ ] Step 2: Identify …": a numbered step
+            ordinal = int(labelled.group(1))
+            num = ordinal
+            if b.item is not None:
+                step_of_item[b.item] = ordinal
         guidance = role == "knowledge" or (role == "howto" and explicit)  # only rules keep their class here
-        for i, (sentence, a, z) in enumerate(split_sentences(b.text)):
+        sentences = split_sentences(b.text)
+        last = len(sentences) - 1
+        for i, (sentence, a, z) in enumerate(sentences):
             start, end = b.start + a, b.start + z
             cue = classify(sentence)
             if guidance:
                 cue = cue if cue in ("forbid", "require", "terminate") else ""
-            numbered_lead = b.kind == "item" and b.ordered and b.first_in_item and i == 0 and num is not None
-            if b.checkbox and i == 0:
-                kind = "verify"
-            elif numbered_lead and cue not in ("forbid", "branch", "loop"):
+            numbered_lead = (b.kind == "item" and b.ordered and b.first_in_item and i == 0 and num is not None) \
+                or (labelled is not None and i == 0)
+            if FOREACH.match(strip_markup(sentence)) and not guidance:
+                kind = "loop"  # "For each group:" and the list of what to do with each
+            elif b.checkbox and i == 0 and labelled is None:
+                # A checklist: things to do are steps, statements to tick are checks.
+                kind = "step" if is_imperative(sentence) and cue != "verify" and not guidance else "verify"
+            elif numbered_lead and (cue not in ("forbid", "branch", "loop") or _CAPS_LABEL.match(sentence)
+                                    or (cue == "forbid" and is_imperative(sentence))):
+                kind = "step"  # "Read each file fully (do not skip any)": a step with its constraint
+            elif cue == "forbid" and not guidance and role != "rules" and is_imperative(sentence) \
+                    and first_word(sentence) != "avoid" and (b.ordered or after_step_heading or role == "procedure"):
                 kind = "step"
             elif cue:
                 kind = cue
@@ -254,14 +335,37 @@ def extract_clauses(doc: Document) -> list[Clause]:
             elif guidance:
                 kind = "knowledge"
             elif b.kind == "item" and not b.ordered and b.parent_item is not None and num is not None:
-                kind = "knowledge"  # a bullet under a numbered step details that step
+                # A bullet under a numbered step details that step, unless it runs a command or asks the user.
+                kind = "step" if is_imperative(sentence) and _acts(sentence) else "knowledge"
+            elif _PREREQ.match(strip_markup(sentence)) and is_imperative(sentence):
+                kind = "step"  # "Prereq: ensure … then run `…`": something to do before the procedure
             elif is_imperative(sentence) and (role == "procedure" or b.ordered or after_step_heading
                                               or not explicit):
                 kind = "step"
+            elif is_imperative(sentence) and strip_markup(sentence).endswith(":") and i == last \
+                    and fence_next.get(id(b), False):
+                kind = "step"  # "Validate it with the CLI:" and the shell fence that follows: a command to run
             else:
                 kind = "knowledge"
             add(kind, sentence, start, end, b, num=num)
     return out
+
+
+def _delivered(title: str, clauses: list[Clause]) -> bool:
+    """The last step already produces what a deliverable heading names ("Write the report", "## Report format")."""
+    from skillc.frontends.markdown.names import content_stems
+
+    last = next((c for c in reversed(clauses) if c.kind == "step"), None)
+    wanted = content_stems(re.sub(r"\b(?:format|final)\b", "", title, flags=re.I))
+    return last is not None and bool(wanted & content_stems(last.text))
+
+
+def _acts(sentence: str) -> bool:
+    """A sentence that runs a command or a bundled script, or asks the user: more than a detail of its step."""
+    from skillc.frontends.markdown.phrases import ASK, inline_command, script_mention
+
+    plain = strip_markup(sentence)
+    return inline_command(sentence) is not None or script_mention(sentence) is not None or bool(ASK.search(plain))
 
 
 def _looks_like_commands(text: str) -> bool:
@@ -270,4 +374,11 @@ def _looks_like_commands(text: str) -> bool:
 
 
 def _has_procedure_section(doc: Document) -> bool:
-    return any(b.kind == "heading" and (_PROCEDURE.search(b.text) or _STEP_HEADING.match(b.text)) for b in doc.blocks)
+    return any(b.kind == "heading" and _section_role(b.section) == "procedure" and (
+        _PROCEDURE.search(b.text) or _STEP_HEADING.match(b.text)) for b in doc.blocks)
+
+
+def step_heading(b: Block) -> re.Match[str] | None:
+    """The match of a numbered step heading (`### Step 2: …`, `## 3) …`), unless it numbers reference material."""
+    m = _STEP_HEADING.match(b.text)
+    return m if m is not None and _section_role(b.section) == "procedure" else None

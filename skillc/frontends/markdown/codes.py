@@ -93,6 +93,25 @@ COMMANDS_NOT_SHELL: Final = Code(
     "# Skill\n\n1. Run the script.\n\n   ```powershell\n   Get-ChildItem\n   ```\n",
     "# Skill\n\n1. Run the script.\n\n   ```bash\n   ls\n   ```\n",
     "give the command as a shell command, or run it with an interpreter", runnable=False, lang="markdown")
+CONSTRUCT_NOT_ENCODED: Final = Code(
+    "SKM320", "construct-not-encoded", W, "the offline compiler could not encode a construct of the skill",
+    "The structural compiler met something it cannot turn into states and edges: a jump to a step that does "
+    "not exist, code that `bash` cannot run, a flow diagram whose nodes name no step, \"at any point … return to "
+    "phase N\" without a phase N. It leaves no path to success around it: every run through the state where it "
+    "stands ends in the terminal `review_required` (outcome `partial`), and the report names the lines. "
+    "`skillc build --strict` refuses such a build (SKM321).",
+    "# Skill\n\n1. Run the script.\n\n   ```powershell\n   Get-ChildItem\n   ```\n",
+    "# Skill\n\n1. Run the script.\n\n   ```bash\n   ls\n   ```\n",
+    "say it so that it can be encoded, build with a model (--model), or edit the machine by hand",
+    runnable=False, lang="markdown")
+STRICT_UNENCODED: Final = Code(
+    "SKM321", "strict-unencoded", E, "--strict: the skill has constructs the offline compiler could not encode",
+    "With `--strict`, a build whose draft would need a `review_required` terminal (SKM320) is refused: "
+    "nothing is written and the build exits 1.",
+    "# Skill\n\n1. Run the script.\n\n   ```powershell\n   Get-ChildItem\n   ```\n",
+    "# Skill\n\n1. Run the script.\n\n   ```bash\n   ls\n   ```\n",
+    "fix each SKM320, or build without --strict and review the runs that end `review_required`",
+    runnable=False, lang="markdown")
 DRAFT_NEVER_CHECKED: Final = Code(
     "SKM310", "draft-never-checked", E, "the LLM compiler's drafts never passed the checker",
     "The model redrafted the machine from the checker's diagnostics for the allowed number of rounds "
@@ -123,6 +142,54 @@ MODEL_FAILED: Final = Code(
     "", "", "check the endpoint and model name, or build offline (no --model)", runnable=False,
     lang="markdown")
 
+# ---------------------------------------------------------------- the LLM compiler's own findings (smells)
+
+MODEL_TEXT_EVIDENCE: Final = Code(
+    "SKM340", "model-text-evidence", W, "success rests on model text in a skill that has something to run",
+    "The skill has commands or bundled scripts, but the drafted machine has no tool state: its success "
+    "terminal can only require what a model wrote, and model text proves no deliverable. (With a tool state "
+    "the checker's SKM270 says the same per terminal.) The LLM compiler redrafts from this finding.",
+    "", "", "run the commands in tool states and require their results (or a world predicate) on success",
+    runnable=False, lang="markdown")
+MODEL_TOLD_TO_ACT: Final = Code(
+    "SKM341", "model-told-to-act", W, "a model state's prompt tells it to run, write, save or ask",
+    "A model or judge state only produces text: told to run a command, write or save a file, create a "
+    "branch or ask the user, it can only pretend to. The act belongs in a tool state (`bash`, `write`, "
+    "`ask_user`, …) that uses the value the model produced.",
+    "", "", "move the act into a tool state; let the model produce only its argument", runnable=False,
+    lang="markdown")
+UNREAD_OUTPUT: Final = Code(
+    "SKM342", "unread-output", W, "a state writes a variable that nothing reads",
+    "No state reads the variable, no guard or assignment uses it, no tool argument is built from it and no "
+    "terminal requires it: the work that produced it is lost (often a status nobody routes on, or a "
+    "report that is not the run's evidence).",
+    "", "", "read it where it matters, route on it, or require it as evidence", runnable=False, lang="markdown")
+EXAMPLE_RUN_AS_STEP: Final = Code(
+    "SKM343", "example-run-as-step", W, "a command the skill shows as an example is run as a step",
+    "The command of a tool state occurs in the skill under an example, a sample or an illustration, not "
+    "as an instruction to run it. Examples are knowledge for a state's prompt.",
+    "", "", "move the example into the prompt of the state it illustrates", runnable=False, lang="markdown")
+UNBOUND_PLACEHOLDER: Final = Code(
+    "SKM344", "unbound-placeholder", W, "a command holds a placeholder or a shell variable from another call",
+    "A bash command literal still holds a placeholder of the skill (`<branch-name>`, `{name}`, "
+    "`$ARGUMENTS`), or uses a shell variable that another tool state's command set. Every `bash` call is a "
+    "fresh shell, and a placeholder is run as it is written.",
+    "", "", "bind the value to an input or a state's output and splice it in with quote()", runnable=False,
+    lang="markdown")
+TRIVIAL_RULE: Final = Code(
+    "SKM345", "trivial-rule", W, "a rule holds on every machine of this shape and proves nothing of the skill",
+    "The rule names the start state (every run performs it first), or forbids a tool the machine declares "
+    "only to forbid it (no state could ever call it). It checks, but encodes no control requirement.",
+    "", "", "state the requirement over the operation it constrains, or keep it in a prompt",
+    runnable=False, lang="markdown")
+NO_RECORDED_REPLY: Final = Code(
+    "SKM346", "no-recorded-reply", E, "the recorded exchange has no reply for a request",
+    "`--model recorded:DIR` replays an exchange recorded with tools/standin.py, matching each request by a "
+    "hash of its messages. A request that is not in the recording (the request changed: the card, the "
+    "skill, the draft) stops the build, naming the first message that differs.",
+    "", "", "record the exchange again (docs/build.md, \"Recording real replies\")", runnable=False,
+    lang="markdown")
+
 ALL: Final[tuple[Code, ...]] = (
     EMPTY_SKILL,
     BINARY_SKILL,
@@ -141,4 +208,13 @@ ALL: Final[tuple[Code, ...]] = (
     RULE_NOT_PROVED,
     CONTRADICTORY_ORDER,
     COMMANDS_NOT_SHELL,
+    CONSTRUCT_NOT_ENCODED,
+    STRICT_UNENCODED,
+    MODEL_TEXT_EVIDENCE,  # the LLM compiler's own findings (SKM340-SKM346)
+    MODEL_TOLD_TO_ACT,
+    UNREAD_OUTPUT,
+    EXAMPLE_RUN_AS_STEP,
+    UNBOUND_PLACEHOLDER,
+    TRIVIAL_RULE,
+    NO_RECORDED_REPLY,
 )

@@ -11,12 +11,11 @@ made before the state it goes to exists, and is pointed there later.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Literal
-
 import attrs
 
 from skillc.diagnostics import Code
 from skillc.frontends.markdown.clauses import Clause, strip_markup
+from skillc.frontends.markdown.commands import Part
 from skillc.frontends.markdown.names import Namer, content_stems
 from skillc.ir.machine import OperationKind as StateKind, Outcome
 from skillc.syntax import nodes as n
@@ -24,8 +23,6 @@ from skillc.syntax import nodes as n
 TASK = "task"
 DEFAULT_MAX_REVISIONS = 2
 DEFAULT_MAX_REPEATS = 3
-# A tool state's argument: text, or a variable shown as it is ("var") or quoted for the shell ("quote").
-Part = str | tuple[Literal["var", "quote"], str]
 
 
 @attrs.frozen
@@ -36,6 +33,7 @@ class Options:
     max_revisions: int = DEFAULT_MAX_REVISIONS
     max_repeats: int = DEFAULT_MAX_REPEATS
     source: str = "SKILL.md"  # how the machine names the document (relative to the machine file)
+    strict: bool = False  # refuse a build with constructs it could not encode (SKM321) instead of marking them
 
 
 @attrs.define
@@ -67,6 +65,7 @@ class DState:
     tool: str = "bash"  # the tool a tool state calls
     parts: list[Part] = attrs.field(factory=list)  # the argument of a tool state's call
     failure: str = ""  # a tool state's stated failure handling: "", "retry" or "handled"
+    options: list[str] = attrs.field(factory=list)  # the menu an `ask_user` state offers (the answer is one of them)
 
 
 @attrs.define
@@ -106,6 +105,9 @@ class DMachine:
     rules: list[n.Rule] = attrs.field(factory=list)
     landings: dict[int, str] = attrs.field(factory=dict)  # clause index -> where it landed
     problems: list[Problem] = attrs.field(factory=list)
+    # States where a construct of the document could not be encoded: runs through them end `review_required`.
+    review: dict[str, list[tuple[Clause, str]]] = attrs.field(factory=dict)
+    review_flag: str | None = None  # the variable set on the way through those states
     state_names: Namer = attrs.field(factory=lambda: Namer({"fallback", "done"}))
     var_names: Namer = attrs.field(factory=lambda: Namer({TASK}))
 
@@ -160,6 +162,10 @@ class DMachine:
     def problem(self, code: Code, message: str, clause: Clause) -> None:
         """Report a finding about a clause."""
         self.problems.append(Problem(code, message, clause))
+
+    def unencoded(self, state: str, clause: Clause, what: str) -> None:
+        """A construct the compiler could not encode, met at `state`: runs through it end in review, not success."""
+        self.review.setdefault(state, []).append((clause, what))
 
     def best_match(self, text: str, kinds: Iterable[str] = ("model", "tool", "judge"), keep_verbs: bool = False,
                    among: list[str] | None = None) -> str | None:

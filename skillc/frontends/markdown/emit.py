@@ -19,6 +19,12 @@ from skillc.syntax import nodes as n
 
 BASH = n.ToolDecl("bash", (n.Param("command", n.NamedType("str")),),
                   (n.Param("stdout", n.NamedType("str")), n.Param("exit_code", n.NamedType("int"))))
+READ = n.ToolDecl("read", (n.Param("path", n.NamedType("str")), n.Param("offset", n.OptionalType(n.NamedType("int"))),
+                            n.Param("limit", n.OptionalType(n.NamedType("int")))),
+                  (n.Param("content", n.NamedType("str")), n.Param("lines", n.NamedType("int"))))
+ASK_USER_MENU = n.ToolDecl("ask_user", (n.Param("question", n.NamedType("str")),
+                                        n.Param("options", n.OptionalType(n.ListType(n.NamedType("str"))))),
+                           (n.Param("answer", n.NamedType("str")),))
 ASK_USER = n.ToolDecl("ask_user", (n.Param("question", n.NamedType("str")),), (n.Param("answer", n.NamedType("str")),))
 
 
@@ -46,8 +52,12 @@ def _declarations(d: DMachine, title: str) -> list[n.Stmt]:
         items.append(attrs.evolve(BASH, leading=(
             "# Declared because the skill has commands to run; runs in the run's working directory.",))
             if not d.bash_declared else BASH)
+    if any(s.kind == "tool" and s.tool == "read" for s in d.states.values()):
+        items.append(attrs.evolve(READ, leading=("# Reads files the skill bundles, from its folder (`skill_dir`).",)))
     if any(s.kind == "tool" and s.tool == "ask_user" for s in d.states.values()):
-        items.append(attrs.evolve(ASK_USER, leading=("# The user answers these questions, not a model.",)))
+        menus = any(s.options for s in d.states.values())
+        items.append(attrs.evolve(ASK_USER_MENU if menus else ASK_USER,
+                                  leading=("# The user answers these questions, not a model.",)))
     items.append(n.VarDecl("input", TASK, n.NamedType("str"), leading=("# What the user asked for.",),
                            blank_before=True))
     items += [n.VarDecl("var", v, t, d.inits.get(v)) for v, t in d.vars.items()]
@@ -76,8 +86,11 @@ def _state_node(d: DMachine, s: DState) -> n.State:
     if s.reads:
         body.append(n.Reads(tuple(s.reads)))
     if s.kind == "tool":
-        param = "question" if s.tool == "ask_user" else "command"
-        body.append(n.Call(s.tool, (n.Arg(param, concat(s.parts)),)))
+        param = {"ask_user": "question", "read": "path"}.get(s.tool, "command")
+        args = [n.Arg(param, concat(s.parts))]
+        if s.options:  # a menu: the answer is one of these
+            args.append(n.Arg("options", n.ListLit(tuple(n.StrLit(o) for o in s.options))))
+        body.append(n.Call(s.tool, tuple(args)))
     body.append(n.Writes(tuple(n.WriteItem(v, r) for v, r in s.writes)))
     if s.kind != "tool":
         body.append(n.Prompt(_prompt(s)))
@@ -97,13 +110,19 @@ def _prompt(s: DState) -> str:
 
 
 def concat(parts: list[Part]) -> n.Expr:
-    """Text and variables joined with `++`; `("quote", v)` quotes the value for the shell."""
+    """Text and variables joined with `++`; `("quote", v)` quotes the value for the shell, `("path", p)` the
+    path of a file of the skill's folder (`quote(skill_dir ++ "/p")`)."""
     exprs: list[n.Expr] = []
     for p in parts:
         if isinstance(p, str):
             exprs.append(n.StrLit(p))
         elif p[0] == "quote":
             exprs.append(n.CallExpr("quote", (n.Name(p[1]),)))
+        elif p[0] in ("path", "file"):  # a file of the skill's folder: the place `skill_dir` (quoted for the shell)
+            place: n.Expr = n.Name("skill_dir")
+            if p[1]:
+                place = n.BinOp("++", place, n.StrLit("/" + p[1]))
+            exprs.append(n.CallExpr("quote", (place,)) if p[0] == "path" else place)
         else:
             exprs.append(n.Name(p[1]))
     out = exprs[0] if exprs else n.StrLit("")

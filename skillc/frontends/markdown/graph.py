@@ -14,22 +14,32 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from pathlib import Path
 
 import attrs
 
 from skillc.frontends.markdown import codes
 from skillc.frontends.markdown.arms import NEXT, Arms, Forward
-from skillc.frontends.markdown.clauses import Clause, strip_markup
+from skillc.frontends.markdown.clauses import FOREACH, Clause, first_word, strip_markup
 from skillc.frontends.markdown.document import Document
-from skillc.frontends.markdown.draft import DEdge, DMachine, DState, Options, Part, below, bump, eq, failed
+from skillc.frontends.markdown.commands import (Part, alternatives, cut, script_command, skill_documents,
+                                                skill_files)
+from skillc.frontends.markdown.diagram import is_diagram, parse_diagram
+from skillc.frontends.markdown.draft import TASK, DEdge, DMachine, DState, Options, below, bump, eq, failed
 from skillc.frontends.markdown.names import Namer, content_stems, label_slug, slug
-from skillc.frontends.markdown.phrases import (ASK, DIFFERS, EXACTLY, FAILS, FORM, FORWARD, LETTER, NOT_BASH, OPTIONAL,
+from skillc.frontends.markdown.phrases import (ANY_POINT, ASK, ASK_AFTER, BY_TASK, DIFFERS, EXACTLY, FAILS, FORM,
+                                               FORWARD, LETTER, NOT_BASH, OPTIONAL,
                                                RUN_FORMED, again, if_parts, inline_command, lead_condition,
-                                               letter_range, max_times, quote, stop_clause, unbold)
+                                               letter_range, max_times, quote, script_mention, stop_clause, unbold)
 from skillc.frontends.markdown.tree import TreeNode, parse_tree
 from skillc.frontends.markdown.units import Sections, Unit, UnitKind
 from skillc.syntax import nodes as n
 
+# Verbs of a step that reads a bundled document.
+READ_VERBS = frozenset({"read", "load", "consult", "open", "review", "study", "see", "follow", "reread"})
+# A condition on the failure of the command or script run shortly before.
+SCRIPT_FAILS = re.compile(r"^(?:\w+:\s*)?if\s+(?:the\s+)?(?:script|command|scan|scanner|tool|it|this|that)\s+"
+                          r"(?:run\s+)?fails\b", re.I)
 Piece = tuple[str, list[DEdge]]  # a unit's entry state and its exits (edges to whatever comes next)
 Handler = Callable[["GraphBuilder", Unit, "Unit | None"], Piece]
 
@@ -63,6 +73,9 @@ class GraphBuilder:
         self.d = draft
         self.arms = Arms(draft, clauses, options, sections)
         self.templates: list[Template] = []
+        self.scripts = skill_files(str(Path(doc.path).parent))  # the bundled scripts of the skill's folder
+        self.documents = skill_documents(str(Path(doc.path).parent))  # its references, templates, …
+        self.arms.acting = self._acting
         self.compared: tuple[str, str] | None = None  # (command output, held value) of the latest comparison
 
     def build(self, units: list[Unit]) -> bool:
@@ -70,28 +83,197 @@ class GraphBuilder:
         procedure = bool(units)
         if not procedure:
             units = [Unit("whole", ())]
-        pending: list[DEdge] = []
-        last_tool: DState | None = None
-        for i, unit in enumerate(units):
-            nxt = units[i + 1] if i + 1 < len(units) else None
-            extra = self._tool_failure(last_tool, unit) if unit.kind == "branch" and last_tool else None
-            if extra is not None:  # a condition on the command just run: guards of its tool state
-                pending = pending + extra
-                continue
-            entry, exits = HANDLERS[unit.kind](self, unit, nxt)
-            for e in pending:
-                e.target = entry
-            pending = exits
-            last_tool = self._last_bash()
-            for c in unit.clauses:
-                if c.ordinal is not None and c.ordinal not in self.d.entries:
-                    self.d.entries[c.ordinal] = entry
+        _, pending = self._chain(units)
         done = self.d.terminal("done", "success")
         for e in pending:
             e.target = done
         self._resolve_forward(done)
+        self._diagrams()
+        self._any_point()
         self._retries()
         return procedure
+
+    # ------------------------------------------------------------ "at any point, if C, return to phase N"
+
+    def _any_point(self) -> None:
+        """"At any point (during phase M), if C, return to phase N": a judge after each state of the scope whose
+        `yes` goes back to phase N (counted, one counter for the clause), whose `no` goes on."""
+        for c in self.clauses:
+            m = ANY_POINT.search(strip_markup(c.text))
+            if m is None or c.index in self.d.landings and not c.kind == "knowledge":
+                continue
+            number = int(m.group("target"))
+            target = self.d.entries.get(number)
+            said = if_parts(re.sub(r"^(?:at any (?:point|time|stage)|whenever)\b[^,]*,\s*", "", strip_markup(c.text),
+                                   flags=re.I))
+            cond = said.condition if said.action else m.group("cond") or strip_markup(c.text)
+            scope = self._scope(c, m, target)
+            if target is None:
+                if scope:
+                    self.d.unencoded(scope[0], c, f"\"{strip_markup(c.text)}\": there is no phase or step {number}")
+                continue
+            if not scope:
+                continue
+            limit = max_times(c.text) or self.options.max_repeats
+            counter = self.d.counter(f"back_to_{number}_rounds", limit)
+            for name in scope:
+                s = self.d.states[name]
+                default = s.edges[-1] if s.edges and s.edges[-1].guard is None else None
+                if default is None or default.target is None:
+                    continue
+                j, var = self.d.judge(f"if_{slug(cond)}", slug(cond, default="answer"), ["yes", "no"], c,
+                                     f"Decide whether this holds now: {cond}. Answer `yes` or `no`.")
+                j.wants.extend(v for v, _ in s.writes)
+                j.edges = [DEdge(n.BinOp("and", eq(var, "yes"), below(counter, limit)), target, bump(counter)),
+                           DEdge(None, default.target)]
+                default.target = j.name
+            self.d.land(c, self.d.order[-1])
+
+    def _scope(self, c: Clause, m: re.Match[str], target: str | None) -> list[str]:
+        """The non-judge states an "at any point" clause watches: phase M's when it names one, else its own
+        section's, else every state after the phase it returns to."""
+        position = {name: i for i, name in enumerate(self.d.order)}
+        candidates = [name for name in self.d.order if self.d.states[name].kind != "judge"]
+        during = m.group("during")
+        if during is not None and int(during) in self.d.entries:
+            first = position[self.d.entries[int(during)]]
+            after = self.d.entries.get(int(during) + 1)
+            last = position[after] if after in position else len(position)
+            return [s for s in candidates if first <= position[s] < last]
+        here = self.arms.sections.procedure(c.start)
+        own = [s for s in candidates if self.arms.sections.procedure(self.d.states[s].start) == here
+               and self.d.states[s].start != c.start] if here else []
+        if own and target is not None and position[own[0]] > position[target]:
+            return own
+        start = position[target] if target is not None else 0
+        return [s for s in candidates if position[s] >= start]
+
+    # ------------------------------------------------------------ flow diagrams
+
+    def _diagrams(self) -> None:
+        """Flow diagrams in fences (```dot, ```mermaid): the edges they draw between steps, where the order lacks them.
+
+        A node names a step by its number ("4 · Strangle screens") or its words. A step that the
+        diagram sends somewhere the document order does not gets a judge after it, with a label per
+        drawn edge (its label, or the node it goes to); an edge back up is counted.
+        """
+        for c in self.clauses:
+            b = c.block
+            if b is None or b.kind != "code" or c.kind not in ("knowledge", "command") \
+                    or not is_diagram(b.info, c.text):
+                continue
+            drawn = parse_diagram(b.info, c.text)
+            if drawn is None:
+                continue
+            places = {nid: self._node_states(node.label) for nid, node in drawn.nodes.items() if not node.decision}
+            mapped = [p for p in places.values() if p is not None]
+            lost = [a for a in drawn.arrows if (a.source in places and places[a.source] is None)
+                    or (a.target in places and places[a.target] is None)]
+            if mapped and lost:  # the diagram is about these steps, but some of its flow names none of them
+                names = sorted({drawn.nodes[x].label for a in lost for x in (a.source, a.target)
+                                if x in places and places[x] is None})
+                shown = ", ".join(f'"{x}"' for x in names[:3]) + (" …" if len(names) > 3 else "")
+                self.d.unencoded(mapped[0][0], c, "the flow diagram's edges at " + shown)
+            outs: dict[str, list[tuple[str, str, str, int]]] = {}
+            for a in drawn.arrows:
+                src, dst = drawn.nodes.get(a.source), drawn.nodes.get(a.target)
+                if src is None or dst is None or src.decision:
+                    continue
+                if dst.decision:  # a drawn question: its answers are the source's edges
+                    outs.setdefault(a.source, []).extend((x.target, x.label, dst.label, x.line)
+                                                         for x in drawn.arrows if x.source == dst.id)
+                else:
+                    outs.setdefault(a.source, []).append((a.target, a.label, "", a.line))
+            for src_id, edges in outs.items():
+                src_place = places.get(src_id)
+                if src_place is None:
+                    continue
+                wanted = [(p[0], label, question, line) for t, label, question, line in edges
+                          if (p := places.get(t)) is not None]
+                self._drawn_edges(c, drawn.nodes[src_id].label, src_place, wanted)
+
+    def _node_states(self, label: str) -> tuple[str, str] | None:
+        """(entry, what follows) of the step a diagram node names: by its number, else by its words."""
+        m = re.match(r"^\s*(?:step|phase)?\s*(\d+)\b", label, re.I)
+        if m is not None and int(m.group(1)) in self.d.entries:
+            number = int(m.group(1))
+            return self.d.entries[number], self.d.entries.get(number + 1, "done")
+        name = self.d.best_match(label, among=self.d.steps)
+        if name is None or len(content_stems(label) & self.d.states[name].topic) < 2:
+            return None
+        after = next((e.target for e in reversed(self.d.states[name].edges) if e.guard is None), None)
+        return (name, after) if after is not None else None
+
+    def _drawn_edges(self, c: Clause, source: str, place: tuple[str, str],
+                     wanted: list[tuple[str, str, str, int]]) -> None:
+        """A judge between a step and what follows it, taking the drawn edges the graph lacks (counted back up).
+
+        The step's states are those made from its entry up to what follows; the edges from them to
+        what follows go through the judge.
+        """
+        entry, after = place
+        position = {name: i for i, name in enumerate(self.d.order)}
+        end = position.get(after, len(position))
+        mine = [name for name in self.d.order[position[entry]:end]] or [entry]
+        leaving = [e for name in mine for e in self.d.states[name].edges if e.target == after]
+        extra = [w for w in wanted if w[0] != after and not any(e.target == w[0] for name in mine
+                                                                   for e in self.d.states[name].edges)]
+        if not leaving or not extra:
+            return
+        exit_name = mine[-1]
+        s = self.d.states[exit_name]
+        namer = Namer()
+        labels = [namer.fresh(label_slug(label) if label else slug(self.d.states[t].text[0] if self.d.states[t].text
+                                                                    else t, 2, "next")) for t, label, _, _ in extra]
+        labels.append(namer.fresh("go_on"))
+        question = next((q for _, _, q, _ in extra if q), "") or f"After \"{source}\", where does the work go next?"
+        line = c.start + 1 + extra[0][3]
+        options = ", ".join(f"`{lab}` ({w[1] or 'to ' + w[0]})" for lab, w in zip(labels, extra))
+        j, var = self.d.judge(f"after_{slug(source, 3)}", f"after_{slug(source, 3, 'step')}", labels,
+                             attrs.evolve(c, start=line, end=line),
+                             f"{question} Answer one of: {options}, or `{labels[-1]}` to go on as the document orders.")
+        j.wants.extend(v for v, _ in s.writes)
+        self.d.land(c, j.name)
+        for lab, (target, _, _, _) in zip(labels, extra):
+            guard = eq(var, lab)
+            if position.get(target, len(position)) <= position[exit_name]:  # back up the document: a counted loop
+                counter = self.d.counter(f"{j.name}_rounds", self.options.max_repeats)
+                j.edges.append(DEdge(n.BinOp("and", guard, below(counter, self.options.max_repeats)), target,
+                                     bump(counter)))
+            else:
+                j.edges.append(DEdge(guard, target))
+        j.edges.append(DEdge(None, after))
+        for e in leaving:
+            e.target = j.name
+
+    def _chain(self, units: list[Unit] | tuple[Unit, ...], after: Unit | None = None) -> tuple[str | None, list[DEdge]]:
+        """The units' pieces one after the other: the first one's entry and the open exits of the last."""
+        pending: list[DEdge] = []
+        first: str | None = None
+        last_tool: DState | None = None
+        recent: tuple[DState, int] | None = None  # the latest command of this chain, and the units since
+        for i, unit in enumerate(units):
+            nxt = units[i + 1] if i + 1 < len(units) else after
+            if last_tool is None and recent is not None and recent[1] <= 2 and unit.kind == "branch" \
+                    and unit.arms and SCRIPT_FAILS.search(strip_markup(unit.arms[0].text)) \
+                    and self.arms.sections.section(recent[0].start) == self.arms.sections.section(unit.arms[0].start):
+                last_tool = recent[0]  # "If the script fails, …" a step or two after running it
+            extra = self._tool_failure(last_tool, unit) if unit.kind == "branch" and last_tool else None
+            if extra is not None:  # a condition on the command just run: guards of its tool state
+                pending = pending + extra
+                continue
+            self.arms.commands.update(dict(unit.commands))
+            entry, exits = HANDLERS[unit.kind](self, unit, nxt)
+            first = first or entry
+            for e in pending:
+                e.target = entry
+            pending = exits
+            last_tool = self._last_bash()
+            recent = (last_tool, 0) if last_tool is not None else (recent[0], recent[1] + 1) if recent else None
+            for c in [*unit.clauses, *([unit.title] if unit.title else [])]:
+                if c.ordinal is not None and c.ordinal not in self.d.entries:
+                    self.d.entries[c.ordinal] = entry
+        return first, pending
 
     def _last_bash(self) -> DState | None:
         """The latest state made, when it runs a `bash` command."""
@@ -114,6 +296,9 @@ class GraphBuilder:
             if f.edge.target is None:
                 f.edge.target = done
                 self.d.problem(codes.MISSING_STEP_REFERENCE, f"the document refers to step {f.number}, which does not exist", f.clause)
+                owner = next((name for name, s in self.d.states.items() if any(e is f.edge for e in s.edges)), None)
+                if owner is not None:
+                    self.d.unencoded(owner, f.clause, f"a jump to step {f.number}, which does not exist")
 
     def _tool_failure(self, tool: DState, unit: Unit) -> list[DEdge] | None:
         """A condition on the failure of the command just run, as guarded edges of its tool state; the new exits."""
@@ -124,6 +309,7 @@ class GraphBuilder:
         if not FAILS.search(said.condition) or not said.action:
             return None
         default = tool.edges.pop()  # the default edge, still waiting for its target
+        tool.edges = [e for e in tool.edges if not e.auto]  # the document says what a failure does
         exits: list[DEdge] = []
         self.d.land(clause, tool.name)
         tool.end = max(tool.end, clause.end)
@@ -165,8 +351,30 @@ class GraphBuilder:
         """A step: optional work behind a judge, else the step itself."""
         text, _, _ = self._step_text(unit)
         if unit.clauses and OPTIONAL.search(text) and unit.clauses[0].kind == "step":
-            return self._optional(unit, nxt, text)
-        return self._step(unit, nxt)
+            entry, exits = self._optional(unit, nxt, text)
+        else:
+            entry, exits = self._step(unit, nxt)
+        self._titled(unit, entry)
+        return entry, exits
+
+    def _titled(self, unit: Unit, entry: str) -> None:
+        """A step state made from a heading covers its section; the first step under a heading carries its title."""
+        s = self.d.states[entry]
+        title = unit.title
+        lead = unit.clauses[0] if unit.clauses else None
+        if title is not None:
+            s.start = min(s.start, title.start)
+            s.text.append(f"(This is part of: {strip_markup(title.text)}.)")
+            s.topic |= content_stems(title.text)
+            self.d.land(title, s.name)
+        elif lead is not None and lead.block is not None and lead.block.kind == "heading" and len(unit.clauses) == 1 \
+                and s.kind == "model" and unit.command is None:
+            # A heading step alone in its section: the section's prose is about it.
+            _, end = self.arms.sections.section(lead.start + 1)
+            end -= 1
+            while end > lead.end and not self.doc.lines[end - 1].strip():
+                end -= 1
+            s.end = max(s.end, end)
 
     def _optional(self, unit: Unit, nxt: Unit | None, text: str) -> Piece:
         """Work the document makes optional ("only when", "if needed", "optionally"): a judge that can skip it."""
@@ -186,6 +394,8 @@ class GraphBuilder:
         self.d.steps.append(s.name)
         if tool == "ask_user":
             s.writes = [(self.d.var(f"{s.name}_answer", n.NamedType("str")), "answer")]
+        elif tool == "read":
+            s.writes = [(self.d.var(f"{s.name}_content", n.NamedType("str")), "content")]
         else:
             out = self.d.var(f"{s.name}_output", n.NamedType("str"))
             status = self.d.var(f"{s.name}_status", n.NamedType("int"))
@@ -200,28 +410,43 @@ class GraphBuilder:
             return self._command_step(unit, nxt, said, parts)
         if unit.clauses and ASK.search(strip_markup(said)):
             return self._ask_step(unit)
-        return self._model_step(unit)
+        document = self._bundled_document(unit, said)
+        if document is not None:
+            return self._read_step(unit, document)
+        entry, exits = self._model_step(unit)
+        fence = unit.command
+        if fence is not None and fence.block is not None and fence.block.info in NOT_BASH:
+            self.d.unencoded(entry, fence, f"`{fence.block.info}` commands, which `bash` cannot run")
+        return entry, exits
 
     def _command_parts(self, unit: Unit, said: str) -> list[Part] | None:
-        """The argument of the `bash` call a step makes: its fence, an inline command or a formed one; else None."""
+        """The argument of the `bash` call a step makes: its fence, an inline command, a bundled script it says to
+        run or a formed one; else None. Placeholders are holes (`quote(hole)`), scripts run from `skill_dir`."""
         command = unit.command
         inline = inline_command(said)
+        script = script_mention(said) if unit.clauses else None
         parts = self._formed_command() if self.d.bash and RUN_FORMED.search(strip_markup(said)) else None
         if parts is None and inline is not None and self.d.bash and command is None:
-            parts = [inline]
+            parts = list(cut(inline, self.scripts).parts)
+        elif parts is None and script is not None and self.d.bash and command is None:
+            parts = list(cut(script_command(script), self.scripts | {script}).parts)
         if command is not None and command.block is not None and command.block.info in NOT_BASH:
             self.d.problem(codes.COMMANDS_NOT_SHELL, f"the commands are `{command.block.info}`, which `bash` cannot run: kept "
                                      "as instructions", command)
-        elif command is not None and self.d.bash:
-            parts = [command.text.strip()]
+        elif command is not None and self.d.bash:  # sample invocations: the first, its sample values holes
+            parts = list(cut(alternatives(command.text) or command.text.strip(), self.scripts).parts)
         return parts
 
     def _command_step(self, unit: Unit, nxt: Unit | None, said: str, parts: list[Part]) -> Piece:
         """A `bash` tool state; a failed command goes to fallback unless a condition follows that handles it."""
         text, start, end = self._step_text(unit)
         command = unit.command
+        lines = (start, command.end if command else end)
+        fill = self._fill(parts, text or said, lines)
         s = self._tool_state(slug(text or (command.text if command else "run").split("\n")[0], default="run"),
-                             (start, command.end if command else end), text or said, "bash", parts)
+                             lines, text or said, "bash", parts)
+        if fill is not None:
+            fill.edges = [DEdge(None, s.name)]
         for t in self.templates[-1:]:
             if ("quote", t.var) in parts:  # the command is built from what that step produced
                 self.d.rules.append(n.Rule("reads", (s.name, t.maker), quote(t.clause),
@@ -235,11 +460,111 @@ class GraphBuilder:
         if nxt is None or nxt.kind not in ("branch", "loop", "verify", "tree"):
             s.edges.append(DEdge(failed(s), "fallback", auto=True))
         s.edges.extend(exits)
+        return (fill or s).name, exits
+
+    def _acting(self, plain: str, raw: str, clause: Clause, lines: tuple[int, int]) -> tuple[str, DState] | None:
+        """The state of a condition's arm that runs a command (its fence, an inline command, a bundled script) or
+        asks the user: (entry, the state whose edges go on); None when a model does it."""
+        fence = self.arms.commands.get(clause.index)
+        if fence is not None and fence.block is not None and fence.block.kind != "code":
+            message = strip_markup(fence.text)  # "…, ask:" and the question in the next paragraph
+            if re.match(r"^(?:ask|prompt|confirm)\b", plain, re.I) or message.rstrip().endswith("?"):
+                lines = (lines[0], max(lines[1], fence.end))
+                s = self._tool_state(slug(message, default="ask_user"), lines, message, "ask_user", [message])
+                s.text.append(message)
+                self.d.land(fence, s.name)
+                return s.name, s
+            return None
+        parts: list[Part] | None = None
+        if fence is not None and self.d.bash and (fence.block is None or fence.block.info not in NOT_BASH):
+            parts = list(cut(fence.text.strip(), self.scripts).parts)
+            lines = (lines[0], max(lines[1], fence.end))
+        elif fence is None and self.d.bash and (inline := inline_command(raw)) is not None:
+            parts = list(cut(inline, self.scripts).parts)
+        elif fence is None and self.d.bash and (script := script_mention(raw)) is not None:
+            parts = list(cut(script_command(script), self.scripts | {script}).parts)
+        if parts is not None:
+            fill = self._fill(parts, plain, lines)
+            s = self._tool_state(slug(plain, default="run"), lines, plain, "bash", parts)
+            s.text.append(plain)
+            if fence is not None:
+                self.d.land(fence, s.name)
+            s.edges.append(DEdge(failed(s), "fallback", auto=True))
+            if fill is not None:
+                fill.edges = [DEdge(None, s.name)]
+            return (fill or s).name, s
+        if ASK.search(plain):  # the user answers, not a model
+            s = self._tool_state(slug(plain, default="ask_user"), lines, plain, "ask_user", [plain])
+            s.text.append(plain)
+            return s.name, s
+        return None
+
+    def _fill(self, parts: list[Part], said: str, lines: tuple[int, int]) -> DState | None:
+        """A model state giving the values of a command's holes (None when it has none); each is a `str` variable."""
+        holes = [p[1] for p in parts if isinstance(p, tuple) and p[0] == "quote" and p[1] not in (TASK, "workdir")
+                 and p[1] not in {t.var for t in self.templates}]
+        if not holes:
+            return None
+        shown = "".join(p if isinstance(p, str) else "<skill folder>" if p[0] == "path" else "{" + p[1] + "}"
+                        for p in parts)
+        s = self.d.state("model", "fill_" + slug(said, 3, "command"), lines, said)
+        names = list(dict.fromkeys(holes))
+        for h in names:
+            if h not in self.d.vars:
+                self.d.vars[h] = n.NamedType("str")
+                self.d.var_names.taken.add(h)
+        s.writes = [(h, None) for h in names]
+        s.text.append(f"Give the value of each placeholder of the command below, from the task and the work so far: "
+                      f"{', '.join('`' + h + '`' for h in names)}. Each value alone, as it goes into the command "
+                      f"(it is quoted for the shell).\nCommand: {shown}")
+        if said:
+            s.text.append(f"The step: {said}")
+        return s
+
+    def _bundled_document(self, unit: Unit, said: str) -> str | None:
+        """The file of the skill's folder a step says to read ("Read `references/model-notes.md`"), if any."""
+        if not unit.clauses or unit.command is not None or not self.documents:
+            return None
+        if first_word(re.sub(r"^(?:first|then|next|now)\b,?\s*", "", strip_markup(said), flags=re.I)) not in READ_VERBS:
+            return None
+        return next((p for p in self.documents if p in said), None)
+
+    def _read_step(self, unit: Unit, path: str) -> Piece:
+        """A step that reads a file the skill bundles: a `read` tool state on `skill_dir`; the states after it read
+        its content (the reference is loaded only where the procedure says so)."""
+        text, start, end = self._step_text(unit)
+        s = self._tool_state(slug(text, default="read"), (start, end), text, "read", [("file", path)])
+        s.text.append(text)
+        for c in [*unit.clauses, *unit.notes]:
+            self.d.land(c, s.name)
+        s.notes += [strip_markup(c.text) for c in unit.notes]
+        exits = [DEdge(None, NEXT)]
+        s.edges = list(exits)
         return s.name, exits
 
     def _ask_step(self, unit: Unit) -> Piece:
-        """A question the user answers: an `ask_user` tool state."""
+        """A question the user answers: an `ask_user` tool state; work the step says to do first ("Draft a plan
+        and request approval") is a model state before it, whose result the question shows."""
         text, start, end = self._step_text(unit)
+        split = ASK_AFTER.search(text)
+        if split is not None and not ASK.search(text[:split.start()]) and len(text[:split.start()].split()) >= 2:
+            work, question = text[:split.start()].strip(" ,;"), text[split.end():].strip()
+            s = self.d.state("model", slug(work), (start, end), work)
+            self.d.steps.append(s.name)
+            s.text.append(work[0].upper() + work[1:] + ".")
+            s.writes = [(self.d.var(f"{s.name}_result", n.NamedType("str")), None)]
+            for c in unit.clauses:
+                self.d.land(c, s.name)
+            s.notes += [strip_markup(c.text) for c in unit.notes]
+            for c in unit.notes:
+                self.d.land(c, s.name)
+            q = self._tool_state(slug(question, default="ask_user"), (start, end), question, "ask_user",
+                                 [question[0].upper() + question[1:]])
+            q.text.append(question)
+            exits = [DEdge(None, NEXT)]
+            s.edges = [DEdge(None, q.name)]
+            q.edges = list(exits)
+            return s.name, exits
         s = self._tool_state(slug(text, default="ask_user"), (start, end), text, "ask_user", [text])
         s.text.append(text)
         for c in [*unit.clauses, *unit.notes]:
@@ -312,9 +637,10 @@ class GraphBuilder:
 
     def unit_branch(self, unit: Unit, nxt: Unit | None) -> Piece:
         """A condition: a yes/no judge for one arm, a judge with a label per arm when there is an `Otherwise`."""
-        if len(unit.arms) == 1:
-            return self._yes_no(unit, nxt)
-        return self._cases(unit)
+        entry, exits = self._yes_no(unit, nxt) if len(unit.arms) == 1 else self._cases(unit)
+        if unit.title is not None:
+            self._titled(unit, entry)
+        return entry, exits
 
     def _yes_no(self, unit: Unit, nxt: Unit | None) -> Piece:
         """`If C, A` (with `Otherwise`, and a loop that sends it again): a yes/no judge."""
@@ -359,8 +685,8 @@ class GraphBuilder:
                     self.arms.forward.append(Forward(e, int(ahead.group(1)), loop))
 
     def _cases(self, unit: Unit) -> Piece:
-        """Several conditions and an `Otherwise`: one judge with a label per condition."""
-        assert unit.otherwise is not None, "conditions without `Otherwise` were split into yes/no questions"
+        """Several conditions and an `Otherwise` (or the cases a lead introduces): one judge with a label per
+        condition; without an `Otherwise`, none of them goes on."""
         exits: list[DEdge] = []
         first = unit.arms[0]
         labels: list[str] = []
@@ -380,7 +706,12 @@ class GraphBuilder:
             self.d.land(arm, j.name)
             j.topic |= content_stems(cond)
             self.arms.arm(j, eq(var, label), action, arm, exits, cond)
-        self.arms.otherwise(j, unit.otherwise, exits)
+        if unit.otherwise is not None:
+            self.arms.otherwise(j, unit.otherwise, exits)
+        else:
+            e = DEdge(None, NEXT)
+            j.edges.append(e)
+            exits.append(e)
         return j.name, exits
 
     def _checked(self, said: n.Expr, cond: str) -> n.Expr:
@@ -500,7 +831,8 @@ class GraphBuilder:
             prev.wants.append(feedback)
             prev.text.append(f"If `{feedback}` is not empty, the previous value was rejected for that reason.")
         elif prev is not None and prev.kind == "model":
-            revise.start = min(revise.start, prev.start)  # it redoes that step: it comes from the step's lines too
+            if prev.end <= revise.end:  # it redoes that step: it comes from the step's lines too (unless the step
+                revise.start = min(revise.start, prev.start)  # is a heading whose section holds this check)
             revise.writes = [prev.writes[0]]
             revise.wants.append(prev.writes[0][0])
             revise.edges = [DEdge(None, j.name)]
@@ -561,6 +893,124 @@ class GraphBuilder:
         exits.append(e)
         return s.name
 
+    def unit_gate(self, unit: Unit, nxt: Unit | None) -> Piece:
+        """A heading that is a condition ("## 3) If the user chooses comments"): a judge that does its section or
+        skips it."""
+        h = unit.clauses[0]
+        said = if_parts(h.text)
+        cond = said.condition.rstrip(":")
+        j, var = self.d.judge(f"if_{slug(cond)}", slug(cond, default="answer"), ["yes", "no"], h,
+                             f"Decide whether this holds: {cond}. Answer `yes` or `no`.")
+        j.topic |= content_stems(cond)
+        self.d.land(h, j.name)
+        skip = DEdge(None, NEXT)
+        exits = [skip]
+        entry, body_exits = self._chain(unit.body, nxt)
+        if entry is None:  # a condition heading over nothing to do: its own action is the arm
+            self.arms.arm(j, eq(var, "yes"), said.action, h, exits, cond)
+        else:
+            j.edges.append(DEdge(eq(var, "yes"), entry))
+            exits += body_exits
+        j.edges.append(skip)
+        return j.name, exits
+
+    def unit_menu(self, unit: Unit, nxt: Unit | None) -> Piece:
+        """A menu of options: the user picks one (`ask_user` with the options), or, when the task decides
+        ("based on the task:"), a judge with a label per option; each option is a branch of its own."""
+        lead = unit.clauses[0]
+        said = strip_markup(lead.text).rstrip(":")
+        labels = _option_labels([o.clauses[0] for o in unit.body])
+        exits: list[DEdge] = []
+        entries = []
+        for option in unit.body:
+            entry, out = self._chain([option])
+            assert entry is not None, "an option is a step"
+            entries.append(entry)
+            exits += out
+        if BY_TASK.search(said):
+            j, var = self.d.judge(f"choose_{slug(said, 2)}", slug(said, 2, "option") + "_choice",
+                                 [slug(lab, 3, "option") for lab in labels], lead,
+                                 f"{said}. Which option applies? Answer one of: " +
+                                 ", ".join(f"`{slug(lab, 3, 'option')}` ({lab})" for lab in labels) + ".")
+            self.d.land(lead, j.name)
+            j.topic |= content_stems(said)
+            names = [slug(lab, 3, "option") for lab in labels]
+            for i, (name, entry) in enumerate(zip(names, entries)):
+                j.edges.append(DEdge(None if i == len(names) - 1 else eq(var, name), entry))
+            return j.name, exits
+        s = self._tool_state(slug(said, default="ask_user"), (lead.start, lead.end), said, "ask_user", [said])
+        s.text.append(said)
+        s.options = labels
+        self.d.land(lead, s.name)
+        answer = s.writes[0][0]
+        for i, (label, entry) in enumerate(zip(labels, entries)):
+            guard = None if i == len(labels) - 1 else n.BinOp("==", n.Name(answer), n.StrLit(label))
+            s.edges.append(DEdge(guard, entry))
+        return s.name, exits
+
+    def unit_chain(self, unit: Unit, nxt: Unit | None) -> Piece:
+        """Units one after the other (one alternative of several)."""
+        entry, exits = self._chain(unit.body, nxt)
+        assert entry is not None, "a chain has units"
+        return entry, exits
+
+    def unit_alternatives(self, unit: Unit, nxt: Unit | None) -> Piece:
+        """Sibling sections that are alternatives: a judge picks the one that applies (or none: go on)."""
+        first = unit.clauses[0]
+        parent = first.section[:-1]
+        heads = self.arms.sections.headings
+        top = next((h for h in reversed(heads) if h.start <= first.start and h.section == parent), None)
+        titles = [c.body[0].clauses[0].section[len(parent)] if c.body[0].clauses else "" for c in unit.body]
+        siblings = [h.text for h in heads if h.section[:-1] == parent and top is not None and h.start > top.start
+                    and len(h.section) == len(parent) + 1]
+        namer = Namer()
+        labels = [namer.fresh(slug(t, 3, "case")) for t in titles]
+        idle = [t for t in siblings if t not in titles]  # sections with nothing to do: that case goes on
+        labels_idle = [namer.fresh(slug(t, 3, "case")) for t in idle]
+        line = top.start if top is not None else first.start
+        options = "; ".join(f"`{lab}`: {t}" for lab, t in [*zip(labels, titles), *zip(labels_idle, idle)])
+        fake = attrs.evolve(first, start=line, end=line)
+        j, var = self.d.judge(f"which_{slug(parent[-1] if parent else 'case', 2)}", slug(parent[-1] if parent else
+                              "case", 2, "case") + "_case", [*labels, *labels_idle, namer.fresh("none")], fake,
+                              f"Which of these applies now? {options}. Answer `none` when none of them does.")
+        exits: list[DEdge] = []
+        for lab, chain in zip(labels, unit.body):
+            entry, out = self._chain([chain], nxt)
+            assert entry is not None, "an alternative has steps"
+            j.edges.append(DEdge(eq(var, lab), entry))
+            exits += out
+        e = DEdge(None, NEXT)
+        j.edges.append(e)
+        exits.append(e)
+        return j.name, exits
+
+    def unit_foreach(self, unit: Unit, nxt: Unit | None) -> Piece:
+        """"For each X:" and a list: the list, then a judge that goes back for the next X (counted) or goes on."""
+        c = unit.clauses[0]
+        m = FOREACH.match(strip_markup(c.text))
+        items = re.sub(r"\s*\(.*?\)", "", m.group(1) if m else "").strip() or "item"
+        entry, body_exits = self._chain(unit.body)
+        limit = max_times(c.text) or self.options.max_repeats
+        said = strip_markup(unit.loop.text) if unit.loop is not None else f"Go on with the next {items}."
+        lines = (unit.loop.start, unit.loop.end) if unit.loop is not None else (c.start, c.end)
+        at = unit.loop or c
+        j, var = self.d.judge(f"next_{slug(items, 2)}", f"another_{slug(items, 2, 'item')}", ["yes", "no"],
+                             attrs.evolve(at, start=lines[0], end=lines[1]),
+                             f"{strip_markup(c.text)} {said} Decide whether another {items} is left to do. "
+                             f"Answer `yes` or `no`.")
+        self.d.land(c, j.name)
+        if unit.loop is not None:
+            self.d.land(unit.loop, j.name)
+        for e in body_exits:
+            e.target = j.name
+        counter = self.d.counter(f"{j.name}_rounds", limit)
+        assert entry is not None, "a loop has a body"
+        j.edges.append(DEdge(n.BinOp("and", eq(var, "yes"), below(counter, limit)), entry, bump(counter)))
+        out = DEdge(None, NEXT)
+        j.edges.append(out)
+        # The loop is entered at its body; the clause "For each X:" is the judge's.
+        return entry, [out]
+
     def unit_whole(self, unit: Unit, nxt: Unit | None) -> Piece:
         """A document without a procedure: one model state that applies it."""
         title = self.doc.front.name or next((b.text for b in self.doc.blocks if b.kind == "heading"), "the task")
@@ -572,6 +1022,23 @@ class GraphBuilder:
         return s.name, exits
 
 
+def _option_labels(leads: list[Clause]) -> list[str]:
+    """What the user answers to pick each option: its bold label, the words before its dash or colon, or its first
+    words; unique."""
+    out: list[str] = []
+    for c in leads:
+        raw = c.text.strip()
+        bold = re.match(r"^\*\*(.+?)\*\*", raw)
+        plain = strip_markup(raw)
+        head = re.split(r"\s+[-–—]\s+|:\s|\.\s|\(", plain, maxsplit=1)[0]
+        label = strip_markup(bold.group(1)) if bold else head if len(head.split()) <= 6 else " ".join(head.split()[:6])
+        label = label.strip(" .:") or plain[:40]
+        while label in out:
+            label += "'"
+        out.append(label)
+    return out
+
+
 HANDLERS: dict[UnitKind, Handler] = {
     "step": GraphBuilder.unit_step,
     "branch": GraphBuilder.unit_branch,
@@ -579,4 +1046,9 @@ HANDLERS: dict[UnitKind, Handler] = {
     "verify": GraphBuilder.unit_verify,
     "tree": GraphBuilder.unit_tree,
     "whole": GraphBuilder.unit_whole,
+    "gate": GraphBuilder.unit_gate,
+    "foreach": GraphBuilder.unit_foreach,
+    "menu": GraphBuilder.unit_menu,
+    "chain": GraphBuilder.unit_chain,
+    "alternatives": GraphBuilder.unit_alternatives,
 }

@@ -1,209 +1,804 @@
-"""The LLM compiler: rules with verbatim quotations, JSON drafts, redrafting from the checker.
+"""The LLM compiler, the front door of `skillc build`: a complete request, `.skm` replies, redrafts from findings.
 
-1. **Rules.** The model lists the document's requirements, orders and
-   prohibitions as rules over the structural draft's operations. A rule is kept
-   only if its quotation occurs in the document (SKM312 otherwise) and every
-   operation it names is in the interface table (SKM313 otherwise).
-2. **Draft.** The model returns the machine as JSON conforming to
-   `MACHINE_SCHEMA`, starting from the structural draft and the kept rules.
-   The draft is printed as `.skm` and checked by the project checker.
-3. **Redraft.** While the checker reports errors, their concise text goes back
-   to the model with the draft, for at most `rounds` drafts. A build that never
-   checks clean fails with the last draft's errors (SKM310); nothing is written.
+1. **Request.** The system message is the language card (`card.py`: the grammar, the reference, the tool kit,
+   built-ins, rule kinds, the standard library, conventions, a checked example); it is the same for every
+   skill. The user message is the skill folder (`folder.py`: front matter and `allow`, the files, each
+   script's usage read statically, each reference's title) and the numbered `SKILL.md` (the offline draft as
+   a starting point only on request: `LLMOptions.offline_draft`; by default the model starts from the skill). The model drafts the machine first and its rules over its own states,
+   in one reply: `{"skm": "<the .skm text>"}` (a fenced `skm` block or bare `.skm` text is accepted too,
+   and so is a JSON draft of `schema.MACHINE_SCHEMA`).
+2. **Check.** Rules whose quotation is not in the document (SKM312) or whose operation the machine does not
+   have (SKM313) are dropped (blank lines keep the draft's line numbers); the text is checked. A draft that
+   checks clean is kept; the build's own smells (`smells.py`, SKM340–SKM345) and the clauses of the skill
+   that landed nowhere (SKM305) are computed on it.
+3. **Redraft.** Every finding goes back (no cap): the checker's errors grouped by code, most important
+   first, then its warnings, the smells, the dropped rules and the uncovered clauses, each with its line of
+   the draft. The model answers with the whole corrected text, for at most `rounds` drafts. The build keeps
+   the clean draft with the fewest findings; none clean is SKM310 and nothing is written.
 
-Backends are the runtime's executors (`openai:`, `anthropic:`, `local`), given
-larger token budgets than a single state needs.
+**Large skills** (more than `section_tokens` of document) are drafted section by section so that no reply
+exceeds its budget: an outline reply gives the machine (declarations, one fragment instance per section,
+terminals, cross-section rules) and each section's fragment signature; one reply per section gives the
+fragment and the section's rules; the parts are assembled into one module and checked as a whole. Redrafts
+go to the parts whose lines hold findings.
+
+Backends are the runtime's executors (`openai:`, `anthropic:`, `local`, and `recorded:DIR` to replay an
+exchange recorded with `tools/standin.py`), with budgets for whole machines (`max_tokens`, default 16,384).
 """
 
 from __future__ import annotations
 
 import json
+import re
+from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final, cast
 
 import attrs
 
-from skillc.syntax.format import format_source
 from skillc.check.provenance import normalise
-from skillc.diagnostics import Diagnostic, make
+from skillc.diagnostics import Diagnostic, Severity, make
 from skillc.frontends.markdown import codes
+from skillc.frontends.markdown.card import Level, card
 from skillc.frontends.markdown.clauses import Clause
 from skillc.frontends.markdown.document import Document
-from skillc.frontends.markdown.schema import MACHINE_SCHEMA, RULES_SCHEMA, DraftError, to_json, to_skm
+from skillc.frontends.markdown.folder import Folder, describe, read_folder
+from skillc.frontends.markdown.schema import DraftError, to_skm
+from skillc.frontends.markdown.smells import smells
+from skillc.ir.toolkit import KITS
 from skillc.runtime.executors import Budget, Executor, ExecutorError, make_executor
 from skillc.runtime.prompts import Request
 from skillc.syntax import nodes as n
+from skillc.syntax.format import format_source
+from skillc.syntax.parser import parse as parse_text
+from skillc.syntax.printer import print_module
 
 if TYPE_CHECKING:
+    from skillc.check.source import CheckResult
     from skillc.frontends.markdown import Draft
 
-SYSTEM = ("You compile agent skills (markdown procedures) into skillc machines: extended finite-state machines "
-          "with typed variables, model/judge/tool states that declare what they read and write, ordered guarded "
-          "edges, bounded counters, terminals and rules. Reply with one JSON object that matches the schema, and "
-          "nothing else.")
+#: Reply tokens of one request: faithful machines of real skills take 8–11k.
+DEFAULT_MAX_TOKENS: Final = 16_384
+#: Document tokens (about 4 characters each) one reply may cover; larger skills are drafted in sections.
+DEFAULT_SECTION_TOKENS: Final = 5_000
+#: Executors whose context is smaller than this get the brief card (the local model).
+FULL_CARD_CONTEXT: Final = 32_768
 
-LANGUAGE = """Semantics you must respect:
-- A state may only read variables assigned on every path into it (inputs are always assigned).
-- A judge writes exactly one enum variable; its edges route on the labels, e.g. `verdict == passed`.
-- Every state ends with a default edge (no `when`). Edge targets are states, terminals or `fallback`.
-- Every cycle increments a counter on an edge whose guard keeps it below its max, e.g.
-  `{"when": "verdict == failed and rounds < 2", "to": "revise", "assign": ["rounds += 1"]}`.
-- Rules: `required OP` (every successful run performs OP), `order A before B`, `forbid OP`, `ends OP` with
-  `outcome` (every run through OP ends in a terminal with that outcome: stop clauses), `reads B from A` (what B
-  reads was produced by A); OP is a state or a tool name. `quote` is the exact sentence of the skill. `from` is
-  its line range in the skill. Never forbid a tool that no state calls and that has no parameters."""
+SYSTEM = """You compile agent skills (a folder: SKILL.md with front matter, bundled scripts and references) into \
+skillc machines written in the .skm language below: extended finite-state machines with typed variables, \
+model, judge and tool states that declare what they read and write, ordered guarded edges, counted loops, \
+terminals with evidence, and rules that quote the skill. The skillc checker proves every machine you write; \
+its findings come back to you until the machine is clean and faithful to the skill.
+
+Reply with one JSON object, as the user message says, and nothing else. `.skm` text goes in JSON strings \
+(escape its quotes and line breaks as JSON requires)."""
+
+
+@attrs.frozen
+class LLMOptions:
+    """Budgets of the LLM compiler: drafts, reply tokens, the document size one reply covers."""
+
+    rounds: int = 3
+    max_tokens: int = DEFAULT_MAX_TOKENS
+    section_tokens: int = DEFAULT_SECTION_TOKENS
+    offline_draft: bool = False  # also show the offline draft as a starting point (whole-document requests only)
+    card: Level | None = None  # None: the full card, or the brief one for an executor with a small context
+
+
+@attrs.frozen
+class Finding:
+    """One problem sent back to the model: a checker diagnostic, a smell, a dropped rule, an uncovered clause."""
+
+    code: str
+    severity: str  # "error" or "warning"
+    message: str
+    line: int | None = None  # in the draft (`where == "draft"`) or in SKILL.md (`where == "skill"`)
+    where: str = "draft"
+    excerpt: str = ""
+    hint: str | None = None
+
+    def render(self) -> str:
+        at = "" if self.line is None else f"SKILL.md line {self.line}" if self.where == "skill" else f"line {self.line}"
+        text = f"{at} `{self.excerpt}`: " if at and self.excerpt else f"{at}: " if at else ""
+        return f"{text}{self.message}"
 
 
 @attrs.frozen
 class Round:
-    """One draft: what the model returned and what the checker said about it."""
+    """One draft: what the checker said (`errors`), whether it checked clean, and everything sent back."""
 
     number: int
     errors: list[str]
     ok: bool
+    findings: tuple[Finding, ...] = ()
+    parts: tuple[str, ...] = ("machine",)  # what was drafted this round: the machine, or sections' fragments
 
 
-# Whole machines need larger replies (and more time) than a single state.
-BUILD_BUDGET = Budget(max_tokens=8192, local_max_tokens=3072, local_n_ctx=8192)
+# ---------------------------------------------------------------- executors and the model spec
 
 
-def make_build_executor(spec: str, base_url: str | None = None) -> Executor:
+def make_build_executor(spec: str, base_url: str | None = None, max_tokens: int = DEFAULT_MAX_TOKENS) -> Executor:
     """An executor for `--model SPEC` with token budgets sized for whole machines."""
-    return make_executor(spec, base_url=base_url, timeout_s=600.0, budget=BUILD_BUDGET, models_only=True)
+    budget = Budget(max_tokens=max_tokens, local_max_tokens=min(max_tokens, 4096), local_n_ctx=16_384)
+    return make_executor(spec, base_url=base_url, timeout_s=600.0, budget=budget, models_only=True)
 
 
-def numbered(doc: Document) -> str:
-    """The document with line numbers, so the model can cite line ranges."""
-    return "\n".join(f"{i:>4} | {line}" for i, line in enumerate(doc.lines, 1))
+# ---------------------------------------------------------------- replies
+
+_SKM_STRING: Final = {"type": "string", "description": "the .skm text"}
+DRAFT_SCHEMA: Final[dict[str, Any]] = {
+    "type": "object", "additionalProperties": False, "required": ["skm"],
+    "properties": {"skm": {**_SKM_STRING, "description": "the whole module: imports, fragments and the machine"}},
+}
+OUTLINE_SCHEMA: Final[dict[str, Any]] = {
+    "type": "object", "additionalProperties": False, "required": ["skm", "signatures"],
+    "properties": {"skm": {**_SKM_STRING, "description": "the machine, with one `use` per section"},
+                   "signatures": {"type": "array", "items": {"type": "string"},
+                                  "description": "one `fragment NAME(PARAM: TYPE, …) -> (EXIT, …)` per section"}},
+}
+SECTION_SCHEMA: Final[dict[str, Any]] = {
+    "type": "object", "additionalProperties": False, "required": ["skm", "rules"],
+    "properties": {"skm": {**_SKM_STRING, "description": "the section's fragment"},
+                   "rules": {"type": "array", "items": {"type": "string"},
+                             "description": "`rule …` lines over INSTANCE.state, placed in the machine"}},
+}
 
 
-def _ask(executor: Executor, state: str, prompt: str, schema: dict[str, Any]) -> tuple[object | None, str | None]:
-    """One call: the decoded JSON, or None and what was wrong with the reply."""
-    request = Request(state, "model", ({"role": "system", "content": SYSTEM}, {"role": "user", "content": prompt}),
-                      schema)
-    reply = executor.complete(request)
+@attrs.frozen
+class Reply:
+    """A model reply read as `.skm` text (and, for sections, rules and signatures), or what was wrong with it."""
+
+    raw: str
+    skm: str | None = None
+    rules: tuple[str, ...] = ()
+    signatures: tuple[str, ...] = ()
+    problem: str | None = None
+
+
+_FENCE = re.compile(r"```(?:skm|json|text)?[ \t]*\n(.*?)```", re.S)
+
+
+def read_reply(raw: str, source: str) -> Reply:
+    """The `.skm` text of a reply: `{"skm": …}`, a JSON draft of MACHINE_SCHEMA, a fenced block or bare text."""
+    text = raw.strip()
+    fenced = _FENCE.search(text)
+    candidates = [text] + ([fenced.group(1).strip()] if fenced else [])
+    for candidate in candidates:
+        try:
+            data = json.loads(candidate)
+        except json.JSONDecodeError:
+            continue
+        if not isinstance(data, dict):
+            return Reply(raw, problem=f"the reply is a JSON {type(data).__name__}, not an object with `skm`")
+        rules = tuple(x for x in data.get("rules", []) or [] if isinstance(x, str)) \
+            if isinstance(data.get("rules"), list) and all(isinstance(x, str) for x in data["rules"]) else ()
+        signatures = tuple(x for x in data.get("signatures", []) or [] if isinstance(x, str))
+        if isinstance(data.get("skm"), str):
+            return Reply(raw, data["skm"], rules, signatures)
+        if "states" in data or "start" in data:  # a JSON draft of the IR schema
+            try:
+                return Reply(raw, to_skm(data, source))
+            except DraftError as exc:
+                return Reply(raw, problem=str(exc))
+        return Reply(raw, problem="the reply is a JSON object without `skm` (the .skm text as a string)")
+    if fenced and re.match(r"(import|machine|fragment|record|enum|#)\b", fenced.group(1).strip()):
+        return Reply(raw, fenced.group(1))
+    if re.match(r"(import|machine|fragment|record|enum)\b", text):
+        return Reply(raw, raw)
     try:
-        return json.loads(reply.text), None
+        json.loads(text)
     except json.JSONDecodeError as exc:
-        return None, f"the reply is not JSON ({exc.msg} at character {exc.pos})"
+        if text.startswith("{") and (exc.pos >= len(text) - 2 or exc.msg.startswith("Unterminated string")):
+            return Reply(raw, problem=f"the reply is not JSON: it ends before the object does ({exc.msg}); was it cut "
+                                      "off at the reply budget? (--max-tokens)")
+        return Reply(raw, problem=f"the reply is not JSON ({exc.msg} at character {exc.pos})")
+    return Reply(raw, problem="the reply holds no .skm text")
 
 
-def interface(draft: dict[str, Any]) -> set[str]:
-    """Operations a rule may name: the draft's states and tools."""
-    names = {s.get("name") for s in draft.get("states", []) if isinstance(s, dict)}
-    names |= {t.get("name") for t in draft.get("tools", []) or [] if isinstance(t, dict)}
-    return {x for x in names if isinstance(x, str)}
+def _relocated(reply: Reply, name: str, real: str) -> Reply:
+    """The reply with `source "NAME"` and `from "NAME":…` pointing at the document's real path."""
+    if reply.skm is None or name == real:
+        return reply
+    pattern = re.compile(r'\b(source|from)(\s+)"' + re.escape(name) + '"')
+    fix = (lambda text: pattern.sub(lambda m: f'{m.group(1)}{m.group(2)}"{real}"', text))
+    return attrs.evolve(reply, skm=fix(reply.skm), rules=tuple(fix(r) for r in reply.rules))
 
 
-def filter_rules(rules: object, doc: Document, ops: set[str]) -> tuple[list[dict[str, Any]], list[Diagnostic]]:
-    """Rules whose quotation occurs in the document and whose operations are in the interface."""
-    kept: list[dict[str, Any]] = []
+# ---------------------------------------------------------------- rules the document does not back
+
+
+def _interface(module: n.Module) -> set[str]:
+    """Names a rule may start with: states, terminals, instances, tools (declared or taken from a kit)."""
+    names: set[str] = set()
+    for block in module.items:
+        if not isinstance(block, (n.Machine, n.Fragment)):
+            continue
+        for item in block.items:
+            if isinstance(item, (n.State, n.Terminal, n.ToolDecl)):
+                names.add(item.name)
+            elif isinstance(item, n.Use):
+                names.add(item.name)
+            elif isinstance(item, n.UseTools):
+                names.update(item.tools or KITS.get(item.kit, ()))
+    return names
+
+
+def drop_unbacked_rules(text: str, doc: Document) -> tuple[str, list[Diagnostic]]:
+    """The draft without rules whose quotation is not in the document (SKM312) or that name an operation the
+    module lacks (SKM313); each dropped rule's lines become blank lines, so line numbers stay the model's."""
+    module, _ = parse_text(text)
+    if module is None:
+        return text, []
+    machine = next((x for x in module.items if isinstance(x, n.Machine)), None)
+    if machine is None:
+        return text, []
+    known = _interface(module)
+    document = normalise(doc.text)
+    cuts: list[tuple[int, int]] = []
     dropped: list[Diagnostic] = []
-    text = normalise(doc.text)
-    for r in rules if isinstance(rules, list) else []:
-        if not isinstance(r, dict) or not isinstance(r.get("quote"), str) or not isinstance(r.get("ops"), list):
+    for item in machine.items:
+        if not isinstance(item, n.Rule) or item.span is None:
             continue
-        quote = normalise(r["quote"])
-        if not quote or quote not in text:
-            dropped.append(make(codes.QUOTATION_NOT_IN_SKILL, f"dropped a rule whose quotation is not in {doc.path}: \"{r['quote'][:80]}\"",
+        quote = normalise(item.quote)
+        unknown = [o for o in item.ops if o.split(".")[0] not in known]
+        if not quote or quote not in document:
+            dropped.append(make(codes.QUOTATION_NOT_IN_SKILL, f"dropped `rule {item.kind} {' '.join(item.ops)}`: its "
+                                f"quotation is not in {doc.path}: \"{item.quote[:80]}\"",
                                 hint="quote the sentence exactly as the skill writes it"))
+        elif unknown:
+            dropped.append(make(codes.RULE_OUTSIDE_INTERFACE, f"dropped `rule {item.kind} {' '.join(item.ops)}`: "
+                                f"`{unknown[0]}` is not a state, instance or tool of the machine",
+                                hint="name a state or a declared tool"))
+        else:
             continue
-        unknown = [o for o in r["ops"] if o not in ops]
-        if unknown:
-            dropped.append(make(codes.RULE_OUTSIDE_INTERFACE, f"dropped a rule naming `{unknown[0]}`, which is not a state or tool of "
-                                          "the machine", hint="name a state or a declared tool"))
-            continue
-        lines = r.get("from")
-        if not (isinstance(lines, list) and 1 <= len(lines) <= 2
-                and all(isinstance(x, int) and not isinstance(x, bool) and 1 <= x <= len(doc.lines) for x in lines)):
-            r = {k: v for k, v in r.items() if k != "from"}  # a line range outside the document is noise
-        kept.append(r)
-    return kept, dropped
+        cuts.append((item.span.start, item.span.end))
+    for start, end in sorted(cuts, reverse=True):
+        text = text[:start] + "\n" * text.count("\n", start, end) + text[end:]
+    return text, dropped
+
+
+# ---------------------------------------------------------------- findings
+
+
+#: The order findings are reported in: syntax, names and types, the checker, injection, the build's own.
+def _rank(f: Finding) -> tuple[int, int, str]:
+    family = {"0": 0, "1": 1, "2": 2, "5": 3}.get(f.code[3:4], 4)
+    if f.code == "SKM305":
+        family = 6
+    elif f.code in ("SKM312", "SKM313"):
+        family = 5
+    return (0 if f.severity == "error" else 1, family, f.code)
+
+
+def _finding(d: Diagnostic, draft_path: str, doc: Document, lines: Sequence[str]) -> Finding:
+    line = excerpt = None
+    where = "draft"
+    if d.span is not None:
+        line = d.span.start_pos[0]
+        if d.span.source.path == str(doc.path):
+            where = "skill"
+            excerpt = ""
+        elif d.span.source.path == draft_path and 1 <= line <= len(lines):
+            excerpt = lines[line - 1].strip()
+        else:
+            where = d.span.source.path
+    if excerpt and len(excerpt) > 90:
+        excerpt = excerpt[:89] + "…"
+    return Finding(d.code, "error" if d.is_error else "warning", d.message, line, where, excerpt or "", d.hint)
+
+
+def feedback(findings: Sequence[Finding], what: str = "draft") -> str:
+    """Every finding, grouped by code, most important first, each with its line."""
+    from skillc.registry import find
+
+    groups: dict[str, list[Finding]] = {}
+    for f in sorted(findings, key=_rank):
+        groups.setdefault(f.code, []).append(f)
+    errors = sum(f.severity == "error" for f in findings)
+    head = (f"Your {what} has {errors} error{'s' * (errors != 1)} and {len(findings) - errors} other finding"
+            f"{'s' * (len(findings) - errors != 1)} (line numbers are your {what}'s; \"SKILL.md line\" the skill's).")
+    out = [head]
+    for code, items in groups.items():
+        entry = find(code)
+        about = f" {entry.slug}: {entry.summary}" if entry else ""
+        hint = next((f.hint for f in items if f.hint), None)
+        out.append(f"\n{code}{about} ({items[0].severity}, {len(items)}×)" + (f". Fix: {hint}" if hint else ""))
+        out += [f"  - {f.render()}" for f in items]
+    return "\n".join(out)
+
+
+def with_fragment_states(module: n.Module) -> n.Module:
+    """The module with its fragments' states and terminals added to the machine, for clause coverage."""
+    machine = next((x for x in module.items if isinstance(x, n.Machine)), None)
+    if machine is None:
+        return module
+    extra = tuple(item for f in module.items if isinstance(f, n.Fragment) for item in f.items
+                  if isinstance(item, n.State))
+    if not extra:
+        return module
+    merged = attrs.evolve(machine, items=machine.items + extra)
+    return attrs.evolve(module, items=tuple(merged if x is machine else x for x in module.items))
+
+
+@attrs.frozen
+class Evaluation:
+    """A draft's text as checked, the result, and every finding."""
+
+    text: str
+    checked: CheckResult
+    findings: tuple[Finding, ...]
+    errors: list[Diagnostic]
+    dropped: tuple[Diagnostic, ...] = ()  # rules the document does not back, taken out before the check
+
+    @property
+    def clean(self) -> bool:
+        return not self.errors
+
+
+# ---------------------------------------------------------------- sections of a large skill
+
+
+@attrs.frozen
+class Section:
+    """Lines `start`..`end` of the document, drafted as the fragment `name`."""
+
+    name: str
+    title: str
+    start: int
+    end: int
+
+
+def _tokens(lines: Sequence[str]) -> int:
+    return sum(len(x) + 1 for x in lines) // 4
+
+
+def _slug(text: str) -> str:
+    words = re.findall(r"[a-z0-9]+", text.lower())[:4]
+    return "_".join(words) or "part"
+
+
+def split_sections(doc: Document, budget: int) -> list[Section]:
+    """The document in consecutive sections of at most `budget` tokens: pieces cut at every heading (a piece
+    still too large at blank lines), merged greedily in order up to the budget."""
+    heads = [blk for blk in doc.blocks if blk.kind == "heading"]
+    cuts = sorted({1, *(blk.start for blk in heads)}) + [len(doc.lines) + 1]
+    pieces = [(cuts[i], cuts[i + 1] - 1) for i in range(len(cuts) - 1) if cuts[i] <= cuts[i + 1] - 1]
+    refined: list[tuple[int, int]] = []
+    for first, last in pieces:
+        while _tokens(doc.lines[first - 1:last]) > budget:
+            cut = first
+            for i in range(first, last + 1):
+                if _tokens(doc.lines[first - 1:i]) > budget:
+                    break
+                if not doc.lines[i - 1].strip():
+                    cut = i
+            if cut <= first:  # no blank line early enough: cut where the budget runs out
+                cut = next((i - 1 for i in range(first + 1, last + 1) if _tokens(doc.lines[first - 1:i]) > budget),
+                           last)
+                cut = max(cut, first)
+            refined.append((first, cut))
+            first = cut + 1
+        if first <= last:
+            refined.append((first, last))
+    groups: list[list[int]] = []
+    for first, last in refined:
+        if groups and _tokens(doc.lines[groups[-1][0] - 1:last]) <= budget:
+            groups[-1][1] = last
+        else:
+            groups.append([first, last])
+    titles = {blk.start: blk.text for blk in heads}
+    out: list[Section] = []
+    used: set[str] = set()
+    for i, (first, last) in enumerate(groups, 1):
+        title = next((titles[x] for x in range(first, last + 1) if x in titles), f"lines {first}-{last}")
+        name = f"part{i}_{_slug(title)}"
+        while name in used:
+            name += "_"
+        used.add(name)
+        out.append(Section(name, title, first, last))
+    return out
+
+
+def outline(doc: Document) -> str:
+    """The document's headings with their lines."""
+    return "\n".join(f"{'  ' * (b.level - 1)}- line {b.start}: {b.text}" for b in doc.blocks if b.kind == "heading")
+
+
+# ---------------------------------------------------------------- the compiler
+
+
+@attrs.define
+class Part:
+    """One reply's share of the module: the machine (whole, or the outline) or one section's fragment."""
+
+    name: str
+    request: str  # the user message that asked for it
+    state: str  # the request's state name (`build_draft`, `build_outline`, `build_section:NAME`)
+    schema: dict[str, Any]
+    reply: Reply | None = None
+    section: Section | None = None
+    signature: str = ""
+    lines: tuple[int, int] = (0, 0)  # where its text sits in the assembled module
+    rule_lines: tuple[int, int] = (0, 0)  # where its rules sit (sections)
+
+
+def numbered(doc: Document, start: int = 1, end: int | None = None) -> str:
+    """Lines of the document with their numbers, so the model can cite line ranges."""
+    last = len(doc.lines) if end is None else end
+    return "\n".join(f"{i:>4} | {doc.lines[i - 1]}" for i in range(start, last + 1))
+
+
+TASK = """Draft the machine first, then its rules over its own states, in the same reply:
+
+1. States in the skill's order, one per action; knowledge into the prompts that need it; `from "{source}":A-B` \
+on each state; `doc` says what it does.
+2. Tool states for everything the skill runs, reads, writes, fetches or asks (bundled scripts from `skill_dir`, \
+references read into the states that need them, `ask_user` for every question to the user); model and judge \
+states only produce text and labels.
+3. Terminals with the skill's outcomes; success requires what tool states produced (or a world predicate).
+4. Then the rules: every requirement, order, stop clause and data dependency of the skill that one of the rule \
+kinds can prove, over the states you drafted, each quoting its sentence of SKILL.md exactly, with `from`. \
+Content prohibitions stay in prompts.
+5. Before replying, check against what the build reports: a model state told to act, an unbound placeholder \
+or a shell variable carried across calls, an example command run as a step, an output nobody reads, success \
+evidence made only by model text, a rule that holds trivially, a sentence of SKILL.md that landed nowhere."""
+
+
+class Compiler:
+    """One LLM build: the requests, the replies, the rounds."""
+
+    def __init__(self, executor: Executor, doc: Document, folder: Folder, clauses: list[Clause],
+                 structural: n.Module, *, skill: Path, output: Path | None, options: LLMOptions) -> None:
+        from skillc.frontends.markdown import source_name
+
+        self.executor, self.doc, self.folder, self.clauses = executor, doc, folder, clauses
+        self.structural, self.skill, self.output, self.options = structural, skill, output, options
+        # The request names the document by its file name alone, so a request (and its recording) does not
+        # depend on where the machine is written; the reply's `source`/`from` paths are rewritten afterwards.
+        self.source = Path(skill).name
+        self.real_source = source_name(skill, output)
+        self.draft_path = str(output if output is not None else Path.cwd() / "built.skm")
+        level = options.card
+        if level is None:
+            context = getattr(executor, "n_ctx", None)
+            level = "brief" if isinstance(context, int) and context < FULL_CARD_CONTEXT else "full"
+        self.system = SYSTEM + "\n\n" + card(level)
+        self.diags: list[Diagnostic] = []
+        self.history: list[Round] = []
+
+    # ------------------------------------------------------------ requests
+
+    def ask(self, part: Part, messages: list[dict[str, str]]) -> Reply:
+        reply = self.executor.complete(Request(part.state, "model", tuple(messages), part.schema))
+        return _relocated(read_reply(reply.text, self.source), self.source, self.real_source)
+
+    def messages(self, part: Part, findings: Sequence[Finding] | None, extra: str = "") -> list[dict[str, str]]:
+        out = [{"role": "system", "content": self.system}, {"role": "user", "content": part.request}]
+        if findings is not None and part.reply is not None:
+            what = "machine" if part.section is None else f"fragment `{part.section.name}`"
+            out += [{"role": "assistant", "content": part.reply.raw},
+                    {"role": "user", "content": (extra + "\n\n" if extra else "") + feedback(findings, what)
+                     + "\n\nReply with the whole corrected text, in the same JSON form."}]
+        return out
+
+    def context(self) -> str:
+        return (f"{describe(self.folder)}\n\nSKILL.md (`source \"{self.source}\"`; line numbers on the left, for "
+                f"`from` ranges):\n{numbered(self.doc)}")
+
+    def whole_request(self) -> str:
+        parts = [self.context()]
+        if self.options.offline_draft:
+            parts.append("The offline compiler's draft (mechanical: its names, line ranges and prompts may help; "
+                         "restructure it freely, keep nothing that is wrong):\n```skm\n"
+                         + print_module(self.structural) + "```")
+        parts.append(TASK.format(source=self.source))
+        parts.append('Reply with {"skm": "<the whole .skm module: imports, fragments, the machine>"}.')
+        return "\n\n".join(parts)
+
+    # ------------------------------------------------------------ evaluation
+
+    def evaluate(self, text: str) -> Evaluation:
+        from skillc.frontends.markdown import check_text
+        from skillc.frontends.markdown.report import landings
+
+        text, dropped = drop_unbacked_rules(text, self.doc)
+        checked = check_text(text, self.skill, self.output)
+        errors = [d for d in checked.diagnostics if d.is_error]
+        found = [d for d in checked.diagnostics if d.is_error or d.severity is Severity.WARNING]
+        if not errors and checked.machine is not None:
+            found += smells(checked.machine, self.doc, scripts=len(self.folder.scripts))
+        found += dropped
+        if not errors and checked.module is not None:
+            for row in landings(with_fragment_states(checked.module), self.clauses):
+                if not row.covered:
+                    found.append(make(codes.UNCOVERED_CLAUSE, f"this clause landed nowhere: \"{row.clause.text[:100]}\"",
+                                      self.doc.span(row.clause.start, row.clause.end),
+                                      hint="add it to a state's prompt or doc, cover its line with `from`, or quote "
+                                           "it in a rule"))
+        lines = text.splitlines()
+        findings = tuple(_finding(d, self.draft_path, self.doc, lines) for d in found)
+        return Evaluation(text, checked, findings, errors, tuple(dropped))
+
+    def record(self, number: int, ev: Evaluation | None, problems: Sequence[str], parts: Sequence[str]) -> None:
+        if ev is None:
+            self.history.append(Round(number, list(problems), False,
+                                      tuple(Finding(codes.DRAFT_NOT_VALID.code, "error", p) for p in problems),
+                                      tuple(parts)))
+            return
+        errors = [f"{d.code} {d.message}" + (f" (line {d.span.start_pos[0]})" if d.span else "")
+                  + (f"; hint: {d.hint}" if d.hint else "") for d in ev.errors]
+        self.history.append(Round(number, errors, ev.clean, ev.findings, tuple(parts)))
+
+    def invalid(self, number: int, what: str, problem: str) -> None:
+        self.diags.append(make(codes.DRAFT_NOT_VALID, f"draft {number} was not a valid machine: {what}{problem}",
+                               hint="the next round tells the model what was wrong"))
+
+    # ------------------------------------------------------------ the two shapes
+
+    def run(self) -> Draft | None:
+        if _tokens(self.doc.lines) > self.options.section_tokens:
+            sections = split_sections(self.doc, self.options.section_tokens)
+            if len(sections) > 1:
+                return self.sectioned(sections)
+        return self.whole()
+
+    def whole(self) -> Draft | None:
+        part = Part("machine", self.whole_request(), "build_draft", DRAFT_SCHEMA)
+        best: Evaluation | None = None
+        last: Sequence[Finding] | None = None
+        for number in range(1, self.options.rounds + 1):
+            reply = self.ask(part, self.messages(part, last))
+            part.reply = reply
+            if reply.skm is None:
+                problem = reply.problem or "no .skm text"
+                self.invalid(number, "", problem)
+                self.record(number, None, [problem], ["machine"])
+                last = [Finding(codes.DRAFT_NOT_VALID.code, "error", problem)]
+                continue
+            ev = self.evaluate(reply.skm)
+            self.record(number, ev, [], ["machine"])
+            if ev.clean and (best is None or len(ev.findings) <= len(best.findings)):
+                best = ev
+            if ev.clean and not ev.findings:
+                break
+            last = ev.findings
+        return self.finish(best)
+
+    def sectioned(self, sections: list[Section]) -> Draft | None:
+        machine = Part("machine", self.outline_request(sections), "build_outline", OUTLINE_SCHEMA)
+        parts = [Part(s.name, "", f"build_section:{s.name}", SECTION_SCHEMA, section=s) for s in sections]
+        best: Evaluation | None = None
+        findings: dict[str, list[Finding]] = {}
+        redo = {"machine", *(p.name for p in parts)}
+        for number in range(1, self.options.rounds + 1):
+            drafted: list[str] = []
+            problems: list[str] = []
+            if "machine" in redo:
+                reply = self.ask(machine, self.messages(machine, findings.get("machine") if number > 1 else None))
+                machine.reply = reply
+                drafted.append("machine")
+                if reply.skm is not None and len(reply.signatures) != len(sections):
+                    reply = attrs.evolve(reply, problem=f"`signatures` must hold {len(sections)} fragment signatures, "
+                                                        f"one per section, not {len(reply.signatures)}")
+                    machine.reply = reply
+                if reply.skm is None or reply.problem:
+                    problem = reply.problem or "no .skm text"
+                    self.invalid(number, "the outline: ", problem)
+                    problems.append(f"outline: {problem}")
+                    findings = {"machine": [Finding(codes.DRAFT_NOT_VALID.code, "error", problem)]}
+                    self.record(number, None, problems, drafted)
+                    continue
+                for p, signature in zip(parts, reply.signatures):
+                    if signature.strip() != p.signature:
+                        p.signature = signature.strip()
+                        redo.add(p.name)
+            instances = self.instances(machine.reply.skm if machine.reply and machine.reply.skm else "")
+            for p in parts:
+                if p.name not in redo:
+                    continue
+                p.request = self.section_request(p, instances.get(p.name, p.name), machine)
+                told = findings.get(p.name, [] if p.reply is not None else None)
+                extra = "" if p.name in findings else "The machine or this section's signature changed."
+                reply = self.ask(p, self.messages(p, told, extra))
+                p.reply = reply
+                drafted.append(p.name)
+                if reply.skm is None:
+                    problem = reply.problem or "no .skm text"
+                    self.invalid(number, f"section {p.name}: ", problem)
+                    problems.append(f"{p.name}: {problem}")
+            if problems:
+                self.record(number, None, problems, drafted)
+                findings = {}
+                for x in problems:
+                    name, _, problem = x.partition(": ")
+                    findings.setdefault("machine" if name == "outline" else name, []).append(
+                        Finding(codes.DRAFT_NOT_VALID.code, "error", problem))
+                redo = set(findings)
+                continue
+            text = self.assemble(machine, parts)
+            ev = self.evaluate(text)
+            self.record(number, ev, [], drafted)
+            if ev.clean and (best is None or len(ev.findings) <= len(best.findings)):
+                best = ev
+            if ev.clean and not ev.findings:
+                break
+            findings = self.distribute(ev.findings, machine, parts)
+            redo = set(findings)
+        return self.finish(best)
+
+    # ------------------------------------------------------------ sections
+
+    def outline_request(self, sections: list[Section]) -> str:
+        listing = "\n".join(f"- `{s.name}`: lines {s.start}-{s.end} ({s.title})" for s in sections)
+        return (f"{self.context()}\n\nDocument outline:\n{outline(self.doc)}\n\n"
+                f"This skill is drafted in {len(sections)} sections, one fragment each, so that no reply grows too "
+                f"large:\n{listing}\n\n"
+                "First, the outline: write the machine — `source`, `use tools`, `allow`, the inputs and the "
+                "variables the sections share, one `use FRAGMENT as INSTANCE(PARAM: VAR, …) -> (EXIT: TARGET, …)` per "
+                "section in this order (the fragment names above; the first instance is `start`), the terminals, "
+                "`fallback`, and the rules that span sections (over `INSTANCE.state` names the sections will define, "
+                "or over instances). No fragment bodies yet: give each section's signature, "
+                "`fragment NAME(PARAM: TYPE, …) -> (EXIT, …)`, whose parameters are the shared variables it reads or "
+                "writes (bound to machine variables of the same type) and whose exits are where it can end.\n\n"
+                + TASK.format(source=self.source) + "\n\n"
+                'Reply with {"skm": "<the machine>", "signatures": ["fragment …", …]} (signatures in section order).')
+
+    def section_request(self, part: Part, instance: str, machine: Part) -> str:
+        s = part.section
+        assert s is not None, "a section part has its section"
+        return (f"{describe(self.folder)}\n\nDocument outline:\n{outline(self.doc)}\n\n"
+                f"The machine (the outline, already written):\n```skm\n{machine.reply.skm if machine.reply else ''}\n```\n\n"
+                f"Now write section `{s.name}`: SKILL.md lines {s.start}-{s.end} (`source \"{self.source}\"`):\n"
+                f"{numbered(self.doc, s.start, s.end)}\n\n"
+                f"as the fragment with exactly this signature:\n  {part.signature} {{ … }}\n"
+                f"It is used as `{instance}`. It has its own `start`, states, private `var`s and `counter`s, and "
+                "the tools it calls (`use tools std(…)` with the tools the machine took); no terminal, fallback, "
+                "`source` or `allow`. Its edges leave through its exits. Give each state `from` with its lines.\n\n"
+                f"{TASK.format(source=self.source)}\n\nThe section's rules go in `rules`, as whole `rule` lines over "
+                f"`{instance}.STATE` (they are placed in the machine; rules inside a fragment do not count).\n\n"
+                'Reply with {"skm": "<the fragment>", "rules": ["rule …", …]}.')
+
+    @staticmethod
+    def instances(machine_text: str) -> dict[str, str]:
+        """Fragment name → instance name, from the outline's `use` lines."""
+        return {m.group(1): m.group(2) for m in re.finditer(r"\buse\s+(\w+)\s+as\s+(\w+)\s*\(", machine_text)}
+
+    @staticmethod
+    def assemble(machine: Part, parts: list[Part]) -> str:
+        """The module: the fragments, then the machine with the sections' rules before its closing brace."""
+        out: list[str] = []
+        line = 1
+        for p in parts:
+            text = (p.reply.skm if p.reply and p.reply.skm else "").strip("\n") + "\n"
+            p.lines = (line, line + text.count("\n") - 1)
+            out.append(text + "\n")
+            line += text.count("\n") + 1
+        body = (machine.reply.skm if machine.reply and machine.reply.skm else "").rstrip()
+        close = body.rfind("}")
+        head, tail = (body[:close].rstrip("\n") + "\n", body[close:]) if close >= 0 else (body + "\n", "")
+        machine_start = line
+        line += head.count("\n")
+        rules_text = ""
+        for p in parts:
+            rules = [r.strip() for r in (p.reply.rules if p.reply else ()) if r.strip()]
+            p.rule_lines = (line, line + len(rules) - 1) if rules else (0, 0)
+            rules_text += "".join(f"  {r}\n" for r in rules)
+            line += len(rules)
+        machine.lines = (machine_start, line + tail.count("\n"))
+        return "".join(out) + head + rules_text + tail + "\n"
+
+    def distribute(self, findings: Sequence[Finding], machine: Part, parts: list[Part]) -> dict[str, list[Finding]]:
+        """Each finding to the part that holds its line (clauses to the section that holds them)."""
+        out: dict[str, list[Finding]] = {}
+        for f in findings:
+            owner = "machine"
+            line = f.line
+            if line is not None and f.where == "skill":
+                owner = next((p.name for p in parts if p.section and p.section.start <= line <= p.section.end),
+                             "machine")
+            elif line is not None and f.where == "draft":
+                for p in parts:
+                    if p.lines[0] <= line <= p.lines[1]:
+                        owner = p.name
+                        f = attrs.evolve(f, line=line - p.lines[0] + 1)
+                        break
+                    if p.rule_lines[0] and p.rule_lines[0] <= line <= p.rule_lines[1]:
+                        owner = p.name
+                        f = attrs.evolve(f, line=None, message=f"(rule {line - p.rule_lines[0] + 1} of your "
+                                                                 f"`rules`) {f.message}")
+                        break
+                else:
+                    f = attrs.evolve(f, line=line - machine.lines[0] + 1)
+            out.setdefault(owner, []).append(f)
+        return out
+
+    # ------------------------------------------------------------ the result
+
+    def finish(self, best: Evaluation | None) -> Draft | None:
+        from skillc.frontends.markdown import Draft, check_text
+
+        if best is None:
+            last = self.history[-1] if self.history else None
+            rounds = self.options.rounds
+            self.diags.append(make(codes.DRAFT_NEVER_CHECKED, f"no draft checked clean in {rounds} "
+                                   f"round{'s' * (rounds != 1)}; the last one had {len(last.errors) if last else 0} "
+                                   f"error{'s' * (not last or len(last.errors) != 1)}",
+                                   notes=list(last.errors[:10]) if last else [],
+                                   hint="raise --rounds, use a stronger model, or build offline (no --model)"))
+            return None
+        text, checked = best.text, best.checked
+        formatted, _ = format_source(text)
+        if formatted is not None and formatted != text:
+            again = check_text(formatted, self.skill, self.output)
+            if not any(d.is_error for d in again.diagnostics):
+                text, checked = formatted, again
+        if checked.machine is not None:  # the smells of the machine kept, as warnings on its text
+            self.diags += smells(checked.machine, self.doc, scripts=len(self.folder.scripts))
+        self.diags += best.dropped
+        return Draft(text, checked)
 
 
 def llm_build(doc: Document, clauses: list[Clause], structural: n.Module, *, skill: Path, output: Path | None,
               model: str | None, executor: Executor | None = None, rounds: int = 3,
-              base_url: str | None = None) -> tuple[Draft | None, list[Diagnostic], list[Round]]:
+              base_url: str | None = None, options: LLMOptions | None = None,
+              ) -> tuple[Draft | None, list[Diagnostic], list[Round]]:
     """Draft and redraft a machine with a model; the formatted, checked draft, or None with the reasons."""
-    from skillc.frontends.markdown import Draft, check_text, source_name  # noqa: F811 (a cycle at import time)
+    from skillc.runtime.executors.recorded import NoRecording
 
-    source = source_name(skill, output)
+    options = attrs.evolve(options, rounds=rounds) if options is not None else LLMOptions(rounds=rounds)
     own = executor is None
     if executor is None:
         try:
-            executor = make_build_executor(model or "", base_url)
+            executor = make_build_executor(model or "", base_url, options.max_tokens)
         except ExecutorError as exc:
-            return None, [make(codes.MODEL_FAILED, f"cannot use model {model!r}: {exc}")], []
-    diags: list[Diagnostic] = []
-    history: list[Round] = []
+            code = codes.NO_RECORDED_REPLY if isinstance(exc, NoRecording) else codes.MODEL_FAILED
+            return None, [make(code, f"cannot use model {model!r}: {exc}")], []
+    compiler = Compiler(executor, doc, read_folder(skill, doc.front), clauses, structural, skill=skill, output=output,
+                        options=options)
     try:
-        draft = to_json(structural)
-        ops = interface(draft)
-        # (a) rules with verbatim quotations
-        reply, problem = _ask(executor, "build_rules", (
-            f"Skill document {doc.path} (line numbers on the left):\n{numbered(doc)}\n\n"
-            f"Operations of the machine (states and tools): {', '.join(sorted(ops))}\n\n{LANGUAGE}\n\n"
-            "List every requirement, ordering and prohibition of the skill as a rule over these operations, "
-            "quoting the sentence exactly."), RULES_SCHEMA)
-        rules = reply.get("rules") if isinstance(reply, dict) else None
-        kept, dropped = filter_rules(rules, doc, ops)
-        diags += dropped
-        if problem:
-            diags.append(make(codes.DRAFT_NOT_VALID, f"the rule list was not valid: {problem}"))
-        known = {r["quote"] for r in draft["rules"]}
-        draft["rules"] += [r for r in kept if r["quote"] not in known]
-        # (b) draft, (c) redraft from the checker
-        feedback = ""
-        last_errors: list[Diagnostic] = []
-        for number in range(1, rounds + 1):
-            reply, problem = _ask(executor, "build_draft", (
-                f"Skill document {doc.path} (line numbers on the left):\n{numbered(doc)}\n\n{LANGUAGE}\n\n"
-                "Current draft of the machine (JSON). Improve it so that it follows the skill faithfully, every "
-                "sentence of the skill lands in a state's prompt or a rule, and it passes the checker:\n"
-                f"{json.dumps(draft, ensure_ascii=False)}\n\n{feedback}"
-                "Return the whole corrected machine as JSON."), MACHINE_SCHEMA)
-            errors: list[str]
-            text = None
-            if problem is None:
-                try:
-                    if isinstance(reply, dict):
-                        reply["rules"], dropped = filter_rules(reply.get("rules"), doc, interface(reply))
-                        diags += dropped
-                    text = to_skm(reply, source)
-                except DraftError as exc:
-                    problem = str(exc)
-            if text is not None:
-                formatted, _ = format_source(text)
-                if formatted is None:  # the draft's strings or guards do not parse: the checker will say where
-                    formatted = text
-                text = formatted
-            if problem is not None:
-                diags.append(make(codes.DRAFT_NOT_VALID, f"draft {number} was not a valid machine: {problem}",
-                                  hint="the next round tells the model what was wrong"))
-                errors = [problem]
-                last_errors = [make(codes.DRAFT_NOT_VALID, f"draft {number} was not a valid machine: {problem}")]
-            else:
-                assert text is not None and isinstance(reply, dict), "a draft without a problem was printed"
-                checked = check_text(text, skill, output)
-                last_errors = [d for d in checked.diagnostics if d.is_error]
-                errors = [f"{d.code} {d.message}" + (f" (line {d.span.start_pos[0]})" if d.span else "")
-                          + (f"; hint: {d.hint}" if d.hint else "") for d in last_errors]
-                draft = reply  # the next round improves on the newest draft
-                if not last_errors:
-                    history.append(Round(number, [], True))
-                    return Draft(text, checked), diags, history
-            history.append(Round(number, errors, False))
-            feedback = ("The checker rejected the previous draft:\n" + "\n".join(f"- {e}" for e in errors[:20])
-                        + "\n\n")
-        diags.append(make(codes.DRAFT_NEVER_CHECKED, f"no draft checked clean in {rounds} round{'s' * (rounds != 1)}; "
-                                    f"the last one had {len(last_errors)} error{'s' * (len(last_errors) != 1)}",
-                          notes=[e.message for e in last_errors[:10]],
-                          hint="raise --rounds, use a stronger model, or build offline (no --model)"))
-        return None, diags, history
+        draft = compiler.run()
+        return draft, compiler.diags, compiler.history
+    except NoRecording as exc:
+        compiler.diags.append(make(codes.NO_RECORDED_REPLY, str(exc),
+                                   hint="record the exchange again (docs/build.md, \"Recording real replies\")"))
+        return None, compiler.diags, compiler.history
     except ExecutorError as exc:
-        diags.append(make(codes.MODEL_FAILED, f"the model backend failed: {exc}",
-                          hint="check the endpoint and model name, or build offline (no --model)"))
-        return None, diags, history
+        compiler.diags.append(make(codes.MODEL_FAILED, f"the model backend failed: {exc}",
+                                   hint="check the endpoint and model name, or build offline (no --model)"))
+        return None, compiler.diags, compiler.history
     finally:
-        if own and executor is not None:
+        if own:
             executor.close()
+
+
+def rounds_report(rounds: Sequence[Round]) -> str:
+    """The report's section on the LLM rounds: each draft, what it was, and every finding sent back."""
+    out = ["LLM rounds:"]
+    for r in rounds:
+        status = "checked clean" if r.ok else f"{len(r.errors)} error{'s' * (len(r.errors) != 1)}"
+        drafted = ", ".join(r.parts)
+        out.append(f"  round {r.number} ({drafted}): {status}, {len(r.findings)} finding"
+                   f"{'s' * (len(r.findings) != 1)}")
+        for f in sorted(r.findings, key=_rank):
+            out.append(f"    {f.code} {f.render()}")
+    return "\n".join(out)
+
+
+def request_size(doc: Document, skill: Path, output: Path | None, structural: n.Module,
+                 options: LLMOptions | None = None) -> dict[str, int]:
+    """Characters of the first request for a skill (system and user message), without calling a model."""
+    from skillc.runtime.executors.base import BaseExecutor
+
+    compiler = Compiler(cast(Executor, BaseExecutor()), doc, read_folder(skill, doc.front), [], structural, skill=skill,
+                        output=output, options=options or LLMOptions())
+    if _tokens(doc.lines) > compiler.options.section_tokens:
+        sections = split_sections(doc, compiler.options.section_tokens)
+        if len(sections) > 1:
+            return {"system": len(compiler.system), "user": len(compiler.outline_request(sections)),
+                    "sections": len(sections)}
+    return {"system": len(compiler.system), "user": len(compiler.whole_request()), "sections": 1}
+
+
+__all__ = ["DEFAULT_MAX_TOKENS", "DEFAULT_SECTION_TOKENS", "Finding", "LLMOptions", "Round",
+           "feedback", "llm_build", "make_build_executor", "read_reply", "rounds_report",
+           "split_sections", "with_fragment_states"]

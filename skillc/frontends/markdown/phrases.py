@@ -29,8 +29,19 @@ FAILS = re.compile(r"\b(?:fails?|failed|failing|does not (?:apply|succeed|work|e
 # A stop clause: the verb that ends the run, and the outcome words after it.
 _STOP = re.compile(r"(?:,?\s*(?:and|then)\s+)?\b(stop|abort|give up|halt|end the (?:procedure|run)|exit|finish)\b"
                    r"(?![-\w])(.*)$", re.I)
-# Inline commands a step says to run: "Run `pytest -q`", "Build it with `python -m build`".
-_RUN_INLINE = re.compile(r"\b(?:run|execute|invoke|with|using|via)\s+`([^`]+)`", re.I)
+# Inline commands a step says to run: "Run `pytest -q`", "Build it with `python -m build`",
+# "Run diagnostics: `npx expo-doctor`".
+_RUN_INLINE = re.compile(r"\b(?:run|execute|invoke|with|using|via)\s+`([^`]+)`|"
+                         r"\b(?:run|execute|invoke)\b[^`.;:]{0,60}:\s*`([^`]+)`", re.I)
+# What introduces an example, not something to do: a command after it is a sample.
+EXAMPLE_CUE = re.compile(r"\b(?:e\.g\.|eg\.|for example|for instance|such as|like)(?=[\s,:])", re.I)
+# Names that mark a command as a sample: `path/to/x`, `my-feature`, `foo`, `example.com`.
+SAMPLE_NAMES = re.compile(r"\bpath/to/|(?<![\w-])my[-_][a-z]|\b(?:foo|bar|baz|qux)\b|\bexample\.(?:com|org|net)\b|"
+                          r"(?<![\w-])your[-_][a-z]|\bxxx+\b", re.I)
+# A bundled script the skill mentions: `scripts/x.py`, `<skill-dir>/scripts/x.sh`, `{baseDir}/scripts/x.js`.
+SCRIPT = re.compile(r"(?<![\w.-])((?:[^\s`'\"()]*/)?scripts/[\w.-]+\.(?:py|sh|bash|js|mjs|cjs|ts|rb))(?![\w/-])")
+INTERPRETERS = {"py": "python3", "sh": "bash", "bash": "bash", "js": "node", "mjs": "node", "cjs": "node",
+                "ts": "npx tsx", "rb": "ruby"}
 # A step that runs a command formed by an earlier step.
 RUN_FORMED = re.compile(r"\b(?:run|execute)\s+(?:the|that|this)\s+command\b", re.I)
 # A step that forms a command from a template: "Form the command `printf %s X > f`, replacing `X` with the letter".
@@ -45,15 +56,33 @@ EXACTLY = re.compile(r"^(?:the\s+)?(?:file\s+)?(?:content|contents|output)\b.*?\
 DIFFERS = re.compile(r"^(?:the\s+)?(?:file\s+)?(?:content|contents|output)\b.*?\b(?:differs|does\s+not\s+match)\b",
                      re.I)
 # User interaction: the answer must come from the user.
-ASK = re.compile(r"^(?:ask|prompt|consult)\s+(?:the\s+)?user\b|\b(?:with|from|by)\s+the\s+user\b|"
+ASK = re.compile(r"^(?:(?:stop|pause|halt)(?:\s+here)?\s*(?:,|and)\s*)?(?:ask|prompt|consult|check with)\s+"
+                 r"(?:the\s+)?user\b|\b(?:with|from|by)\s+the\s+user\b|"
                  r"\bwait\s+for\s+(?:the\s+)?user|\bthe\s+user'?s\s+(?:choice|answer|confirmation|approval|decision)\b|"
-                 r"^confirm\b.*\buser\b", re.I)
+                 r"^confirm\b.*\buser\b|\bAskUserQuestion\b|"
+                 r"\b(?:request|get|obtain|seek|await|wait for)\s+(?:(?:their|the user'?s?|explicit|written)\s+)*"
+                 r"(?:approval|confirmation|sign-off|go-ahead)\b|"
+                 r"(?:^|\band\s+|,\s*)ask\s+(?:them\s+|the\s+user\s+)?(?:whether|if|which|what|for|about|to)\b|"
+                 r"\blet\s+(?:them|the\s+user)\s+(?:decide|choose|pick)\b", re.I)
+# Where a step's own work ends and its question to the user begins ("Draft a plan and request approval").
+ASK_AFTER = re.compile(r"(?:,\s*|\s+)(?:and|then)\s+(?=(?:ask|request|get|obtain|seek|await|wait for|confirm|let)\b)",
+                       re.I)
 # Optional work without an "If".
 OPTIONAL = re.compile(r"\b(?:only (?:when|if)|if needed|if necessary|if applicable|if required|where relevant|"
                       r"optionally|when asked|if asked|if you want|as needed)\b", re.I)
 # A reference to a section further down (or up): "as described under Spam handling (below)".
 REFERENCE = re.compile(r"\b(?:as described (?:under|in)|described (?:under|in)|see|following|per|as in|according to|"
                        r"under)\s+(?:the\s+)?(.+?)\s*\((?:below|above)\)", re.I)
+# "At any point (during phase 3), if C, return to phase 1".
+ANY_POINT = re.compile(r"\b(?:at any (?:point|time|stage)|whenever)\b(?:\s+(?:during|in)\s+(?:phase|step|stage)\s+"
+                       r"(?P<during>\d+))?[^.]*?(?:\bif\s+(?P<cond>[^,]+),)?[^.]*?\b(?:return|go back|jump back|"
+                       r"revert|restart)\s+(?:to|at|from)\s+(?:the\s+)?(?:phase|step|stage)\s+(?P<target>\d+)", re.I)
+# What stops a run because the work could not be done: said before "stop", or in the arm's condition.
+TROUBLE = re.compile(r"\b(?:fail\w*|errors?|cannot|can't|could not|couldn't|unable|missing|not (?:found|installed|"
+                     r"available|authenticated|ready|set)|unavailable|blocked|broken|invalid|denied|refused|"
+                     r"unauthenticated|no longer)\b", re.I)
+# After "stop": the run waits for the user instead of ending.
+WAIT_FOR_USER = re.compile(r"^\s*(?:,|and|then)?\s*(?:ask|wait for|check with|confirm with|consult)\b", re.I)
 BACK = re.compile(r"\b(?:go back|return to|start over|restart (?:from|at|with))\b", re.I)
 # "continue to step N", "go to step N", "proceed with step N".
 FORWARD = re.compile(r"\b(?:continue|go|proceed|skip|jump|move on)\s+(?:on\s+)?(?:to|with)\s+step\s+(\d+)\b", re.I)
@@ -62,6 +91,23 @@ DECIDE = re.compile(r"^(?:decide|determine|judge|check|assess|establish|find out
 ANAPHORIC = re.compile(r"^(?:it|they|this|that|so|yes|no|not)(?:\s+(?:does|do|is|are|holds?|is the case|is so|"
                        r"isn't|doesn't|does not|is not))?(?:\s+not)?$", re.I)
 OTHERWISE = re.compile(r"^(?:otherwise|else)\b", re.I)
+# A sentence that offers a menu of options, ending with a colon before the list of them.
+MENU = re.compile(r"(?:^options|\b(?:present|offer|give|show)\b[^.]*\b(?:options|choices)|"
+                  r"\bchoose (?:one|between|from|among)|"
+                  r"\bpick (?:one|from)|\bselect (?:one|from)|\bone of the following|\bexactly (?:these|the following)|"
+                  r"\b(?:based on|depending on|according to) (?:the |what the )?(?:task|request|situation|context|user)"
+                  r"|\bwhich (?:option|one)\b)[^.]*:$", re.I)
+# A menu the task decides (a judge), not the user (a question).
+BY_TASK = re.compile(r"\b(?:based on|depending on|according to) (?:the |what the )?"
+                     r"(?:task|request|situation|context)\b", re.I)
+# A section title that is one of several alternatives: "Yellow Zone (40-60 tool calls)", "Mode B", "If …".
+ALTERNATIVE = re.compile(r"\((?:[^)]*\d[^)]*|(?:if|when|for|only)\b[^)]*)\)|^(?:if|when|for|option|mode|case|scenario|"
+                         r"route|path)\b|\b(?:zone|mode|option|case|scenario|route|tier|variant)\b", re.I)
+# A heading that is a condition: its section is done only when it holds ("## 3) If the user chooses comments").
+GATE = re.compile(r"^(?:if|when|only if|only when|in case)\b", re.I)
+# The last step of a "For each X:" list that moves on to the next X: the loop's back edge.
+NEXT_ITEM = re.compile(r"^(?:then\s+)?(?:(?:move|go|continue|proceed)\s+(?:on\s+)?(?:to|with)\s+(?:the\s+)?next|"
+                       r"repeat\s+(?:for|with)\s+(?:the\s+)?(?:next|remaining|each)|next\s+\w+\s*$)", re.I)
 
 
 @attrs.frozen
@@ -106,33 +152,69 @@ def unbold(text: str) -> str:
 
 
 def inline_command(text: str) -> str | None:
-    """The shell command a sentence says to run in backticks ("Run `pytest -q`"), if it looks like one."""
+    """The shell command a sentence says to run in backticks ("Run `pytest -q`"), if it looks like one.
+
+    A command given as an example ("for example, run `gh auth login` once") or with sample
+    names (`path/to/x`, `my-feature`) is not one to run.
+    """
     for m in _RUN_INLINE.finditer(text):
-        cmd = m.group(1).strip()
+        cmd = (m.group(1) or m.group(2)).strip()
+        if in_example(text, m.start()) or SAMPLE_NAMES.search(cmd):
+            continue
         if re.match(r"^(?:\./|[a-z][\w.-]*\s)", cmd) and not re.match(r"^[\w-]+\.(?:md|txt|toml|json|ya?ml)$", cmd):
             return cmd
     return None
 
 
-def stop_clause(plain: str) -> Stop | None:
+def in_example(text: str, at: int) -> bool:
+    """Position `at` of a sentence is inside an example: after "e.g." or "for example", in the same parenthesis or
+    clause."""
+    before = text[:at]
+    cue = None
+    for cue in EXAMPLE_CUE.finditer(before):
+        pass
+    if cue is None:
+        return False
+    between = before[cue.end():]
+    return ")" not in between and not re.search(r"[;.]\s|,\s*(?:then|and then)\b", between)
+
+
+def script_mention(text: str) -> str | None:
+    """The bundled script a sentence says to run or use ("Run scripts/fetch_comments.py"), not as an example."""
+    plain = strip_markup(text)
+    if not re.search(r"\b(?:run|use|execute|invoke|call|launch|start)\b", plain, re.I):
+        return None
+    for m in SCRIPT.finditer(plain):
+        if not in_example(plain, m.start()):
+            return m.group(1)
+    return None
+
+
+def stop_clause(plain: str, condition: str = "") -> Stop | None:
     """The stop an arm ends the run with, else None.
 
     "stop with failure", "give up and report failure" end `failed`; "finish as
     **unverified** (partial)" ends in a terminal named by the document; a plain
-    "stop" ends `success` (the procedure says the work is over, not that it failed).
+    "stop" ends `success` (the procedure says the work is over, not that it failed),
+    unless what comes before it or the arm's `condition` says the work could not be
+    done ("If the key is missing, report it and stop"): then `failed` (or `partial`).
+    "Stop and ask the user …" is no stop: the run waits for the user's answer.
     """
     for m in _STOP.finditer(plain):
         verb, rest = m.group(1).lower(), m.group(2)
         if not re.match(r"^\s*(?:here|now|immediately|the (?:procedure|run|task))?\s*"
                         r"(?:[,;:(]?\s*(?:with|as|and|reporting|without|in|\()\b.*)?$", rest, re.I):
             continue
-        outcome = _stop_outcome(verb, rest)
-        return Stop(plain[: m.start()].strip(" ,;"), _stop_terminal(verb, rest, outcome), outcome)
+        if WAIT_FOR_USER.match(rest):
+            return None  # "stop and ask the user": a question, the run goes on with the answer
+        before = plain[: m.start()].strip(" ,;")
+        outcome = _stop_outcome(verb, rest, f"{before} {condition}")
+        return Stop(before, _stop_terminal(verb, rest, outcome), outcome)
     return None
 
 
-def _stop_outcome(verb: str, rest: str) -> Outcome:
-    """The outcome a stop clause states, implies by its verb, or else `success`."""
+def _stop_outcome(verb: str, rest: str, context: str = "") -> Outcome:
+    """The outcome a stop clause states, implies by its verb or by the trouble it stops on, or else `success`."""
     stated = re.search(r"\b(success|successful|partial|failure|failed)\b", rest, re.I)
     if stated is not None:
         said: dict[str, Outcome] = {"success": "success", "successful": "success", "partial": "partial"}
@@ -141,6 +223,10 @@ def _stop_outcome(verb: str, rest: str) -> Outcome:
         return "failed"
     if re.search(r"\b(?:unverified|incomplete|partially)\b", rest, re.I):
         return "partial"
+    if re.search(r"\b(?:partial|partially|incomplete|unverified)\b", context, re.I):
+        return "partial"
+    if TROUBLE.search(context):
+        return "failed"
     return "success"
 
 
@@ -160,6 +246,9 @@ def if_parts(text: str) -> IfThen:
     # Commas and colons inside parentheses do not end the condition: "(non-zero exit, permission error)".
     masked = re.sub(r"\([^()]*\)", lambda p: p.group(0).replace(",", "\x01").replace(":", "\x02"), plain)
     m = re.match(r"^(?:if|in case|unless|should|when)\s+(.*?)(?:,\s*(?:then\s+)?|\s+then\s+|:\s+)(.+)$", masked, re.I)
+    after = re.match(r"^((?:stop|abort|halt|give up)\b.*?),?\s+\b(?:if|when|unless)\b\s+(.+)$", masked, re.I)
+    if not m and after is not None:  # "Stop and report if C": the action comes first
+        return IfThen(plain[after.start(2):after.end(2)].strip(), plain[after.start(1):after.end(1)].strip())
     if not m:
         return IfThen(re.sub(r"^(?:if|in case|unless|should|when)\s+", "", plain, flags=re.I), "")
     return IfThen(plain[m.start(1):m.end(1)].strip(), plain[m.start(2):m.end(2)].strip())

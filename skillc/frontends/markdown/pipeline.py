@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -22,10 +23,12 @@ from skillc.syntax import nodes as n
 from skillc.syntax.printer import print_module
 
 if TYPE_CHECKING:
-    from skillc.frontends.markdown.llm import Round
+    from skillc.frontends.markdown.llm import LLMOptions, Round
     from skillc.runtime.executors import Executor
 
 RULE_CODES = {"SKM220", "SKM221", "SKM222", "SKM260", "SKM261"}
+#: Notes about the offline draft itself, dropped when the LLM compiler drafts the machine instead.
+OFFLINE_ONLY = {"SKM304", "SKM306", "SKM315", "SKM317", "SKM319", "SKM320"}
 
 
 @attrs.define
@@ -90,6 +93,11 @@ def structural_draft(doc: Document, skill: Path, output: Path | None,
              codes.COMMANDS_NOT_SHELL: "give the command as a shell command, or run it with an interpreter (`python3 script.py`)"}
     for code, message, start, end in compiled.problems:
         notes.append(make(code, message, doc.span(start, end), hint=hints[code]))
+    for u in compiled.unencoded:
+        notes.append(make(codes.CONSTRUCT_NOT_ENCODED, f"not encoded: {u.what}; every run through `{u.state}` ends in "
+                                                       "`review_required` (partial), never in success",
+                          doc.span(u.start, u.end), label="not encoded",
+                          hint="say it so that it can be encoded, build with a model, or edit the machine by hand"))
     text = print_module(compiled.module)
     checked = check_text(text, skill, output)
     for _ in range(3):
@@ -138,9 +146,14 @@ def _drop_rules(module: n.Module, lines: set[int]) -> n.Module:
 def build(skill: str | os.PathLike[str], *, output: str | os.PathLike[str] | None = None,
           options: Options | None = None, model: str | None = None, executor: Executor | None = None,
           rounds: int = 3, max_bytes: int = MAX_BYTES,
-          base_url: str | None = None) -> BuildResult:
-    """Compile a skill document into a checked machine (structural, or LLM when `model`/`executor` is given)."""
+          base_url: str | None = None, llm: LLMOptions | None = None) -> BuildResult:
+    """Compile a skill (its document, or its folder holding `SKILL.md`) into a checked machine.
+
+    Structural, or LLM when `model`/`executor` is given (`llm`: its budgets, see `llm.LLMOptions`).
+    """
     skill = Path(skill)
+    if skill.is_dir() and (skill / "SKILL.md").is_file():  # the compile unit is the folder
+        skill = skill / "SKILL.md"
     out = Path(output) if output is not None else None
     doc, diags = read_document(skill, max_bytes=max_bytes)
     if doc is None:
@@ -148,6 +161,14 @@ def build(skill: str | os.PathLike[str], *, output: str | os.PathLike[str] | Non
     options = options or Options()
     draft, clauses, notes = structural_draft(doc, skill, out, options)
     diags += notes
+    unencoded = [d for d in notes if d.code == codes.CONSTRUCT_NOT_ENCODED.code]
+    if options.strict and unencoded and model is None and executor is None:
+        diags.append(make(codes.STRICT_UNENCODED, f"--strict: {len(unencoded)} construct(s) of {doc.path} could not be "
+                                                  "encoded (SKM320); nothing is written",
+                          unencoded[0].span if unencoded[0].span is not None else doc.span(1),
+                          hint="fix each SKM320, or build without --strict and review the runs that end "
+                               "`review_required`"))
+        return BuildResult(None, None, diags, clauses)
     for name in doc.front.allowed_tools:
         if name.lower() not in KNOWN_TOOLS:
             diags.append(make(codes.UNKNOWN_ALLOWED_TOOL, f"allowed tool `{name}` has no skillc interface; steps that use it stay model "
@@ -155,17 +176,21 @@ def build(skill: str | os.PathLike[str], *, output: str | os.PathLike[str] | Non
                               hint="declare it in the machine by hand, or register an implementation"))
     history: list[Round] = []
     if model is not None or executor is not None:
-        from skillc.frontends.markdown.llm import llm_build
+        from skillc.frontends.markdown.llm import llm_build, with_fragment_states
 
         assert draft.checked.module is not None, "the structural draft is printed by the project printer: it parses"
         llm_draft, llm_diags, history = llm_build(doc, clauses, draft.checked.module, skill=skill, output=out,
-                                                  model=model, executor=executor, rounds=rounds, base_url=base_url)
-        diags += llm_diags
+                                                  model=model, executor=executor, rounds=rounds, base_url=base_url,
+                                                  options=llm)
+        diags = [d for d in diags if d.code not in OFFLINE_ONLY] + llm_diags
         if llm_draft is None:
             return BuildResult(None, None, diags, clauses, [], history)
         draft = llm_draft
     text, result = draft.text, draft.checked
-    rows = landings(result.module, clauses) if result.module is not None else []
+    module = result.module
+    if history and module is not None:  # a sectioned LLM draft: its fragments' states hold clauses too
+        module = with_fragment_states(module)
+    rows = landings(module, clauses) if module is not None else []
     for r in rows:
         if not r.covered:
             diags.append(make(codes.UNCOVERED_CLAUSE, f"clause on line {r.clause.lines} landed nowhere in the machine",
@@ -184,7 +209,11 @@ def rule_report(machine: Machine | None, rows: list[Row], diags: list[Diagnostic
     unproved = tuple(d.message.removeprefix("not proved, kept as an instruction: ") for d in diags
                      if d.code == "SKM317")
     prohibitions = tuple((r.clause.text, r.landed) for r in rows if r.clause.kind == "forbid")
-    return RuleReport(proved, unproved, prohibitions, bash_added)
+    unencoded = tuple((f"line {d.span.start_pos[0]}: " if d.span is not None else "")
+                      + d.message.removeprefix("not encoded: ").split("; every run through ")[0]
+                      + "".join(f" (at `{m}`)" for m in re.findall(r"every run through `([^`]+)`", d.message))
+                      for d in diags if d.code == "SKM320")
+    return RuleReport(proved, unproved, prohibitions, bash_added, unencoded)
 
 
 __all__ = ["BuildResult", "Options", "build"]

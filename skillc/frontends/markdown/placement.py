@@ -215,6 +215,9 @@ def _foreign_code(d: DMachine, clauses: list[Clause]) -> None:
                                                                               prev.text, re.I):
             d.problem(codes.COMMANDS_NOT_SHELL, f"the step runs `{info}` code, which `bash` does not run as it is: "
                                 "kept as instructions", c)
+            step = d.landings.get(prev.index)
+            if step in d.states:
+                d.unencoded(step, c, f"`{info}` code the step says to run, which `bash` does not run as it is")
 
 
 def _place_knowledge(p: Placer) -> None:

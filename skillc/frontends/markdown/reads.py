@@ -96,11 +96,14 @@ def infer_reads(d: DMachine, sections: Sections) -> Assigned:
 
 def _tool_reads(d: DMachine, s: DState, before: list[str], flow: Assigned) -> None:
     """A tool state reads the variables of its argument; a question to the user shows what the step before made."""
-    if s.tool == "ask_user":
-        context = [v for p in before for v, r in d.states[p].writes if r in _RESULTS and flow.has(s.name, v)]
+    if s.tool == "ask_user":  # the question shows the latest result (what a judge before it decided on)
+        context = [v for p in before if d.states[p].kind != "judge"
+                   for v, r in d.states[p].writes if r in _RESULTS and flow.has(s.name, v)]
+        context = context or [v for p in before if d.states[p].kind == "judge" for v in d.states[p].reads
+                              if v != TASK and not isinstance(d.vars.get(v), n.EnumType) and flow.has(s.name, v)]
         if context:
             s.parts = [*s.parts, "\n\n", ("var", context[-1])]
-    s.reads = list(dict.fromkeys(p[1] for p in s.parts if isinstance(p, tuple)))
+    s.reads = list(dict.fromkeys(p[1] for p in s.parts if isinstance(p, tuple) and p[0] in ("var", "quote")))
 
 
 def _from_predecessors(d: DMachine, before: list[str]) -> list[str]:
@@ -125,7 +128,7 @@ def evidence(d: DMachine, flow: Assigned, terminal: str) -> list[str]:
     result; without command outputs, the last two results made on every path.
     """
     order = list(d.vars)
-    sure = list(flow.at(terminal))
+    sure = [v for v in flow.at(terminal) if v != d.review_flag]
     tools = [s for s in d.states.values() if s.kind == "tool"]
     produced = {v for s in tools for v, r in s.writes if r in ("stdout", "answer")}
     delivered = [v for v in sure if v in produced]

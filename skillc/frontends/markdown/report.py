@@ -94,6 +94,7 @@ class RuleReport:
     unproved: tuple[str, ...] = ()  # rules the draft had that did not hold, with the checker's reason
     prohibitions: tuple[tuple[str, str], ...] = ()  # (sentence, where it landed): constraints, not rules
     bash_added: bool = False
+    unencoded: tuple[str, ...] = ()  # constructs the offline compiler could not encode (SKM320), with their lines
 
     @property
     def share(self) -> float:
@@ -102,17 +103,34 @@ class RuleReport:
         return len(self.proved) / total if total else 1.0
 
     def render(self) -> str:
-        """The faithfulness lines of `skillc build --report`."""
+        """The faithfulness lines of `skillc build --report`: what was proved, and what was not.
+
+        Each line says exactly what it counts: requirements the build extracted as rules and the
+        checker proved on the written machine; those it could not prove (instructions only);
+        prohibitions (prompt constraints, never proved); constructs it could not encode (runs
+        through them end `review_required`); and that control it did not extract is not measured.
+        """
         out = []
         total = len(self.proved) + len(self.unproved)
-        out.append(f"rules: {len(self.proved)}/{total} extracted rules proved by the checker "
-                   f"({100 * self.share:.1f}%)" if total else "rules: none extracted")
-        out += [f"  proved   {r}" for r in self.proved]
-        out += [f"  unproved {r}" for r in self.unproved]
+        if total:
+            out.append(f"requirements: {total} extracted as rules; {len(self.proved)}/{total} proved by the checker "
+                       f"on this machine ({100 * self.share:.1f}%)" +
+                       (f", {len(self.unproved)} not proved (kept as instructions only)" if self.unproved else ""))
+        else:
+            out.append("requirements: none extracted as rules (nothing proved)")
+        out += [f"  proved      {r}" for r in self.proved]
+        out += [f"  not proved  {r}" for r in self.unproved]
         if self.prohibitions:
-            out.append(f"prohibitions: {len(self.prohibitions)} kept as constraints in prompts (no operation to "
-                       "forbid; not proved)")
+            out.append(f"prohibitions: {len(self.prohibitions)} kept as constraints in prompts (instructions to the "
+                       "model, no operation to forbid; not proved)")
             out += [f"  {' '.join(q.split())[:70]}  -> {w or '(nowhere)'}" for q, w in self.prohibitions]
+        if self.unencoded:
+            out.append(f"not encoded: {len(self.unencoded)} construct(s) the offline compiler could not encode "
+                       "(SKM320); every run through them ends `review_required` (partial), never success")
+            out += [f"  {u}" for u in self.unencoded]
+        out.append("not measured: the order, branches and loops the build did not extract as rules are drafted from "
+                   "the text but not proved against it (bench/faithfulness.py scores a build against a requirements "
+                   "file)")
         if self.bash_added:
             out.append("commands: `bash` declared because the skill has commands to run (SKM315)")
         return "\n".join(out)
@@ -127,7 +145,8 @@ def table(rows: list[Row], width: int = 60, rules: RuleReport | None = None) -> 
         out.append(f"{r.clause.lines:>7}  {r.clause.kind:<9}  {text:<{width}}  {r.landed or '(nowhere)'}")
     covered = sum(r.covered for r in rows)
     out.append("-" * (width + 40))
-    out.append(f"coverage: {covered}/{len(rows)} clauses ({100 * coverage(rows):.1f}%)")
+    out.append(f"coverage: {covered}/{len(rows)} clauses ({100 * coverage(rows):.1f}%) landed in a rule, a state's "
+               "lines or a prompt (where each sentence went, not proof that its control is encoded)")
     if rules is not None:
         out.append(rules.render())
     return "\n".join(out)

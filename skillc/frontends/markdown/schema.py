@@ -14,6 +14,7 @@ import json
 import re
 from typing import Any
 
+from skillc.ir.toolkit import KIT_NAMES
 from skillc.syntax import nodes as n
 from skillc.syntax.printer import expr, type_text
 
@@ -39,6 +40,11 @@ MACHINE_SCHEMA: dict[str, Any] = {
             "type": "object", "additionalProperties": False, "required": ["name", "params", "results"],
             "properties": {"name": _NAME, "params": {"type": "array", "items": _TYPED},
                            "results": {"type": "array", "items": _TYPED}}}},
+        "kit": {"type": "array", "items": {"enum": list(KIT_NAMES)}, "uniqueItems": True,
+                "description": "tools taken from the agent tool kit (`use tools std(read, bash)`); "
+                               "declare them here instead of in `tools`"},
+        "allow": {"type": "array", "items": {"type": "string"},
+                  "description": "the capability set in allowed-tools spelling, e.g. `Read`, `Bash(git diff:*)`"},
         "inputs": {"type": "array", "items": _TYPED},
         "vars": {"type": "array", "items": _TYPED},
         "counters": {"type": "array", "items": {
@@ -74,7 +80,9 @@ MACHINE_SCHEMA: dict[str, Any] = {
             "type": "object", "additionalProperties": False, "required": ["name", "outcome"],
             "properties": {"name": _NAME, "outcome": {"enum": ["success", "partial", "failed"]},
                            "doc": {"type": "string"}, "from": _LINES,
-                           "requires": {"type": "array", "items": _NAME}}}},
+                           "requires": {"type": "array", "items": {
+                               "type": "string", "description": "evidence: a variable, or a Boolean .skm predicate "
+                               "such as `status == 0` or `exists(\"report.md\")`"}}}}},
         "rules": {"type": "array", "items": {
             "type": "object", "additionalProperties": False, "required": ["kind", "ops", "quote"],
             "properties": {"kind": {"enum": ["required", "order", "forbid", "ends", "reads"]},
@@ -115,6 +123,10 @@ def to_json(module: n.Module) -> dict[str, Any]:
             out["tools"].append({"name": item.name,
                                  "params": [{"name": p.name, "type": type_text(p.type)} for p in item.params],
                                  "results": [{"name": p.name, "type": type_text(p.type)} for p in item.results]})
+        elif isinstance(item, n.UseTools):
+            out.setdefault("kit", []).extend(t for t in (item.tools or KIT_NAMES) if t not in out.get("kit", []))
+        elif isinstance(item, n.Allow):
+            out.setdefault("allow", []).extend(item.entries)
         elif isinstance(item, n.VarDecl):
             out["inputs" if item.kind == "input" else "vars"].append({"name": item.name, "type": type_text(item.type)})
         elif isinstance(item, n.CounterDecl):
@@ -131,7 +143,7 @@ def to_json(module: n.Module) -> dict[str, Any]:
                 elif isinstance(x, n.From):
                     t["from"] = _lines(x.where)
                 elif isinstance(x, n.Requires):
-                    t["requires"] = list(x.names)
+                    t["requires"] = [expr(e) for e in x.evidence]
             out["terminals"].append(t)
         elif isinstance(item, n.Rule):
             r: dict[str, Any] = {"kind": item.kind, "ops": list(item.ops), "quote": item.quote}
@@ -211,6 +223,17 @@ def to_skm(draft: Any, source: str) -> str:
         params = ", ".join(f"{_ident(p['name'], 'a parameter')}: {p['type']}" for p in _need(t, "params", list, tname))
         results = ", ".join(f"{_ident(p['name'], 'a result')}: {p['type']}" for p in _need(t, "results", list, tname))
         out.append(f"  tool {tname}({params})" + (f" -> ({results})" if results else ""))
+    kit = draft.get("kit") or []
+    if kit:
+        if not isinstance(kit, list) or not all(isinstance(t, str) for t in kit):
+            raise DraftError("`kit` must be a list of tool names of the kit")
+        names = [_ident(t, "a kit tool") for t in kit]
+        out.append("  use tools std" + ("" if set(names) == set(KIT_NAMES) else f"({', '.join(names)})"))
+    allowed = draft.get("allow") or []
+    if allowed:
+        if not isinstance(allowed, list) or not all(isinstance(a, str) for a in allowed):
+            raise DraftError("`allow` must be a list of strings")
+        out.append("  allow " + ", ".join(_q(a) for a in allowed))
     for key, word in (("inputs", "input"), ("vars", "var")):
         for v in _need(draft, key, list, "the machine"):
             out.append(f"  {word} {_ident(_need(v, 'name', str, key), f'a name in `{key}`')}: "
@@ -228,7 +251,10 @@ def to_skm(draft: Any, source: str) -> str:
             out.append(f"    doc {_q(t['doc'])}")
         out += _from(t, source, "    ")
         if t.get("requires"):
-            out.append("    requires " + ", ".join(_ident(r, "a required variable") for r in t["requires"]))
+            evidence = t["requires"]
+            if not isinstance(evidence, list) or not all(isinstance(r, str) and r.strip() for r in evidence):
+                raise DraftError("`requires` must be a list of variables or predicates, as .skm text")
+            out.append("    requires " + ", ".join(evidence))
         out.append("  }")
     out.append("  fallback")
     for r in _need(draft, "rules", list, "the machine"):

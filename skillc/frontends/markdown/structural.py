@@ -18,9 +18,10 @@ from skillc.frontends.markdown.document import Document
 from skillc.frontends.markdown.draft import DMachine, Options
 from skillc.frontends.markdown.emit import module
 from skillc.frontends.markdown.graph import build_graph
-from skillc.frontends.markdown.phrases import inline_command
+from skillc.frontends.markdown.phrases import inline_command, script_mention
 from skillc.frontends.markdown.placement import place
 from skillc.frontends.markdown.reads import infer_reads
+from skillc.frontends.markdown.review import Unencoded, mark
 from skillc.frontends.markdown.units import Sections, group_units
 from skillc.syntax import nodes as n
 
@@ -36,6 +37,7 @@ class Compiled:
     procedure: bool
     problems: tuple[tuple[Code, str, int, int], ...] = ()  # (code, message, first line, last line)
     bash_added: bool = False  # `bash` declared for the document's commands, not by its front matter
+    unencoded: tuple[Unencoded, ...] = ()  # constructs it could not encode: runs through them end `review_required`
 
 
 def bash_declared(doc: Document, options: Options) -> bool:
@@ -45,9 +47,9 @@ def bash_declared(doc: Document, options: Options) -> bool:
 
 
 def has_commands(clauses: list[Clause]) -> bool:
-    """True when the document has shell fences or steps that say to run an inline command."""
+    """True when the document has shell fences, steps that say to run an inline command, or a bundled script."""
     return any(c.kind == "command" or (c.kind in ("step", "knowledge") and inline_command(c.text) is not None)
-               for c in clauses)
+               or (c.kind == "step" and script_mention(c.text) is not None) for c in clauses)
 
 
 def compile_document(doc: Document, clauses: list[Clause], options: Options | None = None) -> Compiled:
@@ -59,10 +61,11 @@ def compile_document(doc: Document, clauses: list[Clause], options: Options | No
     sections = Sections.of(doc)
     procedure = build_graph(doc, clauses, options, draft, sections, group_units(clauses))
     place(draft, clauses, sections)
+    unencoded = tuple(mark(draft))  # no path to success around what could not be encoded
     flow = infer_reads(draft, sections)
     added = not declared and any(s.kind == "tool" and s.tool == "bash" for s in draft.states.values())
     problems = tuple((p.code, p.message, p.clause.start, p.clause.end) for p in draft.problems)
-    return Compiled(module(draft, doc, flow), procedure, problems, added)
+    return Compiled(module(draft, doc, flow), procedure, problems, added, unencoded)
 
 
 __all__ = ["KNOWN_TOOLS", "Compiled", "Options", "compile_document"]

@@ -10,15 +10,17 @@ answers which section or procedure holds a line.
 from __future__ import annotations
 
 import bisect
+import re
 from typing import Literal
 
 import attrs
 
-from skillc.frontends.markdown.clauses import _STEP_HEADING, Clause, strip_markup
+from skillc.frontends.markdown.clauses import _STEP_HEADING, FOREACH, Clause, is_imperative, strip_markup
 from skillc.frontends.markdown.document import Block, Document
-from skillc.frontends.markdown.phrases import BACK, DECIDE, OTHERWISE, again
+from skillc.frontends.markdown.phrases import ALTERNATIVE, BACK, DECIDE, GATE, MENU, NEXT_ITEM, OTHERWISE, again
 
-UnitKind = Literal["step", "branch", "loop", "verify", "tree", "whole"]
+UnitKind = Literal["step", "branch", "loop", "verify", "tree", "whole", "gate", "foreach", "menu", "alternatives",
+                   "chain"]
 
 
 @attrs.frozen
@@ -33,14 +35,89 @@ class Unit:
     arms: tuple[Clause, ...] = ()  # the `If` sentences of a multi-way condition
     loop: Clause | None = None  # a "repeat until" merged into a branch that goes "again"
     lead: Clause | None = None  # "Decide whether C." whose bullets are the branch's arms: the judge asks it
+    commands: tuple[tuple[int, Clause], ...] = ()  # (arm clause index, fence): "If C:" / "Otherwise run:" + a fence
+    body: tuple[Unit, ...] = ()  # what a gate ("## 3) If the user agrees") or a "For each X:" loop does
+    title: Clause | None = None  # the step heading a step's first unit carries ("### 1. Initial test run")
 
 
 def group_units(clauses: list[Clause]) -> list[Unit]:
     """Group the control clauses into units, attaching commands, notes, `Otherwise` and loops."""
     out: list[Unit] = []
-    for c in clauses:
+    taken: set[int] = set()
+    for i, c in enumerate(clauses):
+        if c.index in taken:
+            continue
+        menu = _menu(clauses, i)
+        if menu is not None:  # "Options:" and a list of actions: one branch per option
+            out.append(menu)
+            taken |= {x.index for o in menu.body for x in (*o.clauses, *o.notes, *([o.command] if o.command else []))}
+            continue
         _add(out, c)
-    return _decisions(_with_notes(_split(out), clauses))
+    units = _bodies(_titles(_decisions(_with_notes(_split(out), [c for c in clauses if c.index not in taken]))))
+    return _alternatives(units)
+
+
+def _alternatives(units: list[Unit]) -> list[Unit]:
+    """Sibling sections that are alternatives ("### Yellow Zone (40-60 tool calls)", "### Red Zone (60+)"): their
+    steps are one choice, a chain per section, not one chain through all of them."""
+    out: list[Unit] = []
+    i = 0
+    while i < len(units):
+        first = _first(units[i])
+        parent = first.section[:-1] if first is not None and len(first.section) >= 2 else None
+        group: list[tuple[str, list[Unit]]] = []
+        j = i
+        while parent is not None and j < len(units):
+            c = _first(units[j])
+            if c is None or len(c.section) <= len(parent) or c.section[:len(parent)] != parent:
+                break
+            title = c.section[len(parent)]
+            if not ALTERNATIVE.search(title):
+                break
+            if not group or group[-1][0] != title:
+                group.append((title, []))
+            group[-1][1].append(units[j])
+            j += 1
+        if len(group) >= 2:
+            body = tuple(Unit("chain", (), body=tuple(us)) for _, us in group)
+            out.append(Unit("alternatives", (_first(units[i]),), body=body))  # type: ignore[arg-type]
+            i = j
+            continue
+        out.append(units[i])
+        i += 1
+    return out
+
+
+def _menu(clauses: list[Clause], i: int) -> Unit | None:
+    """A menu at clause `i`: a sentence offering options ("Options:", "choose one of:", "based on the task:")
+    followed by a list of at least two actions; each item is one option (its lead, its fence, its details)."""
+    lead = clauses[i]
+    if lead.block is None or lead.block.kind == "code" or not MENU.search(strip_markup(lead.text)):
+        return None
+    options: list[Unit] = []
+    depth = None
+    for c in clauses[i + 1:]:
+        b = c.block
+        if b is None or b.item is None or c.section != lead.section:
+            break
+        if depth is None:
+            if b.depth <= lead.block.depth or not b.first_in_item:
+                return None
+            depth = b.depth
+        if b.depth < depth:
+            break
+        if b.depth == depth and b.first_in_item and b.kind == "item" and c.start == b.start:
+            options.append(Unit("step", (attrs.evolve(c, kind="step"),)))
+        elif not options:
+            return None
+        elif c.kind == "command" and options[-1].command is None:
+            options[-1] = attrs.evolve(options[-1], command=c)
+        else:
+            options[-1] = attrs.evolve(options[-1], notes=(*options[-1].notes, c))
+    actions = sum(is_imperative(o.clauses[0].text) or o.command is not None for o in options)
+    if len(options) < 2 or actions < 2:
+        return None
+    return Unit("menu", (lead,), body=tuple(options))
 
 
 def _add(out: list[Unit], c: Clause) -> None:
@@ -49,7 +126,11 @@ def _add(out: list[Unit], c: Clause) -> None:
     if c.kind == "step":
         out.append(Unit("step", (c,)))
     elif c.kind == "command":
-        if prev is not None and prev.kind == "step" and prev.command is None and _near(prev, c):
+        arm = (prev.otherwise or prev.arms[-1]) if prev is not None and prev.kind == "branch" and prev.arms else None
+        if prev is not None and arm is not None and strip_markup(arm.text).endswith(":") \
+                and arm.index not in dict(prev.commands) and _near_clause(arm, c):
+            out[-1] = attrs.evolve(prev, commands=(*prev.commands, (arm.index, c)))  # the arm runs the fence
+        elif prev is not None and prev.kind == "step" and prev.command is None and _near(prev, c):
             out[-1] = attrs.evolve(prev, command=c)
         else:
             out.append(Unit("step", (), command=c))
@@ -65,6 +146,15 @@ def _add(out: list[Unit], c: Clause) -> None:
             out[-1] = attrs.evolve(prev, arms=(*prev.arms, c))
         else:
             out.append(Unit("branch", (c,), arms=(c,)))
+    elif c.kind == "knowledge" and prev is not None and prev.kind == "branch" and prev.arms \
+            and c.block is not None and c.block.kind == "para" and _says(prev.otherwise or prev.arms[-1]) \
+            and (prev.otherwise or prev.arms[-1]).index not in dict(prev.commands) \
+            and _near_clause(prev.otherwise or prev.arms[-1], c):
+        # "If the user has not named a team, ask:" and the question after it: what the arm asks or says.
+        arm = prev.otherwise or prev.arms[-1]
+        out[-1] = attrs.evolve(prev, commands=(*prev.commands, (arm.index, c)))
+    elif c.kind == "loop" and FOREACH.match(strip_markup(c.text)):
+        out.append(Unit("foreach", (c,)))
     elif c.kind == "loop":
         if prev is not None and prev.kind == "branch" and prev.loop is None and (
                 again(prev.arms[-1].text) or BACK.search(strip_markup(prev.arms[-1].text))):
@@ -93,9 +183,14 @@ def _split(units: list[Unit]) -> list[Unit]:
     """Multi-way conditions without `Otherwise` are sequential yes/no questions."""
     out: list[Unit] = []
     for u in units:
-        if u.kind == "branch" and len(u.arms) > 1 and u.otherwise is None:
+        prev = out[-1] if out else None
+        cases = prev is not None and prev.kind == "step" and prev.command is None and len(prev.clauses) == 1 \
+            and strip_markup(prev.clauses[0].text).endswith(":") and _arms_of(prev.clauses[0], u.arms[0]) \
+            if u.kind == "branch" and u.arms else False
+        if u.kind == "branch" and len(u.arms) > 1 and u.otherwise is None and not cases:
             for i, arm in enumerate(u.arms):
-                out.append(Unit("branch", (arm,), arms=(arm,), loop=u.loop if i == len(u.arms) - 1 else None))
+                out.append(Unit("branch", (arm,), arms=(arm,), loop=u.loop if i == len(u.arms) - 1 else None,
+                                commands=tuple(x for x in u.commands if x[0] == arm.index)))
         else:
             out.append(u)
     return out
@@ -135,13 +230,131 @@ def _decisions(units: list[Unit]) -> list[Unit]:
                 and prev.clauses[0].ordinal is not None and all(a.ordinal == prev.clauses[0].ordinal for a in u.arms):
             out[-1] = attrs.evolve(u, lead=prev.clauses[0], notes=prev.notes, clauses=(prev.clauses[0], *u.clauses))
             continue
+        if u.kind == "branch" and prev is not None and prev.kind == "step" and prev.command is None \
+                and len(prev.clauses) == 1 and strip_markup(prev.clauses[0].text).endswith(":") \
+                and _arms_of(prev.clauses[0], u.arms[0]):
+            # "Determine the scan target:" and its If bullets: the lead is the decision the judge makes.
+            out[-1] = attrs.evolve(u, lead=prev.clauses[0], notes=prev.notes, clauses=(prev.clauses[0], *u.clauses),
+                                   title=prev.title)
+            continue
         out.append(u)
     return out
 
 
+def _heading(unit: Unit) -> Clause | None:
+    """The step heading a unit was made from, if any."""
+    lead = unit.clauses[0] if unit.clauses else None
+    return lead if lead is not None and lead.block is not None and lead.block.kind == "heading" else None
+
+
+def _inside(c: Clause | None, heading: Clause) -> bool:
+    """A clause stands in the section of a heading (or one of its subsections)."""
+    return c is not None and c.section[:len(heading.section)] == heading.section and c.start > heading.end
+
+
+def _first(unit: Unit) -> Clause | None:
+    """The first clause of a unit (its sentence, or its fence)."""
+    return unit.clauses[0] if unit.clauses else unit.command
+
+
+def _titles(units: list[Unit]) -> list[Unit]:
+    """A step heading whose section starts with a step of its own is that step's title, not a state of its own.
+
+    A heading that is a condition ("## 3) If the user chooses comments") gates the steps of its section.
+    """
+    out: list[Unit] = []
+    i = 0
+    while i < len(units):
+        u = units[i]
+        h = _heading(u) if u.kind == "step" and u.command is None and len(u.clauses) == 1 else None
+        if h is not None and GATE.match(strip_markup(h.text)):
+            body = []
+            while i + 1 < len(units) and _inside(_first(units[i + 1]), h):
+                i += 1
+                body.append(units[i])
+            out.append(Unit("gate", (h,), notes=u.notes, body=tuple(_titles(body))))
+        elif h is not None and i + 1 < len(units) and units[i + 1].clauses and units[i + 1].title is None \
+                and (units[i + 1].kind == "step" or (units[i + 1].kind == "branch" and units[i + 1].lead is not None)) \
+                and _inside(units[i + 1].clauses[0], h) and not u.notes:
+            units[i + 1] = attrs.evolve(units[i + 1], title=h)
+        else:
+            out.append(u)
+        i += 1
+    return out
+
+
+def _bodies(units: list[Unit]) -> list[Unit]:
+    """A "For each X:" takes the list after it as its body; a last "Move to the next X" is its loop, not a step."""
+    out: list[Unit] = []
+    i = 0
+    while i < len(units):
+        u = units[i]
+        arm = u.arms[0] if u.kind == "branch" and len(u.arms) == 1 and u.otherwise is None and not u.commands \
+            and u.loop is None else None
+        if arm is not None and strip_markup(arm.text).endswith(":"):  # "If C:" / "When C:" and a list: a gate
+            body = []
+            while i + 1 < len(units) and _in_list_after(arm, _first(units[i + 1])):
+                i += 1
+                body.append(units[i])
+            out.append(Unit("gate", (arm,), body=tuple(_bodies(body))) if body else u)
+            i += 1
+            continue
+        if u.kind != "foreach":
+            out.append(attrs.evolve(u, body=tuple(_bodies(list(u.body)))) if u.body else u)
+            i += 1
+            continue
+        c = u.clauses[0]
+        body = []
+        while i + 1 < len(units) and _in_list_after(c, _first(units[i + 1])):
+            i += 1
+            body.append(units[i])
+        i += 1
+        loop = None
+        last = body[-1] if body else None
+        if last is not None and last.kind == "step" and len(last.clauses) == 1 and last.command is None \
+                and NEXT_ITEM.match(strip_markup(last.clauses[0].text)):
+            loop = last.clauses[0]
+            body.pop()
+        if not body:  # nothing to repeat: a step that says what to do for each
+            out.append(Unit("step", (c,)) if loop is None else Unit("step", (c, loop)))
+            continue
+        out.append(Unit("foreach", (c,), body=tuple(_bodies(body)), loop=loop))
+    return out
+
+
+def _in_list_after(lead: Clause, c: Clause | None) -> bool:
+    """A clause of the list right after a "For each X:" (the items under it, or the list that follows it)."""
+    if c is None or c.block is None or c.block.item is None or c.section != lead.section or c.start <= lead.end:
+        return False
+    b = lead.block
+    if b is not None and b.item is not None:  # the loop is an item: its body is the items under it
+        return c.block.depth > b.depth
+    return c.block.depth >= 1
+
+
+def _arms_of(lead: Clause, arm: Clause) -> bool:
+    """A condition is one of the cases a lead ending with a colon introduces: a bullet right under it."""
+    lb, ab = lead.block, arm.block
+    if lb is None or ab is None or ab.item is None:
+        return False
+    if lb.item is not None:
+        return ab.parent_item == lb.item
+    return _in_list_after(lead, arm)
+
+
+def _says(arm: Clause) -> bool:
+    """An arm whose action is to ask or say what the next paragraph holds ("…, ask:", "…, say:")."""
+    return bool(re.search(r"[,;]\s*(?:then\s+)?(?:ask|prompt|say|show|tell the user|reply|respond|confirm)"
+                          r"(?:\s+(?:the user|them|with))?\s*:$", strip_markup(arm.text), re.I))
+
+
 def _near(unit: Unit, command: Clause) -> bool:
     """A fence right after a step (or inside its list item) is that step's command."""
-    lead = unit.clauses[-1]
+    return _near_clause(unit.clauses[-1], command)
+
+
+def _near_clause(lead: Clause, command: Clause) -> bool:
+    """A fence right after a sentence (or inside its list item) belongs to it."""
     same_item = lead.block is not None and command.block is not None and command.block.item is not None \
         and command.block.item == lead.block.item
     return same_item or 0 < command.start - lead.end <= 3
@@ -150,7 +363,12 @@ def _near(unit: Unit, command: Clause) -> bool:
 def _same_block(unit: Unit, c: Clause) -> bool:
     """An `If` sentence of the same paragraph (or numbered item) as the condition's last arm."""
     last = unit.arms[-1]
-    return last.block is c.block or (last.ordinal is not None and last.ordinal == c.ordinal)
+    if last.block is c.block or (last.ordinal is not None and last.ordinal == c.ordinal):
+        return True
+    a, b = last.block, c.block  # sibling bullets of one list: "- If A, …", "- If B, …"
+    return a is not None and b is not None and a.item is not None and b.item is not None and a.depth == b.depth \
+        and not a.ordered and not b.ordered \
+        and a.parent_item == b.parent_item and a.section == b.section and b.item == a.item + 1
 
 
 @attrs.frozen

@@ -54,7 +54,7 @@ from skillc.runtime.executors.base import BaseExecutor, ExecutorError, Response
 from skillc.runtime.interpreter import (Answer, Interpreter, Operation, RunError, RunOptions, RunResult, StepFailed,
                                        bind_results, initial_env)
 from skillc.runtime.prompts import Request
-from skillc.runtime.record import ErrorKind, Step, StepError, ToolCall
+from skillc.runtime.record import ErrorKind, Step, StepError, ToolCall, Verdict
 from skillc.runtime.values import apply_outputs, check_value, coerce
 from skillc.frontends.refine.events import Alignment, DevTrace, Event
 
@@ -206,6 +206,13 @@ class _Replayer(Interpreter):
         self.strict = strict
         self.unknown: list[str] = []  # states whose values stayed unknown (unobserved ones included)
         self.unobserved: list[str] = []  # model/judge states entered with no aligned event at that point
+
+    def judge(self, terminal: State, env: Mapping[str, Any]) -> tuple[Verdict, ...]:
+        """A terminal's success predicates: the trace's world is gone (its tools' results stand in for it), so they
+        are taken to hold; a replay judges the path and the outcome, not the files."""
+        from skillc.ir.printexpr import show_expr
+
+        return tuple(Verdict(terminal.name, show_expr(p), True) for p in terminal.predicates)
 
     def ask(self, st: State, env: dict[str, Any]) -> Answer:
         """A model or judge state answered by its aligned event's values (unknown ones forgotten); no prompt."""

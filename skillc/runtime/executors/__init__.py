@@ -1,4 +1,4 @@
-"""Executors answer model and judge requests: `scripted:`, `replay:`, `openai:`, `anthropic:`, `local`."""
+"""Executors answer model and judge requests: `scripted:`, `replay:`, `recorded:`, `openai:`, `anthropic:`, `local`."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ import attrs
 
 from skillc.runtime.executors.base import BaseExecutor, Executor, ExecutorError, Response
 
-SPECS = "scripted:FILE, replay:TRACE, openai:MODEL, anthropic:MODEL, local[:PATH.gguf][?NAME=VALUE&…]"
-MODEL_SPECS = "openai:MODEL, anthropic:MODEL or local[:PATH.gguf][?NAME=VALUE&…]"  # the specs that name a model
+SPECS = "scripted:FILE, replay:TRACE, recorded:DIR, openai:MODEL, anthropic:MODEL, local[:PATH.gguf][?NAME=VALUE&…]"
+MODEL_SPECS = "openai:MODEL, anthropic:MODEL, recorded:DIR or local[:PATH.gguf][?NAME=VALUE&…]"  # the specs that name a model
 
 
 @attrs.frozen
@@ -45,7 +45,7 @@ def make_executor(spec: str, *, base_url: str | None = None, strategy: str = "au
     kind, _, arg = spec.partition(":")
     if kind.startswith("local?"):  # `local?n_ctx=4096`: parameters without a path
         kind = "local"
-    if models_only and not (kind in ("openai", "anthropic") and arg or kind == "local"):
+    if models_only and not (kind in ("openai", "anthropic", "recorded") and arg or kind == "local"):
         raise ExecutorError(f"unknown model {spec!r}; expected {MODEL_SPECS}")
     if kind == "scripted" and arg:
         from skillc.runtime.executors.scripted import ScriptedExecutor
@@ -55,6 +55,10 @@ def make_executor(spec: str, *, base_url: str | None = None, strategy: str = "au
         from skillc.runtime.executors.replay import ReplayExecutor
 
         return ReplayExecutor(arg)
+    if kind == "recorded" and arg:  # model replies recorded with tools/standin.py
+        from skillc.runtime.executors.recorded import RecordedExecutor
+
+        return RecordedExecutor(arg)
     if kind == "openai" and arg:
         from skillc.runtime.executors.openai_exec import OpenAIExecutor
 

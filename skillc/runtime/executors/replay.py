@@ -3,7 +3,9 @@
 No model or tool is called. Each request and each tool call must come from the
 state the trace recorded at that step; the first divergence stops the replay
 as a step error of kind `divergence`. The executor answers model and judge
-states; its `tool_source` answers tool states from the same trace, in step with it.
+states; its `tool_source` answers tool states from the same trace, in step with it,
+and `verdicts` gives a terminal's predicates the verdicts the footer recorded (the
+world is not looked at again).
 """
 
 from __future__ import annotations
@@ -12,10 +14,10 @@ import json
 from pathlib import Path
 from typing import Any
 
-from skillc.ir.machine import Machine, Tool
+from skillc.ir.machine import Machine, State, Tool
 from skillc.runtime.executors.base import BaseExecutor, ExecutorError, Response
 from skillc.runtime.prompts import Request
-from skillc.runtime.record import ErrorKind, RunTrace, Step, load_run
+from skillc.runtime.record import ErrorKind, RunTrace, Step, Verdict, load_run
 from skillc.runtime.toolsource import ToolSource
 from skillc.runtime.tools import ToolError
 
@@ -72,6 +74,20 @@ class ReplayExecutor(BaseExecutor):
         """The recorded tool results (no tool runs, whatever `over` offers)."""
         return ReplayedTools(self.cursor)
 
+    def verdicts(self, terminal: State) -> tuple[Verdict, ...]:
+        """The verdicts the footer recorded for `terminal`'s predicates, in the machine's order; a predicate the
+        trace has no verdict for does not hold (the replay then ends in the fallback, which the trace did not)."""
+        from skillc.ir.printexpr import show_expr
+
+        verdicts = self.footer.predicates if self.footer is not None else ()
+        recorded = {v.predicate: v for v in verdicts if v.terminal == terminal.name}
+        out = []
+        for p in terminal.predicates:
+            text = show_expr(p)
+            out.append(recorded.get(text) or Verdict(terminal.name, text, False, "the trace recorded no verdict for "
+                                                                                "this predicate"))
+        return tuple(out)
+
 
 class ReplayedTools:
     """A ToolSource that answers tool states with the results a trace recorded."""
@@ -84,6 +100,11 @@ class ReplayedTools:
 
     def result(self, state: str, tool: Tool, args: dict[str, Any]) -> dict[str, Any]:
         step = self.cursor.take(state)
+        if step.tool_result is None and any(e.kind == "needs_user" for e in step.errors):
+            from skillc.runtime.interaction import NeedsUser
+
+            raise NeedsUser(str(args.get("question", "")), args.get("options"),
+                            "nobody answered it in the recorded run")
         if step.tool_result is None:
             raise ToolError(f"step {step.index}: the trace has no result for tool `{tool.name}`")
         return dict(step.tool_result)

@@ -53,7 +53,10 @@ def test_golden_machine_passes_the_checker(md: Path) -> None:
     result = skillc.check(md.with_suffix(".skm"))
     assert result.machine is not None
     assert not [d for d in result.diagnostics if d.is_error], codes(result.diagnostics)
-    assert not [d for d in result.diagnostics if d.severity.name == "WARNING"], codes(result.diagnostics)
+    # SKM270 (success rests on model text only) is the checker telling the truth about an offline draft whose
+    # deliverable no tool state produces; every other warning is a defect of the draft.
+    assert not [d for d in result.diagnostics if d.severity.name == "WARNING" and d.code != "SKM270"], \
+        codes(result.diagnostics)
 
 
 def _machine(name: str):
@@ -64,8 +67,9 @@ def _machine(name: str):
 
 def test_numbered_workflow_is_a_chain_of_model_states_in_order() -> None:
     m, _ = _machine("01_numbered_workflow.md")
-    steps = [s for s in m.states.values() if s.kind in ("model", "tool")]  # step 7 runs `twine check` (a tool)
-    assert len(steps) == 11
+    # step 7 runs `twine check` (a tool); the bullet of step 1 that runs `git status` is a tool state of its own
+    steps = [s for s in m.states.values() if s.kind in ("model", "tool")]
+    assert len(steps) == 12
     assert steps[0].name.startswith("confirm")
     assert [s.provenance.start for s in steps] == sorted(s.provenance.start for s in steps)
     # A prohibition that names no operation is a constraint of the states it concerns (issue 14: no invented

@@ -1,15 +1,15 @@
 """The LLM compiler over real HTTP (the `openai` SDK against a local OpenAI-compatible server) and the local model.
 
-The recorded replies exercise the redraft loop: a first draft the checker
-rejects is fixed from its diagnostics; a rule with an invented quotation is
-dropped; a model that never converges ends in SKM310 with nothing written.
+The request carries the language card, the folder and the numbered skill; replies are `.skm` text. A draft
+the checker rejects is fixed from all of its findings; a clean draft with smells is redrafted; rules whose
+quotation is not in the skill are dropped; a model that never converges ends in SKM310 with nothing written.
 """
 
 from __future__ import annotations
 
-import copy
 import json
 import os
+import re
 from pathlib import Path
 
 import pytest
@@ -18,7 +18,12 @@ from click.testing import CliRunner
 import skillc
 from skillc.cli import main
 from skillc.frontends.markdown import build
+from skillc.frontends.markdown.card import card
+from skillc.frontends.markdown.llm import (DEFAULT_MAX_TOKENS, DRAFT_SCHEMA, Finding, LLMOptions, feedback,
+                                           read_reply, split_sections)
+from skillc.frontends.markdown.document import read_document
 from skillc.frontends.markdown.schema import MACHINE_SCHEMA, to_json, to_skm
+from skillc.runtime.executors.scripted import ScriptedExecutor
 from tests.conftest import codes
 from tests.runtime.fake_openai import FakeOpenAI
 
@@ -30,6 +35,42 @@ SKILL = """# Answer a question
 Always write the answer to answer.txt.
 """
 
+GOOD = """machine answer {
+  doc "Answer a question and save the answer to answer.txt."
+  source "SKILL.md"
+  use tools std(write)
+
+  input question: str
+  var answer: str
+  var saved: str
+
+  start solve
+
+  model solve {
+    from "SKILL.md":3
+    reads question
+    writes answer
+    prompt "Read the question and write a short answer. Reply with the answer only."
+    -> save
+  }
+
+  tool save {
+    from "SKILL.md":4
+    reads answer
+    call write(path: "answer.txt", content: answer)
+    writes saved = sha256
+    -> done
+  }
+
+  terminal done: success { requires saved, exists("answer.txt") }
+  fallback
+
+  rule required save "Always write the answer to answer.txt." from "SKILL.md":6
+}
+"""
+
+BROKEN = GOOD.replace("    reads question\n", "    reads question, saved\n")  # SKM210: `saved` is written later
+
 
 @pytest.fixture()
 def skill(tmp_path: Path) -> Path:
@@ -38,63 +79,100 @@ def skill(tmp_path: Path) -> Path:
     return p
 
 
-def structural_json(skill: Path) -> dict:
-    result = build(skill, output=skill.with_name("answer.skm"))
-    assert result.ok, codes(result.diagnostics)
-    return to_json(skillc.parse(result.text).module)
+def reply(skm: str) -> dict:
+    return {"content": json.dumps({"skm": skm})}
 
 
-def rules_reply(*extra: dict) -> dict:
-    return {"content": json.dumps({"rules": [
-        {"kind": "required", "ops": ["write_answer_answer"], "quote": "Always write the answer to answer.txt."},
-        *extra]})}
+def out_of(skill: Path) -> Path:
+    return skill.with_name("answer.skm")
 
 
-def broken(draft: dict) -> dict:
-    """The first state reads what only the second one writes: SKM210."""
-    bad = copy.deepcopy(draft)
-    second = bad["states"][1]["writes"][0]["var"]
-    bad["states"][0]["reads"] = bad["states"][0].get("reads", []) + [second]
-    return bad
-
-
-def reply(draft: dict) -> dict:
-    return {"content": json.dumps(draft)}
+# ---------------------------------------------------------------- the request
 
 
 def test_an_invalid_first_draft_is_fixed_from_the_diagnostics(skill: Path) -> None:
-    good = structural_json(skill)
-    hallucinated = {"kind": "forbid", "ops": ["read_question_write"], "quote": "Never answer in French."}
-    with FakeOpenAI([rules_reply(hallucinated), reply(broken(good)), reply(good)]) as server:
-        result = build(skill, output=skill.with_name("answer.skm"), model="openai:fake", base_url=server.url)
+    with FakeOpenAI([reply(BROKEN), reply(GOOD)]) as server:
+        result = build(skill, output=out_of(skill), model="openai:fake", base_url=server.url)
         requests = server.requests
     assert result.ok, codes(result.diagnostics)
     assert [r.ok for r in result.rounds] == [False, True]
     assert any("SKM210" in e for e in result.rounds[0].errors)
-    # the second draft request carried the checker's diagnostics of the first draft
-    second = requests[2]["messages"][-1]["content"]
-    assert "SKM210" in second and "rejected the previous draft" in second
-    # the draft was requested with the published schema (llama.cpp-style json_object for a local base URL)
-    assert requests[1]["response_format"]["schema"] == MACHINE_SCHEMA
-    # the invented quotation was dropped, the real one kept
-    assert "SKM312" in codes(result.diagnostics)
-    assert [r.quote for r in result.machine.rules] == ["Always write the answer to answer.txt."]
+    first, second = requests
+    # the request: the card as the system message, the folder and the numbered skill, the draft contract
+    assert first["messages"][0]["role"] == "system" and card() in first["messages"][0]["content"]
+    user = first["messages"][1]["content"]
+    assert "   1 | # Answer a question" in user and "Files:\n- SKILL.md" in user
+    assert "offline compiler's draft" not in user and 'Reply with {"skm"' in user
+    assert first["response_format"]["schema"] == DRAFT_SCHEMA
+    assert first["max_tokens"] == DEFAULT_MAX_TOKENS >= 16_384
+    # the redraft: the previous reply as the assistant's turn, then every finding with its line and text
+    assert second["messages"][2] == {"role": "assistant", "content": json.dumps({"skm": BROKEN})}
+    told = second["messages"][3]["content"]
+    assert re.search(r"SKM210 [a-z-]+: .*\(error, 1×\)", told)
+    assert "line 14 `reads question, saved`: state `solve` reads `saved`" in told
+    assert result.machine is not None and [r.quote for r in result.machine.rules] == \
+        ["Always write the answer to answer.txt."]
 
 
-def test_a_rule_outside_the_interface_is_dropped(skill: Path) -> None:
-    good = structural_json(skill)
-    outside = {"kind": "required", "ops": ["send_email"], "quote": "Write the answer to answer.txt."}
-    with FakeOpenAI([rules_reply(outside), reply(good)]) as server:
-        result = build(skill, output=skill.with_name("answer.skm"), model="openai:fake", base_url=server.url)
-    assert result.ok
-    assert "SKM313" in codes(result.diagnostics)
+def test_rules_without_backing_are_dropped_and_sent_back(skill: Path) -> None:
+    invented = GOOD.replace("  rule required save", '  rule forbid solve "Never answer in French."\n'
+                                                     '  rule required send_email "Write the answer to answer.txt."\n'
+                                                     "  rule required save")
+    with FakeOpenAI([reply(invented), reply(GOOD)]) as server:
+        result = build(skill, output=out_of(skill), model="openai:fake", base_url=server.url)
+        told = server.requests[1]["messages"][3]["content"]
+    assert result.ok, codes(result.diagnostics)
+    first = {f.code for f in result.rounds[0].findings}
+    assert {"SKM312", "SKM313"} <= first and result.rounds[0].ok  # dropped, not fatal: the rest checked
+    assert "Never answer in French" in told and "send_email" in told
+    assert [r.ok for r in result.rounds] == [True, True] and result.rounds[1].findings == ()
     assert all("send_email" not in r.ops for r in result.machine.rules)
 
 
+def test_smells_of_a_clean_draft_are_sent_back(skill: Path) -> None:
+    acting = GOOD.replace("Read the question and write a short answer. Reply with the answer only.",
+                          "Read the question and write a short answer. Save it to answer.txt.")
+    with FakeOpenAI([reply(acting), reply(GOOD)]) as server:
+        result = build(skill, output=out_of(skill), model="openai:fake", base_url=server.url)
+        told = server.requests[1]["messages"][3]["content"]
+    assert result.ok
+    assert [f.code for f in result.rounds[0].findings] == ["SKM341"]
+    assert "SKM341 model-told-to-act" in told and "Save it to answer.txt." in told
+    assert "SKM341" not in codes(result.diagnostics)
+
+
+def test_the_best_clean_draft_is_kept_when_rounds_run_out(skill: Path) -> None:
+    acting = GOOD.replace("Reply with the answer only.", "Save it to answer.txt.")
+    with FakeOpenAI([reply(acting), reply(BROKEN)]) as server:
+        result = build(skill, output=out_of(skill), model="openai:fake", base_url=server.url, rounds=2)
+    assert result.ok, codes(result.diagnostics)
+    assert [r.ok for r in result.rounds] == [True, False]
+    assert "SKM341" in codes(result.diagnostics)  # kept, with its smell reported as a warning
+
+
+def test_every_error_goes_back_grouped_by_code_with_no_cap(skill: Path) -> None:
+    many = GOOD.replace("  var saved: str\n", "".join(f"  var v{i}: str\n" for i in range(30)) + "  var saved: str\n")
+    many = many.replace("    reads question\n", "    reads question, " + ", ".join(f"v{i}" for i in range(30)) + "\n")
+    with FakeOpenAI([reply(many), reply(GOOD)]) as server:
+        result = build(skill, output=out_of(skill), model="openai:fake", base_url=server.url)
+        told = server.requests[1]["messages"][3]["content"]
+    assert result.ok
+    assert len(result.rounds[0].errors) == 30
+    assert told.count("reads `v") == 30 and "(error, 30×)" in told
+
+
+def test_findings_are_ordered_errors_first_then_by_family() -> None:
+    text = feedback([Finding("SKM305", "warning", "a clause", 3, "skill"), Finding("SKM341", "warning", "acts", 9),
+                     Finding("SKM210", "error", "unassigned", 4, excerpt="reads x"),
+                     Finding("SKM001", "error", "syntax", 2)])
+    order = [text.index(c) for c in ("SKM001", "SKM210", "SKM341", "SKM305")]
+    assert order == sorted(order)
+    assert "SKILL.md line 3: a clause" in text and "line 4 `reads x`: unassigned" in text
+
+
 def test_a_model_that_never_converges_fails_and_writes_nothing(skill: Path) -> None:
-    bad = broken(structural_json(skill))
-    out = skill.with_name("answer.skm")
-    with FakeOpenAI([rules_reply()] + [reply(bad)] * 2) as server:
+    out = out_of(skill)
+    with FakeOpenAI([reply(BROKEN)] * 2) as server:
         r = CliRunner().invoke(main, ["build", str(skill), "-o", str(out), "--model", "openai:fake",
                                       "--base-url", server.url, "--rounds", "2"])
     assert r.exit_code == 1, r.output
@@ -103,20 +181,29 @@ def test_a_model_that_never_converges_fails_and_writes_nothing(skill: Path) -> N
 
 
 def test_replies_that_are_not_machines_cost_a_round(skill: Path) -> None:
-    good = structural_json(skill)
     not_json = {"content": "Sure! Here is the machine: {"}
-    no_states = {"content": json.dumps({"name": "m", "inputs": [], "vars": [], "start": "a", "terminals": [],
-                                        "rules": []})}
-    with FakeOpenAI([rules_reply(), not_json, no_states, reply(good)]) as server:
-        result = build(skill, output=skill.with_name("answer.skm"), model="openai:fake", base_url=server.url)
+    no_skm = {"content": json.dumps({"machine": "nope"})}
+    with FakeOpenAI([not_json, no_skm, reply(GOOD)]) as server:
+        result = build(skill, output=out_of(skill), model="openai:fake", base_url=server.url)
     assert result.ok
     messages = [d.message for d in result.diagnostics if d.code == "SKM311"]
-    assert any("not JSON" in m for m in messages) and any("has no `states`" in m for m in messages)
+    assert any("not JSON" in m for m in messages) and any("without `skm`" in m for m in messages)
+
+
+def test_replies_in_other_shapes_are_read() -> None:
+    assert read_reply(f"```skm\n{GOOD}```", "SKILL.md").skm == GOOD
+    assert read_reply(GOOD, "SKILL.md").skm == GOOD
+    assert read_reply("```json\n" + json.dumps({"skm": GOOD}) + "\n```", "SKILL.md").skm == GOOD
+    ir_draft = to_json(skillc.parse(GOOD).module)  # a JSON draft of the IR schema
+    assert read_reply(json.dumps(ir_draft), "SKILL.md").skm == to_skm(ir_draft, "SKILL.md")
+    assert read_reply("[1, 2]", "SKILL.md").problem
+    cut = read_reply(json.dumps({"skm": GOOD})[:300], "SKILL.md").problem
+    assert cut is not None and "cut off" in cut and "--max-tokens" in cut
 
 
 def test_a_failing_backend_is_a_diagnostic(skill: Path) -> None:
     with FakeOpenAI([{"status": 500}]) as server:
-        result = build(skill, output=skill.with_name("answer.skm"), model="openai:fake", base_url=server.url)
+        result = build(skill, output=out_of(skill), model="openai:fake", base_url=server.url)
     assert result.text is None
     assert "SKM314" in codes(result.diagnostics)
 
@@ -134,12 +221,118 @@ def test_the_build_executor_is_the_runtime_one_with_budgets_for_whole_machines()
     executor = make_build_executor("openai:fake", base_url="http://127.0.0.1:9")
     try:
         assert isinstance(executor, OpenAIExecutor)
-        assert executor.max_tokens == 8192 and executor.timeout_s == 600.0
+        assert executor.max_tokens == 16_384 and executor.timeout_s == 600.0
     finally:
         executor.close()
     for spec in ("scripted:replies.json", "replay:trace.jsonl", "openai:", "gpt-4"):
         with pytest.raises(ExecutorError, match="unknown model"):
             make_build_executor(spec)
+
+
+def test_max_tokens_and_rounds_are_options(skill: Path) -> None:
+    with FakeOpenAI([reply(GOOD)]) as server:
+        r = CliRunner().invoke(main, ["build", str(skill), "-o", str(out_of(skill)), "--model", "openai:fake",
+                                      "--base-url", server.url, "--max-tokens", "20000", "--report"])
+        sent = server.requests[0]
+    assert r.exit_code == 0, r.output
+    assert sent["max_tokens"] == 20000
+    assert "LLM compiler: openai:fake (from --model)" in r.output
+    assert "LLM rounds:\n  round 1 (machine): checked clean, 0 findings" in r.output
+    assert "offline draft" not in r.output
+
+
+# ---------------------------------------------------------------- the front door
+
+
+def test_offline_builds_say_so(skill: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("SKILLC_MODEL", raising=False)
+    r = CliRunner().invoke(main, ["build", str(skill), "-o", str(out_of(skill))])
+    assert r.exit_code == 0, r.output
+    assert "offline draft: no model configured (--model, SKILLC_MODEL or [tool.skillc] model)" in r.output
+
+
+def test_a_configured_model_is_the_front_door(skill: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from skillc.frontends.markdown.frontdoor import resolve_model
+
+    monkeypatch.delenv("SKILLC_MODEL", raising=False)
+    (skill.parent / "skillc.toml").write_text('model = "openai:from-config"\n', encoding="utf-8")
+    assert resolve_model(None, skill) == ("openai:from-config", "config")
+    assert resolve_model(None, skill, {"SKILLC_MODEL": "anthropic:env"}) == ("anthropic:env", "SKILLC_MODEL")
+    assert resolve_model("openai:flag", skill, {"SKILLC_MODEL": "anthropic:env"}) == ("openai:flag", "--model")
+    assert resolve_model("offline", skill) == (None, "--model")
+    with FakeOpenAI([reply(GOOD)]) as server:
+        r = CliRunner().invoke(main, ["build", str(skill), "-o", str(out_of(skill)), "--base-url", server.url])
+        assert server.requests and server.requests[0]["model"] == "from-config"
+    assert r.exit_code == 0, r.output
+    assert "offline draft" not in r.output and "1 draft round(s)" in r.output
+    monkeypatch.setenv("SKILLC_MODEL", "offline")
+    r = CliRunner().invoke(main, ["build", str(skill), "-o", str(out_of(skill))])
+    assert r.exit_code == 0 and "draft round" not in r.output
+
+
+def test_a_bad_model_setting_is_a_config_error(tmp_path: Path) -> None:
+    from skillc.check.config import config_schema, parse_config
+
+    config, problems = parse_config({"model": 3})
+    assert config.model is None and [d.code for d in problems] == ["SKM290"]
+    assert parse_config({"model": "openai:x"})[0].model == "openai:x"
+    assert config_schema()["properties"]["model"]["type"] == "string"
+
+
+# ---------------------------------------------------------------- large skills, section by section
+
+
+def big_skill(tmp_path: Path) -> Path:
+    lines = ["# Release", ""]
+    for part, verb in ((1, "Collect"), (2, "Draft")):
+        lines += [f"## Part {part}", ""]
+        lines += [f"{i}. {verb} item {i} of part {part} carefully and completely." for i in range(1, 4)]
+        lines += ["", "Some background about this part. " * 30, ""]
+    p = tmp_path / "SKILL.md"
+    p.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return p
+
+
+def test_large_skills_are_drafted_section_by_section(tmp_path: Path) -> None:
+    skill = big_skill(tmp_path)
+    doc, _ = read_document(skill)
+    sections = split_sections(doc, 400)
+    assert [s.name for s in sections] == ["part1_release", "part2_part_2"]
+    assert sections[0].start == 1 and sections[1].start == sections[0].end + 1 and sections[1].end == len(doc.lines)
+    signatures = ["fragment part1_release(task: str, notes: str) -> (next)",
+                  "fragment part2_part_2(notes: str, report: str) -> (next)"]
+    machine = ('machine release {\n  source "SKILL.md"\n  input task: str\n  var notes: str\n  var report: str\n'
+               "  start one\n  use part1_release as one(task: task, notes: notes) -> (next: two)\n"
+               "  use part2_part_2 as two(notes: notes, report: report) -> (next: done)\n"
+               "  terminal done: success { requires report }\n  fallback\n}\n")
+
+    def fragment(name: str, reads: str, writes: str, lines: tuple[int, int], text: str) -> str:
+        return (f"{signatures[0] if name.startswith('part1') else signatures[1]} {{\n  start work\n"
+                f"  model work {{\n    from \"SKILL.md\":{lines[0]}-{lines[1]}\n    reads {reads}\n    writes {writes}\n"
+                f"    prompt \"{text}\"\n    -> next\n  }}\n}}\n")
+
+    one = fragment("part1", "task", "notes", (sections[0].start, sections[0].end), "Collect the items.")
+    two = fragment("part2", "notes", "report", (sections[1].start, sections[1].end), "Draft the items.")
+    broken_two = two.replace("reads notes", "reads nothing_here")
+    rule = f'rule required two.work "{doc.lines[sections[1].start + 1].split(". ", 1)[1]}"'
+    script = {"outputs": {
+        "build_outline": [{"skm": machine, "signatures": signatures}],
+        "build_section:part1_release": [{"skm": one, "rules": []}],
+        "build_section:part2_part_2": [{"skm": broken_two, "rules": [rule]}, {"skm": two, "rules": [rule]}],
+    }}
+    executor = ScriptedExecutor(script)
+    result = build(skill, output=skill.with_name("release.skm"), executor=executor,
+                   llm=LLMOptions(section_tokens=400))
+    assert result.ok, codes(result.diagnostics)
+    assert [r.parts for r in result.rounds] == [("machine", "part1_release", "part2_part_2"), ("part2_part_2",)]
+    assert any("nothing_here" in e for e in result.rounds[0].errors)
+    assert executor.used == {"build_outline": 1, "build_section:part1_release": 1, "build_section:part2_part_2": 2}
+    assert {"one.work", "two.work"} <= set(result.machine.states)
+    assert [r.ops for r in result.machine.rules] == [("two.work",)]
+    assert result.coverage == 1.0  # the fragments' `from` ranges cover the sections' clauses
+
+
+# ---------------------------------------------------------------- schema and grammar export
 
 
 def test_schema_round_trip_of_every_golden() -> None:
@@ -166,15 +359,15 @@ _local = pytest.mark.skipif(
 
 @_local
 def test_local_model_drafts_a_simple_skill(skill: Path) -> None:
-    """Plumbing only: the 270M model's replies go through schema, printer and checker; the result is either a
-    checked machine or a clear failure, never a bad file."""
+    """Plumbing only: the 270M model's replies go through the reply reader and the checker; the result is either
+    a checked machine or a clear failure, never a bad file. A small context gets the brief card."""
     from skillc.runtime.executors.local import LocalExecutor
 
-    out = skill.with_name("answer.skm")
+    out = out_of(skill)
     # small budget: constrained decoding is slow on 2 cores; the timeout is the one `skillc build` gives its model
-    executor = LocalExecutor(n_ctx=4096, max_tokens=160, timeout_s=600.0)
+    executor = LocalExecutor(n_ctx=8192, max_tokens=160, timeout_s=600.0)
     try:
-        result = build(skill, output=out, executor=executor, rounds=1)
+        result = build(skill, output=out, executor=executor, rounds=1, llm=LLMOptions(offline_draft=False))
     finally:
         executor.close()
     assert result.rounds, codes(result.diagnostics)  # the model was asked for a draft and the checker saw it

@@ -1,0 +1,3 @@
+("{" @open "}" @close)
+("(" @open ")" @close)
+("[" @open "]" @close)

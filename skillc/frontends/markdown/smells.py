@@ -1,0 +1,297 @@
+"""The build's own findings about a checked draft: what passes the checker but is not faithful to the skill.
+
+The checker proves a machine well-formed; it cannot see that a model state was told to run a command, that a
+command still holds the skill's `<placeholder>`, or that an example was turned into a step. These smells are
+coded findings (SKM340–SKM345, and SKM305 for clauses that landed nowhere) that the LLM compiler sends back
+to the model with the checker's errors, and reports as warnings on the machine it keeps.
+
+| code | smell |
+|---|---|
+| SKM340 | success evidence made only by model text, in a skill with commands or scripts and no tool state |
+| SKM341 | a model or judge state told to run, write, save, create, ask… (an imperative verb in its prompt) |
+| SKM342 | an output nobody reads: no state, guard, assignment, argument or terminal uses the variable |
+| SKM343 | a command the skill shows as an example (an example section, "for example", sample output) run as a step |
+| SKM344 | an unbound placeholder (`<x>`, `{x}`, `$ARGUMENTS`) in a command literal, or a shell variable (or a lone `cd`) carried across calls |
+| SKM345 | a rule that holds trivially: over the start state, or forbidding a tool the machine declares and never calls |
+| SKM305 | a clause of the skill that landed nowhere in the machine |
+
+Every function is pure: a machine (and the document) in, diagnostics out, spans into the draft's text.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Iterator
+
+from skillc.diagnostics import Diagnostic, Span, make
+from skillc.frontends.markdown import codes
+from skillc.frontends.markdown.document import Document
+from skillc.ir import expr as ir
+from skillc.ir.machine import Machine, State
+
+# ---------------------------------------------------------------- helpers
+
+
+def operations(machine: Machine) -> Iterator[State]:
+    """The states that do work (model, judge, tool)."""
+    return (s for s in machine.states.values() if s.kind in ("model", "judge", "tool"))
+
+
+def template(e: ir.Expr) -> list[str | None]:
+    """A string expression as its constant pieces in order; None for each spliced value (`a ++ quote(x)`)."""
+    if isinstance(e, ir.BinOp) and e.op == "++":
+        return template(e.left) + template(e.right)
+    if isinstance(e, ir.Call) and e.func == "trusted" and e.args:
+        return template(e.args[0])
+    if isinstance(e, ir.Const) and isinstance(e.value, str):
+        return [e.value]
+    return [None]
+
+
+def command_text(state: State) -> str | None:
+    """The bash command of a tool state with each spliced value shown as `…`; None when it runs no command."""
+    if state.call is None or state.call.tool != "bash":
+        return None
+    value = dict(state.call.args).get("command")
+    if value is None:
+        return None
+    return "".join("…" if piece is None else piece for piece in template(value))
+
+
+def _span(state: State, item: str = "") -> Span | None:
+    return state.span_of(item) if item else state.span
+
+
+def _short(text: str, limit: int = 80) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[:limit - 1] + "…"
+
+
+# ---------------------------------------------------------------- SKM340 model text as evidence
+
+_SHELL = {"bash", "sh", "shell", "console", "zsh", "terminal"}
+
+
+def has_commands(doc: Document) -> bool:
+    """Shell fences, or inline code a sentence says to run."""
+    if any(b.kind == "code" and b.info.split()[:1] and b.info.split()[0].lower() in _SHELL for b in doc.blocks):
+        return True
+    return any(b.kind in ("para", "item") and re.search(r"(?i)\b(run|execute)\s+`[^`]+`", b.text) for b in doc.blocks)
+
+
+def model_text_evidence(machine: Machine, doc: Document | None, scripts: int) -> list[Diagnostic]:
+    if any(s.kind == "tool" for s in machine.states.values()):
+        return []  # the checker's SKM270 judges each success terminal of a machine that can act
+    if not scripts and not (doc is not None and has_commands(doc)):
+        return []
+    what = f"{scripts} bundled script{'s' * (scripts != 1)}" if scripts else "commands to run"
+    return [make(codes.MODEL_TEXT_EVIDENCE, f"the skill has {what} but the machine has no tool state: success "
+                 f"terminal `{t.name}` rests on model text only", t.span,
+                 hint="run the commands in tool states and require their results on success")
+            for t in machine.terminals() if t.outcome == "success"]
+
+
+# ---------------------------------------------------------------- SKM341 a model told to act
+
+_OBJECTS = r"(?:branch|file|folder|directory|commit|pull request|PR|issue|tag|release|repo|repository|ticket|page)"
+#: Sentence openings that tell the reader to act on the world (optionally after "Then", "Now", "First," …).
+ACTS: tuple[re.Pattern[str], ...] = tuple(re.compile(p, re.I) for p in (
+    r"^(run|execute|invoke|launch)\b",
+    r"^(save|commit|push|install|uninstall|delete|remove|deploy|upload|download|post|send|merge|rebase|checkout"
+    r"|clone|mkdir|curl|git|npm|pip|make)\b",
+    r"^write\b[^.]*?\b(to|into)\s+(the\s+|a\s+)?[`\"']?[\w./-]+\.\w+",
+    r"^write\b[^.]*\b(to|into)\s+(the\s+|a\s+)?(file|disk|folder|directory)\b",
+    rf"^(create|open|close|make|file|tag|switch to|check out)\s+(a\s+|an\s+|the\s+|new\s+)*(\w+[\s-]+)?{_OBJECTS}\b",
+    r"^(ask|prompt)\s+(the\s+)?(user|them|for)\b",
+    r"^(confirm|check)\s+with\s+the\s+user\b",
+    r"^wait\s+(for|until)\b",
+    r"^fetch\s+(the\s+)?(url|page|https?://)",
+))
+_LEAD = re.compile(r"^(?:then|now|next|first|finally|also|and)[,:]?\s+", re.I)
+
+
+def told_to_act(prompt: str) -> str | None:
+    """The first sentence of a prompt that tells a model to act on the world; None when there is none."""
+    for raw in re.split(r"(?<=[.!?])\s+|\n+|;\s+", prompt):
+        sentence = _LEAD.sub("", raw.strip().lstrip("-*0123456789.) ").strip("`*_ "))
+        if any(p.search(sentence) for p in ACTS):
+            return sentence
+    return None
+
+
+def model_told_to_act(machine: Machine) -> list[Diagnostic]:
+    out = []
+    for s in operations(machine):
+        sentence = told_to_act(s.prompt) if s.kind in ("model", "judge") and s.prompt else None
+        if sentence:
+            out.append(make(codes.MODEL_TOLD_TO_ACT, f"{s.kind} state `{s.name}` is told to act: "
+                            f"\"{_short(sentence)}\"", _span(s, "prompt"), label="a model only writes text",
+                            hint="do the act in a tool state (bash, write, ask_user…) with the value the model "
+                                 "produces"))
+    return out
+
+
+# ---------------------------------------------------------------- SKM342 outputs nobody reads
+
+def used_variables(machine: Machine) -> set[str]:
+    """Variables something uses: reads, guards, assignments' values, call arguments, evidence."""
+    used: set[str] = set()
+    for s in machine.states.values():
+        used.update(s.reads)
+        used.update(s.requires)
+        for p in s.predicates:
+            used |= ir.variables(p)
+        if s.call is not None:
+            for _, value in s.call.args:
+                used |= ir.variables(value)
+        for e in s.edges:
+            used |= ir.variables(e.guard)
+            for a in e.assigns:
+                used |= ir.variables(a.value)
+    return used
+
+
+def unread_outputs(machine: Machine) -> list[Diagnostic]:
+    used = used_variables(machine)
+    out = []
+    seen: set[str] = set()
+    for s in operations(machine):
+        for var in s.writes:
+            v = machine.variables.get(var)
+            if var in used or var in seen or v is None or v.is_counter:
+                continue
+            seen.add(var)
+            out.append(make(codes.UNREAD_OUTPUT, f"`{var}`, written by `{s.name}`, is read by no state, guard or "
+                            "terminal", s.span_of(f"writes:{var}") or _span(s, "writes"),
+                            hint="read it where it matters, route on it, or require it as evidence"))
+    return out
+
+
+# ---------------------------------------------------------------- SKM343 an example run as a step
+
+_EXAMPLE_HEADING = re.compile(r"(?i)\b(examples?|samples?|sample output|illustrations?|output format|demo)\b")
+_EXAMPLE_CUE = re.compile(r"(?i)\b(for example|e\.g\.|for instance|such as|example|sample|illustrat\w*|"
+                          r"looks like|would look|output:|prints?:?\s*$)")
+
+
+def example_lines(doc: Document) -> set[int]:
+    """Lines of the document's code that stand as examples: under an example heading, or introduced as one."""
+    lines: set[int] = set()
+    previous: list[str] = []
+    for b in doc.blocks:
+        if b.kind == "code":
+            under = any(_EXAMPLE_HEADING.search(h) for h in b.section[-1:])
+            introduced = any(_EXAMPLE_CUE.search(p) for p in previous[-1:])
+            if under or introduced:
+                lines.update(range(b.start, b.end + 1))
+        elif b.kind in ("para", "item", "heading"):
+            previous.append(b.text)
+    return lines
+
+
+def examples_run(machine: Machine, doc: Document | None) -> list[Diagnostic]:
+    if doc is None:
+        return []
+    examples = example_lines(doc)
+    if not examples:
+        return []
+    out = []
+    for s in operations(machine):
+        command = command_text(s)
+        if not command:
+            continue
+        first = next((x.strip() for x in command.split("…")[0].splitlines() if x.strip()), "")
+        if len(first) < 6:
+            continue
+        hits = [i for i, line in enumerate(doc.lines, 1) if first in line]
+        if hits and all(i in examples for i in hits):
+            out.append(make(codes.EXAMPLE_RUN_AS_STEP, f"tool state `{s.name}` runs `{_short(first, 60)}`, which the "
+                            f"skill shows as an example (line {hits[0]})", _span(s, "call"),
+                            hint="move the example into the prompt of the state it illustrates"))
+    return out
+
+
+# ---------------------------------------------------------------- SKM344 placeholders and shell state
+
+PLACEHOLDERS: tuple[re.Pattern[str], ...] = (
+    re.compile(r"(?<![<\w])<[A-Za-z][A-Za-z0-9 _.-]*>(?!>)"),  # <branch-name>, not <<EOF or 2>&1
+    re.compile(r"(?<![$\w])\{[A-Za-z_][A-Za-z0-9_-]*\}"),  # {name}, not ${VAR}
+    re.compile(r"\$ARGUMENTS\b|\$\{ARGUMENTS\}"),
+    re.compile(r"\b(?:YOUR|REPLACE|INSERT)_[A-Z_]+\b|\bTODO\b"),
+)
+_ASSIGNED = re.compile(r"(?:^|[;&|(\n]|\bexport\s+|\blocal\s+|\breadonly\s+)\s*([A-Za-z_][A-Za-z0-9_]*)=")
+_LOOPVAR = re.compile(r"\b(?:for|read(?:\s+-\w+)*)\s+([A-Za-z_][A-Za-z0-9_]*)\b")
+_USED = re.compile(r"\$\{?([A-Za-z_][A-Za-z0-9_]*)")
+
+
+def shell_names(command: str) -> tuple[set[str], set[str]]:
+    """Shell variables a command sets and uses (single-quoted text is not expanded, so it is left out)."""
+    unquoted = re.sub(r"'[^']*'", "''", command)
+    assigned = set(_ASSIGNED.findall(unquoted)) | set(_LOOPVAR.findall(unquoted))
+    return assigned, set(_USED.findall(unquoted))
+
+
+def placeholders(machine: Machine) -> list[Diagnostic]:
+    out = []
+    commands = {s.name: c for s in operations(machine) if (c := command_text(s))}
+    setters: dict[str, str] = {}
+    for name, command in commands.items():
+        for var in shell_names(command)[0]:
+            setters.setdefault(var, name)
+    for s in operations(machine):
+        if s.name not in commands:
+            continue
+        command = commands[s.name]
+        for pattern in PLACEHOLDERS:
+            m = pattern.search(command)
+            if m:
+                out.append(make(codes.UNBOUND_PLACEHOLDER, f"the command of `{s.name}` holds the placeholder "
+                                f"`{m.group(0)}`", _span(s, "call"),
+                                hint="bind the value to an input or a state's output and splice it in with quote()"))
+                break
+        assigned, used = shell_names(command)
+        for var in sorted(used - assigned):
+            if var in setters and setters[var] != s.name:
+                out.append(make(codes.UNBOUND_PLACEHOLDER, f"the command of `{s.name}` uses `${var}`, which only "
+                                f"`{setters[var]}`'s command sets: each bash call is a fresh shell",
+                                _span(s, "call"), hint="carry the value in a machine variable, or run both in one "
+                                                        "command"))
+        if re.fullmatch(r"\s*cd\s+[^;&|]+", command):
+            out.append(make(codes.UNBOUND_PLACEHOLDER, f"`{s.name}` only changes folder (`{_short(command, 40)}`): "
+                            "the next bash call starts in the work folder again", _span(s, "call"),
+                            hint="pass `cwd:` to the calls that need the folder, or join the commands with &&"))
+    return out
+
+
+# ---------------------------------------------------------------- SKM345 trivial rules
+
+def trivial_rules(machine: Machine) -> list[Diagnostic]:
+    out = []
+    called = {s.call.tool for s in machine.states.values() if s.call is not None}
+    for r in machine.rules:
+        if r.fragment is not None:
+            continue
+        why = None
+        if r.kind in ("required", "order") and machine.start in r.performers[0]:
+            why = f"`{r.ops[0]}` is where every run starts"
+        elif (r.kind == "forbid" and r.ops[0] in machine.tools and r.ops[0] not in machine.kit
+              and r.ops[0] not in called and r.ops[0] not in machine.states):
+            why = f"`{r.ops[0]}` is a tool the machine declares and no state calls"
+        if why:
+            head = {"order": " before ", "reads": " from "}.get(r.kind, " ").join(r.ops)
+            out.append(make(codes.TRIVIAL_RULE, f"`rule {r.kind} {head}` holds trivially: {why}", r.span,
+                            hint="state the requirement over the operation it constrains, or keep it in a prompt"))
+    return out
+
+
+# ---------------------------------------------------------------- all of them
+
+def smells(machine: Machine, doc: Document | None = None, scripts: int = 0) -> list[Diagnostic]:
+    """Every smell of a checked machine, in a stable order (by code, then position)."""
+    found: Iterable[Diagnostic] = [*model_text_evidence(machine, doc, scripts), *model_told_to_act(machine),
+                                   *unread_outputs(machine), *examples_run(machine, doc), *placeholders(machine),
+                                   *trivial_rules(machine)]
+    return sorted(found, key=lambda d: (d.code, d.span.start if d.span else -1, d.message))
+
+
+__all__ = ["command_text", "smells", "told_to_act", "template"]

@@ -1,0 +1,547 @@
+"""The offline compiler on the patterns real skills use, each on a small synthetic document.
+
+Examples are knowledge; placeholders are typed holes; menus are choices; "stop and ask" waits for the
+user; flow diagrams and "at any point … return to phase N" are edges; checklists and RED/GREEN headings
+are steps; bundled scripts run from the skill's folder; what cannot be encoded ends `review_required`
+(and `--strict` refuses it); the report says what it proved and no more.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from skillc.check.graph import reachable, successors
+from skillc.frontends.markdown import Options, build
+from skillc.frontends.markdown.commands import cut
+from skillc.frontends.markdown.diagram import parse_diagram
+from skillc.frontends.markdown.pipeline import BuildResult
+from skillc.ir.machine import Machine
+from tests.conftest import codes
+
+
+def built(tmp_path: Path, text: str, scripts: tuple[str, ...] = (), strict: bool = False) -> BuildResult:
+    """Build a skill folder holding `text` as SKILL.md (and empty bundled scripts)."""
+    folder = tmp_path / "skill"
+    folder.mkdir(exist_ok=True)
+    (folder / "SKILL.md").write_text(text, encoding="utf-8")
+    for s in scripts:
+        (folder / s).parent.mkdir(parents=True, exist_ok=True)
+        (folder / s).write_text("print('hi')\n", encoding="utf-8")
+    return build(folder, output=tmp_path / "skill.skm", options=Options(strict=strict))
+
+
+def machine(tmp_path: Path, text: str, scripts: tuple[str, ...] = ()) -> Machine:
+    result = built(tmp_path, text, scripts)
+    assert result.ok and result.machine is not None, codes(result.diagnostics)
+    return result.machine
+
+
+def at(m: Machine, line: int) -> list[str]:
+    """The states whose `from` range holds a line."""
+    return [name for name, s in m.states.items() if s.provenance is not None
+            and s.provenance.start <= line <= s.provenance.end]
+
+
+def calls(m: Machine, tool: str) -> list[str]:
+    return [name for name, s in m.states.items() if s.call is not None and s.call.tool == tool]
+
+
+# ---------------------------------------------------------------- examples are knowledge
+
+def test_code_under_an_examples_heading_and_after_for_example_is_not_run(tmp_path: Path) -> None:
+    m = machine(tmp_path, """# Deploy
+
+## Procedure
+
+1. Build the image with `docker build -t app .`.
+2. Check the status; for example, run `docker ps` to see it.
+
+## Examples
+
+```bash
+docker run -d app
+```
+""")
+    commands = [m.states[s].doc or "" for s in calls(m, "bash")]
+    assert len(calls(m, "bash")) == 1, commands
+    assert not any(s.startswith("docker_run") for s in m.states), "an example fence is no step"
+
+
+def test_commands_with_sample_names_are_examples(tmp_path: Path) -> None:
+    m = machine(tmp_path, """# Test
+
+## Procedure
+
+1. Run the focused tests with `pytest tests/path/to/test_file.py -v`.
+2. Run all tests with `pytest -q`.
+""")
+    assert len(calls(m, "bash")) == 1
+
+
+def test_an_example_workflow_section_is_knowledge(tmp_path: Path) -> None:
+    m = machine(tmp_path, """# Fix tests
+
+## Procedure
+
+1. Run `make test` to find the failures.
+2. Fix each failure.
+
+## Example Workflow
+
+1. Run `make test` and see 15 failures.
+2. Fix the import errors first.
+""")
+    assert all(s.provenance is None or s.provenance.start < 9 for s in m.states.values() if not s.is_terminal)
+
+
+# ---------------------------------------------------------------- placeholders are typed holes
+
+def test_placeholders_are_holes_filled_by_a_model_and_quoted(tmp_path: Path) -> None:
+    result = built(tmp_path, """# Merge
+
+## Procedure
+
+1. Merge the branch:
+
+   ```bash
+   git merge <feature-branch>
+   ```
+""")
+    assert result.ok and result.text is not None and result.machine is not None, codes(result.diagnostics)
+    assert 'call bash(command: "git merge " ++ quote(feature_branch))' in result.text
+    m = result.machine
+    fill = [s for s in m.states.values() if s.kind == "model" and "feature_branch" in s.writes]
+    assert fill and type(m.variables["feature_branch"].type).__name__ == "StrT"
+
+
+@pytest.mark.parametrize("command, parts", [
+    ("gh pr view {number}", ("gh pr view ", ("quote", "number"))),
+    ("gh run view $RUN_ID --log", ("gh run view ", ("quote", "run_id"), " --log")),
+    ("open [process]-flowchart.html", ("open ", ("quote", "process"), "-flowchart.html")),
+    ('gh api "/repos/<owner>/x"', ('gh api "/repos/"', ("quote", "owner"), '"/x"')),
+    ("echo $HOME; X=1; echo $X", ("echo $HOME; X=1; echo $X",)),
+    ("awk '{print $1}' f | grep [a-z]", ("awk '{print $1}' f | grep [a-z]",)),
+    ("echo $ARGUMENTS", ("echo ", ("quote", "task"))),
+])
+def test_cut_finds_holes_and_leaves_shell_alone(command: str, parts: tuple[object, ...]) -> None:
+    assert cut(command).parts == parts
+
+
+# ---------------------------------------------------------------- bundled scripts
+
+def test_bundled_scripts_run_from_the_skill_folder(tmp_path: Path) -> None:
+    result = built(tmp_path, """# Comments
+
+## 1) Fetch
+
+- Run scripts/fetch_comments.py which prints every comment.
+
+## 2) Report
+
+- Summarize the comments.
+""", scripts=("scripts/fetch_comments.py",))
+    assert result.ok and result.text is not None, codes(result.diagnostics)
+    assert 'quote(skill_dir ++ "/scripts/fetch_comments.py")' in result.text
+    assert "python3 " in result.text
+
+
+def test_a_script_after_a_skill_dir_placeholder_runs_from_skill_dir(tmp_path: Path) -> None:
+    assert cut("node <skill-dir>/scripts/fetch.js <url>").parts == (
+        "node ", ("path", "scripts/fetch.js"), " ", ("quote", "url"))
+
+
+# ---------------------------------------------------------------- menus
+
+MENU = """# Finish
+
+## Procedure
+
+1. Run the tests with `pytest -q`.
+2. Present the options to the user:
+   1. **Merge** - merge back to main locally
+   2. **Push** - push and open a pull request
+   3. **Keep** - keep the branch as it is
+   4. **Discard** - delete the branch
+3. Report what was done.
+"""
+
+
+def test_a_menu_is_one_user_choice_with_a_branch_per_option(tmp_path: Path) -> None:
+    m = machine(tmp_path, MENU)
+    asks = calls(m, "ask_user")
+    assert len(asks) == 1
+    ask = m.states[asks[0]]
+    targets = {e.target for e in ask.edges}
+    assert len(targets) == 4, "one branch per option, never a chain through all of them"
+    succ = successors(m)
+    for t in targets:  # no option leads into another option
+        assert not (reachable(succ, [t]) - {t}) & (targets - {t})
+
+
+def test_a_menu_the_task_decides_is_a_judge(tmp_path: Path) -> None:
+    m = machine(tmp_path, """# Installer
+
+Use the helper scripts based on the task:
+- List the curated skills when the user asks what is available.
+- Install from the curated list when the user names a skill.
+- Install from another repo when the user gives a path.
+""")
+    judges = [s for s in m.states.values() if s.kind == "judge"]
+    assert len(judges) == 1 and len({e.target for e in judges[0].edges}) == 3
+
+
+# ---------------------------------------------------------------- stops
+
+def test_stop_and_ask_waits_for_the_user(tmp_path: Path) -> None:
+    m = machine(tmp_path, """# Deploy
+
+## Procedure
+
+1. Read the deploy plan.
+2. If the plan touches the database, stop and ask the user to confirm.
+3. Deploy.
+""")
+    asks = calls(m, "ask_user")
+    assert asks
+    assert all(s.outcome != "success" or name == "done" for name, s in m.states.items() if s.is_terminal)
+    assert not [name for name, s in m.states.items() if s.is_terminal and name not in ("done", "fallback")]
+
+
+@pytest.mark.parametrize("arm, outcome", [
+    ("stop and report failure", "failed"),
+    ("abort", "failed"),
+    ("report it and stop", "failed"),
+    ("stop", "failed"),
+    ("report what is done and stop as partial", "partial"),
+])
+def test_stop_outcomes_follow_the_text(tmp_path: Path, arm: str, outcome: str) -> None:
+    m = machine(tmp_path, f"""# Upload
+
+## Procedure
+
+1. Read the key file.
+2. If the key is missing, {arm}.
+3. Upload the file.
+""")
+    ends = {s.outcome for name, s in m.states.items() if s.is_terminal and name not in ("done", "fallback")}
+    assert ends == {outcome}
+
+
+def test_a_plain_stop_on_a_condition_that_is_no_trouble_is_success(tmp_path: Path) -> None:
+    m = machine(tmp_path, """# Upload
+
+## Procedure
+
+1. Read the key file.
+2. If the file is already uploaded, stop.
+3. Upload the file.
+""")
+    ends = {s.outcome for name, s in m.states.items() if s.is_terminal and name not in ("done", "fallback")}
+    assert ends == {"success"}
+
+
+def test_stop_and_report_if_is_a_condition(tmp_path: Path) -> None:
+    m = machine(tmp_path, """# Merge
+
+## Procedure
+
+1. Check each pull request.
+2. Stop and report if a pull request is no longer ready.
+3. Merge the pull requests.
+""")
+    assert any(s.kind == "judge" for s in m.states.values())
+    assert any(s.outcome == "failed" for name, s in m.states.items() if s.is_terminal and name != "fallback")
+
+
+# ---------------------------------------------------------------- diagrams, phases, checklists
+
+def test_a_mermaid_loop_becomes_a_counted_edge_back(tmp_path: Path) -> None:
+    m = machine(tmp_path, """# Migrate
+
+```mermaid
+flowchart TD
+    A1[1 · Assess the repo] --> A2[2 · Port a screen]
+    A2 -->|more screens| A2
+    A2 --> A3[3 · Ship]
+```
+
+### 1. Assess the repo
+
+Read the repo and list the screens.
+
+### 2. Port a screen
+
+Port the next screen to native.
+
+### 3. Ship
+
+Publish the app to the stores.
+""")
+    port = next(n for n in m.states if n.startswith("port"))
+    succ = successors(m)
+    assert port in reachable(succ, [t for t in succ[port]]), "a loop through the port step"
+    judge = next(s for s in m.states.values() if s.kind == "judge")
+    assert any(a.op == "+=" for e in judge.edges for a in e.assigns)
+
+
+def test_a_dot_digraph_decision_routes_between_steps(tmp_path: Path) -> None:
+    diagram = parse_diagram("dot", 'digraph {\n"Write test" -> "Test fails?";\n"Test fails?" [shape=diamond];\n'
+                                   '"Test fails?" -> "Write code" [label="yes"];\n}\n')
+    assert diagram is not None and diagram.nodes["Test fails?"].decision
+    assert [(a.source, a.target, a.label) for a in diagram.arrows] == [
+        ("Write test", "Test fails?", ""), ("Test fails?", "Write code", "yes")]
+
+
+def test_at_any_point_return_to_phase_n_is_a_guarded_edge_back(tmp_path: Path) -> None:
+    m = machine(tmp_path, """# Debug
+
+## Phase 1: Reproduce
+
+Reproduce the bug with a failing test.
+
+## Phase 2: Fix
+
+Write the smallest fix.
+
+Run the tests again.
+
+At any point, if the bug no longer reproduces, return to Phase 1.
+""")
+    entry = next(n for n in m.states if n.startswith("reproduce"))
+    back = [(name, e) for name, s in m.states.items() for e in s.edges if e.target == entry and e.guard is not None]
+    assert back and all(e.assigns for _, e in back), "counted back edges to phase 1"
+
+
+def test_checklists_of_actions_and_red_green_headings_are_steps(tmp_path: Path) -> None:
+    m = machine(tmp_path, """# TDD
+
+## Checklist
+
+- [ ] Write the failing test.
+- [ ] Run the test suite.
+
+## Cycle
+
+1. RED - write one failing test
+2. GREEN - write the least code that passes
+3. REFACTOR - clean up with the tests green
+""")
+    models = [s for s in m.states.values() if s.kind == "model"]
+    assert len(models) >= 5
+    assert not [s for s in m.states.values() if s.kind == "judge"], "things to do are steps, not checks"
+
+
+def test_for_each_list_loops_back_from_move_to_next(tmp_path: Path) -> None:
+    m = machine(tmp_path, """# Fix
+
+## Procedure
+
+For each group (largest first):
+
+1. **Identify root cause**
+2. **Implement fix**
+3. **Move to next group**
+""")
+    identify = next(n for n in m.states if n.startswith("identify"))
+    judge = at(m, 9)
+    assert judge and any(e.target == identify for e in m.states[judge[0]].edges)
+
+
+def test_a_condition_heading_gates_its_section(tmp_path: Path) -> None:
+    m = machine(tmp_path, """# Comments
+
+## 1) Ask the user
+
+- Ask the user which comments to address.
+
+## 2) If the user chooses comments
+
+- Apply fixes for the selected comments.
+""")
+    judge = next(s for s in m.states.values() if s.kind == "judge")
+    assert len(judge.edges) == 2
+    apply = next(n for n in m.states if n.startswith("apply"))
+    assert any(e.target == apply for e in judge.edges)
+
+
+def test_a_condition_with_a_fence_runs_the_fence(tmp_path: Path) -> None:
+    m = machine(tmp_path, """# Branch
+
+## Workflow
+
+1. Resolve the description:
+   - If `$ARGUMENTS` is present, use it
+   - Otherwise inspect:
+     ```bash
+     git diff
+     ```
+2. Create the branch.
+""")
+    judge = next(s for s in m.states.values() if s.kind == "judge")
+    assert any(m.states[e.target].call is not None for e in judge.edges if e.target in m.states)
+
+
+# ---------------------------------------------------------------- what cannot be encoded
+
+UNENCODED = """# Clean
+
+## Procedure
+
+1. List the files.
+
+   ```powershell
+   Get-ChildItem
+   ```
+
+2. Write the report.
+"""
+
+
+def test_an_unencoded_construct_leaves_no_path_to_success_around_it(tmp_path: Path) -> None:
+    result = built(tmp_path, UNENCODED)
+    assert result.ok, codes(result.diagnostics)
+    assert "SKM320" in codes(result.diagnostics)
+    m = result.machine
+    assert m is not None
+    assert m.states["review_required"].outcome == "partial"
+    flagged = next(n for n in m.states if n.startswith("list"))
+    assert all(a.var.startswith("needs_review") for e in m.states[flagged].edges for a in e.assigns)
+    assert "not encoded: 1 construct" in result.rules.render()
+
+
+def test_strict_refuses_a_build_with_unencoded_constructs(tmp_path: Path) -> None:
+    result = built(tmp_path, UNENCODED, strict=True)
+    assert not result.ok and result.text is None
+    assert "SKM321" in codes(result.diagnostics)
+
+
+def test_cli_strict_exits_1(tmp_path: Path) -> None:
+    (tmp_path / "SKILL.md").write_text(UNENCODED, encoding="utf-8")
+    out = tmp_path / "x.skm"
+    r = subprocess.run([sys.executable, "-m", "skillc", "build", str(tmp_path / "SKILL.md"), "-o", str(out),
+                        "--strict"], capture_output=True, text=True, cwd=Path(__file__).resolve().parents[3])
+    assert r.returncode == 1 and "SKM321" in r.stdout + r.stderr and not out.exists()
+
+
+def test_the_report_says_what_it_proved_and_what_it_did_not(tmp_path: Path) -> None:
+    result = built(tmp_path, MENU)
+    text = result.rules.render()
+    assert text.startswith("requirements: ")
+    assert "not measured:" in text
+
+
+# ---------------------------------------------------------------- more shapes of real skills
+
+def test_reading_a_bundled_reference_is_a_read_tool_state_on_skill_dir(tmp_path: Path) -> None:
+    folder = tmp_path / "skill" / "references"
+    folder.mkdir(parents=True)
+    (folder / "notes.md").write_text("# Notes\n", encoding="utf-8")
+    result = built(tmp_path, """# Optimize
+
+## Step 1: Load notes
+
+Read `references/notes.md`.
+
+## Step 2: Write
+
+Write the prompt using the notes.
+""")
+    assert result.ok and result.text is not None, codes(result.diagnostics)
+    assert 'call read(path: skill_dir ++ "/references/notes.md")' in result.text
+
+
+def test_a_workflow_table_numbers_its_steps(tmp_path: Path) -> None:
+    m = machine(tmp_path, """# Scan
+
+## Workflow
+
+| Step | Action | Gate |
+|------|--------|------|
+| 1 | Resolve the output directory | — |
+| 2 | Present the plan, get explicit approval | AskUserQuestion |
+| 3 | Run the scans | — |
+""")
+    assert calls(m, "ask_user"), "the gate is the user's approval"
+    assert len([s for s in m.states.values() if s.kind == "model"]) >= 2
+
+
+def test_an_output_format_section_after_the_procedure_is_its_last_step(tmp_path: Path) -> None:
+    m = machine(tmp_path, """# Review
+
+## Workflow
+
+### Phase 1: Read
+
+Read the diff.
+
+### Phase 2: Judge
+
+Decide which findings are real.
+
+## Output Format
+
+```markdown
+## Findings
+- ...
+```
+""")
+    assert at(m, 15), "a state comes from the output format section"
+
+
+def test_a_lead_with_its_cases_is_one_judge(tmp_path: Path) -> None:
+    m = machine(tmp_path, """# Scan
+
+## Procedure
+
+Determine the scan target:
+
+- If the user gives a path, use it directly
+- If the user names a skill, look for it under `.agents/skills/`
+- If the user says "all", scan every skill
+
+Run the scan.
+""")
+    judges = [s for s in m.states.values() if s.kind == "judge"]
+    assert len(judges) == 1 and len(judges[0].edges) == 4
+
+
+def test_sibling_sections_that_are_alternatives_are_one_choice(tmp_path: Path) -> None:
+    m = machine(tmp_path, """# Guard
+
+## Protocol
+
+### Yellow Zone (40-60 tool calls)
+
+1. CHECKPOINT - summarize progress
+2. REDUCE - no exploratory reads
+
+### Red Zone (60+ tool calls)
+
+1. STOP - do not make more tool calls
+2. SPLIT - create a handoff
+""")
+    judge = next(s for s in m.states.values() if s.kind == "judge")
+    firsts = {e.target for e in judge.edges}
+    assert any(t.startswith("checkpoint") for t in firsts) and any(t.startswith("stop") for t in firsts)
+
+
+def test_an_arm_that_asks_the_question_after_it(tmp_path: Path) -> None:
+    m = machine(tmp_path, """# Reviews
+
+## Step 1: Identify the team
+
+If the user has not specified a team, ask:
+
+> Which GitHub team should I filter by?
+
+## Step 2: Fetch
+
+Run `gh api notifications`.
+""")
+    asks = calls(m, "ask_user")
+    spans = [m.states[a].provenance for a in asks]
+    assert any(p is not None and p.start <= 7 <= p.end for p in spans), "the question's lines are the ask's"

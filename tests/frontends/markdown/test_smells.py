@@ -1,0 +1,137 @@
+"""The build's own findings on a checked draft: each smell fires on its shape and not on the fixed machine."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+import skillc
+from skillc.frontends.markdown.card import EXAMPLE_MACHINE, EXAMPLE_SKILL
+from skillc.frontends.markdown.document import read_document
+from skillc.frontends.markdown.smells import shell_names, smells, told_to_act
+
+SMELLY = """machine s {
+  use tools std(bash)
+  tool notify(msg: str)
+  input task: str
+  var plan: str
+  var out: str
+  var status: int
+  var out2: str
+  var status2: int
+  start make_plan
+  model make_plan {
+    reads task
+    writes plan
+    prompt "Read the task. Then run `git status` and save the plan to plan.md."
+    -> go
+  }
+  tool go {
+    call bash(command: "BRANCH=$(git branch --show-current); git checkout -b <branch-name>")
+    writes out = stdout, status = exit_code
+    -> go2
+  }
+  tool go2 {
+    reads plan
+    call bash(command: "echo $BRANCH " ++ quote(plan))
+    writes out2 = stdout, status2 = exit_code
+    when status2 != 0 -> fallback
+    -> done
+  }
+  terminal done: success { requires out2 }
+  fallback
+  rule required make_plan "Read the task."
+  rule forbid notify "Never notify anyone."
+}
+"""
+
+
+def machine(text: str, path: str = "/tmp/case.skm"):
+    result = skillc.check(text, path=path)
+    assert result.machine is not None, [d.code for d in result.diagnostics]
+    return result.machine
+
+
+def test_each_smell_on_its_shape() -> None:
+    found = [(d.code, d.message) for d in smells(machine(SMELLY))]
+    assert [c for c, _ in found] == ["SKM341", "SKM342", "SKM342", "SKM344", "SKM344", "SKM345", "SKM345"]
+    text = "\n".join(m for _, m in found)
+    assert "`make_plan` is told to act: \"run `git status` and save the plan to plan.md.\"" in text
+    assert "`out`, written by `go`" in text and "`status`, written by `go`" in text
+    assert "placeholder `<branch-name>`" in text and "uses `$BRANCH`, which only `go`'s command sets" in text
+    assert "`rule required make_plan` holds trivially" in text and "`rule forbid notify` holds trivially" in text
+
+
+def test_the_worked_example_has_no_smell(tmp_path: Path) -> None:
+    (tmp_path / "SKILL.md").write_text(EXAMPLE_SKILL, encoding="utf-8")
+    doc, _ = read_document(tmp_path / "SKILL.md")
+    m = machine(EXAMPLE_MACHINE, str(tmp_path / "m.skm"))
+    assert smells(m, doc, scripts=1) == []
+
+
+@pytest.mark.parametrize(("prompt", "acts"), [
+    ("Write a short answer.", False),
+    ("Reply with the command to run.", False),
+    ("Create a short description of the change.", False),
+    ("Do not run anything.", False),
+    ("Write the answer to answer.txt.", True),
+    ("Create the branch.", True),
+    ("Now, ask the user for the tag.", True),
+    ("Wait for the user to confirm.", True),
+    ("1. Run `pytest -q` and fix what fails.", True),
+    ("Commit the changes with a clear message.", True),
+])
+def test_told_to_act(prompt: str, acts: bool) -> None:
+    assert (told_to_act(prompt) is not None) is acts
+
+
+def test_shell_names_ignore_single_quoted_text() -> None:
+    assert shell_names("X=1; for f in *.py; do echo $f $X; done") == ({"X", "f"}, {"f", "X"})
+    assert shell_names("awk '{print $1}' file; echo ${HOME}") == (set(), {"HOME"})
+
+
+def test_examples_run_as_steps_and_a_lone_cd(tmp_path: Path) -> None:
+    skill = tmp_path / "SKILL.md"
+    skill.write_text("# Deploy\n\n1. Build the site.\n\n   ```bash\n   make html\n   ```\n\n## Examples\n\n"
+                     "```bash\ncurl -s https://example.com/status\n```\n", encoding="utf-8")
+    doc, _ = read_document(skill)
+    m = machine("""machine d {
+  use tools std(bash)
+  var a: str
+  var b: str
+  var c: str
+  start build
+  tool build {
+    call bash(command: "make html")
+    writes a = stdout
+    -> status
+  }
+  tool status {
+    call bash(command: "curl -s https://example.com/status")
+    writes b = stdout
+    -> go_docs
+  }
+  tool go_docs {
+    call bash(command: "cd docs")
+    writes c = stdout
+    -> done
+  }
+  terminal done: success { requires a, b, c }
+  fallback
+}
+""")
+    found = [(d.code, d.message) for d in smells(m, doc)]
+    assert [c for c, _ in found] == ["SKM343", "SKM344"]
+    assert "`status` runs `curl -s https://example.com/status`" in found[0][1] and "`go_docs` only changes folder" \
+        in found[1][1]
+
+
+def test_model_text_evidence_when_the_skill_has_commands(tmp_path: Path) -> None:
+    skill = tmp_path / "SKILL.md"
+    skill.write_text("# Test\n\n1. Run `pytest -q`.\n", encoding="utf-8")
+    doc, _ = read_document(skill)
+    m = machine('machine t {\n  var r: str\n  start run\n  model run {\n    writes r\n    prompt "Report on the '
+                'tests."\n    -> done\n  }\n  terminal done: success { requires r }\n  fallback\n}\n')
+    assert [d.code for d in smells(m, doc)] == ["SKM340"]
+    assert [d.code for d in smells(m, None)] == []  # nothing to run: model text is the deliverable
