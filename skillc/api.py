@@ -525,6 +525,8 @@ class RunReport(HasDiagnostics):
     interrupted: bool = False  # Ctrl-C or SIGTERM stopped the run; its committed steps are in the journal
     run_id: str | None = None  # with `interrupted`: the run `--resume` continues (None: no run had started)
     journal: str | None = None  # the journal the run is kept in (for the command that resumes it)
+    workdir: str | None = None  # the run's work folder and skill folder (absolute): a resume must name them again
+    skill_dir: str | None = None
 
     @property
     def waiting(self) -> Wait | None:
@@ -634,7 +636,8 @@ def run(config: RunConfig) -> RunReport:
                              step_deadline_s=c.step_deadline_s, workdir=str(workdir),
                              skill_dir=None if skill_dir is None else str(skill_dir), user=user)
         return RunReport(run_mode(machine, checked.text, c.mode, executor, tools, options, given, resume=c.resume,
-                                  answer=answer), journal=c.journal)
+                                  answer=answer), journal=c.journal, workdir=str(Path(workdir).resolve()),
+                         skill_dir=None if skill_dir is None else str(Path(skill_dir).resolve()))
     except KeyboardInterrupt:  # the interpreter marked its run interrupted (resumable); a baseline keeps none
         return RunReport(None, interrupted=True, run_id=c.resume or (journal.started if journal else None))
     except _UsageError as exc:

@@ -275,11 +275,15 @@ def unchecked(result: api.RunReport | api.ReplayResult | api.ScoreResult | api.E
     return EXIT_USAGE
 
 
-def resume_command(run_id: str, journal: str | None) -> str:
-    """The command that answers a waiting run (`--journal` named when it is not the default)."""
+def resume_command(run_id: str, journal: str | None, workdir: str | None = None,
+                   skill_dir: str | None = None) -> str:
+    """The command that answers a waiting run (`--journal` named when it is not the default). The work and skill
+    folders are named too: a resumed run's places come from the resuming command, not from where it was started."""
     import shlex
 
     where = f" --journal {shlex.quote(journal)}" if journal and journal != ".skillc/runs.sqlite" else ""
+    where += f" --workdir {shlex.quote(workdir)}" if workdir else ""
+    where += f" --skill-dir {shlex.quote(skill_dir)}" if skill_dir else ""
     return f'skillc run --resume {run_id}{where} --answer "…"'
 
 
@@ -314,7 +318,8 @@ def run(report: api.RunReport, as_json: bool) -> int:
         if wait.options:
             click.echo(printable("  answer one of: " + ", ".join(json.dumps(o, ensure_ascii=False)
                                                                for o in wait.options)), err=as_json)
-        click.echo(printable(f"  to answer: {resume_command(wait.run_id, report.journal)}"), err=as_json)
+        answer = resume_command(wait.run_id, report.journal, report.workdir, report.skill_dir)
+        click.echo(printable(f"  to answer: {answer}"), err=as_json)
         return EXIT_WAITING
     if as_json:
         click.echo(printable(json.dumps(attrs.asdict(result), ensure_ascii=False)))

@@ -36,9 +36,25 @@ def unbounded_waits(path: Path) -> list[str]:
     return [f"{path}:{line}: {what}" for line, what in sorted(_waits(tree))]
 
 
-def _waits(tree: ast.AST) -> Iterator[tuple[int, str]]:
+#: Context managers that cancel what runs inside them after a limit (anyio's, asyncio's).
+SCOPES = ("fail_after", "move_on_after", "asyncio.timeout")
+
+
+def _scoped_lines(tree: ast.AST) -> set[int]:
+    """The lines inside `with anyio.fail_after(…)`-style blocks: a loop there is bounded by the scope."""
+    lines: set[int] = set()
     for node in ast.walk(tree):
-        if isinstance(node, ast.While) and _sleeps(node) and not _bounded_loop(node):
+        if isinstance(node, (ast.With, ast.AsyncWith)) and any(
+                isinstance(i.context_expr, ast.Call) and any(w in ast.unparse(i.context_expr.func) for w in SCOPES)
+                for i in node.items):
+            lines.update(range(node.lineno, (node.end_lineno or node.lineno) + 1))
+    return lines
+
+
+def _waits(tree: ast.AST) -> Iterator[tuple[int, str]]:
+    scoped = _scoped_lines(tree)
+    for node in ast.walk(tree):
+        if isinstance(node, ast.While) and _sleeps(node) and not _bounded_loop(node) and node.lineno not in scoped:
             yield node.lineno, "a polling loop without a deadline"
         if not isinstance(node, ast.Call) or not isinstance(node.func, ast.Attribute):
             continue

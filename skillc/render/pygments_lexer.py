@@ -6,7 +6,7 @@ from pygments.lexer import RegexLexer, bygroups, words
 from pygments.token import Comment, Keyword, Name, Number, Operator, Punctuation, String, Text, Whitespace
 
 # Keep in sync with grammar/skm.lark (a test compares these groups with the grammar's keywords).
-DECLARATIONS = ("import", "machine", "fragment", "record", "enum", "doc", "source", "tool", "tools", "allow", "input",
+DECLARATIONS = ("import", "machine", "fragment", "record", "enum", "doc", "source", "tool", "tools", "allow", "mcp", "input",
                 "var", "counter", "max", "start", "terminal", "fallback", "rule", "use", "as")
 STATE_KINDS = ("model", "judge")
 STATE_ITEMS = ("reads", "writes", "prompt", "call", "from", "when", "requires")

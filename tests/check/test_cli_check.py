@@ -135,7 +135,7 @@ def test_declared_source_is_used_and_missing_source_warns(tmp_path: Path) -> Non
 def test_examples_check_clean_with_their_skills() -> None:
     r = run("check", "--strict", str(ROOT / "examples"), str(ROOT / "stdlib"))
     assert r.returncode == 0, r.stdout
-    assert "checked 15 files: 0 errors, 0 warnings" in r.stderr
+    assert "checked 16 files: 0 errors, 0 warnings" in r.stderr
 
 
 def test_fragments_are_checked_standalone(tmp_path: Path) -> None:

@@ -61,7 +61,8 @@ def make_repo(root: Path) -> Path:
     repo.mkdir()
 
     def git(*args: str) -> None:
-        subprocess.run(["git", *args], cwd=repo, check=True, capture_output=True, env={**os.environ, **GIT_ENV})
+        subprocess.run(["git", *args], cwd=repo, check=True, capture_output=True, env={**os.environ, **GIT_ENV},
+                       timeout=60)
 
     git("init", "-q")
     for name, subject in [("a", "chore: initial import"), ("b", "feat: add export to CSV"),

@@ -114,7 +114,7 @@ class Outcome:
 def git(repo: Path, *args: str) -> str:
     """Run git in `repo` with the harness's identity; its stdout."""
     return subprocess.run(["git", *args], cwd=repo, check=True, capture_output=True, text=True,
-                          env={**os.environ, **GIT_ENV}).stdout
+                          env={**os.environ, **GIT_ENV}, timeout=60).stdout
 
 
 def write_files(root: Path, files: dict[str, str]) -> None:

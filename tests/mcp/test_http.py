@@ -83,7 +83,7 @@ def test_streamable_http_serves_on_loopback_and_stops_on_sigterm(tmp_path: Path)
     finally:
         if proc.poll() is None:
             proc.kill()
-            proc.wait()
+            proc.wait(timeout=10)
 
 
 def test_a_taken_port_is_reported(tmp_path: Path) -> None:

@@ -164,7 +164,7 @@ def test_a_client_that_leaves_mid_call_stops_the_run_and_the_server(serve_root: 
     finally:
         if proc.poll() is None:
             proc.kill()
-            proc.wait()
+            proc.wait(timeout=10)
     deadline = time.monotonic() + 5
     while any(alive(p) for p in pids) and time.monotonic() < deadline:
         time.sleep(0.05)

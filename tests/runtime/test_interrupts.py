@@ -222,7 +222,8 @@ def test_the_command_line_exits_6_names_the_question_and_resumes_once(tmp_path: 
     run_id = Journal(tmp_path / "my runs.sqlite").db.execute("SELECT run_id FROM runs").fetchone()[0]
     assert "waiting for the user (step 0, `pick`): Deploy where?" in first.stdout
     assert 'answer one of: "staging", "prod"' in first.stdout
-    assert f"to answer: skillc run --resume {run_id} --journal 'my runs.sqlite' --answer \"…\"" in first.stdout
+    assert (f"to answer: skillc run --resume {run_id} --journal 'my runs.sqlite' --workdir {tmp_path.resolve()} "
+            f"--answer \"…\"") in first.stdout
     off = runner.invoke(main, ["run", "--resume", run_id, "--journal", "my runs.sqlite", "--answer", "dev"])
     assert off.exit_code == 2 and "not one of the options" in off.stderr
     done = runner.invoke(main, ["run", "--resume", run_id, "--journal", "my runs.sqlite", "--answer", "prod"])
@@ -247,3 +248,13 @@ def test_an_older_journal_without_the_waits_table_is_opened_and_upgraded(tmp_pat
     journal = Journal(tmp_path / "old.sqlite")
     assert [r[1] for r in journal.db.execute("PRAGMA table_info(waits)")][:4] == ["run_id", "step", "state",
                                                                                  "question"]
+
+
+def test_the_printed_resume_command_names_the_runs_folders() -> None:
+    """A resumed run's places come from the resuming command, so the command printed for a waiting run names
+    the work and skill folders it ran in (resumed from elsewhere, it would act in the wrong folder)."""
+    from skillc.console import resume_command
+
+    line = resume_command("r1", ".skillc/runs.sqlite", "/w/repo dir", "/skills/notes")
+    assert line == "skillc run --resume r1 --workdir '/w/repo dir' --skill-dir /skills/notes --answer \"…\""
+    assert resume_command("r1", "j.sqlite") == 'skillc run --resume r1 --journal j.sqlite --answer "…"'

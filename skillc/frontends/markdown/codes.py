@@ -50,9 +50,9 @@ UNCOVERED_CLAUSE: Final = Code(
     "", _SKILL, "add it to a state's prompt, or make it a rule", runnable=False, lang="markdown")
 UNKNOWN_ALLOWED_TOOL: Final = Code(
     "SKM306", "unknown-allowed-tool", N, "an allowed tool has no skillc interface",
-    "The front matter names a tool skillc cannot declare by itself (only `Bash` maps to the built-in "
-    "`bash` tool). Steps that use it become model states.",
-    "---\nallowed-tools: Read\n---\n# Skill\n\n1. Read the file.\n", _SKILL,
+    "The front matter names a tool skillc has no implementation of (the tool kit covers Read, Write, Edit, "
+    "Glob, Grep, Bash, WebFetch and AskUserQuestion). Steps that use it become model states.",
+    "---\nallowed-tools: WebSearch\n---\n# Skill\n\n1. Search the web.\n", _SKILL,
     "declare it in the machine by hand, or register an implementation", runnable=False, lang="markdown")
 BASH_DECLARED_FOR_COMMANDS: Final = Code(
     "SKM315", "bash-declared-for-commands", N, "`bash` was declared because the skill has commands to run",
@@ -112,6 +112,15 @@ STRICT_UNENCODED: Final = Code(
     "# Skill\n\n1. Run the script.\n\n   ```bash\n   ls\n   ```\n",
     "fix each SKM320, or build without --strict and review the runs that end `review_required`",
     runnable=False, lang="markdown")
+STEP_OUTSIDE_ALLOWED_TOOLS: Final = Code(
+    "SKM322", "step-outside-allowed-tools", E, "a step needs a tool the skill's allowed-tools do not include",
+    "The front matter lists the tools the skill may use (`allowed-tools`), and a step needs another one: a "
+    "command to run when `Bash` is not listed. skillc never widens the list silently: the build is refused, "
+    "nothing is written, and the diagnostic points at the step's sentence. List the tool (`Bash`, or a "
+    "pattern such as `Bash(pytest:*)`) in the skill, or pass `--allow-tool bash` to widen it for this build.",
+    "---\nallowed-tools: Read\n---\n# Skill\n\n1. Run `pytest -q`.\n",
+    "---\nallowed-tools: Read, Bash(pytest:*)\n---\n# Skill\n\n1. Run `pytest -q`.\n",
+    "list the tool under `allowed-tools`, or build with `--allow-tool bash`", runnable=False, lang="markdown")
 DRAFT_NEVER_CHECKED: Final = Code(
     "SKM310", "draft-never-checked", E, "the LLM compiler's drafts never passed the checker",
     "The model redrafted the machine from the checker's diagnostics for the allowed number of rounds "
@@ -210,6 +219,7 @@ ALL: Final[tuple[Code, ...]] = (
     COMMANDS_NOT_SHELL,
     CONSTRUCT_NOT_ENCODED,
     STRICT_UNENCODED,
+    STEP_OUTSIDE_ALLOWED_TOOLS,
     MODEL_TEXT_EVIDENCE,  # the LLM compiler's own findings (SKM340-SKM346)
     MODEL_TOLD_TO_ACT,
     UNREAD_OUTPUT,

@@ -176,7 +176,9 @@ def _front_matter(text: str, source: SourceFile) -> tuple[FrontMatter | None, li
         fields[key] = str(value).strip() if value is not None else None
     tools = raw.get("allowed-tools", raw.get("allowed_tools", raw.get("tools")))
     if isinstance(tools, str):
-        names = tuple(t.strip() for t in re.split(r"[,\s]+", tools) if t.strip())
+        from skillc.ir.toolkit import split_allowed
+
+        names = tuple(split_allowed(tools))  # `Bash(git diff:*)` is one entry
     elif isinstance(tools, list) and all(isinstance(t, str) for t in tools):
         names = tuple(t.strip() for t in tools if t.strip())
     elif tools is None:

@@ -643,11 +643,19 @@ class Compiler:
                 + TASK.format(source=self.source) + "\n\n"
                 'Reply with {"skm": "<the machine>", "signatures": ["fragment …", …]} (signatures in section order).')
 
+    def as_sent(self, reply: Reply | None) -> str:
+        """A reply's `.skm` as the model wrote it (document paths not yet relocated): requests never depend on
+        where the machine is written."""
+        if reply is None or reply.skm is None:
+            return ""
+        return reply.skm.replace(f'"{self.real_source}"', f'"{self.source}"') if self.real_source != self.source \
+            else reply.skm
+
     def section_request(self, part: Part, instance: str, machine: Part) -> str:
         s = part.section
         assert s is not None, "a section part has its section"
         return (f"{describe(self.folder)}\n\nDocument outline:\n{outline(self.doc)}\n\n"
-                f"The machine (the outline, already written):\n```skm\n{machine.reply.skm if machine.reply else ''}\n```\n\n"
+                f"The machine (the outline, already written):\n```skm\n{self.as_sent(machine.reply)}\n```\n\n"
                 f"Now write section `{s.name}`: SKILL.md lines {s.start}-{s.end} (`source \"{self.source}\"`):\n"
                 f"{numbered(self.doc, s.start, s.end)}\n\n"
                 f"as the fragment with exactly this signature:\n  {part.signature} {{ … }}\n"

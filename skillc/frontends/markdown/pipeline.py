@@ -16,7 +16,8 @@ from skillc.frontends.markdown import codes
 from skillc.frontends.markdown.clauses import Clause, extract_clauses
 from skillc.frontends.markdown.document import MAX_BYTES, Document, read_document
 from skillc.frontends.markdown.report import Row, RuleReport, coverage, landings
-from skillc.frontends.markdown.structural import KNOWN_TOOLS, Options, compile_document
+from skillc.frontends.markdown.structural import (Options, allowed_tool, bash_declared, compile_document,
+                                                  runs_command)
 from skillc.ir import machine as ir
 from skillc.ir.machine import Machine
 from skillc.syntax import nodes as n
@@ -169,8 +170,18 @@ def build(skill: str | os.PathLike[str], *, output: str | os.PathLike[str] | Non
                           hint="fix each SKM320, or build without --strict and review the runs that end "
                                "`review_required`"))
         return BuildResult(None, None, diags, clauses)
+    if (model is None and executor is None and doc.front.allowed_tools and not bash_declared(doc, options)
+            and any(d.code == codes.BASH_DECLARED_FOR_COMMANDS.code for d in notes)):
+        listed = ", ".join(doc.front.allowed_tools)
+        for c in [c for c in clauses if runs_command(c)][:5]:
+            diags.append(make(codes.STEP_OUTSIDE_ALLOWED_TOOLS, f"this step runs a command, but the skill's "
+                              f"allowed-tools ({listed}) do not include Bash: nothing is written", doc.span(c.start, c.end),
+                              label="needs `bash`",
+                              hint="list `Bash` (or a pattern such as `Bash(pytest:*)`) under `allowed-tools`, or build "
+                                   "with `--allow-tool bash`"))
+        return BuildResult(None, None, diags, clauses)
     for name in doc.front.allowed_tools:
-        if name.lower() not in KNOWN_TOOLS:
+        if allowed_tool(name) is None:
             diags.append(make(codes.UNKNOWN_ALLOWED_TOOL, f"allowed tool `{name}` has no skillc interface; steps that use it stay model "
                                         "states", doc.span(doc.front.start, doc.front.end),
                               hint="declare it in the machine by hand, or register an implementation"))

@@ -40,16 +40,31 @@ class Compiled:
     unencoded: tuple[Unencoded, ...] = ()  # constructs it could not encode: runs through them end `review_required`
 
 
+def allowed_tool(entry: str) -> str | None:
+    """The skillc tool an allowed-tools entry names (`Bash(git diff:*)` → `bash`), or None."""
+    from skillc.ir.toolkit import parse_capability
+
+    cap = parse_capability(entry)
+    if isinstance(cap, str):
+        return KNOWN_TOOLS.get(entry.lower())
+    return cap.tool if cap.known else KNOWN_TOOLS.get(entry.lower())
+
+
 def bash_declared(doc: Document, options: Options) -> bool:
     """True when steps may run shell commands through `bash`."""
-    allowed = {KNOWN_TOOLS.get(t.lower()) for t in doc.front.allowed_tools}
+    allowed = {allowed_tool(t) for t in doc.front.allowed_tools}
     return "bash" in allowed or "bash" in options.tools
+
+
+def runs_command(c: Clause) -> bool:
+    """True for a shell fence, a step that says to run an inline command, or one that runs a bundled script."""
+    return (c.kind == "command" or (c.kind in ("step", "knowledge") and inline_command(c.text) is not None)
+            or (c.kind == "step" and script_mention(c.text) is not None))
 
 
 def has_commands(clauses: list[Clause]) -> bool:
     """True when the document has shell fences, steps that say to run an inline command, or a bundled script."""
-    return any(c.kind == "command" or (c.kind in ("step", "knowledge") and inline_command(c.text) is not None)
-               or (c.kind == "step" and script_mention(c.text) is not None) for c in clauses)
+    return any(runs_command(c) for c in clauses)
 
 
 def compile_document(doc: Document, clauses: list[Clause], options: Options | None = None) -> Compiled:

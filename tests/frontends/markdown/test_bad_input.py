@@ -105,3 +105,19 @@ def test_front_matter_example_of_the_registry_yields_its_code(tmp_path: Path) ->
         assert code in codes(build(skill).diagnostics)
         skill.write_text(REGISTRY[code].good)
         assert code not in codes(build(skill).diagnostics)
+
+
+def test_a_step_outside_the_skills_allowed_tools_refuses_the_build(tmp_path: Path) -> None:
+    """allowed-tools is never widened silently: a command step with `Bash` unlisted is SKM322 at the sentence."""
+    from skillc.frontends.markdown import build
+
+    skill = tmp_path / "SKILL.md"
+    skill.write_text("---\nname: lister\ndescription: List.\nallowed-tools: Read Grep\n---\n\n# Lister\n\n"
+                     "1. Run `ls -la` to list the files.\n2. Summarise them.\n", encoding="utf-8")
+    refused = build(skill, output=tmp_path / "out.skm")
+    assert refused.text is None and not (tmp_path / "out.skm").exists()
+    [d] = [d for d in refused.diagnostics if d.code == "SKM322"]
+    assert d.span is not None and d.span.start_pos[0] == 9 and "allowed-tools (Read, Grep)" in d.message
+    skill.write_text(skill.read_text(encoding="utf-8").replace("Read Grep", "Read Grep Bash(ls:*)"),
+                     encoding="utf-8")
+    assert build(skill, output=tmp_path / "out.skm").text is not None
