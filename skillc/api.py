@@ -1156,6 +1156,25 @@ class BenchResult(HasDiagnostics):
     diagnostics: list[Diagnostic]
 
 
+def bench_otel(result: BenchResult, endpoint: str, *, timeout_s: float = 5.0) -> list[Diagnostic]:
+    """Send every cell of a finished bench (each row's trace) as OpenTelemetry spans, one `invoke_agent` trace per
+    cell, to `endpoint` (OTLP/HTTP). A collector that refuses is one warning (SKM880) per cell, never an exception;
+    the bench's rows, report and exit status do not change."""
+    outcome = result.outcome
+    if outcome is None or outcome.out is None:
+        return []
+    found: list[Diagnostic] = []
+    for row in outcome.rows:
+        if row.trace is None:
+            continue
+        path = Path(row.trace) if os.path.isabs(row.trace) else outcome.out / row.trace
+        sent = export_otel(path, endpoint, timeout_s=timeout_s).diagnostics
+        found.extend(sent)
+        if any(d.severity.name == "ERROR" for d in sent):
+            break  # a bad endpoint: said once
+    return found
+
+
 def bench(config: BenchConfig, *, progress: BenchProgress | None = None) -> BenchResult:
     """Run the cells of a suite's matrix that have no row yet and write the report (`report_only`: only the report).
 

@@ -428,8 +428,11 @@ def collect(output: str, count: int, seed: int, games_dir: str, workers: int, en
 @click.option("--report-only", is_flag=True, help="Run nothing: rebuild the report from -o DIR's results.jsonl.")
 @click.option("-q", "--quiet", is_flag=True, help="No progress bar.")
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
+@click.option("--otel", default=None, metavar="ENDPOINT",
+              help="Also send every cell's run as OpenTelemetry spans to this OTLP/HTTP endpoint (e.g. "
+                   "http://127.0.0.1:4318).")
 def bench(suite: str | None, modes: str, executors: tuple[str, ...], quiet: bool, as_json: bool,
-          **options: Any) -> None:
+          otel: str | None, **options: Any) -> None:
     """Run a suite's tasks × modes × executors × repeats and report success, RFC and tokens (resumable).
 
     Exit 0 when every cell has a row (whatever the results), 1 unchecked machine, 2 bad flags or suite (or
@@ -441,6 +444,8 @@ def bench(suite: str | None, modes: str, executors: tuple[str, ...], quiet: bool
     progress = None if quiet or as_json else console.bench_progress
     with console.pure_stdout():  # a verifier's or a tool's prints, Ray's worker logs: not the summary
         result = api.bench(config, progress=progress)
+    if otel is not None:
+        result.diagnostics.extend(api.bench_otel(result, otel))
     sys.exit(console.bench(result, as_json))
 
 
