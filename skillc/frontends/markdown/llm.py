@@ -270,7 +270,18 @@ def _rank(f: Finding) -> tuple[int, int, str]:
     return (0 if f.severity == "error" else 1, family, f.code)
 
 
-def _finding(d: Diagnostic, draft_path: str, doc: Document, lines: Sequence[str]) -> Finding:
+def _unplaced(text: str, name: str, real: str) -> str:
+    """`text` with the document's real relative path (whole, or cut short by an ellipsis) as its file name."""
+    if real == name:
+        return text
+    for cut in range(len(real), 9, -1):
+        tail = "" if cut == len(real) else "…"
+        if real[:cut] + tail in text:
+            return text.replace(real[:cut] + tail, name + tail)
+    return text
+
+
+def _finding(d: Diagnostic, draft_path: str, doc: Document, lines: Sequence[str], real: str = "") -> Finding:
     line = excerpt = None
     where = "draft"
     if d.span is not None:
@@ -282,9 +293,17 @@ def _finding(d: Diagnostic, draft_path: str, doc: Document, lines: Sequence[str]
             excerpt = lines[line - 1].strip()
         else:
             where = d.span.source.path
+    if excerpt and real and real != Path(doc.path).name:
+        excerpt = excerpt.replace(f'"{real}"', f'"{Path(doc.path).name}"')
     if excerpt and len(excerpt) > 90:
         excerpt = excerpt[:89] + "…"
-    return Finding(d.code, "error" if d.is_error else "warning", d.message, line, where, excerpt or "", d.hint)
+    # The document by its file name, as the request names it: a finding never depends on where the machine is
+    # written or where the build runs (recorded exchanges replay anywhere).
+    name = Path(doc.path).name
+    local = re.compile(r"[^\s`'\"]*/" + re.escape(name) + r"\b")
+    message = local.sub(name, _unplaced(d.message, name, real or name))
+    hint = local.sub(name, _unplaced(d.hint, name, real or name)) if d.hint else d.hint
+    return Finding(d.code, "error" if d.is_error else "warning", message, line, where, excerpt or "", hint)
 
 
 def feedback(findings: Sequence[Finding], what: str = "draft") -> str:
@@ -516,7 +535,7 @@ class Compiler:
                                       hint="add it to a state's prompt or doc, cover its line with `from`, or quote "
                                            "it in a rule"))
         lines = text.splitlines()
-        findings = tuple(_finding(d, self.draft_path, self.doc, lines) for d in found)
+        findings = tuple(_finding(d, self.draft_path, self.doc, lines, self.real_source) for d in found)
         return Evaluation(text, checked, findings, errors, tuple(dropped))
 
     def record(self, number: int, ev: Evaluation | None, problems: Sequence[str], parts: Sequence[str]) -> None:
