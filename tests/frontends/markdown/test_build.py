@@ -128,7 +128,7 @@ def test_front_matter_tools_make_tool_states() -> None:
     tools = [s for s in m.states.values() if s.kind == "tool"]
     assert len(tools) == 4
     assert tools[0].call.tool == "bash"
-    assert "SKM306" in codes(result.diagnostics)  # `Read` has no interface
+    assert "SKM306" not in codes(result.diagnostics)  # `Read` is a kit tool now: it has an interface
 
 
 def test_commands_become_tool_states_even_without_a_declared_tool() -> None:
