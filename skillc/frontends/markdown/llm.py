@@ -270,6 +270,9 @@ def _rank(f: Finding) -> tuple[int, int, str]:
     return (0 if f.severity == "error" else 1, family, f.code)
 
 
+_LOAD_DEPENDENT: Final = ("SKM242", "SKM243")
+
+
 def _unplaced(text: str, name: str, real: str) -> str:
     """`text` with the document's real relative path (whole, or cut short by an ellipsis) as its file name."""
     if real == name:
@@ -535,7 +538,10 @@ class Compiler:
                                       hint="add it to a state's prompt or doc, cover its line with `from`, or quote "
                                            "it in a rule"))
         lines = text.splitlines()
-        findings = tuple(_finding(d, self.draft_path, self.doc, lines, self.real_source) for d in found)
+        # A solver that ran out of time (SKM243, and the opaque value it leaves, SKM242) says how loaded the machine
+        # is, not what is wrong with the draft: not sent back, so a request does not depend on the build's load.
+        findings = tuple(_finding(d, self.draft_path, self.doc, lines, self.real_source) for d in found
+                         if d.code not in _LOAD_DEPENDENT)
         return Evaluation(text, checked, findings, errors, tuple(dropped))
 
     def record(self, number: int, ev: Evaluation | None, problems: Sequence[str], parts: Sequence[str]) -> None:
