@@ -195,13 +195,12 @@ def read_reply(raw: str, source: str) -> Reply:
     return Reply(raw, problem="the reply holds no .skm text")
 
 
-def _relocated(reply: Reply, name: str, real: str) -> Reply:
-    """The reply with `source "NAME"` and `from "NAME":…` pointing at the document's real path."""
-    if reply.skm is None or name == real:
-        return reply
+def _relocated(text: str, name: str, real: str) -> str:
+    """`.skm` text with `source "NAME"` and `from "NAME":…` pointing at the document's real path."""
+    if name == real:
+        return text
     pattern = re.compile(r'\b(source|from)(\s+)"' + re.escape(name) + '"')
-    fix = (lambda text: pattern.sub(lambda m: f'{m.group(1)}{m.group(2)}"{real}"', text))
-    return attrs.evolve(reply, skm=fix(reply.skm), rules=tuple(fix(r) for r in reply.rules))
+    return pattern.sub(lambda m: f'{m.group(1)}{m.group(2)}"{real}"', text)
 
 
 # ---------------------------------------------------------------- rules the document does not back
@@ -273,18 +272,7 @@ def _rank(f: Finding) -> tuple[int, int, str]:
 _LOAD_DEPENDENT: Final = ("SKM242", "SKM243")
 
 
-def _unplaced(text: str, name: str, real: str) -> str:
-    """`text` with the document's real relative path (whole, or cut short by an ellipsis) as its file name."""
-    if real == name:
-        return text
-    for cut in range(len(real), 9, -1):
-        tail = "" if cut == len(real) else "…"
-        if real[:cut] + tail in text:
-            return text.replace(real[:cut] + tail, name + tail)
-    return text
-
-
-def _finding(d: Diagnostic, draft_path: str, doc: Document, lines: Sequence[str], real: str = "") -> Finding:
+def _finding(d: Diagnostic, draft_path: str, doc: Document, lines: Sequence[str]) -> Finding:
     line = excerpt = None
     where = "draft"
     if d.span is not None:
@@ -296,16 +284,14 @@ def _finding(d: Diagnostic, draft_path: str, doc: Document, lines: Sequence[str]
             excerpt = lines[line - 1].strip()
         else:
             where = d.span.source.path
-    if excerpt and real and real != Path(doc.path).name:
-        excerpt = excerpt.replace(f'"{real}"', f'"{Path(doc.path).name}"')
     if excerpt and len(excerpt) > 90:
         excerpt = excerpt[:89] + "…"
-    # The document by its file name, as the request names it: a finding never depends on where the machine is
-    # written or where the build runs (recorded exchanges replay anywhere).
+    # The document by its file name, as the request names it: a finding never depends on where the build runs
+    # (recorded exchanges replay anywhere).
     name = Path(doc.path).name
     local = re.compile(r"[^\s`'\"]*/" + re.escape(name) + r"\b")
-    message = local.sub(name, _unplaced(d.message, name, real or name))
-    hint = local.sub(name, _unplaced(d.hint, name, real or name)) if d.hint else d.hint
+    message = local.sub(name, d.message)
+    hint = local.sub(name, d.hint) if d.hint else d.hint
     return Finding(d.code, "error" if d.is_error else "warning", message, line, where, excerpt or "", hint)
 
 
@@ -475,11 +461,13 @@ class Compiler:
 
         self.executor, self.doc, self.folder, self.clauses = executor, doc, folder, clauses
         self.structural, self.skill, self.output, self.options = structural, skill, output, options
-        # The request names the document by its file name alone, so a request (and its recording) does not
-        # depend on where the machine is written; the reply's `source`/`from` paths are rewritten afterwards.
+        # The request names the document by its file name alone, and drafts are checked as if they stood beside
+        # it, so no request (nor its recording) depends on where the machine is written; only the kept draft's
+        # `source`/`from` paths are rewritten to the output's (`finish`).
         self.source = Path(skill).name
         self.real_source = source_name(skill, output)
-        self.draft_path = str(output if output is not None else Path.cwd() / "built.skm")
+        self.draft_at = Path(skill).parent / "draft.skm"
+        self.draft_path = str(self.draft_at)
         level = options.card
         if level is None:
             context = getattr(executor, "n_ctx", None)
@@ -492,7 +480,7 @@ class Compiler:
 
     def ask(self, part: Part, messages: list[dict[str, str]]) -> Reply:
         reply = self.executor.complete(Request(part.state, "model", tuple(messages), part.schema))
-        return _relocated(read_reply(reply.text, self.source), self.source, self.real_source)
+        return read_reply(reply.text, self.source)
 
     def messages(self, part: Part, findings: Sequence[Finding] | None, extra: str = "") -> list[dict[str, str]]:
         out = [{"role": "system", "content": self.system}, {"role": "user", "content": part.request}]
@@ -524,7 +512,7 @@ class Compiler:
         from skillc.frontends.markdown.report import landings
 
         text, dropped = drop_unbacked_rules(text, self.doc)
-        checked = check_text(text, self.skill, self.output)
+        checked = check_text(text, self.skill, self.draft_at)
         errors = [d for d in checked.diagnostics if d.is_error]
         found = [d for d in checked.diagnostics if d.is_error or d.severity is Severity.WARNING]
         if not errors and checked.machine is not None:
@@ -540,7 +528,7 @@ class Compiler:
         lines = text.splitlines()
         # A solver that ran out of time (SKM243, and the opaque value it leaves, SKM242) says how loaded the machine
         # is, not what is wrong with the draft: not sent back, so a request does not depend on the build's load.
-        findings = tuple(_finding(d, self.draft_path, self.doc, lines, self.real_source) for d in found
+        findings = tuple(_finding(d, self.draft_path, self.doc, lines) for d in found
                          if d.code not in _LOAD_DEPENDENT)
         return Evaluation(text, checked, findings, errors, tuple(dropped))
 
@@ -668,19 +656,11 @@ class Compiler:
                 + TASK.format(source=self.source) + "\n\n"
                 'Reply with {"skm": "<the machine>", "signatures": ["fragment …", …]} (signatures in section order).')
 
-    def as_sent(self, reply: Reply | None) -> str:
-        """A reply's `.skm` as the model wrote it (document paths not yet relocated): requests never depend on
-        where the machine is written."""
-        if reply is None or reply.skm is None:
-            return ""
-        return reply.skm.replace(f'"{self.real_source}"', f'"{self.source}"') if self.real_source != self.source \
-            else reply.skm
-
     def section_request(self, part: Part, instance: str, machine: Part) -> str:
         s = part.section
         assert s is not None, "a section part has its section"
         return (f"{describe(self.folder)}\n\nDocument outline:\n{outline(self.doc)}\n\n"
-                f"The machine (the outline, already written):\n```skm\n{self.as_sent(machine.reply)}\n```\n\n"
+                f"The machine (the outline, already written):\n```skm\n{machine.reply.skm if machine.reply and machine.reply.skm else ''}\n```\n\n"
                 f"Now write section `{s.name}`: SKILL.md lines {s.start}-{s.end} (`source \"{self.source}\"`):\n"
                 f"{numbered(self.doc, s.start, s.end)}\n\n"
                 f"as the fragment with exactly this signature:\n  {part.signature} {{ … }}\n"
@@ -759,7 +739,8 @@ class Compiler:
                                    notes=list(last.errors[:10]) if last else [],
                                    hint="raise --rounds, use a stronger model, or build offline (no --model)"))
             return None
-        text, checked = best.text, best.checked
+        text = _relocated(best.text, self.source, self.real_source)
+        checked = check_text(text, self.skill, self.output) if text != best.text else best.checked
         formatted, _ = format_source(text)
         if formatted is not None and formatted != text:
             again = check_text(formatted, self.skill, self.output)
