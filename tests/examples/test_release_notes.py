@@ -22,6 +22,8 @@ import pytest
 from skillc import api
 from skillc.runtime.record import RunTrace, load_run
 from tests.conftest import EXAMPLES
+from tests.harness.cases import GIT_ENV
+from tests.harness.cases import git as run_git
 
 FOLDER = EXAMPLES / "release-notes"
 MACHINE = FOLDER / "release-notes.skm"
@@ -41,8 +43,6 @@ NOTES = """## v1.1.0
 """
 REVISED = NOTES.replace("- Add export to CSV", "- Add export to CSV (comma-separated)")
 SCRIPT = {"outputs": {"draft": [{"notes": NOTES}], "redraft": [{"notes": REVISED}]}}
-GIT_ENV = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.com", "GIT_COMMITTER_NAME": "t",
-           "GIT_COMMITTER_EMAIL": "t@example.com", "GIT_CONFIG_GLOBAL": os.devnull, "GIT_CONFIG_NOSYSTEM": "1"}
 
 
 @pytest.fixture(autouse=True)
@@ -61,8 +61,7 @@ def make_repo(root: Path) -> Path:
     repo.mkdir()
 
     def git(*args: str) -> None:
-        subprocess.run(["git", *args], cwd=repo, check=True, capture_output=True, env={**os.environ, **GIT_ENV},
-                       timeout=60)
+        run_git(repo, *args)
 
     git("init", "-q")
     for name, subject in [("a", "chore: initial import"), ("b", "feat: add export to CSV"),
