@@ -878,12 +878,13 @@ def build(skill: str, *, output: str | None = None, model: str | None = None, ba
           rounds: int = 3, tools: Iterable[str] = (), max_revisions: int = 2, max_repeats: int = 3,
           max_bytes: int = 1 << 20, verbose: bool = False, stdin: IO[bytes] | None = None,
           stdin_filename: str | None = None, strict: bool = False, max_tokens: int | None = None,
-          section_tokens: int | None = None) -> BuildOutcome:
+          section_tokens: int | None = None, model_timeout_s: float | None = None) -> BuildOutcome:
     """Compile a markdown skill (a file, a folder with SKILL.md, or `-` for `stdin`) into a checked machine.
 
     The LLM compiler runs whenever a model is configured: `model`, else `SKILLC_MODEL`, else `model` in the
-    project's `[tool.skillc]` (`"offline"` forces the offline compiler); `max_tokens` and `section_tokens`
-    are its budgets (see `skillc.frontends.markdown.llm.LLMOptions`).
+    project's `[tool.skillc]` (`"offline"` forces the offline compiler); `max_tokens`, `section_tokens` and
+    `model_timeout_s` (seconds one request may take) are its budgets (see
+    `skillc.frontends.markdown.llm.LLMOptions`).
     """
     import tempfile
 
@@ -891,7 +892,8 @@ def build(skill: str, *, output: str | None = None, model: str | None = None, ba
     from skillc.frontends.markdown.frontdoor import resolve_model
 
     model, origin = resolve_model(model, Path(skill) if skill != "-" else None)
-    budgets = {k: v for k, v in (("max_tokens", max_tokens), ("section_tokens", section_tokens)) if v is not None}
+    budgets = {k: v for k, v in (("max_tokens", max_tokens), ("section_tokens", section_tokens),
+                                 ("timeout_s", model_timeout_s)) if v is not None}
 
     options = Options(tools=frozenset(tools), max_revisions=max_revisions, max_repeats=max_repeats, strict=strict)
     if skill == "-":
@@ -908,7 +910,7 @@ def build(skill: str, *, output: str | None = None, model: str | None = None, ba
 
 
 def _build(path: Path, output: str | None, model: str | None, base_url: str | None, rounds: int, options: Any,
-           max_bytes: int, verbose: bool, stdin_as: str | None, budgets: dict[str, int] | None = None) -> BuildOutcome:
+           max_bytes: int, verbose: bool, stdin_as: str | None, budgets: dict[str, float] | None = None) -> BuildOutcome:
     """`build` once the skill document is a file."""
     import json
 
@@ -928,7 +930,7 @@ def _build(path: Path, output: str | None, model: str | None, base_url: str | No
         if model is not None and budgets:
             from skillc.frontends.markdown.llm import LLMOptions
 
-            llm = LLMOptions(**budgets)  # type: ignore[arg-type]  # only the int budgets are passed
+            llm = LLMOptions(**budgets)  # type: ignore[arg-type]  # token budgets (int) and the timeout (float)
         result = build_skill(path, output=out, options=options, model=model, base_url=base_url, rounds=rounds,
                              max_bytes=max_bytes, llm=llm)
     except Exception as exc:  # noqa: BLE001 - an internal error is reported, not raised

@@ -309,6 +309,8 @@ def test_machine(machine_path: str, coverage: str, examples: int, seed: int, tra
               help="Tokens of one model reply (LLM compiler; default 16384).")
 @click.option("--section-tokens", type=click.IntRange(500, 1 << 20), default=None,
               help="Skill tokens one reply covers; larger skills are drafted section by section (default 5000).")
+@click.option("--model-timeout", "model_timeout_s", type=SECONDS, default=None, metavar="SECONDS",
+              help="Seconds one model request may take (LLM compiler; default 600).")
 @click.option("--report", is_flag=True, help="Print the clause table: each clause, its class, where it landed.")
 @click.option("--allow-tool", "tools", multiple=True, type=click.Choice(["bash"]),
               help="Let steps run their commands through this tool (also granted by `allowed-tools: Bash`).")

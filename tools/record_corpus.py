@@ -45,7 +45,8 @@ def record(lane: Path, skill_id: str, rounds: int) -> int:
     report = (lane / f"{skill_id}.report.txt").open("w")
     build = subprocess.Popen([str(ROOT / ".venv" / "bin" / "skillc"), "build",
                               str(ROOT / "corpus" / "skills" / skill_id / "SKILL.md"), "--model", "openai:capable",
-                              "--base-url", url, "--rounds", str(rounds), "-o", str(out), "--report"],
+                              "--base-url", url, "--rounds", str(rounds), "--model-timeout", "3500", "-o", str(out),
+                              "--report"],
                              stdout=report, stderr=report, cwd=ROOT)
     try:
         while build.poll() is None:

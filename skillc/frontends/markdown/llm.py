@@ -83,6 +83,7 @@ class LLMOptions:
     section_tokens: int = DEFAULT_SECTION_TOKENS
     offline_draft: bool = False  # also show the offline draft as a starting point (whole-document requests only)
     card: Level | None = None  # None: the full card, or the brief one for an executor with a small context
+    timeout_s: float = 600.0  # seconds one model request may take (a whole machine is a long reply)
 
 
 @attrs.frozen
@@ -117,10 +118,11 @@ class Round:
 # ---------------------------------------------------------------- executors and the model spec
 
 
-def make_build_executor(spec: str, base_url: str | None = None, max_tokens: int = DEFAULT_MAX_TOKENS) -> Executor:
+def make_build_executor(spec: str, base_url: str | None = None, max_tokens: int = DEFAULT_MAX_TOKENS,
+                        timeout_s: float = 600.0) -> Executor:
     """An executor for `--model SPEC` with token budgets sized for whole machines."""
     budget = Budget(max_tokens=max_tokens, local_max_tokens=min(max_tokens, 4096), local_n_ctx=16_384)
-    return make_executor(spec, base_url=base_url, timeout_s=600.0, budget=budget, models_only=True)
+    return make_executor(spec, base_url=base_url, timeout_s=timeout_s, budget=budget, models_only=True)
 
 
 # ---------------------------------------------------------------- replies
@@ -763,7 +765,7 @@ def llm_build(doc: Document, clauses: list[Clause], structural: n.Module, *, ski
     own = executor is None
     if executor is None:
         try:
-            executor = make_build_executor(model or "", base_url, options.max_tokens)
+            executor = make_build_executor(model or "", base_url, options.max_tokens, options.timeout_s)
         except ExecutorError as exc:
             code = codes.NO_RECORDED_REPLY if isinstance(exc, NoRecording) else codes.MODEL_FAILED
             return None, [make(code, f"cannot use model {model!r}: {exc}")], []
