@@ -65,3 +65,48 @@ def fresh_workdir(out: Path, paths: CellPaths, fixture: Path | None) -> Diagnost
     except (OSError, shutil.Error) as exc:
         return make(codes.IO_ERROR, f"cannot prepare the workdir of {paths.folder}: {exc}")
     return None
+
+
+@attrs.frozen
+class HookResult:
+    """How a cell's setup or teardown command ended: None `error` when it exited 0; its process group's id."""
+
+    error: str | None
+    group: int | None = None
+
+
+def run_hook(what: str, command: str, workdir: Path, log: Path, timeout_s: float,
+             env: dict[str, str]) -> HookResult:
+    """Run a setup or teardown command with `/bin/sh -c` in the workdir, in its own process group, its output
+    appended to `log`; killed (the whole group) after `timeout_s`."""
+    import os
+    import signal
+    import subprocess
+
+    try:
+        with log.open("ab") as out:
+            out.write(f"$ {command}   # {what}\n".encode("utf-8", "surrogateescape"))
+            out.flush()
+            proc = subprocess.Popen(["/bin/sh", "-c", command], cwd=workdir, stdin=subprocess.DEVNULL, stdout=out,
+                                    stderr=subprocess.STDOUT, env={**os.environ, **env}, start_new_session=True)
+    except OSError as exc:
+        return HookResult(f"{what} could not start: {exc.strerror or exc}")
+    try:
+        status = proc.wait(timeout=timeout_s)
+    except subprocess.TimeoutExpired:
+        kill_group(proc.pid, signal.SIGKILL)
+        proc.wait()
+        return HookResult(f"{what} timed out after {timeout_s:g} s (see {log.name})", proc.pid)
+    if status != 0:
+        return HookResult(f"{what} failed: `{command}` exited {status} (see {log.name})", proc.pid)
+    return HookResult(None, proc.pid)
+
+
+def kill_group(group: int, sig: int = 9) -> None:
+    """Send `sig` to a process group, if any of it is left."""
+    import os
+
+    try:
+        os.killpg(group, sig)
+    except (ProcessLookupError, PermissionError):
+        pass

@@ -1,4 +1,4 @@
-"""Diagnostic codes of `skillc bench` (SKM700–SKM739): suite files, the results store and the runner.
+"""Diagnostic codes of `skillc bench` (SKM700–SKM759): suite files, the results store and the runner.
 
 The examples are suite files (TOML), task lines (JSONL) or results rows, so the
 registry test does not run them; `tests/bench/test_codes.py` loads each example
@@ -299,6 +299,67 @@ INVALID_TASK_INPUT: Final = Code(
     "skillc bench missing-input.toml --executor scripted:script.json",
     _BENCH, "give the input in the task's `inputs` or the suite's default `inputs`", runnable=False, lang="shell")
 
+# Machines under test, input bindings, cell setup and confinement (SKM740–SKM759): `suite.py` and `runner.py`.
+INVALID_BINDING: Final = Code(
+    "SKM740", "invalid-binding", E, "an `[inputs]` binding names something that is not a task field",
+    "A suite's `[inputs]` table binds a machine input to a template of the task's fields: `task = \"{request}\"` "
+    "gives the machine's `task` the task's `request` input (its value as it is when the template is only that "
+    "field, else the text with each field filled in); `{id}` is the task's id. A field is a plain name, and every "
+    "task the binding applies to must have it.",
+    _GOOD + '\n[inputs]\ntask = "{request.text}"\n', _GOOD + '\n[inputs]\ntask = "{question}"\n',
+    "name a task input (or `id`); write {{ and }} for literal braces", runnable=False, lang="toml")
+UNBOUND_MACHINE_INPUT: Final = Code(
+    "SKM741", "unbound-machine-input", E,
+    "a machine under test has required inputs that no task gives and no binding fills",
+    "Each machine under test (the suite's, each `--machine`, each `--build`) is checked against the tasks before "
+    "any cell runs. A required input that no task gives and no `[inputs]` binding fills would stop every cell of "
+    "that machine; it is refused once, naming the machine and the inputs, instead of once per task.",
+    "skillc bench unbound.toml --executor scripted:script.json --modes machine",
+    _BENCH + " --modes machine", "bind the input in the suite's `[inputs]` (e.g. `question = \"{request}\"`)",
+    runnable=False, lang="shell")
+INVALID_MACHINE_UNDER_TEST: Final = Code(
+    "SKM742", "invalid-machine-under-test", E, "a `--machine` or `--build` that cannot be used",
+    "`--machine FILE` names a `.skm` file (repeatable: each is a column of the report); `--build offline` or "
+    "`--build model:SPEC` compiles the suite's skill folder into a machine inside the output folder first. A "
+    "file that does not exist, two machines with one label, an unknown build kind, a build without a skill in "
+    "the suite, or a build that fails, is refused before any cell runs.",
+    _BENCH + " --machine missing.skm", _BENCH + " --machine beats.skm",
+    "name an existing .skm file, or --build offline|model:SPEC with `[suite] skill`", runnable=False, lang="shell")
+NO_MATCHING_TASK: Final = Code(
+    "SKM743", "no-matching-task", E, "`--tasks` matches no task of the suite",
+    "`--tasks PATTERN` keeps the tasks whose id matches one of its comma-separated shell patterns (`t1,web-*`). "
+    "A pattern that keeps nothing is almost always a typo.",
+    _BENCH + " --tasks 'x*'", _BENCH + " --tasks 't*'", "the message lists the suite's task ids",
+    runnable=False, lang="shell")
+SETUP_FAILED: Final = Code(
+    "SKM744", "setup-failed", E, "a dry run's cell setup failed",
+    "`setup` in `[suite]` is a shell command run in every cell's fresh work folder before the run (and "
+    "`teardown` after it is scored), with a timeout (`setup_timeout`) and its output in the cell's `setup.log`. "
+    "A cell whose setup fails gets a row with that error; `--dry-run` sets up one cell and reports a failure "
+    "as this code before any cell runs.",
+    "skillc bench broken-setup.toml --executor scripted:script.json --dry-run", _BENCH + " --dry-run",
+    "run the setup command by hand in an empty folder; its output is in the log named", runnable=False,
+    lang="shell")
+PATH_OUTSIDE_SUITE: Final = Code(
+    "SKM745", "path-outside-suite", E, "a path in a suite leads out of the suite's folder",
+    "Every file a suite names (skill, machine, task file, tools modules, fixture folders) is read from inside "
+    "the suite's folder: an absolute path, `..` or a symlink leading out is refused, so a suite from elsewhere "
+    "cannot make the bench load a module or copy a folder from another place.",
+    _GOOD.replace('skill = "SKILL.md"', 'skill = "../SKILL.md"'), _GOOD,
+    "keep the files the suite uses in its folder (copy them there)", runnable=False, lang="toml")
+SPECIAL_FILE: Final = Code(
+    "SKM746", "special-file", E, "a bench file is a FIFO, a device, a socket or a symlink loop",
+    "The suite, its task files and the results store are read and written as regular files. A named pipe "
+    "would block the bench forever, a device is not a file of rows, and a symlink loop has no target; each is "
+    "refused with what it is.",
+    "mkfifo out/results.jsonl", "rm out/results.jsonl", "give a regular file", runnable=False, lang="shell")
+UNSAFE_OUTPUT: Final = Code(
+    "SKM747", "unsafe-output", E, "a bench output path is a symlink",
+    "The bench writes `results.jsonl`, `bench.json`, the reports and the cells under its output folder and never "
+    "follows a symlink there: a link could make it write a file anywhere the user may write.",
+    "ln -s /etc/passwd out/report.md", "rm out/report.md", "remove the link, or write to a new output folder (-o)",
+    runnable=False, lang="shell")
+
 ALL: Final[tuple[Code, ...]] = (
     INVALID_SUITE_SYNTAX, UNKNOWN_SUITE_KEY, WRONG_KEY_TYPE, MISSING_SUITE_KEY, MISSING_SUITE_PATH,
     INVALID_TASK_LINE, DUPLICATE_TASK_ID, INVALID_PATTERN, INVALID_VERIFIER, INVALID_REQUIREMENT,
@@ -308,4 +369,6 @@ ALL: Final[tuple[Code, ...]] = (
     RAY_NOT_INSTALLED, NO_RAY_CLUSTER, INVALID_RAY_SETTING, RAY_TASK_DIED, TRACE_NOT_VISIBLE,
     UNKNOWN_BENCH_MODE, INVALID_BENCH_EXECUTOR, INVALID_BENCH_COUNT, BENCH_NEEDS_MACHINE, NO_SKILL_DOCUMENT,
     BACKEND_FAILED, NO_RESULTS, CHANGED_BENCH, CHANGED_SUITE, UNRECORDED_SUITE,
+    INVALID_BINDING, UNBOUND_MACHINE_INPUT, INVALID_MACHINE_UNDER_TEST, NO_MATCHING_TASK, SETUP_FAILED,
+    PATH_OUTSIDE_SUITE, SPECIAL_FILE, UNSAFE_OUTPUT,
 )

@@ -22,7 +22,7 @@ from __future__ import annotations
 import contextlib
 import os
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import TYPE_CHECKING, cast
@@ -31,7 +31,7 @@ import attrs
 
 from skillc.bench import codes
 from skillc.bench.backends import Backend, BackendError, LocalBackend
-from skillc.bench.cells import CellPaths, cell_paths, fresh_workdir
+from skillc.bench.cells import CellPaths, cell_paths, fresh_workdir, kill_group, run_hook
 from skillc.bench.effects import Requirement
 from skillc.bench.results import Cell, Row, matrix
 from skillc.bench.suite import MAX_SECONDS, Suite, Task
@@ -109,6 +109,18 @@ class CellJob:
     failed_runs_comply: bool = False
     tools: tuple[Path, ...] = ()
     limits: Limits = Limits()
+    #: The suite's `[inputs]` bindings (machine input → template of task fields).
+    bindings: Mapping[str, str] = attrs.field(factory=dict)
+    #: The suite's per-cell setup and teardown commands, their timeout, and the suite's folder (told to them).
+    setup: str | None = None
+    teardown: str | None = None
+    setup_timeout: float = 60.0
+    suite_dir: Path | None = None
+
+    @property
+    def mode(self) -> Mode:
+        """The run's mode: the cell's mode without its machine's label (`machine:offline` → machine)."""
+        return cast(Mode, self.cell.mode.partition(":")[0])
 
 
 class _CellProblem(Exception):
@@ -133,7 +145,50 @@ def _error_row(job: CellJob, error: str, latency_s: float = 0.0, trace: str | No
 
 
 def _run_cell(job: CellJob) -> Row:
-    """`run_cell` without the last line of defence."""
+    """`run_cell` without the last line of defence: the fresh work folder, the setup, the run, the teardown."""
+    paths = cell_paths(job.out, job.cell)
+    problem = fresh_workdir(job.out, paths, job.task.workdir)
+    if problem is not None:
+        return _error_row(job, problem.message)
+    machine, text = _machine(job.machine, job.machine_hash)
+    group = None
+    if job.setup is not None:
+        setup = run_hook("setup", job.setup, paths.workdir, paths.folder / "setup.log", job.setup_timeout,
+                         _hook_env(job, paths))
+        if setup.error is not None:
+            _teardown(job, paths, setup.group)
+            return _error_row(job, setup.error)
+        group = setup.group
+    row = _run_prepared(job, paths, machine, text)
+    problem_after = _teardown(job, paths, group)
+    if problem_after is not None:
+        row = attrs.evolve(row, error=problem_after if row.error is None else f"{row.error}; {problem_after}")
+    return row
+
+
+def _hook_env(job: CellJob, paths: CellPaths) -> dict[str, str]:
+    """What a setup or teardown command is told: the suite's folder, the cell's work folder, the task."""
+    import json
+
+    return {"SKILLC_SUITE_DIR": str(job.suite_dir or ""), "SKILLC_BENCH_WORKDIR": str(paths.workdir.resolve()),
+            "SKILLC_TASK_ID": job.task.id,
+            "SKILLC_TASK_INPUTS": json.dumps(job.task.inputs, ensure_ascii=False, default=str)}
+
+
+def _teardown(job: CellJob, paths: CellPaths, group: int | None) -> str | None:
+    """Run the teardown command (if any), then end what is left of the setup's process group; its error."""
+    error = None
+    if job.teardown is not None and paths.workdir.is_dir():
+        error = run_hook("teardown", job.teardown, paths.workdir, paths.folder / "setup.log", job.setup_timeout,
+                         _hook_env(job, paths)).error
+    if group is not None:
+        kill_group(group)
+    return error
+
+
+def _run_prepared(job: CellJob, paths: CellPaths, machine: Machine, text: str) -> Row:
+    """Run and score a cell whose work folder is ready."""
+    from skillc.bench.suite import bound_inputs
     from skillc.runtime.executors import ExecutorError
     from skillc.runtime.executors.scripted import ScriptError
     from skillc.runtime.interpreter import RunError, RunOptions
@@ -141,11 +196,6 @@ def _run_cell(job: CellJob) -> Row:
     from skillc.runtime.session import run_mode
     from skillc.runtime.tools import ToolError
 
-    paths = cell_paths(job.out, job.cell)
-    problem = fresh_workdir(job.out, paths, job.task.workdir)
-    if problem is not None:
-        return _error_row(job, problem.message)
-    machine, text = _machine(job.machine, job.machine_hash)
     try:
         executor, fresh = _executor(job.executor, job.limits.model_timeout_s)
     except (ExecutorError, ScriptError, TraceError) as exc:
@@ -161,11 +211,12 @@ def _run_cell(job: CellJob) -> Row:
                              executor_spec=job.cell.executor, machine_path=str(job.machine),
                              step_deadline_s=limits.step_deadline_s, workdir=str(paths.workdir.resolve()),
                              skill_dir=None if skill_dir is None else str(skill_dir), user=user)
-        skill_text = _skill_text(job.skill) if job.cell.mode == "native" else None
+        skill_text = _skill_text(job.skill) if job.mode == "native" else None
+        declared = {v.name for v in machine.variables.values() if v.is_input}
+        inputs = job.task.inputs_for(paths.workdir, bound_inputs(job.task, job.bindings, declared))
         started = time.perf_counter()  # the row's latency is the run's, not the tools' loading
         with contextlib.chdir(paths.workdir):  # Python tools see the workdir as their current folder
-            run_mode(machine, text, cast(Mode, job.cell.mode), executor, tools, options,
-                     job.task.inputs_for(paths.workdir), skill_text=skill_text)
+            run_mode(machine, text, job.mode, executor, tools, options, inputs, skill_text=skill_text)
     except (RunError, ExecutorError, ToolError, ScriptError, TraceError, ValueError, OSError) as exc:
         error = f"{type(exc).__name__}: {exc}"
     finally:
@@ -287,7 +338,7 @@ def _toolbox(job: CellJob, machine: Machine, workdir: Path, skill_dir: Path | No
     workdir and the skill folder, the suite's modules loaded afresh, the task's answers for `ask_user`."""
     from skillc.runtime.session import run_tools
 
-    return run_tools(machine, cast(Mode, job.cell.mode), workdir=workdir.resolve(), skill_dir=skill_dir,
+    return run_tools(machine, job.mode, workdir=workdir.resolve(), skill_dir=skill_dir,
                      modules=job.tools, timeout_s=job.limits.tool_timeout_s, ask_user=user)
 
 
@@ -311,6 +362,14 @@ class BenchConfig:
     step_deadline_s: float = 600.0
     retries: int = 2
     report_only: bool = False
+    #: Machines under test from outside the suite (`--machine`, each a column of the report) and builds of the
+    #: suite's skill folder (`--build offline|model:SPEC`); none: the suite's `machine`.
+    machines: tuple[str, ...] = ()
+    builds: tuple[str, ...] = ()
+    #: `--tasks`: comma-separated shell patterns of the task ids to run (None: every task).
+    tasks: str | None = None
+    #: `--dry-run`: resolve every cell, check inputs, set up one cell's work folder; run nothing.
+    dry_run: bool = False
 
 
 @attrs.frozen
@@ -334,6 +393,11 @@ class BenchOutcome:
     unchecked: bool = False
     incomplete: bool = False
     interrupted: bool = False
+    #: A dry run: what would run (`planned`: the cells without a row), the machines under test, the set-up cell.
+    dry_run: bool = False
+    planned: tuple[Cell, ...] = ()
+    machines: tuple[tuple[str, str], ...] = ()
+    setup_note: str | None = None
 
     @property
     def results(self) -> Path | None:
@@ -404,39 +468,126 @@ def absolute_spec(spec: str, task: str) -> str:
 
 
 @attrs.frozen
+class Subject:
+    """One machine under test: its label in the cells' modes (`machine:LABEL`), file, checked text's hash and
+    the checked machine."""
+
+    label: str
+    path: Path
+    hash: str
+    machine: Machine
+
+
+@attrs.frozen
 class _Plan:
-    """A bench ready to run: the suite, its checked machine and what native mode sends."""
+    """A bench ready to run: the suite (its tasks filtered), its checked machines and what native mode sends."""
 
     suite: Suite
-    machine: Path
-    machine_hash: str
+    subjects: tuple[Subject, ...]
     skill: Path | None
 
+    def subject(self, mode: str) -> Subject:
+        """The machine a cell's mode runs: `machine:LABEL` names it; plain modes run the first."""
+        label = mode.partition(":")[2]
+        return next((s for s in self.subjects if s.label == label), self.subjects[0])
 
-def _plan(config: BenchConfig, suite: Suite) -> _Plan | BenchOutcome:
-    """Check the machine once (an unchecked machine is refused) and find the skill document native mode needs."""
-    from skillc.bench.suite import check_inputs
-    from skillc.check.source import check_source
-    from skillc.diagnostics import has_errors
-    from skillc.diagnostics.files import FileProblem, read_text
+    @property
+    def machine_hash(self) -> str:
+        """What `bench.json` records as the machine: its hash, or one digest of every label and hash."""
+        if len(self.subjects) == 1:
+            return self.subjects[0].hash
+        import hashlib
+
+        text = "\n".join(f"{s.label}={s.hash}" for s in self.subjects)
+        return "machines:" + hashlib.sha256(text.encode()).hexdigest()
+
+
+def mode_labels(modes: Sequence[str], subjects: Sequence[str]) -> list[str]:
+    """The cells' modes: as given for one machine; with several, machine and prompt-only once per machine
+    (`machine:LABEL`), native once (it runs the skill document, with the first machine's tools)."""
+    if len(subjects) <= 1:
+        return list(modes)
+    return [label for m in modes for label in ([m] if m == "native" else [f"{m}:{s}" for s in subjects])]
+
+
+def _filter_tasks(suite: Suite, patterns: str | None) -> Suite | Diagnostic:
+    """The suite with only the tasks `--tasks` keeps (SKM743 when it keeps none)."""
+    import fnmatch
+
+    if patterns is None:
+        return suite
+    wanted = [p.strip() for p in patterns.split(",") if p.strip()]
+    kept = tuple(t for t in suite.tasks if any(fnmatch.fnmatchcase(t.id, p) for p in wanted))
+    if not kept:
+        ids = ", ".join(t.id for t in suite.tasks[:8]) + (", …" if len(suite.tasks) > 8 else "")
+        return make(codes.NO_MATCHING_TASK, f"--tasks {patterns!r} matches no task of {suite.path.name}",
+                    hint=f"the task ids are {ids}")
+    return attrs.evolve(suite, tasks=kept)
+
+
+def _machine_files(config: BenchConfig, suite: Suite, out: Path) -> list[tuple[str, Path]] | Diagnostic:
+    """The machines under test as (label, file): each `--machine`, each `--build` (built into OUT/builds/), else
+    the suite's `machine`."""
+    from skillc.bench.cells import safe_name
+
+    found: list[tuple[str, Path]] = []
+    for raw in config.machines:
+        path = Path(raw).absolute()
+        if not path.is_file():
+            return make(codes.INVALID_MACHINE_UNDER_TEST, f"--machine {raw}: "
+                        f"{'not a file' if path.exists() else 'no such file'}")
+        found.append((path.stem, path))
+    for spec in config.builds:
+        built = _build(spec, suite, out / "builds" / f"{safe_name(spec)}.skm")
+        if isinstance(built, Diagnostic):
+            return built
+        found.append((spec.removeprefix("model:"), built))
+    if not found and suite.machine is not None:
+        found.append((suite.machine.stem, suite.machine))
+    labels = [label for label, _ in found]
+    twice = next((label for label in labels if labels.count(label) > 1), None)
+    if twice is not None:
+        return make(codes.INVALID_MACHINE_UNDER_TEST, f"two machines under test are called {twice!r}; each is a "
+                    "column of the report", hint="give the files different names")
+    return found
+
+
+def _build(spec: str, suite: Suite, target: Path) -> Path | Diagnostic:
+    """Compile the suite's skill folder (`offline`, or `model:SPEC` with the LLM compiler) into `target`."""
+    from skillc.frontends.markdown.pipeline import build
+
+    if spec != "offline" and not spec.startswith("model:"):
+        return make(codes.INVALID_MACHINE_UNDER_TEST, f"--build {spec!r}: expected `offline` or `model:SPEC`")
+    if suite.skill is None:
+        return make(codes.INVALID_MACHINE_UNDER_TEST, f"--build {spec}: the suite names no `skill` to build")
+    target.parent.mkdir(parents=True, exist_ok=True)
+    result = build(suite.skill, output=target, model=None if spec == "offline" else spec.removeprefix("model:"))
+    if not result.ok or result.text is None:
+        first = next((d for d in result.diagnostics if d.is_error), None)
+        return make(codes.INVALID_MACHINE_UNDER_TEST, f"--build {spec}: the build of {suite.skill} failed"
+                    + (f": {first.code} {first.message}" if first is not None else ""))
+    target.write_text(result.text, encoding="utf-8")
+    return target
+
+
+def _plan(config: BenchConfig, suite: Suite, out: Path) -> _Plan | BenchOutcome:
+    """Check each machine under test once (an unchecked one is refused) and find the document native mode sends."""
     from skillc.runtime.baselines import skill_document
-    from skillc.runtime.interpreter import machine_hash
 
-    if suite.machine is None:
-        return _usage(make(codes.BENCH_NEEDS_MACHINE, f"the suite {suite.path} names no machine; every mode runs "
-                                                      "with a machine's tools and inputs"))
-    checked = check_source(suite.machine)
-    problems = tuple(d for d in checked.diagnostics if d.severity is not Severity.NOTE)
-    if checked.machine is None or checked.failed:
-        return BenchOutcome(problems, suite.name, unchecked=True)
-    try:
-        text = read_text(suite.machine, what=".skm file")
-    except FileProblem as exc:
-        return _usage(make(diagnostics_codes.IO_ERROR, str(exc)))
-    machine = checked.machine
-    inputs = check_inputs(suite, machine)  # a task that could never start is refused once, not in every cell
-    if has_errors(inputs):
-        return _usage(*inputs)
+    files = _machine_files(config, suite, out)
+    if isinstance(files, Diagnostic):
+        return _usage(files)
+    if not files:
+        return _usage(make(codes.BENCH_NEEDS_MACHINE, f"the suite {suite.path} names no machine, and no --machine "
+                                                      "or --build is given; every mode runs with a machine's tools "
+                                                      "and inputs"))
+    subjects: list[Subject] = []
+    for label, path in files:
+        subject = _subject(label, path, suite)
+        if isinstance(subject, BenchOutcome):
+            return subject
+        subjects.append(subject)
+    machine = subjects[0].machine
     skill = suite.skill
     if skill is None and skill_document(machine) is not None and machine.path and machine.source:
         skill = Path(machine.path).parent / machine.source  # the document native mode sends, read by the cells
@@ -444,12 +595,36 @@ def _plan(config: BenchConfig, suite: Suite) -> _Plan | BenchOutcome:
         return _usage(make(codes.NO_SKILL_DOCUMENT, "native mode sends the skill document, but the suite names no "
                                                     "`skill` and the machine's `source` cannot be read"))
     if skill is not None:  # read once here: a document that is not UTF-8 text is refused before any cell runs
+        from skillc.diagnostics.files import FileProblem, read_text
+
         try:
             _SKILLS[skill] = read_text(skill, what="skill document")
         except FileProblem as exc:
             return _usage(make(diagnostics_codes.IO_ERROR, str(exc)))
-    remember_machine(suite.machine, machine, text)
-    return _Plan(suite, suite.machine, machine_hash(text), skill)
+    return _Plan(suite, tuple(subjects), skill)
+
+
+def _subject(label: str, path: Path, suite: Suite) -> Subject | BenchOutcome:
+    """One machine under test, checked as `skillc check` does and its tasks' inputs checked against it."""
+    from skillc.bench.suite import check_inputs
+    from skillc.check.source import check_source
+    from skillc.diagnostics import has_errors
+    from skillc.diagnostics.files import FileProblem, read_text
+    from skillc.runtime.interpreter import machine_hash
+
+    checked = check_source(path)
+    problems = tuple(d for d in checked.diagnostics if d.severity is not Severity.NOTE)
+    if checked.machine is None or checked.failed:
+        return BenchOutcome(problems, suite.name, unchecked=True)
+    try:
+        text = read_text(path, what=".skm file")
+    except FileProblem as exc:
+        return _usage(make(diagnostics_codes.IO_ERROR, str(exc)))
+    inputs = check_inputs(suite, checked.machine)  # a task that could never start is refused once, not per cell
+    if has_errors(inputs):
+        return _usage(*inputs)
+    remember_machine(path, checked.machine, text)
+    return Subject(label, path, machine_hash(text), checked.machine)
 
 
 def _limits(config: BenchConfig, suite: Suite) -> Limits:
@@ -471,15 +646,16 @@ def _manifest(plan: _Plan, limits: Limits) -> Manifest:
 def _jobs(plan: _Plan, limits: Limits, out: Path, cells: Sequence[Cell]) -> list[CellJob]:
     """The job of every cell to run."""
     tasks = {t.id: t for t in plan.suite.tasks}
-    return [cell_job(c, plan.suite, tasks[c.task], plan.machine, plan.machine_hash, out, limits, plan.skill)
-            for c in cells]
+    return [cell_job(c, plan.suite, tasks[c.task], plan.subject(c.mode).path, plan.subject(c.mode).hash, out,
+                     limits, plan.skill) for c in cells]
 
 
 def cell_job(cell: Cell, suite: Suite, task: Task, machine: Path, digest: str, out: Path, limits: Limits,
              skill: Path | None) -> CellJob:
     """The job of one cell of `suite`'s `task` on the checked machine file (`digest`: its text's hash)."""
     return CellJob(cell, absolute_spec(cell.executor, task.id), out, machine, digest, skill, task,
-                   suite.requirements, suite.failed_runs_comply, suite.tools, limits)
+                   (*suite.requirements, *task.requirements), suite.failed_runs_comply, suite.tools, limits,
+                   suite.bindings, suite.setup, suite.teardown, suite.setup_timeout, suite.folder)
 
 
 def _no_progress(total: int, done: int) -> AbstractContextManager[Callable[[Row], None]]:
@@ -518,13 +694,19 @@ def _run_bench(config: BenchConfig, backend: Backend | None, progress: Progress 
     flags = _flag_problems(config, [t.id for t in loaded.suite.tasks] if loaded.suite else [])
     if flags or loaded.suite is None:
         return _usage(*flags, *loaded.diagnostics)
-    plan = _plan(config, loaded.suite)
+    filtered = _filter_tasks(loaded.suite, config.tasks)
+    if isinstance(filtered, Diagnostic):
+        return _usage(filtered)
+    out = output_folder(config, filtered.name)
+    plan = _plan(config, filtered, out)
     if isinstance(plan, BenchOutcome):
         return plan
     suite = plan.suite
-    out = output_folder(config, suite.name)
-    cells = matrix([t.id for t in suite.tasks], list(dict.fromkeys(config.modes)),
+    cells = matrix([t.id for t in suite.tasks], mode_labels(list(dict.fromkeys(config.modes)),
+                                                            [s.label for s in plan.subjects]),
                    list(dict.fromkeys(config.executors)), config.repeats)
+    if config.dry_run:
+        return _dry_run(plan, config, out, cells, loaded.diagnostics)
     writer = open_writer(out / "results.jsonl")
     if isinstance(writer, Diagnostic):
         return _usage(writer)
@@ -562,6 +744,64 @@ def _run_bench(config: BenchConfig, backend: Backend | None, progress: Progress 
                         key=lambda r: place[r.cell.key]))
     return _reported(BenchOutcome(tuple(notes), suite.name, out, rows, None, len(cells), ran,
                                   len(cells) - len(pending), incomplete=failure is not None), suite.name)
+
+
+def _dry_run(plan: _Plan, config: BenchConfig, out: Path, cells: Sequence[Cell],
+             notes: Sequence[Diagnostic]) -> BenchOutcome:
+    """Resolve the cells (those without a row), and set up the first one's work folder in a scratch folder."""
+    import tempfile
+
+    from skillc.bench.results import read_results
+
+    earlier = read_results(out / "results.jsonl")
+    pending = tuple(earlier.pending(cells)) if (out / "results.jsonl").exists() else tuple(cells)
+    machines = tuple((s.label, str(s.path)) for s in plan.subjects)
+    outcome = BenchOutcome(tuple(notes), plan.suite.name, out, cells=len(cells), resumed=len(cells) - len(pending),
+                           dry_run=True, planned=pending, machines=machines)
+    first = pending[0] if pending else cells[0]
+    with tempfile.TemporaryDirectory(prefix="skillc-dry-run-") as scratch:
+        job = _jobs(plan, _limits(config, plan.suite), Path(scratch), [first])[0]
+        paths = cell_paths(Path(scratch), first)
+        problem = fresh_workdir(Path(scratch), paths, job.task.workdir)
+        if problem is not None:
+            return attrs.evolve(outcome, diagnostics=(*outcome.diagnostics, problem), usage=True)
+        if job.setup is None:
+            return attrs.evolve(outcome, setup_note=f"cell {first.key}: fixture copied, no setup command")
+        started = time.perf_counter()
+        result = run_hook("setup", job.setup, paths.workdir, paths.folder / "setup.log", job.setup_timeout,
+                          _hook_env(job, paths))
+        log = (paths.folder / "setup.log").read_text(encoding="utf-8", errors="replace")
+        _teardown(job, paths, result.group)
+        if result.error is not None:
+            found = make(codes.SETUP_FAILED, f"cell {first.key}: {result.error}",
+                         hint="its output: " + (log.strip().splitlines() or [""])[-1][:200])
+            return attrs.evolve(outcome, diagnostics=(*outcome.diagnostics, found), usage=True)
+        files = sum(1 for _ in paths.workdir.rglob("*"))
+        return attrs.evolve(outcome, setup_note=f"cell {first.key}: setup ran in {time.perf_counter() - started:.2f} "
+                                                f"s and left {files} files and folders")
+
+
+def dry_run_lines(outcome: BenchOutcome) -> list[str]:
+    """What `skillc bench --dry-run` prints: the cells that would run, the machines, the set-up cell."""
+    lines = [f"dry run of bench {outcome.suite}: {outcome.cells} cells, {len(outcome.planned)} would run, "
+             f"{outcome.resumed} done before; nothing ran"]
+    lines += [f"machine {label}: {path}" for label, path in outcome.machines]
+    modes = list(dict.fromkeys(c.mode for c in outcome.planned))
+    tasks = list(dict.fromkeys(c.task for c in outcome.planned))
+    if outcome.planned:
+        lines.append(f"tasks ({len(tasks)}): {', '.join(tasks[:12])}{', …' if len(tasks) > 12 else ''}")
+        lines.append(f"modes: {', '.join(modes)}")
+    if outcome.setup_note:
+        lines.append(outcome.setup_note)
+    lines.append(f"output folder: {outcome.out}")
+    return lines
+
+
+def dry_run_json(outcome: BenchOutcome) -> dict[str, object]:
+    """`skillc bench --dry-run --json`: the cells that would run (their keys), the machines, the set-up cell."""
+    return {"suite": outcome.suite, "dry_run": True, "cells": outcome.cells, "resumed": outcome.resumed,
+            "planned": [c.key for c in outcome.planned], "machines": dict(outcome.machines),
+            "setup": outcome.setup_note, "output": str(outcome.out)}
 
 
 def _drive(backend: Backend, jobs: Sequence[CellJob], append: Callable[[Row], None], progress: Progress,

@@ -12,9 +12,10 @@ file's folder and must exist. The format is documented key by key in docs/bench.
 from __future__ import annotations
 
 import difflib
+import json
 import re
 import tomllib
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Final, Protocol
 
@@ -54,12 +55,16 @@ class Task:
     workdir: Path | None = None
     horizon: int | None = None
     answers: tuple[str, ...] = ()
+    #: The task's own RFC requirements (`[[task.require]]`), judged beside the suite's.
+    requirements: tuple[Requirement, ...] = ()
     #: Where the task is written (its `id`), for diagnostics about it found later; not part of its value.
     span: Span | None = attrs.field(default=None, eq=False, repr=False)
 
-    def inputs_for(self, workdir: Path) -> dict[str, object]:
-        """The inputs of one cell: `${workdir}` in every string replaced by the cell's absolute workdir."""
-        return {name: _with_workdir(value, str(workdir.resolve())) for name, value in self.inputs.items()}
+    def inputs_for(self, workdir: Path, inputs: Mapping[str, object] | None = None) -> dict[str, object]:
+        """The inputs of one cell (`inputs`: the task's bound for a machine, else its own): `${workdir}` in every
+        string replaced by the cell's absolute workdir."""
+        given = self.inputs if inputs is None else inputs
+        return {name: _with_workdir(value, str(workdir.resolve())) for name, value in given.items()}
 
 
 #: Written in an input string, the cell's absolute workdir (for a tool that needs an absolute path; the bench runs
@@ -95,6 +100,13 @@ class Suite:
     max_steps: int | None = None
     #: The suite's default inputs, already merged under each task's own (a task's value wins).
     inputs: Mapping[str, object] = attrs.field(factory=dict)
+    #: `[inputs]`: a machine input's name → a template of task fields (`"{request}"`), bound per machine.
+    bindings: Mapping[str, str] = attrs.field(factory=dict)
+    #: Shell commands run in each cell's fresh work folder before the run and after it is scored.
+    setup: str | None = None
+    teardown: str | None = None
+    #: Seconds `setup` and `teardown` may each take.
+    setup_timeout: float = DEFAULT_TIMEOUT
 
     @property
     def folder(self) -> Path:
@@ -225,7 +237,7 @@ class JsonlLocator:
 _Type = type | tuple[type, ...]
 _NUMBER: _Type = (int, float)
 _STRINGS: _Type = (list,)  # an array of strings (a tuple, so it is a key of its own in _TYPE_NAMES)
-_TOP: dict[str, _Type] = {"suite": dict, "verify": dict, "task": list, "require": list}
+_TOP: dict[str, _Type] = {"suite": dict, "verify": dict, "task": list, "require": list, "inputs": dict}
 #: The longest timeout a suite may give (about 31 years): beyond it the verifier's timer cannot be set.
 MAX_SECONDS: Final = 1e9
 
@@ -242,9 +254,10 @@ def _compile_problem(path: Path) -> str | None:
 
 
 _SUITE: dict[str, _Type] = {"name": str, "skill": str, "machine": str, "tasks": str, "timeout": _NUMBER,
-                            "failed_runs_comply": bool, "tools": _STRINGS, "max_steps": int, "inputs": dict}
+                            "failed_runs_comply": bool, "tools": _STRINGS, "max_steps": int, "inputs": dict,
+                            "setup": str, "teardown": str, "setup_timeout": _NUMBER}
 _TASK: dict[str, _Type] = {"id": str, "inputs": dict, "workdir": str, "horizon": int, "verify": dict,
-                           "answers": _STRINGS}
+                           "answers": _STRINGS, "require": list}
 _TASK_FILE: dict[str, _Type] = {"task": list}
 _VERIFY: dict[str, _Type] = {"python": str, "shell": str, "file": str, "equals": str, "matches": str,
                              "timeout": _NUMBER}
@@ -258,6 +271,7 @@ _KINDS: dict[str, tuple[frozenset[str], frozenset[str]]] = {
     "tool": (frozenset({"tool"}), frozenset({"argument", "matches"})),
     "no-tool": (frozenset({"tool"}), frozenset({"argument", "matches"})),
     "order": (frozenset({"first", "then"}), frozenset()),
+    "before": (frozenset({"first", "then"}), frozenset()),
 }
 _TYPE_NAMES: dict[_Type, str] = {str: "a string", dict: "a table", list: "an array of tables", int: "an integer",
                                  bool: "a Boolean", _NUMBER: "a number", _STRINGS: "an array of strings"}
@@ -454,7 +468,8 @@ class _Reader:
             self.report(codes.MISSING_SUITE_KEY, f"a `{kind}` requirement needs `{name}`", where, key)
         if extra or not required <= set(table):
             return None
-        rid = str(table.get("id", f"require-{key[-1] + 1 if isinstance(key[-1], int) else 1}"))
+        prefix = "task-require" if key[0] == "task" else "require"  # a task's never collide with the suite's
+        rid = str(table.get("id", f"{prefix}-{key[-1] + 1 if isinstance(key[-1], int) else 1}"))
         return self.build_requirement(kind, rid, str(table.get("quote", "")), table, where, key)
 
     def build_requirement(self, kind: str, rid: str, quote: str, table: Mapping[str, object], where: Locator,
@@ -469,10 +484,11 @@ class _Reader:
             if "matches" in table and matches is None:
                 return None
             return FileRequirement(rid, str(table["path"]), matches, quote)
-        if kind == "order":
+        if kind in ("order", "before"):  # `before`: conditional — met when no `then` call happens at all
             first = self.call_pattern(_as_table(table["first"]), where, key + ("first",))
             then = self.call_pattern(_as_table(table["then"]), where, key + ("then",))
-            return OrderRequirement(rid, first, then, quote) if first and then else None
+            return OrderRequirement(rid, first, then, quote, then_required=kind == "order") \
+                if first and then else None
         call = self.call_pattern(table, where, key, validate=False)
         if call is None:
             return None
@@ -517,10 +533,12 @@ class _Reader:
         if not self.json_inputs(inputs, where, key + ("inputs",)):
             return None
         answers = self.answers(table.get("answers", []), where, key + ("answers",))
-        if answers is None:
+        requirements = _requirements(_as_list(table.get("require")), self, where, key + ("require",))
+        if answers is None or (len(requirements) != len(_as_list(table.get("require")))):
             return None
         return Task(str(table["id"]), {**self.default_inputs, **inputs}, verifier, workdir,
-                    int(horizon) if horizon is not None else None, answers, where.span(key + ("id",)))
+                    int(horizon) if horizon is not None else None, answers, tuple(requirements),
+                    where.span(key + ("id",)))
 
     def answers(self, raw: object, where: Locator, key: Key) -> tuple[str, ...] | None:
         """A task's prepared answers: an array of strings, or None (reported)."""
@@ -688,27 +706,73 @@ def _build(suite_path: Path, doc: Mapping[str, object], reader: _Reader, where: 
     default = reader.verifier(_as_table(top["verify"]), where, ("verify",), timeout) if "verify" in top else None
     tasks = _all_tasks(top, head, reader, where, default, timeout)
     requirements = _requirements(_as_list(top.get("require")), reader, where)
+    _shared_requirement_ids(tasks, requirements, reader)
     if not tasks and not has_errors(reader.diagnostics):
         reader.report(codes.NO_TASKS, "the suite has no tasks", where, ("suite",))
+    setup_timeout = reader.positive(head.get("setup_timeout"), where, ("suite", "setup_timeout"), integer=False)
     return Suite(suite_path, str(head.get("name", suite_path.stem)), skill, machine, tuple(tasks),
                  tuple(requirements), bool(head.get("failed_runs_comply", False)), tools,
-                 int(max_steps) if max_steps is not None else None, reader.default_inputs)
+                 int(max_steps) if max_steps is not None else None, reader.default_inputs,
+                 _bindings(_as_table(top.get("inputs")), reader, where),
+                 _command(head.get("setup")), _command(head.get("teardown")), setup_timeout or DEFAULT_TIMEOUT)
 
 
-def _requirements(raws: Sequence[object], reader: _Reader, where: TomlLocator) -> list[Requirement]:
-    """The `[[require]]` tables, with ids unique."""
+def _command(value: object) -> str | None:
+    """A setup or teardown command; None for none (or only blanks)."""
+    return value if isinstance(value, str) and value.strip() else None
+
+
+_FIELD = re.compile(r"\{\{|\}\}|\{([^{}]*)\}")
+
+
+def template_fields(template: str) -> list[str]:
+    """The task fields a binding's template names (`{request}` → request); `{{` and `}}` are literal braces."""
+    return [m.group(1) for m in _FIELD.finditer(template) if m.group(1) is not None]
+
+
+def _bindings(raw: Mapping[str, object], reader: _Reader, where: TomlLocator) -> dict[str, str]:
+    """`[inputs]`: machine input → template of task fields (strings whose fields are plain names)."""
+    out: dict[str, str] = {}
+    for name, value in raw.items():
+        key: Key = ("inputs", name)
+        if not isinstance(value, str):
+            reader.report(codes.WRONG_KEY_TYPE, f"`{_what(key)}` must be a string (a template such as "
+                          f"\"{{request}}\"), not {_toml_type(value)}", where, key)
+        elif bad := [f for f in template_fields(value) if not f.isidentifier()]:
+            reader.report(codes.INVALID_BINDING, f"`{_what(key)}`: {{{bad[0]}}} is not a task field name", where,
+                          key, hint="a field is a task input's name, or `id`; write {{ and }} for literal braces")
+        else:
+            out[name] = value
+    return out
+
+
+def _shared_requirement_ids(tasks: Sequence[Task], suite: Sequence[Requirement], reader: _Reader) -> None:
+    """A task requirement whose id is also a suite requirement's is reported (verdicts are named by id)."""
+    ids = {r.id for r in suite}
+    for task in tasks:
+        for requirement in task.requirements:
+            if requirement.id in ids and task.span is not None:
+                reader.diagnostics.append(make(codes.DUPLICATE_REQUIREMENT_ID, f"task {task.id!r}: requirement id "
+                                               f"{requirement.id!r} is also a suite requirement's", task.span))
+
+
+def _requirements(raws: Sequence[object], reader: _Reader, where: Locator,
+                  key: Key = ("require",)) -> list[Requirement]:
+    """The `[[require]]` tables (a suite's, or a task's at `key`), with ids unique."""
     out: list[Requirement] = []
+    ids: set[str] = set()
     for i, raw in enumerate(raws):
         if not isinstance(raw, dict):
-            reader.report(codes.WRONG_KEY_TYPE, f"`require[{i + 1}]` must be a table", where, ("require", i))
+            reader.report(codes.WRONG_KEY_TYPE, f"`{_what(key + (i,))}` must be a table", where, key + (i,))
             continue
-        requirement = reader.requirement(raw, where, ("require", i))
+        requirement = reader.requirement(raw, where, key + (i,))
         if requirement is None:
             continue
-        if any(r.id == requirement.id for r in out):
+        if requirement.id in ids:
             reader.report(codes.DUPLICATE_REQUIREMENT_ID, f"requirement id {requirement.id!r} is used twice", where,
-                          ("require", i, "id"))
+                          key + (i, "id"))
             continue
+        ids.add(requirement.id)
         out.append(requirement)
     return out
 
@@ -729,17 +793,77 @@ def _all_tasks(top: Mapping[str, object], head: Mapping[str, object], reader: _R
 # ------------------------------------------------------------------ tasks against the machine
 
 
+class BindingProblem(ValueError):
+    """A binding's template names a field the task does not have."""
+
+
+def _field(task: Task, name: str) -> object:
+    """A task field a template names: one of its inputs, else its id."""
+    if name in task.inputs:
+        return task.inputs[name]
+    if name == "id":
+        return task.id
+    raise BindingProblem(f"task {task.id!r} has no field `{name}`")
+
+
+def _render(template: str, task: Task) -> object:
+    """A template filled from the task: only `{field}`: the field's value as it is; else text with each filled."""
+    fields = template_fields(template)
+    if len(fields) == 1 and template == "{" + fields[0] + "}":
+        return _field(task, fields[0])
+
+    def fill(m: re.Match[str]) -> str:
+        if m.group(1) is None:
+            return m.group(0)[0]
+        value = _field(task, m.group(1))
+        return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+
+    return _FIELD.sub(fill, template)
+
+
+def bound_inputs(task: Task, bindings: Mapping[str, str], declared: Collection[str]) -> dict[str, object]:
+    """The task's inputs for a machine declaring `declared`: each binding of a declared input the task does not
+    give itself filled in, and the task fields bindings consumed that the machine does not declare left out
+    (BindingProblem when a binding names a field the task lacks)."""
+    bound = {name: _render(t, task) for name, t in bindings.items() if name in declared and name not in task.inputs}
+    consumed = {f for name, t in bindings.items() if name in declared for f in template_fields(t)}
+    kept = {k: v for k, v in task.inputs.items() if k in declared or k not in consumed}
+    return {**kept, **bound}
+
+
 def check_inputs(suite: Suite, machine: Machine) -> tuple[Diagnostic, ...]:
-    """Every task's inputs against the machine's: unknown names (SKM715), missing or ill-typed values (SKM716).
+    """Every task's inputs (bound by the suite's `[inputs]`) against the machine's: unknown names (SKM715),
+    missing or ill-typed values (SKM716), a binding naming a field a task lacks (SKM740), required inputs no task
+    gives (SKM741, once for the machine).
 
     `load_suite` does not load the machine; whoever does (the bench runner) calls this before any cell runs,
     so a task that could never start is reported once, at its line, instead of failing in every cell.
     """
+    from skillc.ir import types as T
+
     declared = {v.name: v for v in machine.variables.values() if v.is_input}
-    return tuple(d for task in suite.tasks for d in _input_problems(task, declared, machine.name))
+    found: list[Diagnostic] = []
+    bound: list[tuple[Task, dict[str, object]]] = []
+    for task in suite.tasks:
+        try:
+            bound.append((task, bound_inputs(task, suite.bindings, declared)))
+        except BindingProblem as exc:
+            found.append(make(codes.INVALID_BINDING, f"{exc}, which the suite's `[inputs]` names", task.span,
+                              hint="give the field in every task, or bind the input differently"))
+    required = [n for n, v in declared.items() if v.init is None and not isinstance(v.type, T.OptionalT)]
+    unbound = [n for n in required if not any(n in given for _, given in bound)]
+    if unbound and bound:
+        found.append(make(codes.UNBOUND_MACHINE_INPUT, f"`{machine.name}` ({machine.path}) needs "
+                          f"{', '.join(f'`{n}`' for n in unbound)}, which no task gives and no `[inputs]` binding "
+                          "fills", bound[0][0].span, hint="bind each in the suite's `[inputs]`, e.g. "
+                          f"`{unbound[0]} = \"{{request}}\"`"))
+    for task, given in bound:
+        found += _input_problems(attrs.evolve(task, inputs=given), declared, machine.name, skip=set(unbound))
+    return tuple(found)
 
 
-def _input_problems(task: Task, declared: Mapping[str, Variable], machine: str) -> list[Diagnostic]:
+def _input_problems(task: Task, declared: Mapping[str, Variable], machine: str,
+                    skip: Collection[str] = ()) -> list[Diagnostic]:
     """One task's inputs against the declared ones."""
     from skillc.ir import types as T
     from skillc.runtime.values import check_value
@@ -752,7 +876,7 @@ def _input_problems(task: Task, declared: Mapping[str, Variable], machine: str) 
         if name in task.inputs:
             found += [make(codes.INVALID_TASK_INPUT, f"task {task.id!r}: {problem}", task.span)
                       for problem in check_value(task.inputs[name], var.type, f"input `{name}`")]
-        elif var.init is None and not isinstance(var.type, T.OptionalT):
+        elif var.init is None and not isinstance(var.type, T.OptionalT) and name not in skip:
             found.append(make(codes.INVALID_TASK_INPUT, f"task {task.id!r} gives no `{name}` ({T.show(var.type)}), "
                               f"a required input of `{machine}`", task.span))
     return found
