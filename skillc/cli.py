@@ -428,6 +428,14 @@ def collect(output: str, count: int, seed: int, games_dir: str, workers: int, en
 @click.option("--tool-timeout", "tool_timeout_s", type=click.FloatRange(min=0, min_open=True), default=60.0,
               show_default=True, help="Seconds one tool call may take.")
 @click.option("--report-only", is_flag=True, help="Run nothing: rebuild the report from -o DIR's results.jsonl.")
+@click.option("--machine", "machines", multiple=True, metavar="FILE",
+              help="A machine under test instead of the suite's (repeatable: each is a column of the report).")
+@click.option("--build", "builds", multiple=True, metavar="offline|model:SPEC",
+              help="Build the suite's skill into a machine under test first (repeatable).")
+@click.option("--tasks", default=None, metavar="PATTERN",
+              help="Only the tasks whose id matches one of these comma-separated shell patterns.")
+@click.option("--dry-run", is_flag=True,
+              help="Resolve every cell, check inputs, set up one cell's work folder; run nothing.")
 @click.option("-q", "--quiet", is_flag=True, help="No progress bar.")
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
 @click.option("--otel", default=None, metavar="ENDPOINT",

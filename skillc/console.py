@@ -687,7 +687,7 @@ def bench(result: api.BenchResult, as_json: bool) -> int:
         return EXIT_INTERRUPTED
     if outcome.incomplete:
         return EXIT_PARTIAL
-    return EXIT_USAGE if outcome.report is None else EXIT_OK  # the rows are written, the report could not be
+    return EXIT_USAGE if outcome.report is None and not outcome.dry_run else EXIT_OK  # rows written, no report
 
 
 def _bench_lines(outcome: object) -> list[str]:
@@ -696,6 +696,10 @@ def _bench_lines(outcome: object) -> list[str]:
     from skillc.bench.runner import BenchOutcome
 
     assert isinstance(outcome, BenchOutcome)
+    if outcome.dry_run:
+        from skillc.bench.runner import dry_run_lines
+
+        return dry_run_lines(outcome)
     lines = [f"bench {outcome.suite}: {outcome.cells} cells, {outcome.ran} run now, {outcome.resumed} done before"]
     if outcome.report is not None:
         head, body = summary_table(outcome.report)
@@ -722,6 +726,10 @@ def _bench_json(outcome: object) -> dict[str, object]:
 
     assert isinstance(outcome, BenchOutcome)
     report = outcome.report
+    if outcome.dry_run:
+        from skillc.bench.runner import dry_run_json
+
+        return dry_run_json(outcome)
     return {"suite": outcome.suite, "cells": outcome.cells, "ran": outcome.ran, "resumed": outcome.resumed,
             "incomplete": outcome.incomplete, "interrupted": outcome.interrupted, "results": str(outcome.results),
             "reports": [str(p) for p in outcome.reports],
