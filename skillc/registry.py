@@ -26,6 +26,7 @@ from skillc.importers import codes as importers_codes
 from skillc.otel import codes as otel_codes
 from skillc.render import codes as render_codes
 from skillc.runtime import codes as runtime_codes
+from skillc.sandbox import codes as sandbox_codes
 from skillc.serve import codes as serve_codes
 
 # One module per stage; a new stage's table is added here (and nowhere else).
@@ -44,6 +45,7 @@ TABLES: Final[tuple[ModuleType, ...]] = (
     export_codes,  # SKM870–879 (export: LangGraph modules, and reading them back)
     otel_codes,  # SKM880–889 (OpenTelemetry spans of runs)
     serve_codes,  # SKM890–899 (MCP: `skillc serve --mcp`, MCP tools inside machines)
+    sandbox_codes,  # SKM940–949 (the box untrusted code runs in: timeouts, limits, a tampered verifier)
 )
 
 
