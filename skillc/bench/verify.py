@@ -9,29 +9,33 @@ never stops the bench.
 
 A Python or shell verifier sees the run's outputs but cannot change them: it is given a scratch copy of the
 work folder and of the trace (removed afterwards), so what it writes there never reaches the row's kept work
-folder, the scores computed from it, or the cases `skillc evolve` runs on it. The original folder is
-fingerprinted before and after; a verifier that changes it anyway (through an absolute path) fails.
+folder, the scores computed from it, or the cases `skillc evolve` runs on it. It runs in a box
+(`skillc.sandbox`): its own process with a minimal environment (no secrets), time and memory limits, and, where
+the kernel offers Landlock, no write outside the scratch folder and no network. The original folder is
+fingerprinted before and after; a verifier that changes it anyway (where no Landlock stops it) fails.
+
+A Python verifier's files are hashed when the suite is loaded (`PythonVerifier.digest`) and again before each
+verdict: a verifier rewritten since (by a run, a generated case, anyone) is a failed verification with the
+code SKM943, never a pass. A file verifier's pattern is matched with a time limit (`regex`), so a pattern that
+backtracks without end fails instead of hanging the bench.
+
+Every verifier may read the task's id, its inputs (JSON) and the run's trace from the environment
+(`SKILLC_TASK_ID`, `SKILLC_TASK_INPUTS`, `SKILLC_TRACE`) when the caller passes them (`task_id=`, `inputs=`).
 """
 
 from __future__ import annotations
 
-import importlib.util
+import hashlib
 import json
 import os
-import re
 import shutil
-import signal
 import stat
-import subprocess
-import sys
 import tempfile
-import threading
-from collections.abc import Callable, Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Mapping
 from pathlib import Path
-from types import ModuleType
 
 import attrs
+import regex
 
 from skillc.bench.effects import read_head, workdir_file
 
@@ -41,6 +45,12 @@ DEFAULT_TIMEOUT = 60.0
 MAX_BYTES = 1 << 20
 #: The environment variables a shell verifier sees.
 ENV_WORKDIR, ENV_TRACE, ENV_OUTPUTS = "SKILLC_BENCH_WORKDIR", "SKILLC_BENCH_TRACE", "SKILLC_BENCH_OUTPUTS"
+#: What every verifier may read of the task (when the caller passes it): its id, its inputs as JSON, the trace.
+ENV_TASK_ID, ENV_TASK_INPUTS, ENV_RUN_TRACE = "SKILLC_TASK_ID", "SKILLC_TASK_INPUTS", "SKILLC_TRACE"
+#: Seconds a file verifier's pattern may take to match.
+REGEX_TIMEOUT_S = 5.0
+#: The most files of a Python verifier that are hashed (a suite folder full of modules is not read whole).
+MAX_VERIFIER_FILES = 1000
 
 
 @attrs.frozen
@@ -50,6 +60,12 @@ class PythonVerifier:
     target: str
     folder: Path
     timeout: float = DEFAULT_TIMEOUT
+    #: The digest of the verifier's files when it was made (the suite loaded): checked again before each verdict.
+    digest: str = attrs.field(kw_only=True, eq=False, repr=False)
+
+    @digest.default
+    def _digest_now(self) -> str:
+        return verifier_digest(self.folder, self.target)
 
 
 @attrs.frozen
@@ -78,13 +94,19 @@ class Verification:
 
     passed: bool
     reason: str = ""
+    #: The diagnostic code of a verification that could not be trusted (SKM943: the verifier was rewritten).
+    code: str | None = None
 
 
-def verify(verifier: Verifier, *, workdir: Path, outputs: Mapping[str, object], trace: Path) -> Verification:
+def verify(verifier: Verifier, *, workdir: Path, outputs: Mapping[str, object], trace: Path,
+           task_id: str | None = None, inputs: Mapping[str, object] | None = None) -> Verification:
     """Run one verifier over a finished cell, on a scratch copy of its work folder and trace (a file verifier,
     which only reads, on the folder itself)."""
     if isinstance(verifier, FileVerifier):
         return _verify_file(verifier, workdir)
+    tampered = _tampered(verifier)
+    if tampered is not None:
+        return tampered
     with tempfile.TemporaryDirectory(prefix="skillc-bench-verify-") as scratch:
         root = Path(scratch)
         before = fingerprint(workdir)
@@ -96,20 +118,44 @@ def verify(verifier: Verifier, *, workdir: Path, outputs: Mapping[str, object], 
                 shutil.copyfile(trace, copied_trace)
         except OSError as exc:
             return Verification(False, f"the work folder could not be copied for the verifier: {_why(exc)}")
-        verdict = verify_here(verifier, workdir=work, outputs=outputs, trace=copied_trace)
+        verdict = verify_here(verifier, workdir=work, outputs=outputs, trace=copied_trace, task_id=task_id,
+                              inputs=inputs, scratch=root)
     if fingerprint(workdir) != before:
         return Verification(False, "the verifier changed the run's work folder (it must write only in the copy "
                                    "it is given)")
     return verdict
 
 
-def verify_here(verifier: Verifier, *, workdir: Path, outputs: Mapping[str, object], trace: Path) -> Verification:
-    """Run one verifier on `workdir` and `trace` themselves: for a caller that made them a scratch copy."""
-    if isinstance(verifier, PythonVerifier):
-        return _verify_python(verifier, workdir, outputs, trace)
-    if isinstance(verifier, ShellVerifier):
-        return _verify_shell(verifier, workdir, outputs, trace)
-    return _verify_file(verifier, workdir)
+def verify_here(verifier: Verifier, *, workdir: Path, outputs: Mapping[str, object], trace: Path,
+                task_id: str | None = None, inputs: Mapping[str, object] | None = None,
+                scratch: Path | None = None) -> Verification:
+    """Run one verifier on `workdir` and `trace` themselves: for a caller that made them a scratch copy, in
+    `scratch` (default: the folder that holds both), the only folder the verifier may write."""
+    if isinstance(verifier, FileVerifier):
+        return _verify_file(verifier, workdir)
+    tampered = _tampered(verifier)
+    if tampered is not None:
+        return tampered
+    root = scratch if scratch is not None else Path(os.path.commonpath([workdir.resolve(), trace.resolve()]))
+    outputs_path = _write_outputs(outputs, root)
+    env = _task_env(workdir, trace, task_id, inputs, outputs_path)
+    try:
+        if isinstance(verifier, PythonVerifier):
+            return _verify_python(verifier, workdir, outputs, trace, env, root)
+        return _verify_shell(verifier, workdir, env, root)
+    finally:
+        outputs_path.unlink(missing_ok=True)
+
+
+def _tampered(verifier: Verifier) -> Verification | None:
+    """SKM943 when a Python verifier's files are not what they were when the suite was loaded."""
+    if not isinstance(verifier, PythonVerifier) or verifier_digest(verifier.folder, verifier.target) == verifier.digest:
+        return None
+    from skillc.sandbox import codes
+
+    return Verification(False, f"{codes.VERIFIER_TAMPERED.code}: the verifier {verifier.target} changed after the "
+                               "suite was loaded (its files no longer hash the same); the verdict cannot be "
+                               "trusted", code=codes.VERIFIER_TAMPERED.code)
 
 
 def _why(exc: OSError) -> str:
@@ -157,76 +203,83 @@ def fingerprint(folder: Path) -> frozenset[tuple[str, int, int, int]]:
     return frozenset(entries)
 
 
+# ------------------------------------------------------------------ the hidden verifier's files
+
+
+def verifier_files(folder: Path, target: str) -> list[Path]:
+    """The files a Python verifier is made of: its module (a package's every `.py`) and the `.py` files beside it
+    in the suite's folder (the neighbours it may import), in a stable order."""
+    base = folder.joinpath(*target.partition(":")[0].split("."))
+    found = set(folder.glob("*.py"))
+    if base.is_dir():
+        found.update(base.rglob("*.py"))
+    else:
+        found.add(base.with_suffix(".py"))
+    return sorted(found)
+
+
+def verifier_digest(folder: Path, target: str) -> str:
+    """A content digest of the verifier's files (a file that cannot be read counts as "missing")."""
+    digest = hashlib.sha256()
+    for path in verifier_files(folder, target)[:MAX_VERIFIER_FILES]:
+        digest.update(str(path.relative_to(folder)).encode() + b"\0")
+        try:
+            digest.update(hashlib.sha256(path.read_bytes()).digest())
+        except OSError:
+            digest.update(b"missing")
+    return digest.hexdigest()
+
+
 # ------------------------------------------------------------------ python
 
 
-class _TimedOut(BaseException):
-    """Raised inside a Python verifier that ran past its timeout (a BaseException, so `except Exception` in it
-    cannot swallow it)."""
+def _task_env(workdir: Path, trace: Path, task_id: str | None, inputs: Mapping[str, object] | None,
+              outputs_path: Path) -> dict[str, str]:
+    """What a confined verifier finds in its environment (and nothing else of skillc's)."""
+    env = {ENV_WORKDIR: str(workdir), ENV_TRACE: str(trace), ENV_OUTPUTS: str(outputs_path),
+           ENV_RUN_TRACE: str(trace)}
+    if task_id is not None:
+        env[ENV_TASK_ID] = task_id
+    if inputs is not None:
+        env[ENV_TASK_INPUTS] = json.dumps(inputs, default=str)
+    return env
 
 
-def _load_module(folder: Path, name: str) -> ModuleType:
-    """The module `name` (dotted) from `folder`, loaded without touching `sys.path` for later imports."""
-    base = folder.joinpath(*name.split("."))
-    path = base / "__init__.py" if base.is_dir() else base.with_suffix(".py")
-    spec = importlib.util.spec_from_file_location(f"_skillc_bench_verifier.{name}", path)
-    if spec is None or spec.loader is None:
-        raise ImportError(f"cannot load {path}")
-    module = importlib.util.module_from_spec(spec)
-    sys.path.insert(0, str(folder))  # so the verifier may import its neighbours while it loads
-    try:
-        spec.loader.exec_module(module)
-    finally:
-        sys.path.remove(str(folder))
-    return module
+def _write_outputs(outputs: Mapping[str, object], scratch: Path) -> Path:
+    """The outputs as a JSON file in the scratch folder, beside (not in) the work copy; its path."""
+    fd, path = tempfile.mkstemp(prefix="skillc-bench-outputs-", suffix=".json", dir=scratch)
+    with os.fdopen(fd, "w", encoding="utf-8") as f:
+        json.dump(outputs, f, default=str)
+    return Path(path)
 
 
-def _resolve(verifier: PythonVerifier) -> Callable[..., object]:
-    """The verifier's function."""
-    module_name, _, function = verifier.target.partition(":")
-    fn: object = getattr(_load_module(verifier.folder, module_name), function, None)
-    if not callable(fn):
-        raise ImportError(f"{module_name} has no function {function!r}")
-    return fn
+def _verify_python(verifier: PythonVerifier, workdir: Path, outputs: Mapping[str, object], trace: Path,
+                   env: dict[str, str], scratch: Path) -> Verification:
+    """Import and call the function in a box (`skillc.sandbox`); any exception, exit or timeout is a failure.
 
+    The module is loaded afresh for each call, in its own process (an edited verifier takes effect on resume).
+    """
+    from skillc.sandbox.box import call_python
 
-@contextmanager
-def _alarm(seconds: float) -> Iterator[None]:
-    """Interrupt the main thread after `seconds` with _TimedOut."""
-    def on_alarm(signum: int, frame: object) -> None:
-        raise _TimedOut
-
-    previous = signal.signal(signal.SIGALRM, on_alarm)
-    signal.setitimer(signal.ITIMER_REAL, seconds)
-    try:
-        yield
-    finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, previous)
-
-
-def _call_with_timeout(fn: Callable[[], object], seconds: float) -> object:
-    """fn() within `seconds`: by SIGALRM on the main thread, else in a daemon thread that is left behind."""
-    if threading.current_thread() is threading.main_thread():
-        with _alarm(seconds):
-            return fn()
-    box: list[object] = []
-    errors: list[BaseException] = []
-
-    def target() -> None:
-        try:
-            box.append(fn())
-        except BaseException as exc:  # handed to the caller, who reports it
-            errors.append(exc)
-
-    thread = threading.Thread(target=target, daemon=True, name="skillc-bench-verifier")
-    thread.start()
-    thread.join(seconds)
-    if thread.is_alive():
-        raise _TimedOut
-    if errors:
-        raise errors[0]
-    return box[0]
+    module = verifier.target.partition(":")[0]
+    base = verifier.folder.joinpath(*module.split("."))
+    file = base / "__init__.py" if base.is_dir() else base.with_suffix(".py")
+    call = call_python(file, verifier.target.partition(":")[2], scratch=scratch, folder=verifier.folder,
+                       module=module, args=[str(workdir), dict(outputs), str(trace)], paths=[0, 2], env=env,
+                       timeout_s=verifier.timeout)
+    if call.box.timed_out:
+        return Verification(False, f"the verifier {verifier.target} did not return within {verifier.timeout:g} s")
+    problem = call.problem()
+    if problem is None:
+        return _judge_returned(call.value)
+    kind = call.answer.get("kind") if call.answer is not None else None
+    if kind == "exit":
+        return Verification(False, f"the verifier {verifier.target} called {problem}")
+    if kind == "value":
+        return Verification(False, f"the verifier {problem}, not a bool or (bool, reason)")
+    if kind in ("raised", "import"):
+        return Verification(False, f"the verifier {verifier.target} raised {problem}")
+    return Verification(False, f"the verifier {verifier.target} failed: {problem}")
 
 
 def _judge_returned(value: object) -> Verification:
@@ -238,44 +291,7 @@ def _judge_returned(value: object) -> Verification:
     return Verification(False, f"the verifier returned {value!r:.80}, not a bool or (bool, reason)")
 
 
-def _verify_python(verifier: PythonVerifier, workdir: Path, outputs: Mapping[str, object],
-                   trace: Path) -> Verification:
-    """Import and call the function; any exception, exit or timeout is a failure with its reason.
-
-    The module is loaded afresh for each call (an edited verifier takes effect on resume); modules it imports
-    from the suite's folder are cached in `sys.modules` like any import.
-    """
-    try:
-        # Importing is timed too: a module that hangs while it loads is the verifier's failure as well.
-        value = _call_with_timeout(lambda: _resolve(verifier)(workdir, outputs, trace), verifier.timeout)
-    except _TimedOut:
-        return Verification(False, f"the verifier {verifier.target} did not return within {verifier.timeout:g} s")
-    except KeyboardInterrupt:
-        raise
-    except SystemExit as exc:
-        return Verification(False, f"the verifier {verifier.target} called sys.exit({exc.code!r})")
-    except BaseException as exc:  # a verifier is user code: whatever it raises is its failure, not the bench's
-        return Verification(False, f"the verifier {verifier.target} raised {type(exc).__name__}: {exc}")
-    return _judge_returned(value)
-
-
 # ------------------------------------------------------------------ shell
-
-
-def _write_outputs(outputs: Mapping[str, object]) -> str:
-    """The outputs as a JSON file outside the workdir (so verifying changes no file there); its path."""
-    fd, path = tempfile.mkstemp(prefix="skillc-bench-outputs-", suffix=".json")
-    with os.fdopen(fd, "w", encoding="utf-8") as f:
-        json.dump(outputs, f, default=str)
-    return path
-
-
-def _kill_group(proc: subprocess.Popen[bytes]) -> None:
-    """Kill the command and everything it started (it leads its own process group)."""
-    try:
-        os.killpg(proc.pid, signal.SIGKILL)
-    except ProcessLookupError:
-        pass
 
 
 def _tail(data: bytes) -> str:
@@ -284,33 +300,23 @@ def _tail(data: bytes) -> str:
     return text[-200:]
 
 
-def _verify_shell(verifier: ShellVerifier, workdir: Path, outputs: Mapping[str, object],
-                  trace: Path) -> Verification:
-    """Run the command in the workdir in its own process group; the group is killed when it exits or times out."""
-    outputs_path = _write_outputs(outputs)
-    env = {**os.environ, ENV_WORKDIR: str(workdir), ENV_TRACE: str(trace), ENV_OUTPUTS: outputs_path}
-    # Output goes to a file, not a pipe: a background child holding a pipe open would keep us waiting.
-    with tempfile.TemporaryFile() as log:
-        try:
-            proc = subprocess.Popen(["/bin/sh", "-c", verifier.command], cwd=workdir, env=env,
-                                    stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
-                                    start_new_session=True)
-        except OSError as exc:
-            os.unlink(outputs_path)
-            return Verification(False, f"the verifier command could not start: {exc.strerror or exc}")
-        try:
-            proc.wait(timeout=verifier.timeout)
-        except subprocess.TimeoutExpired:
-            return Verification(False, f"the verifier command did not finish within {verifier.timeout:g} s")
-        finally:
-            _kill_group(proc)  # what it left running in the background goes too
-            proc.wait()
-            os.unlink(outputs_path)
-        log.seek(max(0, log.seek(0, os.SEEK_END) - MAX_BYTES))
-        said = _tail(log.read())
-    if proc.returncode == 0:
+def _verify_shell(verifier: ShellVerifier, workdir: Path, env: dict[str, str], scratch: Path) -> Verification:
+    """Run the command in a box (`skillc.sandbox`), in the workdir; the box is killed whole when it exits or
+    times out."""
+    from skillc.sandbox.box import run_confined
+
+    try:
+        box = run_confined(["/bin/sh", "-c", verifier.command], scratch=scratch, cwd=workdir, env=env,
+                           timeout_s=verifier.timeout)
+    except OSError as exc:
+        return Verification(False, f"the verifier command could not start: {exc.strerror or exc}")
+    if box.timed_out:
+        return Verification(False, f"the verifier command did not finish within {verifier.timeout:g} s")
+    if box.exit == 0:
         return Verification(True)
-    return Verification(False, f"the verifier command exited {proc.returncode}" + (f": {said}" if said else ""))
+    said = _tail(box.stdout + box.stderr)
+    how = f"exited {box.exit}" if box.exit is not None else box.why().removeprefix("it ")
+    return Verification(False, f"the verifier command {how}" + (f": {said}" if said else ""))
 
 
 # ------------------------------------------------------------------ file
@@ -327,6 +333,14 @@ def _verify_file(verifier: FileVerifier, workdir: Path) -> Verification:
         return Verification(False, f"{verifier.path} cannot be read: {exc.strerror or exc}")
     if verifier.equals is not None and text != verifier.equals:
         return Verification(False, f"{verifier.path} holds {text[:60]!r}, not {verifier.equals[:60]!r}")
-    if verifier.matches is not None and not re.search(verifier.matches, text):
-        return Verification(False, f"{verifier.path} does not match /{verifier.matches}/ (it holds {text[:60]!r})")
+    if verifier.matches is not None:
+        try:
+            found = regex.search(verifier.matches, text, timeout=REGEX_TIMEOUT_S)
+        except TimeoutError:
+            return Verification(False, f"matching /{verifier.matches}/ against {verifier.path} took longer than "
+                                       f"{REGEX_TIMEOUT_S:g} s (the pattern backtracks too much)")
+        except regex.error as exc:
+            return Verification(False, f"/{verifier.matches}/ is not a valid pattern: {exc}")
+        if found is None:
+            return Verification(False, f"{verifier.path} does not match /{verifier.matches}/ (it holds {text[:60]!r})")
     return Verification(True)

@@ -148,10 +148,10 @@ def run_confined(argv: Sequence[str], *, scratch: Path, readable: Iterable[str |
                  writable: Iterable[str | Path] = (), env: Mapping[str, str] | None = None,
                  timeout_s: float, memory_mb: int | None = 2048, file_mb: int = 256, processes: int = 256,
                  network: bool = False, stdin: bytes | None = None, restrict_reads: bool = True,
-                 disable: Iterable[str] = ()) -> Confined:
+                 disable: Iterable[str] = (), cwd: Path | None = None) -> Confined:
     """Run `argv` confined: cwd and HOME `scratch` (the only folder it may write, with `writable`), reads limited
     to `readable`, the system and Python (when `restrict_reads`), no network unless `network`, the environment
-    `minimal_env(scratch, env)`, at most `timeout_s` of wall time (CPU time likewise), `memory_mb` of address
+    `minimal_env(scratch, env)`, in `cwd` (a folder in scratch; default scratch), at most `timeout_s` of wall time (CPU time likewise), `memory_mb` of address
     space, `file_mb` per file and `processes`; killed with everything it started at the end.
 
     OSError when the box itself cannot start (no Python, no fork); KeyboardInterrupt kills the box and goes on.
@@ -159,7 +159,7 @@ def run_confined(argv: Sequence[str], *, scratch: Path, readable: Iterable[str |
     scratch = Path(scratch).resolve()
     full_env = minimal_env(scratch, env)
     spec = {
-        "argv": _resolve_program(argv, full_env), "env": full_env, "cwd": str(scratch),
+        "argv": _resolve_program(argv, full_env), "env": full_env, "cwd": str(cwd or scratch),
         "readable": [*default_readable(), *map(str, readable), str(scratch)],
         "writable": [str(scratch), *_DEVICES, *map(str, writable)],
         "network": network, "restrict_reads": restrict_reads, "timeout_s": timeout_s,
@@ -270,19 +270,22 @@ class PythonCall:
         return str(self.answer.get("error", "it failed"))
 
 
-def call_python(file: Path, function: str | None, *, scratch: Path, args: Sequence[object] = (),
+def call_python(file: Path, function: str | None, *, scratch: Path, folder: Path | None = None,
+                args: Sequence[object] = (),
                 kwargs: Mapping[str, object] | None = None, paths: Iterable[int] = (), module: str | None = None,
                 readable: Iterable[str | Path] = (), writable: Iterable[str | Path] = (),
                 env: Mapping[str, str] | None = None, timeout_s: float, memory_mb: int | None = 2048,
                 disable: Iterable[str] = ()) -> PythonCall:
     """Load the module `file` in a box and call `function(*args, **kwargs)` (the args at `paths` as Paths), or
-    describe its public functions (`function` None). The module's folder is readable and first on its path."""
+    describe its public functions (`function` None). `folder` (default: the file's) is readable and first on the
+    module's path, for its neighbours; the box runs in `scratch`."""
     file = Path(file).resolve()
-    request = {"op": "describe" if function is None else "call", "file": str(file), "folder": str(file.parent),
+    home = Path(folder).resolve() if folder is not None else file.parent
+    request = {"op": "describe" if function is None else "call", "file": str(file), "folder": str(home),
                "module": module or file.stem, "function": function, "args": list(args),
                "kwargs": dict(kwargs or {}), "paths": list(paths)}
     box = run_confined([sys.executable, "-I", str(_PYCALL)], scratch=scratch,
-                       readable=[str(file.parent), str(_PYCALL), *map(str, readable)], writable=writable, env=env,
+                       readable=[str(home), str(file), str(_PYCALL), *map(str, readable)], writable=writable, env=env,
                        timeout_s=timeout_s, memory_mb=memory_mb, stdin=json.dumps(request, default=str).encode(),
                        disable=disable)
     try:
