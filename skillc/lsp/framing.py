@@ -12,7 +12,11 @@ every later message is lost (the server stalls). This reader instead:
   that was too short), else answers a JSON-RPC parse error (-32700, id null) and resyncs at
   the next header;
 - answers a request whose params do not fit the method's type with an error for its id
-  (-32602 invalid params) instead of only logging it.
+  (-32602 invalid params) instead of only logging it;
+- refuses a message nested deeper than `MAX_DEPTH` (an error for its id, or id null when it is too deep
+  for the JSON decoder itself) instead of letting the decoder's `RecursionError` end the server;
+- reads in linear time: the search for the next header resumes where the last one stopped, and a body
+  is decoded only once all of it has come (a 30 MB `didOpen` in 64 KiB reads was quadratic).
 """
 
 from __future__ import annotations
@@ -28,12 +32,48 @@ from typing import Any
 
 MAX_BODY = 64 << 20  # bytes; far above any real document, far below what could exhaust memory
 MAX_HEADER = 8 << 10
+MAX_DEPTH = 100  # nesting of arrays and objects; LSP messages need about ten
+_MARGIN = 256  # a resumed header search starts this far back: a header split across reads is still found
 IDLE_S = 0.2  # seconds without new bytes after which a complete-looking body is taken as it is
 _HEADER = re.compile(rb"(?i)content-length[ \t]*:")
 _HEADER_END = b"\r\n\r\n"
 _LENGTH = re.compile(rb"(?im)^content-length[ \t]*:[ \t]*(\d{1,20})[ \t]*\r?$")
 
 logger = logging.getLogger(__name__)
+
+
+class TooDeep(ValueError):
+    """A JSON message nested deeper than MAX_DEPTH (`message`: the decoded object, when it could be decoded)."""
+
+    def __init__(self, message: Any = None) -> None:
+        super().__init__(f"message nested deeper than {MAX_DEPTH} levels")
+        self.message = message
+
+
+def depth(value: Any) -> int:
+    """How deeply arrays and objects nest in a decoded JSON value (iteratively: no recursion to run out of)."""
+    deepest, stack = 0, [(value, 1)]
+    while stack:
+        item, level = stack.pop()
+        if isinstance(item, dict):
+            item = list(item.values())
+        elif not isinstance(item, list):
+            continue
+        deepest = max(deepest, level)
+        if level <= MAX_DEPTH:  # deeper is refused anyway: no need to walk it
+            stack.extend((x, level + 1) for x in item if isinstance(x, (dict, list)))
+    return deepest
+
+
+def loads(body: bytes) -> Any:
+    """Decode one JSON message; ValueError when it is not JSON, TooDeep when it nests past MAX_DEPTH."""
+    try:
+        value = json.loads(body)
+    except RecursionError:
+        raise TooDeep() from None
+    if depth(value) > MAX_DEPTH:
+        raise TooDeep(value)
+    return value
 
 
 class Framer:
@@ -43,6 +83,22 @@ class Framer:
         self.handle = handle
         self.reply_error = reply_error
         self.buffer = bytearray()
+        self._searched: dict[int, int] = {}  # from -> to: no header in buffer[from:to]
+        self._failed: tuple[int, int] | None = None  # buffer[from:to] was tried as a body and is not JSON
+
+    def _next_header(self, start: int) -> re.Match[bytes] | None:
+        """The first header at or after `start`, resuming an earlier search from the same start (linear)."""
+        resume = max(start, self._searched.get(start, start) - _MARGIN)
+        found = _HEADER.search(self.buffer, resume)
+        if found is None:
+            self._searched[start] = len(self.buffer)
+        return found
+
+    def _consume(self, upto: int) -> None:
+        """Drop the first `upto` bytes of the buffer (the remembered search is then out of date)."""
+        del self.buffer[:upto]
+        self._searched = {}
+        self._failed = None
 
     def feed(self, data: bytes, idle: bool = False) -> None:
         """Add bytes (none, with `idle`, after a quiet period) and dispatch every message now complete."""
@@ -53,18 +109,18 @@ class Framer:
     def _step(self, idle: bool) -> bool:
         """Consume one message or one piece of junk from the buffer; False when more bytes are needed."""
         buf = self.buffer
-        start = _HEADER.search(buf)
+        start = self._next_header(0)
         if start is None:
             if idle and buf.strip():
                 self._loose(bytes(buf))  # a message with no header at all
-                buf.clear()
+                self._consume(len(buf))
             elif len(buf) > MAX_BODY:
                 self.reply_error(None, -32600, f"dropped {len(buf)} bytes without a Content-Length header")
-                buf.clear()
+                self._consume(len(buf))
             return False
         if start.start() > 0:
             junk = bytes(buf[: start.start()])
-            del buf[: start.start()]
+            self._consume(start.start())
             if junk.strip():
                 self._loose(junk)  # bytes between messages: a message whose header had no length
             return True
@@ -72,7 +128,7 @@ class Framer:
         if end < 0:
             if len(buf) > MAX_HEADER:
                 self.reply_error(None, -32600, "header too long")
-                del buf[: len(_HEADER.pattern)]
+                self._consume(len(_HEADER.pattern))
                 return True
             return False
         header, body_start = bytes(buf[:end]), end + len(_HEADER_END)
@@ -80,41 +136,50 @@ class Framer:
         if length is None or int(length.group(1)) > MAX_BODY:
             size = "no valid Content-Length" if length is None else f"Content-Length {int(length.group(1))} is over {MAX_BODY}"
             self.reply_error(None, -32600, f"message refused: {size}")
-            del buf[:body_start]  # the body (if any) is read as loose bytes up to the next header
+            self._consume(body_start)  # the body (if any) is read as loose bytes up to the next header
             return True
         n = int(length.group(1))
-        following = _HEADER.search(buf, body_start)
         if len(buf) >= body_start + n:
             body = bytes(buf[body_start: body_start + n])
             if self._parses(body):
-                del buf[: body_start + n]
+                self._consume(body_start + n)
                 self._dispatch(body)
                 return True
             # Not JSON at the promised length: the length was too short if the text up to the next header is.
+            following = self._next_header(body_start)
             if following is None and not idle:
                 return False
             stop = following.start() if following is not None else len(buf)
             self._loose(bytes(buf[body_start:stop]))
-            del buf[:stop]
+            self._consume(stop)
             return True
         # Fewer bytes than promised: the next header (or a quiet stream) ends this message when what came is JSON;
         # otherwise wait (a document may quote "Content-Length:"), and give up on it once the stream is quiet.
+        following = self._next_header(body_start)
+        if following is None and not idle:
+            return False  # more bytes are promised: nothing is decoded before they come (linear reading)
         stop = following.start() if following is not None else len(buf)
+        if self._failed == (body_start, stop) and not idle:
+            return False  # the same bytes did not decode before: wait for more without decoding them again
         body = bytes(buf[body_start:stop])
-        if self._parses(body) and (following is not None or idle):
-            del buf[:stop]
+        if self._parses(body):
+            self._consume(stop)
             self._dispatch(body)
             return True
-        if not idle or following is None:
+        self._failed = (body_start, stop)
+        if following is None or not idle:
             return False
-        del buf[:stop]
+        self._consume(stop)
         self._loose(body)
         return True
 
     @staticmethod
     def _parses(body: bytes) -> bool:
+        """Whether the bytes are one JSON value (one nested too deeply counts: it is answered, not re-framed)."""
         try:
-            json.loads(body)
+            loads(body)
+        except TooDeep:
+            return True
         except ValueError:
             return False
         return True
@@ -131,7 +196,12 @@ class Framer:
 
     def _dispatch(self, body: bytes) -> None:
         try:
-            data = json.loads(body)
+            data = loads(body)
+        except TooDeep as exc:
+            msg_id = exc.message.get("id") if isinstance(exc.message, dict) else None
+            self.reply_error(msg_id if isinstance(msg_id, (int, str)) else None, -32600,
+                             f"invalid request: {exc}")
+            return
         except ValueError:
             self.reply_error(None, -32700, "parse error")
             return
@@ -155,7 +225,7 @@ async def serve(server: Any, stdin_fd: int, stop: threading.Event | asyncio.Even
     def handle(data: dict[str, Any]) -> None:
         try:
             message = protocol.structure_message(data)
-        except JsonRpcException as exc:
+        except (JsonRpcException, RecursionError, TypeError, ValueError) as exc:
             if "id" in data and "method" in data:
                 code = exc.code if isinstance(exc, JsonRpcInvalidParams) else -32602
                 reply_error(data["id"], code, f"invalid params for {data.get('method')}")

@@ -986,6 +986,7 @@ def main() -> None:
 
     server._stop_event = stop = threading.Event()
     server.protocol.set_writer(StdoutWriter(sys.stdout.buffer))
+    sys.stdout = sys.stderr  # stdout is the protocol's: anything printed (a library, an internal error) goes to stderr
     tune_gc()
     try:
         asyncio.run(serve(server, sys.stdin.fileno(), stop))

@@ -148,3 +148,51 @@ def test_framer_keeps_a_body_that_quotes_a_header() -> None:
     f = Framer(lambda d: got.append(d), lambda *a: pytest.fail(f"error {a}"))
     f.feed(frame(msg))
     assert got == [msg]
+
+
+def test_a_deeply_nested_message_gets_an_error_and_the_server_keeps_running(server: RawServer) -> None:
+    """Issue 34: a 3,000-deep message ended the server with SKM900 printed on the protocol's stdout."""
+    deep = b'{"jsonrpc": "2.0", "id": 13, "method": "textDocument/hover", "params": ' + b"[" * 3000 + b"]" * 3000 + b"}"
+    server.send(f"Content-Length: {len(deep)}\r\n\r\n".encode() + deep)
+    refused = server.reply(None)  # too deep for the decoder: the id cannot be read
+    assert refused["error"]["code"] == -32600 and "deeper than" in refused["error"]["message"]
+    shallow = request(14, "textDocument/hover", {"y": "z"})
+    for _ in range(150):
+        shallow["params"] = {"p": shallow["params"]}
+    server.send(frame(shallow))  # decodable, but past the bound: refused for its id
+    assert server.reply(14)["error"]["code"] == -32600
+    server.send(frame(request(15, *PING)))
+    assert "result" in server.reply(15)  # still framed and answering: nothing but protocol on stdout
+    assert server.proc.poll() is None
+
+
+def test_a_30_mb_did_open_is_framed_in_linear_time() -> None:
+    """Issue 34: a 30 MB `didOpen`, read in 64 KiB pieces as from a pipe, took ~40 s (each read re-searched and
+    re-decoded the whole body so far); it takes well under a second."""
+    msg = {"jsonrpc": "2.0", "method": "textDocument/didOpen", "params": {"textDocument": {
+        "uri": "file:///big.skm", "languageId": "skm", "version": 1, "text": "# " + "x" * 30_000_000}}}
+    data = frame(msg) + frame(request(2))
+    got, errors = [], []
+    f = Framer(lambda d: got.append(d.get("id", d.get("method"))), lambda *a: errors.append(a))
+    started = time.perf_counter()
+    for at in range(0, len(data), 1 << 16):
+        f.feed(data[at:at + (1 << 16)])
+    took = time.perf_counter() - started
+    assert got == ["textDocument/didOpen", 2] and errors == []
+    assert took < 8, f"framing 30 MB took {took:.1f} s"
+
+
+def test_framer_depth_bound_in_process() -> None:
+    """At the bound a message passes; one level more is refused with its id."""
+    from skillc.lsp.framing import MAX_DEPTH
+
+    def nested(levels: int) -> dict:
+        params: object = []
+        for _ in range(levels - 2):  # the message object and params' list are two levels
+            params = [params]
+        return request(7, "x", params)
+
+    got, errors = [], []
+    f = Framer(lambda d: got.append(d["id"]), lambda i, c, m: errors.append((i, c)))
+    f.feed(frame(nested(MAX_DEPTH)) + frame(nested(MAX_DEPTH + 1)))
+    assert got == [7] and errors == [(7, -32600)]
