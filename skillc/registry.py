@@ -38,7 +38,7 @@ TABLES: Final[tuple[ModuleType, ...]] = (
     runtime_codes,  # SKM520–539 (traces)
     render_codes,  # SKM525 (a trace drawn over another machine)
     importers_codes,  # SKM6xx
-    bench_codes,  # SKM700–739
+    bench_codes,  # SKM700–759
     refine_codes,  # SKM800–839 (trace import and archive, then alignment and acceptance)
     evolve_codes,  # SKM840–859 (evolve: options, scripted roles, hypotheses, test cases)
     conform_codes,  # SKM860–869 (conform: the rules transcripts broke)

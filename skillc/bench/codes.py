@@ -340,21 +340,14 @@ SETUP_FAILED: Final = Code(
     "skillc bench broken-setup.toml --executor scripted:script.json --dry-run", _BENCH + " --dry-run",
     "run the setup command by hand in an empty folder; its output is in the log named", runnable=False,
     lang="shell")
-PATH_OUTSIDE_SUITE: Final = Code(
-    "SKM745", "path-outside-suite", E, "a path in a suite leads out of the suite's folder",
-    "Every file a suite names (skill, machine, task file, tools modules, fixture folders) is read from inside "
-    "the suite's folder: an absolute path, `..` or a symlink leading out is refused, so a suite from elsewhere "
-    "cannot make the bench load a module or copy a folder from another place.",
-    _GOOD.replace('skill = "SKILL.md"', 'skill = "../SKILL.md"'), _GOOD,
-    "keep the files the suite uses in its folder (copy them there)", runnable=False, lang="toml")
 SPECIAL_FILE: Final = Code(
-    "SKM746", "special-file", E, "a bench file is a FIFO, a device, a socket or a symlink loop",
+    "SKM745", "special-file", E, "a bench file is a FIFO, a device, a socket or a symlink loop",
     "The suite, its task files and the results store are read and written as regular files. A named pipe "
     "would block the bench forever, a device is not a file of rows, and a symlink loop has no target; each is "
     "refused with what it is.",
     "mkfifo out/results.jsonl", "rm out/results.jsonl", "give a regular file", runnable=False, lang="shell")
 UNSAFE_OUTPUT: Final = Code(
-    "SKM747", "unsafe-output", E, "a bench output path is a symlink",
+    "SKM746", "unsafe-output", E, "a bench output path is a symlink",
     "The bench writes `results.jsonl`, `bench.json`, the reports and the cells under its output folder and never "
     "follows a symlink there: a link could make it write a file anywhere the user may write.",
     "ln -s /etc/passwd out/report.md", "rm out/report.md", "remove the link, or write to a new output folder (-o)",
@@ -370,5 +363,5 @@ ALL: Final[tuple[Code, ...]] = (
     UNKNOWN_BENCH_MODE, INVALID_BENCH_EXECUTOR, INVALID_BENCH_COUNT, BENCH_NEEDS_MACHINE, NO_SKILL_DOCUMENT,
     BACKEND_FAILED, NO_RESULTS, CHANGED_BENCH, CHANGED_SUITE, UNRECORDED_SUITE,
     INVALID_BINDING, UNBOUND_MACHINE_INPUT, INVALID_MACHINE_UNDER_TEST, NO_MATCHING_TASK, SETUP_FAILED,
-    PATH_OUTSIDE_SUITE, SPECIAL_FILE, UNSAFE_OUTPUT,
+    SPECIAL_FILE, UNSAFE_OUTPUT,
 )

@@ -294,6 +294,18 @@ def horizon_table(report: Report) -> tuple[list[str], list[list[str]]]:
     return ["horizon", *groups], body
 
 
+def machines_table(report: Report) -> tuple[list[str], list[list[str]]]:
+    """One line per machine under test (a `machine` or `machine:LABEL` group, and native beside them), short enough
+    for a README table: success and RFC with their intervals, mean tokens, steps and seconds per cell."""
+    head = ["build", "executor", "success", "RFC", "mean total tokens", "mean steps", "s/cell"]
+    body = [[s.mode.partition(":")[2] or s.mode, s.executor,
+             f"{_pct(s.success.estimate)} {_ci(s.success)} (n={s.verified})",
+             f"{_pct(s.rfc.estimate)} {_ci(s.rfc)} (n={s.judged})", _num(s.mean_total_tokens), _num(s.mean_steps),
+             f"{s.mean_latency_s:.3f}"]
+            for s in report.summaries if s.mode.partition(":")[0] in ("machine", "native")]
+    return head, body
+
+
 def _markdown_table(head: Sequence[str], body: Sequence[Sequence[str]]) -> str:
     """A GitHub Markdown table."""
     def line(cells: Sequence[str]) -> str:
@@ -305,6 +317,7 @@ def _markdown_table(head: Sequence[str], body: Sequence[Sequence[str]]) -> str:
 def _sections(report: Report) -> list[tuple[str, tuple[list[str], list[list[str]]]]]:
     """The report's tables with their titles (the horizon table only when tasks have a horizon)."""
     sections = [("Success and RFC per mode and executor", summary_table(report)),
+                ("One line per machine under test (for a README table)", machines_table(report)),
                 ("Paired comparison between modes (same tasks and repeats)", comparison_table(report)),
                 ("Mean total tokens per task", tokens_table(report))]
     if report.horizons:

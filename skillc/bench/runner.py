@@ -52,6 +52,8 @@ if TYPE_CHECKING:
 _FRESH_KINDS = ("scripted", "replay")
 #: In an executor spec, replaced by the cell's task id (one script per task).
 TASK_PLACEHOLDER = "{task}"
+#: In an executor spec, replaced by the label of the cell's machine under test (`native` for native cells).
+MACHINE_PLACEHOLDER = "{machine}"
 #: The step budget when neither --max-steps nor the suite's `max_steps` gives one.
 DEFAULT_MAX_STEPS = 100
 
@@ -423,7 +425,8 @@ def _flag_problems(config: BenchConfig, tasks: Sequence[str]) -> list[Diagnostic
         problems.append(make(codes.UNKNOWN_BENCH_MODE, f"no mode given; the modes are {', '.join(MODES)}"))
     if not config.executors:
         problems.append(make(codes.INVALID_BENCH_EXECUTOR, "give at least one executor (--executor SPEC)"))
-    problems += [p for spec in config.executors if (p := spec_problem(spec, tasks)) is not None]
+    problems += [p for spec in config.executors
+                 if MACHINE_PLACEHOLDER not in spec and (p := spec_problem(spec, tasks)) is not None]
     if config.backend not in BACKENDS:
         problems.append(make(codes.BACKEND_FAILED, f"unknown backend `{config.backend}`; the backends are "
                                                    f"{', '.join(BACKENDS)}"))
@@ -437,8 +440,9 @@ def _flag_problems(config: BenchConfig, tasks: Sequence[str]) -> list[Diagnostic
     return problems
 
 
-def spec_problem(spec: str, tasks: Sequence[str]) -> Diagnostic | None:
-    """Why an executor spec cannot work, found before any cell runs (each task's scripted file is read here)."""
+def spec_problem(spec: str, tasks: Sequence[str], machines: Sequence[str] = ("native",)) -> Diagnostic | None:
+    """Why an executor spec cannot work, found before any cell runs (each task's and machine's scripted file is
+    read here)."""
     from skillc.runtime.executors import SPECS, ExecutorError, make_executor
     from skillc.runtime.executors.scripted import ScriptError
     from skillc.runtime.record import TraceError
@@ -448,7 +452,8 @@ def spec_problem(spec: str, tasks: Sequence[str]) -> Diagnostic | None:
         return make(codes.INVALID_BENCH_EXECUTOR, f"unknown executor {spec!r}; expected one of {SPECS}")
     if kind not in _FRESH_KINDS:
         return None  # a model is loaded (or a server asked) by the cells themselves, not twice
-    fills = [spec.replace(TASK_PLACEHOLDER, t) for t in tasks] if TASK_PLACEHOLDER in spec else [spec]
+    fills = [spec.replace(TASK_PLACEHOLDER, t).replace(MACHINE_PLACEHOLDER, m) for t in tasks or [""]
+             for m in machines]
     for filled in dict.fromkeys(fills):
         try:
             make_executor(filled).close()
@@ -457,9 +462,9 @@ def spec_problem(spec: str, tasks: Sequence[str]) -> Diagnostic | None:
     return None
 
 
-def absolute_spec(spec: str, task: str) -> str:
-    """The spec a worker makes its executor from: `{task}` filled in, a file path made absolute."""
-    filled = spec.replace(TASK_PLACEHOLDER, task)
+def absolute_spec(spec: str, task: str, machine: str = "native") -> str:
+    """The spec a worker makes its executor from: `{task}` and `{machine}` filled in, a file path made absolute."""
+    filled = spec.replace(TASK_PLACEHOLDER, task).replace(MACHINE_PLACEHOLDER, machine)
     kind, sep, rest = filled.partition(":")
     if not sep or kind not in (*_FRESH_KINDS, "local") or not rest:
         return filled
@@ -532,16 +537,19 @@ def _machine_files(config: BenchConfig, suite: Suite, out: Path) -> list[tuple[s
 
     found: list[tuple[str, Path]] = []
     for raw in config.machines:
-        path = Path(raw).absolute()
+        label, named = _labelled(raw)
+        path = Path(named).absolute()
         if not path.is_file():
             return make(codes.INVALID_MACHINE_UNDER_TEST, f"--machine {raw}: "
                         f"{'not a file' if path.exists() else 'no such file'}")
-        found.append((path.stem, path))
-    for spec in config.builds:
-        built = _build(spec, suite, out / "builds" / f"{safe_name(spec)}.skm")
+        found.append((label or path.stem, path))
+    for raw in config.builds:
+        label, spec = _labelled(raw)
+        label = label or spec.partition(":")[0]
+        built = _build(spec, suite, out / "builds" / f"{safe_name(label)}.skm")
         if isinstance(built, Diagnostic):
             return built
-        found.append((spec.removeprefix("model:"), built))
+        found.append((label, built))
     if not found and suite.machine is not None:
         found.append((suite.machine.stem, suite.machine))
     labels = [label for label, _ in found]
@@ -550,6 +558,14 @@ def _machine_files(config: BenchConfig, suite: Suite, out: Path) -> list[tuple[s
         return make(codes.INVALID_MACHINE_UNDER_TEST, f"two machines under test are called {twice!r}; each is a "
                     "column of the report", hint="give the files different names")
     return found
+
+
+def _labelled(raw: str) -> tuple[str | None, str]:
+    """`LABEL=VALUE` as (LABEL, VALUE); a value without a plain label in front as (None, value)."""
+    import re
+
+    m = re.fullmatch(r"([A-Za-z0-9_.-]+)=(.+)", raw)
+    return (m.group(1), m.group(2)) if m else (None, raw)
 
 
 def _build(spec: str, suite: Suite, target: Path) -> Path | Diagnostic:
@@ -653,7 +669,9 @@ def _jobs(plan: _Plan, limits: Limits, out: Path, cells: Sequence[Cell]) -> list
 def cell_job(cell: Cell, suite: Suite, task: Task, machine: Path, digest: str, out: Path, limits: Limits,
              skill: Path | None) -> CellJob:
     """The job of one cell of `suite`'s `task` on the checked machine file (`digest`: its text's hash)."""
-    return CellJob(cell, absolute_spec(cell.executor, task.id), out, machine, digest, skill, task,
+    mode, _, label = cell.mode.partition(":")
+    label = label or ("native" if mode == "native" else machine.stem)
+    return CellJob(cell, absolute_spec(cell.executor, task.id, label), out, machine, digest, skill, task,
                    (*suite.requirements, *task.requirements), suite.failed_runs_comply, suite.tools, limits,
                    suite.bindings, suite.setup, suite.teardown, suite.setup_timeout, suite.folder)
 
@@ -705,6 +723,11 @@ def _run_bench(config: BenchConfig, backend: Backend | None, progress: Progress 
     cells = matrix([t.id for t in suite.tasks], mode_labels(list(dict.fromkeys(config.modes)),
                                                             [s.label for s in plan.subjects]),
                    list(dict.fromkeys(config.executors)), config.repeats)
+    labels = [s.label for s in plan.subjects] + (["native"] if "native" in config.modes else [])
+    specs = [p for spec in config.executors if MACHINE_PLACEHOLDER in spec
+             and (p := spec_problem(spec, [t.id for t in suite.tasks], labels)) is not None]
+    if specs:
+        return _usage(*specs)
     if config.dry_run:
         return _dry_run(plan, config, out, cells, loaded.diagnostics)
     writer = open_writer(out / "results.jsonl")
