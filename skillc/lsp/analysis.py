@@ -49,15 +49,17 @@ def fingerprint(path: Path, overlay: Mapping[Path, str]) -> Fingerprint:
     return ("file", st.st_mtime_ns, st.st_size)
 
 
-def run_check(text: str, path: str, overlay: Mapping[Path, str]) -> tuple[api.CheckResult, ImportCache]:
-    """One full check (in the checking thread), open buffers read instead of their files."""
+def run_check(text: str, path: str, overlay: Mapping[Path, str],
+              root: str | None = None) -> tuple[api.CheckResult, ImportCache]:
+    """One full check (in the checking thread), open buffers read instead of their files; imports confined to
+    `root` when given (the workspace), else to the document's project root as `skillc check` does."""
     from skillc.ir.loader import ImportCache
 
     imports = ImportCache()
     texts = getattr(imports, "texts", None)
     if isinstance(texts, dict):
         texts.update(overlay)
-    return api.check(text, path=path, imports=imports), imports
+    return api.check(text, path=path, imports=imports, root=root), imports
 
 
 @attrs.define(eq=False)

@@ -115,6 +115,42 @@ def _range(span: Span) -> lsp.Range:
     return span_range(span)
 
 
+# ---------------------------------------------------------------------------- the workspace (issue 34)
+
+
+def _workspace() -> list[Path]:
+    """The folders the server reads files in: the workspace folders, else each open document's project root
+    (the folder `skillc check` confines its imports to); the standard library is always readable."""
+    from skillc.ir.loader import project_root
+    from skillc.syntax.grammar import stdlib_path
+
+    roots = [Path(r) for r in STATE.roots] or [project_root(Path(d.path)) for d in STATE.docs.values()
+                                               if d.uri.startswith("file:")]
+    return [stdlib_path().resolve(), *roots]
+
+
+def readable(path: str | Path) -> bool:
+    """Whether the server may read a file: only inside its workspace (definitions, references, hover, rename)."""
+    target = Path(_resolved_path(str(path)))
+    return any(target.is_relative_to(root) for root in _workspace())
+
+
+def import_root(path: str) -> str | None:
+    """The folder a document's imports are confined to: its project root when that lies inside the workspace
+    folder holding it, else that folder; nothing but the standard library for a document outside the workspace.
+    None (as `skillc check`) when the client named no workspace."""
+    from skillc.ir.loader import project_root
+
+    if not STATE.roots or not path.endswith(".skm"):
+        return None
+    here = Path(_resolved_path(path))
+    for folder in (Path(r) for r in STATE.roots):
+        if here.is_relative_to(folder):
+            own = project_root(here)
+            return str(own if own.is_relative_to(folder) else folder)
+    return str(here)  # no other file lies inside a file: every import but the standard library's is refused
+
+
 @attrs.define
 class Settings:
     docs_url: str = DEFAULT_DOCS_URL
@@ -352,7 +388,7 @@ class Scheduler:
         self.running.add(uri)
         try:
             analysis = await asyncio.get_running_loop().run_in_executor(
-                _CHECKS, _analyse, uri, doc.path, text, overlay, generation)
+                _CHECKS, _analyse, uri, doc.path, text, overlay, generation, import_root(doc.path))
         finally:
             self.running.discard(uri)
         STATE.stats["checks"] += 1
@@ -383,9 +419,10 @@ class Scheduler:
                 _publish(ls, doc, version, current, moved, trivia.layout)
 
 
-def _analyse(uri: str, path: str, text: str, overlay: dict[Path, str], generation: int) -> Analysis:
+def _analyse(uri: str, path: str, text: str, overlay: dict[Path, str], generation: int,
+             root: str | None = None) -> Analysis:
     """One full check (in the checking thread)."""
-    result, imports = run_check(text, path, overlay)
+    result, imports = run_check(text, path, overlay, root)
     return Analysis.make(uri, path, text, result, imports, overlay, generation)
 
 
@@ -396,7 +433,7 @@ def analyse(ls: LanguageServer, uri: str) -> None:
     """Check a document now and publish its diagnostics (synchronously; the handlers use the Scheduler)."""
     doc = STATE.doc(uri)
     version, text = _current(ls, uri)
-    analysis = _analyse(uri, doc.path, text, _overlay(ls), STATE.generation)
+    analysis = _analyse(uri, doc.path, text, _overlay(ls), STATE.generation, import_root(doc.path))
     STATE.cache.put(analysis)
     _adopt(ls, doc, analysis, version)
 
@@ -414,7 +451,7 @@ def initialize(ls: LanguageServer, params: lsp.InitializeParams) -> None:
         roots = [_path(params.root_uri)]
     elif not roots and params.root_path:
         roots = [params.root_path]
-    STATE.roots = [r for r in roots if Path(r).is_dir()]
+    STATE.roots = [_resolved_path(r) for r in roots if Path(r).is_dir()]
 
 
 WATCHED = ("**/*.skm", "**/skillc.toml", "**/pyproject.toml", "**/*.md")
@@ -683,9 +720,11 @@ def _definition_elsewhere(here: str, key: tuple[str, ...]) -> list[lsp.Location]
     if key[0] not in ("fragment", "state", "variable") or key[1] in ("", "?", here):
         return []
     path = key[1]
+    if not readable(path):
+        return []  # outside the workspace: not read (issue 34)
     try:
         text = Path(path).read_text(encoding="utf-8")
-    except OSError:
+    except (OSError, UnicodeDecodeError):
         return []
     resolved = rename.resolve_file(path, normalise(text), _read_file)
     if resolved is None:
@@ -811,11 +850,11 @@ def _hover_state(machine: M.Machine, st: M.State) -> str:
 
 
 def _source_clause(machine: M.Machine, where: M.Provenance) -> str | None:
-    if not machine.path:
+    if not machine.path or not readable(Path(machine.path).parent / where.file):
         return None
     try:
         text = (Path(machine.path).parent / where.file).read_text(encoding="utf-8").splitlines()
-    except OSError:
+    except (OSError, UnicodeDecodeError):
         return None
     return "\n".join(text[where.start - 1 : where.end])[:1500] or None
 
@@ -879,13 +918,15 @@ def code_action(ls: LanguageServer, params: lsp.CodeActionParams) -> list[lsp.Co
 
 
 def _read_file(path: str) -> str | None:
-    """A file's text as the server sees it: the open buffer, else the file."""
+    """A file's text as the server sees it: the open buffer, else the file when it lies inside the workspace."""
     for uri, doc in STATE.docs.items():
         if _resolved_path(doc.path) == path:
             try:
                 return normalise(server.workspace.get_text_document(uri).source)
             except Exception:  # noqa: BLE001
                 break
+    if not readable(path):
+        return None
     try:
         return normalise(Path(path).read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError):
