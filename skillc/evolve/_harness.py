@@ -4,7 +4,9 @@
 
 KIND is `python` (CASE defines `check(workdir, outputs, trace)` returning a bool or (bool, reason)) or
 `shell` (CASE holds a command: exit 0 holds, exit 1 does not, anything else is a broken case). The
-workdir, trace and outputs come from the environment that skillc.bench.verify's shell verifier sets.
+workdir, trace and outputs come from the environment (SKILLC_BENCH_WORKDIR, _TRACE, _OUTPUTS) that
+`skillc.evolve.cases.run_case` sets; it runs inside the box of `skillc.sandbox` (so does the case's
+shell command, and everything the case starts).
 The verdict is written to RESULT as JSON ({"holds", "reason"} or {"error"}), by rename, so a case killed
 at its timeout leaves no verdict at all.
 """

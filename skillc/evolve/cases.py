@@ -1,10 +1,14 @@
 """Executable test cases on cached outputs: running one, and the rule-based validator with repair rounds.
 
 A case is a small Python check `check(workdir, outputs, trace)` or a shell command, judged over one
-evaluated node's cached output. It runs through `skillc.bench.verify`'s shell verifier — its own
-process group, killed whole at the timeout — in a scratch copy of the work folder (so a case that
-writes or deletes files cannot change the evidence other cases see), driven by `_harness.py`, which
-tells a case that does not hold (0) from a broken one (it raised, exited 2+, or timed out).
+evaluated node's cached output. A case is generated code, so it runs in a box (`skillc.sandbox`): its
+own process with a minimal environment (no API keys, no SSH agent), HOME and cwd in a scratch folder
+holding a copy of the work folder and trace, time and memory limits, killed with everything it started
+(daemons too) when it ends or times out, and — where the kernel offers them — no write outside the
+scratch folder, no read of anything but the system, Python and that folder (so neither the suite's hidden
+verifier nor `~/.ssh`), and no network. A case that changes the cached output anyway (where no Landlock
+stops it) is broken. `_harness.py` tells a case that does not hold (0) from a broken one (it raised,
+exited 2+, or timed out).
 
 The validator accepts a draft when it compiles (Python, with a top-level `check`) or parses
 (`sh -n`), and runs to a verdict on the output it was written for. `generate_cases` asks the
@@ -16,7 +20,6 @@ from __future__ import annotations
 
 import ast
 import json
-import shlex
 import shutil
 import subprocess
 import sys
@@ -26,7 +29,7 @@ from typing import Protocol
 
 import attrs
 
-from skillc.bench.verify import ShellVerifier, snapshot, verify_here
+from skillc.bench.verify import ENV_OUTPUTS, ENV_TRACE, ENV_WORKDIR, fingerprint, snapshot
 from skillc.diagnostics import Diagnostic, make
 from skillc.evolve import codes
 from skillc.evolve.state import Case, CaseKind, Hypothesis, Output, Strength
@@ -57,7 +60,11 @@ class Draft:
 
 
 def run_case(case: Case | Draft, output: Output, timeout_s: float) -> CaseResult:
-    """Run one case on a cached output, in a scratch copy of its work folder, within `timeout_s`."""
+    """Run one case on a cached output, in a box whose scratch folder holds a copy of its work folder and trace,
+    within `timeout_s`."""
+    from skillc.sandbox.box import run_confined
+
+    before = _evidence(output)
     with tempfile.TemporaryDirectory(prefix="skillc-evolve-case-") as scratch:
         root = Path(scratch)
         workdir = snapshot(output.workdir, root / "work")
@@ -68,11 +75,29 @@ def run_case(case: Case | Draft, output: Output, timeout_s: float) -> CaseResult
             trace.write_text("", encoding="utf-8")
         source = root / ("case.py" if case.kind == "python" else "case.sh")
         source.write_text(case.source, encoding="utf-8")
+        outputs = root / "outputs.json"
+        outputs.write_text(json.dumps(_outputs(output), default=str), encoding="utf-8")
         result = root / "verdict.json"
-        command = shlex.join([sys.executable, "-I", str(_HARNESS), str(result), case.kind, str(source)])
-        verification = verify_here(ShellVerifier(command, timeout_s), workdir=workdir,
-                              outputs=_outputs(output), trace=trace)
-        return _read_verdict(result, verification.reason)
+        env = {ENV_WORKDIR: str(workdir), ENV_TRACE: str(trace), ENV_OUTPUTS: str(outputs)}
+        box = run_confined([sys.executable, "-I", str(_HARNESS), str(result), case.kind, str(source)],
+                           scratch=root, readable=[str(_HARNESS)], env=env, timeout_s=timeout_s)
+        if box.timed_out:
+            return CaseResult(False, error=f"the case did not finish within {timeout_s:g} s (it was killed with "
+                                           "everything it started)")
+        verdict = _read_verdict(result, f"the case gave no verdict: {box.why()}")
+    if _evidence(output) != before:
+        return CaseResult(False, error="the case changed the cached output it was given a copy of")
+    return verdict
+
+
+def _evidence(output: Output) -> tuple[object, ...]:
+    """What a case must not change: the cached work folder's fingerprint and the trace's size and time."""
+    try:
+        st = output.trace.stat()
+        trace: tuple[int, int] | None = (st.st_size, st.st_mtime_ns)
+    except OSError:
+        trace = None
+    return fingerprint(output.workdir), trace
 
 
 def _outputs(output: Output) -> dict[str, object]:
