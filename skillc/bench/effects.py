@@ -272,11 +272,13 @@ def _judge_order(requirement: OrderRequirement, calls: Sequence[ToolCall]) -> Ve
 
 
 def _judge_rule_order(requirement: OrderRequirement, calls: Sequence[ToolCall]) -> Verdict:
-    """`order A before B`: the first call matching `then` comes after the first call matching `first`."""
+    """`order A before B`: the first call matching `then` comes after the first call matching `first`. A call that
+    matches both (two states calling one tool with arguments the patterns cannot tell apart) counts as `first`:
+    the run cannot be shown to have done B before A."""
     then = next((i for i, c in enumerate(calls) if requirement.then.accepts(c)), None)
     if then is None:
         return Verdict(requirement.id, "met")
-    if any(requirement.first.accepts(c) for c in calls[:then]):
+    if any(requirement.first.accepts(c) for c in calls[:then + 1]):
         return Verdict(requirement.id, "met")
     return Verdict(requirement.id, "violated", f"call {then + 1} is {requirement.then.describe()}, "
                                                f"before any call of {requirement.first.describe()}")

@@ -823,10 +823,10 @@ def _render(template: str, task: Task) -> object:
 
 def bound_inputs(task: Task, bindings: Mapping[str, str], declared: Collection[str]) -> dict[str, object]:
     """The task's inputs for a machine declaring `declared`: each binding of a declared input the task does not
-    give itself filled in, and the task fields bindings consumed that the machine does not declare left out
+    give itself filled in, and the task fields some binding names that the machine does not declare left out
     (BindingProblem when a binding names a field the task lacks)."""
     bound = {name: _render(t, task) for name, t in bindings.items() if name in declared and name not in task.inputs}
-    consumed = {f for name, t in bindings.items() if name in declared for f in template_fields(t)}
+    consumed = {f for t in bindings.values() for f in template_fields(t)}  # fields meant for binding
     kept = {k: v for k, v in task.inputs.items() if k in declared or k not in consumed}
     return {**kept, **bound}
 

@@ -145,3 +145,17 @@ def test_a_labelled_pattern_is_described_by_its_label() -> None:
     assert pattern.accepts(READ) and not pattern.accepts(WRITE)
     assert pattern.describe() == "`bash` as state `read` calls it"
     assert CallPattern("bash", arguments=(("command", "^cat"),)).describe() == "`bash` with `command` matching /^cat/"
+
+
+def test_a_rule_order_between_two_calls_of_one_tool_is_met_in_order() -> None:
+    """Two states that call `ask_user` with free arguments (a menu, then a confirmation) give patterns that accept
+    the same calls: the machine's own run, asking twice in order, meets `order gate1 before gate2` (it was judged
+    violated, because the first call counted as a `then` call with no `first` call before it)."""
+    ask = ToolCall("ask_user", {"question": "which?", "options": ["a", "b"]})
+    rule = OrderRequirement("rule-2", CallPattern("ask_user"), CallPattern("ask_user"), then_required=False)
+    verdict = check_requirements([rule], workdir=None, calls=[ask, ask], outcome="success").verdicts[0]
+    assert verdict.status == "met"
+    distinct = OrderRequirement("o", CallPattern("ask_user"), CallPattern("bash", "git branch -D"), then_required=False)
+    delete = ToolCall("bash", {"command": "git branch -D wip"})
+    assert [check_requirements([distinct], workdir=None, calls=c, outcome="success").verdicts[0].status
+            for c in ([delete, ask], [ask, delete], [ask])] == ["violated", "met", "met"]
