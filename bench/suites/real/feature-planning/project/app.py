@@ -1,0 +1,14 @@
+"""A tiny command-line tool the planning tasks are about."""
+
+import argparse
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description="Greet someone.")
+    parser.add_argument("name")
+    args = parser.parse_args()
+    print(f"Hello, {args.name}!")
+
+
+if __name__ == "__main__":
+    main()
