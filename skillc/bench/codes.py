@@ -346,8 +346,8 @@ SPECIAL_FILE: Final = Code(
     "would block the bench forever, a device is not a file of rows, and a symlink loop has no target; each is "
     "refused with what it is.",
     "mkfifo out/results.jsonl", "rm out/results.jsonl", "give a regular file", runnable=False, lang="shell")
-UNSAFE_OUTPUT: Final = Code(
-    "SKM746", "unsafe-output", E, "a bench output path is a symlink",
+BENCH_OUTPUT_SYMLINK: Final = Code(
+    "SKM746", "bench-output-symlink", E, "a bench output path is a symlink",
     "The bench writes `results.jsonl`, `bench.json`, the reports and the cells under its output folder and never "
     "follows a symlink there: a link could make it write a file anywhere the user may write.",
     "ln -s /etc/passwd out/report.md", "rm out/report.md", "remove the link, or write to a new output folder (-o)",
@@ -363,5 +363,5 @@ ALL: Final[tuple[Code, ...]] = (
     UNKNOWN_BENCH_MODE, INVALID_BENCH_EXECUTOR, INVALID_BENCH_COUNT, BENCH_NEEDS_MACHINE, NO_SKILL_DOCUMENT,
     BACKEND_FAILED, NO_RESULTS, CHANGED_BENCH, CHANGED_SUITE, UNRECORDED_SUITE,
     INVALID_BINDING, UNBOUND_MACHINE_INPUT, INVALID_MACHINE_UNDER_TEST, NO_MATCHING_TASK, SETUP_FAILED,
-    SPECIAL_FILE, UNSAFE_OUTPUT,
+    SPECIAL_FILE, BENCH_OUTPUT_SYMLINK,
 )
