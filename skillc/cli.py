@@ -541,7 +541,7 @@ def import_group() -> None:
 @_format(aliases=False, help="How to print the findings.")
 def import_asl(path: str, output: str | None, fmt: str) -> None:
     """An Amazon States Language definition (JSON or YAML) as a .skm machine; branches become fragments."""
-    sys.exit(console.imported(api.import_graph("asl", path), output, fmt))
+    sys.exit(console.imported(api.import_graph("asl", path), output, fmt, inputs=(path,)))
 
 
 @import_group.command(name="langgraph")
@@ -564,7 +564,10 @@ def import_langgraph(spec: str, output: str | None, fmt: str) -> None:
         sys.exit(console.EXIT_USAGE)
     with console.pure_stdout():  # the module imported may print: stdout is the .skm
         result = api.import_graph("langgraph", spec)
-    sys.exit(console.imported(result, output, fmt))
+    from skillc.diagnostics.files import module_files
+
+    read = module_files(spec.partition(":")[0], [".", *sys.path])  # -o never replaces the module it read
+    sys.exit(console.imported(result, output, fmt, inputs=read))
 
 
 @main.group(name="export")

@@ -130,11 +130,15 @@ def pure_stdout(enabled: bool = True) -> Iterator[None]:
         yield
 
 
+#: File problems that are the invocation's (exit 2): I/O, a leased archive, an output naming an input, an unsafe output.
+_USAGE_CODES = frozenset({"SKM901", "SKM540", "SKM541", "SKM542"})
+
+
 def exit_code(diagnostics: list[Diagnostic]) -> int:
     """3 for an internal error, 2 for a usage or I/O error, 1 for any other error, else 0."""
     if any(d.code == "SKM900" for d in diagnostics):
         return EXIT_INTERNAL
-    if any(d.code == "SKM901" for d in diagnostics):
+    if any(d.code in _USAGE_CODES for d in diagnostics):
         return EXIT_USAGE
     if any(d.is_error for d in diagnostics):
         return EXIT_ERRORS
@@ -158,11 +162,19 @@ def write(path: str | Path, data: str | bytes) -> str | None:
     return None
 
 
-def output(text: str, path: str | None, fmt: str = "full") -> int:
-    """Print text (no path, or `-`) or write it to `path`; 2 when it could not be written."""
+def output(text: str, path: str | None, fmt: str = "full", inputs: Sequence[str | Path] = ()) -> int:
+    """Print text (no path, or `-`) or write it to `path`, which must not be one of `inputs`; 2 when it could
+    not be written (SKM541 for an input, SKM542 for an unsafe place, else SKM901)."""
     if path is None or path == "-":
         click.echo(text, nl=False)
         return EXIT_OK
+    from skillc.diagnostics.files import FileProblem, refuse_inputs
+
+    try:
+        refuse_inputs(path, inputs)
+    except FileProblem as exc:
+        emit([exc.diagnostic()], fmt)
+        return EXIT_USAGE
     problem = write(path, text)
     if problem:
         emit([make(codes.IO_ERROR, problem)], fmt)
@@ -586,14 +598,15 @@ def collect(result: api.CollectResult, path: str) -> int:
     return EXIT_OK
 
 
-def imported(result: api.ImportResult, path: str | None, fmt: str) -> int:
-    """`skillc import`: the findings (no notes), then the `.skm` (only when the translation is whole)."""
+def imported(result: api.ImportResult, path: str | None, fmt: str, inputs: Sequence[str | Path] = ()) -> int:
+    """`skillc import`: the findings (no notes), then the `.skm` (only when the translation is whole), never
+    over one of `inputs` (the definition or module read)."""
     if result.text is None:
         return failed([d for d in result.diagnostics if d.severity is not Severity.NOTE], fmt)
     # stdout carries the .skm unless -o: the findings go beside it then
     emit([d for d in result.diagnostics if d.severity is not Severity.NOTE], fmt, err=path is None or path == "-")
     # written: the translation is whole; its findings still set the status
-    return output(result.text, path, fmt) or exit_code(result.diagnostics)
+    return output(result.text, path, fmt, inputs) or exit_code(result.diagnostics)
 
 
 def conform(result: api.ConformResult, path: str, fmt: str, verbose: bool) -> int:

@@ -483,6 +483,38 @@ UNQUOTED_SHELL_VALUE: Final = Code(
     "    writes out = stdout\n    -> done\n  }\n  terminal done: success { requires out }\n  fallback\n}\n",
     "write `quote(x)` (or `trusted(x)` for text that is meant to be shell code)")
 
+# ------------------------------------------------------------------ files: leases, outputs, untrusted paths, bounds
+ARCHIVE_LEASED: Final = Code(
+    "SKM540", "archive-leased", E, "another process is refining against this archive",
+    "An archive of accepted traces is leased by one `skillc refine` at a time (an exclusive lock that the "
+    "kernel drops when its holder dies, even by SIGKILL), as a run is by one process. Two refines of one "
+    "archive at once would each commit what it accepted over the other's; the second is refused before "
+    "anything is read or written.", "", "", "wait for the other refine to end, or give another --archive",
+    runnable=False)
+OUTPUT_IS_INPUT: Final = Code(
+    "SKM541", "output-is-input", E, "an output path names one of the command's inputs",
+    "`-o` (or another output) names a file the command reads: writing it would replace the input with the "
+    "result. The same file is recognised through symlinks, `..` and hard links. Nothing is written.",
+    "", "", "write the output somewhere else", runnable=False)
+UNSAFE_OUTPUT: Final = Code(
+    "SKM542", "unsafe-output", E, "an output cannot be written there safely",
+    "The output is a FIFO, a device or a socket where a regular file must be written (an output that is "
+    "read back, such as a refined machine), or a symlink to a file outside its own folder (outputs never "
+    "follow a link out of their folder). Nothing is written.", "", "",
+    "give a regular file's path (or remove the link)", runnable=False)
+PATH_OUTSIDE_FOLDER: Final = Code(
+    "SKM543", "path-outside-folder", E, "a path read from a file points outside the folders named",
+    "Paths read from files (a trace header's profile or game, an archive's object names) are confined to "
+    "the folder the file is in (or the folders the command was given): an absolute path, `..` or a "
+    "symlink that leads out is refused rather than read or written.", "", "",
+    "keep the file the path names beside the file that names it", runnable=False)
+INPUT_OVER_LIMIT: Final = Code(
+    "SKM544", "input-over-limit", E, "an input is larger, deeper or longer than skillc reads",
+    "Structured inputs are read within bounds: JSON and YAML nest at most 200 levels, a file is at most "
+    "128 MiB, and a definition has at most a bounded number of items (an ASL Choice at most 1,000 rules). "
+    "Beyond, the input is refused with its limit instead of a slow run or a crash.", "", "",
+    "split the input, or simplify it", runnable=False)
+
 # ------------------------------------------------------------------ tool errors
 INTERNAL_ERROR: Final = Code(
     "SKM900", "internal-error", E, "skillc itself failed: this is a bug",
@@ -564,6 +596,11 @@ ALL: Final[tuple[Code, ...]] = (
     RUN_LEASED,
     TRACE_WRITE_FAILED,
     UNQUOTED_SHELL_VALUE,
+    ARCHIVE_LEASED,
+    OUTPUT_IS_INPUT,
+    UNSAFE_OUTPUT,
+    PATH_OUTSIDE_FOLDER,
+    INPUT_OVER_LIMIT,
     INTERNAL_ERROR,
     IO_ERROR,
 )

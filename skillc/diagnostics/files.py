@@ -7,8 +7,14 @@ more than a size limit is ever read. JSON input is decoded with a depth limit.
 Writing (`write_output`): a regular file is replaced atomically (a reader sees
 the old or the new content, never half of it) and keeps its mode; a new file
 gets the ordinary mode (0666 less the umask); a symlink is written through to
-its target (the link stays a link); a device or a FIFO is written into, never
-replaced by a regular file. Text is encoded surrogate-safely.
+its target (the link stays a link) when that target is in the link's own
+folder, and refused when it points out of it; a device or a FIFO is written
+into, never replaced by a regular file (`regular=True` refuses them: outputs
+that are read back, like a refined machine). Text is encoded surrogate-safely.
+
+Outputs that name an input are refused (`refuse_inputs`), and paths read from
+files (a trace header, an archive's manifest) are confined to the folders the
+user named (`confined`), before anything is written.
 """
 
 from __future__ import annotations
@@ -35,11 +41,17 @@ _SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 class FileProblem(OSError):
-    """An input or output path cannot be used; the message is the whole explanation, `strerror` the reason."""
+    """An input or output path cannot be used; the message is the whole explanation, `strerror` the reason,
+    `code` the diagnostic it becomes (SKM901 unless the problem has a code of its own)."""
 
-    def __init__(self, message: str, reason: str | None = None) -> None:
+    def __init__(self, message: str, reason: str | None = None, code: Code = codes.IO_ERROR) -> None:
         super().__init__(message)
         self.strerror = reason or message
+        self.code = code
+
+    def diagnostic(self) -> Diagnostic:
+        """The coded diagnostic of this problem."""
+        return make(self.code, str(self))
 
 
 def _why(exc: BaseException) -> str:
@@ -176,19 +188,86 @@ def _umask() -> int:
     return mask
 
 
-def write_output(path: str | Path, data: bytes | str) -> None:
-    """Write a whole output file safely (see the module doc); FileProblem explains a failure."""
-    if isinstance(data, str):
-        data = encode_text(data)
+def _kind(mode: int) -> str:
+    """What a file that is not a regular file is, in words."""
+    return "a FIFO" if stat.S_ISFIFO(mode) else "a device" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode) \
+        else "a socket" if stat.S_ISSOCK(mode) else "a folder" if stat.S_ISDIR(mode) else "not a regular file"
+
+
+def output_target(path: str | Path, *, regular: bool = False) -> tuple[Path, os.stat_result | None]:
+    """Where writing `path` lands and what is there now (None: nothing); FileProblem when it must not be written.
+
+    A folder is refused; a symlink lands on its target only when that target is in the link's own folder (or
+    below it) or is not a regular file (`/dev/stdout`); with `regular`, a FIFO, device or socket is refused.
+    """
     target = Path(path)
     try:
         if os.path.islink(target):
-            target = Path(os.path.realpath(target))  # write through the link: the link stays
+            real = Path(os.path.realpath(target))
+            st = os.stat(real) if os.path.lexists(real) else None
+            home = Path(os.path.realpath(target.parent if str(target.parent) else "."))
+            if (st is None or stat.S_ISREG(st.st_mode)) and not real.is_relative_to(home):
+                raise FileProblem(f"cannot write {path}: it is a symlink to {real}, outside its folder {home} "
+                                  "(outputs never follow a link out of their folder)", "a symlink out of its folder",
+                                  codes.UNSAFE_OUTPUT)
+            target = real  # write through the link: the link stays
         st = os.stat(target) if os.path.lexists(target) else None
     except (OSError, ValueError, RuntimeError) as exc:
+        if isinstance(exc, FileProblem):
+            raise
         raise FileProblem(f"cannot write {path}: {_why(exc)}", _why(exc)) from None
     if st is not None and stat.S_ISDIR(st.st_mode):
         raise FileProblem(f"cannot write {path}: it is a folder", "it is a folder")
+    if regular and st is not None and not stat.S_ISREG(st.st_mode):
+        raise FileProblem(f"cannot write {path}: it is {_kind(st.st_mode)}, not a regular file (this output is read "
+                          "back, so it must be one)", f"it is {_kind(st.st_mode)}", codes.UNSAFE_OUTPUT)
+    return target, st
+
+
+def refuse_inputs(output: str | Path, inputs: Iterable[str | Path], *, flag: str = "-o") -> None:
+    """FileProblem (SKM541) when `output` is one of `inputs`: an output never replaces what the command reads."""
+    for source in inputs:
+        if same_file(output, source):
+            shown = f"{flag} {output}" if flag else str(output)
+            raise FileProblem(f"{shown} is the input {source}; an output never replaces an input (nothing was "
+                              "written)", "it is an input of the command", codes.OUTPUT_IS_INPUT)
+
+
+def confined(text: str, folders: Iterable[str | Path], *, what: str = "path") -> Path:
+    """The path `text` (read from a file; relative to the first folder) when it stays inside one of `folders`
+    after resolving `..` and symlinks; FileProblem (SKM543) when it leads out."""
+    roots = [Path(os.path.realpath(f)) for f in folders]
+    if "\0" in text:
+        raise FileProblem(f"the {what} {text!r} contains a NUL byte", "a NUL byte", codes.PATH_OUTSIDE_FOLDER)
+    try:
+        path = Path(os.path.realpath(roots[0] / text))
+    except (OSError, ValueError, RuntimeError) as exc:
+        raise FileProblem(f"the {what} {text!r} cannot be used: {_why(exc)}", _why(exc),
+                          codes.PATH_OUTSIDE_FOLDER) from None
+    if not any(path == r or path.is_relative_to(r) for r in roots):
+        raise FileProblem(f"the {what} {text!r} leads to {path}, outside {', '.join(map(str, roots))}; paths read "
+                          "from files stay in the folders given", "outside the folders given",
+                          codes.PATH_OUTSIDE_FOLDER)
+    return path
+
+
+def module_files(name: str, search: Iterable[str | Path]) -> list[Path]:
+    """The files a dotted module name (or a `.py` path) can be read from in `search`, without importing it."""
+    if name.endswith(".py") or "/" in name:
+        return [Path(name)]
+    parts = name.split(".")
+    found = []
+    for folder in search:
+        base = Path(folder, *parts)
+        found += [p for p in (base.with_suffix(".py"), base / "__init__.py") if p.is_file()]
+    return found
+
+
+def write_output(path: str | Path, data: bytes | str, *, regular: bool = False) -> None:
+    """Write a whole output file safely (see the module doc); FileProblem explains a failure."""
+    if isinstance(data, str):
+        data = encode_text(data)
+    target, st = output_target(path, regular=regular)
     if st is not None and not stat.S_ISREG(st.st_mode):
         _write_into(path, target, st, data)
         return

@@ -130,11 +130,13 @@ class Wait:
 
 
 class Lease:
-    """Exclusive hold of one run by this process; released on `release()` or when the process dies."""
+    """Exclusive hold of one run (or of a refine's archive) by this process; released on `release()` or when the
+    process dies."""
 
-    def __init__(self, path: Path, run_id: str) -> None:
+    def __init__(self, path: Path, run_id: str, busy: str | None = None) -> None:
         self.path = path
         self.run_id = run_id
+        self.busy = busy  # the refusal, `{holder}` standing for the process that holds it (default: a run's)
         self._fd: int | None = None
 
     def acquire(self) -> Lease:
@@ -148,7 +150,8 @@ class Lease:
         except OSError:
             holder = os.pread(fd, 64, 0).decode("ascii", "replace").strip() or "another process"
             os.close(fd)
-            raise LeaseError(f"run `{self.run_id}` is being run by {holder}; a run is resumed by one process "
+            raise LeaseError(self.busy.format(holder=holder) if self.busy else
+                             f"run `{self.run_id}` is being run by {holder}; a run is resumed by one process "
                              "at a time (wait for it to end, or stop it)") from None
         os.ftruncate(fd, 0)
         os.pwrite(fd, f"process {os.getpid()} since {time.strftime('%H:%M:%S')}".encode(), 0)

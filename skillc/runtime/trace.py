@@ -22,8 +22,8 @@ from typing import Any, Callable
 
 from skillc.runtime.record import Record, TraceError, load_run
 
-__all__ = ["REDACTED", "Redactor", "TraceError", "TraceWriteError", "TraceWriter", "dumps_line", "named_secrets",
-           "read_trace", "redact", "secrets_from_env"]
+__all__ = ["REDACTED", "Redactor", "TraceError", "TraceWriteError", "TraceWriter", "dumps_line", "env_redactor",
+           "named_secrets", "read_trace", "redact", "secrets_from_env"]
 
 SECRET_ENV = re.compile(r"(KEY|TOKEN|SECRET|PASSWORD)", re.I)
 REDACTED = "[redacted]"
@@ -80,6 +80,12 @@ class Redactor:
         if isinstance(value, dict):
             return {self(k): self(v) for k, v in value.items()}
         return value
+
+
+def env_redactor(extra: Iterable[str] = ()) -> Redactor:
+    """The redactor every writer of traces, archives, reports and rows uses: the environment's secrets (and
+    `extra`) become `[redacted]`, in values and in object keys."""
+    return Redactor(secrets_from_env(extra))
 
 
 def redact(value: Any, secrets: list[str]) -> Any:

@@ -28,10 +28,12 @@ Objects no manifest names any more are kept (they are small; nothing reads them)
 
 from __future__ import annotations
 
+import errno
 import fcntl
 import hashlib
 import json
 import os
+import re
 from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
@@ -39,7 +41,9 @@ from typing import Any, Final
 
 import attrs
 
+from skillc.diagnostics.codes import PATH_OUTSIDE_FOLDER
 from skillc.diagnostics.diagnostic import Diagnostic, make
+from skillc.diagnostics.files import FileProblem, JSONProblem, loads, open_input
 from skillc.frontends.refine import codes
 from skillc.frontends.refine.events import Alignment, DevTrace
 from skillc.frontends.refine.replay import ReplayPath
@@ -135,10 +139,18 @@ def _put(path: Path, data: bytes) -> None:
 
 def _file_hash(path: Path) -> str | None:
     """The machine hash of a file's text (bytes that are not UTF-8 read as U+FFFD), or None when it is absent."""
-    try:
-        return machine_hash(path.read_bytes().decode("utf-8", errors="replace"))
-    except FileNotFoundError:
+    data = _read(path)
+    return None if data is None else machine_hash(data.decode("utf-8", errors="replace"))
+
+
+def _read(path: Path) -> bytes | None:
+    """A regular file's bytes (bounded: never a FIFO, a device or more than the input limit), None when absent."""
+    if not os.path.lexists(path):
         return None
+    try:
+        return open_input(path)
+    except FileProblem as exc:
+        raise OSError(errno.EINVAL, exc.strerror, str(path)) from None
 
 
 def _canonical(value: object) -> bytes:
@@ -166,11 +178,30 @@ def _damaged(folder: Path, why: str) -> ArchiveError:
 
 def _read_json(path: Path, folder: Path) -> Any:
     try:
-        return json.loads(path.read_bytes().decode("utf-8"))
-    except FileNotFoundError:
-        raise _damaged(folder, f"{path.relative_to(folder)} is missing") from None
-    except (OSError, UnicodeDecodeError, ValueError, RecursionError) as exc:
+        data = _inside(folder, path)
+        if data is None:
+            raise _damaged(folder, f"{path.relative_to(folder)} is missing")
+        return loads(data.decode("utf-8"))
+    except (OSError, UnicodeDecodeError, JSONProblem) as exc:
         raise _damaged(folder, f"{path.relative_to(folder)} cannot be read ({exc})") from None
+
+
+def _inside(folder: Path, path: Path) -> bytes | None:
+    """The bytes of an archive file, which must be in the archive folder (a link out of it is damage)."""
+    if os.path.lexists(path) and not Path(os.path.realpath(path)).is_relative_to(os.path.realpath(folder)):
+        raise _damaged(folder, f"{path.relative_to(folder)} is a link out of the archive folder")
+    return _read(path)
+
+
+_ADDRESS: Final = re.compile(r"[0-9a-f]{64}|[0-9a-f]{16}")
+
+
+def _address(folder: Path, name: object) -> str:
+    """A content address read from the manifest: hex only, so it names a file inside `objects/`, never `../x`."""
+    if not isinstance(name, str) or not _ADDRESS.fullmatch(name):
+        raise ArchiveError(make(PATH_OUTSIDE_FOLDER, f"archive {folder}: manifest.json names the object {name!r}, "
+                                "which is not a content address (64 hex digits); nothing outside objects/ is read"))
+    return name
 
 
 def _manifest(folder: Path) -> tuple[str, str | None, dict[str, str]] | None:
@@ -183,20 +214,24 @@ def _manifest(folder: Path) -> tuple[str, str | None, dict[str, str]] | None:
             or not all(isinstance(k, str) and isinstance(v, str) for k, v in obj["entries"].items()):
         raise _damaged(folder, f"manifest.json is not a version-{VERSION} manifest (machine_hash, entries)")
     previous = obj.get("previous_machine_hash")
-    return obj["machine_hash"], previous if isinstance(previous, str) else None, dict(obj["entries"])
+    entries = {_address(folder, k): _address(folder, v) for k, v in obj["entries"].items()}
+    return (_address(folder, obj["machine_hash"]), _address(folder, previous) if isinstance(previous, str) else None,
+            entries)
 
 
 def _entry(folder: Path, trace_id: str, ref: str) -> ArchivedTrace:
     """One entry, every object checked against its address."""
     entry_path = folder / "objects" / "entries" / f"{ref}.json"
     try:
-        raw = entry_path.read_bytes()
+        raw = _inside(folder, entry_path)
     except OSError:
-        raise _damaged(folder, f"the entry of trace {trace_id[:12]} (objects/entries/{ref}.json) is missing") from None
+        raw = None
+    if raw is None:
+        raise _damaged(folder, f"the entry of trace {trace_id[:12]} (objects/entries/{ref}.json) is missing")
     if hashlib.sha256(raw).hexdigest() != ref:
         raise _damaged(folder, f"objects/entries/{ref}.json does not match its hash")
     try:
-        obj = json.loads(raw.decode("utf-8"))
+        obj = loads(raw.decode("utf-8"))
         trace = DevTrace.from_json(_read_json(folder / "objects" / "traces" / f"{trace_id}.json", folder))
         alignment, path = Alignment.from_json(obj["alignment"]), ReplayPath.from_json(obj["path"])
     except (ValueError, KeyError, TypeError) as exc:
@@ -251,8 +286,9 @@ def _open(machine: Path, folder: Path) -> tuple[Archive, list[Diagnostic]]:
         return archive, []
     stored = folder / "objects" / "machines" / f"{expected}.skm"
     # Only the machine the commit replaced (or none) means a commit was cut short; any other text is a hand edit.
-    if current in (previous, None) and _file_hash(stored) == expected:
-        _atomic_write(machine, stored.read_bytes())
+    text = _inside(folder, stored)
+    if current in (previous, None) and text is not None and machine_hash(text.decode("utf-8", "replace")) == expected:
+        _atomic_write(machine, text)
         return archive, [make(codes.ARCHIVE_RECOVERED, f"{machine}: completed an interrupted commit (the "
                               f"manifest named machine {expected}; the file held {current or 'nothing'})")]
     return attrs.evolve(archive, stale=True), [make(
@@ -283,9 +319,14 @@ def _commit(machine: Path, new_text: str, archive: Archive, added: list[Archived
             dropped: set[str]) -> Archive:
     """The three steps, in the order that makes a crash harmless (see the module doc)."""
     objects = archive.folder / "objects"
+    for inner in (objects, *(objects / kind for kind in ("machines", "traces", "entries")), archive.folder / "manifest.json"):
+        if os.path.lexists(inner) and not Path(os.path.realpath(inner)).is_relative_to(
+                os.path.realpath(archive.folder)):
+            raise _damaged(archive.folder, f"{inner.relative_to(archive.folder)} is a link out of the archive folder; "
+                           "nothing was written")
     new_hash = machine_hash(new_text)
-    previous = machine.read_bytes() if machine.exists() else None
-    previous_hash = _file_hash(machine)
+    previous = _read(machine)
+    previous_hash = None if previous is None else machine_hash(previous.decode("utf-8", errors="replace"))
     if previous is not None:  # kept too, so that completing this commit on opening can never lose a text
         _put(objects / "machines" / f"{previous_hash}.skm", previous)
     _put(objects / "machines" / f"{new_hash}.skm", new_text.encode("utf-8"))

@@ -23,6 +23,7 @@ from skillc.check.source import check_source
 from skillc.diagnostics import Diagnostic, Severity, make
 from skillc.diagnostics.diagnostic import HasDiagnostics
 from skillc.diagnostics import codes as diagnostics_codes
+from skillc.diagnostics.files import FileProblem, open_input, output_target, refuse_inputs
 from skillc.frontends.refine import codes
 from skillc.frontends.refine.accept import Entry, Select, Verdict, accept
 from skillc.frontends.refine.align import Judge, model_judge
@@ -30,6 +31,7 @@ from skillc.frontends.refine.archive import Archive, ArchivedTrace, ArchiveError
 from skillc.frontends.refine.events import DevTrace
 from skillc.frontends.refine.report import TraceSummary, skm_diff, summarize
 from skillc.ir.machine import Machine
+from skillc.runtime.journal import JournalError, Lease, LeaseError
 
 
 @attrs.frozen
@@ -72,16 +74,48 @@ class RefineResult(HasDiagnostics):
 
 
 def load_all(paths: Sequence[str]) -> tuple[list[DevTrace], list[Diagnostic]]:
-    """Every trace of every file, with the import's diagnostics."""
-    from skillc.frontends.refine.traces import load_traces
+    """Every trace of every file, secrets redacted (what the archive, the machine and the report are made of),
+    with the import's diagnostics."""
+    from skillc.frontends.refine.traces import cleaned, load_traces
+    from skillc.runtime.trace import env_redactor
 
+    redact = env_redactor()
     traces: list[DevTrace] = []
     found: list[Diagnostic] = []
     for p in paths:
         got, problems = load_traces(p)
-        traces += got
+        traces += [cleaned(t, redact) for t in got]
         found += problems
     return traces, found
+
+
+def _output(path: Path, options: RefineOptions) -> tuple[Path | None, list[Diagnostic]]:
+    """Where the refined machine is written: a regular file (it is read back), never one of the trace files, never
+    through a link out of its folder (a link inside it is followed, and stays a link)."""
+    target = Path(options.output) if options.output else path
+    try:
+        refuse_inputs(target, options.traces)
+        real, _ = output_target(target, regular=True)
+    except FileProblem as exc:
+        return None, [exc.diagnostic()]
+    return (real if target.is_symlink() else target), []
+
+
+def _lease(folder: Path, options: RefineOptions) -> tuple[Lease | None, list[Diagnostic]]:
+    """The archive's lease (one refine at a time, as a run has one process); none for a dry run, which writes
+    nothing."""
+    if options.dry_run:
+        return None, []
+    busy = (f"archive {folder} is being refined by {{holder}}; an archive is refined by one process at a time "
+            "(wait for it to end, or give another --archive)")
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        return Lease(folder / "lease", str(folder), busy).acquire(), []
+    except LeaseError as exc:
+        return None, [make(diagnostics_codes.ARCHIVE_LEASED, str(exc))]
+    except (OSError, JournalError) as exc:
+        return None, [make(codes.DAMAGED_ARCHIVE, f"archive {folder}: cannot lease it "
+                           f"({getattr(exc, 'strerror', None) or exc})")]
 
 
 def _judge(options: RefineOptions) -> tuple[Judge | None, list[Diagnostic]]:
@@ -140,15 +174,30 @@ def _refine(options: RefineOptions) -> RefineResult:
     found += problems
     if any(d.severity is Severity.ERROR for d in found):
         return RefineResult([], found)
-    target = Path(options.output) if options.output else path
+    target, refused = _output(path, options)
+    if target is None:
+        return RefineResult([], found + refused)
+    lease, refused = _lease(Path(options.archive) if options.archive else default_folder(target), options)
+    if refused:
+        return RefineResult([], found + refused)
+    try:
+        return _leased(options, path, target, checked.machine, traces, found, judge)
+    finally:
+        if lease is not None:
+            lease.release()
+
+
+def _leased(options: RefineOptions, path: Path, target: Path, machine: Machine, traces: list[DevTrace],
+            found: list[Diagnostic], judge: Judge | None) -> RefineResult:
+    """Open the archive and refine, under the archive's lease."""
     archive, opened = _archive(target, options)
     found += opened
     if archive is None:
         return RefineResult([], found)
-    before = path.read_text(encoding="utf-8")
+    before = checked_text(path)
     result = RefineResult([], found, before, before, None, str(archive.folder), options.dry_run)
     try:
-        _run(result, checked.machine, traces, archive, target, options, judge)
+        _run(result, machine, traces, archive, target, options, judge)
     except ArchiveError as exc:
         result.diagnostics.append(exc.diagnostic)
     except KeyboardInterrupt:  # between traces, or in one being refined: every commit made is whole (_whole)
@@ -156,6 +205,11 @@ def _refine(options: RefineOptions) -> RefineResult:
         result.diagnostics.append(make(codes.REFINE_INTERRUPTED, f"interrupted after {len(result.summaries)} of "
                                        f"{len(traces)} traces; the machine and the archive hold the ones accepted"))
     return result
+
+
+def checked_text(path: Path) -> str:
+    """The text of the machine `check_source` just read (bounded; bytes that are not UTF-8 were refused there)."""
+    return open_input(path).decode("utf-8", errors="replace")
 
 
 def _run(result: RefineResult, machine: Machine, traces: Sequence[DevTrace], archive: Archive, target: Path,

@@ -40,7 +40,7 @@ from typing import Any, Final, cast, get_args
 import attrs
 
 from skillc.diagnostics.diagnostic import Diagnostic, make
-from skillc.diagnostics.files import FileProblem, JSONProblem, loads, open_input
+from skillc.diagnostics.files import FileProblem, JSONProblem, loads, open_input, scrub
 from skillc.diagnostics.source import SourceFile, Span
 from skillc.frontends.refine import codes
 from skillc.frontends.refine.events import DevTrace, Event, TraceFormat, TraceOutcome
@@ -71,7 +71,20 @@ def load_traces(path: str | Path, format: str | None = None) -> tuple[list[DevTr
     except UnicodeDecodeError as exc:
         return [], [make(codes.UNREADABLE_DEV_TRACE, f"cannot read {path}: not UTF-8 text (invalid byte at "
                                                     f"offset {exc.start})")]
-    return parse_traces(text, str(path), format)
+    traces, problems = parse_traces(text, str(path), format)
+    return [cleaned(t) for t in traces], problems
+
+
+def cleaned(trace: DevTrace, redact: Callable[[Any], Any] | None = None) -> DevTrace:
+    """`trace` with lone surrogates (not valid Unicode) as U+FFFD and, given `redact`, secrets replaced; call ids
+    and lines kept. Unchanged traces are returned as they are."""
+    raw = trace.to_json()
+    fixed = scrub(raw) if redact is None else scrub(redact(raw))
+    if fixed == raw:
+        return trace
+    new = DevTrace.from_json(fixed)
+    events = tuple(attrs.evolve(e, call_id=old.call_id) for e, old in zip(new.events, trace.events))
+    return attrs.evolve(new, events=events)
 
 
 def parse_traces(text: str, path: str = "<traces>", format: str | None = None  # noqa: A002
