@@ -9,7 +9,7 @@ nearest folder above the entry file holding `skillc.toml`, `pyproject.toml` or
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -60,6 +60,9 @@ class ImportCache:
         self.done: dict[Path, Lowered | None] = {}
         #: Texts to read instead of these files (an editor's unsaved buffers, for the language server).
         self.texts: dict[Path, str] = {}
+        #: What parses the entry source instead of `parse_source` (the language server's incremental parser,
+        #: `skillc.check.incremental.ItemParser.parse`, which returns the same tree).
+        self.parse: Callable[[SourceFile], tuple[n.Module | None, list[Diagnostic]]] | None = None
 
 
 #: How many files deep imports may nest (a chain, not the number of files imported).
@@ -84,7 +87,7 @@ class Loader:
         self.root = self.fixed_root or (project_root(path) if path is not None else Path.cwd())
         self.diagnostics = []
         self._active = [path.resolve()] if path is not None else []
-        module, diags = parse_source(source)
+        module, diags = (self.imports.parse or parse_source)(source)
         self.diagnostics.extend(diags)
         if module is None:
             return LoadResult(None, None, self.diagnostics)

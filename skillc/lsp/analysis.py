@@ -12,6 +12,7 @@ the files it read has changed since and no watched file has.
 from __future__ import annotations
 
 import os
+import threading
 from collections import OrderedDict
 from collections.abc import Mapping
 from pathlib import Path
@@ -20,15 +21,18 @@ from typing import TYPE_CHECKING, Any
 import attrs
 
 from skillc import api
+from skillc.check.incremental import ItemParser
+from skillc.diagnostics import Diagnostic, SourceFile
 from skillc.lsp.index import Index, build_index
 from skillc.lsp.resolve import Resolved, resolve
 from skillc.lsp.trivia import Layout
+
+from skillc.syntax import nodes as n
 
 if TYPE_CHECKING:
     from skillc.ir.loader import ImportCache
     from skillc.ir.machine import Machine
     from skillc.ir.symbols import FragmentDef
-    from skillc.syntax import nodes as n
 
 Fingerprint = tuple[Any, ...]
 
@@ -59,7 +63,18 @@ def run_check(text: str, path: str, overlay: Mapping[Path, str],
     texts = getattr(imports, "texts", None)
     if isinstance(texts, dict):
         texts.update(overlay)
+    imports.parse = _parse
     return api.check(text, path=path, imports=imports, root=root), imports
+
+
+_PARSER = ItemParser()
+_PARSING = threading.Lock()
+
+
+def _parse(source: SourceFile) -> tuple[n.Module | None, list[Diagnostic]]:
+    """The entry text's parse, its items' parses kept by text across checks (`skillc.check.incremental`)."""
+    with _PARSING:
+        return _PARSER.parse(source)
 
 
 @attrs.define(eq=False)
