@@ -90,11 +90,12 @@ def _bash(m: Machine, st: State, entries: list[Capability], args: dict[str, ir.E
 
     prefixes = [c.prefix for c in entries if c.prefix is not None]
     exact = [c.command for c in entries if c.command is not None]
+    patterns = [c.pattern for c in entries if c.pattern is not None]
     allowed = _listing(entries)
     command = args.get("command")
     if command is not None:
         verdict, example = command_allowed_proof(m, command, _relevant(known, command), prefixes, exact,
-                                                 timeout_ms(context))
+                                                 timeout_ms(context), patterns)
         if verdict == "refuted":
             yield make(codes.COMMAND_NOT_ALLOWED, f"the bash command of `{st.name}` may fall outside the allowed "
                        f"commands ({allowed})", command.span or st.span_of("call"), label="not proved allowed",

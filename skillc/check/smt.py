@@ -35,6 +35,7 @@ z3.set_param("ctrl_c", False)
 from skillc.ir import expr as ir
 from skillc.ir import types as T
 from skillc.ir.machine import Machine
+from skillc.ir.toolkit import wildcard_parts
 from skillc.syntax.strings import encode_plain
 
 
@@ -702,9 +703,11 @@ def _ask(enc: Encoder, known: Known, claim: z3.BoolRef, ok: z3.BoolRef | None,
 
 
 def command_allowed_proof(m: Machine, command: ir.Expr, known: Known, prefixes: Iterable[str],
-                          exact: Iterable[str], timeout_ms: int) -> tuple[str, str | None]:
+                          exact: Iterable[str], timeout_ms: int,
+                          patterns: Iterable[str] = ()) -> tuple[str, str | None]:
     """Whether a bash `command` starts, on every path, with an allowed prefix as a whole word (`p + " "` or
-    exactly `p`) or equals an allowed command: ("proved" | "refuted" | "unknown", a counterexample command).
+    exactly `p`), equals an allowed command or matches an allowed wildcard command whole: ("proved" |
+    "refuted" | "unknown", a counterexample command).
 
     The command's variables are free strings (numbers, labels, …, as what they print), except those pinned by
     `known`; `quote(x)` of an unsafe string is unknown text.
@@ -722,12 +725,30 @@ def command_allowed_proof(m: Machine, command: ir.Expr, known: Known, prefixes: 
         literal = _string_literal(c.strip())
         if literal is not None:
             options.append(term == literal)
+    for pattern in patterns:
+        regex = _wildcard_re(pattern)
+        if regex is not None:
+            options.append(z3.InRe(term, regex))
     verdict, model = _ask(enc, known, z3.Or(options) if options else z3.BoolVal(False),
                           text[1] if text is not None else None, timeout_ms)
     if model is None:
         return verdict, None
     value = model_value(model, term)
     return verdict, value if isinstance(value, str) else None
+
+
+def _wildcard_re(pattern: str) -> Any:
+    """A wildcard command (`npx *eas-cli@*`) as a Z3 regular expression (each `*`: any string), or None."""
+    pieces: list[Any] = []
+    for i, part in enumerate(wildcard_parts(pattern.strip())):
+        if i:
+            pieces.append(z3.Full(z3.ReSort(z3.StringSort())))
+        if part:
+            literal = _string_literal(part)
+            if literal is None:
+                return None
+            pieces.append(z3.Re(literal))
+    return z3.Concat(*pieces) if len(pieces) > 1 else pieces[0] if pieces else None
 
 
 def argv_allowed_proof(m: Machine, items: Sequence[ir.Expr], known: Known,

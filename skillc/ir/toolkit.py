@@ -93,8 +93,9 @@ class Capability:
 
     `tool` is the kit name (or the entry's own name, lowercased, when skillc has no such tool:
     `known` is then False). `prefix` is the command a `Bash(prefix:*)` entry allows to start with,
-    `command` the exact command of `Bash(cmd)`; `paths` the glob of `Read(docs/**)`; `domain` the host
-    of `WebFetch(domain:example.com)`. An entry with none of these allows every call of its tool.
+    `command` the exact command of `Bash(cmd)`; `pattern` the wildcard command of `Bash(npx *eas-cli@*)` (each
+    `*` any text, spaces included, as Claude Code matches it); `paths` the glob of `Read(docs/**)`; `domain`
+    the host of `WebFetch(domain:example.com)`. An entry with none of these allows every call of its tool.
     """
 
     spelling: str
@@ -104,11 +105,32 @@ class Capability:
     command: str | None = None
     paths: str | None = None
     domain: str | None = None
+    pattern: str | None = None
 
     @property
     def unrestricted(self) -> bool:
         """True when the entry allows every call of its tool."""
-        return self.prefix is None and self.command is None and self.paths is None and self.domain is None
+        return (self.prefix is None and self.command is None and self.paths is None and self.domain is None
+                and self.pattern is None)
+
+
+def wildcard_parts(pattern: str) -> list[str]:
+    """A wildcard command split at its unescaped `*`s: the literal texts between them (`\\*` is a star)."""
+    parts, current, i = [], "", 0
+    while i < len(pattern):
+        if pattern.startswith("\\*", i):
+            current, i = current + "*", i + 2
+        elif pattern[i] == "*":
+            parts.append(current)
+            current, i = "", i + 1
+        else:
+            current, i = current + pattern[i], i + 1
+    return [*parts, current]
+
+
+def wildcard_regex(pattern: str) -> re.Pattern[str]:
+    """The regular expression a wildcard command matches whole (each `*`: any text)."""
+    return re.compile(".*".join(re.escape(p) for p in wildcard_parts(pattern)), re.S)
 
 
 _ENTRY = re.compile(r"^\s*([A-Za-z_][A-Za-z0-9_]*(?:__[A-Za-z0-9_-]+)*)\s*(?:\((.*)\))?\s*$", re.S)
@@ -146,11 +168,14 @@ def parse_capability(spelling: str) -> Capability | str:
         return Capability(spelling, tool)
     pattern = pattern.strip()
     if tool == "bash":
-        if pattern.endswith(":*"):
+        stars = len(wildcard_parts(pattern)) - 1
+        if pattern.endswith(":*") and stars == 1:  # the legacy `prefix:*`
             return Capability(spelling, tool, prefix=pattern[:-2])
-        if pattern.endswith("*"):
+        if pattern.endswith("*") and stars == 1:  # `git diff *`: the command, then anything (or nothing)
             return Capability(spelling, tool, prefix=pattern[:-1])
-        return Capability(spelling, tool, command=pattern)
+        if stars:
+            return Capability(spelling, tool, pattern=pattern)
+        return Capability(spelling, tool, command=wildcard_parts(pattern)[0])
     if tool == "fetch":
         if pattern.startswith("domain:"):
             return Capability(spelling, tool, domain=pattern[len("domain:"):].strip().lower())
@@ -180,15 +205,18 @@ def allows_tool(caps: Iterable[Capability], tool: str) -> bool:
 
 
 def command_allowed(caps: Iterable[Capability], command: str) -> bool:
-    """True when a bash command is inside the set: an unrestricted `Bash`, an exact `Bash(cmd)`, or a
+    """True when a bash command is inside the set: an unrestricted `Bash`, an exact `Bash(cmd)`, a
     `Bash(prefix:*)` whose prefix starts the command as a whole word (`git diff` allows `git diff --stat`,
-    not `git difftool`). Shell control operators after the prefix are refused by the runtime separately."""
+    not `git difftool`), or a wildcard `Bash(npx *eas-cli@*)` matching the whole command. Shell control
+    operators after the prefix (anywhere, for a wildcard) are refused by the runtime separately."""
     for c in caps:
         if c.tool != "bash":
             continue
         if c.unrestricted:
             return True
         if c.command is not None and command.strip() == c.command.strip():
+            return True
+        if c.pattern is not None and wildcard_regex(c.pattern).fullmatch(command.strip()):
             return True
         if c.prefix is not None:
             p = c.prefix.rstrip()
@@ -297,5 +325,6 @@ def url_allowed(caps: Iterable[Capability], url: str) -> bool:
 __all__ = [
     "HARNESS_NAMES", "KIT", "KITS", "KIT_NAMES", "KIT_SOURCE", "PATH_ARGUMENTS", "PLACES", "PLACE_VARIABLES",
     "READ_ONLY", "WORLD_FUNCTIONS", "Capability", "allows_tool", "command_allowed", "glob_match", "parse_allowed",
+    "wildcard_parts", "wildcard_regex",
     "parse_capability", "path_allowed", "places_in", "split_allowed", "tool_entries", "url_allowed", "url_host",
 ]

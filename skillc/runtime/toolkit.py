@@ -1092,6 +1092,8 @@ class Capabilities:
                         return
                     if c.prefix is not None and words[:len(_split(c.prefix))] == _split(c.prefix):
                         return
+                    if c.pattern is not None and command_allowed((c,), " ".join(words)):
+                        return
                 except ValueError:
                     continue
             raise ToolError(f"outside allowed-tools: the command {words!r} is in none of {self.spellings('bash')}")
@@ -1107,9 +1109,14 @@ class Capabilities:
                 if found is None:
                     return
                 operator = operator or (found, c.spelling)
+            if c.pattern is not None and command_allowed((c,), command):
+                found = shell_control(command, 0)  # a `*` may match anything: no control operator anywhere
+                if found is None:
+                    return
+                operator = operator or (found, c.spelling)
         if operator is not None:
-            raise ToolError(f"outside allowed-tools: `{command}` adds shell control ({operator[0]}) after the "
-                            f"prefix `{operator[1]}` allows; run one command per step, or allow it exactly")
+            raise ToolError(f"outside allowed-tools: `{command}` adds shell control ({operator[0]}) to what "
+                            f"`{operator[1]}` allows; run one command per step, or allow it exactly")
         raise ToolError(f"outside allowed-tools: the command `{command}` is in none of {self.spellings('bash')}")
 
 

@@ -121,6 +121,20 @@ def test_a_prefix_entry_with_a_star_but_no_colon() -> None:
     assert codes(bash('command: "npm run build"', '"Bash(npm run*)"')) == []
 
 
+@pytest.mark.parametrize(("command", "allowed"), [
+    ('"npx -y eas-cli@latest workflow:validate " ++ quote(name)', True),
+    ('"npx eas-cli@16 build"', True),
+    ('"npm install " ++ quote(name)', False),
+    ('"npx eas-cli " ++ quote(name)', False),  # no `@` after eas-cli: the middle literal must be there
+])
+def test_wildcard_entries_match_the_whole_command(command: str, allowed: bool) -> None:
+    """`Bash(npx *eas-cli@*)` (Claude Code's wildcard form: each `*` any text) is proved with a Z3 regex."""
+    found = _diagnostics(bash(f"command: {command}", '"Bash(npx *eas-cli@*)"'), "SKM281")
+    assert (found == []) is allowed
+    if not allowed:
+        assert found[0].witness and found[0].witness[0].startswith("command = ")
+
+
 def test_an_unrestricted_bash_entry_allows_every_command() -> None:
     assert codes(bash("command: name", '"Bash", "Bash(git diff:*)"')) == []
 

@@ -325,3 +325,17 @@ machine m {
     assert "workdir" in m.variables and "s.workdir" not in m.variables
     assert "workdir" not in result.fragments["save"].variables
     assert ir.variables(dict(m.states["s.w"].call.args)["path"]) == {"workdir"}
+
+
+@pytest.mark.parametrize(("entry", "kind", "value"), [
+    ("Bash(git diff:*)", "prefix", "git diff"),
+    ("Bash(ls *)", "prefix", "ls "),
+    ("Bash(npx *eas-cli@*)", "pattern", "npx *eas-cli@*"),
+    ("Bash(git * main)", "pattern", "git * main"),
+    ("Bash(echo a\\*b)", "command", "echo a*b"),  # an escaped star is a star
+])
+def test_bash_entries_are_prefixes_exact_commands_or_wildcards(entry: str, kind: str, value: str) -> None:
+    from skillc.ir.toolkit import parse_capability
+
+    cap = parse_capability(entry)
+    assert not isinstance(cap, str) and getattr(cap, kind) == value

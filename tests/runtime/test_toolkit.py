@@ -432,12 +432,23 @@ def test_bash_commands_inside_and_outside_the_allowed_list(world: Path, command:
 def test_an_operator_after_an_allowed_prefix_is_named_and_nothing_runs(world: Path) -> None:
     box = caps_box(world, "Bash(echo:*)")
     assert call(box, "bash", command="echo 'a; b'")["stdout"] == "a; b\n"
-    with pytest.raises(ToolError, match=r"adds shell control \(;\) after the prefix `Bash\(echo:\*\)`"):
+    with pytest.raises(ToolError, match=r"adds shell control \(;\) to what `Bash\(echo:\*\)` allows"):
         call(box, "bash", command="echo a; touch pwned")
     assert not (world / "work" / "pwned").exists()
     assert call(box, "bash", argv=["echo", "x;y"])["stdout"] == "x;y\n"  # no shell: nothing to inject
     with pytest.raises(ToolError, match="outside allowed-tools"):
         call(box, "bash", argv=["touch", "pwned"])
+
+
+def test_a_wildcard_entry_matches_the_whole_command_and_refuses_control_anywhere(world: Path) -> None:
+    caps, _ = parse_allowed(["Bash(echo *eas-cli@*)"])
+    guard = Capabilities(caps, Places(world / "work"))
+    guard.check("bash", {"command": "echo -y eas-cli@latest validate"})
+    guard.check("bash", {"argv": ["echo", "eas-cli@1"]})
+    for command in ("echo eas-cli validate", "npm eas-cli@1", "echo x; touch pwned; eas-cli@1",
+                    "echo eas-cli@1 && touch pwned"):
+        with pytest.raises(ToolError, match="outside allowed-tools"):
+            guard.check("bash", {"command": command})
 
 
 def test_shell_control_finds_operators_only_where_bash_acts_on_them() -> None:
