@@ -50,6 +50,9 @@ def cell_paths(out: Path, cell: Cell) -> CellPaths:
 
 def fresh_workdir(out: Path, paths: CellPaths, fixture: Path | None) -> Diagnostic | None:
     """Empty the cell's folder and create its workdir, with the fixture's files when there is one; SKM901 if not."""
+    if (out / "cells").is_symlink():  # never follow a link planted in the output folder out of it
+        return make(codes.UNSAFE_OUTPUT, f"cannot prepare {paths.folder}: {out / 'cells'} is a symlink; cells are "
+                    "never written through a link", hint="remove the link, or write to another output folder (-o)")
     root = (out / "cells").resolve()
     folder = paths.folder.resolve()
     if root not in folder.parents:  # never remove anything outside the bench's own cells

@@ -299,7 +299,7 @@ INVALID_TASK_INPUT: Final = Code(
     "skillc bench missing-input.toml --executor scripted:script.json",
     _BENCH, "give the input in the task's `inputs` or the suite's default `inputs`", runnable=False, lang="shell")
 
-# Machines under test, input bindings, cell setup and confinement (SKM740–SKM759): `suite.py` and `runner.py`.
+# Machines under test, input bindings and cell setup (SKM740–SKM744; SKM745–SKM759 free): `suite.py` and `runner.py`.
 INVALID_BINDING: Final = Code(
     "SKM740", "invalid-binding", E, "an `[inputs]` binding names something that is not a task field",
     "A suite's `[inputs]` table binds a machine input to a template of the task's fields: `task = \"{request}\"` "
@@ -340,18 +340,6 @@ SETUP_FAILED: Final = Code(
     "skillc bench broken-setup.toml --executor scripted:script.json --dry-run", _BENCH + " --dry-run",
     "run the setup command by hand in an empty folder; its output is in the log named", runnable=False,
     lang="shell")
-SPECIAL_FILE: Final = Code(
-    "SKM745", "special-file", E, "a bench file is a FIFO, a device, a socket or a symlink loop",
-    "The suite, its task files and the results store are read and written as regular files. A named pipe "
-    "would block the bench forever, a device is not a file of rows, and a symlink loop has no target; each is "
-    "refused with what it is.",
-    "mkfifo out/results.jsonl", "rm out/results.jsonl", "give a regular file", runnable=False, lang="shell")
-BENCH_OUTPUT_SYMLINK: Final = Code(
-    "SKM746", "bench-output-symlink", E, "a bench output path is a symlink",
-    "The bench writes `results.jsonl`, `bench.json`, the reports and the cells under its output folder and never "
-    "follows a symlink there: a link could make it write a file anywhere the user may write.",
-    "ln -s /etc/passwd out/report.md", "rm out/report.md", "remove the link, or write to a new output folder (-o)",
-    runnable=False, lang="shell")
 
 ALL: Final[tuple[Code, ...]] = (
     INVALID_SUITE_SYNTAX, UNKNOWN_SUITE_KEY, WRONG_KEY_TYPE, MISSING_SUITE_KEY, MISSING_SUITE_PATH,
@@ -363,5 +351,4 @@ ALL: Final[tuple[Code, ...]] = (
     UNKNOWN_BENCH_MODE, INVALID_BENCH_EXECUTOR, INVALID_BENCH_COUNT, BENCH_NEEDS_MACHINE, NO_SKILL_DOCUMENT,
     BACKEND_FAILED, NO_RESULTS, CHANGED_BENCH, CHANGED_SUITE, UNRECORDED_SUITE,
     INVALID_BINDING, UNBOUND_MACHINE_INPUT, INVALID_MACHINE_UNDER_TEST, NO_MATCHING_TASK, SETUP_FAILED,
-    SPECIAL_FILE, BENCH_OUTPUT_SYMLINK,
 )

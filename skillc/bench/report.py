@@ -315,11 +315,13 @@ def _markdown_table(head: Sequence[str], body: Sequence[Sequence[str]]) -> str:
 
 
 def _sections(report: Report) -> list[tuple[str, tuple[list[str], list[list[str]]]]]:
-    """The report's tables with their titles (the horizon table only when tasks have a horizon)."""
-    sections = [("Success and RFC per mode and executor", summary_table(report)),
-                ("One line per machine under test (for a README table)", machines_table(report)),
-                ("Paired comparison between modes (same tasks and repeats)", comparison_table(report)),
-                ("Mean total tokens per task", tokens_table(report))]
+    """The report's tables with their titles (one line per machine only when several are compared, the horizon
+    table only when tasks have a horizon)."""
+    sections = [("Success and RFC per mode and executor", summary_table(report))]
+    if len({s.mode for s in report.summaries if s.mode.startswith("machine:")}) > 1:  # several builds compared
+        sections.append(("One line per machine under test (for a README table)", machines_table(report)))
+    sections += [("Paired comparison between modes (same tasks and repeats)", comparison_table(report)),
+                 ("Mean total tokens per task", tokens_table(report))]
     if report.horizons:
         sections.append(("Mean total tokens against the horizon", horizon_table(report)))
     return sections

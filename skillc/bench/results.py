@@ -15,6 +15,7 @@ from __future__ import annotations
 import fcntl
 import json
 import os
+import stat
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import cast
@@ -253,14 +254,51 @@ def _cut_torn_tail(fd: int) -> None:
     os.ftruncate(fd, 0)
 
 
+def _kind(mode: int) -> str:
+    """What a file that is not a regular file is, in words."""
+    return "a FIFO" if stat.S_ISFIFO(mode) else "a device" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode) \
+        else "a socket" if stat.S_ISSOCK(mode) else "a folder" if stat.S_ISDIR(mode) else "not a regular file"
+
+
+def _writable(target: Path) -> Diagnostic | None:
+    """Why the results file cannot go at `target`: its folder is not a folder (a device, a file), or the file is a
+    symlink (SKM542: never followed); None when it can."""
+    folder = target.parent
+    try:
+        if folder.exists() and not folder.is_dir():
+            what = _kind(folder.stat().st_mode) if not folder.is_file() else "a file"
+            return make(diagnostics_codes.IO_ERROR, f"cannot write the bench into {folder}: it is {what}, not a folder",
+                        hint="give -o a folder (it is created if missing)")
+        folder.mkdir(parents=True, exist_ok=True)
+    except (OSError, RuntimeError) as exc:
+        return make(diagnostics_codes.IO_ERROR, f"cannot write the bench into {folder}: "
+                    f"{getattr(exc, 'strerror', None) or exc}")
+    if target.is_symlink():
+        return make(diagnostics_codes.UNSAFE_OUTPUT, f"cannot write {target}: it is a symlink (to "
+                    f"{os.readlink(target)}); results are never written through a link",
+                    hint="remove the link, or write to another output folder (-o)")
+    return None
+
+
 def open_writer(path: str | Path) -> ResultsWriter | Diagnostic:
     """The results file opened for appending under an exclusive lock; SKM722 if another bench holds it."""
     target = Path(path)
+    problem = _writable(target)
+    if problem is not None:
+        return problem
     try:
-        target.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(target, os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o666)
+        # O_NOFOLLOW: a link planted where the results go is never followed out of the output folder;
+        # O_NONBLOCK: a FIFO swapped in since the check does not block the open (it is refused below).
+        fd = os.open(target, os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW | os.O_NONBLOCK,
+                     0o666)
     except OSError as exc:
         return make(diagnostics_codes.IO_ERROR, f"cannot write {target}: {exc.strerror or exc}")
+    kind = os.fstat(fd).st_mode
+    if not stat.S_ISREG(kind):
+        os.close(fd)
+        return make(diagnostics_codes.IO_ERROR, f"cannot write {target}: it is {_kind(kind)}, not a results file",
+                    hint="remove it, or write to another output folder (-o)")
+    os.set_blocking(fd, True)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except BlockingIOError:

@@ -576,13 +576,21 @@ def _build(spec: str, suite: Suite, target: Path) -> Path | Diagnostic:
         return make(codes.INVALID_MACHINE_UNDER_TEST, f"--build {spec!r}: expected `offline` or `model:SPEC`")
     if suite.skill is None:
         return make(codes.INVALID_MACHINE_UNDER_TEST, f"--build {spec}: the suite names no `skill` to build")
-    target.parent.mkdir(parents=True, exist_ok=True)
+    from skillc.diagnostics.files import FileProblem, write_output
+
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        return make(diagnostics_codes.IO_ERROR, f"cannot write the build into {target.parent}: {exc.strerror or exc}")
     result = build(suite.skill, output=target, model=None if spec == "offline" else spec.removeprefix("model:"))
     if not result.ok or result.text is None:
         first = next((d for d in result.diagnostics if d.is_error), None)
         return make(codes.INVALID_MACHINE_UNDER_TEST, f"--build {spec}: the build of {suite.skill} failed"
                     + (f": {first.code} {first.message}" if first is not None else ""))
-    target.write_text(result.text, encoding="utf-8")
+    try:
+        write_output(target, result.text, regular=True)
+    except FileProblem as exc:
+        return make(exc.code, str(exc))
     return target
 
 

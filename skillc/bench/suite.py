@@ -162,6 +162,8 @@ class TomlLocator:
     def __init__(self, source: SourceFile) -> None:
         self.source = source
         self.headers = self._headers(source.text)
+        #: header key → its index in `headers` (the last with that key), so `span` looks a key up in O(depth).
+        self.index = {h.key: i for i, h in enumerate(self.headers)}
 
     @staticmethod
     def _headers(text: str) -> list[_Header]:
@@ -188,11 +190,12 @@ class TomlLocator:
         """The key's span: its table's header, then each remaining key searched in order in that section."""
         text = self.source.text
         best, lo, hi = None, 0, len(text)
-        for i, h in enumerate(self.headers):
-            if key[: len(h.key)] == h.key and (best is None or len(h.key) > len(best.key)):
-                best = h
-                lo = h.end
+        for depth in range(len(key), 0, -1):  # the longest header key that is a prefix of `key`
+            i = self.index.get(key[:depth])
+            if i is not None:
+                best, lo = self.headers[i], self.headers[i].end
                 hi = self.headers[i + 1].start if i + 1 < len(self.headers) else len(text)
+                break
         if best is None:
             hi = self.headers[0].start if self.headers else len(text)
         found = Span(self.source, best.start, best.start + best.name_len) if best else Span(self.source, 0, 0)
@@ -349,8 +352,11 @@ class _Reader:
         return kept
 
     def path(self, raw: str, where: Locator, key: Key, *, folder: bool = False) -> Path | None:
-        """`raw` resolved against the suite folder; a missing file (or folder) is reported."""
-        path = (self.folder / raw).resolve()
+        """`raw` resolved against the suite folder; a missing file (or folder), or a symlink loop, is reported."""
+        path = _resolved(self.folder / raw)
+        if isinstance(path, Diagnostic):
+            self.report(codes.MISSING_SUITE_PATH, f"`{_what(key)}`: {raw} is a symlink loop", where, key)
+            return None
         if path.is_dir() if folder else path.is_file():
             return path
         kind = "folder" if folder else "file"
@@ -602,11 +608,19 @@ _VERIFIER_EXTRAS = {"python": ("timeout",), "shell": ("timeout",), "file": ("equ
 
 
 def _parse_toml(source: SourceFile) -> dict[str, object] | Diagnostic:
-    """The TOML document, or an SKM700 at the parser's position."""
+    """The TOML document, or an SKM700 at the parser's position (or, nested too deeply, at its start)."""
+    from skillc.diagnostics.files import MAX_JSON_DEPTH, depth_exceeds
+
+    deep = make(codes.INVALID_SUITE_SYNTAX, f"arrays or tables nested more than {MAX_JSON_DEPTH} levels deep",
+                Span(source, 0, 0), hint="a suite's values are shallow: inputs, verifiers, requirements")
     try:
-        return tomllib.loads(source.text)
+        doc: dict[str, object] = tomllib.loads(source.text)
+    except RecursionError:
+        return deep
     except tomllib.TOMLDecodeError as exc:
         message = str(exc)
+    else:
+        return deep if depth_exceeds(doc, MAX_JSON_DEPTH) else doc
     m = re.search(r"\(at line (\d+), column (\d+)\)", message)
     if m:
         line, col = int(m.group(1)), int(m.group(2))
@@ -642,9 +656,28 @@ def _jsonl_tasks(source: SourceFile, reader: _Reader) -> tuple[list[object], Jso
             reader.report(codes.INVALID_TASK_LINE, f"line {number} is a JSON {type(value).__name__}, not an "
                           "object", where, ("task", 0))
             continue
+        if (bad := _surrogate(value)) is not None:
+            reader.report(codes.INVALID_TASK_LINE, f"line {number} holds {bad}, a lone surrogate escape: JSON "
+                          "text that is not Unicode text", where, ("task", 0),
+                          hint="write the character itself, or a surrogate pair for one outside the BMP")
+            continue
         raws.append(value)
         lines.append(number)
     return raws, JsonlLocator(source, lines)
+
+
+def _surrogate(value: object) -> str | None:
+    """The first lone surrogate in any string (key or value) inside a JSON value, escaped; None when there is none."""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, dict):
+            stack += [*item.keys(), *item.values()]
+        elif isinstance(item, list):
+            stack += item
+        elif isinstance(item, str) and (m := re.search("[\ud800-\udfff]", item)) is not None:
+            return m.group(0).encode("utf-8", "backslashreplace").decode("ascii")
+    return None
 
 
 def _task_file(path: Path, reader: _Reader) -> tuple[list[object], Locator | None]:
@@ -663,9 +696,20 @@ def _task_file(path: Path, reader: _Reader) -> tuple[list[object], Locator | Non
     return _as_list(reader.table(doc, _TASK_FILE, where, ()).get("task")), where
 
 
+def _resolved(path: Path) -> Path | Diagnostic:
+    """The path with its symlinks followed, or an SKM901 saying it is a symlink loop."""
+    try:
+        return path.resolve()
+    except (RuntimeError, OSError) as exc:  # Python 3.11 raises RuntimeError for a loop
+        return make(diagnostics_codes.IO_ERROR, f"cannot read {path}: it is a symlink loop"
+                    if "loop" in str(exc).lower() else f"cannot read {path}: {exc}")
+
+
 def load_suite(path: str | Path) -> SuiteResult:
     """Read and check a suite file; paths in it are resolved against its folder."""
-    suite_path = Path(path).resolve()
+    suite_path = _resolved(Path(path))
+    if isinstance(suite_path, Diagnostic):
+        return SuiteResult(None, (suite_path,))
     source = _read_source(suite_path)
     if isinstance(source, Diagnostic):
         return SuiteResult(None, (source,))

@@ -83,8 +83,7 @@ def _run(code: codes.Code, text: str, tmp_path: Path) -> list[str]:
 #: The Ray backend's codes (SKM725–SKM729) need a live Ray cluster (and, for SKM725, an environment without
 #: Ray): tests/bench/test_ray_backend.py::test_ray_code_examples runs their examples against the one it starts.
 #: SKM723 needs a real interrupt: tests/bench/test_runner.py::test_sigint_keeps_the_rows_and_resumes sends one.
-#: SKM745 and SKM746 need a FIFO, a symlink loop or a planted link: tests/bench/test_hardening.py makes them.
-_EXAMPLES = [c for c in codes.ALL if not "SKM725" <= c.code <= "SKM729" and c.code not in ("SKM723", "SKM745", "SKM746")]
+_EXAMPLES = [c for c in codes.ALL if not "SKM725" <= c.code <= "SKM729" and c.code != "SKM723"]
 
 
 @pytest.mark.parametrize("code", _EXAMPLES, ids=lambda c: c.code)

@@ -1,0 +1,117 @@
+"""Issue #34, the bench's part: inputs that were internal errors (SKM900) or wrong words, outputs that followed a
+link out of their folder, and a suite loader that was quadratic in its tasks."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import time
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from skillc.bench.cells import cell_paths, fresh_workdir
+from skillc.bench.results import Cell, open_writer
+from skillc.bench.suite import TomlLocator, load_suite
+from skillc.cli import main
+from skillc.diagnostics import Diagnostic, SourceFile
+
+FIXTURE = Path(__file__).parent / "fixtures" / "beats"
+
+
+def _bench(*args: str) -> tuple[int, str]:
+    """`skillc bench ARGS` in this process: the exit code and everything printed."""
+    result = CliRunner().invoke(main, ["bench", *args, "--quiet"])
+    return result.exit_code, result.output
+
+
+@pytest.fixture
+def beats(tmp_path: Path) -> Path:
+    folder = tmp_path / "beats"
+    shutil.copytree(FIXTURE, folder)
+    return folder
+
+
+def test_a_suite_that_is_a_symlink_loop(tmp_path: Path) -> None:
+    (tmp_path / "loop.toml").symlink_to("loop.toml")
+    code, text = _bench(str(tmp_path / "loop.toml"), "--executor", "scripted:x.json")
+    assert code == 2 and "SKM901" in text and "symlink loop" in text and "SKM900" not in text
+
+
+def test_a_fixture_path_that_is_a_symlink_loop(beats: Path) -> None:
+    (beats / "loop").symlink_to("loop")
+    text = (beats / "suite.toml").read_text(encoding="utf-8").replace(
+        'id = "t1"', 'id = "t1"\nworkdir = "loop"')
+    (beats / "s.toml").write_text(text, encoding="utf-8")
+    found = load_suite(beats / "s.toml").diagnostics
+    assert [(d.code, "symlink loop" in d.message) for d in found] == [("SKM704", True)]
+
+
+def test_a_results_file_that_is_a_fifo(beats: Path, tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    out.mkdir()
+    os.mkfifo(out / "results.jsonl")
+    code, text = _bench(str(beats / "suite.toml"), "--executor", f"scripted:{beats / 'script.json'}", "-o", str(out))
+    assert code == 2 and "SKM901" in text and "it is a FIFO" in text and "SKM900" not in text
+
+
+def test_a_task_line_with_a_lone_surrogate(beats: Path) -> None:
+    (beats / "t.jsonl").write_text('{"id": "x\\ud800", "inputs": {"question": "q"}}\n', encoding="utf-8")
+    (beats / "s.toml").write_text('[suite]\nskill = "SKILL.md"\nmachine = "beats.skm"\ntasks = "t.jsonl"\n\n'
+                                  '[verify]\nfile = "a"\n', encoding="utf-8")
+    found = load_suite(beats / "s.toml").diagnostics
+    assert [d.code for d in found] == ["SKM705"]
+    assert "lone surrogate" in found[0].message and "\\ud800" in found[0].message and "YAML" not in found[0].message
+    code, text = _bench(str(beats / "s.toml"), "--executor", f"scripted:{beats / 'script.json'}")
+    assert code == 2 and "SKM900" not in text
+
+
+def test_a_suite_nested_deeply(beats: Path) -> None:
+    (beats / "deep.toml").write_text('[suite]\nskill = "SKILL.md"\n[suite.inputs]\nq = ' + "[" * 5000 + "]" * 5000
+                                     + "\n", encoding="utf-8")
+    found = load_suite(beats / "deep.toml").diagnostics
+    assert [d.code for d in found] == ["SKM700"] and "nested more than" in found[0].message
+
+
+def test_an_output_folder_that_is_a_device(beats: Path) -> None:
+    code, text = _bench(str(beats / "suite.toml"), "--executor", f"scripted:{beats / 'script.json'}", "-o", "/dev/full")
+    assert code == 2 and "it is a device, not a folder" in text and "File exists" not in text
+
+
+def test_a_results_file_that_is_a_symlink_is_not_followed(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "results.jsonl").symlink_to(tmp_path / "victim.txt")
+    found = open_writer(out / "results.jsonl")
+    assert isinstance(found, Diagnostic) and found.code == "SKM542" and "symlink" in found.message
+    assert not (tmp_path / "victim.txt").exists()
+
+
+def test_a_cells_folder_that_is_a_symlink_is_not_followed(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    out.mkdir()
+    (tmp_path / "elsewhere").mkdir()
+    (tmp_path / "elsewhere" / "keep.txt").write_text("mine", encoding="utf-8")
+    (out / "cells").symlink_to(tmp_path / "elsewhere")
+    paths = cell_paths(out, Cell("keep.txt", "machine", "scripted", 0))
+    found = fresh_workdir(out, paths, None)
+    assert found is not None and found.code == "SKM542"
+    assert [p.name for p in (tmp_path / "elsewhere").iterdir()] == ["keep.txt"]
+
+
+def _locate_all(count: int) -> float:
+    """Seconds per task to locate every task's id in a suite of `count` inline tasks."""
+    text = '[suite]\nskill = "SKILL.md"\n\n' + "".join(f'[[task]]\nid = "t{i}"\n\n' for i in range(count))
+    locator = TomlLocator(SourceFile.from_text("s.toml", text))
+    started = time.perf_counter()
+    for i in range(count):
+        locator.span(("task", i, "id"))
+    return (time.perf_counter() - started) / count
+
+
+def test_locating_tasks_is_linear() -> None:
+    """Locating one task's key cost time proportional to the number of tables (12,000 inline tasks: 28 s of
+    CPU); now it does not grow with them. Measured as a ratio, so a slow machine does not fail it."""
+    small, large = min(_locate_all(500) for _ in range(3)), min(_locate_all(8000) for _ in range(3))
+    assert large < 4 * small, (small, large)
