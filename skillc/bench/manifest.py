@@ -74,8 +74,14 @@ def manifest_of(suite: Suite, machine_hash: str, skill_hash: str | None, limits:
 def suite_fingerprint(suite: Suite) -> dict[str, str]:
     """The digests of what scores every task alike: the requirements, the tools' content, failed_runs_comply."""
     tools = {_relative(p, suite.folder): _file_digest(p) for p in suite.tools}
-    return {"requirements": _digest([_judged(r) for r in suite.requirements]), "tools": _digest(tools),
-            "failed_runs_comply": _digest(suite.failed_runs_comply)}
+    parts = {"requirements": _digest([_judged(r) for r in suite.requirements]), "tools": _digest(tools),
+             "failed_runs_comply": _digest(suite.failed_runs_comply)}
+    # Only when given: a suite without them keeps the fingerprint it had before they existed.
+    if suite.bindings:
+        parts["bindings"] = _digest(dict(suite.bindings))
+    if suite.setup is not None or suite.teardown is not None:
+        parts["setup"] = _digest([suite.setup, suite.teardown, suite.setup_timeout])
+    return parts
 
 
 def _judged(requirement: Requirement) -> object:
@@ -90,6 +96,8 @@ def task_fingerprint(task: Task) -> dict[str, str]:
              "horizon": _digest(task.horizon)}
     if task.answers:  # only when given: a task without answers keeps the fingerprint it had before they existed
         parts["answers"] = _digest(list(task.answers))
+    if task.requirements:  # likewise
+        parts["requirements"] = _digest([_judged(r) for r in task.requirements])
     if task.workdir is not None:
         parts["workdir"] = _tree_digest(task.workdir)
     if isinstance(task.verifier, PythonVerifier) and (imports := _local_imports(task.verifier)):

@@ -197,3 +197,22 @@ def test_a_binding_with_a_bad_field_is_skm740(tmp_path: Path) -> None:
                                      'verify = { file = "x" }\n', encoding="utf-8")
     found = load_suite(tmp_path / "s.toml").diagnostics
     assert [(d.code, d.span.start_pos[0] if d.span else 0) for d in found] == [("SKM740", 5)]
+
+
+def test_a_changed_setup_or_task_requirement_refuses_resumption(beats: Path, tmp_path: Path) -> None:
+    """The setup command, the bindings and a task's own requirements are fingerprinted: changing one after rows
+    exist is SKM738, naming it."""
+    base = (beats / "suite.toml").read_text(encoding="utf-8").replace(
+        'tools = ["marks.py"]', 'tools = ["marks.py"]\nsetup = "true"')
+    (beats / "s.toml").write_text(base, encoding="utf-8")
+    out = tmp_path / "out"
+    args = ("--modes", "machine", "--executor", f"scripted:{beats / 'script.json'}", "--tasks", "t1", "-o", str(out))
+    assert _bench(str(beats / "s.toml"), *args)[0] == 0
+    (beats / "s.toml").write_text(base.replace('setup = "true"', 'setup = "echo other"'), encoding="utf-8")
+    code, text = _bench(str(beats / "s.toml"), *args)
+    assert code == 2 and "SKM738" in text and "setup" in text
+    task_req = base.replace('inputs = { question = "six times seven?" }', 'inputs = { question = "six times seven?" }'
+                            '\n\n[[task.require]]\nkind = "no-tool"\ntool = "mark"')
+    (beats / "s.toml").write_text(task_req, encoding="utf-8")
+    code, text = _bench(str(beats / "s.toml"), *args)
+    assert code == 2 and "SKM738" in text and "t1 (requirements)" in text
