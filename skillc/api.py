@@ -428,14 +428,10 @@ def import_graph(kind: str, spec: str) -> ImportResult:
             from skillc.importers.asl import to_skm
 
             return ImportResult(*to_skm(spec))
-        from skillc.export.readback import read_back
+        from skillc.importers.langgraph import to_skm_confined
 
-        exported = read_back(spec)  # a graph `skillc export langgraph` wrote: the machine it carries (else None)
-        if exported is not None:
-            return ImportResult(*exported)
-        from skillc.importers.langgraph import to_skm as graph_to_skm
-
-        return ImportResult(*graph_to_skm(spec))
+        # the user's module runs in a box (skillc.sandbox); an exported graph comes back as the machine it carries
+        return ImportResult(*to_skm_confined(spec))
     except Exception as exc:  # noqa: BLE001 - an internal error is reported, not raised
         return ImportResult(None, [internal_error(exc, f"importing {spec}")])
 
@@ -754,7 +750,11 @@ def explore(machine_path: str, *, coverage: str = "transitions", examples: int =
     if checked.machine is None:
         return ExploreResult(None, None, checked.diagnostics, checked.unchecked)
     keep = Path(traces) if traces else Path(tempfile.mkdtemp(prefix="skillc-test-"))
-    keep.mkdir(parents=True, exist_ok=True)
+    try:
+        keep.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:  # a file or a device (`/dev/full`) where the folder goes, no permission, a full disk
+        return ExploreResult(None, None, [make(diagnostics_codes.IO_ERROR, f"--traces {traces}: cannot keep traces "
+                                               f"there ({'not a folder' if isinstance(exc, FileExistsError) else exc.strerror or exc})")])
     report = run_explore(checked.machine, checked.text, examples=examples, seed=seed, coverage=coverage, traces=keep)
     if not traces and not report.failures:
         shutil.rmtree(keep, ignore_errors=True)

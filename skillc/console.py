@@ -434,6 +434,9 @@ def explore(result: api.ExploreResult, path: str, coverage: str) -> int:
     if missing and coverage == "transitions":
         click.echo("  not covered: " + ", ".join(f"{s}#{i + 1}" for s, i in missing[:12])
                    + (" …" if len(missing) > 12 else ""))
+    if report.unfinished:
+        click.echo(f"  {report.unfinished} run(s) stopped unfinished at the step budget of {report.budget:,} (the "
+                   "counters allow longer runs; their bound is what `skillc check` proves)")
     for f in report.failures:
         click.echo(f"FAILED {f.prop}: {f.message}\n  replay: skillc replay {path} {f.trace}")
     return EXIT_ERRORS if report.failures else EXIT_OK

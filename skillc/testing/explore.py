@@ -59,6 +59,8 @@ class TestReport:
     total_states: int = 0
     total_edges: int = 0
     failures: list[Failure] = attrs.Factory(list)
+    budget: int | None = None  # the step budget of a run, when the counters allow longer runs (else None)
+    unfinished: int = 0  # runs stopped at that budget before reaching a terminal
 
     def coverage(self, kind: str) -> float:
         if kind == "states":
@@ -259,14 +261,19 @@ def _path_to(machine: Machine, goal: str) -> list[tuple[str, int]] | None:
     return None
 
 
-def step_bound(machine: Machine) -> int:
-    """An upper bound on the steps of a run implied by the counters (capped)."""
+#: Steps one explored run may take: a run the counters allow to go on longer is stopped here, unfinished, and is
+#: not a termination failure (the counters' bound is what `skillc check` proves; see `check_run`).
+RUN_STEP_BUDGET = 2_000
+
+
+def step_bound(machine: Machine, cap: int = 100_000) -> int:
+    """An upper bound on the steps of a run implied by the counters (at most `cap`)."""
     bound = len(machine.states) + 1
     for v in machine.variables.values():
         if v.is_counter:
             bound *= (v.max or 0) + 1
-            if bound > 100_000:
-                return 100_000
+            if bound > cap:
+                return cap
     return bound
 
 
@@ -276,7 +283,8 @@ def explore(machine: Machine, source_text: str, examples: int = 200, seed: int =
     rng = random.Random(seed)
     report = TestReport(total_states=sum(1 for s in machine.states.values()),
                         total_edges=sum(len(s.edges) for s in machine.states.values()))
-    bound = step_bound(machine)
+    bound = min(step_bound(machine, RUN_STEP_BUDGET + 1), RUN_STEP_BUDGET)
+    report.budget = bound if step_bound(machine, RUN_STEP_BUDGET + 1) > RUN_STEP_BUDGET else None
     targets = [(s.name, e.index) for s in machine.states.values() for e in s.edges]
     for i in range(examples):
         if report.coverage(coverage) >= 1.0:
@@ -297,10 +305,13 @@ def explore(machine: Machine, source_text: str, examples: int = 200, seed: int =
         report.states.update(result.visited)
         report.states.add(result.terminal)
         report.edges.update(result.edges)
-        problems = check_run(machine, result, bound)
+        problems = check_run(machine, result, bound, report.budget is not None)
+        if _stopped(result) and report.budget is not None:
+            report.unfinished += 1
         if problems:
-            result = _minimise(machine, source_text, plan, bound, result, problems[0][0], traces, i)
-            for prop, message in check_run(machine, result, bound):
+            result = _minimise(machine, source_text, plan, bound, result, problems[0][0], traces, i,
+                               capped=report.budget is not None)
+            for prop, message in check_run(machine, result, bound, report.budget is not None):
                 report.failures.append(Failure(prop, message, result.trace))
     return report
 
@@ -324,14 +335,20 @@ def _one_run(machine, source_text, plan, rng, bound, trace):
     return interp.run(inputs)
 
 
-def _minimise(machine, source_text, plan, bound, failed, prop: str, traces: Path | None, i: int, tries: int = 30):
+def _stopped(result) -> bool:
+    """True when a run ended at its step limit, not at a terminal."""
+    return result.reason is not None and result.reason.kind == "step_limit"
+
+
+def _minimise(machine, source_text, plan, bound, failed, prop: str, traces: Path | None, i: int, tries: int = 30,
+              capped: bool = False):
     """The shortest run, among the failing run and re-runs of its plan with other random choices, that fails the
     same property; its trace is kept as the replayable witness."""
     best = failed
     for k in range(tries):
         trace = (traces / f"run{i}-min{k}.jsonl") if traces is not None else None
         candidate = _one_run(machine, source_text, dict(plan), random.Random(10_000 * (i + 1) + k), bound, trace)
-        if candidate.steps < best.steps and any(p == prop for p, _ in check_run(machine, candidate, bound)):
+        if candidate.steps < best.steps and any(p == prop for p, _ in check_run(machine, candidate, bound, capped)):
             best = candidate
         elif trace is not None:
             trace.unlink(missing_ok=True)
@@ -378,12 +395,14 @@ def follow(machine: Machine, path: list[str], repeat: int = 1, seed: int = 0, ma
     return "run", result
 
 
-def check_run(machine: Machine, result, bound: int) -> list[tuple[str, str]]:
-    """The properties every explored run must have; returns (property, message) for each violation."""
+def check_run(machine: Machine, result, bound: int, capped: bool = False) -> list[tuple[str, str]]:
+    """The properties every explored run must have; returns (property, message) for each violation. With `capped`
+    (the counters allow more steps than `bound`), a run stopped at `bound` is unfinished, not a termination failure."""
     problems = []
     reason = result.reason
     if reason is not None and reason.kind == "step_limit":
-        problems.append(("termination", f"no terminal within {bound} steps"))
+        if not capped:
+            problems.append(("termination", f"no terminal within {bound} steps"))
     elif result.terminal == FALLBACK and reason is not None and reason.kind != "edge":
         problems.append(("fallback", f"the runtime gave up although every output was valid: {reason.message}"))
     if result.missing_evidence:
