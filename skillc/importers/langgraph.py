@@ -438,23 +438,106 @@ def _no_path_to_end(nodes: tuple[Node, ...]) -> Iterable[Diagnostic]:
 
 
 def load_spec(spec: str) -> tuple[object | None, Diagnostic | None]:
-    """Import `module:attr` (the current folder first on the path); failures are SKM650."""
+    """Import `module:attr` (the current folder first on the path); failures are SKM650.
+
+    The module runs here: `skillc import langgraph` calls this only inside the box (`to_skm_confined`). A module
+    that changes the recursion limit gets skillc's back once it is imported (the analysis needs its own), and an
+    attribute whose reading raises (a property) is SKM650 like a missing one. Ctrl-C and SIGTERM are not a
+    failed import: they go on to stop the command.
+    """
     module_name, sep, attr = spec.partition(":")
     if not sep or not module_name or not attr:
         return None, make(codes.GRAPH_IMPORT_FAILED, f"`{spec}` is not MODULE:ATTR", hint="e.g. `my_agent.graph:builder`")
     if os.getcwd() not in sys.path:
         sys.path.insert(0, os.getcwd())
+    limit = sys.getrecursionlimit()
     try:
         module = importlib.import_module(module_name)
+    except KeyboardInterrupt:
+        raise
     except BaseException as exc:  # noqa: BLE001 - the user's module may raise anything, even SystemExit
         return None, make(codes.GRAPH_IMPORT_FAILED, f"importing `{module_name}` failed: {type(exc).__name__}: {exc}")
+    finally:
+        sys.setrecursionlimit(limit)
     obj = module
     for part in attr.split("."):
-        if not hasattr(obj, part):
+        try:
+            obj = getattr(obj, part)
+        except AttributeError:
             return None, make(codes.GRAPH_IMPORT_FAILED, f"`{module_name}` has no attribute `{attr}`",
-                              hint=_near(part, {a for a in dir(obj) if not a.startswith("_")}))
-        obj = getattr(obj, part)
+                              hint=_near(part, _public(obj)))
+        except KeyboardInterrupt:
+            raise
+        except BaseException as exc:  # noqa: BLE001 - a property of the user's may raise anything
+            return None, make(codes.GRAPH_IMPORT_FAILED, f"reading `{attr}` of `{module_name}` raised "
+                              f"{type(exc).__name__}: {exc}")
+        finally:
+            sys.setrecursionlimit(limit)
     return obj, None
+
+
+def _public(obj: object) -> set[str]:
+    """The public names of an object (none when listing them raises: `dir` runs the object's code too)."""
+    try:
+        return {a for a in dir(obj) if not a.startswith("_")}
+    except Exception:  # noqa: BLE001
+        return set()
+
+
+#: Seconds `skillc import langgraph` gives the user's module to import and be translated.
+IMPORT_TIMEOUT_S = 120.0
+#: The address space the box of an import may use (LangGraph and its dependencies are large).
+IMPORT_MEMORY_MB = 4096
+
+
+def to_skm_confined(spec: str, *, folder: str | None = None,
+                    timeout_s: float = IMPORT_TIMEOUT_S) -> tuple[str | None, list[Diagnostic]]:
+    """`skillc import langgraph`: the module imported, read back or translated in a box (`skillc.sandbox`), with
+    `folder` (default: the current one) first on its path; the .skm text and every finding.
+
+    The box has no network, a minimal environment, a time and memory limit and (with Landlock) writes only in its
+    scratch folder and reads only the system, Python, skillc and `folder`. A module that hangs or leaves a
+    thread running is SKM940 at the limit, one killed by a limit SKM941; Ctrl-C and SIGTERM stop the command.
+
+    A module this process has imported already (an API caller that built the graph itself) is read here: its
+    code has run in this process, and the box would see a fresh copy instead of the caller's objects.
+    """
+    import json
+    import tempfile
+    from pathlib import Path
+
+    import skillc
+    from skillc.importers import _graph_box
+    from skillc.sandbox import codes as sandbox_codes
+    from skillc.sandbox.box import run_confined
+
+    where = os.path.abspath(folder if folder is not None else os.getcwd())
+    if spec.partition(":")[0] in sys.modules:
+        return _graph_box.translate(spec, where)
+    home = str(Path(skillc.__file__).resolve().parent.parent)  # skillc itself, as this Python imports it
+    with tempfile.TemporaryDirectory(prefix="skillc-import-") as scratch:
+        try:
+            box = run_confined([sys.executable, "-I", "-m", "skillc.importers._graph_box", where, spec],
+                               scratch=Path(scratch), readable=[where, home], timeout_s=timeout_s,
+                               memory_mb=IMPORT_MEMORY_MB, env={"PYTHONDONTWRITEBYTECODE": "1"})
+        except OSError as exc:
+            return None, [make(sandbox_codes.SANDBOX_START_FAILED, f"the box for importing `{spec}` could not "
+                                                                   f"start: {exc.strerror or exc}")]
+    if box.timed_out:
+        return None, [make(sandbox_codes.CONFINED_TIMEOUT, f"importing and reading `{spec}` did not finish within "
+                                                           f"{timeout_s:g} s; it was stopped",
+                           notes=["a module that starts a thread which never ends, or loops at import time, "
+                                  "runs past the limit"])]
+    try:
+        answer = json.loads(box.stdout.decode("utf-8"))
+        if "internal" in answer:
+            raise RuntimeError(str(answer["internal"]))
+        return _graph_box.from_json(answer)
+    except (ValueError, KeyError, TypeError, AttributeError):
+        said = box.stderr.decode("utf-8", errors="replace").strip().splitlines()
+        code = sandbox_codes.CONFINED_LIMIT if box.killed else codes.GRAPH_IMPORT_FAILED
+        return None, [make(code, f"importing `{spec}` gave no answer: {box.why()}",
+                           notes=[said[-1][:300]] if said else [])]
 
 
 def to_skm(spec: str) -> tuple[str | None, list[Diagnostic]]:
@@ -469,5 +552,5 @@ def to_skm(spec: str) -> tuple[str | None, list[Diagnostic]]:
     return (print_module(imported.module) if checked.machine is not None else None), checked.diagnostics
 
 
-__all__ = ["GraphImport", "Node", "builder_of", "check", "import_graph", "load_spec", "to_skm"]
+__all__ = ["GraphImport", "Node", "builder_of", "check", "import_graph", "load_spec", "to_skm", "to_skm_confined"]
 
