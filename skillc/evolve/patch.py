@@ -114,6 +114,7 @@ def apply_patch(machine: str, skill: str | None, patch: Patch) -> tuple[str, str
     """The patched version (machine text, SKILL.md); PatchError when an edit does not apply or the build fails."""
     if patch.machine and patch.skill:
         raise PatchError("a patch edits the machine or the SKILL.md, not both")
+    _refuse_nul(patch)
     if patch.skill:
         if skill is None:
             raise PatchError("a SKILL.md patch needs a parent with a SKILL.md")
@@ -130,6 +131,17 @@ def apply_patch(machine: str, skill: str | None, patch: Patch) -> tuple[str, str
     from skillc.syntax.printer import print_module
 
     return print_module(module), skill
+
+
+def _refuse_nul(patch: Patch) -> None:
+    """PatchError for a NUL byte anywhere in a patch: no machine, SKILL.md, path or command may hold one."""
+    for kind, edits in (("edit", patch.machine), ("SKILL.md edit", patch.skill)):
+        for i, edit in enumerate(edits):
+            for field in attrs.fields(type(edit)):
+                value = getattr(edit, field.name)
+                if isinstance(value, str) and "\0" in value:
+                    raise PatchError(f"{kind} {i}: `{field.name}` holds a NUL byte (U+0000), which no machine, "
+                                     "SKILL.md, file name or command may hold")
 
 
 def build_skill(text: str) -> str:

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import builtins
 import functools
-import json
 import keyword
 import re
 import unicodedata
@@ -259,7 +258,7 @@ def declared_profile(declared: dict[str, Any] | str, base: Profile, folder: Path
     if isinstance(declared, str):
         if declared in PROFILES:
             return PROFILES[declared]
-        declared = _read_profile(Path(folder or ".") / declared)
+        declared = _read_profile(declared, Path(folder or "."))
     unknown = set(declared) - PROFILE_KEYS
     if unknown:
         raise ValueError(f"the profile has unknown fields: {', '.join(sorted(unknown))}")
@@ -299,12 +298,16 @@ def _list(declared: dict[str, Any], key: str) -> list[str]:
 
 
 @functools.lru_cache(maxsize=64)
-def _read_profile(path: Path) -> dict[str, Any]:
-    """A profile file (JSON object); read once per run."""
+def _read_profile(name: str, folder: Path) -> dict[str, Any]:
+    """A profile file (JSON object) named by a trace: inside the trace's folder, a regular file, bounded in size
+    and depth (a FIFO, a device, a link out of the folder or 100,000-deep JSON is a ValueError, never a hang)."""
+    from skillc.diagnostics.files import FileProblem, JSONProblem, confined, loads, read_text
+
+    path = folder / name
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        raise ValueError(f"cannot read the profile {path}: {getattr(exc, 'strerror', None) or exc}") from None
+        data = loads(read_text(confined(name, [folder], what="profile path"), what="profile"))
+    except (FileProblem, JSONProblem) as exc:
+        raise ValueError(f"cannot read the profile {path}: {exc}") from None
     if not isinstance(data, dict):
         raise ValueError(f"the profile {path} is not a JSON object")
     return data

@@ -17,7 +17,7 @@ from typing import Any
 import attrs
 
 from skillc.diagnostics import Diagnostic, make
-from skillc.diagnostics.files import read_bytes
+from skillc.diagnostics.files import MAX_JSON_DEPTH, depth_exceeds, read_bytes
 from skillc.diagnostics.source import SourceFile, Span
 from skillc.frontends.distill import codes
 
@@ -163,9 +163,11 @@ def parse_traces(text: str, path: str = "<traces>") -> tuple[list[Trace], list[D
         where = f"{path}:{number}"
         try:
             obj = json.loads(line)
+            if depth_exceeds(obj, MAX_JSON_DEPTH):
+                raise RecursionError
         except RecursionError:
-            diagnostics.append(make(codes.BAD_TRACE, f"line {number} nests too deeply to be a trace", span,
-                                    hint="each line of a trace file is one JSON object"))
+            diagnostics.append(make(codes.BAD_TRACE, f"line {number} nests more than {MAX_JSON_DEPTH} levels deep; a "
+                                    "trace is not that deep", span, hint="each line of a trace file is one JSON object"))
             continue
         except json.JSONDecodeError as exc:
             diagnostics.append(make(codes.BAD_TRACE, f"line {number} is not JSON: {exc.msg} (column {exc.colno})",
