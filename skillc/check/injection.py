@@ -1,52 +1,47 @@
-"""Shell injection: text a model or a tool produced, spliced into a `bash` command without `quote()`.
+"""Shell injection: text a model or a tool produced, reaching a `bash` command where the shell reads it as code.
 
-A `bash` command built with `++` runs through `/bin/sh -c`, so a value that
-holds `; rm -rf ~` or `$(…)` becomes shell code. Values a model wrote (the
-`writes` of model and judge states), tool results (`writes x = stdout`) and
-anything an edge assigns from them are *untrusted*; an untrusted value that can
-carry text (str, or a list, map or record holding text) must reach a `command`
-only through `quote(x)` (SKM510). `trusted(x)` is the explicit, per-value
-opt-out for text meant to be shell code (a command a model wrote on purpose).
-A command that is a variable as a whole (`command: cmd`) is deliberate and not
-reported; enums, numbers and booleans cannot carry shell syntax; inputs come
-from the caller and are trusted. The places (`skill_dir`, `workdir`) are
-trusted paths, but a path may hold spaces or shell characters, so they too
-reach a command only through `quote()` (`quote(skill_dir ++ "/scripts/x.py")`),
-as does anything an edge computes from them. The `argv` form needs no quoting at all.
+A `bash` command runs through `/bin/bash -c`, so a value that holds `; rm -rf ~` or `$(…)` becomes
+shell code unless it is quoted for the place it lands in. The check follows the data:
+
+- **Sources** (untrusted): what model and judge states write (records and lists included), every
+  tool result (`writes x = stdout`: command output, file contents, fetched pages, `ask_user`
+  answers), and the places (`skill_dir`, `workdir`: trusted paths that may hold spaces or shell
+  characters, so they too reach a command quoted). Inputs are the caller's and trusted; enums,
+  numbers and booleans cannot carry shell syntax.
+- **Propagation**: through edge assignments and initial values, `++` and `str()`, list items,
+  record fields and map values, around loops (a fixed point) — flow-insensitively: every
+  assignment of a variable in a reachable state counts wherever the variable is read.
+- **Sinks**: the `command` argument of `bash`. Its text is scanned with `shellctx` (bash's quoting
+  contexts) with each value standing where it lands: an unquoted untrusted value anywhere is
+  SKM510; `quote(x)` is safe only as a whole argument in plain shell, and elsewhere (inside
+  `"…"`, `'…'`, a here-document, backquotes, as the program or as `eval`/`sh -c` code, …) is SKM511.
+  A list, map or record spliced whole prints as JSON, which no quoting survives: SKM510 when it holds
+  anything untrusted.
+- **Escapes**: `trusted(x)` marks text meant as shell code, one value at a time; a command that is one
+  untrusted value as a whole (`command: cmd`, where a model wrote `cmd`) is deliberate and not reported.
+
+Each finding's witness names the path: where the value came from, the assignments it went through,
+and the command it reaches. The `argv` form needs no quoting at all.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 
+import attrs
+
+from skillc.check import shellctx
 from skillc.check.context import CheckContext
-from skillc.diagnostics import Diagnostic, codes, make
+from skillc.check.dataflow import dataflow
+from skillc.diagnostics import Diagnostic, Span, codes, make
 from skillc.ir import expr as ir
 from skillc.ir import types as T
+from skillc.ir.evaluate import text as value_text
 from skillc.ir.machine import Machine
+from skillc.ir.printexpr import show_expr
 
 SAFE_CALLS = ("quote", "trusted")
-
-
-def untrusted_variables(m: Machine) -> set[str]:
-    """Variables that can hold model- or tool-produced values, or a place's path (edge assignments propagate them)."""
-    tainted = {v for st in m.states.values() if st.kind in ("model", "judge") for v in st.writes}
-    tainted |= {var for st in m.states.values() for var, _ in st.bindings}
-    tainted |= {name for name, v in m.variables.items() if v.kind == "place"}
-    changed = True
-    while changed:
-        changed = False
-        for st in m.states.values():
-            for e in st.edges:
-                for a in e.assigns:
-                    if a.var not in tainted and _mentions(a.value, tainted):
-                        tainted.add(a.var)
-                        changed = True
-    return tainted
-
-
-def _mentions(e: ir.Expr, names: set[str]) -> bool:
-    return any(isinstance(x, ir.Var) and x.name in names for x in ir.walk(e))
+_MAX_ROUNDS = 64
 
 
 def carries_text(t: T.Type) -> bool:
@@ -63,52 +58,339 @@ def carries_text(t: T.Type) -> bool:
     return False
 
 
-def _operands(e: ir.Expr) -> Iterator[ir.Expr]:
-    """The pieces a `++` chain joins (a lone expression is one piece)."""
-    if isinstance(e, ir.BinOp) and e.op == "++":
-        yield from _operands(e.left)
-        yield from _operands(e.right)
-    else:
-        yield e
+@attrs.frozen
+class Origin:
+    """Where an untrusted value comes from."""
+
+    var: str
+    what: str  # "a model writes it in `ask`"
+    place: bool = False
+    span: Span | None = attrs.field(default=None, eq=False)
 
 
-def _unquoted(e: ir.Expr, tainted: set[str], m: Machine) -> ir.Var | None:
-    """An untrusted, text-carrying variable in `e` that no `quote()`/`trusted()` wraps."""
-    if isinstance(e, ir.Call) and e.func in SAFE_CALLS:
-        return None
-    if isinstance(e, ir.Var):
-        var = m.variables.get(e.name)
-        return e if e.name in tainted and var is not None and carries_text(var.type) else None
-    if isinstance(e, (ir.GetField, ir.GetIndex)) and not carries_text(e.type):
-        return None  # a number or a label picked out of a record stays harmless
-    for child in e.children():
-        found = _unquoted(child, tainted, m)
-        if found is not None:
-            return found
-    return None
+@attrs.frozen
+class Piece:
+    """One untrusted value as it stands in a command: the expression, its origin and the assignments it went through."""
+
+    origin: Origin
+    via: tuple[tuple[str, str], ...]  # (variable, how it was assigned), from the command inwards
+    span: Span | None = attrs.field(eq=False)
+    shown: str = attrs.field(eq=False)
+
+    @property
+    def sink(self) -> str:
+        """The name the command itself splices (the variable the value reached it through)."""
+        return self.via[0][0] if self.via else self.shown
+
+
+@attrs.frozen
+class Finding:
+    """An untrusted value that lands where the shell can read it as code."""
+
+    piece: Piece
+    quoted: bool  # it was `quote()`d, in a context where that is not enough
+    context: str  # where it lands ("inside double quotes", "as shell code")
+    fixable: bool  # `quote()` would make it safe where it stands
+
+
+@attrs.frozen
+class _Whole:
+    """The lexer state after a command's first piece, an untrusted value: fine if nothing follows."""
+
+    piece: Piece
+
+
+@attrs.frozen
+class _Begin:
+    """The state before any text of the command: an untrusted value here may be the whole command."""
+
+
+_State = shellctx.State | _Whole | _Begin
+
+
+@attrs.frozen
+class Definition:
+    """One way a variable gets a value: a source, an input, or an expression (initial value, edge assignment)."""
+
+    origin: Origin | None = None  # an untrusted source
+    value: ir.Expr | None = None  # an expression, read where it is assigned
+    step: str = ""  # how the witness tells this assignment
+
+
+def definitions(m: Machine, context: CheckContext | None = None) -> dict[str, list[Definition]]:
+    """Every way each variable gets a value in the states reachable from `start` (inputs get none: they are trusted)."""
+    reached = dataflow(m, context).reached
+    defs: dict[str, list[Definition]] = {name: [] for name in m.variables}
+    for name, v in m.variables.items():
+        if v.kind == "place":
+            defs[name].append(Definition(Origin(name, "is a path the runtime sets (it may hold spaces or shell "
+                                                "characters)", place=True, span=v.span)))
+        elif v.init is not None:
+            defs[name].append(Definition(value=v.init, step=f"it is the initial value: `{name} = {show_expr(v.init)}`"))
+    for sname, st in m.states.items():
+        if sname not in reached:
+            continue
+        if st.kind in ("model", "judge"):
+            for var in st.writes:
+                if var in defs:
+                    defs[var].append(Definition(Origin(var, f"is written by the {st.kind} in `{sname}`",
+                                                       span=st.span_of(f"writes:{var}") or st.span)))
+        for var, result in st.bindings:
+            tool = st.call.tool if st.call is not None else "its tool"
+            if var in defs:
+                defs[var].append(Definition(Origin(var, f"is the `{result}` of `{tool}` in `{sname}`",
+                                                   span=st.span_of(f"writes:{var}") or st.span)))
+        for e in st.edges:
+            for a in e.assigns:
+                if a.var in defs and a.op == "=":
+                    defs[a.var].append(Definition(value=a.value, step=f"it is assigned on the edge `{sname}` → "
+                                                  f"`{e.target}`: `{a.var} = {show_expr(a.value)}`"))
+    return defs
+
+
+def _flatten(e: ir.Expr) -> list[ir.Expr]:
+    """The pieces a `++` chain joins, left to right."""
+    out: list[ir.Expr] = []
+    stack = [e]
+    while stack:
+        x = stack.pop()
+        if isinstance(x, ir.BinOp) and x.op == "++":
+            stack.extend((x.right, x.left))
+        else:
+            out.append(x)
+    return out
+
+
+class _Scan:
+    """The abstract interpretation of one command: each expression maps a lexer state to the states after its text."""
+
+    def __init__(self, m: Machine, defs: dict[str, list[Definition]]) -> None:
+        self.m, self.defs = m, defs
+        self.findings: dict[tuple[Origin, bool, str, Span | None], Finding] = {}
+        self.previous: dict[tuple[str, str, _State], frozenset[_State]] = {}
+        self.current: dict[tuple[str, str, _State], frozenset[_State]] = {}
+        self.active: set[tuple[str, str, _State]] = set()
+        self.origin_memo: dict[str, frozenset[Origin]] = {}
+
+    def run(self, e: ir.Expr) -> None:
+        """Scan the command to a fixed point (loops make a variable's text depend on itself)."""
+        for _ in range(_MAX_ROUNDS):
+            self.current, self.active = {}, set()
+            self.text(e, _Begin(), ())  # a `_Whole` left at the end: one untrusted value as the command
+            if self.current == self.previous:
+                return
+            self.previous = self.current
+
+    # ------------------------------------------------------------ findings
+
+    def _report(self, lexed: shellctx.State, piece: Piece, quoted: bool) -> None:
+        """Record an untrusted piece landing unsafely."""
+        why = shellctx.quoted_context(lexed, path=piece.origin.place)
+        context = why or "as shell code"
+        key = (piece.origin, quoted, context, piece.span)
+        self.findings.setdefault(key, Finding(piece, quoted, context, why is None))
+
+    def _flush(self, state: _State) -> shellctx.State:
+        """A lexer state; a pending whole-command value is reported, since more text follows it."""
+        if isinstance(state, _Whole):
+            self._report(shellctx.START, state.piece, quoted=False)
+            return shellctx.feed(shellctx.START, shellctx.OPAQUE)
+        if isinstance(state, _Begin):
+            return shellctx.START
+        return state
+
+    def _feed(self, states: Iterable[_State], chars: str) -> frozenset[_State]:
+        """Constant text after each state."""
+        if not chars:
+            return frozenset(states)  # nothing read: a whole-command value stays whole
+        return frozenset(shellctx.feed(self._flush(s), chars) for s in states)
+
+    def _raw(self, s: _State, piece: Piece) -> frozenset[_State]:
+        """An unquoted untrusted value: safe only as the whole command."""
+        if isinstance(s, _Begin):
+            return frozenset({_Whole(piece)})
+        self._report(self._flush(s), piece, quoted=False)
+        return self._feed({s}, shellctx.OPAQUE)
+
+    def _quoted(self, s: _State, pieces: Iterable[Piece]) -> frozenset[_State]:
+        """A `quote()`d value: safe as a whole argument in plain shell."""
+        lexed = self._flush(s)
+        for p in pieces:
+            if shellctx.quoted_context(lexed, path=p.origin.place) is not None:
+                self._report(lexed, p, quoted=True)
+        return self._feed({lexed}, shellctx.QUOTED)
+
+    # ------------------------------------------------------------ the text of an expression
+
+    def text(self, e: ir.Expr, s: _State, via: tuple[tuple[str, str], ...]) -> frozenset[_State]:
+        """The states after `e`'s text, read from `s`."""
+        states: frozenset[_State] = frozenset({s})
+        for part in _flatten(e):
+            states = frozenset(out for st in states for out in self._piece(part, st, via))
+        return states
+
+    def _piece(self, e: ir.Expr, s: _State, via: tuple[tuple[str, str], ...]) -> frozenset[_State]:
+        """The states after one operand of a `++` chain."""
+        if isinstance(e, ir.Const):
+            return self._feed({s}, value_text(e.value))
+        if isinstance(e, ir.Label):
+            return self._feed({s}, e.value)
+        if not carries_text(e.type):
+            return self._feed({s}, shellctx.OPAQUE)  # a number, a label, a bool: no shell syntax
+        if isinstance(e, ir.Call):
+            return self._call(e, s, via)
+        if not isinstance(T.strip_optional(e.type), T.StrT):
+            return self._json(e, s, via)
+        if isinstance(e, ir.Var):
+            return self._variable("text", e, s, via)
+        if isinstance(e, (ir.GetIndex, ir.GetField)):
+            return self._element(e.obj, s, via)
+        return self._json(e, s, via)
+
+    def _call(self, e: ir.Call, s: _State, via: tuple[tuple[str, str], ...]) -> frozenset[_State]:
+        """`quote(x)`, `trusted(x)`, `str(x)` and the rest."""
+        if e.func == "trusted":
+            return self._feed({s}, shellctx.OPAQUE)
+        if e.func == "quote":
+            found = self.pieces(e.args[0], via)
+            return self._quoted(s, found) if found else self._feed({s}, shellctx.QUOTED)
+        if e.func == "str" and e.args:
+            return self._piece(e.args[0], s, via)
+        return self._json(e, s, via)
+
+    def _json(self, e: ir.Expr, s: _State, via: tuple[tuple[str, str], ...]) -> frozenset[_State]:
+        """A value printed whole (a list, map or record as JSON): any untrusted text in it is unquoted."""
+        found = self.pieces(e, via)
+        if not found:
+            return self._feed({s}, shellctx.OPAQUE)
+        states: set[_State] = set()
+        for p in found:
+            states |= self._raw(s, p)
+        return frozenset(states)
+
+    def _element(self, e: ir.Expr, s: _State, via: tuple[tuple[str, str], ...]) -> frozenset[_State]:
+        """The text of an item, field or value of the container `e` (which one is not tracked)."""
+        if isinstance(e, ir.ListExpr):
+            return frozenset(out for item in e.items for out in self.text(item, s, via)) or frozenset({s})
+        if isinstance(e, ir.Var):
+            return self._variable("item", e, s, via)
+        if isinstance(e, (ir.GetIndex, ir.GetField)):
+            return self._element(e.obj, s, via)
+        if isinstance(e, ir.Const) and isinstance(e.value, list):
+            return frozenset(out for item in e.value for out in self._feed({s}, value_text(item))) or frozenset({s})
+        return self._json(e, s, via)
+
+    def _variable(self, mode: str, e: ir.Var, s: _State, via: tuple[tuple[str, str], ...]) -> frozenset[_State]:
+        """The text of a variable (`mode` "text") or of its items (`mode` "item"), over all its definitions."""
+        key = (mode, e.name, s)
+        if key in self.current:
+            return self.current[key]
+        if key in self.active:
+            return self.previous.get(key, frozenset())
+        self.active.add(key)
+        out: set[_State] = set()
+        for d in self.defs.get(e.name, ()):
+            if d.origin is not None:
+                out |= self._raw(s, Piece(d.origin, via, e.span, e.name))
+            elif d.value is not None:
+                step = (*via, (e.name, d.step))
+                out |= self.text(d.value, s, step) if mode == "text" else self._element(d.value, s, step)
+        if not self.defs.get(e.name):
+            out |= self._feed({s}, shellctx.OPAQUE)  # an input or a parameter: the caller's, trusted
+        self.active.discard(key)
+        self.current[key] = frozenset(out)
+        return self.current[key]
+
+    # ------------------------------------------------------------ untrusted values inside an expression
+
+    def pieces(self, e: ir.Expr, via: tuple[tuple[str, str], ...]) -> list[Piece]:
+        """The untrusted values `e` may contain (not under `trusted()`), each once."""
+        out: dict[Origin, Piece] = {}
+        stack = [e]
+        while stack:
+            x = stack.pop()
+            if isinstance(x, ir.Call) and x.func == "trusted":
+                continue
+            if isinstance(x, (ir.GetField, ir.GetIndex)) and not carries_text(x.type):
+                continue  # a number or a label picked out of a record stays harmless
+            if isinstance(x, ir.Var) and carries_text(x.type):
+                for o in self._origins(x.name, set()):
+                    out.setdefault(o, Piece(o, via, x.span, x.name))
+            stack.extend(x.children())
+        return list(out.values())
+
+    def _origins(self, var: str, seen: set[str]) -> frozenset[Origin]:
+        """The sources whose text may end up in `var` (flow-insensitive)."""
+        if var in self.origin_memo:
+            return self.origin_memo[var]
+        seen.add(var)
+        found: set[Origin] = set()
+        for d in self.defs.get(var, ()):
+            if d.origin is not None:
+                found.add(d.origin)
+            elif d.value is not None:
+                for x in ir.walk(d.value):
+                    if isinstance(x, ir.Var) and x.name not in seen and carries_text(x.type):
+                        found |= self._origins(x.name, seen)
+        result = frozenset(found)
+        if len(seen) == 1:
+            self.origin_memo[var] = result  # only a complete answer is kept
+        seen.discard(var)
+        return result
+
+
+def scan_command(m: Machine, value: ir.Expr, defs: dict[str, list[Definition]] | None = None) -> list[Finding]:
+    """The untrusted values that land unsafely in a bash command built by `value`."""
+    scan = _Scan(m, defs if defs is not None else definitions(m))
+    scan.run(value)
+    return list(scan.findings.values())
+
+
+def _witness(f: Finding, state: str) -> list[str]:
+    """The path of the value: its source, the assignments it went through, the command."""
+    lines = [f"`{f.piece.origin.var}` {f.piece.origin.what}"]
+    lines += [f"then {step}" for _, step in reversed(f.piece.via)]
+    lines.append(f"then it lands {f.context} in the bash command of `{state}`")
+    return lines
+
+
+def _diagnostic(f: Finding, state: str, fallback: Span | None) -> Diagnostic:
+    """The SKM510/SKM511 finding."""
+    name = f.piece.sink
+    origin = ("is a path the runtime sets" if f.piece.origin.place else "comes from a model or a tool")
+    if name != f.piece.origin.var:
+        origin = f"carries `{f.piece.origin.var}`, which {origin.replace('comes', 'came')},"
+    if f.quoted:
+        return make(codes.QUOTED_IN_UNSAFE_CONTEXT, f"`quote({name})` is not enough in the bash command of `{state}`: "
+                    f"`{name}` {origin}, and it lands {f.context}", f.piece.span or fallback,
+                    label=f"quoted, but {f.context}", witness=_witness(f, state),
+                    hint=_hint(f, f.piece.shown))
+    return make(codes.UNQUOTED_SHELL_VALUE, f"`{name}` {origin} and is spliced into the bash command of `{state}` "
+                f"without `quote()`" + ("" if f.fixable else f" ({f.context})"), f.piece.span or fallback,
+                label="unquoted" if f.fixable else f"unquoted, {f.context}", witness=_witness(f, state),
+                hint=_hint(f, f.piece.shown))
+
+
+def _hint(f: Finding, name: str) -> str:
+    """How to make the value safe where it lands."""
+    if f.fixable:
+        return f"write `quote({name})`, or `trusted({name})` if it is meant to be shell code"
+    if f.context.startswith("inside") or f.context.startswith("in a"):
+        return (f"close the quotes before it and splice `quote({name})` as a word of its own (`\"echo \" ++ "
+                f"quote({name})`), or pass it to the program with `argv`")
+    return f"pass `{name}` as an argument of a fixed program (`argv`, or `quote({name})` after the program's name)"
 
 
 def check_shell_injection(m: Machine, context: CheckContext | None = None) -> Iterator[Diagnostic]:
-    """Untrusted text spliced into a bash `command` must be quoted."""
-    calls = [(name, st) for name, st in m.states.items()
-             if st.call is not None and st.call.tool == "bash"]
+    """Untrusted text reaches a bash `command` only as a `quote()`d whole argument."""
+    calls = [(name, st) for name, st in m.states.items() if st.call is not None and st.call.tool == "bash"]
     if not calls:
         return
-    tainted = untrusted_variables(m)
+    defs = definitions(m, context)
     for name, st in calls:
         assert st.call is not None  # `calls` holds the states with a call
         for arg, value in st.call.args:
-            parts = list(_operands(value))
-            if arg != "command" or len(parts) < 2:
+            if arg != "command":
                 continue
-            for part in parts:
-                var = _unquoted(part, tainted, m)
-                if var is None:
-                    continue
-                origin = ("is a path the runtime sets (it may hold spaces or shell characters)"
-                          if var.name in m.variables and m.variables[var.name].kind == "place"
-                          else "comes from a model or a tool")
-                yield make(codes.UNQUOTED_SHELL_VALUE, f"`{var.name}` {origin} and is spliced into the bash "
-                           f"command of `{name}` without `quote()`", part.span or st.span,
-                           label="unquoted", hint=f"write `quote({var.name})`, or `trusted({var.name})` if it is "
-                           "meant to be shell code")
+            for f in scan_command(m, value, defs):
+                yield _diagnostic(f, name, value.span or st.span)

@@ -1,4 +1,4 @@
-"""Diagnostic codes of the parser and lowering (SKM0xx, SKM1xx), the run (SKM500–510) and the tool (SKM9xx).
+"""Diagnostic codes of the parser and lowering (SKM0xx, SKM1xx), the run (SKM500–511) and the tool (SKM9xx).
 
 Each stage keeps such a table of constants (``NAME: Final = Code(…)``, NAME the slug in
 UPPER_SNAKE, and ``ALL``); `skillc.registry` lists every table, `docs/diagnostics.md` is
@@ -469,10 +469,11 @@ TRACE_WRITE_FAILED: Final = Code(
     "", "", "free space (or pick another --trace) and resume", runnable=False)
 UNQUOTED_SHELL_VALUE: Final = Code(
     "SKM510", "unquoted-shell-value", E, "model or tool text spliced into a bash command without `quote()`",
-    "A `bash` command built with `++` runs through `/bin/sh -c`: a value a model wrote or a tool "
+    "A `bash` command built with `++` runs through `/bin/bash -c`: a value a model wrote or a tool "
     "returned that holds `; rm -rf ~` or `$(…)` would run as shell code. Quote such values with "
     "`quote(x)`; `trusted(x)` marks text meant as shell code, one value at a time. Inputs, enums, "
-    "numbers and booleans cannot inject, and a command that is one variable as a whole is deliberate.",
+    "numbers and booleans cannot inject, and a command that is one untrusted value as a whole is "
+    "deliberate. The check follows the value through edge assignments, `++`, lists and records.",
     "machine demo {\n  tool bash(command: str) -> (stdout: str, exit_code: int)\n  var reply: str\n"
     "  var out: str\n  start ask\n  model ask {\n    writes reply\n    prompt \"Name a file.\"\n"
     "    -> show\n  }\n  tool show {\n    reads reply\n    call bash(command: \"printf %s \" ++ reply)\n"
@@ -482,6 +483,24 @@ UNQUOTED_SHELL_VALUE: Final = Code(
     "    -> show\n  }\n  tool show {\n    reads reply\n    call bash(command: \"printf %s \" ++ quote(reply))\n"
     "    writes out = stdout\n    -> done\n  }\n  terminal done: success { requires out }\n  fallback\n}\n",
     "write `quote(x)` (or `trusted(x)` for text that is meant to be shell code)")
+QUOTED_IN_UNSAFE_CONTEXT: Final = Code(
+    "SKM511", "quoted-in-unsafe-context", E, "`quote(x)` of model or tool text where quoting does not protect it",
+    "`quote(x)` makes one `'…'` shell word, which is safe only as a whole argument in plain shell. "
+    "Inside `\"…\"` its single quotes are literal, so `$(…)` in the value runs; inside `'…'` they end "
+    "the quotes; a here-document, a comment, backquotes, `${…}` or arithmetic read it their own way; "
+    "after `\\` or `$` its opening quote changes meaning; and as the program, or as code that `eval`, "
+    "`sh -c`, `env`/`xargs`/… or `find -exec` run, the value itself is what runs. Close the quotes and "
+    "splice `quote(x)` as a word of its own, or use `argv`.",
+    "machine demo {\n  tool bash(command: str) -> (stdout: str, exit_code: int)\n  var reply: str\n"
+    "  var out: str\n  start ask\n  model ask {\n    writes reply\n    prompt \"Name a file.\"\n"
+    "    -> show\n  }\n  tool show {\n    reads reply\n"
+    "    call bash(command: \"echo \\\"reply: \" ++ quote(reply) ++ \"\\\"\")\n"
+    "    writes out = stdout\n    -> done\n  }\n  terminal done: success { requires out }\n  fallback\n}\n",
+    "machine demo {\n  tool bash(command: str) -> (stdout: str, exit_code: int)\n  var reply: str\n"
+    "  var out: str\n  start ask\n  model ask {\n    writes reply\n    prompt \"Name a file.\"\n"
+    "    -> show\n  }\n  tool show {\n    reads reply\n    call bash(command: \"echo reply: \" ++ quote(reply))\n"
+    "    writes out = stdout\n    -> done\n  }\n  terminal done: success { requires out }\n  fallback\n}\n",
+    "close the quotes and splice `quote(x)` as an argument of its own, or pass the value with `argv`")
 
 # ------------------------------------------------------------------ files: leases, outputs, untrusted paths, bounds
 ARCHIVE_LEASED: Final = Code(
@@ -596,6 +615,7 @@ ALL: Final[tuple[Code, ...]] = (
     RUN_LEASED,
     TRACE_WRITE_FAILED,
     UNQUOTED_SHELL_VALUE,
+    QUOTED_IN_UNSAFE_CONTEXT,
     ARCHIVE_LEASED,
     OUTPUT_IS_INPUT,
     UNSAFE_OUTPUT,

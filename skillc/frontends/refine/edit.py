@@ -33,6 +33,7 @@ from typing import Any
 
 import attrs
 
+from skillc.check import shellctx
 from skillc.frontends.refine.align import PROTOCOL_KEYS, similarity, unobserved_ahead, words
 from skillc.frontends.refine.events import Alignment, DevTrace, Event
 from skillc.ir import types as T
@@ -240,14 +241,20 @@ def nearest_clause(machine: Machine, text: str) -> tuple[int, str] | None:
     return best[1], re.sub(r"^(?:[-*]|\d+\.)\s+|\*\*", "", best[2]).strip()  # list markers and bold dropped
 
 
-def _bound(value: str, known: Mapping[str, Any], variables: Mapping[str, _Var]) -> n.Expr:
+def _bound(value: str, known: Mapping[str, Any], variables: Mapping[str, _Var],
+           shell: shellctx.State | None = None) -> n.Expr:
     """A string argument with each known variable's value (3+ characters, a whole token) turned into a binding,
-    shell-quoted (`quote(x)`): a value spliced into a command must not be able to inject one (SKM510)."""
+    shell-quoted (`quote(x)`): a value spliced into a command must not be able to inject one (SKM510). In a bash
+    command (`shell`: the quoting context where `value` starts) a value is bound only where `quote()` protects it
+    (SKM511: not inside `"…"`, a here-document, …); elsewhere it stays literal text."""
     for name, v in known.items():
         var = variables.get(name)
         if var is None or not isinstance(T.strip_optional(var.type), T.StrT) or not isinstance(v, str) or len(v) < 3:
             continue
         found = re.search(r"(?<![\w.])" + re.escape(v) + r"(?![\w.])", value)
+        before = None if shell is None or not found else shellctx.feed(shell, value[:found.start()])
+        if before is not None and shellctx.quoted_context(before) is not None:
+            continue
         if found:
             parts: list[n.Expr] = []
             if found.start():
@@ -255,7 +262,8 @@ def _bound(value: str, known: Mapping[str, Any], variables: Mapping[str, _Var]) 
             parts.append(n.CallExpr("quote", (n.Name(name),)))
             rest = value[found.end():]
             expr: n.Expr = parts[0] if len(parts) == 1 else n.BinOp("++", parts[0], parts[1])
-            return n.BinOp("++", expr, _bound(rest, known, variables)) if rest else expr
+            after = None if before is None else shellctx.feed(before, shellctx.QUOTED)
+            return n.BinOp("++", expr, _bound(rest, known, variables, after)) if rest else expr
     return n.StrLit(value)
 
 
@@ -337,7 +345,8 @@ class _Editor:
                     text: str) -> None:
         """The call with bindings, and one new variable per result of the tool."""
         tool = self.tool(event)
-        args = tuple(n.Arg(k, _bound(v, known, self.variables) if isinstance(v, str) else
+        args = tuple(n.Arg(k, _bound(v, known, self.variables, shellctx.START if (tool.name, k) == ("bash", "command")
+                                     else None) if isinstance(v, str) else
                            _literal(v, tool.param(k) or T.StrT()) or n.StrLit(str(v)))
                      for k, v in event.args.items())
         reads = sorted({x.id for a in args for x in _names(a.value)})

@@ -1,0 +1,169 @@
+"""SKM510/SKM511: taint that follows the data into bash commands, judged by bash's quoting contexts.
+
+Pass and fail lists over commands and the assignments that build them; the quoting-context table is held
+against real `/bin/bash` (a quoted payload either runs or it does not, and the checker must agree).
+"""
+
+from __future__ import annotations
+
+import shlex
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+import skillc
+from skillc.check import shellctx
+
+MACHINE = """machine demo {{
+  tool bash(command: str) -> (stdout: str, exit_code: int)
+  record Note {{ text: str, n: int }}
+  input path: str
+  var reply: str
+  var note: Note
+  var items: list[str]
+  var pick: enum {{ a, b }}
+  var cmd: str = ""
+  var acc: str = ""
+  var parts: list[str] = []
+  var out: str
+  counter n max 2
+  start ask
+  model ask {{
+    writes reply, note, items, pick
+    prompt "Answer."
+    -> show {{ {assigns} }}
+  }}
+  tool show {{
+    reads reply, note, items, pick, path, cmd, acc, parts
+    call bash(command: {command})
+    writes out = stdout
+    {loop}
+    -> done
+  }}
+  terminal done: success {{ requires out }}
+  fallback
+}}
+"""
+
+
+def findings(command: str, assigns: str = "cmd = \"true\"", loop: str = "") -> list[tuple[str, str]]:
+    """(code, message) of the SKM510/511 findings of the machine."""
+    result = skillc.check(MACHINE.format(command=command, assigns=assigns, loop=loop), path="demo.skm")
+    assert not [d for d in result.diagnostics if d.is_error and d.code not in ("SKM510", "SKM511")], \
+        [d.message for d in result.diagnostics]
+    return [(d.code, d.message) for d in result.diagnostics if d.code in ("SKM510", "SKM511")]
+
+
+@pytest.mark.parametrize("command, assigns, loop", [
+    ('"printf %s " ++ quote(reply)', 'cmd = "true"', ""),
+    ("cmd", 'cmd = "printf %s " ++ quote(reply) ++ " > out.txt"', ""),
+    ('"echo " ++ quote(note.text) ++ " " ++ str(note.n)', 'cmd = "true"', ""),
+    ('"echo " ++ parts[0]', 'parts = [quote(reply), "x"]', ""),
+    ('"echo $(printf %s " ++ quote(reply) ++ ")"', 'cmd = "true"', ""),  # a new context inside $(…)
+    ('"echo \\"$(printf %s " ++ quote(reply) ++ ")\\""', 'cmd = "true"', ""),
+    ('"X=" ++ quote(reply) ++ " env"', 'cmd = "true"', ""),
+    ('"echo " ++ acc', 'acc = ""', 'when n < 2 -> show { n += 1, acc = acc ++ " " ++ quote(reply) }'),
+    ('"echo " ++ pick ++ " " ++ path', 'cmd = "true"', ""),  # an enum label and an input
+    ('"echo " ++ trusted(reply)', 'cmd = "true"', ""),  # the explicit opt-out
+    ("reply", 'cmd = "true"', ""),  # one untrusted value as the whole command: deliberate
+    ('"cat <<\'EOF\'\\nhi\\nEOF\\necho " ++ quote(reply)', 'cmd = "true"', ""),  # after the here-document
+])
+def test_safe_commands_pass(command: str, assigns: str, loop: str) -> None:
+    assert findings(command, assigns, loop) == []
+
+
+@pytest.mark.parametrize("command, assigns, loop, code, context", [
+    # the issue: model text assembled on an edge, then the variable is the command
+    ("cmd", 'cmd = "printf %s " ++ reply ++ " > out.txt"', "", "SKM510", ""),
+    # the issue: quote() inside double quotes lets $(…) in the reply run
+    ('"echo \\"reply: " ++ quote(reply) ++ "\\""', 'cmd = "true"', "", "SKM511", "inside double quotes"),
+    ('"echo \'" ++ quote(reply) ++ "\'"', 'cmd = "true"', "", "SKM511", "inside single quotes"),
+    ('"cat <<EOF\\n" ++ quote(reply) ++ "\\nEOF"', 'cmd = "true"', "", "SKM511", "in a here-document"),
+    ('"echo `echo " ++ quote(reply) ++ "`"', 'cmd = "true"', "", "SKM511", "inside backquotes"),
+    ('"echo \\\\" ++ quote(reply)', 'cmd = "true"', "", "SKM511", "right after `\\`"),
+    ('"echo $" ++ quote(reply)', 'cmd = "true"', "", "SKM511", "right after `$`"),
+    ('"eval " ++ quote(reply)', 'cmd = "true"', "", "SKM511", "as code `eval` runs"),
+    ('"bash -c " ++ quote(reply)', 'cmd = "true"', "", "SKM511", "as code `bash -c` runs"),
+    ('"true; " ++ quote(reply) ++ " x"', 'cmd = "true"', "", "SKM511", "as the program the command runs"),
+    ('"# note " ++ quote(reply) ++ "\\necho"', 'cmd = "true"', "", "SKM511", "in a comment"),
+    ('"echo $((1 + " ++ quote(reply) ++ "))"', 'cmd = "true"', "", "SKM511", "inside arithmetic"),
+    # taint through records, lists, loops and interpolation
+    ('"echo " ++ note.text', 'cmd = "true"', "", "SKM510", ""),
+    ('"echo " ++ items[0]', 'cmd = "true"', "", "SKM510", ""),
+    ('"echo " ++ parts[1]', 'parts = [quote(reply), reply]', "", "SKM510", ""),
+    ('"echo " ++ acc', 'acc = ""', 'when n < 2 -> show { n += 1, acc = acc ++ " " ++ reply }', "SKM510", ""),
+    ('"echo " ++ cmd', 'cmd = "\\"" ++ quote(reply) ++ "\\""', "", "SKM511", "inside double quotes"),
+    ('"echo " ++ str(reply)', 'cmd = "true"', "", "SKM510", ""),
+    ("reply ++ \" x\"", 'cmd = "true"', "", "SKM510", ""),  # more than the whole command
+])
+def test_unsafe_commands_are_errors(command: str, assigns: str, loop: str, code: str, context: str) -> None:
+    found = findings(command, assigns, loop)
+    assert found and found[0][0] == code, found
+    assert context in found[0][1]
+
+
+def test_the_witness_names_the_source_the_assignment_and_the_call() -> None:
+    text = MACHINE.format(command="cmd", assigns='cmd = "printf %s " ++ reply ++ " > out.txt"', loop="")
+    [d] = [d for d in skillc.check(text, path="demo.skm").diagnostics if d.code == "SKM510"]
+    assert d.message.startswith("`cmd` carries `reply`")
+    assert d.witness[0] == "`reply` is written by the model in `ask`"
+    assert "edge `ask` → `show`" in d.witness[1] and "cmd = " in d.witness[1]
+    assert "bash command of `show`" in d.witness[-1]
+    assert d.span is not None and text[d.span.start:d.span.end] == "reply"  # where `quote()` goes
+    assert "quote(reply)" in (d.hint or "")
+
+
+def test_a_place_may_name_the_program_but_not_sit_inside_double_quotes() -> None:
+    place = MACHINE.replace("  input path: str\n", "  input path: str\n")
+    ok = skillc.check(place.format(command='quote(skill_dir ++ "/run.sh") ++ " go"', assigns='cmd = "x"', loop=""),
+                      path="demo.skm")
+    assert not [d for d in ok.diagnostics if d.code.startswith("SKM51")]
+    bad = skillc.check(place.format(command='"cd \\"" ++ quote(skill_dir) ++ "\\""', assigns='cmd = "x"', loop=""),
+                       path="demo.skm")
+    assert [d.code for d in bad.diagnostics if d.code.startswith("SKM51")] == ["SKM511"]
+
+
+# ---------------------------------------------------------------- the context table against real bash
+
+BASH = shutil.which("bash") or "/bin/bash"
+
+#: (text before, text after) a quoted value: every row bash actually reads.
+CONTEXTS = [
+    ("printf %s ", ""), ("echo \"reply: ", "\""), ("echo '", "'"), ("cat <<EOF\n", "\nEOF"),
+    ("cat <<'EOF'\n", "\nEOF"), ("echo `echo ", "`"), ("echo \\", ""), ("echo $", ""), ("eval ", ""),
+    ("bash -c ", ""), ("sh -c ", " x"), ("env ", " PWNED"), ("true; ", " PWNED"), ("# ", "\necho"),
+    ("echo $((1 + ", "))"), ("echo $(printf %s ", ")"), ("echo \"$(printf %s ", ")\""), ("X=", " true"),
+    ("echo a=", ""), ("printf %s x", "y"), ("find . -maxdepth 0 -exec ", " PWNED \\;"), ("echo >", ""),
+    ("cat <<'EOF'\nhi\nEOF\necho ", ""), ("xargs ", " PWNED </dev/null"), ("echo ${X:-", "}"),
+]
+#: Rows the checker refuses though bash reads them safely: `${X:-…}` outside double quotes (inside them the
+#: single quotes would be literal; the lexer does not tell the two apart).
+CONSERVATIVE = {("echo ${X:-", "}")}
+PAYLOADS = ["$(touch PWNED)", "'; touch PWNED; '", "\ntouch PWNED\n", "x\nEOF\ntouch PWNED\n", "touch",
+            "`; touch PWNED; echo `", "1 + a[$(touch PWNED)]", "touch PWNED", "x' ; touch PWNED #",
+            "\\'\"; touch PWNED; #"]
+
+
+def _runs(command: str, folder: Path) -> bool:
+    """Does bash create PWNED running `command` in `folder`?"""
+    subprocess.run([BASH, "-c", command], cwd=folder, stdin=subprocess.DEVNULL, capture_output=True, timeout=10)
+    return (folder / "PWNED").exists()
+
+
+@pytest.mark.parametrize("before, after", CONTEXTS)
+def test_the_quoting_contexts_agree_with_real_bash(before: str, after: str, tmp_path: Path) -> None:
+    safe = shellctx.quoted_context(shellctx.feed(shellctx.START, before)) is None
+    ran = []
+    for i, payload in enumerate(PAYLOADS):
+        folder = tmp_path / str(i)
+        folder.mkdir()
+        if _runs(before + shlex.quote(payload) + after, folder):
+            ran.append(payload)
+    if safe:
+        assert ran == [], f"judged safe, yet bash ran {ran!r}"
+    elif (before, after) in CONSERVATIVE:
+        assert ran == []  # a known false positive, documented in docs/checks.md
+    else:
+        assert ran, "judged unsafe, but no payload ran: a false positive (or a payload missing from the list)"
