@@ -290,9 +290,66 @@ def _within(timeout_s: float | None, fn: ToolFn, args: dict[str, Any]) -> Any:
     return box.get("value")
 
 
-def load_module_tools(path: str | Path) -> dict[str, ToolFn]:
-    """Public functions of a Python file, by name (`--tools mymod.py`)."""
+#: Set to 1 to run `--tools` functions in a box (`skillc.sandbox`); see docs/security.md for why not yet by default.
+ENV_CONFINE_TOOLS = "SKILLC_CONFINE_TOOLS"
+
+
+class ConfinedTool:
+    """One function of a `--tools` module, called in a box (`skillc.sandbox`) each time: a fresh process in the
+    current folder (the run's work folder, the only one it may write where Landlock exists), with a minimal
+    environment (skillc's own `SKILLC_*` settings kept, no secrets), no network and the tool timeout. Arguments
+    and results travel as JSON; module state does not survive between calls; its prints go to stderr."""
+
+    bounded = True  # the box enforces the timeout: the tool box adds none of its own
+
+    def __init__(self, path: Path, name: str, timeout_s: float | None) -> None:
+        self.path, self.name, self.timeout_s = path, name, timeout_s
+        self.__name__ = name
+
+    def __call__(self, **args: Any) -> Any:
+        """Run the function in a box; ToolError when it raises, exits, times out or returns no JSON."""
+        import sys
+
+        from skillc.sandbox.box import call_python
+
+        timeout = self.timeout_s if self.timeout_s and self.timeout_s > 0 else MAX_BASH_TIMEOUT_S
+        env = {k: v for k, v in os.environ.items() if k.startswith("SKILLC_")}
+        call = call_python(self.path, self.name, scratch=Path.cwd(), kwargs=args, module=f"skillc_tools_{self.path.stem}",
+                           env=env, timeout_s=timeout)
+        if call.box.stderr:
+            sys.stderr.write(call.box.stderr.decode("utf-8", errors="replace"))
+        if call.box.timed_out:
+            raise ToolError(f"timed out after {timeout:g} s")
+        problem = call.problem()
+        if problem is not None:
+            kind = call.answer.get("kind") if call.answer is not None else None
+            raise ToolError(f"the tool called {problem}" if kind == "exit" else problem)
+        return call.value
+
+
+def _confined_tools(path: Path, timeout_s: float | None) -> dict[str, ToolFn]:
+    """The public functions of the module at `path`, found by importing it in a box; each called in one."""
+    import tempfile
+
+    from skillc.sandbox.box import call_python
+
+    with tempfile.TemporaryDirectory(prefix="skillc-tools-") as scratch:
+        found = call_python(path, None, scratch=Path(scratch), module=f"skillc_tools_{path.stem}",
+                            timeout_s=timeout_s or 60.0)
+    problem = found.problem()
+    if problem is not None or found.answer is None:
+        raise ToolError(f"importing {path} failed: {problem}")
+    names = found.answer.get("functions")
+    return {name: ConfinedTool(path.resolve(), name, timeout_s) for name in (names if isinstance(names, dict) else {})}
+
+
+def load_module_tools(path: str | Path, *, confined: bool | None = None,
+                      timeout_s: float | None = 60.0) -> dict[str, ToolFn]:
+    """Public functions of a Python file, by name (`--tools mymod.py`): imported here, or — `confined`, default
+    from SKILLC_CONFINE_TOOLS=1 — each run in a box (`ConfinedTool`), the module imported there too."""
     p = Path(path)
+    if confined if confined is not None else os.environ.get(ENV_CONFINE_TOOLS) == "1":
+        return _confined_tools(p, timeout_s)
     spec = importlib.util.spec_from_file_location(f"skillc_tools_{p.stem}", p)
     if spec is None or spec.loader is None:
         raise ToolError(f"cannot load tools from {path}")
@@ -358,7 +415,7 @@ class ToolBox:
         functions["ask_user"] = ask_user if ask_user is not None else AskUser()
         functions.update(entry_point_tools())
         for m in modules:
-            functions.update(load_module_tools(m))
+            functions.update(load_module_tools(m, timeout_s=timeout_s))
         if machine is not None and any(t.mcp is not None for t in machine.tools.values()):
             from skillc.serve.client import mcp_tools  # the MCP SDK itself is imported when a server starts
 
