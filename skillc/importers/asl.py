@@ -17,6 +17,7 @@ from collections.abc import Iterator
 import attrs
 
 from skillc.diagnostics import Diagnostic, SourceFile, Span, make
+from skillc.diagnostics.codes import INPUT_OVER_LIMIT
 from skillc.importers import aslrules as R, codes
 from skillc.importers.checking import Checked, Remap, check_module
 from skillc.importers.coverage import uncovered
@@ -30,6 +31,9 @@ from skillc.syntax.printer import print_module
 _KEYWORDS = set("""import machine fragment record enum doc source tool input var counter max start model judge
 reads writes prompt call from when terminal fallback requires rule required order before forbid use as list map true
 false none not and or in str int float bool""".split())
+#: Rules one Choice state may hold: each is checked against those before it, so the check grows with their square
+#: (200 rules take about 6 s on one core).
+MAX_CHOICE_RULES = 250
 _OPS = {"Equals": "==", "LessThan": "<", "GreaterThan": ">", "LessThanEquals": "<=", "GreaterThanEquals": ">="}
 _ERROR_WILDCARDS = ("States.ALL", "States.TaskFailed")
 _TYPES = {"str": "str", "float": "float", "bool": "bool"}
@@ -293,6 +297,10 @@ class Graph:
             if not choices.is_seq or not choices.items:
                 self.report(make(codes.BAD_FIELD_VALUE, "`Choices` must be a non-empty list of rules", choices.span,
                                  label="non-empty list required"))
+            elif len(choices.items) > MAX_CHOICE_RULES:
+                self.report(make(INPUT_OVER_LIMIT, f"Choice state `{asl}` has {len(choices.items):,} rules; skillc "
+                                 f"imports at most {MAX_CHOICE_RULES:,} in one Choice (each rule is checked against "
+                                 "the ones before it)", choices.span, label="too many rules"))
             else:
                 for i, rule in enumerate(choices.items):
                     R.check_rule(rule, f"Choices[{i}]", False, self.report)
@@ -770,7 +778,7 @@ def _default(type_: str | None) -> n.Expr:
 def check_asl(source: SourceFile, *, as_json: bool, smt_timeout_ms: int = 2000) -> tuple[AslImport, Checked]:
     """Import and check a definition: field rules, then every check of skillc on the translated machine."""
     imported = import_asl(source, as_json=as_json)
-    if imported.module is None:
+    if imported.module is None or any(d.code == INPUT_OVER_LIMIT.code for d in imported.diagnostics):
         return imported, Checked(None, list(imported.diagnostics))
     # The checker would call the added `-> States.NoChoiceMatched` edge shadowed when the rules cover every case.
     added = frozenset(("SKM241", nd.span.start) for nd in imported.no_default)

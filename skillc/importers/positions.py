@@ -10,6 +10,7 @@ JSON meanings (`1e3` is a number, `yes` would not be a boolean).
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator
 from typing import Literal
 
@@ -17,6 +18,7 @@ import attrs
 import yaml
 
 from skillc.diagnostics import Diagnostic, SourceFile, Span, make
+from skillc.diagnostics.files import scrub
 from skillc.importers import codes
 
 
@@ -132,17 +134,25 @@ class _Builder:
         return self.constructor.construct_object(node, deep=True)
 
 
+_LONE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")  # where a surrogate escape starts
+
+
 def read_document(source: SourceFile, *, as_json: bool) -> tuple[Node | None, list[Diagnostic]]:
     """Parse a JSON or YAML document into a positioned tree; syntax errors are SKM600 with their position."""
     text = source.text
     if as_json:
         try:
-            json.loads(text)
+            value = json.loads(text)
         except json.JSONDecodeError as exc:
             return None, [make(codes.INVALID_DOCUMENT, f"invalid JSON: {exc.msg}", Span(source, exc.pos, exc.pos + 1),
                                label="here")]
         except RecursionError:
             return None, [make(codes.INVALID_DOCUMENT, "invalid JSON: nested too deeply", Span(source, 0, 0))]
+        if scrub(value) != value:  # `"\ud800"` is valid JSON syntax but not Unicode text (nor YAML)
+            found = _LONE_ESCAPE.search(text)
+            at = found.start() if found else 0
+            return None, [make(codes.INVALID_DOCUMENT, "invalid JSON: a lone surrogate escape (`\\ud800`–`\\udfff` "
+                               "without its pair) is not Unicode text", Span(source, at, at + 6), label="here")]
         # JSON allows tabs where YAML does not; a tab outside a string is whitespace, so a space keeps offsets.
         text = text.replace("\t", " ")
     try:
