@@ -23,6 +23,7 @@ from concurrent.futures.process import BrokenProcessPool
 from typing import Protocol, TypeVar
 
 from skillc.bench import codes
+from skillc.bench.orphans import PARENT_ENV
 from skillc.diagnostics import Diagnostic, make
 
 J = TypeVar("J")
@@ -92,8 +93,11 @@ class LocalBackend:
         """The pool, started on first use with all its workers running."""
         if self._pool is None:
             context = multiprocessing.get_context("forkserver")
-            context.set_forkserver_preload(["skillc.bench.runner"])  # workers start with the runner imported
-            pool = ProcessPoolExecutor(self.workers, mp_context=context)
+            # Workers start with the runner imported; the fork server and the workers die with the bench
+            # (skillc.bench.orphans), so a bench killed with SIGKILL leaves none of them behind.
+            os.environ[PARENT_ENV] = str(os.getpid())
+            context.set_forkserver_preload(["skillc.bench.runner", "skillc.bench.orphans"])
+            pool = ProcessPoolExecutor(self.workers, mp_context=context, initializer=_arm_worker)
             try:
                 _start_workers(pool, self.workers)
             except BaseException:
@@ -117,6 +121,13 @@ def _start_workers(pool: ProcessPoolExecutor, workers: int) -> None:
         seen.update(_result(future) for future in futures)
         if len(seen) >= workers:
             return
+
+
+def _arm_worker() -> None:
+    """A worker's first act: die with its parent, the fork server (which dies with the bench)."""
+    from skillc.bench.orphans import die_with_parent
+
+    die_with_parent(os.getppid())
 
 
 def _hold(seconds: float) -> int:

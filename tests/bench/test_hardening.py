@@ -115,3 +115,61 @@ def test_locating_tasks_is_linear() -> None:
     CPU); now it does not grow with them. Measured as a ratio, so a slow machine does not fail it."""
     small, large = min(_locate_all(500) for _ in range(3)), min(_locate_all(8000) for _ in range(3))
     assert large < 4 * small, (small, large)
+
+
+def _bench_processes(parent: int) -> list[int]:
+    """The live processes told they belong to the bench `parent` (its pool's fork server, workers and their
+    children carry SKILLC_BENCH_PARENT=parent), zombies left out."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            environ = (entry / "environ").read_bytes().split(b"\0")
+            state = (entry / "stat").read_text(encoding="utf-8").rsplit(")", 1)[1].split()[0]
+        except OSError:
+            continue
+        if f"SKILLC_BENCH_PARENT={parent}".encode() in environ and state != "Z":
+            found.append(int(entry.name))
+    return found
+
+
+@pytest.mark.skipif(not Path("/proc/self/environ").exists(), reason="reads /proc")
+def test_a_killed_bench_takes_its_pool_with_it(beats: Path, tmp_path: Path) -> None:
+    """`bench --workers 2` killed with SIGKILL: its fork server and workers die with it (they were left running,
+    holding the caller's stdout). The cells' setups signal that the workers are busy."""
+    import signal
+    import subprocess
+    import sys
+
+    suite = (beats / "suite.toml").read_text(encoding="utf-8").replace(
+        'tools = ["marks.py"]', 'tools = ["marks.py"]\nsetup = "touch \\"$SKILLC_SUITE_DIR/ready.$SKILLC_TASK_ID\\"; '
+        'exec sleep 30"\nsetup_timeout = 60')
+    (beats / "slow.toml").write_text(suite, encoding="utf-8")
+    bench = subprocess.Popen([sys.executable, "-m", "skillc", "bench", str(beats / "slow.toml"), "--modes", "machine",
+                              "--executor", f"scripted:{beats / 'script.json'}", "--workers", "2", "-q",
+                              "-o", str(tmp_path / "out")], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                             start_new_session=True)
+    try:
+        deadline = time.monotonic() + 60
+        while len(list(beats.glob("ready.*"))) < 2 and time.monotonic() < deadline and bench.poll() is None:
+            time.sleep(0.1)
+        assert len(list(beats.glob("ready.*"))) == 2, "the workers never started their cells"
+        before = _bench_processes(bench.pid)
+        assert len(before) >= 3  # the fork server and two workers (and the setups' sleeps)
+        bench.kill()
+        bench.wait(timeout=10)
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            left = [p for p in _bench_processes(bench.pid)
+                    if b"forkserver" in Path(f"/proc/{p}/cmdline").read_bytes()]
+            if not left:
+                break
+            time.sleep(0.1)
+        assert left == [], "the pool outlived the bench"
+    finally:
+        for pid in _bench_processes(bench.pid):  # the setups' sleeps (not the bench's to end: they are ours)
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
