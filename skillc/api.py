@@ -421,7 +421,7 @@ ImportResult = TextResult  # the `.skm` text of an imported graph (None when it 
 
 def import_graph(kind: str, spec: str) -> ImportResult:
     """The `.skm` text of an ASL file (`kind` asl) or a LangGraph `module:attr` (`kind` langgraph), or None."""
-    if kind == "asl" and not Path(spec).is_file():
+    if kind == "asl" and not os.path.lexists(spec):  # anything else (a FIFO, a device, a loop) is said by the reader
         return ImportResult(None, [make(diagnostics_codes.IO_ERROR, f"no such file: {spec}")])
     try:
         if kind == "asl":

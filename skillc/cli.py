@@ -34,6 +34,24 @@ class _Seconds(click.FloatRange):
 SECONDS = _Seconds()
 
 
+class _Existing(click.Path):
+    """`click.Path(exists=True)` that says why a path that is there cannot be used (a symlink loop, a NUL byte)
+    instead of "does not exist"; a FIFO or a device passes, for the command's reader to refuse in words."""
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        """The path, or a usage error naming the reason."""
+        import os
+
+        from skillc.diagnostics.files import describe_error
+
+        try:
+            os.stat(value)
+        except (OSError, ValueError) as exc:
+            if isinstance(exc, ValueError) or os.path.lexists(value):
+                self.fail(f"{click.format_filename(value)!r}: {describe_error(exc)}.", param, ctx)
+        return super().convert(value, param, ctx)
+
+
 def _format(aliases: bool = True, help: str | None = "How to print diagnostics.") -> Any:
     """The `--format` option of the commands that print diagnostics."""
     names = ("--format", "--output-format") if aliases else ("--format",)
@@ -107,7 +125,7 @@ def main() -> None:
 @click.option("--exit-zero", is_flag=True, help="Exit 0 even when errors are found (usage errors still exit 2).")
 @click.option("--stdin-filename", default=None, metavar="PATH",
               help="With `-`: the path the text on stdin stands for (imports, configuration, messages).")
-@click.option("--sarif-root", type=click.Path(file_okay=False, exists=True), default=None, metavar="DIR",
+@click.option("--sarif-root", type=_Existing(file_okay=False, exists=True), default=None, metavar="DIR",
               help="SARIF: write file paths relative to DIR, the repository root code scanning maps them to "
                    "(default: as given, relative to the current folder).")
 @click.option("--mcp-offline", is_flag=True,
@@ -163,7 +181,7 @@ def show(path: str, fmt: str) -> None:
 @main.command()
 @click.argument("machine", metavar="MACHINE", required=False)
 @click.option("--input", "inputs", multiple=True, metavar="NAME=VALUE", help="An input value (JSON unless a string).")
-@click.option("--input-file", type=click.Path(dir_okay=False, exists=True), help="A JSON object of inputs.")
+@click.option("--input-file", type=_Existing(dir_okay=False, exists=True), help="A JSON object of inputs.")
 @click.option("--executor", "executor", default=None, metavar="SPEC",
               help="scripted:FILE, replay:TRACE, openai:MODEL, anthropic:MODEL or local[:PATH.gguf][?n_ctx=N&…].")
 @click.option("--base-url", default=None, help="Endpoint of an OpenAI- or Anthropic-compatible server.")
@@ -181,7 +199,7 @@ def show(path: str, fmt: str) -> None:
               help="Continue a crashed, interrupted or waiting run (a waiting one with --answer).")
 @click.option("--answer", "answer", default=None, metavar="TEXT",
               help="With --resume: the answer to the question the run waits on (taken once).")
-@click.option("--tools", "tools", multiple=True, type=click.Path(dir_okay=False, exists=True),
+@click.option("--tools", "tools", multiple=True, type=_Existing(dir_okay=False, exists=True),
               help="A Python file whose functions implement tools (repeatable).")
 @click.option("--workdir", type=click.Path(file_okay=False), default=None,
               help="The run's work folder (read-write; bash runs there; the place `workdir`). Default: here.")
@@ -220,7 +238,7 @@ def run(as_json: bool, otel: str | None = None, **config: Any) -> None:
 
 @main.command()
 @click.argument("machine_path", metavar="MACHINE")
-@click.argument("trace_path", metavar="TRACE", type=click.Path(dir_okay=False, exists=True))
+@click.argument("trace_path", metavar="TRACE", type=_Existing(dir_okay=False, exists=True))
 @click.option("--other-machine", is_flag=True, help="Replay a trace recorded with another version of the machine.")
 def replay(machine_path: str, trace_path: str, other_machine: bool) -> None:
     """Replay a trace through a machine without calling models or tools.
@@ -233,12 +251,12 @@ def replay(machine_path: str, trace_path: str, other_machine: bool) -> None:
 
 @main.command()
 @click.argument("machine_path", metavar="MACHINE")
-@click.argument("traces", nargs=-1, required=True, type=click.Path(dir_okay=False, exists=True))
-@click.option("--suite", type=click.Path(dir_okay=False, exists=True), default=None,
+@click.argument("traces", nargs=-1, required=True, type=_Existing(dir_okay=False, exists=True))
+@click.option("--suite", type=_Existing(dir_okay=False, exists=True), default=None,
               help="A bench suite: its task's verifier decides success, its requirements join RFC.")
 @click.option("--task", default=None, metavar="ID",
               help="The suite's task the traces ran (default: the one whose inputs the trace's header holds).")
-@click.option("--workdir", type=click.Path(file_okay=False, exists=True), default=None,
+@click.option("--workdir", type=_Existing(file_okay=False, exists=True), default=None,
               help="The folder the runs left their files in (default: a bench cell's `work/` beside its trace).")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object per trace and a summary.")
 def score(machine_path: str, traces: tuple[str, ...], suite: str | None, task: str | None, workdir: str | None,
@@ -251,11 +269,11 @@ def score(machine_path: str, traces: tuple[str, ...], suite: str | None, task: s
 
 @main.command()
 @click.argument("machine_path", metavar="MACHINE")
-@click.argument("new_path", metavar="[NEW]", required=False, type=click.Path(dir_okay=False, exists=True))
+@click.argument("new_path", metavar="[NEW]", required=False, type=_Existing(dir_okay=False, exists=True))
 @click.option("-o", "--output", type=click.Path(dir_okay=False), default=None, help="Write here (default: stdout).")
 @click.option("--format", "fmt", type=click.Choice(["dot", "svg", "png", "mermaid"]), default=None,
               help="Default: from the output's extension, else dot.")
-@click.option("--trace", "trace_path", type=click.Path(dir_okay=False, exists=True), default=None,
+@click.option("--trace", "trace_path", type=_Existing(dir_okay=False, exists=True), default=None,
               help="Overlay a run: visited states and edges with counts, the path to the terminal emphasised.")
 @click.option("--diff", "as_diff", is_flag=True,
               help="`--diff OLD NEW`: draw NEW with the states and edges added, removed or changed since OLD.")
@@ -360,8 +378,8 @@ def distill(traces: tuple[str, ...], output: str | None, min_reuse: float, emit:
 
 
 @main.command()
-@click.argument("machine_path", metavar="MACHINE", type=click.Path(dir_okay=False, exists=True))
-@click.argument("traces", nargs=-1, required=True, type=click.Path(dir_okay=False, exists=True))
+@click.argument("machine_path", metavar="MACHINE", type=_Existing(dir_okay=False, exists=True))
+@click.argument("traces", nargs=-1, required=True, type=_Existing(dir_okay=False, exists=True))
 @click.option("-o", "--output", type=click.Path(dir_okay=False), default=None,
               help="Write the refined machine here (default: over MACHINE).")
 @click.option("--archive", "archive", type=click.Path(file_okay=False), default=None,
@@ -623,7 +641,7 @@ def conform(machine_path: str, transcripts: tuple[str, ...], fmt: str, trace_for
 @click.option("--structured", "strategy", default="auto", show_default=True,
               type=click.Choice(["auto", "json_schema", "json_object", "vllm", "prompt"]),
               help="How to ask an openai: backend for JSON-Schema output.")
-@click.option("--tools", "tools", multiple=True, type=click.Path(dir_okay=False, exists=True),
+@click.option("--tools", "tools", multiple=True, type=_Existing(dir_okay=False, exists=True),
               help="A Python file whose functions implement tools (repeatable).")
 @click.option("--allow-host", "allow_hosts", multiple=True, metavar="HOST",
               help="A host `fetch` may reach (repeatable).")

@@ -64,6 +64,11 @@ def _why(exc: BaseException) -> str:
     return getattr(exc, "strerror", None) or str(exc)
 
 
+def describe_error(exc: BaseException) -> str:
+    """Why a path could not be used, in words: a symlink loop and a NUL byte are named, not "no such file"."""
+    return _why(exc)
+
+
 def open_input(path: str | Path, *, folder: str = "a folder", limit: int = MAX_INPUT_BYTES) -> bytes:
     """The bytes of a regular file of at most `limit` bytes; FileProblem explains anything else."""
     try:
