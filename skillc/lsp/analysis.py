@@ -88,20 +88,29 @@ class Analysis:
     imports: ImportCache
     deps: dict[Path, Fingerprint]
     generation: int
-    layout: Layout | None = None
     symbols: Any = None  # the document symbols (serialised), built on the first request
+    _layout: Layout | None = None
     _index: Index | None = None
     _resolved: Resolved | None = None
 
     @classmethod
     def make(cls, uri: str, path: str, text: str, result: api.CheckResult, imports: ImportCache,
              overlay: Mapping[Path, str], generation: int) -> Analysis:
+        """The analysis of a check; its layout and index are built on first use (`prepare`, in the checking
+        thread right after its findings are published, or by the first request or edit that needs them)."""
         deps = {p: fingerprint(p, overlay) for p in imports.done}
-        analysis = cls(uri, path, text, result, imports, deps, generation)
-        if result.module is not None:  # built here, in the checking thread, not by the first request
-            analysis.layout = Layout.build(text, result.module)
-            analysis._index = build_index(result.module, text)
-        return analysis
+        return cls(uri, path, text, result, imports, deps, generation)
+
+    def prepare(self) -> None:
+        """Build what edits and requests read next (the layout of comments and strings, the index)."""
+        _ = self.layout, self.index
+
+    @property
+    def layout(self) -> Layout | None:
+        """Where the comments, strings and statements are (the trivia fast path); None when it did not parse."""
+        if self._layout is None and self.module is not None:
+            self._layout = Layout.build(self.text, self.module)
+        return self._layout
 
     @property
     def module(self) -> n.Module | None:

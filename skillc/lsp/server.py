@@ -119,14 +119,16 @@ def _range(span: Span) -> lsp.Range:
 
 
 def _workspace() -> list[Path]:
-    """The folders the server reads files in: the workspace folders, else each open document's project root
-    (the folder `skillc check` confines its imports to); the standard library is always readable."""
+    """The folders the server reads files in: the workspace folders, and for a document the user opened from
+    outside them (or when the client named none) that document's project root, the folder `skillc check`
+    confines its imports to; the standard library is always readable."""
     from skillc.ir.loader import project_root
     from skillc.syntax.grammar import stdlib_path
 
-    roots = [Path(r) for r in STATE.roots] or [project_root(Path(d.path)) for d in STATE.docs.values()
-                                               if d.uri.startswith("file:")]
-    return [stdlib_path().resolve(), *roots]
+    roots = [Path(r) for r in STATE.roots]
+    outside = [project_root(Path(d.path)) for d in STATE.docs.values() if d.uri.startswith("file:")
+               and not any(Path(_resolved_path(d.path)).is_relative_to(r) for r in roots)]
+    return [stdlib_path().resolve(), *roots, *outside]
 
 
 def readable(path: str | Path) -> bool:
@@ -137,8 +139,8 @@ def readable(path: str | Path) -> bool:
 
 def import_root(path: str) -> str | None:
     """The folder a document's imports are confined to: its project root when that lies inside the workspace
-    folder holding it, else that folder; nothing but the standard library for a document outside the workspace.
-    None (as `skillc check`) when the client named no workspace."""
+    folder holding it, else that folder. None (the project root, as `skillc check`) for a document outside every
+    workspace folder, which the user opened on purpose, and when the client named no workspace."""
     from skillc.ir.loader import project_root
 
     if not STATE.roots or not path.endswith(".skm"):
@@ -148,7 +150,7 @@ def import_root(path: str) -> str | None:
         if here.is_relative_to(folder):
             own = project_root(here)
             return str(own if own.is_relative_to(folder) else folder)
-    return str(here)  # no other file lies inside a file: every import but the standard library's is refused
+    return None
 
 
 @attrs.define
@@ -177,6 +179,13 @@ class Published:
     diagnostics: list[Diagnostic]
     layout: Layout | None
     sent: list[lsp.Diagnostic]
+    origin: Analysis | None = None  # the check of `text` these findings come from: its layout, built when needed
+
+    def get_layout(self) -> Layout | None:
+        """The layout of `text` (from the check it came from, built on first use after publishing)."""
+        if self.layout is None and self.origin is not None and self.origin.text == self.text:
+            self.layout = self.origin.layout
+        return self.layout
 
 
 @attrs.define
@@ -259,11 +268,11 @@ def _published(result: api.CheckResult, path: str) -> list[lsp.Diagnostic]:
 
 
 def _publish(ls: LanguageServer, doc: Doc, version: int | None, text: str, diagnostics: list[Diagnostic],
-             layout: Layout | None) -> None:
+             layout: Layout | None, origin: Analysis | None = None) -> None:
     """Publish findings for a version of a document (not again when that version already shows the same)."""
     sent = [_to_lsp(d, d.span) for d in _located(diagnostics, doc.path) if d.span is not None]
     old = doc.published
-    doc.published = Published(version, text, diagnostics, layout, sent)
+    doc.published = Published(version, text, diagnostics, layout, sent, origin)
     if old is not None and old.version == version and old.text == text and old.sent == sent:
         return
     STATE.stats["published"] += 1
@@ -275,18 +284,19 @@ def _adopt(ls: LanguageServer, doc: Doc, analysis: Analysis, version: int | None
     doc.analysis = analysis
     if analysis.module is not None:
         doc.good = analysis
-    _publish(ls, doc, version, analysis.text, analysis.result.diagnostics, analysis.layout)
+    _publish(ls, doc, version, analysis.text, analysis.result.diagnostics, None, analysis)
 
 
 def _fast(doc: Doc, text: str) -> tuple[list[Diagnostic], Layout] | None:
     """The published findings moved to `text`, when the edit from the published text is trivia."""
     pub = doc.published
-    if pub is None or pub.layout is None or doc.dirty:
+    layout = pub.get_layout() if pub is not None else None
+    if pub is None or layout is None or doc.dirty:
         return None
     edit = text_edit(pub.text, text)
     if edit is None:
         return None
-    trivia = pub.layout.classify(text, edit)
+    trivia = layout.classify(text, edit)
     if trivia is None:
         return None
     source = SourceFile(doc.path, text)
@@ -303,7 +313,7 @@ def _on_change(ls: LanguageServer, uri: str, immediate: bool = False) -> bool:
     version, text = _current(ls, uri)
     pub = doc.published
     if pub is not None and pub.text == text and not doc.dirty:
-        _publish(ls, doc, version, text, pub.diagnostics, pub.layout)
+        _publish(ls, doc, version, text, pub.diagnostics, pub.get_layout())
         return False
     fast = _fast(doc, text)
     if fast is not None:
@@ -400,8 +410,8 @@ class Scheduler:
         version, current = _current(ls, uri)
         if current == text:
             _adopt(ls, doc, analysis, version)
-            if analysis.module is not None:  # the outline the editor asks for next, after the diagnostics
-                asyncio.get_running_loop().run_in_executor(_CHECKS, _outline, ls, analysis)
+            if analysis.module is not None:  # the layout, index and outline the editor needs next, after publishing
+                asyncio.get_running_loop().run_in_executor(_CHECKS, _prepare, ls, analysis)
             return
         # Stale: the text changed while it ran. Keep it for requests; publish it moved when the edits since are trivia.
         doc.analysis = analysis
@@ -649,6 +659,12 @@ def document_symbols(module: n.Module, text: str) -> list[lsp.DocumentSymbol]:
                 if top is not None:
                     out.append(top)
     return out
+
+
+def _prepare(ls: LanguageServer, analysis: Analysis) -> None:
+    """After a check's findings are published (in the checking thread): what the next edit and requests read."""
+    analysis.prepare()
+    _outline(ls, analysis)
 
 
 def _outline(ls: LanguageServer, analysis: Analysis) -> Any:

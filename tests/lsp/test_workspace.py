@@ -102,11 +102,12 @@ async def test_inside_the_workspace_the_same_files_are_read(client: LanguageClie
 
 
 def test_readable_and_import_root(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The helpers on their own: a document outside every workspace folder may import nothing but stdlib."""
+    """The helpers on their own; a document outside every workspace folder (opened on purpose) is confined to
+    its project root, as `skillc check` confines it."""
     path = _layout(tmp_path)
     monkeypatch.setattr(srv.STATE, "roots", [str((tmp_path / "ws").resolve())])
     assert srv.readable(path) and not srv.readable(tmp_path / "outside" / "SKILL.md")
     assert srv.readable(Path(srv.__file__).parents[2] / "stdlib" / "retry.skm")
     assert not srv.readable(tmp_path / "ws" / ".." / "outside" / "lib.skm")
     assert srv.import_root(str(path)) == str((tmp_path / "ws").resolve())
-    assert srv.import_root(str(tmp_path / "outside" / "lib.skm")) == str((tmp_path / "outside" / "lib.skm").resolve())
+    assert srv.import_root(str(tmp_path / "outside" / "lib.skm")) is None
