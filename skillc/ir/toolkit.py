@@ -226,6 +226,37 @@ def command_allowed(caps: Iterable[Capability], command: str) -> bool:
     return False
 
 
+def _covers(outer: Capability, inner: Capability) -> bool:
+    """True when every call `inner` allows is allowed by `outer` (decided conservatively: False when unsure)."""
+    if outer.tool != inner.tool or (not outer.known and outer.spelling != inner.spelling):
+        return False
+    if outer.unrestricted:
+        return True
+    if inner.unrestricted:
+        return False
+    if outer.tool == "bash":
+        words = inner.prefix or inner.command or ""
+        if inner.pattern is not None:
+            return inner.pattern == outer.pattern or (outer.prefix is not None and command_allowed(
+                (outer,), wildcard_parts(inner.pattern)[0]) and "*" not in wildcard_parts(inner.pattern)[0])
+        if inner.command is not None:
+            return command_allowed((outer,), inner.command)
+        return outer.prefix is not None and command_allowed((outer,), words) or (
+            outer.pattern is not None and outer.pattern.endswith("*") and command_allowed((outer,), words + " x"))
+    return (inner.paths, inner.domain) == (outer.paths, outer.domain)
+
+
+#: Tools an `allow` list may add to a skill's allowed-tools without widening what it can do: they change nothing
+#: (Claude Code runs reads and searches without asking; the run's places confine them to its two folders).
+NEVER_WIDER: Final[frozenset[str]] = frozenset({"read", "glob", "grep", "ask_user"})
+
+
+def beyond(caps: Iterable[Capability], granted: Iterable[Capability]) -> list[Capability]:
+    """The entries of `caps` that allow a call no entry of `granted` allows (`NEVER_WIDER` tools aside)."""
+    granted = tuple(granted)
+    return [c for c in caps if c.tool not in NEVER_WIDER and not any(_covers(g, c) for g in granted)]
+
+
 def tool_entries(caps: Iterable[Capability], tool: str) -> list[Capability]:
     """The entries of one tool."""
     return [c for c in caps if c.tool == tool]
@@ -325,6 +356,6 @@ def url_allowed(caps: Iterable[Capability], url: str) -> bool:
 __all__ = [
     "HARNESS_NAMES", "KIT", "KITS", "KIT_NAMES", "KIT_SOURCE", "PATH_ARGUMENTS", "PLACES", "PLACE_VARIABLES",
     "READ_ONLY", "WORLD_FUNCTIONS", "Capability", "allows_tool", "command_allowed", "glob_match", "parse_allowed",
-    "wildcard_parts", "wildcard_regex",
+    "NEVER_WIDER", "beyond", "wildcard_parts", "wildcard_regex",
     "parse_capability", "path_allowed", "places_in", "split_allowed", "tool_entries", "url_allowed", "url_host",
 ]

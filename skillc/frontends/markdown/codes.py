@@ -191,6 +191,15 @@ TRIVIAL_RULE: Final = Code(
     "only to forbid it (no state could ever call it). It checks, but encodes no control requirement.",
     "", "", "state the requirement over the operation it constrains, or keep it in a prompt",
     runnable=False, lang="markdown")
+ALLOW_WIDER_THAN_SKILL: Final = Code(
+    "SKM347", "allow-wider-than-skill", E, "the drafted machine allows more than the skill's allowed-tools",
+    "The skill's front matter grants its tools (`allowed-tools`): that is the author's decision, and the "
+    "compiler may narrow it but never widen it. A draft whose `allow` names a tool, a command or a path no "
+    "front-matter entry allows (or that has no `allow` at all, so every declared tool is allowed) is refused; "
+    "the LLM compiler sends it back. Reading and searching (`Read`, `Glob`, `Grep`) and `ask_user` change "
+    "nothing and may always be added.",
+    "", "", "keep `allow` within the front matter's entries; if the skill really needs more, its author must "
+    "add it to `allowed-tools`", runnable=False, lang="markdown")
 NO_RECORDED_REPLY: Final = Code(
     "SKM346", "no-recorded-reply", E, "the recorded exchange has no reply for a request",
     "`--model recorded:DIR` replays an exchange recorded with tools/standin.py, matching each request by a "
@@ -220,11 +229,12 @@ ALL: Final[tuple[Code, ...]] = (
     CONSTRUCT_NOT_ENCODED,
     STRICT_UNENCODED,
     STEP_OUTSIDE_ALLOWED_TOOLS,
-    MODEL_TEXT_EVIDENCE,  # the LLM compiler's own findings (SKM340-SKM346)
+    MODEL_TEXT_EVIDENCE,  # the LLM compiler's own findings (SKM340-SKM347)
     MODEL_TOLD_TO_ACT,
     UNREAD_OUTPUT,
     EXAMPLE_RUN_AS_STEP,
     UNBOUND_PLACEHOLDER,
     TRIVIAL_RULE,
+    ALLOW_WIDER_THAN_SKILL,
     NO_RECORDED_REPLY,
 )

@@ -19,8 +19,11 @@ from typing import Final
 
 import attrs
 
+from skillc.diagnostics import Diagnostic, make
+from skillc.frontends.markdown import codes
 from skillc.frontends.markdown.document import FrontMatter
-from skillc.ir.toolkit import Capability, parse_allowed
+from skillc.ir.machine import Machine
+from skillc.ir.toolkit import Capability, beyond, parse_allowed
 
 #: Files a script is recognised by (anywhere in the folder), as the corpus index counts them.
 SCRIPT_SUFFIXES: Final = (".py", ".sh", ".bash", ".js", ".cjs", ".mjs", ".ts", ".rb")
@@ -320,3 +323,21 @@ def describe(folder: Folder) -> str:
 
 
 __all__ = ["Folder", "Reference", "Script", "describe", "read_folder", "reference_title", "script_usage"]
+
+
+def wider_allow(machine: Machine, folder: Folder) -> list[Diagnostic]:
+    """SKM347 when the machine allows more than the front matter's `allowed-tools` (none: no finding)."""
+    if not folder.front.allowed_tools or not folder.capabilities:
+        return []
+    granted = ", ".join(c.spelling for c in folder.capabilities)
+    span = machine.allow_spans[0] if machine.allow_spans else machine.span
+    if not machine.allowed:
+        return [make(codes.ALLOW_WIDER_THAN_SKILL, f"the machine has no `allow`, so it allows every tool it takes; "
+                     f"the skill allows only {granted}", span, label="no `allow`",
+                     hint=f"add `allow` with the front matter's entries: {granted}")]
+    extra = beyond(machine.allowed, folder.capabilities)
+    if not extra:
+        return []
+    return [make(codes.ALLOW_WIDER_THAN_SKILL, f"`allow` grants {', '.join(c.spelling for c in extra)}, which the "
+                 f"skill's allowed-tools ({granted}) does not", span, label="wider than the skill",
+                 hint="keep `allow` within the front matter's entries (narrower is fine)")]

@@ -42,7 +42,7 @@ from skillc.frontends.markdown import codes
 from skillc.frontends.markdown.card import Level, card
 from skillc.frontends.markdown.clauses import Clause
 from skillc.frontends.markdown.document import Document
-from skillc.frontends.markdown.folder import Folder, describe, read_folder
+from skillc.frontends.markdown.folder import Folder, describe, read_folder, wider_allow
 from skillc.frontends.markdown.schema import DraftError, to_skm
 from skillc.frontends.markdown.smells import smells
 from skillc.ir.toolkit import KITS
@@ -515,8 +515,9 @@ class Compiler:
 
         text, dropped = drop_unbacked_rules(text, self.doc)
         checked = check_text(text, self.skill, self.draft_at)
-        errors = [d for d in checked.diagnostics if d.is_error]
-        found = [d for d in checked.diagnostics if d.is_error or d.severity is Severity.WARNING]
+        wider = wider_allow(checked.machine, self.folder) if checked.machine is not None else []
+        errors = [d for d in checked.diagnostics if d.is_error] + wider
+        found = [d for d in checked.diagnostics if d.is_error or d.severity is Severity.WARNING] + wider
         if not errors and checked.machine is not None:
             found += smells(checked.machine, self.doc, scripts=len(self.folder.scripts))
         found += dropped

@@ -141,6 +141,28 @@ def test_smells_of_a_clean_draft_are_sent_back(skill: Path) -> None:
     assert "SKM341" not in codes(result.diagnostics)
 
 
+@pytest.mark.parametrize(("allow", "named"), [
+    ('  allow "Write", "Bash(rm:*)"\n', "`allow` grants Bash(rm:*)"),
+    ("", "the machine has no `allow`"),
+])
+def test_a_draft_may_not_allow_more_than_the_front_matter(skill: Path, allow: str, named: str) -> None:
+    """SKM347: `allowed-tools` is the author's grant; a draft that widens it is sent back, never kept."""
+    skill.write_text("---\nname: answer\nallowed-tools: Write, AskUserQuestion\n---\n" + SKILL, encoding="utf-8")
+    narrow = GOOD.replace('"SKILL.md":3', '"SKILL.md":7').replace('"SKILL.md":4', '"SKILL.md":8').replace(
+        '"SKILL.md":6', '"SKILL.md":10').replace("  use tools std(write)\n", '  use tools std(write)\n  allow "Write"\n')
+    wide = narrow.replace('  allow "Write"\n', allow)
+    with FakeOpenAI([reply(wide), reply(wide), reply(narrow)]) as server:
+        result = build(skill, output=out_of(skill), model="openai:fake", base_url=server.url)
+        told = server.requests[1]["messages"][3]["content"]
+    assert result.ok, codes(result.diagnostics)
+    assert [r.ok for r in result.rounds] == [False, False, True]
+    assert "SKM347 allow-wider-than-skill" in told and named in told
+    assert result.machine is not None and [c.spelling for c in result.machine.allowed] == ["Write"]
+    with FakeOpenAI([reply(wide)] * 3) as server:  # never narrowed: nothing is written
+        failed = build(skill, output=out_of(skill).with_name("wide.skm"), model="openai:fake", base_url=server.url)
+    assert not failed.ok and not out_of(skill).with_name("wide.skm").exists()
+
+
 def test_the_best_clean_draft_is_kept_when_rounds_run_out(skill: Path) -> None:
     acting = GOOD.replace("Reply with the answer only.", "Save it to answer.txt.")
     with FakeOpenAI([reply(acting), reply(BROKEN)]) as server:
