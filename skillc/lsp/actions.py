@@ -6,7 +6,8 @@
 - SKM202, a state without a default edge: `-> fallback` added as its last edge;
 - SKM131, a tool argument reading a variable outside `reads`: the variable added to the state's `reads` (a
   `reads` line added when there is none);
-- SKM510, untrusted text spliced into a bash command: the spliced expression wrapped in `quote(…)`.
+- SKM510, untrusted text spliced into a bash command: the spliced expression wrapped in `quote(…)`, where
+  it stands as a whole argument (inside double quotes and the like, quoting does not protect it: SKM511).
 
 A fix is offered only when the document's text is the one the findings were computed for.
 """
@@ -131,7 +132,9 @@ def missing_read(text: str, module: n.Module, d: Diagnostic) -> tuple[str, tuple
 
 
 def quote_value(text: str, d: Diagnostic) -> tuple[str, tuple[int, int, str]] | None:
-    if d.span is None:
+    """`quote(…)` around the spliced value, where quoting protects it (SKM510 labels such a place `unquoted`;
+    inside double quotes, a here-document, as the program, … `quote()` would only move the finding to SKM511)."""
+    if d.span is None or d.label != "unquoted":
         return None
     value = text[d.span.start:d.span.end]
     if not value.strip() or value.startswith("quote("):

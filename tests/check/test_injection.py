@@ -167,3 +167,23 @@ def test_the_quoting_contexts_agree_with_real_bash(before: str, after: str, tmp_
         assert ran == []  # a known false positive, documented in docs/checks.md
     else:
         assert ran, "judged unsafe, but no payload ran: a false positive (or a payload missing from the list)"
+
+
+# ---------------------------------------------------------------- the quick fix
+
+
+@pytest.mark.parametrize("command, offered", [
+    ('"printf %s " ++ reply', True),
+    ('"echo \\"reply: " ++ reply ++ "\\""', False),  # quote() inside "…" would not protect it (SKM511)
+])
+def test_the_quote_quick_fix_is_offered_only_where_quoting_protects(command: str, offered: bool) -> None:
+    from skillc.lsp.actions import quote_value
+
+    text = MACHINE.format(command=command, assigns='cmd = "true"', loop="")
+    [d] = [d for d in skillc.check(text, path="demo.skm").diagnostics if d.code == "SKM510"]
+    fix = quote_value(text, d)
+    assert (fix is not None) == offered
+    if fix is not None:
+        start, end, new = fix[1]
+        fixed = text[:start] + new + text[end:]
+        assert not [x for x in skillc.check(fixed, path="demo.skm").diagnostics if x.code.startswith("SKM51")]

@@ -103,6 +103,7 @@ MESSAGES = {
     "SKM282": r"`load` calls `read` on \"src/main.py\", which no entry allows \(Read\(docs/\*\*\)\)",
     "SKM283": r"cannot prove whether the path of `load` is inside Read\(docs/\*\*\)",
     "SKM510": r"`reply` comes from a model or a tool and is spliced into the bash command of `show` without `quote\(\)`",
+    "SKM511": r"`quote\(reply\)` is not enough in the bash command of `show`: .* lands inside double quotes",
 }
 
 
