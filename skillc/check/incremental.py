@@ -250,11 +250,45 @@ class ItemParser:
         if not blocks:
             self.stats["whole"] += 1
             return parse_source(source)
+        text = source.text
+        chunks = [(text[b.header[0]:b.header[1]], text[lo:hi]) for b in blocks for lo, hi in b.items]
+        misses = sum(1 for key in chunks if key not in self.items)
+        if misses > max(MIN_ITEMS, len(chunks) // 4):  # a new document or a large paste: one parse is faster
+            self.stats["whole"] += 1
+            module, diagnostics = parse_source(source)
+            if module is not None and not diagnostics:
+                self._keep(module, text, blocks)
+            return module, diagnostics
         module = self._assemble(source, blocks)
         if module is None:
             self.stats["whole"] += 1
             return parse_source(source)
         return module, []
+
+    def _keep(self, module: n.Module, text: str, blocks: list[Block]) -> None:
+        """Keep the items of a whole parse as if each had been parsed in its block's header: moved to the
+        wrapper's offsets (only where the tree has one statement per item, each inside its item's text)."""
+        by_line = {_line_start(text, item.span.start): item for item in module.items
+                   if isinstance(item, (n.Machine, n.Fragment)) and item.span is not None}
+        for block in blocks:
+            parsed = by_line.get(block.header[0])
+            if parsed is None or len(parsed.items) != len(block.items):
+                continue
+            header = text[block.header[0]:block.header[1]]
+            inside = all(stmt.span is not None and lo <= stmt.span.start and stmt.span.end <= hi
+                         for stmt, (lo, hi) in zip(parsed.items, block.items))
+            if not inside:
+                continue
+            for stmt, (lo, hi) in zip(parsed.items, block.items):
+                chunk = text[lo:hi]
+                wrapper = SourceFile(parsed.span.path if parsed.span else "", header + chunk + "}\n")
+                self._store((header, chunk), (relocate(stmt, wrapper, len(header) - lo),))
+
+    def _store(self, key: tuple[str, str], stmts: tuple[n.Stmt, ...] | None) -> None:
+        self.items[key] = stmts
+        self.items.move_to_end(key)
+        while len(self.items) > self.size:
+            self.items.popitem(last=False)
 
     def _item(self, header: str, chunk: str, path: str) -> tuple[n.Stmt, ...] | None:
         """The statements of one item's text parsed inside its block's header (offsets in that wrapper)."""
@@ -271,9 +305,7 @@ class ItemParser:
             block = module.items[0]
             if isinstance(block, (n.Machine, n.Fragment)) and len(block.items) == 1 and not block.end_comments:
                 stmts = block.items
-        self.items[key] = stmts
-        while len(self.items) > self.size:
-            self.items.popitem(last=False)
+        self._store(key, stmts)
         return stmts
 
     def _assemble(self, source: SourceFile, blocks: list[Block]) -> n.Module | None:
