@@ -23,6 +23,7 @@ from typing import IO, Final
 
 import attrs
 
+from skillc.diagnostics import Diagnostic
 from skillc.sandbox import _box
 
 _BOX: Final = Path(_box.__file__)
@@ -82,6 +83,25 @@ class Confined:
                 " (its CPU time limit)" if self.signal == signal.SIGXCPU else
                 " (its file size limit)" if self.signal == signal.SIGXFSZ else "")
         return f"it exited {self.exit}"
+
+
+#: What each optional layer would have prevented, for SKM944.
+_PREVENTS: Final = {
+    "landlock": "writes outside the scratch folder, reads outside the system and Python, TCP and signals out of the box",
+    "namespaces": "network use and processes outliving the box outside the reaper's reach",
+    "network": "network connections",
+    "reaper": "daemons outliving the box",
+}
+
+
+def degraded_notes(box: Confined) -> list[Diagnostic]:
+    """SKM944 (a note) for each layer the box did not get, with what it would have prevented."""
+    from skillc.diagnostics import make
+    from skillc.sandbox import codes
+
+    return [make(codes.CONFINEMENT_DEGRADED, f"confinement layer `{layer}` is missing ({why}): it would prevent "
+                                             f"{_PREVENTS.get(layer, 'more')}")
+            for layer, why in box.missing]
 
 
 def _signal_name(number: int) -> str:

@@ -157,3 +157,12 @@ def test_the_layers_applied_are_reported(scratch: Path) -> None:
     else:
         assert "landlock" in dict(box.missing)
     assert os.getpid() > 0
+
+
+def test_a_missing_layer_is_a_note_saying_what_it_would_prevent(scratch: Path) -> None:
+    from skillc.sandbox.box import degraded_notes
+
+    box = _sh("true", scratch, ("landlock",))
+    notes = degraded_notes(box)
+    assert [d.code for d in notes if "`landlock`" in d.message] == ["SKM944"]
+    assert "writes outside the scratch folder" in notes[0].message and not notes[0].is_error
