@@ -178,13 +178,14 @@ def run_confined(argv: Sequence[str], *, scratch: Path, readable: Iterable[str |
     """
     scratch = Path(scratch).resolve()
     full_env = minimal_env(scratch, env)
-    spec = {
+    disabled = sorted(disabled_layers(disable))
+    spec: dict[str, object] = {
         "argv": _resolve_program(argv, full_env), "env": full_env, "cwd": str(cwd or scratch),
         "readable": [*default_readable(), *map(str, readable), str(scratch)],
         "writable": [str(scratch), *_DEVICES, *map(str, writable)],
         "network": network, "restrict_reads": restrict_reads, "timeout_s": timeout_s,
         "cpu_s": max(1, int(timeout_s) + 1), "memory_mb": memory_mb, "file_mb": file_mb, "processes": processes,
-        "disabled": sorted(disabled_layers(disable)), "parent": os.getpid(),
+        "disabled": disabled, "parent": os.getpid(),
     }
     read_fd, write_fd = os.pipe()
     spec["status_fd"] = write_fd
@@ -206,7 +207,7 @@ def run_confined(argv: Sequence[str], *, scratch: Path, readable: Iterable[str |
                 _kill(proc)
         stdout, cut_out = _read_bounded(out)
         stderr, cut_err = _read_bounded(err)
-    return _result(report, stdout, stderr, cut_out or cut_err, spec["disabled"])
+    return _result(report, stdout, stderr, cut_out or cut_err, disabled)
 
 
 def _wait(proc: subprocess.Popen[bytes], limit_s: float) -> None:
