@@ -252,7 +252,7 @@ class _Scan:
         if e.func == "trusted":
             return self._feed({s}, shellctx.OPAQUE)
         if e.func == "quote":
-            found = self.pieces(e.args[0], via)
+            found = [attrs.evolve(p, span=e.span, shown=show_expr(e)) for p in self.pieces(e.args[0], via)]
             return self._quoted(s, found) if found else self._feed({s}, shellctx.QUOTED)
         if e.func == "str" and e.args:
             return self._piece(e.args[0], s, via)
@@ -361,14 +361,21 @@ def _diagnostic(f: Finding, state: str, fallback: Span | None) -> Diagnostic:
     if name != f.piece.origin.var:
         origin = f"carries `{f.piece.origin.var}`, which {origin.replace('comes', 'came')},"
     if f.quoted:
-        return make(codes.QUOTED_IN_UNSAFE_CONTEXT, f"`quote({name})` is not enough in the bash command of `{state}`: "
-                    f"`{name}` {origin}, and it lands {f.context}", f.piece.span or fallback,
+        source = "is a path the runtime sets" if f.piece.origin.place else "comes from a model or a tool"
+        by_way = f", by way of `{name}`" if f.piece.via else ""
+        return make(codes.QUOTED_IN_UNSAFE_CONTEXT, f"`{f.piece.shown}` is not enough in the bash command of `{state}`: "
+                    f"it lands {f.context} (`{f.piece.origin.var}` {source}{by_way})", f.piece.span or fallback,
                     label=f"quoted, but {f.context}", witness=_witness(f, state),
-                    hint=_hint(f, f.piece.shown))
+                    hint=_hint(f, _inner(f.piece.shown)))
     return make(codes.UNQUOTED_SHELL_VALUE, f"`{name}` {origin} and is spliced into the bash command of `{state}` "
                 f"without `quote()`" + ("" if f.fixable else f" ({f.context})"), f.piece.span or fallback,
                 label="unquoted" if f.fixable else f"unquoted, {f.context}", witness=_witness(f, state),
                 hint=_hint(f, f.piece.shown))
+
+
+def _inner(shown: str) -> str:
+    """`x` of a shown `quote(x)`."""
+    return shown[len("quote("):-1] if shown.startswith("quote(") and shown.endswith(")") else shown
 
 
 def _hint(f: Finding, name: str) -> str:

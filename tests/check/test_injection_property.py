@@ -28,12 +28,13 @@ from skillc.runtime.session import run_mode, run_tools
 
 MARKER = "PWNED"
 
-#: What a model may answer: each tries to run `touch PWNED` from some quoting context.
+#: What a model may answer: each tries to run `touch PWNED` from some quoting context (`./pwn` names a program that
+#: does, for the places where the reply is the program).
 PAYLOADS = (
     "; touch PWNED", "$(touch PWNED)", "`touch PWNED`", '"; touch PWNED; "', "' ; touch PWNED '",
     "\ntouch PWNED\n", "x\nEOF\ntouch PWNED\n", "touch PWNED", "a'$(touch PWNED)'b", '"$(touch PWNED)"',
     ") ; touch PWNED ; (", "\\'; touch PWNED #", "x\ntouch PWNED #", "'\"; touch PWNED; #\"'", "&& touch PWNED",
-    "| touch PWNED", "$'\\''; touch PWNED #", "-c touch${IFS}PWNED",
+    "| touch PWNED", "$'\\''; touch PWNED #", "-c touch${IFS}PWNED", "./pwn",
 )
 
 #: Constant fragments: plain words and the shell syntax that changes how the next piece is read.
@@ -171,6 +172,9 @@ def run_sample(sample: Sample, folder: Path) -> Outcome:
         for i, reply in enumerate(sample.replies):
             work = folder / f"w{i}"
             work.mkdir()
+            pwn = work / "pwn"  # a program a reply may name: run as the command (or by `eval`, `sh -c`), it leaves PWNED
+            pwn.write_text("#!/bin/sh\ntouch PWNED\n", encoding="utf-8")
+            pwn.chmod(0o755)
             script = folder / f"s{i}.json"
             script.write_text(json.dumps({"outputs": {"ask": [reply]}}), encoding="utf-8")
             tools = run_tools(machine, "machine", workdir=work, timeout_s=10)
