@@ -13,11 +13,9 @@ error), {"ok": true, "functions": {name: [[param, kind, has default], ...]}} for
 """
 
 import importlib.util
-import inspect
 import json
 import os
 import sys
-import traceback
 from pathlib import Path
 
 
@@ -35,6 +33,8 @@ def _load(request: dict) -> object:
 
 def _describe(module: object) -> dict:
     """The public functions the module defines, with their parameters."""
+    import inspect  # only here: it costs a call's start-up a fifth
+
     found = {}
     for name, fn in vars(module).items():
         if inspect.isfunction(fn) and not name.startswith("_") and fn.__module__ == getattr(module, "__name__", ""):
@@ -45,6 +45,8 @@ def _describe(module: object) -> dict:
 
 def _failure(kind: str, exc: BaseException) -> dict:
     """An error answer naming the exception."""
+    import traceback
+
     last = traceback.format_exception_only(type(exc), exc)[-1].strip()
     return {"ok": False, "kind": kind, "error": last}
 
