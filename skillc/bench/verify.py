@@ -130,13 +130,14 @@ def verify_here(verifier: Verifier, *, workdir: Path, outputs: Mapping[str, obje
                 task_id: str | None = None, inputs: Mapping[str, object] | None = None,
                 scratch: Path | None = None) -> Verification:
     """Run one verifier on `workdir` and `trace` themselves: for a caller that made them a scratch copy, in
-    `scratch` (default: the folder that holds both), the only folder the verifier may write."""
+    `scratch` (default: the nearest folder that holds both, unless that is near the root: then the workdir, with
+    the trace only readable), the only folder the verifier may write."""
     if isinstance(verifier, FileVerifier):
         return _verify_file(verifier, workdir)
     tampered = _tampered(verifier)
     if tampered is not None:
         return tampered
-    root = scratch if scratch is not None else Path(os.path.commonpath([workdir.resolve(), trace.resolve()]))
+    root = scratch if scratch is not None else _scratch_of(workdir, trace)
     outputs_path = _write_outputs(outputs, root)
     env = _task_env(workdir, trace, task_id, inputs, outputs_path)
     try:
@@ -145,6 +146,13 @@ def verify_here(verifier: Verifier, *, workdir: Path, outputs: Mapping[str, obje
         return _verify_shell(verifier, workdir, env, root)
     finally:
         outputs_path.unlink(missing_ok=True)
+
+
+def _scratch_of(workdir: Path, trace: Path) -> Path:
+    """The folder holding both the workdir and the trace, unless that is `/` or just below it (a verifier must not
+    be let write half the machine): then the workdir."""
+    common = Path(os.path.commonpath([workdir.resolve(), trace.resolve()]))
+    return common if len(common.parts) > 2 else workdir.resolve()
 
 
 def _tampered(verifier: Verifier) -> Verification | None:
@@ -265,6 +273,7 @@ def _verify_python(verifier: PythonVerifier, workdir: Path, outputs: Mapping[str
     base = verifier.folder.joinpath(*module.split("."))
     file = base / "__init__.py" if base.is_dir() else base.with_suffix(".py")
     call = call_python(file, verifier.target.partition(":")[2], scratch=scratch, folder=verifier.folder,
+                       readable=[str(trace)],
                        module=module, args=[str(workdir), dict(outputs), str(trace)], paths=[0, 2], env=env,
                        timeout_s=verifier.timeout)
     if call.box.timed_out:
@@ -307,6 +316,7 @@ def _verify_shell(verifier: ShellVerifier, workdir: Path, env: dict[str, str], s
 
     try:
         box = run_confined(["/bin/sh", "-c", verifier.command], scratch=scratch, cwd=workdir, env=env,
+                           readable=[str(trace)],
                            timeout_s=verifier.timeout)
     except OSError as exc:
         return Verification(False, f"the verifier command could not start: {exc.strerror or exc}")
