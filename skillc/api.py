@@ -1141,11 +1141,19 @@ def collect(output: str, *, count: int = 20, seed: int = 0, games: str = ".skill
         problem = f"no such folder for the output: {Path(output).parent}"
     if problem:
         return CollectResult(None, "", [make(diagnostics_codes.IO_ERROR, problem)])
+    dropped: list[str] = []
     with bar("games generated and played", "game") as tick:
-        played = tw.collect(tw.specs(count, seed), games, workers=workers, progress=tick)
+        played = tw.collect(tw.specs(count, seed), games, workers=workers, progress=tick, dropped=dropped)
+    from skillc.frontends.distill import codes as distill_codes
+
+    left_out = [make(distill_codes.GAME_UNAVAILABLE, f"left out {why}") for why in dropped]
+    if not played:  # an empty trace file is not a result: say so, write nothing
+        return CollectResult(None, "", [*left_out, make(distill_codes.NO_TRACES, f"none of the {count} games could "
+                                                        "be made; nothing written")])
     recorded = tw.relative_to(played, Path(output).parent)
     won = sum(t.success for t in recorded)
-    return CollectResult(dumps(recorded), f"{len(recorded)} traces ({won} won) of {count} games; games in {games}", [])
+    return CollectResult(dumps(recorded), f"{len(recorded)} traces ({won} won) of {count} games; games in {games}",
+                         left_out)
 
 
 # ---------------------------------------------------------------- benchmarks

@@ -595,6 +595,7 @@ def collect(result: api.CollectResult, path: str) -> int:
     """`skillc collect`: the traces written, and what they are."""
     if result.text is None:
         return failed(result.diagnostics, "full")
+    emit(result.diagnostics, "full", err=True)  # the games left out, each with its reason
     if output(result.text, path) != EXIT_OK:
         return EXIT_USAGE
     click.echo(f"wrote {path}: {result.summary}", err=True)

@@ -243,10 +243,11 @@ def _clean(text: str | None) -> str:
 
 
 def collect(game_specs: Iterable[GameSpec], folder: str | Path, *, workers: int = 1,
-            progress: Callable[[int], None] | None = None) -> list[Trace]:
+            progress: Callable[[int], None] | None = None, dropped: list[str] | None = None) -> list[Trace]:
     """Generate each game into `folder` and record its walkthrough (in `workers` processes).
 
-    `progress(1)` is told of every game done, in order.
+    `progress(1)` is told of every game done, in order; a game that cannot be made is left out, and `dropped`
+    (when given) is told which and why.
     """
     jobs = [(s, str(folder)) for s in game_specs]
     traces = []
@@ -263,15 +264,18 @@ def collect(game_specs: Iterable[GameSpec], folder: str | Path, *, workers: int 
             traces.append(_collect_one(job))
             if progress is not None:
                 progress(1)
-    return [t for t in traces if t is not None]
+    if dropped is not None:
+        dropped += [t for t in traces if isinstance(t, str)]
+    return [t for t in traces if isinstance(t, Trace)]
 
 
-def _collect_one(job: tuple[GameSpec, str]) -> Trace | None:
+def _collect_one(job: tuple[GameSpec, str]) -> Trace | str:
+    """The trace of one game, or why it could not be made (some settings are impossible: TextWorld refuses them)."""
     spec, folder = job
     try:
         return record(make_game(spec, folder), spec)
-    except Unavailable:
-        return None  # some settings are impossible (TextWorld refuses them); the caller counts what came back
+    except Unavailable as exc:
+        return f"game {spec.id}: {exc}"
 
 
 def relative_to(traces: Iterable[Trace], folder: str | Path) -> list[Trace]:
