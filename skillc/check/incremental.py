@@ -335,11 +335,11 @@ class ItemParser:
         module, diagnostics = parse_source(SourceFile(source.path, frame))
         if module is None or diagnostics:
             return None
-        module = _relocate_pieces(module, source, cuts)
+        whole: n.Module = _relocate_pieces(module, source, cuts)
         split = {b.header[0]: body for b, body in zip(blocks, bodies)}
         items = []
         used = 0
-        for item in module.items:
+        for item in whole.items:
             if isinstance(item, (n.Machine, n.Fragment)) and item.span is not None:
                 start = _line_start(text, item.span.start)
                 if start in split:
@@ -350,8 +350,8 @@ class ItemParser:
             items.append(item)
         if used != len(blocks):
             return None
-        object.__setattr__(module, "items", tuple(items))
-        return module
+        object.__setattr__(whole, "items", tuple(items))
+        return whole
 
 
 def _line_start(text: str, offset: int) -> int:
