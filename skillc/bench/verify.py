@@ -316,7 +316,7 @@ def _verify_shell(verifier: ShellVerifier, workdir: Path, env: dict[str, str], s
 
     try:
         box = run_confined(["/bin/sh", "-c", verifier.command], scratch=scratch, cwd=workdir, env=env,
-                           readable=[str(trace)],
+                           readable=[env[ENV_TRACE]],
                            timeout_s=verifier.timeout)
     except OSError as exc:
         return Verification(False, f"the verifier command could not start: {exc.strerror or exc}")

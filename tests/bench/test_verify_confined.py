@@ -113,3 +113,20 @@ def test_a_python_verifier_that_leaves_a_thread_running_returns_at_once(cell) ->
     started = time.monotonic()
     assert verify(PythonVerifier("threads:verify", suite, 30), workdir=workdir, outputs={}, trace=trace).passed
     assert time.monotonic() - started < 20
+
+
+@pytest.mark.skipif(not LANDLOCK, reason="writes outside the box are refused by Landlock only")
+def test_verify_here_never_lets_a_verifier_write_a_top_level_folder(tmp_path: Path) -> None:
+    from skillc.bench.verify import verify_here
+
+    workdir = tmp_path / "work"
+    workdir.mkdir()
+    trace = Path("/tmp") / f"skillc-test-trace-{tmp_path.name}.jsonl"  # workdir and trace meet only at /tmp or /
+    trace.write_text("{}\n", encoding="utf-8")
+    try:
+        shell = ShellVerifier(f"test -f \"$SKILLC_BENCH_TRACE\" && echo x > {trace}.dropped; test -f answer.txt || :")
+        assert verify_here(shell, workdir=workdir, outputs={}, trace=trace).passed
+        assert not Path(f"{trace}.dropped").exists()
+    finally:
+        trace.unlink()
+        Path(f"{trace}.dropped").unlink(missing_ok=True)
