@@ -1,4 +1,4 @@
-"""Fault injection: every fault of issue 16, network faults through a local fake server, and SIGKILL series.
+"""Fault injection: every fault of issues 16 and 34, network faults through a local fake server, and SIGKILL series.
 
     python bench/faults.py [--kills 100] [--seed 0]
 
@@ -33,6 +33,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+
+import attrs  # noqa: E402
 
 from tests.runtime.fake_openai import FakeOpenAI  # noqa: E402
 from tests.runtime.helpers import ECHO  # noqa: E402
@@ -157,6 +159,93 @@ def file_faults(b: Bench) -> None:
     data = crlf.read_bytes()
     ok = data.startswith(b"\xef\xbb\xbf") and data.count(b"\n") == data.count(b"\r\n") and b"start think" in data
     b.row("fmt a BOM + CRLF file", "BOM and CRLF kept", code == 0 and ok, f"exit {code}, {'kept' if ok else 'LOST'}")
+
+
+def issue34_faults(b: Bench) -> None:
+    """Secrets in a refine archive, data loss, internal errors, unbounded inputs and wrong words (issue 34)."""
+    folder = b.dir / "i34"
+    folder.mkdir()
+    (folder / "m.skm").write_text(ECHO)
+    clear = {k: v for k, v in ENV.items() if k != "OPENAI_API_KEY"}
+    for name, answer in (("t1", f"uses {SECRET_LONG} here"), ("t2", "another answer")):
+        (folder / f"{name}.json").write_text(json.dumps({"outputs": {"think": [{"answer": answer}]}}))
+        subprocess.run([sys.executable, "-m", "skillc", "run", "m.skm", "--input", f"q={name}", "--executor",
+                        f"scripted:{name}.json", "--trace", f"{name}.jsonl", "--journal", "j34.sqlite"], cwd=folder,
+                       env=clear, capture_output=True, timeout=120)
+    code, out = b.skillc("refine", folder / "m.skm", folder / "t1.jsonl")
+    leaked = [p.name for p in (folder / "m.archive").rglob("*") if p.is_file() and SECRET_LONG.encode() in p.read_bytes()]
+    leaked += ["m.skm"] if SECRET_LONG in (folder / "m.skm").read_text() else []
+    b.row("refine: a trace holding a key in clear", "archive redacted", code == 0 and not leaked,
+          f"exit {code}, " + (", ".join(leaked[:2]) or "no secret"))
+    procs = [subprocess.Popen([sys.executable, "-m", "skillc", "refine", "m.skm", f"{t}.jsonl", "--json",
+                               "--archive", "two.archive"], cwd=folder, env=ENV, stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True) for t in ("t1", "t2")]
+    outs = [p.communicate(timeout=120) for p in procs]
+    from skillc.frontends.refine.archive import open_archive
+
+    archive, _ = open_archive(folder / "m.skm", folder / "two.archive")
+    kept = set(archive.entries) if archive is not None else set()
+    claimed = {json.loads(line)["trace"] for out, _ in outs for line in out.splitlines()[:-1]
+               if json.loads(line).get("status") == "accepted"}
+    codes_ = sorted(p.returncode for p in procs)
+    b.row("two refines of one archive at once", "none lost (or one refused, SKM540)", claimed <= kept,
+          f"exits {codes_}, {len(claimed)} claimed, {len(claimed - kept)} lost")
+    before = (folder / "t2.jsonl").read_bytes()
+    b.expect("refine -o naming its trace", "SKM541, trace intact", ["refine", folder / "m.skm", folder / "t2.jsonl",
+                                                                    "-o", folder / "t2.jsonl"], {2}, "SKM541")
+    b.rows[-1] = (*b.rows[-1][:3], b.rows[-1][3] and (folder / "t2.jsonl").read_bytes() == before)
+    asl = b.put("g.asl.json", '{"StartAt": "A", "States": {"A": {"Type": "Pass", "End": true}}}')
+    b.expect("import asl -o naming its input", "SKM541, input intact", ["import", "asl", asl, "-o", asl], {2}, "SKM541")
+    b.rows[-1] = (*b.rows[-1][:3], b.rows[-1][3] and asl.read_text().startswith('{"StartAt"'))
+    os.mkfifo(folder / "out.fifo")
+    for target in (folder / "out.fifo", "/dev/zero"):
+        b.expect(f"refine -o {Path(target).name}", "SKM542 at once", ["refine", folder / "m.skm", folder / "t2.jsonl",
+                                                                     "-o", target], {2}, "SKM542", timeout=30)
+    (b.dir / "outside.dot").write_text("keep")
+    (folder / "out.dot").symlink_to(b.dir / "outside.dot")
+    b.expect("dot -o a link out of its folder", "refused, target intact", ["dot", "m.skm", "-o", folder / "out.dot"],
+             {2}, "out of its folder")
+    b.put("sur.jsonl", '{"messages": [{"role": "user", "content": "a \\ud800"}, {"role": "assistant", "content": '
+          '"{\\"answer\\": \\"x\\\\ud800\\"}"}], "outcome": "success", "inputs": {"q": "\\ud800"}}\n')
+    b.expect("refine a transcript with a lone surrogate", "no SKM900", ["refine", folder / "m.skm", "sur.jsonl",
+                                                                      "--dry-run"], {0, 4})
+    b.expect("test --traces /dev/full", "SKM901, exit 2", ["test", "m.skm", "--traces", "/dev/full", "--examples", "2"],
+             {2}, "SKM901")
+    rules = [{"Variable": "$.x", "NumericEquals": i, "Next": "Done"} for i in range(2000)]
+    b.put("c.asl.json", json.dumps({"StartAt": "C", "States": {"C": {"Type": "Choice", "Choices": rules,
+                                                                     "Default": "Done"}, "Done": {"Type": "Succeed"}}}))
+    b.expect("import asl: a 2,000-rule Choice", "SKM544 within 20 s", ["import", "asl", "c.asl.json"], {1}, "SKM544",
+             timeout=20)
+    b.put("s.asl.json", '{"StartAt": "A", "Comment": "\\ud800", "States": {"A": {"Type": "Pass", "End": true}}}')
+    b.expect("import asl: a lone surrogate in JSON", "invalid JSON (not YAML)", ["import", "asl", "s.asl.json"], {1},
+             "invalid JSON")
+    b.expect("refine a symlink loop", "named a loop", ["refine", "m.skm", "loop1"], {2}, "symlink loop")
+    b.put("loop150k.skm", 'machine loop {\n  var answer: str\n  counter i max 150000\n  start think\n  model think {\n'
+          '    reads i\n    writes answer\n    prompt "Again?"\n    when i < 150000 -> think { i += 1 }\n    -> done\n'
+          '  }\n  terminal done: success { requires answer }\n  fallback\n}\n')
+    b.expect("test: a loop bound of 150,000", "exit 0 within 60 s (unfinished, not a failure)",
+             ["test", "loop150k.skm", "--examples", "3"], {0}, "unfinished", timeout=60)
+    os.mkfifo(b.dir / "fifo-profile.json")
+    from tests.frontends.distill.conftest import jsonl, trace
+
+    b.put("profiled.jsonl", jsonl(*[attrs.evolve(trace(["walk north", "eat apple"], ident=f"p{i}"),
+                                                 profile=name) for i, name in
+                                    enumerate(("fifo-profile.json", "../outside.json", "deep-profile.json"))]))
+    b.put("deep-profile.json", '{"templates": ' + "[" * 100_000 + "]" * 100_000 + "}")
+    code, out = b.skillc("distill", "profiled.jsonl", "--report", timeout=30)
+    words = all(w in out for w in ("FIFO", "outside", "levels deep"))
+    b.row("distill: profiles that are a FIFO, out of the folder, 100,000 deep", "each named, no hang",
+          code == 1 and words and "SKM900" not in out, f"exit {code}, {'each named' if words else out.strip()[-70:]}")
+    from skillc.evolve.patch import Edit, Patch, PatchError, apply_patch
+
+    try:
+        apply_patch(ECHO, None, Patch(machine=(Edit("set_prompt", state="think", text="a\x00b"),)))
+        observed = "applied"
+    except PatchError as exc:
+        observed = "PatchError: " + str(exc)[:50]
+    except Exception as exc:  # noqa: BLE001 - what the row is about
+        observed = f"{type(exc).__name__}"
+    b.row("evolve: a patch holding NUL", "a patch error, not SKM900", observed.startswith("PatchError"), observed)
 
 
 def _umask() -> int:
@@ -397,6 +486,7 @@ def main() -> int:
     b = Bench()
     started = time.monotonic()
     file_faults(b)
+    issue34_faults(b)
     run_faults(b)
     network_faults(b)
     concurrent_resume(b)
