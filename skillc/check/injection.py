@@ -106,6 +106,7 @@ class _Begin:
 
 
 _State = shellctx.State | _Whole | _Begin
+_Key = tuple[str, str, _State, Span | None]  # (mode, variable, lexer state, where the text reads it)
 
 
 @attrs.frozen
@@ -167,9 +168,9 @@ class _Scan:
     def __init__(self, m: Machine, defs: dict[str, list[Definition]]) -> None:
         self.m, self.defs = m, defs
         self.findings: dict[tuple[Origin, bool, str, Span | None], Finding] = {}
-        self.previous: dict[tuple[str, str, _State], frozenset[_State]] = {}
-        self.current: dict[tuple[str, str, _State], frozenset[_State]] = {}
-        self.active: set[tuple[str, str, _State]] = set()
+        self.previous: dict[_Key, frozenset[_State]] = {}
+        self.current: dict[_Key, frozenset[_State]] = {}
+        self.active: set[_Key] = set()
         self.origin_memo: dict[str, frozenset[Origin]] = {}
 
     def run(self, e: ir.Expr) -> None:
@@ -244,7 +245,7 @@ class _Scan:
         if isinstance(e, ir.Var):
             return self._variable("text", e, s, via)
         if isinstance(e, (ir.GetIndex, ir.GetField)):
-            return self._element(e.obj, s, via)
+            return self._element(e.obj, s, via, e)
         return self._json(e, s, via)
 
     def _call(self, e: ir.Call, s: _State, via: tuple[tuple[str, str], ...]) -> frozenset[_State]:
@@ -268,21 +269,28 @@ class _Scan:
             states |= self._raw(s, p)
         return frozenset(states)
 
-    def _element(self, e: ir.Expr, s: _State, via: tuple[tuple[str, str], ...]) -> frozenset[_State]:
-        """The text of an item, field or value of the container `e` (which one is not tracked)."""
+    def _element(self, e: ir.Expr, s: _State, via: tuple[tuple[str, str], ...],
+                 at: ir.Expr | None = None) -> frozenset[_State]:
+        """The text of an item, field or value of the container `e` (which one is not tracked); `at` is the
+        expression that picks it (`note.text`), shown in a finding."""
         if isinstance(e, ir.ListExpr):
             return frozenset(out for item in e.items for out in self.text(item, s, via)) or frozenset({s})
         if isinstance(e, ir.Var):
-            return self._variable("item", e, s, via)
+            return self._variable("item", e, s, via, at)
         if isinstance(e, (ir.GetIndex, ir.GetField)):
-            return self._element(e.obj, s, via)
+            return self._element(e.obj, s, via, at)
         if isinstance(e, ir.Const) and isinstance(e.value, list):
             return frozenset(out for item in e.value for out in self._feed({s}, value_text(item))) or frozenset({s})
         return self._json(e, s, via)
 
-    def _variable(self, mode: str, e: ir.Var, s: _State, via: tuple[tuple[str, str], ...]) -> frozenset[_State]:
-        """The text of a variable (`mode` "text") or of its items (`mode` "item"), over all its definitions."""
-        key = (mode, e.name, s)
+    def _variable(self, mode: str, e: ir.Var, s: _State, via: tuple[tuple[str, str], ...],
+                  at: ir.Expr | None = None) -> frozenset[_State]:
+        """The text of a variable (`mode` "text") or of its items (`mode` "item"), over all its definitions.
+
+        Memoised per place in the text (so each use is reported) and lexer state; a variable whose text depends
+        on itself (a loop) reads the previous round's answer until the rounds agree."""
+        at = at or e
+        key = (mode, e.name, s, at.span)
         if key in self.current:
             return self.current[key]
         if key in self.active:
@@ -291,7 +299,7 @@ class _Scan:
         out: set[_State] = set()
         for d in self.defs.get(e.name, ()):
             if d.origin is not None:
-                out |= self._raw(s, Piece(d.origin, via, e.span, e.name))
+                out |= self._raw(s, Piece(d.origin, via, at.span, show_expr(at)))
             elif d.value is not None:
                 step = (*via, (e.name, d.step))
                 out |= self.text(d.value, s, step) if mode == "text" else self._element(d.value, s, step)

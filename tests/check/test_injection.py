@@ -187,3 +187,11 @@ def test_the_quote_quick_fix_is_offered_only_where_quoting_protects(command: str
         start, end, new = fix[1]
         fixed = text[:start] + new + text[end:]
         assert not [x for x in skillc.check(fixed, path="demo.skm").diagnostics if x.code.startswith("SKM51")]
+
+
+def test_each_use_is_reported_where_it_stands() -> None:
+    text = MACHINE.format(command='"echo " ++ reply ++ "; echo " ++ note.text ++ "; echo " ++ reply',
+                          assigns='cmd = "true"', loop="")
+    found = [d for d in skillc.check(text, path="demo.skm").diagnostics if d.code == "SKM510"]
+    spans = sorted(text[d.span.start:d.span.end] for d in found if d.span is not None)
+    assert spans == ["note.text", "reply", "reply"]
