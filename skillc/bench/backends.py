@@ -14,8 +14,11 @@ chooses between them.
 
 from __future__ import annotations
 
+import contextlib
 import multiprocessing
 import os
+import signal
+import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
@@ -90,7 +93,14 @@ class LocalBackend:
                 future.cancel()
 
     def _start(self) -> ProcessPoolExecutor:
-        """The pool, started on first use with all its workers running."""
+        """The pool, started on first use with all its workers running; Ctrl-C and SIGTERM take effect after it
+        started (one arriving while a worker process is being started would leave that worker half made, and
+        printing a traceback once the bench has gone)."""
+        with _stops_deferred():
+            return self._start_now()
+
+    def _start_now(self) -> ProcessPoolExecutor:
+        """`_start` with the stop signals already deferred."""
         if self._pool is None:
             context = multiprocessing.get_context("forkserver")
             # Workers start with the runner imported; the fork server and the workers die with the bench
@@ -101,7 +111,10 @@ class LocalBackend:
             try:
                 _start_workers(pool, self.workers)
             except BaseException:
-                pool.shutdown(wait=False, cancel_futures=True)
+                # Wait for the workers being started: a worker the fork server is still starting reads the pool's
+                # semaphores, which a shutdown that does not wait removes first (a traceback from the worker on
+                # the bench's stderr when SIGTERM or Ctrl-C came during start-up).
+                pool.shutdown(wait=True, cancel_futures=True)
                 raise
             self._pool = pool
         return self._pool
@@ -121,6 +134,28 @@ def _start_workers(pool: ProcessPoolExecutor, workers: int) -> None:
         seen.update(_result(future) for future in futures)
         if len(seen) >= workers:
             return
+
+
+_STOPS = (signal.SIGINT, signal.SIGTERM)
+
+
+@contextlib.contextmanager
+def _stops_deferred() -> Iterator[None]:
+    """SIGINT and SIGTERM noted while the block runs (on the main thread) and raised again after it, so the handler
+    the command installed sees them once the block is done (any thread may receive the signal: masking it in
+    one would not hold it)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    caught: list[int] = []
+    previous = {s: signal.signal(s, lambda signum, frame: caught.append(signum)) for s in _STOPS}
+    try:
+        yield
+    finally:
+        for s, handler in previous.items():
+            signal.signal(s, signal.SIG_DFL if handler is None else handler)
+        if caught:
+            signal.raise_signal(caught[0])
 
 
 def _arm_worker() -> None:

@@ -699,10 +699,22 @@ def output_folder(config: BenchConfig, suite_name: str) -> Path:
 def run_bench(config: BenchConfig, backend: Backend | None = None, progress: Progress | None = None) -> BenchOutcome:
     """Run every cell of the matrix that has no row yet, then write the report; problems come back as diagnostics."""
     try:
-        return _run_bench(config, backend, progress)
+        outcome = _run_bench(config, backend, progress)
     except KeyboardInterrupt:  # while loading, checking or reporting; the cells' loop handles its own (_drive)
+        _quiet_finalizers()
         return BenchOutcome((make(codes.BENCH_INTERRUPTED, "interrupted outside the cells: every row written is "
                                   "kept (run the same command again to go on)"),), incomplete=True, interrupted=True)
+    if outcome.interrupted:
+        _quiet_finalizers()
+    return outcome
+
+
+def _quiet_finalizers() -> None:
+    """After an interrupt: an object the stop cut short mid-construction (a Z3 context) may fail in its finalizer
+    as it is collected; the bench is ending, so such failures are not printed (they were tracebacks on stderr)."""
+    import sys
+
+    sys.unraisablehook = lambda unraisable: None
 
 
 def _run_bench(config: BenchConfig, backend: Backend | None, progress: Progress | None) -> BenchOutcome:

@@ -173,3 +173,70 @@ def test_a_killed_bench_takes_its_pool_with_it(beats: Path, tmp_path: Path) -> N
                 os.kill(pid, signal.SIGKILL)
             except ProcessLookupError:
                 pass
+
+
+def test_the_pool_starts_with_stop_signals_held() -> None:
+    """A SIGINT that arrives while the pool starts its worker processes is handled once they are up, never in the
+    middle of starting one (a worker half started when the bench exits printed a traceback on its stderr)."""
+    import signal
+
+    from skillc.bench.backends import _stops_deferred
+
+    seen: list[int] = []
+    previous = signal.signal(signal.SIGINT, lambda signum, frame: seen.append(signum))
+    try:
+        with _stops_deferred():
+            os.kill(os.getpid(), signal.SIGINT)
+            time.sleep(0.05)
+            assert seen == []  # held
+        deadline = time.monotonic() + 5
+        while not seen and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert seen == [signal.SIGINT]
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
+def test_a_worker_whose_pool_is_gone_exits_quietly(capsys: pytest.CaptureFixture[str]) -> None:
+    """The fork server's excepthook drops the FileNotFoundError a worker gets when the bench removed its pool's
+    semaphores before the worker read them; any other error is printed as usual."""
+    from skillc.bench.orphans import _quiet_when_pool_gone
+
+    def raised(filename: str, error: str) -> tuple[type[BaseException], BaseException, object]:
+        try:
+            exec(compile(f"raise {error}", filename, "exec"))
+        except BaseException as exc:  # noqa: BLE001 - captured for the hook
+            return type(exc), exc, exc.__traceback__
+        raise AssertionError("not raised")
+
+    _quiet_when_pool_gone(*raised("/usr/lib/python3.11/multiprocessing/synchronize.py",
+                                  "FileNotFoundError(2, 'No such file or directory')"))  # type: ignore[arg-type]
+    assert capsys.readouterr().err == ""
+    _quiet_when_pool_gone(*raised("/work/cell.py", "ValueError('a real problem')"))  # type: ignore[arg-type]
+    assert "ValueError: a real problem" in capsys.readouterr().err
+
+
+def test_finalizers_are_quiet_after_an_interrupt(monkeypatch: pytest.MonkeyPatch,
+                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    """An interrupt while the machine is checked can cut a Z3 context short; its finalizer then failed with a
+    traceback ("Exception ignored in: Context.__del__") as the bench exited. After an interrupt the bench drops
+    such reports."""
+    import sys
+
+    from skillc.bench import runner, suite
+
+    monkeypatch.setattr(sys, "unraisablehook", sys.unraisablehook)  # put back after the test
+
+    def interrupted(path: object) -> object:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(suite, "load_suite", interrupted)
+    outcome = runner.run_bench(runner.BenchConfig(suite=str(FIXTURE / "suite.toml"), executors=("scripted:x",)))
+    assert outcome.interrupted
+
+    class Half:
+        def __del__(self) -> None:
+            raise AttributeError("'Context' object has no attribute 'owner'")
+
+    Half()  # collected at once: its finalizer's error goes to sys.unraisablehook
+    assert "Exception ignored" not in capsys.readouterr().err
