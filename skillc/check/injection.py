@@ -371,7 +371,8 @@ def _diagnostic(f: Finding, state: str, fallback: Span | None) -> Diagnostic:
     if f.quoted:
         source = "is a path the runtime sets" if f.piece.origin.place else "comes from a model or a tool"
         by_way = f", by way of `{name}`" if f.piece.via else ""
-        return make(codes.QUOTED_IN_UNSAFE_CONTEXT, f"`{f.piece.shown}` is not enough in the bash command of `{state}`: "
+        return make(codes.QUOTED_IN_UNSAFE_CONTEXT,
+                    f"`{f.piece.shown}` is not enough in the bash command of `{state}`: "
                     f"it lands {f.context} (`{f.piece.origin.var}` {source}{by_way})", f.piece.span or fallback,
                     label=f"quoted, but {f.context}", witness=_witness(f, state),
                     hint=_hint(f, _inner(f.piece.shown)))

@@ -249,7 +249,8 @@ def feed(state: State, text: str) -> State:
 
 _CONTEXTS: Final = {
     "dq": "inside double quotes", "sq": "inside single quotes", "ansi": "inside `$'…'`", "bt": "inside backquotes",
-    "arith": "inside arithmetic", "brace": "inside `${…}`", "comment": "in a comment", "heredoc": "in a here-document",
+    "arith": "inside arithmetic", "brace": "inside `${…}`", "comment": "in a comment",
+    "heredoc": "in a here-document",
     "lost": "inside shell syntax nested too deep to follow",
 }
 

@@ -172,7 +172,7 @@ def run_sample(sample: Sample, folder: Path) -> Outcome:
         for i, reply in enumerate(sample.replies):
             work = folder / f"w{i}"
             work.mkdir()
-            pwn = work / "pwn"  # a program a reply may name: run as the command (or by `eval`, `sh -c`), it leaves PWNED
+            pwn = work / "pwn"  # a program a reply may name: run as the command (or by `eval`), it leaves PWNED
             pwn.write_text("#!/bin/sh\ntouch PWNED\n", encoding="utf-8")
             pwn.chmod(0o755)
             script = folder / f"s{i}.json"
