@@ -124,7 +124,7 @@ def score_trace_file(trace: Path, machine: Machine, *, suite: Suite | None = Non
                      workdir: Path | None = None) -> TraceScore:
     """Score one trace file as `skillc score` does (TraceError when the trace cannot be read)."""
     run = load_run(trace)
-    where = workdir if workdir is not None else recorded_workdir(run) or cell_workdir(trace)
+    where = workdir if workdir is not None else recorded_workdir(run, trace) or cell_workdir(trace)
     task, why = (None, "no suite") if suite is None else pick_task(suite, run, task_id, where)
     score = score_run(run, trace, requirements=suite.requirements if suite else (), workdir=where,
                       verifier=task.verifier if task else None,
@@ -134,10 +134,17 @@ def score_trace_file(trace: Path, machine: Machine, *, suite: Suite | None = Non
     return TraceScore(str(trace), task.id if task else None, why, str(where) if where else None, score)
 
 
-def recorded_workdir(run: RunTrace) -> Path | None:
-    """The folder the run's header says its tools ran in, if it still exists."""
+def recorded_workdir(run: RunTrace, trace: Path | None = None) -> Path | None:
+    """The folder the run's header says its tools ran in, if it still exists and holds the trace file the user
+    named (`trace`): a header names any folder it likes, so one that does not hold the trace is not judged (a
+    tampered trace would score another folder's files); `--workdir` names it instead."""
     where = run.header.workdir
-    return Path(where) if where and Path(where).is_dir() else None
+    if not where or not Path(where).is_dir():
+        return None
+    folder = Path(where).resolve()
+    if trace is not None and folder not in trace.resolve().parents:
+        return None
+    return folder
 
 
 def cell_workdir(trace: Path) -> Path | None:

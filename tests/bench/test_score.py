@@ -291,9 +291,11 @@ def test_api_score_rates_count_only_known_verdicts() -> None:
 
 
 def test_score_finds_the_files_in_the_workdir_the_trace_header_records(tmp_path: Path) -> None:
-    """A `skillc run --workdir W` trace kept elsewhere: `skillc score` judges W's files without being told W."""
+    """A `skillc run --workdir W --trace W/runs/t1.jsonl` trace: `skillc score` judges W's files without being
+    told W (the trace lies in the folder its header records)."""
     beats = Path(__file__).parent / "fixtures" / "beats"
-    work, trace = tmp_path / "work", tmp_path / "runs" / "t1.jsonl"
+    work = tmp_path / "work"
+    trace = work / "runs" / "t1.jsonl"
     work.mkdir()
     trace.parent.mkdir()
     report = api.run(api.RunConfig(machine=str(beats / "beats.skm"), executor=f"scripted:{beats / 'script.json'}",
@@ -307,3 +309,23 @@ def test_score_finds_the_files_in_the_workdir_the_trace_header_records(tmp_path:
     (work / "answer.txt").unlink()  # the effect is gone: the verdict follows the files, not the trace's claims
     again = score_trace_file(trace, _machine(beats / "beats.skm"), suite=suite, task_id="t1")
     assert again.score.success is False and again.score.rfc is False
+
+
+def test_score_judges_only_a_folder_the_user_named(tmp_path: Path) -> None:
+    """A trace whose header names a folder that does not hold it (kept elsewhere, or tampered to point at another
+    folder's files) is not judged there: success is unknown and file requirements unverifiable, until
+    `--workdir` names the folder (it was judged "success" on the other folder's files)."""
+    beats = Path(__file__).parent / "fixtures" / "beats"
+    work, elsewhere = tmp_path / "work", tmp_path / "elsewhere"
+    work.mkdir()
+    elsewhere.mkdir()
+    trace = elsewhere / "t1.jsonl"
+    report = api.run(api.RunConfig(machine=str(beats / "beats.skm"), executor=f"scripted:{beats / 'script.json'}",
+                                   inputs=("question=six times seven?",), tools=(str(beats / "marks.py"),),
+                                   workdir=str(work), trace=str(trace), journal=str(tmp_path / "j.sqlite")))
+    assert report.result is not None and report.result.outcome == "success"
+    suite = load_suite(beats / "suite.toml").suite
+    scored = score_trace_file(trace, _machine(beats / "beats.skm"), suite=suite, task_id="t1")
+    assert scored.workdir is None and scored.score.success is None and scored.score.rfc is not True
+    named = score_trace_file(trace, _machine(beats / "beats.skm"), suite=suite, task_id="t1", workdir=work)
+    assert named.score.success is True and named.score.rfc is True
