@@ -12,8 +12,10 @@ analysis use it as an abstract value and reach a fixed point over loops.
 argument — not inside any quotes (in `"…"` the single quotes are literal and `$(…)` in the value runs),
 not in a here-document, comment, backquotes, arithmetic or `${…}`, not right after `\\` or `$` (which
 would turn the opening `'` into `\\'` or `$'`), not as a here-document delimiter, and not where the
-word is the program bash runs or code it runs (`eval`, `sh -c`, `env`/`exec`/`xargs`/… wrapping a
-command, `find -exec`, `source`).
+word is the program bash runs or code something runs (`eval`, `sh -c`, `env`/`exec`/`xargs`/… wrapping a
+command, `find -exec`, `source`, `python -c`, an `awk`/`sed` program, `ssh`'s remote command), nor a name or
+arithmetic a builtin evaluates (`let`, `read`, `printf -v`, `declare -i`, `[[ … -eq … ]]` via `[[` as a
+command word: an array subscript there runs `$(…)`).
 """
 
 from __future__ import annotations
@@ -260,7 +262,51 @@ def _base(word: str) -> str:
     return word.rsplit("/", 1)[-1]
 
 
-def _role(words: tuple[str, ...], position: int, last: str) -> str | None:
+_INTERPRETERS: Final = {"python": "-c", "python3": "-c", "python2": "-c", "perl": "-e", "ruby": "-e", "node": "-e",
+                        "php": "-r", "lua": "-e"}
+_SCRIPTED: Final = frozenset({"awk", "gawk", "mawk", "nawk", "sed"})
+_DECLARE: Final = frozenset({"declare", "typeset", "local", "export", "readonly"})
+_NAMES: Final = frozenset({"read", "unset", "mapfile", "readarray"})
+_TAKES_ARGUMENT: Final = frozenset({"-F", "-v", "-f", "-p", "-d", "-t", "-u", "-n", "-N", "-i", "-l", "-o"})
+
+
+def _first_operand(words: tuple[str, ...], position: int) -> bool:
+    """Whether the word at `position` is the first that is not an option (or an option's argument)."""
+    skip = False
+    for w in words[1:position]:
+        if skip:
+            skip = False
+        elif w.startswith("-"):
+            skip = w in _TAKES_ARGUMENT
+        else:
+            return False
+    return True
+
+
+def _builtin_role(first: str, words: tuple[str, ...], position: int, last: str, current: str | None) -> str | None:
+    """Programs and builtins that read an argument as code: interpreters, `awk`/`sed` programs, `ssh`'s remote
+    command, and the builtins that evaluate a variable name or arithmetic (an array subscript runs `$(…)`)."""
+    flag = _INTERPRETERS.get(first)
+    if flag is not None and last == flag:
+        return f"as code `{first} {flag}` runs"
+    if first in _SCRIPTED and (last in ("-e", "--expression") or _first_operand(words, position)):
+        return f"as the program `{first}` runs"
+    if first == "ssh" and not _first_operand(words, position):
+        return "as code the remote shell of `ssh` runs"
+    if first == "let":
+        return "as arithmetic `let` evaluates"
+    if first in _NAMES and not (first == "read" and last in _TAKES_ARGUMENT):
+        return f"as a variable name `{first}` evaluates"
+    if first in _DECLARE:
+        typed = any(w.startswith("-") and set(w[1:]) & set("iaA") for w in words[1:position])
+        if typed or current is None or not _ASSIGNMENT.match(current):
+            return f"as a name or value `{first}` evaluates"
+    if (first, last) in (("printf", "-v"), ("test", "-v"), ("[", "-v"), ("test", "-R"), ("[", "-R"), ("wait", "-p")):
+        return f"as a variable name `{first} {last}` evaluates"
+    return None
+
+
+def _role(words: tuple[str, ...], position: int, last: str, current: str | None = None) -> str | None:
     """Why the word at `position` of a simple command is a program or code, or None for an argument."""
     if position == 0:
         return "as the program the command runs"
@@ -285,9 +331,9 @@ def _role(words: tuple[str, ...], position: int, last: str) -> str | None:
     if first in WRAPPERS:
         for k, w in enumerate(words[1:position], start=1):
             if not _SKIPPED.fullmatch(w):
-                return _role(words[k:], position - k, last)
+                return _role(words[k:], position - k, last, current)
         return "as the program `" + first + "` runs"
-    return None
+    return _builtin_role(first, words, position, last, current)
 
 
 def quoted_context(state: State, *, path: bool = False) -> str | None:
@@ -310,4 +356,4 @@ def quoted_context(state: State, *, path: bool = False) -> str | None:
     position = f.count
     if position > len(f.words):  # a long command: the words kept do not reach this one
         return _role(f.words, len(f.words) + 1, f.last) if f.words and _base(f.words[0]) == "eval" else None
-    return _role(f.words, position, f.last)
+    return _role(f.words, position, f.last, f.word)
