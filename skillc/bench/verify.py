@@ -272,8 +272,9 @@ def _verify_python(verifier: PythonVerifier, workdir: Path, outputs: Mapping[str
     module = verifier.target.partition(":")[0]
     base = verifier.folder.joinpath(*module.split("."))
     file = base / "__init__.py" if base.is_dir() else base.with_suffix(".py")
+    # the suite's folder and the one above it (a suite beside its skill reads `../env.py` and the like)
     call = call_python(file, verifier.target.partition(":")[2], scratch=scratch, folder=verifier.folder,
-                       readable=[str(trace)],
+                       readable=[str(trace), str(verifier.folder.resolve().parent)],
                        module=module, args=[str(workdir), dict(outputs), str(trace)], paths=[0, 2], env=env,
                        timeout_s=verifier.timeout)
     if call.box.timed_out:

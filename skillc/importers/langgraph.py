@@ -506,15 +506,14 @@ def to_skm_confined(spec: str, *, folder: str | None = None,
     import tempfile
     from pathlib import Path
 
-    import skillc
     from skillc.importers import _graph_box
     from skillc.sandbox import codes as sandbox_codes
-    from skillc.sandbox.box import run_confined
+    from skillc.sandbox.box import run_confined, skillc_home
 
     where = os.path.abspath(folder if folder is not None else os.getcwd())
     if spec.partition(":")[0] in sys.modules:
         return _graph_box.translate(spec, where)
-    home = str(Path(skillc.__file__).resolve().parent.parent)  # skillc itself, as this Python imports it
+    home = skillc_home()  # skillc itself, as this Python imports it
     with tempfile.TemporaryDirectory(prefix="skillc-import-") as scratch:
         try:
             box = run_confined([sys.executable, "-I", "-m", "skillc.importers._graph_box", where, spec],

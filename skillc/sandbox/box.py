@@ -144,6 +144,13 @@ def python_paths() -> tuple[str, ...]:
     return tuple(sorted(p for p in found if p))
 
 
+def skillc_home() -> str:
+    """The folder skillc is imported from (site-packages, or the checkout of an editable install)."""
+    import skillc
+
+    return str(Path(skillc.__file__).resolve().parent.parent)
+
+
 def default_readable() -> tuple[str, ...]:
     """What every confined command may read: the system's programs and libraries, a few /etc files, Python."""
     return (*_SYSTEM, *(f"/etc/{name}" for name in _ETC), *python_paths())
@@ -299,14 +306,16 @@ def call_python(file: Path, function: str | None, *, scratch: Path, folder: Path
                 disable: Iterable[str] = ()) -> PythonCall:
     """Load the module `file` in a box and call `function(*args, **kwargs)` (the args at `paths` as Paths), or
     describe its public functions (`function` None). `folder` (default: the file's) is readable and first on the
-    module's path, for its neighbours; the box runs in `scratch`."""
+    module's path, for its neighbours; so is skillc (a verifier may use `skillc.runtime.record`); the box runs in
+    `scratch`."""
     file = Path(file).resolve()
     home = Path(folder).resolve() if folder is not None else file.parent
     request = {"op": "describe" if function is None else "call", "file": str(file), "folder": str(home),
                "module": module or file.stem, "function": function, "args": list(args),
                "kwargs": dict(kwargs or {}), "paths": list(paths)}
     box = run_confined([sys.executable, "-I", str(_PYCALL)], scratch=scratch,
-                       readable=[str(home), str(file), str(_PYCALL), *map(str, readable)], writable=writable, env=env,
+                       readable=[str(home), str(file), str(_PYCALL), skillc_home(), *map(str, readable)],
+                       writable=writable, env=env,
                        timeout_s=timeout_s, memory_mb=memory_mb, stdin=json.dumps(request, default=str).encode(),
                        disable=disable)
     try:
