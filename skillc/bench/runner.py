@@ -241,7 +241,8 @@ def _scored(job: CellJob, machine: Machine, paths: CellPaths, latency_s: float, 
         return _error_row(job, error or f"the run's trace is unreadable: {exc}", latency_s, trace)
     # The machine's own rules count in every mode: RFC asks the same of a native run as of the machine.
     score = score_run(run, paths.trace, requirements=job.requirements, workdir=paths.workdir,
-                      verifier=job.task.verifier, failed_runs_comply=job.failed_runs_comply, machine=machine)
+                      verifier=job.task.verifier, failed_runs_comply=job.failed_runs_comply, machine=machine,
+                      task=job.task)
     footer = run.footer
     prompt = sum(s.input_tokens or 0 for s in run.steps)
     completion = sum(s.output_tokens or 0 for s in run.steps)

@@ -66,26 +66,30 @@ def run_outputs(run: RunTrace) -> Mapping[str, object]:
 
 def score_run(run: RunTrace, trace: Path, *, requirements: Sequence[Requirement], workdir: Path | None,
               verifier: Verifier | None, failed_runs_comply: bool = False,
-              machine: Machine | None = None) -> RunScore:
-    """Score one run: the verifier over (workdir, outputs, trace); the suite's requirements, and the machine's
-    rules and terminal evidence when `machine` is given, over calls, workdir and outputs."""
+              machine: Machine | None = None, task: Task | None = None) -> RunScore:
+    """Score one run: the verifier over (workdir, outputs, trace), told the task (its id and inputs) when given;
+    the suite's requirements, and the machine's rules and terminal evidence when `machine` is given, over calls,
+    workdir and outputs."""
     outcome = run_outcome(run)
     derived = rule_requirements(machine) if machine is not None else None
     every = (*requirements, *derived.requirements) if derived is not None else tuple(requirements)
     compliance = check_requirements(every, workdir=workdir, calls=tool_calls(run), outcome=outcome,
                                     failed_runs_comply=failed_runs_comply, outputs=run_outputs(run))
     states = judge_state_rules(machine, derived.state_rules, run) if machine is not None and derived else ()
-    success, reason = _success(run, trace, workdir, verifier)
+    success, reason = _success(run, trace, workdir, verifier, task)
     return RunScore(outcome, success, reason, compliance, states, run.header.mode)
 
 
-def _success(run: RunTrace, trace: Path, workdir: Path | None, verifier: Verifier | None) -> tuple[bool | None, str]:
+def _success(run: RunTrace, trace: Path, workdir: Path | None, verifier: Verifier | None,
+             task: Task | None) -> tuple[bool | None, str]:
     """The verifier's verdict and reason; None when there is no verifier or no workdir to judge."""
     if verifier is None:
         return None, "no verifier"
     if workdir is None or not workdir.is_dir():
         return None, "the run's workdir is not available"
-    verdict: Verification = verify(verifier, workdir=workdir, outputs=run_outputs(run), trace=trace)
+    verdict: Verification = verify(verifier, workdir=workdir, outputs=run_outputs(run), trace=trace,
+                                   task_id=None if task is None else task.id,
+                                   inputs=None if task is None else task.inputs)
     return verdict.passed, verdict.reason
 
 
@@ -126,9 +130,10 @@ def score_trace_file(trace: Path, machine: Machine, *, suite: Suite | None = Non
     run = load_run(trace)
     where = workdir if workdir is not None else recorded_workdir(run, trace) or cell_workdir(trace)
     task, why = (None, "no suite") if suite is None else pick_task(suite, run, task_id, where)
-    score = score_run(run, trace, requirements=suite.requirements if suite else (), workdir=where,
+    requirements = (*suite.requirements, *(task.requirements if task else ())) if suite else ()
+    score = score_run(run, trace, requirements=requirements, workdir=where,
                       verifier=task.verifier if task else None,
-                      failed_runs_comply=suite.failed_runs_comply if suite else False, machine=machine)
+                      failed_runs_comply=suite.failed_runs_comply if suite else False, machine=machine, task=task)
     if task is None:
         score = attrs.evolve(score, success_reason=f"no verifier ({why})")
     return TraceScore(str(trace), task.id if task else None, why, str(where) if where else None, score)

@@ -216,3 +216,19 @@ def test_a_changed_setup_or_task_requirement_refuses_resumption(beats: Path, tmp
     (beats / "s.toml").write_text(task_req, encoding="utf-8")
     code, text = _bench(str(beats / "s.toml"), *args)
     assert code == 2 and "SKM738" in text and "t1 (requirements)" in text
+
+
+def test_a_verifier_is_told_the_task(beats: Path, tmp_path: Path) -> None:
+    """A shell verifier sees the cell's task id and inputs (SKILLC_TASK_ID, SKILLC_TASK_INPUTS) and the trace
+    (SKILLC_TRACE): one verifier can judge every task by what it asked."""
+    suite = (beats / "suite.toml").read_text(encoding="utf-8").replace(
+        '[verify]\nfile = "answer.txt"\nequals = "42\\n"',
+        '[verify]\nshell = \'test "$SKILLC_TASK_ID" = t2 && echo "$SKILLC_TASK_INPUTS" | grep -q "forty plus" '
+        '&& test -s "$SKILLC_TRACE"\'')
+    (beats / "told.toml").write_text(suite, encoding="utf-8")
+    out = tmp_path / "out"
+    code, text = _bench(str(beats / "told.toml"), "--modes", "machine", "--executor",
+                        f"scripted:{beats / 'script.json'}", "--tasks", "t1,t2", "-o", str(out))
+    assert code == 0, text
+    rows = _rows(out)
+    assert (rows[("t1", "machine")][0], rows[("t2", "machine")][0]) == (False, True)
