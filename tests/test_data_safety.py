@@ -333,3 +333,23 @@ def test_collect_names_the_games_it_could_not_make(tmp_path: Path, monkeypatch: 
     assert result.text is None and not (tmp_path / "out.jsonl").exists()
     assert [d.code for d in result.diagnostics] == ["SKM406", "SKM406", "SKM400"]
     assert "TextWorld refuses" in result.diagnostics[0].message
+
+
+# ---------------------------------------------------------------- what the file fuzzer found (bench/fuzz.py --files)
+
+
+def test_refine_of_a_log_whose_first_type_is_an_object(tmp_path: Path) -> None:
+    (tmp_path / "m.skm").write_text(ECHO)
+    (tmp_path / "t.jsonl").write_text('{"type": {"a": 1}, "messages_": []}\n')
+    code, out = cli("refine", tmp_path / "m.skm", tmp_path / "t.jsonl", "--dry-run")
+    no_internal_error(out)
+    assert code == 1, out
+
+
+def test_refine_of_a_log_with_a_repeated_tool_call(tmp_path: Path) -> None:
+    (tmp_path / "m.skm").write_text(ECHO)
+    lines = (ROOT / "examples" / "refine" / "traces" / "claude-code.jsonl").read_text().splitlines(keepends=True)
+    (tmp_path / "t.jsonl").write_text("".join(lines[:5] + lines[4:5] * 3 + lines[5:]))
+    code, out = cli("refine", tmp_path / "m.skm", tmp_path / "t.jsonl", "--dry-run")
+    no_internal_error(out)
+    assert code in (0, 4), out

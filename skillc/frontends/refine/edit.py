@@ -534,8 +534,9 @@ def _counters(ed: _Editor, steps: Sequence[Step]) -> None:
 
     succ = {name: [e.target for e in edges] for name, edges in ed.edges.items()}
     for source, edge in list(ed.added):
-        if source not in reachable(succ, [edge.target]):
-            continue
+        k = next((i for i, e in enumerate(ed.edges[source]) if e is edge), None)
+        if k is None or source not in reachable(succ, [edge.target]):
+            continue  # (k None: the same edge was added twice, and is bounded already)
         per_trace: dict[str, int] = {}
         for s in steps:
             if s.source == source and s.target in (edge.target, END):
@@ -549,7 +550,6 @@ def _counters(ed: _Editor, steps: Sequence[Step]) -> None:
         below = n.BinOp("<", n.Name(name), n.IntLit(bound))
         guard = below if edge.guard is None else n.BinOp("and", edge.guard, below)
         bounded = attrs.evolve(edge, guard=guard, assigns=(*edge.assigns, n.Assign(name, "+=", n.IntLit(1))))
-        k = next(i for i, e in enumerate(ed.edges[source]) if e is edge)
         ed.edges[source][k] = bounded
         if edge.guard is None:  # the bounded edge is no longer a default: the state needs one after it
             ed.edges[source].append(n.Edge(None, ed.terminal_for("failed", None)))

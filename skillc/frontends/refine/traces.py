@@ -156,7 +156,7 @@ def _detect(lines: list[_Line]) -> str | None:
         return None
     if "messages" in first:
         return "chat"
-    if first.get("type") in _CLAUDE_TYPES:
+    if isinstance(first.get("type"), str) and first["type"] in _CLAUDE_TYPES:  # `{"type": {}}` is no type
         return "claude-code"
     return None
 
