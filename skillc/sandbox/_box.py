@@ -174,8 +174,9 @@ def enter_namespaces(*, network: bool) -> list[str]:
 # ------------------------------------------------------------------ limits
 
 
-def set_limits(*, cpu_s: int, memory_mb: int | None, file_mb: int, processes: int) -> None:
-    """The target's resource limits (a limit the hard limit forbids is lowered to it)."""
+def set_limits(*, cpu_s: int, memory_mb: int | None, file_mb: int, processes: int | None) -> None:
+    """The target's resource limits (a limit the hard limit forbids is lowered to it). RLIMIT_NPROC counts every
+    process of the user in its user namespace, so it is set (`processes`) only in a namespace of the box's own."""
     def cap(kind: int, value: int) -> None:
         _, hard = resource.getrlimit(kind)
         value = value if hard == resource.RLIM_INFINITY else min(value, hard)
@@ -184,7 +185,8 @@ def set_limits(*, cpu_s: int, memory_mb: int | None, file_mb: int, processes: in
     cap(resource.RLIMIT_CPU, cpu_s)
     cap(resource.RLIMIT_FSIZE, file_mb << 20)
     cap(resource.RLIMIT_CORE, 0)
-    cap(resource.RLIMIT_NPROC, processes)
+    if processes is not None:
+        cap(resource.RLIMIT_NPROC, processes)
     if memory_mb is not None:
         cap(resource.RLIMIT_AS, memory_mb << 20)
 
@@ -240,7 +242,7 @@ def _exec_target(spec: dict, layers: list[str], missing: dict[str, str], report_
         for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGPIPE):
             signal.signal(sig, signal.SIG_DFL)
         set_limits(cpu_s=spec["cpu_s"], memory_mb=spec["memory_mb"], file_mb=spec["file_mb"],
-                   processes=spec["processes"])
+                   processes=spec["processes"] if "user-namespace" in layers else None)
         if "landlock" not in spec["disabled"]:
             apply_landlock(spec["readable"], spec["writable"], network=spec["network"],
                            restrict_reads=spec["restrict_reads"])
