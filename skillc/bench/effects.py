@@ -90,20 +90,22 @@ class NoFileRequirement:
 
 @attrs.frozen
 class ToolRequirement:
-    """A tool call the run must make at least once."""
+    """A tool call the run must make at least once (`inside`: a command a script ran inside a call counts too)."""
 
     id: str
     call: CallPattern
     quote: str = ""
+    inside: bool = False
 
 
 @attrs.frozen
 class NoToolRequirement:
-    """A tool call (a forbidden operation) the run must never make."""
+    """A tool call (a forbidden operation) the run must never make (`inside`: nor a script inside a call)."""
 
     id: str
     call: CallPattern
     quote: str = ""
+    inside: bool = False
 
 
 @attrs.frozen
@@ -165,11 +167,13 @@ class Compliance:
 
 def check_requirements(requirements: Sequence[Requirement], *, workdir: Path | None,
                        calls: Sequence[ToolCall] | None, outcome: Outcome,
-                       failed_runs_comply: bool = False, outputs: Mapping[str, object] | None = None) -> Compliance:
+                       failed_runs_comply: bool = False, outputs: Mapping[str, object] | None = None,
+                       inner: Sequence[ToolCall] = ()) -> Compliance:
     """Judge each requirement from the workdir, the calls and the outputs; None for one makes its requirements
-    unverifiable."""
-    verdicts = tuple(attrs.evolve(judge(r, workdir=workdir, calls=calls, outcome=outcome, outputs=outputs),
-                                  quote=r.quote) for r in requirements)
+    unverifiable. `inner`: the commands scripts ran inside the calls (`skillc.bench.inside`), judged by the
+    `tool` and `no-tool` requirements marked `inside`."""
+    verdicts = tuple(attrs.evolve(judge(r, workdir=workdir, calls=calls, outcome=outcome, outputs=outputs,
+                                        inner=inner), quote=r.quote) for r in requirements)
     if outcome in ("failed", "unfinished") and not failed_runs_comply:
         return Compliance(verdicts, False, f"the run ended {outcome}")
     violated = [v.id for v in verdicts if v.status == "violated"]
@@ -182,7 +186,8 @@ def check_requirements(requirements: Sequence[Requirement], *, workdir: Path | N
 
 
 def judge(requirement: Requirement, *, workdir: Path | None, calls: Sequence[ToolCall] | None,
-          outcome: Outcome = "success", outputs: Mapping[str, object] | None = None) -> Verdict:
+          outcome: Outcome = "success", outputs: Mapping[str, object] | None = None,
+          inner: Sequence[ToolCall] = ()) -> Verdict:
     """One requirement's verdict."""
     if isinstance(requirement, EvidenceRequirement):
         if outputs is None:
@@ -197,11 +202,17 @@ def judge(requirement: Requirement, *, workdir: Path | None, calls: Sequence[Too
     if calls is None:
         return Verdict(requirement.id, "unverifiable", "the run's tool calls are not available")
     if isinstance(requirement, ToolRequirement):
-        hit = any(requirement.call.accepts(c) for c in calls)
+        hit = any(requirement.call.accepts(c) for c in calls) or \
+            (requirement.inside and any(requirement.call.accepts(c) for c in inner))
         return Verdict(requirement.id, "met" if hit else "violated",
                        "" if hit else f"no call of {requirement.call.describe()}")
     if isinstance(requirement, NoToolRequirement):
         bad = [i for i, c in enumerate(calls) if requirement.call.accepts(c)]
+        if not bad and requirement.inside:
+            found = next((c for c in inner if requirement.call.accepts(c)), None)
+            if found is not None:
+                return Verdict(requirement.id, "violated", f"a script inside a call ran {requirement.call.describe()}"
+                                                           f": `{found.args.get('command', '')}`")
         return Verdict(requirement.id, "violated" if bad else "met",
                        f"call {bad[0] + 1} is {requirement.call.describe()}" if bad else "")
     return _judge_order(requirement, calls)

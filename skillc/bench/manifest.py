@@ -87,7 +87,9 @@ def suite_fingerprint(suite: Suite) -> dict[str, str]:
 def _judged(requirement: Requirement) -> object:
     """A requirement as plain data without its quote (the skill's words for the report, not what is judged)."""
     plain = _plain(requirement)
-    return {k: v for k, v in plain.items() if k != "quote"} if isinstance(plain, dict) else plain
+    # `inside` only when set: a requirement without it keeps the fingerprint it had before it existed
+    return {k: v for k, v in plain.items() if k != "quote" and not (k == "inside" and v is False)} \
+        if isinstance(plain, dict) else plain
 
 
 def task_fingerprint(task: Task) -> dict[str, str]:

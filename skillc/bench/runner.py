@@ -32,6 +32,7 @@ import attrs
 from skillc.bench import codes
 from skillc.bench.backends import Backend, BackendError, LocalBackend
 from skillc.bench.cells import CellPaths, cell_paths, fresh_workdir, kill_group, run_hook
+from skillc.bench.inside import inner_calls, watching
 from skillc.bench.effects import Requirement
 from skillc.bench.results import Cell, Row, matrix
 from skillc.bench.suite import MAX_SECONDS, Suite, Task
@@ -217,7 +218,8 @@ def _run_prepared(job: CellJob, paths: CellPaths, machine: Machine, text: str) -
         declared = {v.name for v in machine.variables.values() if v.is_input}
         inputs = job.task.inputs_for(paths.workdir, bound_inputs(job.task, job.bindings, declared))
         started = time.perf_counter()  # the row's latency is the run's, not the tools' loading
-        with contextlib.chdir(paths.workdir):  # Python tools see the workdir as their current folder
+        # Python tools see the workdir as their current folder; bash scripts log the commands they run
+        with contextlib.chdir(paths.workdir), watching(paths.folder):
             run_mode(machine, text, job.mode, executor, tools, options, inputs, skill_text=skill_text)
     except (RunError, ExecutorError, ToolError, ScriptError, TraceError, ValueError, OSError) as exc:
         error = f"{type(exc).__name__}: {exc}"
@@ -242,7 +244,7 @@ def _scored(job: CellJob, machine: Machine, paths: CellPaths, latency_s: float, 
     # The machine's own rules count in every mode: RFC asks the same of a native run as of the machine.
     score = score_run(run, paths.trace, requirements=job.requirements, workdir=paths.workdir,
                       verifier=job.task.verifier, failed_runs_comply=job.failed_runs_comply, machine=machine,
-                      task=job.task)
+                      task=job.task, inner=inner_calls(paths.folder))
     footer = run.footer
     prompt = sum(s.input_tokens or 0 for s in run.steps)
     completion = sum(s.output_tokens or 0 for s in run.steps)

@@ -17,6 +17,7 @@ from pathlib import Path
 import attrs
 
 from skillc.bench.effects import OUTCOMES, Compliance, Outcome, Requirement, check_requirements
+from skillc.bench.inside import inner_calls
 from skillc.bench.rules import rule_requirements
 from skillc.bench.suite import Suite, Task
 from skillc.bench.verify import Verification, Verifier, verify
@@ -66,15 +67,16 @@ def run_outputs(run: RunTrace) -> Mapping[str, object]:
 
 def score_run(run: RunTrace, trace: Path, *, requirements: Sequence[Requirement], workdir: Path | None,
               verifier: Verifier | None, failed_runs_comply: bool = False,
-              machine: Machine | None = None, task: Task | None = None) -> RunScore:
+              machine: Machine | None = None, task: Task | None = None,
+              inner: Sequence[ToolCall] = ()) -> RunScore:
     """Score one run: the verifier over (workdir, outputs, trace), told the task (its id and inputs) when given;
     the suite's requirements, and the machine's rules and terminal evidence when `machine` is given, over calls,
-    workdir and outputs."""
+    workdir and outputs (`inner`: the commands scripts ran inside the calls, for requirements marked `inside`)."""
     outcome = run_outcome(run)
     derived = rule_requirements(machine) if machine is not None else None
     every = (*requirements, *derived.requirements) if derived is not None else tuple(requirements)
     compliance = check_requirements(every, workdir=workdir, calls=tool_calls(run), outcome=outcome,
-                                    failed_runs_comply=failed_runs_comply, outputs=run_outputs(run))
+                                    failed_runs_comply=failed_runs_comply, outputs=run_outputs(run), inner=inner)
     states = judge_state_rules(machine, derived.state_rules, run) if machine is not None and derived else ()
     success, reason = _success(run, trace, workdir, verifier, task)
     return RunScore(outcome, success, reason, compliance, states, run.header.mode)
@@ -133,7 +135,8 @@ def score_trace_file(trace: Path, machine: Machine, *, suite: Suite | None = Non
     requirements = (*suite.requirements, *(task.requirements if task else ())) if suite else ()
     score = score_run(run, trace, requirements=requirements, workdir=where,
                       verifier=task.verifier if task else None,
-                      failed_runs_comply=suite.failed_runs_comply if suite else False, machine=machine, task=task)
+                      failed_runs_comply=suite.failed_runs_comply if suite else False, machine=machine, task=task,
+                      inner=inner_calls(trace.parent) if trace.name == "trace.jsonl" else ())
     if task is None:
         score = attrs.evolve(score, success_reason=f"no verifier ({why})")
     return TraceScore(str(trace), task.id if task else None, why, str(where) if where else None, score)

@@ -265,14 +265,14 @@ _TASK_FILE: dict[str, _Type] = {"task": list}
 _VERIFY: dict[str, _Type] = {"python": str, "shell": str, "file": str, "equals": str, "matches": str,
                              "timeout": _NUMBER}
 _REQUIRE: dict[str, _Type] = {"kind": str, "id": str, "quote": str, "path": str, "matches": str, "tool": str,
-                              "argument": str, "first": dict, "then": dict}
+                              "argument": str, "first": dict, "then": dict, "inside": bool}
 _PATTERN: dict[str, _Type] = {"tool": str, "argument": str, "matches": str}
 #: Per requirement kind: (required keys, optional keys) besides `kind`, `id` and `quote`.
 _KINDS: dict[str, tuple[frozenset[str], frozenset[str]]] = {
     "file": (frozenset({"path"}), frozenset({"matches"})),
     "no-file": (frozenset({"path"}), frozenset()),
-    "tool": (frozenset({"tool"}), frozenset({"argument", "matches"})),
-    "no-tool": (frozenset({"tool"}), frozenset({"argument", "matches"})),
+    "tool": (frozenset({"tool"}), frozenset({"argument", "matches", "inside"})),
+    "no-tool": (frozenset({"tool"}), frozenset({"argument", "matches", "inside"})),
     "order": (frozenset({"first", "then"}), frozenset()),
     "before": (frozenset({"first", "then"}), frozenset()),
 }
@@ -498,7 +498,9 @@ class _Reader:
         call = self.call_pattern(table, where, key, validate=False)
         if call is None:
             return None
-        return ToolRequirement(rid, call, quote) if kind == "tool" else NoToolRequirement(rid, call, quote)
+        inside = table.get("inside") is True  # also the commands scripts run inside the calls (bench.inside)
+        return ToolRequirement(rid, call, quote, inside) if kind == "tool" else \
+            NoToolRequirement(rid, call, quote, inside)
 
     def call_pattern(self, raw: Mapping[str, object], where: Locator, key: Key,
                      validate: bool = True) -> CallPattern | None:

@@ -232,3 +232,30 @@ def test_a_verifier_is_told_the_task(beats: Path, tmp_path: Path) -> None:
     assert code == 0, text
     rows = _rows(out)
     assert (rows[("t1", "machine")][0], rows[("t2", "machine")][0]) == (False, True)
+
+
+def test_commands_inside_scripts_are_judged_when_asked(beats: Path, tmp_path: Path) -> None:
+    """A run that calls `bash inner.sh`: the script's own commands are recorded (commands.log beside the trace)
+    and judged by `tool`/`no-tool` requirements marked `inside = true`; unmarked ones see the call only (a
+    `git branch -D` inside a called script left RFC true)."""
+    suite = (beats / "suite.toml").read_text(encoding="utf-8").replace(
+        'tools = ["marks.py"]', 'tools = ["marks.py"]\nsetup = "printf \'b=wip\\\\ngit --version >/dev/null\\\\n\' > inner.sh"')
+    suite += ('\n[[require]]\nid = "no-git-inside"\nkind = "no-tool"\ntool = "bash"\nmatches = "^git "\ninside = true\n'
+              '\n[[require]]\nid = "no-git-top"\nkind = "no-tool"\ntool = "bash"\nmatches = "^git "\n'
+              '\n[[require]]\nid = "sets-b"\nkind = "tool"\ntool = "bash"\nmatches = "^b=wip$"\ninside = true\n')
+    (beats / "inside.toml").write_text(suite, encoding="utf-8")
+    script = json.loads((beats / "script.json").read_text(encoding="utf-8"))
+    script["outputs"]["native"] = [{"action": "bash", "args": {"command": "bash inner.sh"}},
+                                   {"action": "finish", "outcome": "success", "evidence": {"answer": "42"}}]
+    (beats / "inside.json").write_text(json.dumps(script), encoding="utf-8")
+    out = tmp_path / "out"
+    code, text = _bench(str(beats / "inside.toml"), "--modes", "native", "--executor",
+                        f"scripted:{beats / 'inside.json'}", "--tasks", "t1", "-o", str(out))
+    assert code == 0, text
+    violated = _rows(out)[("t1", "native")][2]
+    assert "no-git-inside" in violated and "no-git-top" not in violated and "sets-b" not in violated
+    cell = next((out / "cells" / "t1" / "native").glob("*/r0"))
+    assert (cell / "commands.log").read_text(encoding="utf-8").splitlines() == ["b=wip", "git --version > /dev/null"]
+    scored = CliRunner().invoke(main, ["score", str(beats / "beats.skm"), str(cell / "trace.jsonl"), "--suite",
+                                       str(beats / "inside.toml"), "--task", "t1", "--json"])
+    assert '"no-git-inside", "status": "violated"' in scored.output
