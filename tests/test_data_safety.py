@@ -353,3 +353,14 @@ def test_refine_of_a_log_with_a_repeated_tool_call(tmp_path: Path) -> None:
     code, out = cli("refine", tmp_path / "m.skm", tmp_path / "t.jsonl", "--dry-run")
     no_internal_error(out)
     assert code in (0, 4), out
+
+
+def test_run_trace_never_follows_a_link_out_of_its_folder(tmp_path: Path) -> None:
+    (tmp_path / "m.skm").write_text(ECHO)
+    (tmp_path / "s.json").write_text(json.dumps({"outputs": {"think": [{"answer": "a"}]}}))
+    (tmp_path / "runs").mkdir()
+    outside = tmp_path / "elsewhere.jsonl"
+    (tmp_path / "runs" / "t.jsonl").symlink_to(outside)
+    code, out = cli("run", tmp_path / "m.skm", "--input", "q=x", "--executor", f"scripted:{tmp_path / 's.json'}",
+                    "--journal", tmp_path / "j.sqlite", "--trace", tmp_path / "runs" / "t.jsonl")
+    assert code == 2 and "out of its folder" in out and not outside.exists(), out

@@ -20,6 +20,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any, Callable
 
+from skillc.diagnostics.files import output_target
 from skillc.runtime.record import Record, TraceError, load_run
 
 __all__ = ["REDACTED", "Redactor", "TraceError", "TraceWriteError", "TraceWriter", "dumps_line", "env_redactor",
@@ -112,6 +113,7 @@ class TraceWriter:
         self._regular = False
         if self.path is not None:
             try:
+                output_target(self.path)  # never through a link out of its folder (FileProblem says so)
                 self.path.parent.mkdir(parents=True, exist_ok=True)
                 fifo = _is_fifo(self.path)
                 flags = (os.O_RDWR if append and not fifo else os.O_WRONLY) | os.O_CREAT | getattr(os, "O_CLOEXEC", 0)
