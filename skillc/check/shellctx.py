@@ -13,7 +13,7 @@ argument — not inside any quotes (in `"…"` the single quotes are literal and
 not in a here-document, comment, backquotes, arithmetic or `${…}`, not right after `\\` or `$` (which
 would turn the opening `'` into `\\'` or `$'`), not as a here-document delimiter, and not where the
 word is the program bash runs or code something runs (`eval`, `sh -c`, `env`/`exec`/`xargs`/… wrapping a
-command, `find -exec`, `source`, `python -c`, an `awk`/`sed` program, `ssh`'s remote command), nor a name or
+command, `find -exec`, `source`, `ssh`'s remote command), nor a name or
 arithmetic a builtin evaluates (`let`, `read`, `printf -v`, `declare -i`, `[[ … -eq … ]]` via `[[` as a
 command word: an array subscript there runs `$(…)`).
 """
@@ -262,9 +262,6 @@ def _base(word: str) -> str:
     return word.rsplit("/", 1)[-1]
 
 
-_INTERPRETERS: Final = {"python": "-c", "python3": "-c", "python2": "-c", "perl": "-e", "ruby": "-e", "node": "-e",
-                        "php": "-r", "lua": "-e"}
-_SCRIPTED: Final = frozenset({"awk", "gawk", "mawk", "nawk", "sed"})
 _DECLARE: Final = frozenset({"declare", "typeset", "local", "export", "readonly"})
 _NAMES: Final = frozenset({"read", "unset", "mapfile", "readarray"})
 _TAKES_ARGUMENT: Final = frozenset({"-F", "-v", "-f", "-p", "-d", "-t", "-u", "-n", "-N", "-i", "-l", "-o"})
@@ -284,13 +281,9 @@ def _first_operand(words: tuple[str, ...], position: int) -> bool:
 
 
 def _builtin_role(first: str, words: tuple[str, ...], position: int, last: str, current: str | None) -> str | None:
-    """Programs and builtins that read an argument as code: interpreters, `awk`/`sed` programs, `ssh`'s remote
-    command, and the builtins that evaluate a variable name or arithmetic (an array subscript runs `$(…)`)."""
-    flag = _INTERPRETERS.get(first)
-    if flag is not None and last == flag:
-        return f"as code `{first} {flag}` runs"
-    if first in _SCRIPTED and (last in ("-e", "--expression") or _first_operand(words, position)):
-        return f"as the program `{first}` runs"
+    """`ssh`'s remote command (a shell runs it) and the builtins that evaluate a variable name or arithmetic (an
+    array subscript there runs `$(…)`). Other languages' code (`python3 -c`, an `awk` program) is not shell: a
+    value passed there whole runs as that language's code on purpose, as a whole command a model wrote does."""
     if first == "ssh" and not _first_operand(words, position):
         return "as code the remote shell of `ssh` runs"
     if first == "let":
