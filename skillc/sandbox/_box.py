@@ -171,6 +171,19 @@ def enter_namespaces(*, network: bool) -> list[str]:
     raise OSError(err, os.strerror(err))
 
 
+def _namespaces_work(network: bool) -> bool:
+    """Whether `enter_namespaces` succeeds, tried in a forked child that then exits."""
+    pid = os.fork()
+    if pid == 0:
+        try:
+            enter_namespaces(network=network)
+        except BaseException:  # noqa: BLE001 - any failure means no
+            os._exit(1)
+        os._exit(0)
+    _, status = os.waitpid(pid, 0)
+    return os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0
+
+
 # ------------------------------------------------------------------ limits
 
 
@@ -286,6 +299,9 @@ def _probe_layers(spec: dict) -> tuple[list[str], dict[str, str], int]:
         missing["reaper"] = exc.strerror or str(exc)
     if "namespaces" in spec["disabled"]:
         missing["namespaces"] = "turned off"
+    elif spec.get("probe") and not _namespaces_work(spec["network"]):  # tried in a throwaway child first: a
+        # half-entered namespace cannot be left (the parent asks until one box has entered them)
+        missing["namespaces"] = "the kernel refused them (unshare, or the user namespace's id maps)"
     else:
         try:
             layers += enter_namespaces(network=spec["network"])

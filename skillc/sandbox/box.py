@@ -35,6 +35,8 @@ OPTIONAL_LAYERS: Final = ("landlock", "namespaces")
 GRACE_S: Final = 10.0
 #: The environment variable that turns layers off (comma-separated names from OPTIONAL_LAYERS).
 ENV_OFF: Final = "SKILLC_SANDBOX_OFF"
+#: Whether a box of this process has entered the namespaces (then the next ones skip the supervisor's probe).
+_ENTERED: dict[bool, bool] = {}
 
 _ETC: Final = ("ld.so.cache", "ld.so.conf", "ld.so.conf.d", "localtime", "passwd", "group", "nsswitch.conf",
                "hosts", "host.conf", "resolv.conf", "ssl", "ca-certificates", "alternatives", "mime.types",
@@ -192,7 +194,7 @@ def run_confined(argv: Sequence[str], *, scratch: Path, readable: Iterable[str |
         "writable": [str(scratch), *_DEVICES, *map(str, writable)],
         "network": network, "restrict_reads": restrict_reads, "timeout_s": timeout_s,
         "cpu_s": max(1, int(timeout_s) + 1), "memory_mb": memory_mb, "file_mb": file_mb, "processes": processes,
-        "disabled": disabled, "parent": os.getpid(),
+        "disabled": disabled, "parent": os.getpid(), "probe": not _ENTERED.get(network, False),
     }
     read_fd, write_fd = os.pipe()
     spec["status_fd"] = write_fd
@@ -214,7 +216,10 @@ def run_confined(argv: Sequence[str], *, scratch: Path, readable: Iterable[str |
                 _kill(proc)
         stdout, cut_out = _read_bounded(out)
         stderr, cut_err = _read_bounded(err)
-    return _result(report, stdout, stderr, cut_out or cut_err, disabled)
+    result = _result(report, stdout, stderr, cut_out or cut_err, disabled)
+    if "user-namespace" in result.layers or "pid-namespace" in result.layers:
+        _ENTERED[network] = True
+    return result
 
 
 def _wait(proc: subprocess.Popen[bytes], limit_s: float) -> None:
