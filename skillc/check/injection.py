@@ -33,7 +33,7 @@ import attrs
 from skillc.check import shellctx
 from skillc.check.context import CheckContext
 from skillc.check.dataflow import dataflow
-from skillc.diagnostics import Diagnostic, Span, codes, make
+from skillc.diagnostics import Diagnostic, Label, Span, codes, make
 from skillc.ir import expr as ir
 from skillc.ir import types as T
 from skillc.ir.evaluate import text as value_text
@@ -362,6 +362,14 @@ def _witness(f: Finding, state: str) -> list[str]:
     return lines
 
 
+def _sink_label(f: Finding, command: Span | None) -> list[Label]:
+    """The command the value lands in, marked when the finding points elsewhere (an edge assignment)."""
+    at = f.piece.span
+    if command is None or at is None or (at.source is command.source and command.start <= at.start < command.end):
+        return []
+    return [Label(command, "the command it lands in")]
+
+
 def _diagnostic(f: Finding, state: str, fallback: Span | None) -> Diagnostic:
     """The SKM510/SKM511 finding."""
     name = f.piece.sink
@@ -375,10 +383,12 @@ def _diagnostic(f: Finding, state: str, fallback: Span | None) -> Diagnostic:
                     f"`{f.piece.shown}` is not enough in the bash command of `{state}`: "
                     f"it lands {f.context} (`{f.piece.origin.var}` {source}{by_way})", f.piece.span or fallback,
                     label=f"quoted, but {f.context}", witness=_witness(f, state),
+                    secondary=_sink_label(f, fallback),
                     hint=_hint(f, _inner(f.piece.shown)))
     return make(codes.UNQUOTED_SHELL_VALUE, f"`{name}` {origin} and is spliced into the bash command of `{state}` "
                 f"without `quote()`" + ("" if f.fixable else f" ({f.context})"), f.piece.span or fallback,
                 label="unquoted" if f.fixable else f"unquoted, {f.context}", witness=_witness(f, state),
+                secondary=_sink_label(f, fallback),
                 hint=_hint(f, f.piece.shown))
 
 
