@@ -193,7 +193,7 @@ def samples(seed: int, count: int) -> Iterator[Sample]:
         yield generate(rng)
 
 
-COUNT = int(os.environ.get("SKILLC_INJECTION_EXAMPLES", "12"))
+COUNT = int(os.environ.get("SKILLC_INJECTION_EXAMPLES", "20"))
 
 
 @pytest.mark.parametrize("seed", range(3))
