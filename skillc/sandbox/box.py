@@ -124,8 +124,8 @@ def available_layers() -> dict[str, str]:
     """What this machine offers, by layer: the Landlock ABI, or why a layer is missing (for docs and `skillc`)."""
     abi = _box.landlock_abi()
     found = {"landlock": f"ABI {abi}" if abi else "missing: this kernel has no Landlock"}
-    probe = run_confined([sys.executable, "-I", "-S", "-c", "pass"], scratch=Path(tempfile.gettempdir()),
-                         timeout_s=30, restrict_reads=False)
+    with tempfile.TemporaryDirectory(prefix="skillc-probe-") as scratch:
+        probe = run_confined([sys.executable, "-I", "-S", "-c", "pass"], scratch=Path(scratch), timeout_s=30)
     entered = [n for n in probe.layers if n.endswith("namespace")]
     found["namespaces"] = ", ".join(entered) if entered else "missing: " + dict(probe.missing).get("namespaces", "")
     return found

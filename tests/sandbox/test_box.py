@@ -166,3 +166,11 @@ def test_a_missing_layer_is_a_note_saying_what_it_would_prevent(scratch: Path) -
     notes = degraded_notes(box)
     assert [d.code for d in notes if "`landlock`" in d.message] == ["SKM944"]
     assert "writes outside the scratch folder" in notes[0].message and not notes[0].is_error
+
+
+def test_available_layers_says_what_this_machine_gives() -> None:
+    from skillc.sandbox.box import available_layers
+
+    found = available_layers()
+    assert set(found) == {"landlock", "namespaces"}
+    assert found["landlock"].startswith("ABI ") == LANDLOCK
