@@ -21,7 +21,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from tests.check.test_injection_property import Sample, every_payload, generate, run_sample  # noqa: E402
+from tests.check.test_injection_property import Sample, broken_shell, every_payload, generate, run_sample  # noqa: E402
 
 
 def main() -> int:
@@ -31,7 +31,7 @@ def main() -> int:
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
     rng = random.Random(args.seed)
-    machines = passed = executed_passed = executed_refused = refused_safe = invalid = runs = 0
+    machines = passed = executed_passed = executed_refused = refused_safe = broken = invalid = runs = 0
     failures: list[str] = []
     started = time.monotonic()
     for _ in range(args.count):
@@ -58,6 +58,8 @@ def main() -> int:
                 executed_refused += 1
             else:
                 refused_safe += 1
+                with tempfile.TemporaryDirectory() as tmp:
+                    broken += broken_shell(sample, Path(tmp))
     elapsed = time.monotonic() - started
     rows = [
         ("machines", machines), ("machines the grammar got wrong (not counted)", invalid),
@@ -65,6 +67,7 @@ def main() -> int:
         ("payloads executed by passed machines (goal 0)", executed_passed),
         ("refused machines a payload broke (true positives)", executed_refused),
         ("refused machines no payload broke (false positives, at most)", refused_safe),
+        ("  of which the command is not valid shell (bash exits 2)", broken),
     ]
     width = max(len(r[0]) for r in rows)
     for name, value in rows:

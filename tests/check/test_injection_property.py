@@ -23,6 +23,7 @@ import attrs
 import pytest
 
 import skillc
+from skillc.ir.machine import Machine
 from skillc.runtime import RunOptions, make_executor
 from skillc.runtime.session import run_mode, run_tools
 
@@ -117,7 +118,8 @@ def generate(rng: random.Random) -> Sample:
         "machine fuzz {",
         "  tool bash(command: str) -> (stdout: str, exit_code: int)",
         "  record Note { text: str, n: int }",
-        "  var reply: str", "  var note: Note", "  var items: list[str]", "  var out: str", "  counter n max 2",
+        "  var reply: str", "  var note: Note", "  var items: list[str]", "  var out: str", "  var status: int",
+        "  counter n max 2",
         *decls,
         "  start ask",
         "  model ask {", "    writes reply, note, items", '    prompt "Answer."',
@@ -127,9 +129,9 @@ def generate(rng: random.Random) -> Sample:
         body += [f"  tool {hop} {{", '    call bash(command: "true")', "    writes out = stdout",
                  f"    -> {targets[i + 1]}{_braces(edges[i + 1])}", "  }"]
     reads = ", ".join(["reply", "note", "items", *visible])
-    body += ["  tool run {", f"    reads {reads}", f"    call bash(command: {command})", "    writes out = stdout",
-             loop.rstrip("\n"), "    -> done", "  }",
-             "  terminal done: success { requires out }", "  fallback", "}", ""]
+    body += ["  tool run {", f"    reads {reads}", f"    call bash(command: {command})",
+             "    writes out = stdout, status = exit_code", loop.rstrip("\n"), "    -> done", "  }",
+             "  terminal done: success { requires out, status }", "  fallback", "}", ""]
     text = "\n".join(line for line in body if line)
     chosen = rng.sample(PAYLOADS, 3)
     replies = tuple({"reply": p, "note": {"text": rng.choice(PAYLOADS), "n": 1}, "items": [rng.choice(PAYLOADS)]}
@@ -157,6 +159,31 @@ class Outcome:
     executed: bool
 
 
+def _run(machine: Machine, text: str, reply: dict, folder: Path, name: str) -> tuple[Path, dict]:
+    """One run in a fresh work folder (holding `pwn`): the folder and the run's evidence."""
+    work = folder / name
+    work.mkdir()
+    pwn = work / "pwn"  # a program a reply may name: run as the command (or by `eval`), it leaves PWNED
+    pwn.write_text("#!/bin/sh\ntouch PWNED\n", encoding="utf-8")
+    pwn.chmod(0o755)
+    script = folder / f"{name}.json"
+    script.write_text(json.dumps({"outputs": {"ask": [reply]}}), encoding="utf-8")
+    tools = run_tools(machine, "machine", workdir=work, timeout_s=10)
+    options = RunOptions(retries=0, max_steps=50, workdir=str(work))
+    result = run_mode(machine, text, "machine", make_executor(f"scripted:{script}"), tools, options, {})
+    return work, result.evidence
+
+
+def broken_shell(sample: Sample, folder: Path) -> bool:
+    """Whether the command is not even valid shell: with harmless replies, bash exits with 2 (a syntax error)."""
+    path = folder / "fuzz.skm"
+    path.write_text(sample.text, encoding="utf-8")
+    machine = skillc.load(path).machine
+    assert machine is not None
+    plain = {"reply": "hello", "note": {"text": "hello", "n": 1}, "items": ["hello"]}
+    return _run(machine, sample.text, plain, folder, "plain")[1].get("status") == 2
+
+
 def run_sample(sample: Sample, folder: Path) -> Outcome:
     """Check the machine, then run it once per reply in a fresh work folder; did `PWNED` appear?"""
     path = folder / "fuzz.skm"
@@ -170,16 +197,7 @@ def run_sample(sample: Sample, folder: Path) -> Outcome:
         machine = skillc.load(path).machine
         assert machine is not None
         for i, reply in enumerate(sample.replies):
-            work = folder / f"w{i}"
-            work.mkdir()
-            pwn = work / "pwn"  # a program a reply may name: run as the command (or by `eval`), it leaves PWNED
-            pwn.write_text("#!/bin/sh\ntouch PWNED\n", encoding="utf-8")
-            pwn.chmod(0o755)
-            script = folder / f"s{i}.json"
-            script.write_text(json.dumps({"outputs": {"ask": [reply]}}), encoding="utf-8")
-            tools = run_tools(machine, "machine", workdir=work, timeout_s=10)
-            options = RunOptions(retries=0, max_steps=50, workdir=str(work))
-            run_mode(machine, sample.text, "machine", make_executor(f"scripted:{script}"), tools, options, {})
+            work, _ = _run(machine, sample.text, reply, folder, f"w{i}")
             if any(p.name == MARKER for p in work.rglob(MARKER)):
                 executed = True
                 break
