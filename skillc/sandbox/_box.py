@@ -247,7 +247,7 @@ def _sweep(deadline_s: float = 5.0) -> int:
     return len(killed)
 
 
-def _exec_target(spec: dict, layers: list[str], missing: dict[str, str], report_fd: int) -> None:
+def _exec_target(spec: dict, layers: list[str], report_fd: int) -> None:
     """In the forked target: limits, Landlock, then exec (never returns; exit 127 when exec fails)."""
     try:
         os.close(report_fd)
@@ -286,9 +286,9 @@ def _wait(pid: int, timeout_s: float) -> tuple[int | None, bool]:
             pause = min(pause * 2, 0.02)
 
 
-def _probe_layers(spec: dict) -> tuple[list[str], dict[str, str], int]:
-    """Enter the namespaces (unless disabled) and become the reaper; layers entered, those missing, the
-    namespace flag for the report."""
+def _probe_layers(spec: dict) -> tuple[list[str], dict[str, str]]:
+    """Enter the namespaces (unless disabled) and become the reaper; the layers the box has, and those missing
+    with why (Landlock's are applied later, by the target, and reported here as the ABI allows)."""
     layers: list[str] = ["session", "rlimits", "minimal-env", "scratch-cwd"]
     missing: dict[str, str] = {}
     _prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
@@ -324,7 +324,7 @@ def _probe_layers(spec: dict) -> tuple[list[str], dict[str, str], int]:
                 layers.append("landlock-scope")
     if not spec["network"] and "net-namespace" not in layers and "landlock-tcp" not in layers:
         missing.setdefault("network", "neither a network namespace nor Landlock's TCP rules are available")
-    return layers, missing, 0
+    return layers, missing
 
 
 def main() -> None:
@@ -333,12 +333,12 @@ def main() -> None:
     report_fd = spec["status_fd"]
     if os.getppid() != spec["parent"]:  # the parent died before PDEATHSIG was set
         os._exit(1)
-    layers, missing, _ = _probe_layers(spec)
+    layers, missing = _probe_layers(spec)
     for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, signal.SIG_IGN)  # the parent stops the box; a stray Ctrl-C must not orphan the target
     pid = os.fork()
     if pid == 0:
-        _exec_target(spec, layers, missing, report_fd)
+        _exec_target(spec, layers, report_fd)
     status, timed_out = _wait(pid, spec["timeout_s"])
     if timed_out:
         try:
