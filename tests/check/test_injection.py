@@ -67,6 +67,7 @@ def findings(command: str, assigns: str = "cmd = \"true\"", loop: str = "") -> l
     ('"echo " ++ acc', 'acc = ""', 'when n < 2 -> show { n += 1, acc = acc ++ " " ++ quote(reply) }'),
     ('"echo " ++ pick ++ " " ++ path', 'cmd = "true"', ""),  # an enum label and an input
     ('"echo " ++ trusted(reply)', 'cmd = "true"', ""),  # the explicit opt-out
+    ('"sh -c " ++ quote(trusted(reply))', 'cmd = "true"', ""),  # code on purpose, one word for the shell
     ("reply", 'cmd = "true"', ""),  # one untrusted value as the whole command: deliberate
     ('"cat <<\'EOF\'\\nhi\\nEOF\\necho " ++ quote(reply)', 'cmd = "true"', ""),  # after the here-document
 ])
