@@ -166,8 +166,8 @@ def parse_traces(text: str, path: str = "<traces>") -> tuple[list[Trace], list[D
             if depth_exceeds(obj, MAX_JSON_DEPTH):
                 raise RecursionError
         except RecursionError:
-            diagnostics.append(make(codes.BAD_TRACE, f"line {number} nests more than {MAX_JSON_DEPTH} levels deep; a "
-                                    "trace is not that deep", span, hint="each line of a trace file is one JSON object"))
+            diagnostics.append(make(codes.BAD_TRACE, f"line {number} nests too deeply to be a trace (more than "
+                                    f"{MAX_JSON_DEPTH} levels)", span, hint="each line of a trace file is one JSON object"))
             continue
         except json.JSONDecodeError as exc:
             diagnostics.append(make(codes.BAD_TRACE, f"line {number} is not JSON: {exc.msg} (column {exc.colno})",
