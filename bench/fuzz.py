@@ -2,6 +2,7 @@
 
     python bench/fuzz.py [--inputs 100000] [--jobs 2] [--seed 0]
     python bench/fuzz.py --files [--per-command 10000] [--jobs 2] [--seed 0]
+    python bench/fuzz.py --sizes
 
 Prints the number of inputs, how many parsed and how many checked clean, the
 diagnostics by code, and the internal errors (the goal is 0), with the first
@@ -14,6 +15,10 @@ another type, a lone surrogate escape, a NUL, 5,000-deep nesting, a huge
 number or string) are written to a file and given to the command as a user
 would (`skillc.cli.main`, in-process). An internal error is exit 3, SKM900 or
 a traceback. Prints `command | inputs | exit codes | internal errors | s`.
+
+`--sizes` doubles one input of each command of `SIZED` (a machine's states, a
+transcript's tool calls, traces, ASL states and Choice rules, input bytes)
+until the command takes longer than 10 s, and prints the largest that did not.
 """
 
 from __future__ import annotations
@@ -271,6 +276,104 @@ def files_main(per_command: int, jobs: int, seed: int) -> None:
         sys.exit(1)
 
 
+# ---------------------------------------------------------------- the largest input within 10 s (--sizes)
+
+
+def _chain_machine(n: int) -> str:
+    states = "".join(f"  model s{i} {{\n    writes answer\n    prompt \"Step {i}.\"\n    -> "
+                     f"{'s' + str(i + 1) if i + 1 < n else 'done'}\n  }}\n" for i in range(n))
+    return f"machine big {{\n  var answer: str\n  start s0\n{states}  terminal done: success {{ requires answer }}\n  fallback\n}}\n"
+
+
+def _chat(n: int) -> str:
+    import json
+
+    messages = [{"role": "user", "content": "go"}]
+    for i in range(n):
+        messages.append({"role": "assistant", "content": None, "tool_calls": [
+            {"id": f"c{i}", "type": "function", "function": {"name": "bash", "arguments": json.dumps(
+                {"command": f"printf %s {i}"})}}]})
+        messages.append({"role": "tool", "tool_call_id": f"c{i}", "content": json.dumps({"stdout": str(i),
+                                                                                        "exit_code": 0})})
+    return json.dumps({"messages": messages, "outcome": "success"}) + "\n"
+
+
+def _asl_chain(n: int) -> str:
+    import json
+
+    states = {f"S{i}": {"Type": "Pass", **({"Next": f"S{i + 1}"} if i + 1 < n else {"End": True})} for i in range(n)}
+    return json.dumps({"StartAt": "S0", "States": states})
+
+
+def _asl_choice(n: int) -> str:
+    import json
+
+    rules = [{"Variable": "$.x", "NumericEquals": i, "Next": "Done"} for i in range(n)]
+    return json.dumps({"StartAt": "C", "States": {"C": {"Type": "Choice", "Choices": rules, "Default": "Done"},
+                                                  "Done": {"Type": "Succeed"}}})
+
+
+def _distill_traces(n: int) -> str:
+    import json
+
+    lines = (EXAMPLES / "traces" / "textworld-cooking" / "train.jsonl").read_text().splitlines()
+    out = []
+    for i in range(n):
+        obj = json.loads(lines[i % len(lines)])
+        obj["id"] = f"{obj.get('id', 't')}-{i}"
+        out.append(json.dumps(obj))
+    return "\n".join(out) + "\n"
+
+
+#: command -> (unit, file name, input of size n, command line with {f}, {m}, {s}, {d}; first n; largest n tried).
+SIZED = {
+    "check": ("states", "big.skm", _chain_machine, ["check", "{f}"], 50, 20_000),
+    "dot": ("states", "big.skm", _chain_machine, ["dot", "{f}"], 50, 20_000),
+    "run --input-file": ("bytes of input", "in.json", lambda n: '{"q": "' + "x" * n + '"}',
+                         ["run", "{m}", "--input-file", "{f}", "--executor", "scripted:{s}", "--journal", "{d}/j.sqlite",
+                          "--workdir", "{d}"], 1 << 16, 1 << 27),
+    "refine (chat, dry run)": ("tool calls", "chat.jsonl", _chat, ["refine", "{m}", "{f}", "--dry-run"], 25, 100_000),
+    "conform": ("tool calls", "chat.jsonl", _chat, ["conform", "{m}", "{f}"], 50, 200_000),
+    "distill --report": ("traces", "t.jsonl", _distill_traces, ["distill", "{f}", "--report"], 10, 100_000),
+    "import asl (Pass chain)": ("states", "big.asl.json", _asl_chain, ["import", "asl", "{f}"], 50, 100_000),
+    "import asl (one Choice)": ("rules", "choice.asl.json", _asl_choice, ["import", "asl", "{f}"], 25, 250),
+}
+
+
+def sizes_main(limit_s: float) -> None:
+    """`--sizes`: for each command, double its input until it takes longer than `limit_s`; the largest within."""
+    import subprocess
+    import tempfile
+
+    print(f"{'command':<26} | {'largest within ' + str(int(limit_s)) + ' s':<28} | {'bytes':>12} | s    | next")
+    with tempfile.TemporaryDirectory(prefix="skillc-sizes-") as tmp:
+        folder = Path(tmp)
+        (folder / "m.skm").write_text(ECHO)
+        (folder / "s.json").write_text('{"outputs": {"think": [{"answer": "hello"}]}}')
+        for command, (unit, name, make, argv, n, cap) in SIZED.items():
+            best, best_bytes, best_s, after = None, 0, 0.0, ""
+            while n <= cap:
+                text = make(n)
+                (folder / name).write_text(text)
+                args = [a.format(f=folder / name, m=folder / "m.skm", s=folder / "s.json", d=folder) for a in argv]
+                started = time.perf_counter()
+                try:
+                    r = subprocess.run([sys.executable, "-m", "skillc", *args], capture_output=True, text=True,
+                                       timeout=limit_s * 3, cwd=folder)
+                    took, code = time.perf_counter() - started, r.returncode
+                except subprocess.TimeoutExpired:
+                    took, code = limit_s * 3, "timeout"
+                if took > limit_s or code == 3 or code == "timeout":
+                    after = f"{n:,}: exit {code}, {took:.1f} s"
+                    break
+                best, best_bytes, best_s = n, len(text.encode()), took
+                n *= 2
+            else:
+                after = f"(cap {cap:,})"
+            shown = f"{best:,} {unit}" if best is not None else "none"
+            print(f"{command:<26} | {shown:<28} | {best_bytes:>12,} | {best_s:4.1f} | {after}", flush=True)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--inputs", type=int, default=100_000)
@@ -278,7 +381,11 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--files", action="store_true", help="fuzz every command's file inputs instead (issue 34)")
     ap.add_argument("--per-command", type=int, default=10_000, help="with --files: inputs per command")
+    ap.add_argument("--sizes", action="store_true", help="the largest input each command handles within 10 s")
     args = ap.parse_args()
+    if args.sizes:
+        sizes_main(10.0)
+        return
     if args.files:
         files_main(args.per_command, args.jobs, args.seed)
         return
