@@ -69,21 +69,21 @@ def test_without_landlock_the_write_is_not_prevented_and_the_box_says_so(scratch
 @pytest.mark.parametrize("off", MODES)
 def test_on_timeout_the_child_and_its_daemon_grandchildren_are_killed(scratch: Path, tmp_path: Path, off) -> None:
     marker = tmp_path / "alive"
-    script = (f"setsid sh -c 'sleep 1.5; touch {marker}' & "
-              f"(setsid sh -c 'sleep 1.5; touch {marker}.2' &); sleep 60")
+    script = (f"setsid sh -c 'sleep 1; touch {marker}' & "
+              f"(setsid sh -c 'sleep 1; touch {marker}.2' &); sleep 60")
     started = time.monotonic()
     box = _sh(script, scratch, off, timeout_s=0.5, writable=[tmp_path])  # the marker's folder: a write can tell
     assert box.timed_out and box.exit is None and time.monotonic() - started < 15
-    time.sleep(2.0)
+    time.sleep(1.2)  # past the daemon's second
     assert not marker.exists() and not Path(f"{marker}.2").exists()
 
 
 @pytest.mark.parametrize("off", MODES)
 def test_a_daemon_left_behind_by_a_child_that_exits_is_killed(scratch: Path, tmp_path: Path, off) -> None:
     marker = tmp_path / "alive"
-    box = _sh(f"(setsid sh -c 'sleep 1.5; touch {marker}' &); exit 0", scratch, off, writable=[tmp_path])
+    box = _sh(f"(setsid sh -c 'sleep 1; touch {marker}' &); exit 0", scratch, off, writable=[tmp_path])
     assert box.ok
-    time.sleep(2.0)
+    time.sleep(1.2)  # past the daemon's second
     assert not marker.exists()
 
 
@@ -96,11 +96,23 @@ def test_the_child_dies_when_the_parent_is_killed(tmp_path: Path) -> None:
                f"run_confined(['/bin/sh', '-c', 'sleep 2; touch {marker}'], scratch=Path({str(scratch)!r}), "
                f"timeout_s=30, disable=('landlock',))\n")
     parent = subprocess.Popen([sys.executable, "-c", program])
-    time.sleep(1.0)
+    deadline = time.monotonic() + 60
+    while not _children(parent.pid) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert _children(parent.pid), "the box never started"
+    time.sleep(0.3)  # the supervisor has forked the target
     parent.kill()
     parent.wait(timeout=10)
-    time.sleep(2.0)
+    time.sleep(2.5)  # past the target's two seconds
     assert not marker.exists()
+
+
+def _children(pid: int) -> list[str]:
+    """The child processes of `pid` (none once it is gone)."""
+    try:
+        return Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
+    except OSError:
+        return []
 
 
 @pytest.mark.parametrize("off", MODES)
