@@ -846,7 +846,8 @@ def dry_run_lines(outcome: BenchOutcome) -> list[str]:
 def dry_run_json(outcome: BenchOutcome) -> dict[str, object]:
     """`skillc bench --dry-run --json`: the cells that would run (their keys), the machines, the set-up cell."""
     return {"suite": outcome.suite, "dry_run": True, "cells": outcome.cells, "resumed": outcome.resumed,
-            "planned": [c.key for c in outcome.planned], "machines": dict(outcome.machines),
+            "planned": [[c.task, c.mode, c.executor, c.repeat] for c in outcome.planned],
+            "machines": dict(outcome.machines),
             "setup": outcome.setup_note, "output": str(outcome.out)}
 
 

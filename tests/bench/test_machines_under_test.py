@@ -259,3 +259,13 @@ def test_commands_inside_scripts_are_judged_when_asked(beats: Path, tmp_path: Pa
     scored = CliRunner().invoke(main, ["score", str(beats / "beats.skm"), str(cell / "trace.jsonl"), "--suite",
                                        str(beats / "inside.toml"), "--task", "t1", "--json"])
     assert '"no-git-inside", "status": "violated"' in scored.output
+
+
+def test_dry_run_json(beats: Path, tmp_path: Path) -> None:
+    """`--dry-run --json` is one object: the cells that would run as [task, mode, executor, repeat], the machines."""
+    code, text = _bench(str(beats / "suite.toml"), "--executor", f"scripted:{beats / 'script.json'}", "--tasks", "t1",
+                        "--modes", "machine", "-o", str(tmp_path / "o"), "--dry-run", "--json")
+    found = json.loads(text)
+    assert code == 0 and found["dry_run"] is True and found["cells"] == 1
+    assert found["planned"] == [["t1", "machine", f"scripted:{beats / 'script.json'}", 0]]
+    assert found["machines"] == {"beats": str(beats / "beats.skm")}
