@@ -139,6 +139,6 @@ def test_a_signal_while_the_module_imports_stops_the_command(folder: Path, sig: 
     finally:
         if proc.poll() is None:
             proc.kill()
-            proc.communicate()
+            proc.communicate(timeout=30)
     assert proc.returncode == status, (out, err)
     assert "SKM650" not in out and "failed" not in out
