@@ -19,6 +19,11 @@ Columns (ms):
   value each time, so never a text checked before), likewise: a full check; `hover*`: a hover sent right
   after that edit, while it is checked;
 - `burst`: `--burst` ranged edits at once: how many publishes, and when the last edit's diagnostics came.
+
+`--cpu` instead measures, in a child process (so `--root` applies), the CPU time of what the server does for
+a guard edit — the check through `skillc.lsp.analysis.run_check` and the `Analysis` made of it — median of
+`--repeat` edits: on a shared machine CPU time moves far less with the load than wall time does.
+`--skip-check NAME` leaves one check out of `CHECKS` (to show what the rest costs).
 """
 
 from __future__ import annotations
@@ -209,6 +214,41 @@ async def measure(sizes: list[int], repeat: int, burst: int, root: str | None, o
     return rows
 
 
+CPU_CHILD = r"""
+import statistics, sys, time
+sys.path.insert(0, sys.argv[1])
+from bench.gen import nested_loop_machine
+from skillc.check import passes
+from skillc.lsp.analysis import Analysis, run_check
+from skillc.lsp.server import tune_gc
+tune_gc()
+passes.CHECKS = tuple(c for c in passes.CHECKS if c.__name__ not in sys.argv[4:])
+for n in map(int, sys.argv[2].split(",")):
+    text = nested_loop_machine(n)
+    run_check(text, "/tmp/bench_cpu.skm", {})
+    at = text.index("len(note) > 10", text.index(f"model b{max(1, n // 20) // 2}_1"))
+    cpu = []
+    for i in range(int(sys.argv[3])):
+        edited = text[:at] + f"len(note) > {111 + i}" + text[at + len("len(note) > 10"):]
+        start = time.process_time()
+        result, imports = run_check(edited, "/tmp/bench_cpu.skm", {})
+        Analysis.make("file:///tmp/bench_cpu.skm", "/tmp/bench_cpu.skm", edited, result, imports, {}, 0)
+        cpu.append(time.process_time() - start)
+    print(f"{n} | {statistics.median(cpu) * 1e3:.0f} | {min(cpu) * 1e3:.0f}", flush=True)
+"""
+
+
+def cpu_table(sizes: str, repeat: int, root: str | None, skip: list[str]) -> None:
+    """The CPU time of the server's check of a guard edit, per size (in a child: `--root` is imported)."""
+    import subprocess
+
+    here = str(Path(__file__).resolve().parent.parent)
+    print("CPU ms of a guard edit's check (run_check + Analysis), median and min" +
+          (f"; without {', '.join(skip)}" if skip else ""))
+    print("states | median | min")
+    subprocess.run([sys.executable, "-c", CPU_CHILD, root or here, sizes, str(repeat), *skip], check=True)
+
+
 def _ms(values: list[float] | None, worst: bool = False) -> str:
     if not values:
         return "-"
@@ -223,7 +263,12 @@ def main() -> None:
     ap.add_argument("--burst", type=int, default=20)
     ap.add_argument("--root", default=None, help="Run the server from this checkout instead of this one.")
     ap.add_argument("--only", default=",".join(COLUMNS), help="Comma-separated columns to measure.")
+    ap.add_argument("--cpu", action="store_true", help="The CPU time of a guard edit's check, in process.")
+    ap.add_argument("--skip-check", action="append", default=[], help="With --cpu: leave this check out.")
     args = ap.parse_args()
+    if args.cpu:
+        cpu_table(args.sizes, args.repeat, args.root, args.skip_check)
+        return
     only = set(args.only.split(","))
     rows = asyncio.run(measure([int(s) for s in args.sizes.split(",")], args.repeat, args.burst, args.root, only))
     print("median ms (max in parentheses: for symbols and format the first request, for edits the slowest)")
