@@ -104,9 +104,6 @@ def verify(verifier: Verifier, *, workdir: Path, outputs: Mapping[str, object], 
     which only reads, on the folder itself)."""
     if isinstance(verifier, FileVerifier):
         return _verify_file(verifier, workdir)
-    tampered = _tampered(verifier)
-    if tampered is not None:
-        return tampered
     with tempfile.TemporaryDirectory(prefix="skillc-bench-verify-") as scratch:
         root = Path(scratch)
         before = fingerprint(workdir)
@@ -142,7 +139,9 @@ def verify_here(verifier: Verifier, *, workdir: Path, outputs: Mapping[str, obje
     env = _task_env(workdir, trace, task_id, inputs, outputs_path)
     try:
         if isinstance(verifier, PythonVerifier):
-            return _verify_python(verifier, workdir, outputs, trace, env, root)
+            verdict = _verify_python(verifier, workdir, outputs, trace, env, root)
+            # hashed again after the call too: files rewritten while it ran (another cell's run) are no pass either
+            return _tampered(verifier) or verdict
         return _verify_shell(verifier, workdir, env, root)
     finally:
         outputs_path.unlink(missing_ok=True)

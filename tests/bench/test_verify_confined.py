@@ -130,3 +130,16 @@ def test_verify_here_never_lets_a_verifier_write_a_top_level_folder(tmp_path: Pa
     finally:
         trace.unlink()
         Path(f"{trace}.dropped").unlink(missing_ok=True)
+
+
+def test_a_verifier_rewritten_while_it_runs_is_no_pass(cell, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Where nothing refuses the write (Landlock off), files changed during the call are caught after it."""
+    monkeypatch.setenv("SKILLC_SANDBOX_OFF", "landlock")
+    suite, workdir, trace = cell
+    (suite / "selfish.py").write_text(
+        "from pathlib import Path\n"
+        "def verify(workdir, outputs, trace):\n"
+        "    Path(__file__).write_text('def verify(*a):\\n    return True\\n')\n"
+        "    return True\n", encoding="utf-8")
+    verdict = verify(PythonVerifier("selfish:verify", suite), workdir=workdir, outputs={}, trace=trace)
+    assert not verdict.passed and verdict.code == "SKM943"
