@@ -227,11 +227,13 @@ INVALID_BENCH_COUNT: Final = Code(
     _BENCH + " --repeats 0", _BENCH + " --repeats 1", "give a count of at least 1, or a timeout in seconds",
     runnable=False, lang="shell")
 BENCH_NEEDS_MACHINE: Final = Code(
-    "SKM733", "bench-needs-machine", E, "the suite names no machine",
+    "SKM733", "bench-needs-machine", E, "no machine under test: the suite names none, and no --machine or --build",
     "Every mode runs with a checked machine: machine mode runs it, prompt-only mode renders it as prose, and "
-    "native mode takes the tools and inputs from its interface (the skill document alone declares neither).",
+    "native mode takes the tools and inputs from its interface (the skill document alone declares neither). The "
+    "machine is the suite's `machine`, or given on the command line (`--machine FILE`, `--build offline`).",
     "skillc bench skill-only.toml --executor scripted:script.json", _BENCH,
-    "compile the skill (`skillc build`) and name the machine in `[suite] machine`", runnable=False, lang="shell")
+    "name a machine: `--machine FILE`, `--build offline` (the suite's skill compiled), or `[suite] machine`",
+    runnable=False, lang="shell")
 NO_SKILL_DOCUMENT: Final = Code(
     "SKM734", "no-skill-document", E, "native mode has no skill document to send",
     "Native mode sends the whole skill document: the suite's `skill`, else the file the machine's `source` "
