@@ -134,7 +134,8 @@ class Framer:
         header, body_start = bytes(buf[:end]), end + len(_HEADER_END)
         length = _LENGTH.search(header)
         if length is None or int(length.group(1)) > MAX_BODY:
-            size = "no valid Content-Length" if length is None else f"Content-Length {int(length.group(1))} is over {MAX_BODY}"
+            size = "no valid Content-Length" if length is None else \
+                f"Content-Length {int(length.group(1))} is over the limit of {MAX_BODY} bytes ({MAX_BODY >> 20} MiB)"
             self.reply_error(None, -32600, f"message refused: {size}")
             self._consume(body_start)  # the body (if any) is read as loose bytes up to the next header
             return True

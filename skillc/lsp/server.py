@@ -58,6 +58,9 @@ DEBOUNCE_S = 0.15  # a change within this long of the previous one waits this lo
 REFRESH_S = 0.4  # after an edit published from the last findings (trivia), the quiet time before re-analysing
 DEPENDENT_S = 0.3  # the quiet time before re-checking the documents that import an edited one
 MAX_COMPLETIONS = 200  # more are cut to those matching the typed prefix (the list then marked incomplete)
+#: Larger documents are not checked (about 35,000 states; a check of one would hold the checking thread for
+#: tens of seconds): the editor is told once, and shows no findings for it.
+MAX_CHECKED_CHARS = 4 << 20
 _CODE = re.compile(r"SKM\d{3}")
 
 class Serialized:
@@ -311,6 +314,8 @@ def _on_change(ls: LanguageServer, uri: str, immediate: bool = False) -> bool:
     False when the change cannot matter to other documents (the same text, or a trivia edit)."""
     doc = STATE.doc(uri)
     version, text = _current(ls, uri)
+    if len(text) > MAX_CHECKED_CHARS:
+        return _too_large(ls, doc, version, text)
     pub = doc.published
     if pub is not None and pub.text == text and not doc.dirty:
         _publish(ls, doc, version, text, pub.diagnostics, pub.get_layout())
@@ -329,6 +334,18 @@ def _on_change(ls: LanguageServer, uri: str, immediate: bool = False) -> bool:
         return True
     SCHEDULER.change(ls, uri, delay=0.0 if immediate else None)
     return True
+
+
+def _too_large(ls: LanguageServer, doc: Doc, version: int | None, text: str) -> bool:
+    """A document over MAX_CHECKED_CHARS: no check, no findings, and the editor told (once per document)."""
+    SCHEDULER.cancel(doc.uri)
+    told = doc.published is not None and len(doc.published.text) > MAX_CHECKED_CHARS
+    _publish(ls, doc, version, text, [], None)
+    if not told:
+        ls.window_show_message(lsp.ShowMessageParams(type=lsp.MessageType.Warning, message=(
+            f"skillc: {Path(doc.path).name} has {len(text):,} characters; documents over {MAX_CHECKED_CHARS:,} "
+            "are not checked")))
+    return False
 
 
 def _dependents(path: str) -> list[Doc]:
@@ -382,6 +399,8 @@ class Scheduler:
         if doc is None:
             return
         version, text = _current(ls, uri)
+        if len(text) > MAX_CHECKED_CHARS:
+            return  # never checked (`_too_large`)
         if doc.analysis is not None and doc.analysis.text == text and not doc.dirty:
             if doc.published is None or doc.published.version != version or doc.published.text != text:
                 _adopt(ls, doc, doc.analysis, version)

@@ -196,3 +196,27 @@ def test_framer_depth_bound_in_process() -> None:
     f = Framer(lambda d: got.append(d["id"]), lambda i, c, m: errors.append((i, c)))
     f.feed(frame(nested(MAX_DEPTH)) + frame(nested(MAX_DEPTH + 1)))
     assert got == [7] and errors == [(7, -32600)]
+
+
+def test_a_document_too_large_to_check_is_said_so_and_the_server_answers(server: RawServer) -> None:
+    """Issue 34: a 30 MB `didOpen` is framed in linear time, then not checked (a check would hold the checking
+    thread for minutes): the editor gets a warning and empty diagnostics, and the next request its answer."""
+    from skillc.lsp.server import MAX_CHECKED_CHARS
+
+    text = "# " + "x" * (MAX_CHECKED_CHARS + 10) + "\nmachine m {\n}\n"
+    server.send(frame({"jsonrpc": "2.0", "method": "textDocument/didOpen", "params": {"textDocument": {
+        "uri": "file:///tmp/huge.skm", "languageId": "skm", "version": 1, "text": text}}}))
+    server.send(frame(request(16, *PING)))
+    seen: list[dict] = []
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and not (any(m.get("method") == "window/showMessage" for m in seen)
+                                               and any(m.get("id") == 16 for m in seen)):
+        try:
+            seen.append(server.replies.get(timeout=1))
+        except queue.Empty:
+            continue
+    assert any(m.get("id") == 16 and "result" in m for m in seen), seen
+    shown = [m for m in seen if m.get("method") == "window/showMessage"]
+    assert shown and "not checked" in shown[0]["params"]["message"], seen
+    published = [m for m in seen if m.get("method") == "textDocument/publishDiagnostics"]
+    assert all(m["params"]["diagnostics"] == [] for m in published)
