@@ -364,3 +364,17 @@ def test_run_trace_never_follows_a_link_out_of_its_folder(tmp_path: Path) -> Non
     code, out = cli("run", tmp_path / "m.skm", "--input", "q=x", "--executor", f"scripted:{tmp_path / 's.json'}",
                     "--journal", tmp_path / "j.sqlite", "--trace", tmp_path / "runs" / "t.jsonl")
     assert code == 2 and "out of its folder" in out and not outside.exists(), out
+
+
+def test_a_game_file_named_by_a_trace_is_used_only_beside_it(tmp_path: Path) -> None:
+    from skillc.frontends.distill import textworld as tw
+    from tests.frontends.distill.conftest import trace
+
+    (tmp_path / "traces").mkdir()
+    (tmp_path / "secret.z8").write_text("not a game of yours")
+    (tmp_path / "traces" / "mine.z8").write_text("a game")
+    named = attrs.evolve(trace(["eat apple"]), game={"file": "../secret.z8"})
+    with pytest.raises(tw.Unavailable):
+        tw.game_path(named, tmp_path / "games", relative_to=tmp_path / "traces")
+    mine = attrs.evolve(trace(["eat apple"]), game={"file": "mine.z8"})
+    assert tw.game_path(mine, tmp_path / "games", relative_to=tmp_path / "traces") == tmp_path / "traces" / "mine.z8"

@@ -289,6 +289,17 @@ def relative_to(traces: Iterable[Trace], folder: str | Path) -> list[Trace]:
     return out
 
 
+def _inside(path: Path, roots: list[str | Path]) -> bool:
+    """True when `path` (links resolved) lies in one of `roots`."""
+    from skillc.diagnostics.files import FileProblem, confined
+
+    try:
+        confined(str(path), roots, what="game file")
+    except FileProblem:
+        return False
+    return True
+
+
 def game_path(trace: Trace, folder: str | Path | None = None, relative_to: str | Path | None = None) -> Path:
     """The game file of a trace: the recorded file if it exists, else the game regenerated into `folder`."""
     game = trace.game or {}
@@ -299,7 +310,9 @@ def game_path(trace: Trace, folder: str | Path | None = None, relative_to: str |
         candidate = Path(recorded)
         if not candidate.is_absolute() and relative_to is not None:
             candidate = Path(relative_to) / candidate
-        if candidate.exists():
+        # A path read from a trace is used only inside the trace's folder or the games folder (else regenerated).
+        roots = [r for r in (relative_to, folder) if r is not None]
+        if candidate.exists() and (not roots or _inside(candidate, roots)):
             return candidate
     if game.get("generator") != GENERATOR or "seed" not in game:
         raise Unavailable(f"trace `{trace.id}` names no game file that exists and no generator settings")
