@@ -135,12 +135,13 @@ def apply_patch(machine: str, skill: str | None, patch: Patch) -> tuple[str, str
 
 def _refuse_nul(patch: Patch) -> None:
     """PatchError for a NUL byte anywhere in a patch: no machine, SKILL.md, path or command may hold one."""
-    for kind, edits in (("edit", patch.machine), ("SKILL.md edit", patch.skill)):
-        for i, edit in enumerate(edits):
-            for field in attrs.fields(type(edit)):
-                value = getattr(edit, field.name)
+    groups = (("edit", [attrs.asdict(e) for e in patch.machine]),
+              ("SKILL.md edit", [attrs.asdict(e) for e in patch.skill]))
+    for kind, edits in groups:
+        for i, fields in enumerate(edits):
+            for name, value in fields.items():
                 if isinstance(value, str) and "\0" in value:
-                    raise PatchError(f"{kind} {i}: `{field.name}` holds a NUL byte (U+0000), which no machine, "
+                    raise PatchError(f"{kind} {i}: `{name}` holds a NUL byte (U+0000), which no machine, "
                                      "SKILL.md, file name or command may hold")
 
 
