@@ -40,10 +40,15 @@ class EvolveOptions:
 
 _COUNTS = ("branching", "reflection_rounds", "repair_rounds", "max_cases")
 _NON_NEGATIVE = ("beta", "c_puct", "fpu_reduction", "budget")
+#: The most each constant may be: beyond, a search runs for days or allocates before its first step (issue 34).
+MAXIMA: dict[str, float] = {"branching": 50, "reflection_rounds": 20, "repair_rounds": 20, "max_cases": 200,
+                            "budget": 10_000, "beta": 1e6, "c_puct": 1e6, "fpu_reduction": 1e6,
+                            "case_timeout_s": 86_400.0}
 
 
 def option_problems(options: EvolveOptions) -> list[Diagnostic]:
-    """Counts below 1, negative constants, a non-positive timeout or an unknown strategy, as SKM840."""
+    """Counts below 1, negative constants, a non-positive timeout, any constant above its maximum (`MAXIMA`) or an
+    unknown strategy, as SKM840."""
     problems = [make(codes.INVALID_EVOLVE_OPTION, f"{name.replace('_', ' ')} must be at least 1, not {value}")
                 for name in _COUNTS if (value := getattr(options, name)) < 1]
     problems += [make(codes.INVALID_EVOLVE_OPTION, f"{name.replace('_', ' ')} must not be negative, not {value}")
@@ -51,6 +56,9 @@ def option_problems(options: EvolveOptions) -> list[Diagnostic]:
     if not options.case_timeout_s > 0:
         problems.append(make(codes.INVALID_EVOLVE_OPTION,
                              f"the case timeout must be positive, not {options.case_timeout_s}"))
+    problems += [make(codes.INVALID_EVOLVE_OPTION, f"{name.replace('_', ' ').removesuffix(' s')} must be at most "
+                      f"{most:,g}, not {value:,g}") for name, most in MAXIMA.items()
+                 if (value := getattr(options, name)) > most]  # inf too
     if options.strategy not in STRATEGIES:
         problems.append(make(codes.INVALID_EVOLVE_OPTION, f"unknown strategy `{options.strategy}`; the strategies "
                                                           f"are {', '.join(STRATEGIES)}"))

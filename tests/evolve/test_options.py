@@ -28,6 +28,10 @@ def test_the_defaults_are_the_issues() -> None:
     ({"case_timeout_s": 0.0}, "case timeout must be positive"),
     ({"case_timeout_s": float("nan")}, "case timeout must be positive"),
     ({"strategy": "beam"}, "unknown strategy `beam`"),
+    ({"budget": 10**12}, "budget must be at most 10,000"),  # issue 34: huge counts ran for good
+    ({"branching": 10**9}, "branching must be at most 50"),
+    ({"case_timeout_s": float("inf")}, "case timeout must be at most 86,400"),
+    ({"c_puct": float("inf")}, "c puct must be at most"),
 ])
 def test_out_of_range_options_are_refused(changes: dict[str, object], fragment: str) -> None:
     problems = option_problems(EvolveOptions(**changes))  # type: ignore[arg-type]
