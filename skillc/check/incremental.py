@@ -117,8 +117,9 @@ def scan(text: str) -> list[Block] | None:
                     body_start = -1
                     end_of_line = length if rest < 0 else rest
                     items, item_open, last_code_end = [], -1, -1
-                    if not text[pos:end_of_line].split("#", 1)[0].strip():
-                        body_start = end_of_line + 1  # else code on the `{` line: this block is parsed whole
+                    opens_body = text[block_start:at].lstrip().startswith(("machine ", "fragment "))
+                    if opens_body and not text[pos:end_of_line].split("#", 1)[0].strip():
+                        body_start = end_of_line + 1  # else a record or enum, or code on the `{` line: parsed whole
                     continue
                 code_at(at)
                 depth += 1

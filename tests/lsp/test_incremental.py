@@ -172,3 +172,17 @@ def test_relocate_moves_every_span() -> None:
     assert [s if isinstance(s, str) or isinstance(s, bool) else (s[0] - 10, s[1] - 10)
             for s in shape(moved, [])] == shape(module, [])
     assert sources(moved, set()) == {id(target)}
+
+
+def test_only_machine_and_fragment_bodies_are_split() -> None:
+    """A large record is parsed with the frame: its fields are not statements a machine's header can hold."""
+    fields = "".join(f"  f{i}: str\n" for i in range(12))
+    states = "".join(f"  model s{i} {{\n    prompt \"Go.\"\n    -> s{i + 1}\n  }}\n" for i in range(10))
+    text = f"record Big {{\n{fields}}}\n\nmachine m {{\n  start s0\n{states}  terminal s10: success\n  fallback\n}}\n"
+    blocks = scan(text)
+    assert blocks is not None and len(blocks) == 1 and text[blocks[0].header[0]:].startswith("machine m {")
+    parser = ItemParser()
+    parser.parse(SourceFile("r.skm", text))
+    edited = text.replace('prompt "Go."', 'prompt "Go on."', 1)
+    module, _ = parser.parse(SourceFile("r.skm", edited))
+    assert module == parse_source(SourceFile("r.skm", edited))[0] and parser.stats["parsed"] == 1
