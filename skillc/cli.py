@@ -302,7 +302,8 @@ def lsp() -> None:
 @click.argument("machine_path", metavar="MACHINE")
 @click.option("--coverage", type=click.Choice(["states", "transitions"]), default="transitions", show_default=True,
               help="What each run aims at: a state or a transition not covered yet.")
-@click.option("--examples", type=click.IntRange(1), default=200, show_default=True, help="At most this many runs.")
+@click.option("--examples", type=click.IntRange(1, 10_000), default=200, show_default=True,
+              help="At most this many runs (at most 10,000).")
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the generated outputs.")
 @click.option("--traces", "traces_dir", type=click.Path(file_okay=False), default=None,
               help="Keep the trace of every run here (failing runs are always kept).")

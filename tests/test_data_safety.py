@@ -378,3 +378,9 @@ def test_a_game_file_named_by_a_trace_is_used_only_beside_it(tmp_path: Path) -> 
         tw.game_path(named, tmp_path / "games", relative_to=tmp_path / "traces")
     mine = attrs.evolve(trace(["eat apple"]), game={"file": "mine.z8"})
     assert tw.game_path(mine, tmp_path / "games", relative_to=tmp_path / "traces") == tmp_path / "traces" / "mine.z8"
+
+
+def test_test_examples_is_bounded(tmp_path: Path) -> None:
+    (tmp_path / "m.skm").write_text(ECHO)
+    code, out = cli("test", tmp_path / "m.skm", "--examples", "1000000000")
+    assert code == 2 and "10000" in out.replace(",", ""), out
