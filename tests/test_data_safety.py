@@ -384,3 +384,18 @@ def test_test_examples_is_bounded(tmp_path: Path) -> None:
     (tmp_path / "m.skm").write_text(ECHO)
     code, out = cli("test", tmp_path / "m.skm", "--examples", "1000000000")
     assert code == 2 and "10000" in out.replace(",", ""), out
+
+
+def test_import_langgraph_o_naming_its_module_end_to_end(tmp_path: Path) -> None:
+    pytest.importorskip("langgraph")
+    import textwrap
+
+    from tests.importers.test_langgraph import AGENT
+
+    module = tmp_path / "my_agent.py"
+    module.write_text(textwrap.dedent(AGENT))
+    before = module.read_bytes()
+    r = subprocess.run([sys.executable, "-m", "skillc", "import", "langgraph", "my_agent:graph", "-o", "my_agent.py"],
+                       capture_output=True, text=True, cwd=tmp_path, env={**os.environ, "NO_COLOR": "1"}, timeout=120)
+    assert r.returncode == 2 and "SKM541" in r.stdout + r.stderr, r.stdout + r.stderr
+    assert module.read_bytes() == before
