@@ -5,8 +5,10 @@ at once with the archive (archive.py: the machine file and the archive move toge
 trace is aligned to the machine as refined so far and must keep every trace accepted before it. A trace already
 in the archive is not refined again. `dry_run` writes nothing: the archive is read when it exists and
 acceptances are kept in memory. Refusals before any edit — a machine that does not check, a trace file with
-errors, a damaged archive — write nothing either. An interrupt (SIGINT) stops the loop between traces; a commit
-under way is finished first, so the machine file, the archive and the result agree (SKM810).
+errors, a damaged archive, an archive another refine holds (SKM540: the archive is leased for the whole refine),
+an output that names a trace (SKM541) or is no regular file (SKM542) — write nothing either. Traces are redacted
+as they are loaded. An interrupt (SIGINT) stops the loop between traces; a commit under way is finished first, so
+the machine file, the archive and the result agree (SKM810).
 """
 
 from __future__ import annotations
