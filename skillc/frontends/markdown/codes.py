@@ -191,6 +191,13 @@ TRIVIAL_RULE: Final = Code(
     "only to forbid it (no state could ever call it). It checks, but encodes no control requirement.",
     "", "", "state the requirement over the operation it constrains, or keep it in a prompt",
     runnable=False, lang="markdown")
+NO_RECORDED_REPLY: Final = Code(
+    "SKM346", "no-recorded-reply", E, "the recorded exchange has no reply for a request",
+    "`--model recorded:DIR` replays an exchange recorded with tools/standin.py, matching each request by a "
+    "hash of its messages. A request that is not in the recording (the request changed: the card, the "
+    "skill, the draft) stops the build, naming the first message that differs.",
+    "", "", "record the exchange again (docs/build.md, \"Recording real replies\")", runnable=False,
+    lang="markdown")
 ALLOW_WIDER_THAN_SKILL: Final = Code(
     "SKM347", "allow-wider-than-skill", E, "the drafted machine allows more than the skill's allowed-tools",
     "The skill's front matter grants its tools (`allowed-tools`): that is the author's decision, and the "
@@ -200,13 +207,6 @@ ALLOW_WIDER_THAN_SKILL: Final = Code(
     "nothing and may always be added.",
     "", "", "keep `allow` within the front matter's entries; if the skill really needs more, its author must "
     "add it to `allowed-tools`", runnable=False, lang="markdown")
-NO_RECORDED_REPLY: Final = Code(
-    "SKM346", "no-recorded-reply", E, "the recorded exchange has no reply for a request",
-    "`--model recorded:DIR` replays an exchange recorded with tools/standin.py, matching each request by a "
-    "hash of its messages. A request that is not in the recording (the request changed: the card, the "
-    "skill, the draft) stops the build, naming the first message that differs.",
-    "", "", "record the exchange again (docs/build.md, \"Recording real replies\")", runnable=False,
-    lang="markdown")
 
 ALL: Final[tuple[Code, ...]] = (
     EMPTY_SKILL,
@@ -235,6 +235,6 @@ ALL: Final[tuple[Code, ...]] = (
     EXAMPLE_RUN_AS_STEP,
     UNBOUND_PLACEHOLDER,
     TRIVIAL_RULE,
-    ALLOW_WIDER_THAN_SKILL,
     NO_RECORDED_REPLY,
+    ALLOW_WIDER_THAN_SKILL,
 )
