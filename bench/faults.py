@@ -167,19 +167,20 @@ def issue34_faults(b: Bench) -> None:
     folder.mkdir()
     (folder / "m.skm").write_text(ECHO)
     clear = {k: v for k, v in ENV.items() if k != "OPENAI_API_KEY"}
-    for name, answer in (("t1", f"uses {SECRET_LONG} here"), ("t2", "another answer")):
+    for name, answer in (("in-t1", f"uses {SECRET_LONG} here"), ("in-t2", "another answer")):
         (folder / f"{name}.json").write_text(json.dumps({"outputs": {"think": [{"answer": answer}]}}))
         subprocess.run([sys.executable, "-m", "skillc", "run", "m.skm", "--input", f"q={name}", "--executor",
-                        f"scripted:{name}.json", "--trace", f"{name}.jsonl", "--journal", "j34.sqlite"], cwd=folder,
+                        f"scripted:{name}.json", "--trace", f"{name}.jsonl", "--journal", "in-j34.sqlite"], cwd=folder,
                        env=clear, capture_output=True, timeout=120)
-    code, out = b.skillc("refine", folder / "m.skm", folder / "t1.jsonl")
-    leaked = [p.name for p in (folder / "m.archive").rglob("*") if p.is_file() and SECRET_LONG.encode() in p.read_bytes()]
+    code, out = b.skillc("refine", folder / "m.skm", folder / "in-t1.jsonl")
+    leaked = [p.name for p in (folder / "m.archive").rglob("*")
+              if p.is_file() and SECRET_LONG.encode() in p.read_bytes()]
     leaked += ["m.skm"] if SECRET_LONG in (folder / "m.skm").read_text() else []
     b.row("refine: a trace holding a key in clear", "archive redacted", code == 0 and not leaked,
           f"exit {code}, " + (", ".join(leaked[:2]) or "no secret"))
     procs = [subprocess.Popen([sys.executable, "-m", "skillc", "refine", "m.skm", f"{t}.jsonl", "--json",
                                "--archive", "two.archive"], cwd=folder, env=ENV, stdout=subprocess.PIPE,
-                              stderr=subprocess.PIPE, text=True) for t in ("t1", "t2")]
+                              stderr=subprocess.PIPE, text=True) for t in ("in-t1", "in-t2")]
     outs = [p.communicate(timeout=120) for p in procs]
     from skillc.frontends.refine.archive import open_archive
 
@@ -190,24 +191,24 @@ def issue34_faults(b: Bench) -> None:
     codes_ = sorted(p.returncode for p in procs)
     b.row("two refines of one archive at once", "none lost (or one refused, SKM540)", claimed <= kept,
           f"exits {codes_}, {len(claimed)} claimed, {len(claimed - kept)} lost")
-    before = (folder / "t2.jsonl").read_bytes()
-    b.expect("refine -o naming its trace", "SKM541, trace intact", ["refine", folder / "m.skm", folder / "t2.jsonl",
-                                                                    "-o", folder / "t2.jsonl"], {2}, "SKM541")
-    b.rows[-1] = (*b.rows[-1][:3], b.rows[-1][3] and (folder / "t2.jsonl").read_bytes() == before)
+    before = (folder / "in-t2.jsonl").read_bytes()
+    b.expect("refine -o naming its trace", "SKM541, trace intact", ["refine", folder / "m.skm", folder / "in-t2.jsonl",
+                                                                    "-o", folder / "in-t2.jsonl"], {2}, "SKM541")
+    b.rows[-1] = (*b.rows[-1][:3], b.rows[-1][3] and (folder / "in-t2.jsonl").read_bytes() == before)
     asl = b.put("g.asl.json", '{"StartAt": "A", "States": {"A": {"Type": "Pass", "End": true}}}')
     b.expect("import asl -o naming its input", "SKM541, input intact", ["import", "asl", asl, "-o", asl], {2}, "SKM541")
     b.rows[-1] = (*b.rows[-1][:3], b.rows[-1][3] and asl.read_text().startswith('{"StartAt"'))
     os.mkfifo(folder / "out.fifo")
     for target in (folder / "out.fifo", "/dev/zero"):
-        b.expect(f"refine -o {Path(target).name}", "SKM542 at once", ["refine", folder / "m.skm", folder / "t2.jsonl",
+        b.expect(f"refine -o {Path(target).name}", "SKM542 at once", ["refine", folder / "m.skm", folder / "in-t2.jsonl",
                                                                      "-o", target], {2}, "SKM542", timeout=30)
     (b.dir / "outside.dot").write_text("keep")
     (folder / "out.dot").symlink_to(b.dir / "outside.dot")
     b.expect("dot -o a link out of its folder", "refused, target intact", ["dot", "m.skm", "-o", folder / "out.dot"],
              {2}, "out of its folder")
-    b.put("sur.jsonl", '{"messages": [{"role": "user", "content": "a \\ud800"}, {"role": "assistant", "content": '
+    b.put("in-sur-chat.jsonl", '{"messages": [{"role": "user", "content": "a \\ud800"}, {"role": "assistant", "content": '
           '"{\\"answer\\": \\"x\\\\ud800\\"}"}], "outcome": "success", "inputs": {"q": "\\ud800"}}\n')
-    b.expect("refine a transcript with a lone surrogate", "no SKM900", ["refine", folder / "m.skm", "sur.jsonl",
+    b.expect("refine a transcript with a lone surrogate", "no SKM900", ["refine", folder / "m.skm", "in-sur-chat.jsonl",
                                                                       "--dry-run"], {0, 4})
     b.expect("test --traces /dev/full", "SKM901, exit 2", ["test", "m.skm", "--traces", "/dev/full", "--examples", "2"],
              {2}, "SKM901")
