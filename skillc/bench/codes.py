@@ -301,7 +301,7 @@ INVALID_TASK_INPUT: Final = Code(
     "skillc bench missing-input.toml --executor scripted:script.json",
     _BENCH, "give the input in the task's `inputs` or the suite's default `inputs`", runnable=False, lang="shell")
 
-# Machines under test, input bindings and cell setup (SKM740–SKM744; SKM745–SKM759 free): `suite.py` and `runner.py`.
+# Machines under test, input bindings and cell setup (SKM740–SKM745; SKM746–SKM759 free): `suite.py` and `runner.py`.
 INVALID_BINDING: Final = Code(
     "SKM740", "invalid-binding", E, "an `[inputs]` binding names something that is not a task field",
     "A suite's `[inputs]` table binds a machine input to a template of the task's fields: `task = \"{request}\"` "
@@ -342,6 +342,16 @@ SETUP_FAILED: Final = Code(
     "skillc bench broken-setup.toml --executor scripted:script.json --dry-run", _BENCH + " --dry-run",
     "run the setup command by hand in an empty folder; its output is in the log named", runnable=False,
     lang="shell")
+PATH_OUTSIDE_SUITE: Final = Code(
+    "SKM745", "path-outside-suite", E, "a tools module or fixture folder lies outside the suite's root",
+    "What a suite runs (its `tools` modules) and what it copies into every cell (a task's `workdir` fixture) "
+    "must lie inside the suite's root: the nearest folder above the suite file that holds `pyproject.toml`, "
+    "`skillc.toml` or `.git`, else the suite file's own folder. Symlinks are resolved first. So a suite "
+    "fetched from elsewhere cannot run a module from, or copy a folder of, the rest of the machine "
+    "(`/home/me/.ssh`, `../../evil.py`). Documents and machines it only reads (`skill`, `machine`) may lie "
+    "anywhere.",
+    "", "", "move the module or fixture into the suite's folder (or its project), or name one that is there",
+    runnable=False, lang="toml")
 
 ALL: Final[tuple[Code, ...]] = (
     INVALID_SUITE_SYNTAX, UNKNOWN_SUITE_KEY, WRONG_KEY_TYPE, MISSING_SUITE_KEY, MISSING_SUITE_PATH,
@@ -353,4 +363,5 @@ ALL: Final[tuple[Code, ...]] = (
     UNKNOWN_BENCH_MODE, INVALID_BENCH_EXECUTOR, INVALID_BENCH_COUNT, BENCH_NEEDS_MACHINE, NO_SKILL_DOCUMENT,
     BACKEND_FAILED, NO_RESULTS, CHANGED_BENCH, CHANGED_SUITE, UNRECORDED_SUITE,
     INVALID_BINDING, UNBOUND_MACHINE_INPUT, INVALID_MACHINE_UNDER_TEST, NO_MATCHING_TASK, SETUP_FAILED,
+    PATH_OUTSIDE_SUITE,
 )

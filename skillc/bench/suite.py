@@ -114,6 +114,20 @@ class Suite:
         return self.path.parent
 
 
+#: Files that mark a project's root folder: a suite inside a project may use the project's code and fixtures.
+ROOT_MARKERS = ("pyproject.toml", "skillc.toml", ".git")
+
+
+def suite_root(folder: Path) -> Path:
+    """The folder a suite's code and fixtures must lie in: the nearest one at or above `folder` holding a
+    project marker, else `folder` itself (resolved)."""
+    folder = folder.resolve()
+    for candidate in (folder, *folder.parents):
+        if any((candidate / marker).exists() for marker in ROOT_MARKERS):
+            return candidate
+    return folder
+
+
 @attrs.frozen
 class SuiteResult:
     """A suite, or None when the file has errors; the diagnostics either way."""
@@ -351,11 +365,17 @@ class _Reader:
                 kept[name] = item
         return kept
 
-    def path(self, raw: str, where: Locator, key: Key, *, folder: bool = False) -> Path | None:
-        """`raw` resolved against the suite folder; a missing file (or folder), or a symlink loop, is reported."""
+    def path(self, raw: str, where: Locator, key: Key, *, folder: bool = False, inside: bool = False) -> Path | None:
+        """`raw` resolved against the suite folder; a missing file (or folder), or a symlink loop, is reported;
+        with `inside`, so is a path outside the suite's root (code it runs, fixtures it copies)."""
         path = _resolved(self.folder / raw)
         if isinstance(path, Diagnostic):
             self.report(codes.MISSING_SUITE_PATH, f"`{_what(key)}`: {raw} is a symlink loop", where, key)
+            return None
+        root = suite_root(self.folder)
+        if inside and not path.is_relative_to(root):
+            self.report(codes.PATH_OUTSIDE_SUITE, f"`{_what(key)}`: {raw} resolves to {path}, outside the suite's "
+                        f"root {root}", where, key)
             return None
         if path.is_dir() if folder else path.is_file():
             return path
@@ -530,7 +550,7 @@ class _Reader:
         elif "verify" not in raw and default is None:
             self.report(codes.MISSING_SUITE_KEY, f"`{_what(key)}` has no verifier", where, key,
                         hint="add a `verify` table to the task, or a default `[verify]` to the suite")
-        workdir = self.path(str(table["workdir"]), where, key + ("workdir",), folder=True) \
+        workdir = self.path(str(table["workdir"]), where, key + ("workdir",), folder=True, inside=True) \
             if "workdir" in table else None
         horizon = self.positive(table.get("horizon"), where, key + ("horizon",), integer=True)
         if not isinstance(table.get("id"), str) or verifier is None or ("workdir" in table and workdir is None) \
@@ -575,7 +595,7 @@ class _Reader:
                 self.report(codes.WRONG_KEY_TYPE, f"`{_what(key + (i,))}` must be a string, not {_toml_type(item)}",
                             where, key)
                 continue
-            path = self.path(item, where, key + (i,))
+            path = self.path(item, where, key + (i,), inside=True)
             if path is not None and path.suffix != ".py":
                 self.report(codes.NOT_A_TOOL_MODULE, f"`{_what(key + (i,))}`: {item} is not a Python file", where,
                             key, hint="tools come from a Python file's public functions, e.g. `tools = [\"env.py\"]`")

@@ -165,13 +165,14 @@ def _flatten(e: ir.Expr) -> list[ir.Expr]:
 class _Scan:
     """The abstract interpretation of one command: each expression maps a lexer state to the states after its text."""
 
-    def __init__(self, m: Machine, defs: dict[str, list[Definition]]) -> None:
+    def __init__(self, m: Machine, defs: dict[str, list[Definition]],
+                 origin_memo: dict[str, frozenset[Origin]] | None = None) -> None:
         self.m, self.defs = m, defs
         self.findings: dict[tuple[Origin, bool, str, Span | None], Finding] = {}
         self.previous: dict[_Key, frozenset[_State]] = {}
         self.current: dict[_Key, frozenset[_State]] = {}
         self.active: set[_Key] = set()
-        self.origin_memo: dict[str, frozenset[Origin]] = {}
+        self.origin_memo: dict[str, frozenset[Origin]] = origin_memo if origin_memo is not None else {}
 
     def run(self, e: ir.Expr) -> None:
         """Scan the command to a fixed point (loops make a variable's text depend on itself)."""
@@ -213,12 +214,15 @@ class _Scan:
         self._report(self._flush(s), piece, quoted=False)
         return self._feed({s}, shellctx.OPAQUE)
 
-    def _quoted(self, s: _State, pieces: Iterable[Piece]) -> frozenset[_State]:
-        """A `quote()`d value: safe as a whole argument in plain shell."""
+    def _quoted(self, s: _State, e: ir.Call, via: tuple[tuple[str, str], ...]) -> frozenset[_State]:
+        """A `quote()`d value: safe as a whole argument in plain shell (its pieces are looked at only where not)."""
         lexed = self._flush(s)
-        for p in pieces:
-            if shellctx.quoted_context(lexed, path=p.origin.place) is not None:
-                self._report(lexed, p, quoted=True)
+        unsafe = {place: shellctx.quoted_context(lexed, path=place) is not None for place in (False, True)}
+        if any(unsafe.values()):
+            shown = show_expr(e)
+            for p in self.pieces(e.args[0], via):
+                if unsafe[p.origin.place]:
+                    self._report(lexed, attrs.evolve(p, span=e.span, shown=shown), quoted=True)
         return self._feed({lexed}, shellctx.QUOTED)
 
     # ------------------------------------------------------------ the text of an expression
@@ -253,8 +257,7 @@ class _Scan:
         if e.func == "trusted":
             return self._feed({s}, shellctx.OPAQUE)
         if e.func == "quote":
-            found = [attrs.evolve(p, span=e.span, shown=show_expr(e)) for p in self.pieces(e.args[0], via)]
-            return self._quoted(s, found) if found else self._feed({s}, shellctx.QUOTED)
+            return self._quoted(s, e, via)
         if e.func == "str" and e.args:
             return self._piece(e.args[0], s, via)
         return self._json(e, s, via)
@@ -347,9 +350,11 @@ class _Scan:
         return result
 
 
-def scan_command(m: Machine, value: ir.Expr, defs: dict[str, list[Definition]] | None = None) -> list[Finding]:
-    """The untrusted values that land unsafely in a bash command built by `value`."""
-    scan = _Scan(m, defs if defs is not None else definitions(m))
+def scan_command(m: Machine, value: ir.Expr, defs: dict[str, list[Definition]] | None = None,
+                 origin_memo: dict[str, frozenset[Origin]] | None = None) -> list[Finding]:
+    """The untrusted values that land unsafely in a bash command built by `value` (`origin_memo`: the sources of
+    each variable, shared by the commands of one machine)."""
+    scan = _Scan(m, defs if defs is not None else definitions(m), origin_memo)
     scan.run(value)
     return list(scan.findings.values())
 
@@ -413,10 +418,11 @@ def check_shell_injection(m: Machine, context: CheckContext | None = None) -> It
     if not calls:
         return
     defs = definitions(m, context)
+    memo: dict[str, frozenset[Origin]] = {}
     for name, st in calls:
         assert st.call is not None  # `calls` holds the states with a call
         for arg, value in st.call.args:
             if arg != "command":
                 continue
-            for f in scan_command(m, value, defs):
+            for f in scan_command(m, value, defs, memo):
                 yield _diagnostic(f, name, value.span or st.span)

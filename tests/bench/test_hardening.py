@@ -240,3 +240,35 @@ def test_finalizers_are_quiet_after_an_interrupt(monkeypatch: pytest.MonkeyPatch
 
     Half()  # collected at once: its finalizer's error goes to sys.unraisablehook
     assert "Exception ignored" not in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("where", ["outside", "absolute", "link"])
+def test_a_suite_runs_no_module_and_copies_no_fixture_from_outside_its_root(tmp_path: Path, beats: Path,
+                                                                           where: str) -> None:
+    """A tools module or fixture folder outside the suite's root (no project marker here: the suite's folder)
+    is SKM745 at load, before any cell: `../evil.py`, an absolute path, or a link out of the folder."""
+    (tmp_path / "evil.py").write_text("def stamp() -> str:\n    return 'ran'\n", encoding="utf-8")
+    (tmp_path / "secrets").mkdir()
+    target = {"outside": "../evil.py", "absolute": str(tmp_path / "evil.py"), "link": "linked.py"}[where]
+    if where == "link":
+        (beats / "linked.py").symlink_to(tmp_path / "evil.py")
+    suite = beats / "suite.toml"
+    text = suite.read_text(encoding="utf-8").replace('tools = ["marks.py"]', f'tools = ["marks.py", "{target}"]')
+    suite.write_text(text + '\n[[task]]\nid = "t3"\nworkdir = "../secrets"\ninputs = { question = "q?" }\n',
+                     encoding="utf-8")
+    result = load_suite(suite)
+    found = [d for d in result.diagnostics if d.code == "SKM745"]
+    assert result.suite is None and len(found) == 2, [d.message for d in result.diagnostics]
+    assert "outside the suite's root" in found[0].message
+
+
+def test_a_suite_inside_a_project_may_use_the_project_s_code(tmp_path: Path) -> None:
+    """With a project marker above it, the root is the project: `../tools.py` next to the suite's folder is fine."""
+    project = tmp_path / "project"
+    shutil.copytree(FIXTURE, project / "bench")
+    (project / "pyproject.toml").write_text("[project]\nname = 'x'\n", encoding="utf-8")
+    shutil.move(str(project / "bench" / "marks.py"), str(project / "marks.py"))
+    suite = project / "bench" / "suite.toml"
+    suite.write_text(suite.read_text(encoding="utf-8").replace('"marks.py"', '"../marks.py"'), encoding="utf-8")
+    result = load_suite(suite)
+    assert result.suite is not None, [d.message for d in result.diagnostics]
