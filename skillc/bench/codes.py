@@ -350,7 +350,8 @@ PATH_OUTSIDE_SUITE: Final = Code(
     "fetched from elsewhere cannot run a module from, or copy a folder of, the rest of the machine "
     "(`/home/me/.ssh`, `../../evil.py`). Documents and machines it only reads (`skill`, `machine`) may lie "
     "anywhere.",
-    "", "", "move the module or fixture into the suite's folder (or its project), or name one that is there",
+    _GOOD.replace('skill = "SKILL.md"', 'skill = "SKILL.md"\ntools = ["../../shared/tools.py"]'), _GOOD,
+    "move the module or fixture into the suite's folder (or its project), or name one that is there",
     runnable=False, lang="toml")
 
 ALL: Final[tuple[Code, ...]] = (
