@@ -24,6 +24,7 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import json
+import shutil
 import math
 import os
 import shlex
@@ -89,22 +90,31 @@ def run(bench: Bench) -> None:
 
 
 def mirror(suite: Path, keep: Callable[[dict[str, object]], bool], folder: Path) -> tuple[Path, int, int]:
-    """A copy of the suite's folder made of links, whose task file keeps only the tasks `keep` accepts.
+    """A copy of the suite's folder and its parent's files, whose task file keeps only the tasks `keep` accepts.
 
-    The suite file is copied unchanged, so every path in it (`../SKILL.md`, fixtures, verifiers) resolves
-    through the links to the original; only `tasks.jsonl` is replaced. Returns the mirrored suite, kept and all tasks.
+    The suite file is copied unchanged, so every path in it (`../SKILL.md`, fixtures, verifiers) finds a copy
+    of the original at the same place; only `tasks.jsonl` is replaced. Copies, not links: a suite runs no
+    module and copies no fixture from outside its root (SKM745). Returns the mirrored suite, kept and all tasks.
     """
     source = suite.parent
     for sibling in (source.parent, source):
         target = folder / sibling.relative_to(source.parent)
         target.mkdir(parents=True, exist_ok=True)
         for entry in sibling.iterdir():
-            link = target / entry.name
-            if entry == source or sibling == source and entry.name in ("tasks.jsonl", suite.name) or link.is_symlink():
+            copy = target / entry.name
+            if entry == source or sibling == source and entry.name in ("tasks.jsonl", suite.name):
                 continue
-            link.symlink_to(entry)
-    # A copy, not a link: the loader resolves the suite's own path, and its folder is where paths start.
+            if copy.is_symlink() or copy.is_file():
+                copy.unlink()
+            elif copy.is_dir():
+                shutil.rmtree(copy)
+            if entry.is_dir():
+                shutil.copytree(entry, copy, ignore=shutil.ignore_patterns("__pycache__", ".skillc"))
+            else:
+                shutil.copy2(entry, copy)
     (folder / source.name / suite.name).write_bytes(suite.read_bytes())
+    # The mirror is a project of its own, so `../` paths inside it stay inside the suite's root.
+    (folder / "skillc.toml").write_text(f"# A task subset of {suite}, made by bench/experiment.py.\n", encoding="utf-8")
     lines = [ln for ln in (source / "tasks.jsonl").read_text(encoding="utf-8").splitlines() if ln.strip()]
     kept = [ln for ln in lines if keep(json.loads(ln))]
     (folder / source.name / "tasks.jsonl").write_text("".join(ln + "\n" for ln in kept), encoding="utf-8")

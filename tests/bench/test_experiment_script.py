@@ -19,11 +19,16 @@ def test_a_mirrored_suite_keeps_only_the_chosen_tasks_and_every_other_path(tmp_p
     assert full is not None
     assert [t.id for t in loaded.suite.tasks] == [t.id for t in full.tasks if t.horizon == 25]
     assert (kept, total) == (len(loaded.suite.tasks), len(full.tasks)) and 0 < kept < total
-    # The machine, the skill, the tools, the fixtures and the verifier are the originals, not copies.
-    assert loaded.suite.machine == full.machine and loaded.suite.skill == full.skill
-    assert loaded.suite.tools == full.tools
-    assert [t.workdir for t in loaded.suite.tasks] == [t.workdir for t in full.tasks if t.horizon == 25]
-    assert loaded.suite.requirements == full.requirements
+    # The machine, the skill, the tools and the fixtures are copies of the originals (SKM745: a suite runs no
+    # module from outside its root), each at the same place relative to the suite.
+    base, mirrored = full.path.parent.parent, loaded.suite.path.parent.parent
+    for ours, theirs in [(loaded.suite.machine, full.machine), (loaded.suite.skill, full.skill),
+                         *zip(loaded.suite.tools, full.tools)]:
+        assert ours is not None and theirs is not None
+        assert ours.relative_to(mirrored) == theirs.relative_to(base) and ours.read_bytes() == theirs.read_bytes()
+    assert [t.workdir and t.workdir.relative_to(mirrored) for t in loaded.suite.tasks] == \
+        [t.workdir and t.workdir.relative_to(base) for t in full.tasks if t.horizon == 25]
+    assert [r.id for r in loaded.suite.requirements] == [r.id for r in full.requirements]
 
 
 def test_mirroring_again_replaces_the_subset(tmp_path: Path) -> None:
