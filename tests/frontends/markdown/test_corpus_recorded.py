@@ -46,8 +46,20 @@ def test_every_corpus_skill_has_a_recorded_exchange() -> None:
         == sorted(TEST_IDS + SPLIT["dev"])
 
 
+#: Recordings today's compiler asks other questions of, to re-record (tools/record_corpus.py) — each for a reason that
+#: changed the build on purpose. Until then they count as failed builds (0 of their requirements) in the figure.
+STALE = {
+    # Their drafts met false SKM281s (the wildcard entries `Bash(npx *eas-cli@*)` were read as a literal prefix),
+    # and the model widened `allow` to get past them, which SKM347 now sends back: the next request is new.
+    "expo__expo-ui": "SKM346",
+    "expo__eas-simulator": "SKM346",
+}
+
+
 def test_every_recording_replays_to_a_checked_machine(scored: dict[str, tuple[int, int, str]]) -> None:
-    assert {sid: why for sid, (_, _, why) in scored.items() if why} == {}
+    failed = {sid: why for sid, (_, _, why) in scored.items() if why}
+    assert {sid: code for sid, code in STALE.items() if code not in failed.get(sid, "")} == {}, failed
+    assert {sid: why for sid, why in failed.items() if sid not in STALE} == {}
 
 
 def test_the_docs_report_the_replayed_figure(scored: dict[str, tuple[int, int, str]]) -> None:
