@@ -65,6 +65,7 @@ class _Guarded(click.Group):
 
     def main(self, *args: Any, **kwargs: Any) -> Any:
         """Click's main with SIGINT and SIGTERM stopping the command (the handlers put back after)."""
+        _printable_streams()
         with console.stop_signals():
             return super().main(*args, **kwargs)
 
@@ -90,6 +91,18 @@ class _Guarded(click.Group):
             except Exception:  # noqa: BLE001 - even printing failed (a closed or full stdout)
                 pass
             sys.exit(console.EXIT_INTERNAL)
+
+
+def _printable_streams() -> None:
+    """Text that cannot be encoded (a lone surrogate read from a trace or a transcript) is printed escaped
+    (`\\ud800`) instead of stopping the command with an encoding error."""
+    for stream in (sys.stdout, sys.stderr):
+        reconfigure = getattr(stream, "reconfigure", None)
+        if reconfigure is not None and getattr(stream, "errors", "strict") in ("strict", "surrogateescape"):
+            try:
+                reconfigure(errors="backslashreplace")
+            except (ValueError, OSError):  # a stream that cannot change (detached, closed): left as it is
+                pass
 
 
 def _stopped(exc: KeyboardInterrupt, command: str | None) -> NoReturn:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import time
@@ -122,3 +123,28 @@ def test_arbitrary_bytes_end_in_diagnostics(data: bytes) -> None:
 def test_token_soup_ends_in_diagnostics(text: str) -> None:
     result = skillc.load(text, path=str(ROOT / "soup.skm"))
     assert all(d.code != "SKM900" for d in result.diagnostics)
+
+
+def test_a_lone_surrogate_from_a_file_is_printed_escaped_not_an_internal_error(tmp_path: Path) -> None:
+    """Found by `bench/fuzz.py --files`: a trace header holding `\\ud800` made `skillc replay` fail with SKM900
+    while printing its (right) refusal. Whatever the locale's error handler, text goes out escaped."""
+    sys.path.insert(0, str(ROOT / "bench"))
+    from fuzz import ECHO
+
+    machine = tmp_path / "m.skm"
+    machine.write_text(ECHO, encoding="utf-8")
+    script = tmp_path / "s.json"
+    script.write_text('{"outputs": {"think": [{"answer": "hello"}]}}', encoding="utf-8")
+    trace = tmp_path / "t.jsonl"
+    run = subprocess.run([sys.executable, "-m", "skillc", "run", str(machine), "--input", "q=x", "--executor",
+                          f"scripted:{script}", "--trace", str(trace), "--workdir", str(tmp_path)],
+                         capture_output=True, text=True, timeout=120, cwd=tmp_path)
+    assert run.returncode == 0, run.stderr
+    lines = trace.read_text(encoding="utf-8").splitlines()
+    lines[0] = lines[0].replace('"skillc.machine_hash": "', '"skillc.machine_hash": "\\\\ud800', 1)
+    trace.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    for env in ({"LC_ALL": "C.UTF-8"}, {"LC_ALL": "C", "PYTHONIOENCODING": "utf-8:surrogateescape"}):
+        done = subprocess.run([sys.executable, "-m", "skillc", "replay", str(machine), str(trace)],
+                              capture_output=True, timeout=120, env={**os.environ, **env})
+        out = (done.stdout + done.stderr).decode("utf-8", "replace")
+        assert done.returncode == 1 and "SKM900" not in out and "\\ud800" in out, out
