@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -148,3 +149,22 @@ def test_a_lone_surrogate_from_a_file_is_printed_escaped_not_an_internal_error(t
                               capture_output=True, timeout=120, env={**os.environ, **env})
         out = (done.stdout + done.stderr).decode("utf-8", "replace")
         assert done.returncode == 1 and "SKM900" not in out and "\\ud800" in out, out
+
+
+def test_a_trace_header_naming_an_impossible_folder_is_not_an_internal_error(tmp_path: Path) -> None:
+    """Found by `bench/fuzz.py --files` at 10,000 inputs: `skillc score` stat'ed a header's 100,000-character
+    workdir and stopped with SKM900 (ENAMETOOLONG). Such a folder is no folder of this machine: not judged."""
+    from skillc.bench.score import recorded_workdir
+    from skillc.runtime.record import load_run
+
+    sys.path.insert(0, str(ROOT / "bench"))
+    from fuzz import valid_inputs
+
+    data = valid_inputs(tmp_path)["skillc-trace"].decode("utf-8")
+    for bad in ("x" * 100_000, "a\\u0000b"):
+        trace = tmp_path / "t.jsonl"
+        first, rest = data.split("\n", 1)
+        header = json.loads(first)
+        header["skillc.workdir"] = bad.encode().decode("unicode_escape")
+        trace.write_text(json.dumps(header) + "\n" + rest, encoding="utf-8")
+        assert recorded_workdir(load_run(trace), trace) is None

@@ -147,9 +147,12 @@ def recorded_workdir(run: RunTrace, trace: Path | None = None) -> Path | None:
     named (`trace`): a header names any folder it likes, so one that does not hold the trace is not judged (a
     tampered trace would score another folder's files); `--workdir` names it instead."""
     where = run.header.workdir
-    if not where or not Path(where).is_dir():
+    try:
+        if not where or not Path(where).is_dir():
+            return None
+        folder = Path(where).resolve()
+    except (OSError, ValueError):  # a name too long, a NUL: no folder of this machine
         return None
-    folder = Path(where).resolve()
     if trace is not None and folder not in trace.resolve().parents:
         return None
     return folder
