@@ -37,6 +37,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from skillc.testing.fuzz import FuzzReport, grammar_strategy, mutate, run_pipeline, seeds  # noqa: E402
+from tests.runtime.helpers import ECHO  # noqa: E402  (the smallest machine with a model step and a tool step)
 
 
 def _batch(args: tuple[int, int, int]) -> FuzzReport:
@@ -83,28 +84,6 @@ FILE_COMMANDS: dict[str, tuple[str, str, list[str]]] = {
     "import asl (JSON)": ("asl-json", "f.asl.json", ["import", "asl", "{f}"]),
     "import asl (YAML)": ("asl-yaml", "f.asl.yaml", ["import", "asl", "{f}"]),
 }
-ECHO = """machine echo {
-  tool bash(command: str) -> (stdout: str, exit_code: int)
-  input q: str
-  var answer: str
-  var out: str
-  start think
-  model think {
-    reads q
-    writes answer
-    prompt "Answer."
-    -> show
-  }
-  tool show {
-    reads answer
-    call bash(command: "printf %s " ++ quote(answer))
-    writes out = stdout
-    -> done
-  }
-  terminal done: success { requires out }
-  fallback
-}
-"""
 
 
 def valid_inputs(folder: Path) -> dict[str, bytes]:

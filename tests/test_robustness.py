@@ -129,8 +129,7 @@ def test_token_soup_ends_in_diagnostics(text: str) -> None:
 def test_a_lone_surrogate_from_a_file_is_printed_escaped_not_an_internal_error(tmp_path: Path) -> None:
     """Found by `bench/fuzz.py --files`: a trace header holding `\\ud800` made `skillc replay` fail with SKM900
     while printing its (right) refusal. Whatever the locale's error handler, text goes out escaped."""
-    sys.path.insert(0, str(ROOT / "bench"))
-    from fuzz import ECHO
+    from tests.runtime.helpers import ECHO
 
     machine = tmp_path / "m.skm"
     machine.write_text(ECHO, encoding="utf-8")

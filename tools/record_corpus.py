@@ -31,16 +31,29 @@ def _pending(folder: Path) -> Path | None:
     return None
 
 
-def record(lane: Path, skill_id: str, rounds: int) -> int:
-    """One skill's exchange; the build's exit status."""
-    folder = lane / skill_id
+def announce(lane: Path, folder: Path) -> None:
+    """Write LANE/NEXT whole: the oldest pending request of `folder` and where its reply goes, or WAIT."""
+    req = _pending(folder)
+    text = f"{req}\n{folder / 'replies' / (req.stem + '.txt')}\n" if req else "WAIT\n"
+    (lane / "NEXT.tmp").write_text(text)
+    (lane / "NEXT.tmp").replace(lane / "NEXT")
+
+
+def start_standin(folder: Path) -> tuple[subprocess.Popen[str], str]:
+    """A fresh `folder` and tools/standin.py serving it; the process and its base URL."""
     if folder.exists():
         shutil.rmtree(folder)
     folder.mkdir(parents=True)
     standin = subprocess.Popen([sys.executable, str(ROOT / "tools" / "standin.py"), str(folder), "--wait", "3600"],
                                stdout=subprocess.PIPE, text=True)
     assert standin.stdout is not None
-    url = standin.stdout.readline().strip().rsplit(" ", 1)[-1]
+    return standin, standin.stdout.readline().strip().rsplit(" ", 1)[-1]
+
+
+def record(lane: Path, skill_id: str, rounds: int) -> int:
+    """One skill's exchange; the build's exit status."""
+    folder = lane / skill_id
+    standin, url = start_standin(folder)
     out = lane / f"{skill_id}.skm"
     report = (lane / f"{skill_id}.report.txt").open("w")
     build = subprocess.Popen([str(ROOT / ".venv" / "bin" / "skillc"), "build",
@@ -50,10 +63,7 @@ def record(lane: Path, skill_id: str, rounds: int) -> int:
                              stdout=report, stderr=report, cwd=ROOT)
     try:
         while build.poll() is None:
-            req = _pending(folder)
-            text = f"{req}\n{folder / 'replies' / (req.stem + '.txt')}\n" if req else "WAIT\n"
-            (lane / "NEXT.tmp").write_text(text)
-            (lane / "NEXT.tmp").replace(lane / "NEXT")
+            announce(lane, folder)
             time.sleep(1.0)
     finally:
         standin.terminate()

@@ -22,7 +22,6 @@ from __future__ import annotations
 import argparse
 import json
 import shutil
-import subprocess
 import sys
 import tempfile
 import threading
@@ -33,6 +32,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from tests.harness.cases import CASES, harness_env, snapshot  # noqa: E402
+from tools.record_corpus import announce, start_standin  # noqa: E402
 
 #: What the user asks, per case: the task in the words a user would use, naming the deliverable.
 REQUESTS = {
@@ -61,11 +61,7 @@ REQUESTS = {
 def _announce(lane: Path, folder: Path, done: threading.Event) -> None:
     """Keep LANE/NEXT naming the oldest request without a reply until `done`."""
     while not done.is_set():
-        pending = next((r for r in sorted((folder / "requests").glob("*.json"))
-                        if not (folder / "replies" / (r.stem + ".txt")).exists()), None)
-        text = f"{pending}\n{folder / 'replies' / (pending.stem + '.txt')}\n" if pending else "WAIT\n"
-        (lane / "NEXT.tmp").write_text(text)
-        (lane / "NEXT.tmp").replace(lane / "NEXT")
+        announce(lane, folder)
         done.wait(1.0)
 
 
@@ -97,13 +93,7 @@ def record(lane: Path, out: Path, kind: str, case_id: str, machine: Path) -> dic
 
     case = next(c for c in CASES if c.id == case_id)
     folder = lane / f"{kind}__{case_id}"
-    if folder.exists():
-        shutil.rmtree(folder)
-    folder.mkdir(parents=True)
-    standin = subprocess.Popen([sys.executable, str(ROOT / "tools" / "standin.py"), str(folder), "--wait", "3600"],
-                               stdout=subprocess.PIPE, text=True)
-    assert standin.stdout is not None
-    url = standin.stdout.readline().strip().rsplit(" ", 1)[-1]
+    standin, url = start_standin(folder)
     done = threading.Event()
     announcer = threading.Thread(target=_announce, args=(lane, folder, done), daemon=True)
     announcer.start()
