@@ -226,6 +226,19 @@ def command_allowed(caps: Iterable[Capability], command: str) -> bool:
     return False
 
 
+def _word_prefix(prefix: str, text: str) -> bool:
+    """True when `text` starts with the words of `prefix` followed by a space, so whatever follows is an argument."""
+    return text.lstrip().startswith(prefix.strip() + " ")
+
+
+def _pattern_takes_any_tail(pattern: str, text: str) -> bool:
+    """True when the wildcard `pattern` matches `text` followed by anything: it ends with `*`, and what comes
+    before that star matches a beginning of `text` (the last `*` then takes the rest)."""
+    parts = wildcard_parts(pattern.strip())
+    head = re.compile(".*".join(re.escape(p) for p in parts[:-1]), re.S)
+    return len(parts) > 1 and parts[-1] == "" and head.match(text.lstrip()) is not None
+
+
 def _covers(outer: Capability, inner: Capability) -> bool:
     """True when every call `inner` allows is allowed by `outer` (decided conservatively: False when unsure)."""
     if outer.tool != inner.tool or (not outer.known and outer.spelling != inner.spelling):
@@ -235,14 +248,15 @@ def _covers(outer: Capability, inner: Capability) -> bool:
     if inner.unrestricted:
         return False
     if outer.tool == "bash":
-        words = inner.prefix or inner.command or ""
-        if inner.pattern is not None:
-            return inner.pattern == outer.pattern or (outer.prefix is not None and command_allowed(
-                (outer,), wildcard_parts(inner.pattern)[0]) and "*" not in wildcard_parts(inner.pattern)[0])
         if inner.command is not None:
             return command_allowed((outer,), inner.command)
-        return outer.prefix is not None and command_allowed((outer,), words) or (
-            outer.pattern is not None and outer.pattern.endswith("*") and command_allowed((outer,), words + " x"))
+        if inner.pattern is not None:  # `*` may stand for anything: only the literal head before it is known
+            return inner.pattern == outer.pattern or (
+                outer.prefix is not None and _word_prefix(outer.prefix, wildcard_parts(inner.pattern)[0]))
+        prefix = inner.prefix or ""
+        if outer.prefix is not None:
+            return _word_prefix(outer.prefix, prefix + " ") or prefix.strip() == outer.prefix.strip()
+        return outer.pattern is not None and _pattern_takes_any_tail(outer.pattern, prefix)
     return (inner.paths, inner.domain) == (outer.paths, outer.domain)
 
 

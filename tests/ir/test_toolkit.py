@@ -7,7 +7,7 @@ import pytest
 from skillc.ir import expr as ir
 from skillc.ir import types as T
 from skillc.ir.names import PLACE_NAMES
-from skillc.ir.toolkit import KIT, KIT_NAMES, KIT_SOURCE, PLACES, Capability
+from skillc.ir.toolkit import KIT, KIT_NAMES, KIT_SOURCE, PLACES, Capability, parse_allowed
 from skillc.syntax.parser import parse
 from tests.conftest import codes, load_text
 
@@ -339,3 +339,21 @@ def test_bash_entries_are_prefixes_exact_commands_or_wildcards(entry: str, kind:
 
     cap = parse_capability(entry)
     assert not isinstance(cap, str) and getattr(cap, kind) == value
+
+
+@pytest.mark.parametrize(("draft", "granted", "wider"), [
+    (["Bash(git diff:*)", "Bash(git * main)", "Bash(git log)"], ["Bash(git:*)"], []),
+    (["Bash(npx -y eas-cli@latest workflow:validate:*)"], ["Bash(npx *eas-cli@*)"], []),
+    (["Read", "Glob", "Grep", "AskUserQuestion"], ["Bash(node:*)"], []),  # they change nothing
+    (["Bash"], ["Bash(git:*)"], ["Bash"]),
+    (["Bash(rm:*)", "Edit"], ["Bash(git:*)", "Write"], ["Bash(rm:*)", "Edit"]),
+    (["Bash(gi*t)"], ["Bash(gi:*)"], ["Bash(gi*t)"]),  # `*` may run on into `giant`: not inside `gi` as a word
+    (["Bash(npx a:*)"], ["Bash(npx *x*)"], ["Bash(npx a:*)"]),  # `npx a b` holds no x
+    (["Read(docs/**)"], ["Read(src/**)"], []),
+    (["Write(docs/**)"], ["Write(src/**)"], ["Write(docs/**)"]),
+])
+def test_what_an_allow_list_adds_beyond_a_grant(draft: list[str], granted: list[str], wider: list[str]) -> None:
+    from skillc.ir.toolkit import beyond
+
+    caps, _ = parse_allowed(draft)
+    assert [c.spelling for c in beyond(caps, parse_allowed(granted)[0])] == wider
