@@ -12,6 +12,7 @@ file's folder and must exist. The format is documented key by key in docs/bench.
 from __future__ import annotations
 
 import difflib
+import functools
 import json
 import re
 import tomllib
@@ -346,6 +347,11 @@ class _Reader:
         self.diagnostics: list[Diagnostic] = []
         self.default_inputs: Mapping[str, object] = {}  # the suite's `inputs`, merged under every task's
 
+    @functools.cached_property
+    def root(self) -> Path:
+        """The folder the suite's code and fixtures must lie in (looked up once: every task's fixture asks)."""
+        return suite_root(self.folder)
+
     def report(self, code: Code, message: str, where: Locator, key: Key, hint: str | None = None) -> None:
         """Add a diagnostic at `key`."""
         self.diagnostics.append(make(code, message, where.span(key), hint=hint))
@@ -372,10 +378,9 @@ class _Reader:
         if isinstance(path, Diagnostic):
             self.report(codes.MISSING_SUITE_PATH, f"`{_what(key)}`: {raw} is a symlink loop", where, key)
             return None
-        root = suite_root(self.folder)
-        if inside and not path.is_relative_to(root):
+        if inside and not path.is_relative_to(self.root):
             self.report(codes.PATH_OUTSIDE_SUITE, f"`{_what(key)}`: {raw} resolves to {path}, outside the suite's "
-                        f"root {root}", where, key)
+                        f"root {self.root}", where, key)
             return None
         if path.is_dir() if folder else path.is_file():
             return path
