@@ -9,33 +9,22 @@ import time
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
 
 from skillc.bench.cells import cell_paths, fresh_workdir
 from skillc.bench.results import Cell, open_writer
 from skillc.bench.suite import TomlLocator, load_suite
-from skillc.cli import main
 from skillc.diagnostics import Diagnostic, SourceFile
-
-FIXTURE = Path(__file__).parent / "fixtures" / "beats"
-
-
-def _bench(*args: str) -> tuple[int, str]:
-    """`skillc bench ARGS` in this process: the exit code and everything printed."""
-    result = CliRunner().invoke(main, ["bench", *args, "--quiet"])
-    return result.exit_code, result.output
+from tests.bench.helpers import FIXTURE, bench_cli, copy_beats
 
 
 @pytest.fixture
 def beats(tmp_path: Path) -> Path:
-    folder = tmp_path / "beats"
-    shutil.copytree(FIXTURE, folder)
-    return folder
+    return copy_beats(tmp_path)
 
 
 def test_a_suite_that_is_a_symlink_loop(tmp_path: Path) -> None:
     (tmp_path / "loop.toml").symlink_to("loop.toml")
-    code, text = _bench(str(tmp_path / "loop.toml"), "--executor", "scripted:x.json")
+    code, text = bench_cli(str(tmp_path / "loop.toml"), "--executor", "scripted:x.json")
     assert code == 2 and "SKM901" in text and "symlink loop" in text and "SKM900" not in text
 
 
@@ -52,7 +41,7 @@ def test_a_results_file_that_is_a_fifo(beats: Path, tmp_path: Path) -> None:
     out = tmp_path / "out"
     out.mkdir()
     os.mkfifo(out / "results.jsonl")
-    code, text = _bench(str(beats / "suite.toml"), "--executor", f"scripted:{beats / 'script.json'}", "-o", str(out))
+    code, text = bench_cli(str(beats / "suite.toml"), "--executor", f"scripted:{beats / 'script.json'}", "-o", str(out))
     assert code == 2 and "SKM901" in text and "it is a FIFO" in text and "SKM900" not in text
 
 
@@ -63,7 +52,7 @@ def test_a_task_line_with_a_lone_surrogate(beats: Path) -> None:
     found = load_suite(beats / "s.toml").diagnostics
     assert [d.code for d in found] == ["SKM705"]
     assert "lone surrogate" in found[0].message and "\\ud800" in found[0].message and "YAML" not in found[0].message
-    code, text = _bench(str(beats / "s.toml"), "--executor", f"scripted:{beats / 'script.json'}")
+    code, text = bench_cli(str(beats / "s.toml"), "--executor", f"scripted:{beats / 'script.json'}")
     assert code == 2 and "SKM900" not in text
 
 
@@ -75,7 +64,7 @@ def test_a_suite_nested_deeply(beats: Path) -> None:
 
 
 def test_an_output_folder_that_is_a_device(beats: Path) -> None:
-    code, text = _bench(str(beats / "suite.toml"), "--executor", f"scripted:{beats / 'script.json'}", "-o", "/dev/full")
+    code, text = bench_cli(str(beats / "suite.toml"), "--executor", f"scripted:{beats / 'script.json'}", "-o", "/dev/full")
     assert code == 2 and "it is a device, not a folder" in text and "File exists" not in text
 
 

@@ -14,22 +14,13 @@ from skillc.bench.results import read_results
 from skillc.bench.suite import Task, bound_inputs, load_suite
 from skillc.bench.verify import FileVerifier
 from skillc.cli import main
-
-FIXTURE = Path(__file__).parent / "fixtures" / "beats"
-
-
-def _bench(*args: str) -> tuple[int, str]:
-    """`skillc bench ARGS` in this process: the exit code and everything printed."""
-    result = CliRunner().invoke(main, ["bench", *args, "--quiet"])
-    return result.exit_code, result.output
+from tests.bench.helpers import bench_cli, copy_beats
 
 
 @pytest.fixture
 def beats(tmp_path: Path) -> Path:
     """A copy of the runner's fixture folder (a suite, its machine, a script)."""
-    folder = tmp_path / "beats"
-    shutil.copytree(FIXTURE, folder)
-    return folder
+    return copy_beats(tmp_path)
 
 
 def _rows(out: Path) -> dict[tuple[str, str], tuple[bool | None, bool | None, tuple[str, ...], str | None]]:
@@ -47,7 +38,7 @@ def test_two_machines_are_two_columns_compared_like_modes(beats: Path, tmp_path:
     lazy = lazy.replace("rule required read_back", "# rule required read_back")
     (beats / "lazy.skm").write_text(lazy, encoding="utf-8")
     out = tmp_path / "out"
-    code, text = _bench(str(beats / "suite.toml"), "--machine", str(beats / "beats.skm"), "--machine",
+    code, text = bench_cli(str(beats / "suite.toml"), "--machine", str(beats / "beats.skm"), "--machine",
                         f"quick={beats / 'lazy.skm'}", "--modes", "machine,native", "--executor",
                         f"scripted:{beats / 'script.json'}", "--tasks", "t1,t2", "-o", str(out))
     assert code == 0, text
@@ -65,12 +56,12 @@ def test_build_offline_with_a_binding(beats: Path, tmp_path: Path) -> None:
     """`--build offline` compiles the suite's skill into OUT/builds; the offline draft names its input `task`,
     which the suite binds from the tasks' `question`; without the binding it is refused once (SKM741)."""
     out = tmp_path / "out"
-    code, text = _bench(str(beats / "suite.toml"), "--build", "offline", "--modes", "machine", "--executor",
+    code, text = bench_cli(str(beats / "suite.toml"), "--build", "offline", "--modes", "machine", "--executor",
                         f"scripted:{beats / 'script.json'}", "--tasks", "t1", "-o", str(out))
     assert code == 2 and "SKM741" in text and "`task`" in text, text
     suite = (beats / "suite.toml").read_text(encoding="utf-8") + '\n[inputs]\ntask = "Answer: {question}"\n'
     (beats / "bound.toml").write_text(suite, encoding="utf-8")
-    code, text = _bench(str(beats / "bound.toml"), "--build", "offline", "--modes", "machine", "--executor",
+    code, text = bench_cli(str(beats / "bound.toml"), "--build", "offline", "--modes", "machine", "--executor",
                         f"scripted:{beats / 'script.json'}", "--tasks", "t1", "-o", str(out))
     assert code == 0, text
     assert (out / "builds" / "offline.skm").is_file()
@@ -81,10 +72,10 @@ def test_build_offline_with_a_binding(beats: Path, tmp_path: Path) -> None:
 
 def test_tasks_filter_and_no_match(beats: Path, tmp_path: Path) -> None:
     """`--tasks` keeps the matching task ids; a pattern that keeps none is SKM743 with the ids."""
-    code, text = _bench(str(beats / "suite.toml"), "--modes", "machine", "--executor",
+    code, text = bench_cli(str(beats / "suite.toml"), "--modes", "machine", "--executor",
                         f"scripted:{beats / 'script.json'}", "--tasks", "x*", "-o", str(tmp_path / "o"))
     assert code == 2 and "SKM743" in text and "t1, t2, t3, t4" in text
-    code, text = _bench(str(beats / "suite.toml"), "--modes", "machine", "--executor",
+    code, text = bench_cli(str(beats / "suite.toml"), "--modes", "machine", "--executor",
                         f"scripted:{beats / 'script.json'}", "--tasks", "t[34]", "-o", str(tmp_path / "o"))
     assert code == 0 and sorted(t for t, _ in _rows(tmp_path / "o")) == ["t3", "t4"]
 
@@ -96,12 +87,12 @@ def test_dry_run_runs_nothing_and_sets_up_one_cell(beats: Path, tmp_path: Path) 
         'tools = ["marks.py"]', 'tools = ["marks.py"]\nsetup = "echo made > made.txt; ls"')
     (beats / "setup.toml").write_text(suite, encoding="utf-8")
     out = tmp_path / "out"
-    code, text = _bench(str(beats / "setup.toml"), "--executor", f"scripted:{beats / 'script.json'}",
+    code, text = bench_cli(str(beats / "setup.toml"), "--executor", f"scripted:{beats / 'script.json'}",
                         "-o", str(out), "--dry-run")
     assert code == 0, text
     assert "12 cells, 12 would run" in text and "setup ran in" in text and "left 1 files" in text
     assert not (out / "results.jsonl").exists() and not (out / "cells").exists()
-    code, text = _bench(str(beats / "broken-setup.toml"), "--executor", f"scripted:{beats / 'script.json'}",
+    code, text = bench_cli(str(beats / "broken-setup.toml"), "--executor", f"scripted:{beats / 'script.json'}",
                         "-o", str(out), "--dry-run")
     assert code == 2 and "SKM744" in text and "exited 3" in text and "making the fixture" in text
 
@@ -116,7 +107,7 @@ def test_setup_and_teardown_run_in_every_cell(beats: Path, tmp_path: Path) -> No
     suite = suite.replace('[verify]\nfile = "answer.txt"\nequals = "42\\n"', '[verify]\nshell = "cmp answer.txt expected.txt"')
     (beats / "setup.toml").write_text(suite, encoding="utf-8")
     out = tmp_path / "out"
-    code, text = _bench(str(beats / "setup.toml"), "--modes", "machine,native", "--executor",
+    code, text = bench_cli(str(beats / "setup.toml"), "--modes", "machine,native", "--executor",
                         f"scripted:{beats / 'script.json'}", "--tasks", "t1", "-o", str(out))
     assert code == 0, text
     rows = _rows(out)
@@ -131,7 +122,7 @@ def test_setup_and_teardown_run_in_every_cell(beats: Path, tmp_path: Path) -> No
 def test_a_failing_setup_is_the_rows_error(beats: Path, tmp_path: Path) -> None:
     """A setup that fails gives the cell a row whose error names it; the run never starts."""
     out = tmp_path / "out"
-    code, text = _bench(str(beats / "broken-setup.toml"), "--modes", "machine", "--executor",
+    code, text = bench_cli(str(beats / "broken-setup.toml"), "--modes", "machine", "--executor",
                         f"scripted:{beats / 'script.json'}", "-o", str(out))
     assert code == 0, text
     assert _rows(out)[("t1", "machine")] == (None, None, (), "setup failed: `echo making the fixture; exit 3` "
@@ -153,7 +144,7 @@ def test_task_requirements_and_the_conditional_kind(beats: Path, tmp_path: Path)
     assert loaded.ok, loaded.diagnostics
     assert [r.id for r in loaded.suite.tasks[1].requirements] == ["never-cat", "mark-before-rm", "cat-before-write"]
     out = tmp_path / "out"
-    code, text = _bench(str(beats / "req.toml"), "--modes", "machine", "--executor",
+    code, text = bench_cli(str(beats / "req.toml"), "--modes", "machine", "--executor",
                         f"scripted:{beats / 'script.json'}", "--tasks", "t1,t2", "-o", str(out))
     assert code == 0, text
     rows = _rows(out)
@@ -169,11 +160,11 @@ def test_machine_placeholder_picks_a_script_per_machine(beats: Path, tmp_path: P
     shutil.copy(beats / "script.json", beats / "beats.json")
     out = tmp_path / "out"
     spec = f"scripted:{beats}/{{machine}}.json"
-    code, text = _bench(str(beats / "suite.toml"), "--modes", "machine,native", "--executor", spec, "--tasks", "t1",
+    code, text = bench_cli(str(beats / "suite.toml"), "--modes", "machine,native", "--executor", spec, "--tasks", "t1",
                         "-o", str(out))
     assert code == 2 and "SKM731" in text and "native.json" in text
     shutil.copy(beats / "script.json", beats / "native.json")
-    code, text = _bench(str(beats / "suite.toml"), "--modes", "machine,native", "--executor", spec, "--tasks", "t1",
+    code, text = bench_cli(str(beats / "suite.toml"), "--modes", "machine,native", "--executor", spec, "--tasks", "t1",
                         "-o", str(out))
     assert code == 0, text and _rows(out)[("t1", "machine")][0] is True
 
@@ -207,14 +198,14 @@ def test_a_changed_setup_or_task_requirement_refuses_resumption(beats: Path, tmp
     (beats / "s.toml").write_text(base, encoding="utf-8")
     out = tmp_path / "out"
     args = ("--modes", "machine", "--executor", f"scripted:{beats / 'script.json'}", "--tasks", "t1", "-o", str(out))
-    assert _bench(str(beats / "s.toml"), *args)[0] == 0
+    assert bench_cli(str(beats / "s.toml"), *args)[0] == 0
     (beats / "s.toml").write_text(base.replace('setup = "true"', 'setup = "echo other"'), encoding="utf-8")
-    code, text = _bench(str(beats / "s.toml"), *args)
+    code, text = bench_cli(str(beats / "s.toml"), *args)
     assert code == 2 and "SKM738" in text and "setup" in text
     task_req = base.replace('inputs = { question = "six times seven?" }', 'inputs = { question = "six times seven?" }'
                             '\n\n[[task.require]]\nkind = "no-tool"\ntool = "mark"')
     (beats / "s.toml").write_text(task_req, encoding="utf-8")
-    code, text = _bench(str(beats / "s.toml"), *args)
+    code, text = bench_cli(str(beats / "s.toml"), *args)
     assert code == 2 and "SKM738" in text and "t1 (requirements)" in text
 
 
@@ -227,7 +218,7 @@ def test_a_verifier_is_told_the_task(beats: Path, tmp_path: Path) -> None:
         '&& test -s "$SKILLC_TRACE"\'')
     (beats / "told.toml").write_text(suite, encoding="utf-8")
     out = tmp_path / "out"
-    code, text = _bench(str(beats / "told.toml"), "--modes", "machine", "--executor",
+    code, text = bench_cli(str(beats / "told.toml"), "--modes", "machine", "--executor",
                         f"scripted:{beats / 'script.json'}", "--tasks", "t1,t2", "-o", str(out))
     assert code == 0, text
     rows = _rows(out)
@@ -249,7 +240,7 @@ def test_commands_inside_scripts_are_judged_when_asked(beats: Path, tmp_path: Pa
                                    {"action": "finish", "outcome": "success", "evidence": {"answer": "42"}}]
     (beats / "inside.json").write_text(json.dumps(script), encoding="utf-8")
     out = tmp_path / "out"
-    code, text = _bench(str(beats / "inside.toml"), "--modes", "native", "--executor",
+    code, text = bench_cli(str(beats / "inside.toml"), "--modes", "native", "--executor",
                         f"scripted:{beats / 'inside.json'}", "--tasks", "t1", "-o", str(out))
     assert code == 0, text
     violated = _rows(out)[("t1", "native")][2]
@@ -263,7 +254,7 @@ def test_commands_inside_scripts_are_judged_when_asked(beats: Path, tmp_path: Pa
 
 def test_dry_run_json(beats: Path, tmp_path: Path) -> None:
     """`--dry-run --json` is one object: the cells that would run as [task, mode, executor, repeat], the machines."""
-    code, text = _bench(str(beats / "suite.toml"), "--executor", f"scripted:{beats / 'script.json'}", "--tasks", "t1",
+    code, text = bench_cli(str(beats / "suite.toml"), "--executor", f"scripted:{beats / 'script.json'}", "--tasks", "t1",
                         "--modes", "machine", "-o", str(tmp_path / "o"), "--dry-run", "--json")
     found = json.loads(text)
     assert code == 0 and found["dry_run"] is True and found["cells"] == 1
