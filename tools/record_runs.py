@@ -72,6 +72,7 @@ REQUEST_INPUTS = frozenset({"task", "request", "arguments", "args", "prompt", "i
 def _inputs(machine: Path, case_inputs: dict[str, object], request: str) -> dict[str, object]:
     """The inputs a user would give: the case's by name, the request for a request-like or required `str` one."""
     from skillc import api
+    from skillc.ir import types as T
 
     checked = api.load_checked(str(machine))
     if checked.machine is None:
@@ -82,7 +83,7 @@ def _inputs(machine: Path, case_inputs: dict[str, object], request: str) -> dict
             continue
         if var.name in case_inputs:
             out[var.name] = case_inputs[var.name]
-        elif type(var.type).__name__ == "StrT" and (var.name in REQUEST_INPUTS or var.init is None):
+        elif isinstance(var.type, T.StrT) and (var.name in REQUEST_INPUTS or var.init is None):
             out[var.name] = request
     return out
 
