@@ -5,7 +5,7 @@ Each task of examples/evolve/ is a bench suite (`suite.toml`, one task, its hidd
 (`machine.skm`, or the suite's `SKILL.md`, built offline), the runtime's scripted model (`script.json`:
 answers per state name) and the scripted reflection and self-verifier replies (`roles.json`: misleading
 first diagnoses, every revision a machine or SKILL.md patch). Every version is run by the real bench
-runner (`skillc.evolve.executor.BenchExecutor`: the interpreter executes the machine, tool states run
+runner (`skillc.improve.evolve.executor.BenchExecutor`: the interpreter executes the machine, tool states run
 bash and the suite's tools in the cell's fresh work folder, model states get the script's answer for
 their name) and rewarded by the task's hidden verifier, which the search only sees as the binary reward.
 In every task the root's failure has more than one plausible cause that the reward alone cannot tell apart.
@@ -36,13 +36,13 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from skillc.bench import suite as bench_suite  # noqa: E402
-from skillc.evolve.executor import BenchExecutor  # noqa: E402
-from skillc.evolve.gate import check_gate  # noqa: E402
-from skillc.evolve.loop import Evolution, Gate, Roles, evolve, no_gate  # noqa: E402
-from skillc.evolve.options import EvolveOptions  # noqa: E402
-from skillc.evolve.patch import build_skill  # noqa: E402
-from skillc.evolve.roles import Script, ScriptedReflector, ScriptedVerifier, load_script  # noqa: E402
-from skillc.evolve.state import Node, Output  # noqa: E402
+from skillc.improve.evolve.executor import BenchExecutor  # noqa: E402
+from skillc.improve.evolve.gate import check_gate  # noqa: E402
+from skillc.improve.evolve.loop import Evolution, Gate, Roles, evolve, no_gate  # noqa: E402
+from skillc.improve.evolve.options import EvolveOptions  # noqa: E402
+from skillc.improve.evolve.patch import build_skill  # noqa: E402
+from skillc.improve.evolve.roles import Script, ScriptedReflector, ScriptedVerifier, load_script  # noqa: E402
+from skillc.improve.evolve.state import Node, Output  # noqa: E402
 
 SUITE = ROOT / "examples" / "evolve"
 

@@ -97,7 +97,7 @@ def valid_inputs(folder: Path) -> dict[str, bytes]:
     CliRunner().invoke(cli, ["run", str(folder / "m.skm"), "--input", "q=x", "--executor", f"scripted:{folder / 's.json'}",
                              "--trace", str(folder / "seed.jsonl"), "--journal", str(folder / "seed.sqlite"),
                              "--workdir", str(folder)])
-    asl = (ROOT / "tests" / "importers" / "corpus" / "own" / "order-processing.asl.json").read_bytes()
+    asl = (ROOT / "tests" / "frontends" / "importers" / "corpus" / "own" / "order-processing.asl.json").read_bytes()
     import json
 
     import yaml

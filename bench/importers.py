@@ -24,9 +24,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import yaml  # noqa: E402
 
 from skillc.diagnostics import Severity, SourceFile  # noqa: E402
-from skillc.importers.asl import check_asl  # noqa: E402
+from skillc.frontends.importers.asl import check_asl  # noqa: E402
 
-CORPUS = Path(__file__).resolve().parent.parent / "tests" / "importers" / "corpus"
+CORPUS = Path(__file__).resolve().parent.parent / "tests" / "frontends" / "importers" / "corpus"
 
 
 def asl_definition(states: int) -> dict:
@@ -111,7 +111,7 @@ def langgraph_builder(nodes: int):
 
 def time_langgraph(nodes: int, repeat: int) -> tuple[int, float, float, int] | None:
     try:
-        from skillc.importers.langgraph import check
+        from skillc.frontends.importers.langgraph import check
         builder = langgraph_builder(nodes)
     except ImportError:
         return None

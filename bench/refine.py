@@ -12,7 +12,7 @@ replayed once on the machine (its path indexed, as the archive stores it). Then 
 Two edits are measured: a guard inside one chain (`local`: the traces of that branch are affected) and two
 of the router's edges swapped (`router`: every trace looks at its first edge, so every trace is affected).
 The incremental verdicts are checked to equal the full ones. The last section times `skillc refine`
-(skillc.frontends.refine.refine) of examples/refine/livemath-partial.skm from 100 chat transcripts of the
+(skillc.improve.refine.refine) of examples/refine/livemath-partial.skm from 100 chat transcripts of the
 full procedure, each its own question.
 
 Run: python bench/refine.py [--traces 10000 --steps 30 --branches 40]
@@ -31,9 +31,9 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import skillc  # noqa: E402
-from skillc.frontends.refine.events import Alignment, DevTrace, Event  # noqa: E402
-from skillc.frontends.refine.index import affected, build_index, changed  # noqa: E402
-from skillc.frontends.refine.replay import ReplayVerdict, replay_trace  # noqa: E402
+from skillc.improve.refine.events import Alignment, DevTrace, Event  # noqa: E402
+from skillc.improve.refine.index import affected, build_index, changed  # noqa: E402
+from skillc.improve.refine.replay import ReplayVerdict, replay_trace  # noqa: E402
 from skillc.ir.machine import Machine  # noqa: E402
 
 
@@ -142,7 +142,7 @@ def refine_section(n: int) -> None:
     """Time refining examples/refine/livemath-partial.skm from `n` chat traces, when H8's `refine` exists."""
     base = Path(__file__).resolve().parent.parent / "examples" / "refine" / "livemath-partial.skm"
     try:
-        from skillc.frontends.refine.refine import RefineOptions, refine
+        from skillc.improve.refine.refine import RefineOptions, refine
     except ImportError as exc:
         print(f"\ntime to refine from {n} traces: not measured ({exc})")
         return

@@ -29,9 +29,9 @@ if TYPE_CHECKING:
     from skillc.diagnostics.source import SourceFile
     from skillc.frontends.distill.library import Built
     from skillc.frontends.markdown import BuildResult
-    from skillc.frontends.refine.refine import RefineResult
-    from skillc.evolve.command import EvolveConfig, EvolveResult
-    from skillc.evolve.options import EvolveOptions
+    from skillc.improve.refine.refine import RefineResult
+    from skillc.improve.evolve.command import EvolveConfig, EvolveResult
+    from skillc.improve.evolve.options import EvolveOptions
     from skillc.ir.loader import ImportCache, LoadResult
     from skillc.ir.machine import Machine
     from skillc.runtime import ReplayReport, RunResult
@@ -46,8 +46,8 @@ if TYPE_CHECKING:
 _LAZY = {"ImportCache": "skillc.ir.loader", "LoadResult": "skillc.ir.loader", "Loader": "skillc.ir.loader",
          "Machine": "skillc.ir.machine", "Config": "skillc.check.config", "SourceFile": "skillc.diagnostics.source",
          "CheckResult": "skillc.check.source", "BenchConfig": "skillc.bench.runner",
-         "RefineResult": "skillc.frontends.refine.refine", "EvolveConfig": "skillc.evolve.command",
-         "EvolveResult": "skillc.evolve.command", "EvolveOptions": "skillc.evolve.options",
+         "RefineResult": "skillc.improve.refine.refine", "EvolveConfig": "skillc.improve.evolve.command",
+         "EvolveResult": "skillc.improve.evolve.command", "EvolveOptions": "skillc.improve.evolve.options",
          "ServeConfig": "skillc.serve.command", "ServeResult": "skillc.serve.command"}
 _SKIP_DIRS = {".git", ".venv", "venv", "node_modules", "__pycache__", ".hypothesis", ".pytest_cache"}
 _ASL_SUFFIXES = (".asl.json", ".asl.yaml", ".asl.yml")
@@ -250,7 +250,7 @@ def check_asl(source: str | os.PathLike[str], *, path: str | None = None, config
     """Import an Amazon States Language definition (a file, or its text named by `path`) and check it."""
     from skillc.check.config import find_config
     from skillc.check.source import CheckResult, config_place
-    from skillc.importers.asl import check_asl_file, check_asl_text
+    from skillc.frontends.importers.asl import check_asl_file, check_asl_text
 
     config, problems = (config, []) if config is not None else find_config(config_place(source, path))
     timeout = smt_timeout_ms or config.smt_timeout_ms
@@ -425,10 +425,10 @@ def import_graph(kind: str, spec: str) -> ImportResult:
         return ImportResult(None, [make(diagnostics_codes.IO_ERROR, f"no such file: {spec}")])
     try:
         if kind == "asl":
-            from skillc.importers.asl import to_skm
+            from skillc.frontends.importers.asl import to_skm
 
             return ImportResult(*to_skm(spec))
-        from skillc.importers.langgraph import to_skm_confined
+        from skillc.frontends.importers.langgraph import to_skm_confined
 
         # the user's module runs in a box (skillc.sandbox); an exported graph comes back as the machine it carries
         return ImportResult(*to_skm_confined(spec))
@@ -989,8 +989,8 @@ def distill(traces: Sequence[str], *, output: str | None = None, min_reuse: floa
 def refine(machine: str, traces: Sequence[str], *, output: str | None = None, archive: str | None = None,
            model: str | None = None, base_url: str | None = None, dry_run: bool = False) -> RefineResult:
     """`skillc refine`: grow a machine from development traces, each edit checked and replayed before it lands."""
-    from skillc.frontends.refine.refine import RefineOptions
-    from skillc.frontends.refine.refine import refine as run_refine
+    from skillc.improve.refine.refine import RefineOptions
+    from skillc.improve.refine.refine import refine as run_refine
 
     return run_refine(RefineOptions(machine, tuple(traces), output, archive, model, base_url, dry_run))
 
@@ -1202,8 +1202,8 @@ def bench(config: BenchConfig, *, progress: BenchProgress | None = None) -> Benc
 # ---------------------------------------------------------------- evolution
 
 def evolve(config: EvolveConfig) -> EvolveResult:
-    """`skillc evolve`: improve a machine on one suite task under an execution budget (skillc.evolve's tree search)."""
-    from skillc.evolve.command import EvolveResult, run_evolve
+    """`skillc evolve`: improve a machine on one suite task under an execution budget (skillc.improve.evolve's tree search)."""
+    from skillc.improve.evolve.command import EvolveResult, run_evolve
 
     try:
         return run_evolve(config)

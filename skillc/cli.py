@@ -491,7 +491,7 @@ def bench(suite: str | None, modes: str, executors: tuple[str, ...], quiet: bool
     sys.exit(console.bench(result, as_json))
 
 
-_SEARCH = api.EvolveOptions()  # the defaults of evolve's search flags: one definition, in skillc.evolve.options
+_SEARCH = api.EvolveOptions()  # the defaults of evolve's search flags: one definition, in skillc.improve.evolve.options
 
 
 @main.command()
@@ -532,7 +532,7 @@ _SEARCH = api.EvolveOptions()  # the defaults of evolve's search flags: one defi
               help="Seconds one reflection or self-verifier model call may take.")
 @click.option("-o", "--output", default=None, type=click.Path(),  # a file here is SKM901, as every folder problem
               help="The folder for evolved.skm, tree.json, report.md, tree.dot and runs/ "
-                   "(default .skillc/evolve/MACHINE).")
+                   "(default .skillc/improve/evolve/MACHINE).")
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
 def evolve(as_json: bool, **options: Any) -> None:
     """Improve a machine on one task under a small execution budget: hypotheses, test cases, a tree search.

@@ -98,8 +98,8 @@ def _worded(diagnostics: Sequence[Diagnostic]) -> list[Diagnostic]:
     if _STOP.signum != signal.SIGTERM:
         return list(diagnostics)
     from skillc.bench.codes import BENCH_INTERRUPTED
-    from skillc.evolve.codes import EVOLVE_INTERRUPTED
-    from skillc.frontends.refine.codes import REFINE_INTERRUPTED
+    from skillc.improve.evolve.codes import EVOLVE_INTERRUPTED
+    from skillc.improve.refine.codes import REFINE_INTERRUPTED
 
     stops = {BENCH_INTERRUPTED.code, EVOLVE_INTERRUPTED.code, REFINE_INTERRUPTED.code}
     return [attrs.evolve(d, message=d.message.replace("interrupted", "terminated (SIGTERM)", 1))
@@ -565,7 +565,7 @@ def distill(outcome: api.DistillOutcome, path: str | None, report: bool, fmt: st
 
 def refine(result: api.RefineResult, as_json: bool) -> int:
     """`skillc refine`: per trace accepted / realigned / dropped with its edits, diff and replays; 4 if one dropped."""
-    from skillc.frontends.refine.report import render
+    from skillc.improve.refine.report import render
 
     if result.interrupted and result.archive is None:  # stopped before it had an archive: nothing to show
         emit(result.diagnostics, "json" if as_json else "full")
@@ -770,7 +770,7 @@ def evolve(result: api.EvolveResult, as_json: bool) -> int:
     130 interrupted (the files of what it found are written)."""
     from skillc.diagnostics.files import printable
     from skillc.diagnostics.render import render
-    from skillc.evolve.command import summary, summary_lines
+    from skillc.improve.evolve.command import summary, summary_lines
 
     shown = sorted((d for d in _worded(result.diagnostics) if d.severity is not Severity.NOTE),
                    key=Diagnostic.sort_key)

@@ -168,7 +168,7 @@ def test_check_loads_no_front_end() -> None:
     assert "skillc.check.guards" in loaded  # the probe really ran the checker
     assert not {"skillc.registry", "skillc.frontends.markdown.codes", "skillc.frontends.distill.codes"} & loaded
     assert not {"skillc.frontends.markdown.pipeline", "skillc.frontends.markdown.structural", "markdown_it",
-                "skillc.frontends.distill.pipeline", "skillc.frontends.distill.cluster", "skillc.importers.asl"} & loaded
+                "skillc.frontends.distill.pipeline", "skillc.frontends.distill.cluster", "skillc.frontends.importers.asl"} & loaded
 
 
 def test_skillc_check_stays_the_api_function() -> None:

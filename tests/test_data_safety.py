@@ -97,8 +97,8 @@ def test_two_refines_at_once_lose_no_accepted_trace(traced: tuple[Path, Path],
                                                     monkeypatch: pytest.MonkeyPatch) -> None:
     import threading
 
-    from skillc.frontends.refine import refine as pipeline
-    from skillc.frontends.refine.archive import open_archive
+    from skillc.improve.refine import refine as pipeline
+    from skillc.improve.refine.archive import open_archive
 
     machine, first = traced
     second = machine.with_name("t2.jsonl")
@@ -228,7 +228,7 @@ def test_test_traces_on_dev_full(tmp_path: Path) -> None:
 
 
 def test_an_evolve_patch_holding_nul_is_a_patch_error() -> None:
-    from skillc.evolve.patch import Edit, Patch, PatchError, SkillEdit, apply_patch
+    from skillc.improve.evolve.patch import Edit, Patch, PatchError, SkillEdit, apply_patch
 
     with pytest.raises(PatchError, match="NUL"):
         apply_patch(ECHO, None, Patch(machine=(Edit("set_prompt", state="think", text="a\x00b"),)))
@@ -390,7 +390,7 @@ def test_import_langgraph_o_naming_its_module_end_to_end(tmp_path: Path) -> None
     pytest.importorskip("langgraph")
     import textwrap
 
-    from tests.importers.test_langgraph import AGENT
+    from tests.frontends.importers.test_langgraph import AGENT
 
     module = tmp_path / "my_agent.py"
     module.write_text(textwrap.dedent(AGENT))

@@ -242,7 +242,7 @@ def test_the_corpus_counts_the_pages_state() -> None:
 
     faithfulness = len(list((ROOT / "tests/frontends/markdown/faithfulness").glob("*.md")))
     build_skills = len(list((ROOT / "tests/frontends/markdown/skills").glob("*.md")))
-    statelint = (ROOT / "tests/importers/corpus/statelint.yaml").read_text(encoding="utf-8").count("\n- name: ")
+    statelint = (ROOT / "tests/frontends/importers/corpus/statelint.yaml").read_text(encoding="utf-8").count("\n- name: ")
     skills = sum(1 for p in MACHINE_EXAMPLES if (p / "SKILL.md").is_file())
     expected = {"README.md": [f"{WORDS[skills]} skills, each SKILL.md", f"the {WORDS[build_skills]} test skills"],
                 "docs/build.md": [f"builds the {WORDS[build_skills]} test skills", f"({faithfulness} documents of"],

@@ -15,14 +15,14 @@ from pathlib import Path
 
 from tests.ecosystem.test_cli_conventions import TYPO, UNREACHABLE
 from tests.ecosystem.test_sarif_and_schemas import sarif_validator
-from tests.evolve.test_cli import EXECUTOR, SUITE, _roles
+from tests.improve.evolve.test_cli import EXECUTOR, SUITE, _roles
 from tests.frontends.distill.conftest import jsonl, trace
 from tests.frontends.distill.kitchen import training
-from tests.frontends.refine.test_refine import demo, fresh  # noqa: F401 - demo is a fixture
+from tests.improve.refine.test_refine import demo, fresh  # noqa: F401 - demo is a fixture
 
 ROOT = Path(__file__).parents[1]
 BEATS = ROOT / "tests" / "bench" / "fixtures" / "beats"
-ASL_WARNING = ROOT / "tests" / "importers" / "corpus" / "own" / "missing-default.asl.json"  # SKM620, translates
+ASL_WARNING = ROOT / "tests" / "frontends" / "importers" / "corpus" / "own" / "missing-default.asl.json"  # SKM620, translates
 DIAGNOSTIC_KEYS = {"file", "line", "column", "code", "severity", "message"}
 
 

@@ -21,7 +21,7 @@ import pytest
 
 from skillc import console
 from skillc.bench.results import read_results
-from tests.evolve.test_cli import WRONG_FORMAT, slow_evolve
+from tests.improve.evolve.test_cli import WRONG_FORMAT, slow_evolve
 
 SKILLC = [sys.executable, "-m", "skillc"]
 BEATS = Path(__file__).parent / "bench" / "fixtures" / "beats"
@@ -185,7 +185,7 @@ def test_the_stop_handlers_are_put_back_and_an_ignored_signal_stays_ignored() ->
 
 def test_refine_commit_guard_holds_sigterm_until_the_commit_is_whole() -> None:
     """A SIGTERM during refine's commit waits for the commit, then reaches the handler that was there before."""
-    from skillc.frontends.refine.refine import _whole
+    from skillc.improve.refine.refine import _whole
 
     seen: list[str] = []
 

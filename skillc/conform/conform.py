@@ -22,9 +22,9 @@ from skillc.diagnostics.code import Code
 from skillc.diagnostics.diagnostic import Diagnostic, Label, make
 from skillc.diagnostics.files import FileProblem, open_input
 from skillc.diagnostics.source import SourceFile, Span
-from skillc.frontends.refine.align import align
-from skillc.frontends.refine.events import DevTrace
-from skillc.frontends.refine.traces import load_traces
+from skillc.improve.refine.align import align
+from skillc.improve.refine.events import DevTrace
+from skillc.improve.refine.traces import load_traces
 from skillc.ir.machine import Machine
 
 _CODES: dict[str, Code] = {"required": codes.REQUIRED_OPERATION_SKIPPED, "order": codes.OPERATION_OUT_OF_ORDER,

@@ -2,7 +2,7 @@
 
 Harnesses spell the same operation differently: Claude Code calls `Bash`, `Read` and `Write` where a machine
 declares `bash` (or the kit's `read` and `write`), chat agents call `shell` or `run_command`, and arguments come
-as `cmd` or `file_path`. Before alignment (`skillc.frontends.refine.align`, which compares tool names without
+as `cmd` or `file_path`. Before alignment (`skillc.improve.refine.align`, which compares tool names without
 case but otherwise exactly) each tool event is rewritten to the machine's spelling when the rewrite is
 unambiguous:
 
@@ -28,7 +28,7 @@ from typing import Final
 
 import attrs
 
-from skillc.frontends.refine.events import DevTrace, Event
+from skillc.improve.refine.events import DevTrace, Event
 from skillc.ir.machine import Machine, Tool
 
 #: Tool names that mean "run a shell command" (lowercase).

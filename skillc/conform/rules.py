@@ -1,6 +1,6 @@
 """Judging an aligned transcript against the machine's rules and its success evidence.
 
-The alignment (`skillc.frontends.refine.align`) says which state performed each event. An operation `OP` of a
+The alignment (`skillc.improve.refine.align`) says which state performed each event. An operation `OP` of a
 rule is *performed* at an event aligned to one of `OP`'s states (`Rule.performers`), or, when `OP` names a
 declared tool, at a call of that tool (a forbidden tool usually has no state at all). Per rule:
 
@@ -28,7 +28,7 @@ from typing import Final, Literal
 
 import attrs
 
-from skillc.frontends.refine.events import DevTrace, Event
+from skillc.improve.refine.events import DevTrace, Event
 from skillc.ir.machine import Machine, Rule
 
 ViolationKind = Literal["required", "order", "forbid", "ends", "evidence"]

@@ -10,7 +10,7 @@ fragment) are not compared. An empty list: the machines are equal up to names.
 `skeleton_differences(machine, imported, names)` compares only the graph: each state of `machine` against the state
 `names` maps it to in `imported`, the start, and each state's successors in order (the fallback, which every
 operation of `machine` may reach when it fails, counted as a successor). It is what a generic import of a graph
-(`skillc.importers.langgraph`) can keep: it reads nodes and edges, not kinds, guards or outcomes.
+(`skillc.frontends.importers.langgraph`) can keep: it reads nodes and edges, not kinds, guards or outcomes.
 """
 
 from __future__ import annotations

@@ -6,7 +6,7 @@ functions: they belong to a module whose `STEPS` is a `skillc.export.runtime.Ste
 only while the graph still matches it — one node per state with the state's kind in its metadata, `START` to the
 start state, after each operation one conditional edge whose path map holds the state's edge targets and the
 fallback, after each terminal an edge to `END` — and only when its text still checks (SKM872 otherwise). A graph
-edited by hand is imported like any other LangGraph graph (`skillc.importers.langgraph`), with the warning SKM871
+edited by hand is imported like any other LangGraph graph (`skillc.frontends.importers.langgraph`), with the warning SKM871
 listing what no longer matches. Any other object is not this module's business: `read_back` returns None and
 the generic importer takes it.
 """
@@ -70,7 +70,7 @@ def graph_mismatches(builder: Any, machine: Machine) -> list[str]:
 def read_back(spec: str) -> tuple[str | None, list[Diagnostic]] | None:
     """The machine of the exported graph at `module:attr` as `.skm` text with its findings, or None when the object
     is not an exported graph (the generic importer's business; so is a spec that does not load)."""
-    from skillc.importers.langgraph import builder_of, load_spec
+    from skillc.frontends.importers.langgraph import builder_of, load_spec
 
     obj, problem = load_spec(spec)
     if obj is None or problem is not None:
@@ -85,7 +85,7 @@ def read_back(spec: str) -> tuple[str | None, list[Diagnostic]] | None:
         return None, [make(codes.EXPORTED_MACHINE_DOES_NOT_CHECK, str(exc))]
     mismatches = graph_mismatches(builder, machine)
     if mismatches:
-        from skillc.importers.langgraph import to_skm
+        from skillc.frontends.importers.langgraph import to_skm
 
         text, found = to_skm(spec)
         return text, [make(codes.EXPORTED_GRAPH_CHANGED, f"the graph of `{spec}` no longer matches the machine "

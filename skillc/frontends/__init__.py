@@ -1,1 +1,1 @@
-"""Front ends: produce `.skm` machines from other material (skill documents, traces)."""
+"""Front ends: material → `.skm` machines (skill documents, traces, Step Functions and LangGraph graphs)."""

@@ -10,12 +10,12 @@ from __future__ import annotations
 import attrs
 
 from skillc.check.source import check_source
-from skillc.evolve.gate import check_gate
-from skillc.evolve.state import Node
-from skillc.frontends.refine.accept import checked
-from skillc.frontends.refine.events import Event
-from tests.frontends.refine.test_edit import on_retry
-from tests.frontends.refine.test_align import ROOT
+from skillc.improve.evolve.gate import check_gate
+from skillc.improve.evolve.state import Node
+from skillc.improve.refine.accept import checked
+from skillc.improve.refine.events import Event
+from tests.improve.refine.test_edit import on_retry
+from tests.improve.refine.test_align import ROOT
 
 EVENTS = (
     Event("tool", tool="bash", args={"command": "make all"}, result={"stdout": "", "exit_code": 0}),

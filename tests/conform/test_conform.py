@@ -14,8 +14,8 @@ from skillc import api
 from skillc.conform.codes import ALL
 from skillc.conform.conform import conform_trace
 from skillc.conform.normalize import normalize
-from skillc.frontends.refine.events import DevTrace, Event
-from skillc.frontends.refine.traces import parse_traces
+from skillc.improve.refine.events import DevTrace, Event
+from skillc.improve.refine.traces import parse_traces
 from tests.conftest import BROKEN, ROOT
 
 LIVEMATH = ROOT / "examples" / "livemath" / "livemath.skm"

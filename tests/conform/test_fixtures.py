@@ -9,7 +9,7 @@ import pytest
 
 from bench.conform import FIXTURES, fixture_sets, measure
 from skillc.conform.labels import labels_path, read_labels
-from skillc.frontends.refine.traces import load_traces
+from skillc.improve.refine.traces import load_traces
 
 
 def test_at_least_thirty_labelled_transcripts_in_every_format() -> None:

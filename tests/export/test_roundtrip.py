@@ -18,7 +18,7 @@ import pytest
 import skillc
 from skillc import api
 from skillc.export.compare import differences, skeleton_differences
-from skillc.importers.langgraph import import_graph
+from skillc.frontends.importers.langgraph import import_graph
 from skillc.syntax.printer import print_module
 from tests.conftest import ROOT, STDLIB
 

@@ -20,7 +20,7 @@ def test_the_codes_are_registered() -> None:
 
 def test_an_import_killed_by_a_signal_is_skm941(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     pytest.importorskip("langgraph")
-    from skillc.importers import langgraph
+    from skillc.frontends.importers import langgraph
 
     # without the PID namespace, where the module is not its PID 1 (which the kernel shields from its own kill)
     monkeypatch.setenv("SKILLC_SANDBOX_OFF", "namespaces")
@@ -31,7 +31,7 @@ def test_an_import_killed_by_a_signal_is_skm941(tmp_path: Path, monkeypatch: pyt
 
 def test_a_box_that_cannot_start_is_skm942(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     pytest.importorskip("langgraph")
-    from skillc.importers import langgraph
+    from skillc.frontends.importers import langgraph
 
     monkeypatch.setattr(sys, "executable", str(tmp_path / "no-python-here"))
     text, found = langgraph.to_skm_confined("agent:graph", folder=str(tmp_path), timeout_s=30)
