@@ -48,12 +48,7 @@ def test_every_corpus_skill_has_a_recorded_exchange() -> None:
 
 #: Recordings today's compiler asks other questions of, to re-record (tools/record_corpus.py) — each for a reason that
 #: changed the build on purpose. Until then they count as failed builds (0 of their requirements) in the figure.
-STALE = {
-    # Their drafts met false SKM281s (the wildcard entries `Bash(npx *eas-cli@*)` were read as a literal prefix),
-    # and the model widened `allow` to get past them, which SKM347 now sends back: the next request is new.
-    "expo__expo-ui": "SKM346",
-    "expo__eas-simulator": "SKM346",
-}
+STALE: dict[str, str] = {}
 
 
 def test_every_recording_replays_to_a_checked_machine(scored: dict[str, tuple[int, int, str]]) -> None:
