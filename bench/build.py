@@ -50,7 +50,7 @@ def measure(path: Path, repeat: int) -> tuple[float, int, int, float]:
         t0 = time.perf_counter()
         result = build(path, output=path.with_suffix(".skm"))
         times.append(time.perf_counter() - t0)
-        assert result.ok, [(d.code, d.message) for d in result.diagnostics if d.is_error][:5]
+        assert result.ok, [(str(d.code), d.message) for d in result.diagnostics if d.is_error][:5]
     m = result.machine
     states = sum(s.kind in ("model", "judge", "tool") for s in m.states.values())
     return statistics.median(times), states, len(result.rows), result.coverage

@@ -37,7 +37,7 @@ def fixture_sets(root: Path = FIXTURES) -> list[tuple[str, Machine, list[Path]]]
         path = folder / json.loads((folder / "machine.json").read_text(encoding="utf-8"))["machine"]
         result = skillc.check(path.resolve())
         if result.machine is None or not result.ok:
-            raise SystemExit(f"{path} does not check: {[d.code for d in result.diagnostics]}")
+            raise SystemExit(f"{path} does not check: {[str(d.code) for d in result.diagnostics]}")
         out.append((folder.name, result.machine, sorted(folder.glob("*.jsonl"))))
     return out
 

@@ -5,7 +5,7 @@ Each task of examples/evolve/ is a bench suite (`suite.toml`, one task, its hidd
 (`machine.skm`, or the suite's `SKILL.md`, built offline), the runtime's scripted model (`script.json`:
 answers per state name) and the scripted reflection and self-verifier replies (`roles.json`: misleading
 first diagnoses, every revision a machine or SKILL.md patch). Every version is run by the real bench
-runner (`skillc.improve.evolve.executor.BenchExecutor`: the interpreter executes the machine, tool states run
+runner (`skillc.improve.evolve.runner.BenchRunner`: the interpreter executes the machine, tool states run
 bash and the suite's tools in the cell's fresh work folder, model states get the script's answer for
 their name) and rewarded by the task's hidden verifier, which the search only sees as the binary reward.
 In every task the root's failure has more than one plausible cause that the reward alone cannot tell apart.
@@ -36,12 +36,12 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from skillc.bench import suite as bench_suite  # noqa: E402
-from skillc.improve.evolve.executor import BenchExecutor  # noqa: E402
 from skillc.improve.evolve.gate import check_gate  # noqa: E402
 from skillc.improve.evolve.loop import Evolution, Gate, Roles, evolve, no_gate  # noqa: E402
 from skillc.improve.evolve.options import EvolveOptions  # noqa: E402
 from skillc.improve.evolve.patch import build_skill  # noqa: E402
 from skillc.improve.evolve.roles import Script, ScriptedReflector, ScriptedVerifier, load_script  # noqa: E402
+from skillc.improve.evolve.runner import BenchRunner  # noqa: E402
 from skillc.improve.evolve.state import Node, Output  # noqa: E402
 
 SUITE = ROOT / "examples" / "evolve"
@@ -86,10 +86,10 @@ def tasks(only: str | None = None) -> list[Task]:
 
 
 @attrs.define
-class TimedExecutor:
-    """The bench executor, timed: `seconds` is the time spent in bench cells (excluded from the search's time)."""
+class TimedRunner:
+    """The bench runner, timed: `seconds` is the time spent in bench cells (excluded from the search's time)."""
 
-    inner: BenchExecutor
+    inner: BenchRunner
     seconds: float = 0.0
 
     def execute(self, node: Node) -> Output:
@@ -101,9 +101,9 @@ class TimedExecutor:
             self.seconds += time.perf_counter() - start
 
 
-def executor(task: Task, out: Path, check: bool = True) -> TimedExecutor:
+def runner(task: Task, out: Path, check: bool = True) -> TimedRunner:
     """The task's versions run as bench cells under `out` (`check` off when a gate checks every candidate)."""
-    return TimedExecutor(BenchExecutor(task.suite, task.task, task.spec, out, check=check))
+    return TimedRunner(BenchRunner(task.suite, task.task, task.spec, out, check=check))
 
 
 @attrs.frozen
@@ -135,7 +135,7 @@ class Run:
 def run(task: Task, variant: Variant, budget: int, out: Path | None = None) -> Run:
     """Evolve the task's root under the variant (its bench cells under `out`, else a scratch folder)."""
     with tempfile.TemporaryDirectory(prefix="skillc-evolve-bench-") as scratch:
-        timed = executor(task, out or Path(scratch), check=variant.gate is no_gate)
+        timed = runner(task, out or Path(scratch), check=variant.gate is no_gate)
         roles = Roles(timed, ScriptedReflector(task.script),
                       ScriptedVerifier(task.script) if variant.verifier else None)
         options = EvolveOptions(budget=budget, strategy=variant.strategy,  # type: ignore[arg-type]

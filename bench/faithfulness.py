@@ -88,7 +88,7 @@ def measure_real(folder: Path, req: Path, executor: object = None) -> tuple[int,
         return 0, len(requirements), f"build raised {type(exc).__name__}: {exc}", None
     if not result.ok or result.machine is None:
         errors = [d for d in result.diagnostics if d.is_error]
-        codes = ", ".join(sorted({d.code for d in errors})) or "no machine"
+        codes = ", ".join(sorted({str(d.code) for d in errors})) or "no machine"
         first = f" ({errors[0].message})" if errors else ""
         return 0, len(requirements), f"build failed: {codes}{first}", None
     verdict = score(result.machine, requirements)
@@ -165,7 +165,7 @@ def main(argv: list[str] | None = None) -> int:
                 n = len(load(req, document_of(req)))
                 total += n
                 print(f"{req.stem:<32} {0:>7} {n:>5}  build failed: "
-                      f"{', '.join(sorted({d.code for d in built.diagnostics if d.is_error}))}")
+                      f"{', '.join(sorted({str(d.code) for d in built.diagnostics if d.is_error}))}")
                 continue
             correct += result.correct
             total += result.total

@@ -182,7 +182,7 @@ def issue34_faults(b: Bench) -> None:
                                "--archive", "two.archive"], cwd=folder, env=ENV, stdout=subprocess.PIPE,
                               stderr=subprocess.PIPE, text=True) for t in ("in-t1", "in-t2")]
     outs = [p.communicate(timeout=120) for p in procs]
-    from skillc.improve.refine.archive import open_archive
+    from skillc.improve.archive import open_archive
 
     archive, _ = open_archive(folder / "m.skm", folder / "two.archive")
     kept = set(archive.entries) if archive is not None else set()
@@ -237,7 +237,8 @@ def issue34_faults(b: Bench) -> None:
     words = all(w in out for w in ("FIFO", "outside", "levels deep"))
     b.row("distill: profiles that are a FIFO, out of the folder, 100,000 deep", "each named, no hang",
           code == 1 and words and "SKM900" not in out, f"exit {code}, {'each named' if words else out.strip()[-70:]}")
-    from skillc.improve.evolve.patch import Edit, Patch, PatchError, apply_patch
+    from skillc.improve.edits import Edit, Patch, PatchError
+    from skillc.improve.evolve.patch import apply_patch
 
     try:
         apply_patch(ECHO, None, Patch(machine=(Edit("set_prompt", state="think", text="a\x00b"),)))

@@ -134,7 +134,7 @@ def _port():
 
 def _skillc_codes(text: str, name: str) -> list[str]:
     checked = check_asl(SourceFile.from_text(name, text), as_json=name.endswith(".json"))[1]
-    return sorted(d.code for d in checked.diagnostics if d.severity is not Severity.NOTE)
+    return sorted(str(d.code) for d in checked.diagnostics if d.severity is not Severity.NOTE)
 
 
 def corpus_rows():

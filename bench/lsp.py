@@ -24,6 +24,8 @@ Columns (ms):
 a guard edit — the check through `skillc.lsp.analysis.run_check` and the `Analysis` made of it — median of
 `--repeat` edits: on a shared machine CPU time moves far less with the load than wall time does.
 `--skip-check NAME` leaves one check out of `CHECKS` (to show what the rest costs).
+`--stages` (with `--cpu`) also splits that median: the parse (the server's incremental `ItemParser`), each
+check, the rest of `run_check` (lowering, mostly) and `Analysis.make` — what an edit still pays for.
 """
 
 from __future__ import annotations
@@ -215,38 +217,68 @@ async def measure(sizes: list[int], repeat: int, burst: int, root: str | None, o
 
 
 CPU_CHILD = r"""
-import statistics, sys, time
+import functools, statistics, sys, time
 sys.path.insert(0, sys.argv[1])
 from bench.gen import nested_loop_machine
 from skillc.check import passes
+from skillc.lsp import analysis
 from skillc.lsp.analysis import Analysis, run_check
 from skillc.lsp.server import tune_gc
 tune_gc()
-passes.CHECKS = tuple(c for c in passes.CHECKS if c.__name__ not in sys.argv[4:])
+stages = sys.argv[4] == "1"
+spent = {}
+
+def timed(name, f):
+    @functools.wraps(f)
+    def inner(*args):
+        start = time.process_time()
+        try:
+            return list(f(*args)) if name != "parse" else f(*args)
+        finally:
+            spent[name] = spent.get(name, 0.0) + time.process_time() - start
+    return inner
+
+passes.CHECKS = tuple(c for c in passes.CHECKS if c.__name__ not in sys.argv[5:])
+if stages:
+    passes.CHECKS = tuple(timed(c.__name__, c) for c in passes.CHECKS)
+    analysis._parse = timed("parse", analysis._parse)
 for n in map(int, sys.argv[2].split(",")):
     text = nested_loop_machine(n)
     run_check(text, "/tmp/bench_cpu.skm", {})
     at = text.index("len(note) > 10", text.index(f"model b{max(1, n // 20) // 2}_1"))
-    cpu = []
+    cpu, parts = [], []
     for i in range(int(sys.argv[3])):
         edited = text[:at] + f"len(note) > {111 + i}" + text[at + len("len(note) > 10"):]
+        spent.clear()
         start = time.process_time()
         result, imports = run_check(edited, "/tmp/bench_cpu.skm", {})
+        checked = time.process_time()
         Analysis.make("file:///tmp/bench_cpu.skm", "/tmp/bench_cpu.skm", edited, result, imports, {}, 0)
         cpu.append(time.process_time() - start)
+        checks = sum(v for k, v in spent.items() if k != "parse")
+        parts.append({**spent, "lower+rest": checked - start - checks - spent.get("parse", 0.0),
+                      "analysis": time.process_time() - checked})
     print(f"{n} | {statistics.median(cpu) * 1e3:.0f} | {min(cpu) * 1e3:.0f}", flush=True)
+    if stages:
+        med = {k: statistics.median(p[k] for p in parts) * 1e3 for k in parts[0]}
+        small = [k for k in med if k.startswith("check_") and med[k] < 1.0]
+        shown = sorted((k for k in med if k not in small), key=lambda k: -med[k])
+        print("    " + ", ".join(f"{k} {med[k]:.1f}" for k in shown) +
+              f", {len(small)} other checks {sum(med[k] for k in small):.1f}", flush=True)
 """
 
 
-def cpu_table(sizes: str, repeat: int, root: str | None, skip: list[str]) -> None:
-    """The CPU time of the server's check of a guard edit, per size (in a child: `--root` is imported)."""
+def cpu_table(sizes: str, repeat: int, root: str | None, skip: list[str], stages: bool = False) -> None:
+    """The CPU time of the server's check of a guard edit, per size (in a child: `--root` is imported); `stages`:
+    also its median split into the parse, each check, the rest of the check (lowering, mostly) and `Analysis`."""
     import subprocess
 
     here = str(Path(__file__).resolve().parent.parent)
     print("CPU ms of a guard edit's check (run_check + Analysis), median and min" +
           (f"; without {', '.join(skip)}" if skip else ""))
     print("states | median | min")
-    subprocess.run([sys.executable, "-c", CPU_CHILD, root or here, sizes, str(repeat), *skip], check=True)
+    subprocess.run([sys.executable, "-c", CPU_CHILD, root or here, sizes, str(repeat), "1" if stages else "0", *skip],
+                   check=True)
 
 
 def _ms(values: list[float] | None, worst: bool = False) -> str:
@@ -265,9 +297,10 @@ def main() -> None:
     ap.add_argument("--only", default=",".join(COLUMNS), help="Comma-separated columns to measure.")
     ap.add_argument("--cpu", action="store_true", help="The CPU time of a guard edit's check, in process.")
     ap.add_argument("--skip-check", action="append", default=[], help="With --cpu: leave this check out.")
+    ap.add_argument("--stages", action="store_true", help="With --cpu: split the CPU time by stage and check.")
     args = ap.parse_args()
     if args.cpu:
-        cpu_table(args.sizes, args.repeat, args.root, args.skip_check)
+        cpu_table(args.sizes, args.repeat, args.root, args.skip_check, args.stages)
         return
     only = set(args.only.split(","))
     rows = asyncio.run(measure([int(s) for s in args.sizes.split(",")], args.repeat, args.burst, args.root, only))

@@ -7,7 +7,7 @@ replayed once on the machine (its path indexed, as the archive stores it). Then 
 `.skm` text and checked by the real checker, and the archive re-validated both ways:
 
 - full: every trace replayed on the edited machine (`replay_trace`, the real interpreter);
-- incremental: `changed(old, new)` + `affected(index, changes)`, then only those traces replayed.
+- incremental: `diff_machines(old, new)` + `affected(index, diff)`, then only those traces replayed.
 
 Two edits are measured: a guard inside one chain (`local`: the traces of that branch are affected) and two
 of the router's edges swapped (`router`: every trace looks at its first edge, so every trace is affected).
@@ -31,9 +31,11 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import skillc  # noqa: E402
-from skillc.improve.refine.events import Alignment, DevTrace, Event  # noqa: E402
-from skillc.improve.refine.index import affected, build_index, changed  # noqa: E402
-from skillc.improve.refine.replay import ReplayVerdict, replay_trace  # noqa: E402
+from skillc.improve.diff import diff_machines  # noqa: E402
+from skillc.improve.events import Alignment, DevTrace, Event  # noqa: E402
+from skillc.improve.index import affected, build_index  # noqa: E402
+from skillc.improve.refine.refine import RefineOptions, refine  # noqa: E402
+from skillc.improve.replay import ReplayVerdict, replay_trace  # noqa: E402
 from skillc.ir.machine import Machine  # noqa: E402
 
 
@@ -111,7 +113,7 @@ def revalidate(name: str, old: Machine, new_text: str, items: list[tuple[DevTrac
     full, full_clock = replay_all(new, items)
     by_id = {t.id: (t, a) for t, a in items}  # the archive's entries are keyed by id already
     with Clock() as inc_clock:
-        chosen = affected(index, changed(old, new))
+        chosen = affected(index, diff_machines(old, new))
         redo = {tid: replay_trace(new, *by_id[tid]) for tid in chosen}
     incremental = {tid: redo.get(tid, before[tid]) for tid in before}
     same = incremental == full
@@ -139,13 +141,8 @@ def chat_traces(n: int) -> str:
 
 
 def refine_section(n: int) -> None:
-    """Time refining examples/refine/livemath-partial.skm from `n` chat traces, when H8's `refine` exists."""
+    """Time refining examples/refine/livemath-partial.skm from `n` chat traces."""
     base = Path(__file__).resolve().parent.parent / "examples" / "refine" / "livemath-partial.skm"
-    try:
-        from skillc.improve.refine.refine import RefineOptions, refine
-    except ImportError as exc:
-        print(f"\ntime to refine from {n} traces: not measured ({exc})")
-        return
     if not base.exists():
         print(f"\ntime to refine from {n} traces: not measured ({base.name} is missing)")
         return

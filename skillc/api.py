@@ -1,18 +1,22 @@
 """The Python API: every `skillc` command as a function that returns a typed result carrying its diagnostics.
 
 A `str` argument is `.skm` *text*; a `pathlib.Path` (or any `os.PathLike`) is a file to read. User errors come
-back as diagnostics (or, for the runtime, as the result's `error`), never as exceptions. The command line is
-these functions plus rendering (`skillc.console`). Heavy stages (the checker, Z3, the runtime, the front ends)
-are imported by the function that needs them, so that importing this module stays cheap.
+back as diagnostics, never as exceptions. The command line is these functions plus rendering (`skillc.console`).
+
+This module is a table: the commands of the language itself (parse, load, format, check, show, explain, grammar,
+import) and the helpers every command shares (`internal_error`, `unique`, `load_checked`) are here; every other
+command's config, driver and typed result live in its own package's `command` module (`skillc.runtime.command`
+for run, replay, score and test, `skillc.render.command` for dot, ...) and are re-exported here by name, imported
+on first use: heavy stages (the checker, Z3, the runtime, the front ends) load only when a command needs them, so
+that importing this module (and `skillc --version`) stays cheap.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterable, Sequence
-from contextlib import AbstractContextManager, nullcontext
+from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Any, Iterator, Literal
+from typing import IO, TYPE_CHECKING, Any, Iterator
 
 import attrs
 
@@ -23,37 +27,148 @@ from skillc.lazy import exports
 if TYPE_CHECKING:
     from skillc.bench.runner import BenchConfig, BenchOutcome
     from skillc.bench.runner import Progress as BenchProgress
+    from skillc.bench.score import TraceScore  # noqa: F401 - named in console's annotations
     from skillc.check.config import Config
     from skillc.check.source import CheckResult
+    from skillc.conform.command import ConformResult, conform
     from skillc.diagnostics.code import Code
     from skillc.diagnostics.source import SourceFile
-    from skillc.frontends.distill.library import Built
-    from skillc.frontends.markdown import BuildResult
-    from skillc.improve.refine.refine import RefineResult
+    from skillc.export.command import export_graph
+    from skillc.frontends.distill.command import CollectResult, DistillOutcome, Progress, collect, distill
+    from skillc.frontends.markdown import BuildResult  # noqa: F401 - named in console's annotations
+    from skillc.frontends.markdown.command import BuildOutcome, build
     from skillc.improve.evolve.command import EvolveConfig, EvolveResult
-    from skillc.improve.evolve.options import EvolveOptions
+    from skillc.improve.evolve.options import EvolveOptions  # noqa: F401 - the cli's defaults
+    from skillc.improve.refine.refine import RefineResult
     from skillc.ir.loader import ImportCache, LoadResult
     from skillc.ir.machine import Machine
-    from skillc.runtime import ReplayReport, RunResult
-    from skillc.runtime.journal import Wait
-    from skillc.bench.score import TraceScore
-    from skillc.conform.conform import ConformReport
-    from skillc.runtime.record import RunTrace
-    from skillc.syntax import nodes
-    from skillc.testing.explore import TestReport
+    from skillc.otel.command import OtelResult, bench_otel, export_otel, run_with_otel
+    from skillc.render.command import DrawResult, draw
+    from skillc.runtime.command import (
+        ExploreResult,
+        ReplayResult,
+        RunConfig,
+        RunReport,
+        ScoreResult,
+        Usage,
+        explore,
+        replay,
+        run,
+        score,
+    )
     from skillc.serve.command import ServeConfig, ServeResult
+    from skillc.syntax import nodes
 
+#: Each command's home: `skillc.api.NAME` is imported from there when first asked for.
+_COMMANDS = {
+    "skillc.runtime.command": ("Usage", "RunConfig", "RunReport", "run", "ReplayResult", "replay", "ScoreResult",
+                               "score", "ExploreResult", "explore"),
+    "skillc.frontends.markdown.command": ("BuildOutcome", "build"),
+    "skillc.frontends.distill.command": ("Progress", "DistillOutcome", "distill", "CollectResult", "collect"),
+    "skillc.render.command": ("DrawResult", "draw"),
+    "skillc.conform.command": ("ConformResult", "conform"),
+    "skillc.export.command": ("export_graph",),
+    "skillc.otel.command": ("OtelResult", "export_otel", "run_with_otel", "bench_otel"),
+    "skillc.serve.command": ("ServeConfig", "ServeResult"),
+    "skillc.improve.evolve.command": ("EvolveConfig", "EvolveResult"),
+}
+#: What the API page documents (a literal list, for the docs' static reader): this module's commands and helpers,
+#: then each package's command, re-exported.
+__all__ = [
+    "MAX_SECONDS",
+    "BenchResult",
+    "BuildOutcome",
+    "CheckFilesResult",
+    "Checked",
+    "CollectResult",
+    "ConformResult",
+    "DescribeResult",
+    "DistillOutcome",
+    "DrawResult",
+    "EvolveConfig",
+    "EvolveResult",
+    "ExplainResult",
+    "ExploreResult",
+    "ExportResult",
+    "FormatFilesResult",
+    "FormatResult",
+    "Formatted",
+    "ImportResult",
+    "OtelResult",
+    "ParseResult",
+    "Progress",
+    "ReplayResult",
+    "RunConfig",
+    "RunReport",
+    "ScoreResult",
+    "ServeConfig",
+    "ServeResult",
+    "TextResult",
+    "Usage",
+    "bench",
+    "bench_otel",
+    "build",
+    "check",
+    "check_asl",
+    "check_files",
+    "collect",
+    "conform",
+    "describe",
+    "distill",
+    "draw",
+    "draw_diff",
+    "evolve",
+    "explain",
+    "explore",
+    "export_graph",
+    "export_otel",
+    "format",
+    "format_files",
+    "format_text",
+    "grammar",
+    "import_graph",
+    "internal_error",
+    "load",
+    "load_checked",
+    "parse",
+    "read_stream",
+    "reference",
+    "refine",
+    "replay",
+    "run",
+    "run_with_otel",
+    "score",
+    "seconds_problem",
+    "serve",
+    "skm_files",
+    "unique",
+]
 _LAZY = {"ImportCache": "skillc.ir.loader", "LoadResult": "skillc.ir.loader", "Loader": "skillc.ir.loader",
          "Machine": "skillc.ir.machine", "Config": "skillc.check.config", "SourceFile": "skillc.diagnostics.source",
          "CheckResult": "skillc.check.source", "BenchConfig": "skillc.bench.runner",
-         "RefineResult": "skillc.improve.refine.refine", "EvolveConfig": "skillc.improve.evolve.command",
-         "EvolveResult": "skillc.improve.evolve.command", "EvolveOptions": "skillc.improve.evolve.options",
-         "ServeConfig": "skillc.serve.command", "ServeResult": "skillc.serve.command"}
+         "RefineResult": "skillc.improve.refine.refine", "EvolveOptions": "skillc.improve.evolve.options",
+         "TraceScore": "skillc.bench.score", "BuildResult": "skillc.frontends.markdown",
+         **{name: home for home, names in _COMMANDS.items() for name in names}}
 _SKIP_DIRS = {".git", ".venv", "venv", "node_modules", "__pycache__", ".hypothesis", ".pytest_cache"}
 _ASL_SUFFIXES = (".asl.json", ".asl.yaml", ".asl.yml")
 
 
 __getattr__ = exports(__name__, _LAZY)  # `api.ImportCache`, `api.Machine`, ... imported on first use
+
+
+# ---------------------------------------------------------------- flags every command shares, validated here once
+
+#: The most seconds any timeout or deadline flag takes (a larger value is a mistake, not "no limit").
+MAX_SECONDS = 1e9
+
+
+def seconds_problem(flag: str, seconds: float | None) -> str | None:
+    """Why a number of seconds (`--model-timeout`, `--tool-timeout`, `--step-deadline`, …) cannot be used: it must
+    be finite, above 0 and at most `MAX_SECONDS` (NaN and infinity are refused); None when it can (or is unset).
+    The command line parses such flags as plain numbers and the command's driver asks this."""
+    if seconds is None or 0 < seconds <= MAX_SECONDS:  # NaN fails the comparison
+        return None
+    return f"{flag} takes a number of seconds greater than 0 and at most {MAX_SECONDS:g}, not {seconds:g}"
 
 
 def internal_error(exc: BaseException, what: str) -> Diagnostic:
@@ -248,7 +363,7 @@ def check(source: str | os.PathLike[str], *, path: str | None = None, skill: str
 def check_asl(source: str | os.PathLike[str], *, path: str | None = None, config: Config | None = None,
               smt_timeout_ms: int | None = None) -> CheckResult:
     """Import an Amazon States Language definition (a file, or its text named by `path`) and check it."""
-    from skillc.check.config import find_config
+    from skillc.config import find_config
     from skillc.check.source import CheckResult, config_place
     from skillc.frontends.importers.asl import check_asl_file, check_asl_text
 
@@ -278,7 +393,8 @@ def check_files(paths: Sequence[str], *, strict: bool = False, skill: str | None
 
     `mcp_live`: start the MCP servers machines' tools name to list their schemas (and write `skillc.mcp.lock`);
     False (`--mcp-offline`): compare with the lock file only."""
-    from skillc.check.config import Selection, parse_selection, read_config
+    from skillc.check.config import Selection
+    from skillc.config import parse_selection, read_config
     from skillc.ir.loader import ImportCache
 
     files, diagnostics = skm_files(p for p in paths if p != "-")
@@ -394,9 +510,10 @@ def explain(codes: Sequence[str] = ()) -> ExplainResult:
 
 def reference() -> str:
     """The Markdown reference of every diagnostic code (docs/diagnostics.md)."""
+    from skillc import registry
     from skillc.diagnostics.docs import markdown_reference
 
-    return markdown_reference()
+    return markdown_reference(registry.ALL)
 
 
 def grammar(fmt: str) -> str:
@@ -408,7 +525,7 @@ def grammar(fmt: str) -> str:
 
         return json.dumps(MACHINE_SCHEMA, indent=2) + "\n"
     if fmt == "config-schema":
-        from skillc.check.config import config_schema
+        from skillc.config import config_schema
 
         return json.dumps(config_schema(), indent=2, ensure_ascii=False) + "\n"
     from skillc.syntax.export import export
@@ -417,6 +534,7 @@ def grammar(fmt: str) -> str:
 
 
 ImportResult = TextResult  # the `.skm` text of an imported graph (None when it could not be translated)
+ExportResult = TextResult  # the Python module of an exported graph (None when the machine cannot be exported)
 
 
 def import_graph(kind: str, spec: str) -> ImportResult:
@@ -436,51 +554,15 @@ def import_graph(kind: str, spec: str) -> ImportResult:
         return ImportResult(None, [internal_error(exc, f"importing {spec}")])
 
 
-# ---------------------------------------------------------------- running machines
+def draw_diff(old_path: str, new_path: str, fmt: str = "dot") -> DrawResult:
+    """`skillc dot --diff OLD NEW`: NEW with what changed since OLD coloured (dot, svg or png); both must check."""
+    from skillc.improve.diff import diff_machines
+    from skillc.render.command import draw_diff as draw_changes
 
-@attrs.define
-class Usage:
-    """A usage error the command line reports the way click reports a bad flag (exit 2)."""
-
-    message: str
-    param: str | None = None
+    return draw_changes(old_path, new_path, fmt, diff=diff_machines)
 
 
-@attrs.define
-class RunConfig:
-    """Everything `skillc run` takes: the machine, its inputs, the executor and the runtime's limits.
-
-    `skill_dir`: the skill's folder (the place `skill_dir`, read-only to the tools); default: the folder of the
-    machine's `source` document when it exists. `allow_hosts`: hosts `fetch` may reach. Answers to `ask_user`:
-    `answer` a callback (called with the question, a `str` whose `options` is the menu, and returning the answer)
-    or, with `resume`, the text that answers the question the run waits on (`--answer`); `answers` answers given
-    in advance, in order. With none of them and no terminal, a journaled run waits (`RunReport.waiting`) and
-    resumes once with `RunConfig(resume=RUN_ID, answer=TEXT)`; without a journal (`journal=None`) the call fails
-    as "needs a user".
-    """
-
-    machine: str | None = None
-    executor: str | None = None  # scripted:FILE, replay:TRACE, openai:MODEL, anthropic:MODEL, local[:PATH]
-    inputs: tuple[str, ...] = ()  # NAME=VALUE (JSON unless the variable is a string or an enum)
-    input_file: str | None = None  # a JSON object of inputs
-    base_url: str | None = None
-    strategy: str = "auto"
-    trace: str | None = None
-    max_steps: int = 1000
-    retries: int = 2
-    journal: str | None = ".skillc/runs.sqlite"  # None: no journal (a run that asks and has nobody to ask fails)
-    resume: str | None = None  # a run id
-    tools: tuple[str, ...] = ()  # Python files whose functions implement tools
-    workdir: str | None = None
-    tool_timeout_s: float = 60.0
-    model_timeout_s: float = 120.0
-    step_deadline_s: float = 600.0
-    mode: Literal["machine", "native", "prompt-only"] = "machine"
-    skill_dir: str | None = None
-    allow_hosts: tuple[str, ...] = ()
-    answer: str | Callable[[str], str] | None = None
-    answers: tuple[str, ...] | list[str] = ()
-
+# ---------------------------------------------------------------- the check gate of the commands that run machines
 
 @attrs.define
 class Checked(HasDiagnostics):
@@ -507,484 +589,7 @@ def load_checked(path: str) -> Checked:
         return Checked(None, "", [make(diagnostics_codes.IO_ERROR, str(exc))])
 
 
-@attrs.define
-class RunReport(HasDiagnostics):
-    """`skillc run`: the run's result, or why there was none (the machine's check, a usage error, or a
-    runtime error: `error` is its one-line message, with its SKM5xx code when it has one)."""
-
-    result: RunResult | None
-    diagnostics: list[Diagnostic] = attrs.field(factory=list)
-    unchecked: bool = False
-    usage: Usage | None = None
-    error: str | None = None
-    machine_path: str | None = None
-    interrupted: bool = False  # Ctrl-C or SIGTERM stopped the run; its committed steps are in the journal
-    run_id: str | None = None  # with `interrupted`: the run `--resume` continues (None: no run had started)
-    journal: str | None = None  # the journal the run is kept in (for the command that resumes it)
-    workdir: str | None = None  # the run's work folder and skill folder (absolute): a resume must name them again
-    skill_dir: str | None = None
-
-    @property
-    def waiting(self) -> Wait | None:
-        """The question a run waits on (its `question`, `options`, `run_id`), or None."""
-        return self.result.waiting if self.result is not None else None
-
-
-def _input_value(machine: Machine, raw: str) -> tuple[str, Any]:
-    """`name=value` from --input: strings as written, anything else as JSON."""
-    import json
-
-    from skillc.ir import types as T
-
-    name, sep, value = raw.partition("=")
-    if not sep:
-        raise _UsageError(f"expected NAME=VALUE, got {raw!r}", "--input")
-    var = machine.variables.get(name)
-    if var is not None and isinstance(T.strip_optional(var.type), (T.StrT, T.EnumT)):
-        return name, value
-    try:
-        return name, json.loads(value)
-    except ValueError:
-        raise _UsageError(f"the value of `{name}` is not JSON: {value!r}", "--input") from None
-
-
-class _UsageError(Exception):
-    """A usage problem found deep in `run`; becomes `RunReport.usage`."""
-
-    def __init__(self, message: str, param: str | None = None) -> None:
-        super().__init__(message)
-        self.usage = Usage(message, param)
-
-
-def run(config: RunConfig) -> RunReport:
-    """Run a checked machine (or resume a crashed or waiting run) with the executor, tools and limits of `config`."""
-    from skillc.diagnostics.files import FileProblem, JSONProblem, loads, read_text
-    from skillc.runtime import ExecutorError, Journal, JournalError, RunError, RunOptions, ToolError, make_executor
-    from skillc.runtime.interaction import AskUser, Question
-    from skillc.runtime.executors.scripted import ScriptError
-    from skillc.runtime.executors import spec_file
-    from skillc.runtime.guard import refuse_resume_changes, refuse_trace_target
-    from skillc.runtime.trace import TraceError
-
-    class _Journal(Journal):
-        """The journal, remembering the run it registered (an interrupt names it for `--resume`)."""
-
-        started: str | None = None
-
-        def start(self, *args: Any, **kwargs: Any) -> str:
-            self.started = super().start(*args, **kwargs)
-            return self.started
-
-    c = config
-    journal: _Journal | None = None
-    try:
-        if isinstance(c.answer, str) and not c.resume:
-            return RunReport(None, usage=Usage("--answer answers the question a waiting run asked: give it with "
-                                               "--resume RUN_ID", "--answer"))
-        if c.resume and c.journal is None:
-            return RunReport(None, usage=Usage("--resume continues a run from its journal; give the journal",
-                                               "--resume"))
-        journal = _Journal(c.journal) if c.journal is not None else None
-        machine_path, executor_spec = c.machine, c.executor
-        if c.resume and c.mode != "machine":  # a baseline keeps no journal: there is nothing to resume
-            return RunReport(None, usage=Usage(f"--resume continues machine-mode runs; a {c.mode} run cannot be "
-                                               "resumed", "--resume"))
-        if c.resume:
-            assert journal is not None
-            info = journal.info(c.resume)
-            refuse_resume_changes(info, executor_spec, bool(c.inputs or c.input_file), c.trace, machine_path)
-            machine_path = machine_path or info.machine_path
-            executor_spec = executor_spec or info.executor
-        if not machine_path or not executor_spec:
-            return RunReport(None, usage=Usage("give MACHINE and --executor (or --resume RUN_ID)"))
-        if c.workdir is not None and not Path(c.workdir).is_dir():
-            return RunReport(None, usage=Usage(f"no such folder: {c.workdir}", "--workdir"))
-        if c.skill_dir is not None and not Path(c.skill_dir).is_dir():
-            return RunReport(None, usage=Usage(f"no such folder: {c.skill_dir}", "--skill-dir"))
-        refuse_trace_target(c.trace, [machine_path, c.journal, c.input_file, *c.tools, spec_file(executor_spec)])
-        checked = load_checked(machine_path)
-        if checked.machine is None:
-            return RunReport(None, checked.diagnostics, checked.unchecked, machine_path=machine_path)
-        machine = checked.machine
-        given: dict[str, Any] = {}
-        if c.input_file:
-            given = loads(read_text(c.input_file, what="JSON file"))
-            if not isinstance(given, dict):
-                return RunReport(None, usage=Usage("the input file must hold a JSON object", "--input-file"))
-        given.update(dict(_input_value(machine, raw) for raw in c.inputs))
-        from skillc.runtime.session import default_skill_dir, run_mode, run_tools
-
-        executor = make_executor(executor_spec, base_url=c.base_url, strategy=c.strategy, timeout_s=c.model_timeout_s)
-        workdir = Path(c.workdir or ".").resolve()
-        skill_dir = Path(c.skill_dir).resolve() if c.skill_dir is not None else default_skill_dir(machine)
-        user = AskUser(answer=c.answer if callable(c.answer) else None, prepared=list(c.answers))
-        answer = c.answer if isinstance(c.answer, str) else None
-        if c.resume and answer is None and (callable(c.answer) or c.answers):
-            assert journal is not None
-            wait = journal.waiting(c.resume)  # a callback or prepared answer answers the question the run waits on
-            if wait is not None:
-                answer = (str(c.answer(Question(wait.question, wait.options))) if callable(c.answer)
-                          else user.prepared.pop(0))
-        tools = run_tools(machine, c.mode, workdir=workdir, skill_dir=skill_dir, modules=c.tools,
-                          timeout_s=c.tool_timeout_s, allow_hosts=c.allow_hosts, ask_user=user)
-        options = RunOptions(retries=c.retries, max_steps=c.max_steps, trace=Path(c.trace) if c.trace else None,
-                             journal=journal, executor_spec=executor_spec, machine_path=str(machine_path),
-                             step_deadline_s=c.step_deadline_s, workdir=str(workdir),
-                             skill_dir=None if skill_dir is None else str(skill_dir), user=user)
-        return RunReport(run_mode(machine, checked.text, c.mode, executor, tools, options, given, resume=c.resume,
-                                  answer=answer), journal=c.journal, workdir=str(Path(workdir).resolve()),
-                         skill_dir=None if skill_dir is None else str(Path(skill_dir).resolve()))
-    except KeyboardInterrupt:  # the interpreter marked its run interrupted (resumable); a baseline keeps none
-        return RunReport(None, interrupted=True, run_id=c.resume or (journal.started if journal else None))
-    except _UsageError as exc:
-        return RunReport(None, usage=exc.usage)
-    except (RunError, ExecutorError, JournalError, ToolError, ScriptError, TraceError, FileProblem, JSONProblem,
-            ValueError) as exc:
-        code = getattr(exc, "code", None)  # the runtime's own errors carry their SKM5xx code
-        return RunReport(None, error=f"{f'error[{code}]: ' if code else ''}{exc}")
-
-
-@attrs.define
-class ReplayResult(HasDiagnostics):
-    """`skillc replay`: the verdict, or why there is none (the machine's check, or an unreadable trace)."""
-
-    report: ReplayReport | None
-    diagnostics: list[Diagnostic] = attrs.field(factory=list)
-    unchecked: bool = False
-    error: str | None = None
-
-
-def replay(machine_path: str, trace: str, *, other_machine: bool = False) -> ReplayResult:
-    """Replay a trace through a checked machine without calling models or tools."""
-    from skillc import runtime
-    from skillc.runtime.trace import TraceError
-
-    checked = load_checked(machine_path)
-    if checked.machine is None:
-        return ReplayResult(None, checked.diagnostics, checked.unchecked)
-    try:
-        return ReplayResult(runtime.replay_file(checked.machine, checked.text, trace, other_machine=other_machine))
-    except TraceError as exc:
-        return ReplayResult(None, _found(exc), error=str(exc))
-
-
-@attrs.define
-class ScoreResult(HasDiagnostics):
-    """`skillc score`: one score per trace, or why there are none (the machine's check, the suite's diagnostics,
-    an unreadable trace, a usage error)."""
-
-    scores: list[TraceScore]
-    diagnostics: list[Diagnostic] = attrs.field(factory=list)
-    unchecked: bool = False
-    error: str | None = None
-    usage: Usage | None = None
-
-    @property
-    def compliance(self) -> float | None:
-        """Request-level full compliance: the share of compliant traces among those judged (None: none judged)."""
-        from skillc.bench.score import tally
-
-        return tally([sc.score.rfc for sc in self.scores]).rate
-
-    @property
-    def success(self) -> float | None:
-        """Task success: the share of traces their verifier passed among those verified (None: none verified)."""
-        from skillc.bench.score import tally
-
-        return tally([sc.score.success for sc in self.scores]).rate
-
-
-def score(machine_path: str, traces: Sequence[str], *, suite: str | None = None, task: str | None = None,
-          workdir: str | None = None) -> ScoreResult:
-    """Score traces against a checked machine: task success from the suite task's verifier, RFC from effects."""
-    from skillc.bench.score import score_trace_file
-    from skillc.bench.suite import load_suite
-    from skillc.runtime.trace import TraceError
-
-    if task is not None and suite is None:
-        return ScoreResult([], usage=Usage("--task needs --suite", "--task"))
-    checked = load_checked(machine_path)
-    if checked.machine is None:
-        return ScoreResult([], checked.diagnostics, checked.unchecked)
-    loaded = load_suite(suite) if suite is not None else None
-    if loaded is not None and loaded.suite is None:
-        return ScoreResult([], list(loaded.diagnostics), error=f"{suite}: the suite has errors")
-    the_suite = loaded.suite if loaded is not None else None
-    if the_suite is not None and task is not None and task not in {t.id for t in the_suite.tasks}:
-        from skillc.ir.suggest import did_you_mean
-
-        hint = did_you_mean(task, [t.id for t in the_suite.tasks]) or ""
-        return ScoreResult([], usage=Usage(f"the suite has no task `{task}`. {hint}".strip(), "--task"))
-    try:
-        return ScoreResult([score_trace_file(Path(t), checked.machine, suite=the_suite, task_id=task,
-                                             workdir=Path(workdir) if workdir else None) for t in traces])
-    except TraceError as exc:
-        return ScoreResult([], _found(exc), error=str(exc))
-
-
-def _found(exc: Exception) -> list[Diagnostic]:
-    """The coded finding a trace reader raised with, when it has one."""
-    diagnostic = getattr(exc, "diagnostic", None)
-    return [diagnostic] if isinstance(diagnostic, Diagnostic) else []
-
-
-@attrs.define
-class ExploreResult(HasDiagnostics):
-    """`skillc test`: the exploration's report and the machine explored, or the diagnostics why it was not."""
-
-    report: TestReport | None
-    machine: Machine | None
-    diagnostics: list[Diagnostic] = attrs.field(factory=list)
-    unchecked: bool = False
-
-
-def explore(machine_path: str, *, coverage: str = "transitions", examples: int = 200, seed: int = 0,
-            traces: str | None = None) -> ExploreResult:
-    """Explore a checked machine with generated outputs; traces are kept in `traces` (else only failing ones)."""
-    import shutil
-    import tempfile
-
-    from skillc.testing.explore import explore as run_explore
-
-    checked = load_checked(machine_path)
-    if checked.machine is None:
-        return ExploreResult(None, None, checked.diagnostics, checked.unchecked)
-    keep = Path(traces) if traces else Path(tempfile.mkdtemp(prefix="skillc-test-"))
-    try:
-        keep.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:  # a file or a device (`/dev/full`) where the folder goes, no permission, a full disk
-        return ExploreResult(None, None, [make(diagnostics_codes.IO_ERROR, f"--traces {traces}: cannot keep traces "
-                                               f"there ({'not a folder' if isinstance(exc, FileExistsError) else exc.strerror or exc})")])
-    report = run_explore(checked.machine, checked.text, examples=examples, seed=seed, coverage=coverage, traces=keep)
-    if not traces and not report.failures:
-        shutil.rmtree(keep, ignore_errors=True)
-    return ExploreResult(report, checked.machine)
-
-
-# ---------------------------------------------------------------- drawing
-
-@attrs.define
-class DrawResult(HasDiagnostics):
-    """`skillc dot`: the drawing's bytes, or the diagnostics (or, for a render or trace problem, the `error`)."""
-
-    data: bytes | None
-    diagnostics: list[Diagnostic] = attrs.field(factory=list)
-    error: str | None = None
-
-
-def _foreign_trace(trace: str, reason: str) -> Diagnostic:
-    """SKM525: the trace drawn over a machine that did not record it."""
-    from skillc.render.codes import TRACE_OF_ANOTHER_MACHINE
-
-    return make(TRACE_OF_ANOTHER_MACHINE, f"{trace}: {reason}, so the drawing does not show its run",
-                hint="overlay the trace on the machine that recorded it (its header's `skillc.machine`)")
-
-
-def _drawable_fragment(loaded: LoadResult, path: str, name: str | None) -> tuple[Machine | None, str | None]:
-    """The fragment of a library to draw (the only one, or `name`), or why there is none."""
-    machines = _fragment_machines(loaded, path)
-    if not machines:
-        return None, f"{path} defines neither a machine nor a fragment: nothing to draw"
-    if name is not None:
-        if name not in machines:
-            return None, f"{path} has no fragment `{name}` (it has {', '.join(machines)})"
-        return machines[name], None
-    if len(machines) > 1:
-        return None, f"{path} is a library of {len(machines)} fragments ({', '.join(machines)}): pick one with --fragment"
-    return next(iter(machines.values())), None
-
-
-def draw_diff(old_path: str, new_path: str, fmt: str = "dot") -> DrawResult:
-    """`skillc dot --diff OLD NEW`: NEW with what changed since OLD coloured (dot, svg or png); both must check."""
-    from skillc.render import RenderError, render_image
-    from skillc.render.diff import to_dot_diff
-
-    if fmt == "mermaid":
-        return DrawResult(None, error="--diff draws dot, svg or png, not mermaid")
-    machines, found = [], []
-    for path in (old_path, new_path):
-        result = check(Path(path))
-        found += [d for d in result.diagnostics if d.is_error]
-        machines.append(result.machine)
-    if found or machines[0] is None or machines[1] is None:
-        return DrawResult(None, found)
-    text = to_dot_diff(machines[0], machines[1])
-    try:
-        return DrawResult(text.encode("utf-8") if fmt == "dot" else render_image(text, fmt))
-    except RenderError as exc:
-        return DrawResult(None, error=str(exc))
-
-
-def draw(machine_path: str, fmt: str = "dot", *, trace: str | None = None, fragment: str | None = None,
-         stdin: IO[bytes] | None = None, stdin_filename: str | None = None) -> DrawResult:
-    """Draw a checked machine (or a library's fragment) as `dot`, `svg`, `png` or `mermaid`; `-` reads `stdin`."""
-    from skillc.check.source import CheckResult
-    from skillc.render import RenderError, overlay_from_trace, render_image, to_dot, to_mermaid
-    from skillc.runtime.trace import TraceError
-
-    source = None
-    if machine_path == "-":
-        name = stdin_filename or "<stdin>"
-        source, problems = read_stream(stdin, name) if stdin is not None else (None, [])
-        origin = str(Path(name).absolute()) if stdin_filename else name
-        result = check(source.text, path=origin) if source else CheckResult(None, problems)
-    else:
-        origin, result = machine_path, check(Path(machine_path))
-    machine = result.machine
-    if machine is None and result.ok:
-        machine, problem = _drawable_fragment(load(source.text, path=origin) if source else load(Path(machine_path)),
-                                              origin, fragment)
-        if problem:
-            return DrawResult(None, [make(diagnostics_codes.IO_ERROR, problem)])
-    if machine is None or not result.ok:
-        return DrawResult(None, [d for d in result.diagnostics if d.severity is not Severity.NOTE])
-    try:
-        overlay = overlay_from_trace(machine, trace) if trace else None
-        # a trace of another machine would leave the drawing grey without a word: drawn, but said (SKM525)
-        found = [_foreign_trace(trace, overlay.foreign)] if trace and overlay and overlay.foreign else []
-        if fmt == "mermaid":
-            return DrawResult(to_mermaid(machine, overlay).encode("utf-8"), found)
-        text = to_dot(machine, overlay)
-        return DrawResult(text.encode("utf-8") if fmt == "dot" else render_image(text, fmt), found)
-    except (RenderError, TraceError) as exc:
-        return DrawResult(None, error=str(exc))
-
-
-# ---------------------------------------------------------------- front ends
-
-Progress = Callable[[str, str], AbstractContextManager[Callable[[int], None] | None]]
-
-
-def _no_progress(what: str, unit: str) -> AbstractContextManager[None]:
-    """No progress display (the default of the API)."""
-    return nullcontext(None)
-
-
-@attrs.define
-class BuildOutcome(HasDiagnostics):
-    """`skillc build`: the front end's result, the machine's text as written (None when nothing may be
-    written), where it goes (None: standard output), and `usage` when the output could not be used."""
-
-    result: BuildResult | None
-    text: str | None
-    output: Path | None
-    diagnostics: list[Diagnostic]
-    usage: bool = False
-    model: str | None = None  # the model the LLM compiler drafted with; None: the offline compiler
-    model_origin: str = ""  # where the model was set: --model, SKILLC_MODEL or config ("" for none)
-
-
-def build(skill: str, *, output: str | None = None, model: str | None = None, base_url: str | None = None,
-          rounds: int = 3, tools: Iterable[str] = (), max_revisions: int = 2, max_repeats: int = 3,
-          max_bytes: int = 1 << 20, verbose: bool = False, stdin: IO[bytes] | None = None,
-          stdin_filename: str | None = None, strict: bool = False, max_tokens: int | None = None,
-          section_tokens: int | None = None, model_timeout_s: float | None = None) -> BuildOutcome:
-    """Compile a markdown skill (a file, a folder with SKILL.md, or `-` for `stdin`) into a checked machine.
-
-    The LLM compiler runs whenever a model is configured: `model`, else `SKILLC_MODEL`, else `model` in the
-    project's `[tool.skillc]` (`"offline"` forces the offline compiler); `max_tokens`, `section_tokens` and
-    `model_timeout_s` (seconds one request may take) are its budgets (see
-    `skillc.frontends.markdown.llm.LLMOptions`).
-    """
-    import tempfile
-
-    from skillc.frontends.markdown import Options
-    from skillc.frontends.markdown.frontdoor import resolve_model
-
-    model, origin = resolve_model(model, Path(skill) if skill != "-" else None)
-    budgets = {k: v for k, v in (("max_tokens", max_tokens), ("section_tokens", section_tokens),
-                                 ("timeout_s", model_timeout_s)) if v is not None}
-
-    options = Options(tools=frozenset(tools), max_revisions=max_revisions, max_repeats=max_repeats, strict=strict)
-    if skill == "-":
-        with tempfile.TemporaryDirectory(prefix="skillc-stdin-") as tmp:
-            path = Path(tmp) / Path(stdin_filename or "SKILL.md").name
-            path.write_bytes(stdin.read(max_bytes + 1) if stdin is not None else b"")
-            return attrs.evolve(_build(path, output or "-", model, base_url, rounds, options, max_bytes, verbose,
-                                       stdin_filename or "SKILL.md", budgets), model=model, model_origin=origin)
-    path = Path(skill)
-    if path.is_dir() and (path / "SKILL.md").is_file():
-        path = path / "SKILL.md"
-    return attrs.evolve(_build(path, output, model, base_url, rounds, options, max_bytes, verbose, None, budgets),
-                        model=model, model_origin=origin)
-
-
-def _build(path: Path, output: str | None, model: str | None, base_url: str | None, rounds: int, options: Any,
-           max_bytes: int, verbose: bool, stdin_as: str | None, budgets: dict[str, float] | None = None) -> BuildOutcome:
-    """`build` once the skill document is a file."""
-    import json
-
-    from skillc.diagnostics.files import same_file
-    from skillc.frontends.markdown import build as build_skill
-    from skillc.frontends.markdown import source_name
-
-    out = None if output == "-" else Path(output) if output else path.with_suffix(".skm")
-    if out is not None and same_file(out, path):
-        return BuildOutcome(None, None, out, [make(diagnostics_codes.IO_ERROR, f"refusing to overwrite the skill document {path} "
-                                                              "with the machine")], usage=True)
-    if out is not None and not out.parent.is_dir():
-        return BuildOutcome(None, None, out, [make(diagnostics_codes.IO_ERROR, f"no such folder for the output: {out.parent}")],
-                            usage=True)
-    try:
-        llm = None
-        if model is not None and budgets:
-            from skillc.frontends.markdown.llm import LLMOptions
-
-            llm = LLMOptions(**budgets)  # type: ignore[arg-type]  # token budgets (int) and the timeout (float)
-        result = build_skill(path, output=out, options=options, model=model, base_url=base_url, rounds=rounds,
-                             max_bytes=max_bytes, llm=llm)
-    except Exception as exc:  # noqa: BLE001 - an internal error is reported, not raised
-        return BuildOutcome(None, None, out, [internal_error(exc, f"building {path}")])
-    diagnostics = unique(result.diagnostics)
-    if stdin_as is not None:  # messages name the document stdin stood for, not its temporary copy
-        for span in (s for d in diagnostics for s in (d.span, *(x.span for x in d.secondary)) if s is not None):
-            if span.source.path == str(path):
-                span.source.path = stdin_as
-    if not verbose:  # the same policy in every format: the build's own notes (SKM3xx), others only with -v
-        diagnostics = [d for d in diagnostics if d.severity is not Severity.NOTE or d.code.startswith("SKM3")]
-    text = result.text if result.ok else None
-    if text is not None and stdin_as is not None:  # the machine names the document stdin stood for
-        text = text.replace(f'"{source_name(path, out)}"', json.dumps(stdin_as))
-    return BuildOutcome(result, text, out, diagnostics)
-
-
-@attrs.define
-class DistillOutcome(HasDiagnostics):
-    """`skillc distill`: the library built (None after a usage or internal error) and its diagnostics."""
-
-    built: Built | None
-    diagnostics: list[Diagnostic]
-    usage: bool = False
-
-
-def distill(traces: Sequence[str], *, output: str | None = None, min_reuse: float = 0.1, emit: str = "skm,python",
-            heldout: Sequence[str] = (), games: str | None = None, report: bool = False,
-            progress: Progress | None = None) -> DistillOutcome:
-    """Distil reusable skills from successful JSONL traces; `output` is only checked here, not written.
-
-    `progress(what, unit)` is a context manager that yields a callback told of every held-out game played.
-    """
-    from skillc.frontends.distill.library import build_library, target_problem
-
-    kinds = tuple(k.strip() for k in emit.split(",") if k.strip())
-    if not kinds or any(k not in ("skm", "python") for k in kinds):
-        return DistillOutcome(None, [make(diagnostics_codes.IO_ERROR, f"expected a comma-separated subset of skm,python, not "
-                                                    f"{emit!r}")], usage=True)
-    if output is None and not report:
-        return DistillOutcome(None, [make(diagnostics_codes.IO_ERROR, "say where to write the library (-o DIR), or ask only for "
-                                                    "--report")], usage=True)
-    problem = target_problem(output) if output else None
-    if problem:
-        return DistillOutcome(None, [make(diagnostics_codes.IO_ERROR, problem)], usage=True)
-    try:
-        with (progress or _no_progress)("held-out games played", "game") as tick:
-            built = build_library(traces, heldout=heldout, min_reuse=min_reuse, emit=kinds, games=games,
-                                  progress=tick)
-    except Exception as exc:  # noqa: BLE001 - an internal error is reported, not raised
-        return DistillOutcome(None, [internal_error(exc, "distilling traces")])
-    return DistillOutcome(built, unique(built.diagnostics))
-
-
+# ---------------------------------------------------------------- improvement
 
 def refine(machine: str, traces: Sequence[str], *, output: str | None = None, archive: str | None = None,
            model: str | None = None, base_url: str | None = None, dry_run: bool = False) -> RefineResult:
@@ -995,167 +600,6 @@ def refine(machine: str, traces: Sequence[str], *, output: str | None = None, ar
     return run_refine(RefineOptions(machine, tuple(traces), output, archive, model, base_url, dry_run))
 
 
-# ---------------------------------------------------------------- one machine in every harness: conform, export, OTel
-
-@attrs.define
-class ConformResult(HasDiagnostics):
-    """`skillc conform`: every transcript's report (None when the machine does not check), and the diagnostics:
-    the machine's problems (`unchecked`), the transcripts' import problems, each violation (SKM860–SKM865)."""
-
-    report: ConformReport | None
-    diagnostics: list[Diagnostic]
-    unchecked: bool = False
-
-
-def conform(machine_path: str, transcripts: Sequence[str], *, trace_format: str | None = None) -> ConformResult:
-    """Align native transcripts (skillc run traces of any mode, chat transcripts, Claude Code logs) to a checked
-    machine without replaying any model, and report the rules and success evidence each one broke, and where."""
-    from skillc.conform.conform import conform_files
-
-    checked = load_checked(machine_path)
-    if checked.machine is None:
-        return ConformResult(None, checked.diagnostics, checked.unchecked)
-    try:
-        report = conform_files(checked.machine, transcripts, fmt=trace_format)
-    except Exception as exc:  # noqa: BLE001 - an internal error is reported, not raised
-        return ConformResult(None, [internal_error(exc, "conforming transcripts")])
-    return ConformResult(report, list(report.diagnostics))
-
-
-ExportResult = TextResult  # the Python module of an exported graph (None when the machine cannot be exported)
-
-
-def export_graph(kind: str, machine_path: str) -> ExportResult:
-    """`skillc export langgraph MACHINE`: a Python module building the checked machine as a LangGraph `StateGraph`
-    whose nodes run skillc's own steps (`kind` is `langgraph`, the one system written so far)."""
-    checked = load_checked(machine_path)
-    if checked.machine is None:
-        return ExportResult(None, checked.diagnostics)
-    try:
-        from skillc.export.langgraph import export
-
-        return ExportResult(*export(checked.machine, machine_path))
-    except Exception as exc:  # noqa: BLE001 - an internal error is reported, not raised
-        return ExportResult(None, [internal_error(exc, f"exporting {machine_path}")])
-
-
-@attrs.define
-class OtelResult(HasDiagnostics):
-    """`export_otel`: the spans made, whether the collector (or exporter) took them, and the warnings."""
-
-    spans: int
-    sent: bool
-    diagnostics: list[Diagnostic]
-
-
-def export_otel(trace: RunTrace | str | os.PathLike[str], endpoint: str | None = None, *, exporter: Any = None,
-                timeout_s: float = 5.0) -> OtelResult:
-    """Send a finished run (a `RunTrace`, or a trace file) as OpenTelemetry spans: `invoke_agent {machine}` with one
-    `chat {model}` / `execute_tool {tool}` span per step, by OTLP/HTTP to `endpoint` (or to an SDK `exporter`).
-    A collector that refuses or cannot be reached is the warning SKM880, never an exception."""
-    from skillc.otel import codes as otel_codes
-    from skillc.otel.send import endpoint_problem, send
-    from skillc.runtime.record import RunTrace as Run
-    from skillc.runtime.record import read_run
-
-    problem = endpoint_problem(endpoint) if endpoint is not None else None
-    if problem is not None:
-        return OtelResult(0, False, [make(diagnostics_codes.IO_ERROR, problem)])
-    if isinstance(trace, Run):
-        run_trace: Run | None = trace
-    else:
-        run_trace, problems = read_run(os.fspath(trace))
-        if run_trace is None:
-            why = "; ".join(d.message for d in problems[:1]) or "it holds no run"
-            return OtelResult(0, False, [make(otel_codes.TRACE_NOT_READ_FOR_SPANS, f"no spans were sent: the trace {trace} "
-                                              f"cannot be read ({why})")])
-    try:
-        assert run_trace is not None
-        sent = send(run_trace, endpoint, exporter=exporter, timeout_s=timeout_s)
-    except Exception as exc:  # noqa: BLE001 - an internal error is reported, not raised
-        return OtelResult(0, False, [internal_error(exc, "sending the run's spans")])
-    return OtelResult(sent.spans, sent.exported, list(sent.diagnostics))
-
-
-def run_with_otel(config: RunConfig, endpoint: str, *, timeout_s: float = 5.0) -> RunReport:
-    """`skillc run --otel ENDPOINT`: `run`, then its spans sent once the run has ended (built from its trace; a run
-    without `--trace` writes one to a temporary folder for the purpose). A failure to send is a warning in the
-    report's diagnostics: the run's result, its trace and its exit status do not change."""
-    import tempfile
-
-    from skillc.otel.send import endpoint_problem
-
-    problem = endpoint_problem(endpoint)
-    if problem is not None:
-        return RunReport(None, usage=Usage(problem, "--otel"))
-    with tempfile.TemporaryDirectory(prefix="skillc-otel-") as scratch:
-        own = config.trace is None and config.resume is None
-        report = run(attrs.evolve(config, trace=str(Path(scratch) / "run.jsonl")) if own else config)
-        if report.result is not None and report.result.trace:
-            report.diagnostics.extend(export_otel(report.result.trace, endpoint, timeout_s=timeout_s).diagnostics)
-            if own:
-                report.result = attrs.evolve(report.result, trace=None)
-    return report
-
-@attrs.define
-class CollectResult(HasDiagnostics):
-    """`skillc collect`: the JSONL of the recorded traces and the line to report, or the diagnostics."""
-
-    text: str | None
-    summary: str
-    diagnostics: list[Diagnostic]
-
-
-def collect(output: str, *, count: int = 20, seed: int = 0, games: str = ".skillc/games", workers: int = 1,
-            env: str = "textworld", domain: str = "blocks", split: str = "train",
-            progress: Progress | None = None) -> CollectResult:
-    """Record runs as traces: TextWorld cooking walkthroughs, or PDDL plans solved by pyperplan (not written).
-
-    `progress(what, unit)` is a context manager that yields a callback told of every game or problem done.
-    """
-    from skillc.frontends.distill import textworld as tw
-    from skillc.frontends.distill.trace import dumps
-
-    bar = progress or _no_progress
-    if env == "pddl":
-        from skillc.frontends.distill import pddl
-
-        try:
-            chosen = pddl.problems(domain, split)[:count]
-            if not Path(output).resolve().parent.is_dir():
-                raise tw.Unavailable(f"no such folder for the output: {Path(output).parent}")
-            with bar(f"{domain} problems solved", "problem") as tick:
-                traces = pddl.collect(domain, split, chosen, progress=tick)
-        except tw.Unavailable as exc:
-            return CollectResult(None, "", [make(diagnostics_codes.IO_ERROR, str(exc))])
-        return CollectResult(dumps(traces), f"{len(traces)} traces of {len(chosen)} {domain} problems ({split})", [])
-    problem = None
-    try:
-        tw.import_textworld()
-        Path(games).mkdir(parents=True, exist_ok=True)
-    except tw.Unavailable as exc:
-        problem = str(exc)
-    except OSError as exc:
-        problem = f"cannot keep games in {games}: {exc.strerror or exc}"
-    if problem is None and not Path(output).resolve().parent.is_dir():
-        problem = f"no such folder for the output: {Path(output).parent}"
-    if problem:
-        return CollectResult(None, "", [make(diagnostics_codes.IO_ERROR, problem)])
-    dropped: list[str] = []
-    with bar("games generated and played", "game") as tick:
-        played = tw.collect(tw.specs(count, seed), games, workers=workers, progress=tick, dropped=dropped)
-    from skillc.frontends.distill import codes as distill_codes
-
-    left_out = [make(distill_codes.GAME_UNAVAILABLE, f"left out {why}") for why in dropped]
-    if not played:  # an empty trace file is not a result: say so, write nothing
-        return CollectResult(None, "", [*left_out, make(distill_codes.NO_TRACES, f"none of the {count} games could "
-                                                        "be made; nothing written")])
-    recorded = tw.relative_to(played, Path(output).parent)
-    won = sum(t.success for t in recorded)
-    return CollectResult(dumps(recorded), f"{len(recorded)} traces ({won} won) of {count} games; games in {games}",
-                         left_out)
-
-
 # ---------------------------------------------------------------- benchmarks
 
 @attrs.define
@@ -1164,25 +608,6 @@ class BenchResult(HasDiagnostics):
 
     outcome: BenchOutcome | None
     diagnostics: list[Diagnostic]
-
-
-def bench_otel(result: BenchResult, endpoint: str, *, timeout_s: float = 5.0) -> list[Diagnostic]:
-    """Send every cell of a finished bench (each row's trace) as OpenTelemetry spans, one `invoke_agent` trace per
-    cell, to `endpoint` (OTLP/HTTP). A collector that refuses is one warning (SKM880) per cell, never an exception;
-    the bench's rows, report and exit status do not change."""
-    outcome = result.outcome
-    if outcome is None or outcome.out is None:
-        return []
-    found: list[Diagnostic] = []
-    for row in outcome.rows:
-        if row.trace is None:
-            continue
-        path = Path(row.trace) if os.path.isabs(row.trace) else outcome.out / row.trace
-        sent = export_otel(path, endpoint, timeout_s=timeout_s).diagnostics
-        found.extend(sent)
-        if any(d.severity.name == "ERROR" for d in sent):
-            break  # a bad endpoint: said once
-    return found
 
 
 def bench(config: BenchConfig, *, progress: BenchProgress | None = None) -> BenchResult:
@@ -1218,6 +643,11 @@ def serve(config: ServeConfig) -> ServeResult:
     client leaves or the server is stopped; see `skillc.serve`. Nothing is served when a machine fails its check."""
     from skillc.serve.command import ServeResult
     from skillc.serve.command import serve as serve_mcp
+
+    for flag, seconds in (("--tool-timeout", config.tool_timeout_s), ("--model-timeout", config.model_timeout_s),
+                          ("--step-deadline", config.step_deadline_s), ("--input-timeout", config.input_timeout_s)):
+        if (problem := seconds_problem(flag, seconds)) is not None:
+            return ServeResult(usage=problem)
 
     try:
         return serve_mcp(config)

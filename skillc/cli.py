@@ -16,19 +16,21 @@ from skillc.diagnostics.render import FORMATS
 
 
 class _Seconds(click.FloatRange):
-    """A positive, finite number of seconds (at most 1e9): `nan` and `inf` pass a plain FloatRange."""
+    """A number of seconds, only parsed here: whether it can be used (finite, above 0, at most 1e9: the range the
+    help shows) is the command's to say, once, in the API (`skillc.api.seconds_problem`, or the bench's and
+    evolve's own option checks), for the command line and Python callers alike."""
 
     name = "seconds"
 
     def __init__(self) -> None:
-        super().__init__(min=0, min_open=True, max=1e9)
+        super().__init__(min=0, min_open=True, max=1e9)  # for the help's range only: convert does not check it
 
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
-        """The seconds, or a usage error for a value that is not a finite number in (0, 1e9]."""
-        seconds = super().convert(value, param, ctx)
-        if seconds != seconds:  # NaN compares unequal to itself and slips past the range
+        """The number, or a usage error for text that is not one."""
+        try:
+            return float(value)
+        except ValueError:
             self.fail(f"{value!r} is not a number of seconds.", param, ctx)
-        return seconds
 
 
 SECONDS = _Seconds()
@@ -52,10 +54,41 @@ class _Existing(click.Path):
         return super().convert(value, param, ctx)
 
 
-def _format(aliases: bool = True, help: str | None = "How to print diagnostics.") -> Any:
-    """The `--format` option of the commands that print diagnostics."""
-    names = ("--format", "--output-format") if aliases else ("--format",)
-    return click.option(*names, "fmt", type=click.Choice(FORMATS), default="full", show_default=True, help=help)
+def _format(help: str | None = "How to print diagnostics.") -> Any:
+    """The `--output-format` option (also spelled `--format`) of the commands that print diagnostics."""
+    return click.option("--format", "--output-format", "fmt", type=click.Choice(FORMATS), default="full",
+                        show_default=True, help=help)
+
+
+def _json_output(what: str) -> Any:
+    """`--output-format text|json` of a command whose machine-readable output is JSON, with `--json` kept as its
+    alias; the command receives `as_json`."""
+
+    def decorate(command: Any) -> Any:
+        import functools
+
+        @functools.wraps(command)
+        def merged(*args: Any, output_format: str, as_json: bool, **kwargs: Any) -> Any:
+            return command(*args, as_json=as_json or output_format == "json", **kwargs)
+
+        merged = click.option("--json", "as_json", is_flag=True, help="The same as --output-format json.")(merged)
+        return click.option("--output-format", "output_format", type=click.Choice(["text", "json"]), default="text",
+                            show_default=True, help=f"text, or json: {what}.")(merged)
+
+    return decorate
+
+
+# The flags `run` and `serve` share, defined once (each use makes its own click option).
+_BASE_URL = click.option("--base-url", default=None, help="Endpoint of an OpenAI- or Anthropic-compatible server.")
+_STRUCTURED = click.option("--structured", "strategy", default="auto", show_default=True,
+                           type=click.Choice(["auto", "json_schema", "json_object", "vllm", "prompt"]),
+                           help="How to ask an openai: backend for JSON-Schema output.")
+_RETRIES = click.option("--retries", type=click.IntRange(0, 20), default=2, show_default=True,
+                        help="Retries of an invalid model output before the fallback.")
+_TOOLS = click.option("--tools", "tools", multiple=True, type=_Existing(dir_okay=False, exists=True),
+                      help="A Python file whose functions implement tools (repeatable).")
+_ALLOW_HOST = click.option("--allow-host", "allow_hosts", multiple=True, metavar="HOST",
+                           help="A host `fetch` may reach (repeatable).")
 
 
 class _Guarded(click.Group):
@@ -197,30 +230,25 @@ def show(path: str, fmt: str) -> None:
 @click.option("--input-file", type=_Existing(dir_okay=False, exists=True), help="A JSON object of inputs.")
 @click.option("--executor", "executor", default=None, metavar="SPEC",
               help="scripted:FILE, replay:TRACE, openai:MODEL, anthropic:MODEL or local[:PATH.gguf][?n_ctx=N&…].")
-@click.option("--base-url", default=None, help="Endpoint of an OpenAI- or Anthropic-compatible server.")
-@click.option("--structured", "strategy", default="auto", show_default=True,
-              type=click.Choice(["auto", "json_schema", "json_object", "vllm", "prompt"]),
-              help="How to ask an openai: backend for JSON-Schema output.")
+@_BASE_URL
+@_STRUCTURED
 @click.option("--trace", "trace", type=click.Path(dir_okay=False), default=None, help="Write a JSONL trace here.")
 @click.option("--max-steps", type=click.IntRange(1), default=1000, show_default=True,
               help="Steps before the run is stopped and ends in the fallback.")
-@click.option("--retries", type=click.IntRange(0, 20), default=2, show_default=True,
-              help="Retries of an invalid model output before the fallback.")
+@_RETRIES
 @click.option("--journal", "journal", type=click.Path(dir_okay=False), default=".skillc/runs.sqlite",
               show_default=True, help="SQLite journal of committed steps (for --resume).")
 @click.option("--resume", "resume", default=None, metavar="RUN_ID",
               help="Continue a crashed, interrupted or waiting run (a waiting one with --answer).")
 @click.option("--answer", "answer", default=None, metavar="TEXT",
               help="With --resume: the answer to the question the run waits on (taken once).")
-@click.option("--tools", "tools", multiple=True, type=_Existing(dir_okay=False, exists=True),
-              help="A Python file whose functions implement tools (repeatable).")
+@_TOOLS
 @click.option("--workdir", type=click.Path(file_okay=False), default=None,
               help="The run's work folder (read-write; bash runs there; the place `workdir`). Default: here.")
 @click.option("--skill-dir", "skill_dir", type=click.Path(file_okay=False), default=None,
               help="The skill's folder (read-only; the place `skill_dir`). Default: the folder of the machine's "
                    "`source` document.")
-@click.option("--allow-host", "allow_hosts", multiple=True, metavar="HOST",
-              help="A host `fetch` may reach (repeatable).")
+@_ALLOW_HOST
 @click.option("--tool-timeout", "tool_timeout_s", type=SECONDS, default=60.0, show_default=True,
               help="Seconds before a tool (bash or a --tools function) is stopped.")
 @click.option("--model-timeout", "model_timeout_s", type=SECONDS, default=120.0, show_default=True,
@@ -233,7 +261,7 @@ def show(path: str, fmt: str) -> None:
 @click.option("--otel", "otel", default=None, metavar="ENDPOINT",
               help="When the run ends, send it as OpenTelemetry spans to this OTLP/HTTP collector "
                    "(e.g. http://127.0.0.1:4318); a collector that fails is a warning, never a failed run.")
-@click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
+@_json_output("the result as one JSON object")
 def run(as_json: bool, otel: str | None = None, **config: Any) -> None:
     """Run a checked machine: the runtime picks every next state; models and tools do one state's work.
 
@@ -271,7 +299,7 @@ def replay(machine_path: str, trace_path: str, other_machine: bool) -> None:
               help="The suite's task the traces ran (default: the one whose inputs the trace's header holds).")
 @click.option("--workdir", type=_Existing(file_okay=False, exists=True), default=None,
               help="The folder the runs left their files in (default: a bench cell's `work/` beside its trace).")
-@click.option("--json", "as_json", is_flag=True, help="Print one JSON object per trace and a summary.")
+@_json_output("one JSON object per trace and a summary")
 def score(machine_path: str, traces: tuple[str, ...], suite: str | None, task: str | None, workdir: str | None,
           as_json: bool) -> None:
     """Score traces: task success from a verifier, request-level full compliance (RFC) from effects."""
@@ -341,7 +369,7 @@ def test_machine(machine_path: str, coverage: str, examples: int, seed: int, tra
               help="Tokens of one model reply (LLM compiler; default 16384).")
 @click.option("--section-tokens", type=click.IntRange(500, 1 << 20), default=None,
               help="Skill tokens one reply covers; larger skills are drafted section by section (default 5000).")
-@click.option("--model-timeout", "model_timeout_s", type=SECONDS, default=None, metavar="SECONDS",
+@click.option("--model-timeout", "model_timeout_s", type=SECONDS, default=None,
               help="Seconds one model request may take (LLM compiler; default 600).")
 @click.option("--report", is_flag=True, help="Print the clause table: each clause, its class, where it landed.")
 @click.option("--allow-tool", "tools", multiple=True, type=click.Choice(["bash"]),
@@ -401,7 +429,7 @@ def distill(traces: tuple[str, ...], output: str | None, min_reuse: float, emit:
 @click.option("--model", default=None, metavar="SPEC", help="Let a model judge ambiguous alignments (an executor spec).")
 @click.option("--base-url", default=None, help="Endpoint of an OpenAI- or Anthropic-compatible server for --model.")
 @click.option("--dry-run", is_flag=True, help="Write nothing: report what would be accepted, with the diff.")
-@click.option("--json", "as_json", is_flag=True, help="Print one JSON object per trace and a summary.")
+@_json_output("one JSON object per trace and a summary")
 def refine(machine_path: str, traces: tuple[str, ...], output: str | None, archive: str | None, model: str | None,
            base_url: str | None, dry_run: bool, as_json: bool) -> None:
     """Grow a machine from development traces; an edit lands only if it checks and replays every accepted trace.
@@ -455,10 +483,10 @@ def collect(output: str, count: int, seed: int, games_dir: str, workers: int, en
               help="With --backend ray: the cluster's address (default: $RAY_ADDRESS, else one on this machine).")
 @click.option("--max-steps", type=int, default=None,
               help="Steps per run in every mode (default: the suite's max_steps, else 100).")
-@click.option("--model-timeout", "model_timeout_s", type=click.FloatRange(min=0, min_open=True), default=120.0,
-              show_default=True, help="Seconds one model call may take.")
-@click.option("--tool-timeout", "tool_timeout_s", type=click.FloatRange(min=0, min_open=True), default=60.0,
-              show_default=True, help="Seconds one tool call may take.")
+@click.option("--model-timeout", "model_timeout_s", type=SECONDS, default=120.0, show_default=True,
+              help="Seconds one model call may take.")
+@click.option("--tool-timeout", "tool_timeout_s", type=SECONDS, default=60.0, show_default=True,
+              help="Seconds one tool call may take.")
 @click.option("--report-only", is_flag=True, help="Run nothing: rebuild the report from -o DIR's results.jsonl.")
 @click.option("--machine", "machines", multiple=True, metavar="FILE",
               help="A machine under test instead of the suite's (repeatable: each is a column of the report).")
@@ -469,7 +497,7 @@ def collect(output: str, count: int, seed: int, games_dir: str, workers: int, en
 @click.option("--dry-run", is_flag=True,
               help="Resolve every cell, check inputs, set up one cell's work folder; run nothing.")
 @click.option("-q", "--quiet", is_flag=True, help="No progress bar.")
-@click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
+@_json_output("the summary as one JSON object")
 @click.option("--otel", default=None, metavar="ENDPOINT",
               help="Also send every cell's run as OpenTelemetry spans to this OTLP/HTTP endpoint (e.g. "
                    "http://127.0.0.1:4318).")
@@ -521,19 +549,19 @@ _SEARCH = api.EvolveOptions()  # the defaults of evolve's search flags: one defi
               help="V: the self-verifier's generation/repair rounds per hypothesis.")
 @click.option("--max-cases", type=int, default=_SEARCH.max_cases, show_default=True,
               help="C: new test cases kept per self-verifier invocation.")
-@click.option("--case-timeout", "case_timeout_s", type=float, default=_SEARCH.case_timeout_s, show_default=True,
-              metavar="SECONDS", help="Seconds one test case may take on one output.")
+@click.option("--case-timeout", "case_timeout_s", type=SECONDS, default=_SEARCH.case_timeout_s, show_default=True,
+              help="Seconds one test case may take on one output.")
 @click.option("--no-verifier", "verifier", flag_value=False, default=_SEARCH.self_verifier,
               help="Ablation: no generated test cases (the reward alone).")
 @click.option("--greedy", is_flag=True, help="Ablation: refine the last version in place, never back off.")
 @click.option("--no-gate", "gate", flag_value=False, default=True,
               help="Ablation: candidates run without the `skillc check` gate.")
-@click.option("--model-timeout", "model_timeout_s", type=float, default=120.0, show_default=True, metavar="SECONDS",
+@click.option("--model-timeout", "model_timeout_s", type=SECONDS, default=120.0, show_default=True,
               help="Seconds one reflection or self-verifier model call may take.")
 @click.option("-o", "--output", default=None, type=click.Path(),  # a file here is SKM901, as every folder problem
               help="The folder for evolved.skm, tree.json, report.md, tree.dot and runs/ "
-                   "(default .skillc/improve/evolve/MACHINE).")
-@click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
+                   "(default .skillc/evolve/MACHINE).")
+@_json_output("the summary as one JSON object")
 def evolve(as_json: bool, **options: Any) -> None:
     """Improve a machine on one task under a small execution budget: hypotheses, test cases, a tree search.
 
@@ -570,7 +598,7 @@ def import_group() -> None:
 @import_group.command(name="asl")
 @click.argument("path", type=click.Path(dir_okay=False))
 @click.option("-o", "--output", default=None, help="Write the .skm here (default: stdout).")
-@_format(aliases=False, help="How to print the findings.")
+@_format(help="How to print the findings.")
 def import_asl(path: str, output: str | None, fmt: str) -> None:
     """An Amazon States Language definition (JSON or YAML) as a .skm machine; branches become fragments."""
     sys.exit(console.imported(api.import_graph("asl", path), output, fmt, inputs=(path,)))
@@ -579,7 +607,7 @@ def import_asl(path: str, output: str | None, fmt: str) -> None:
 @import_group.command(name="langgraph")
 @click.argument("spec", metavar="MODULE:ATTR")
 @click.option("-o", "--output", default=None, help="Write the .skm here (default: stdout).")
-@_format(aliases=False, help="How to print the findings.")
+@_format(help="How to print the findings.")
 def import_langgraph(spec: str, output: str | None, fmt: str) -> None:
     """A LangGraph StateGraph (or its compiled graph), imported from MODULE:ATTR, as a .skm machine.
 
@@ -621,7 +649,8 @@ def export_langgraph(machine_path: str, output: str | None) -> None:
 @main.command()
 @click.argument("machine_path", metavar="MACHINE")
 @click.argument("transcripts", nargs=-1, required=True)
-@click.option("--format", "fmt", type=click.Choice(["text", "json", "sarif"]), default="text", show_default=True,
+@click.option("--format", "--output-format", "fmt", type=click.Choice(["text", "json", "sarif"]), default="text",
+              show_default=True,
               help="text: a verdict per transcript; json: one JSON document; sarif: a SARIF 2.1.0 log.")
 @click.option("--trace-format", type=click.Choice(["skillc", "chat", "claude-code"]), default=None,
               help="The transcripts' format (default: recognised from each file's first record).")
@@ -651,18 +680,13 @@ def conform(machine_path: str, transcripts: tuple[str, ...], fmt: str, trace_for
 @click.option("--workdir", type=click.Path(file_okay=False), default=None,
               help="The root of every call's fresh work folder, trace and the journal (default: a new temporary "
                    "folder).")
-@click.option("--base-url", default=None, help="Endpoint of an OpenAI- or Anthropic-compatible server.")
-@click.option("--structured", "strategy", default="auto", show_default=True,
-              type=click.Choice(["auto", "json_schema", "json_object", "vllm", "prompt"]),
-              help="How to ask an openai: backend for JSON-Schema output.")
-@click.option("--tools", "tools", multiple=True, type=_Existing(dir_okay=False, exists=True),
-              help="A Python file whose functions implement tools (repeatable).")
-@click.option("--allow-host", "allow_hosts", multiple=True, metavar="HOST",
-              help="A host `fetch` may reach (repeatable).")
+@_BASE_URL
+@_STRUCTURED
+@_TOOLS
+@_ALLOW_HOST
 @click.option("--max-steps", type=click.IntRange(1), default=1000, show_default=True,
               help="Steps before a run is stopped and ends in the fallback.")
-@click.option("--retries", type=click.IntRange(0, 20), default=2, show_default=True,
-              help="Retries of an invalid model output before the fallback.")
+@_RETRIES
 @click.option("--tool-timeout", "tool_timeout_s", type=SECONDS, default=60.0, show_default=True,
               help="Seconds before a tool (bash, a --tools function, an MCP tool) is stopped.")
 @click.option("--model-timeout", "model_timeout_s", type=SECONDS, default=120.0, show_default=True,

@@ -99,9 +99,9 @@ def _worded(diagnostics: Sequence[Diagnostic]) -> list[Diagnostic]:
         return list(diagnostics)
     from skillc.bench.codes import BENCH_INTERRUPTED
     from skillc.improve.evolve.codes import EVOLVE_INTERRUPTED
-    from skillc.improve.refine.codes import REFINE_INTERRUPTED
+    from skillc.improve.codes import REFINE_INTERRUPTED
 
-    stops = {BENCH_INTERRUPTED.code, EVOLVE_INTERRUPTED.code, REFINE_INTERRUPTED.code}
+    stops = {BENCH_INTERRUPTED, EVOLVE_INTERRUPTED, REFINE_INTERRUPTED}
     return [attrs.evolve(d, message=d.message.replace("interrupted", "terminated (SIGTERM)", 1))
             if d.code in stops else d for d in diagnostics]
 
@@ -131,12 +131,12 @@ def pure_stdout(enabled: bool = True) -> Iterator[None]:
 
 
 #: File problems that are the invocation's (exit 2): I/O, a leased archive, an output naming an input, an unsafe output.
-_USAGE_CODES = frozenset({"SKM901", "SKM540", "SKM541", "SKM542"})
+_USAGE_CODES = frozenset({codes.IO_ERROR, codes.ARCHIVE_LEASED, codes.OUTPUT_IS_INPUT, codes.UNSAFE_OUTPUT})
 
 
 def exit_code(diagnostics: list[Diagnostic]) -> int:
     """3 for an internal error, 2 for a usage or I/O error, 1 for any other error, else 0."""
-    if any(d.code == "SKM900" for d in diagnostics):
+    if any(d.code == codes.INTERNAL_ERROR for d in diagnostics):
         return EXIT_INTERNAL
     if any(d.code in _USAGE_CODES for d in diagnostics):
         return EXIT_USAGE
@@ -309,8 +309,8 @@ def run(report: api.RunReport, as_json: bool) -> int:
         if report.usage.param is None:
             raise click.UsageError(report.usage.message)
         raise click.BadParameter(report.usage.message, param_hint=report.usage.param)
-    if report.error is not None:
-        click.echo(printable(f"skillc run: {report.error}"), err=True)
+    if report.error_line is not None:  # a runtime error: its coded diagnostic as one line
+        click.echo(printable(f"skillc run: {report.error_line}"), err=True)
         return EXIT_USAGE
     if report.interrupted:
         resume = (f"; every committed step is kept: `skillc run --resume {report.run_id}` continues it (same "
@@ -575,7 +575,7 @@ def refine(result: api.RefineResult, as_json: bool) -> int:
     if as_json:  # stdout is JSON only: the import's warnings go into the summary line
         for s in result.summaries:
             click.echo(json.dumps(s.to_json(), ensure_ascii=False))
-        found = [{"code": d.code, "severity": d.severity.name.lower(), "message": d.message}
+        found = [{"code": str(d.code), "severity": d.severity.name.lower(), "message": d.message}
                  for d in _worded(result.diagnostics)]
         click.echo(json.dumps({"traces": len(result.summaries), "dropped": result.dropped, "written": result.written,
                                "archive": result.archive, "dry_run": result.dry_run,
@@ -689,7 +689,7 @@ def bench(result: api.BenchResult, as_json: bool) -> int:
                    key=Diagnostic.sort_key)
     if shown:  # on stderr: stdout is the summary (or its JSON)
         click.echo(render(shown, "full", sys.stderr), err=True, color=True)
-    if outcome is None or any(d.code == "SKM900" for d in shown):
+    if outcome is None or any(d.code == codes.INTERNAL_ERROR for d in shown):
         return EXIT_INTERNAL
     if outcome.usage or outcome.unchecked:
         return EXIT_ERRORS if outcome.unchecked else EXIT_USAGE
@@ -776,7 +776,7 @@ def evolve(result: api.EvolveResult, as_json: bool) -> int:
                    key=Diagnostic.sort_key)
     if shown:  # on stderr: stdout is the summary (or its JSON)
         click.echo(render(shown, "full", sys.stderr), err=True, color=True)
-    if any(d.code == "SKM900" for d in shown):
+    if any(d.code == codes.INTERNAL_ERROR for d in shown):
         return EXIT_INTERNAL
     if result.evolution is None or result.folder is None:
         return EXIT_ERRORS if result.unchecked else EXIT_USAGE
@@ -822,6 +822,8 @@ def serve(result: api.ServeResult) -> int:
         return stopped_by()
     if result.diagnostics:
         emit(result.diagnostics, "full", err=True)
-        codes = {d.code for d in result.diagnostics}
-        return EXIT_USAGE if codes & {"SKM890", "SKM901"} else exit_code(result.diagnostics)
+        from skillc.serve.codes import MCP_UNAVAILABLE
+
+        found = {d.code for d in result.diagnostics}
+        return EXIT_USAGE if found & {MCP_UNAVAILABLE, codes.IO_ERROR} else exit_code(result.diagnostics)
     return EXIT_OK

@@ -21,7 +21,7 @@ from skillc.improve.evolve import codes as evolve_codes
 from skillc.export import codes as export_codes
 from skillc.frontends.distill import codes as distill_codes
 from skillc.frontends.markdown import codes as markdown_codes
-from skillc.improve.refine import codes as refine_codes
+from skillc.improve import codes as refine_codes
 from skillc.frontends.importers import codes as importers_codes
 from skillc.otel import codes as otel_codes
 from skillc.render import codes as render_codes

@@ -35,7 +35,7 @@ BROKEN = """machine m {
 
 def codes(diagnostics) -> list[str]:
     """Sorted codes of a diagnostic list."""
-    return sorted(d.code for d in diagnostics)
+    return sorted(str(d.code) for d in diagnostics)
 
 
 def load_text(text: str, name: str = "case.skm"):

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import io
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 from skillc import api
@@ -21,7 +23,7 @@ def test_format_refuses_output_that_does_not_parse_back(monkeypatch) -> None:
     monkeypatch.setattr(printer, "print_module", lambda module: "machine other {\n  start d\n  terminal d: success\n"
                                                                  "  fallback\n}\n")
     for text_out, diagnostics in (api.format(text), api.format_text(text)):
-        assert text_out is None and [d.code for d in diagnostics] == ["SKM900"]
+        assert text_out is None and [str(d.code) for d in diagnostics] == ["SKM900"]
 
 
 def test_format_files_keeps_line_ends_and_writes_nothing(tmp_path: Path) -> None:
@@ -39,7 +41,7 @@ def test_check_files_counts_and_reads_a_stream(tmp_path: Path) -> None:
     result = api.check_files([str(tmp_path), "-"], stdin=io.BytesIO(LIVEMATH.read_bytes()),
                              stdin_filename=str(LIVEMATH))
     assert result.files == 2 and not result.usage
-    assert [d.code for d in result.diagnostics] == ["SKM103"]
+    assert [str(d.code) for d in result.diagnostics] == ["SKM103"]
     assert api.check_files([str(LIVEMATH)], select="NOPE").usage
 
 
@@ -49,7 +51,7 @@ def test_explain_and_describe() -> None:
     shown = api.describe(str(LIVEMATH))
     assert shown.text is not None and shown.text.startswith("machine livemath")
     missing = api.describe("no/such.skm")
-    assert missing.text is None and [d.code for d in missing.diagnostics] == ["SKM901"]
+    assert missing.text is None and [str(d.code) for d in missing.diagnostics] == ["SKM901"]
 
 
 def test_run_replay_and_score_from_one_config(tmp_path: Path) -> None:
@@ -77,5 +79,46 @@ def test_run_reports_usage_and_unchecked_machines(tmp_path: Path) -> None:
     broken.write_text(BROKEN)
     report = api.run(api.RunConfig(machine=str(broken), executor="scripted:x", journal=journal))
     assert report.result is None and report.unchecked and report.machine_path == str(broken)
-    assert [d.code for d in report.diagnostics] == ["SKM103"]
+    assert [str(d.code) for d in report.diagnostics] == ["SKM103"]
 
+
+
+def test_run_reports_a_runtime_error_as_a_coded_diagnostic(tmp_path: Path) -> None:
+    """`RunReport.error` is a diagnostic: the runtime's own code (a journal without the run: SKM500), or SKM501
+    for a refusal that has none, shown then as the message alone (`error_line`, what `skillc run` prints)."""
+    from skillc.diagnostics import codes as diagnostics_codes
+
+    machine = tmp_path / "echo.skm"
+    machine.write_text(ECHO)
+    journal = str(tmp_path / "runs.sqlite")
+    missing = api.run(api.RunConfig(resume="nope", journal=journal))
+    assert missing.result is None and missing.error is not None and missing.diagnostics == [missing.error]
+    assert missing.error.code == diagnostics_codes.JOURNAL_ERROR and missing.error_coded
+    assert missing.error_line == f"error[SKM500]: {missing.error.message}" and "nope" in missing.error.message
+    unknown = api.run(api.RunConfig(machine=str(machine), executor="bogus:x", journal=journal))
+    assert unknown.error is not None and unknown.error.code == diagnostics_codes.RUN_REFUSED
+    assert not unknown.error_coded and unknown.error_line == unknown.error.message
+    assert unknown.error.message.startswith("unknown executor 'bogus:x'")
+
+
+def test_every_command_lives_in_its_package_and_api_names_it() -> None:
+    """`skillc.api.X` is the command's own config, driver and result, imported from its package when first asked."""
+    homes = {"RunConfig": "skillc.runtime.command", "run": "skillc.runtime.command", "replay": "skillc.runtime.command",
+             "ScoreResult": "skillc.runtime.command", "explore": "skillc.runtime.command",
+             "build": "skillc.frontends.markdown.command", "distill": "skillc.frontends.distill.command",
+             "collect": "skillc.frontends.distill.command", "draw": "skillc.render.command",
+             "conform": "skillc.conform.command", "export_graph": "skillc.export.command",
+             "export_otel": "skillc.otel.command", "run_with_otel": "skillc.otel.command",
+             "ServeConfig": "skillc.serve.command", "EvolveConfig": "skillc.improve.evolve.command"}
+    for name, home in homes.items():
+        assert getattr(api, name).__module__ == home, name
+    code = ("import sys, skillc.api; print(sorted(m for m in sys.modules if m.startswith('skillc.') and "
+            "m.split('.')[1] not in ('api', 'diagnostics', 'lazy', 'version')))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"  # importing the API loads no stage and no command module
+
+
+def test_the_api_page_documents_every_command() -> None:
+    """`__all__` (what the docs' static reader documents) names every re-exported command, and only real names."""
+    exported = {name for names in api._COMMANDS.values() for name in names}
+    assert exported <= set(api.__all__) and all(hasattr(api, name) for name in api.__all__)

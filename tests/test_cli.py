@@ -8,6 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from skillc import api
+from skillc.diagnostics import codes as diagnostics_codes
 from tests.conftest import BROKEN, ROOT
 
 
@@ -179,14 +181,78 @@ def test_skillc_check_stays_the_api_function() -> None:
 
 
 def test_run_refuses_seconds_that_are_not_finite_numbers() -> None:
-    """`nan`, `inf` and huge values slip past a plain FloatRange; every run timeout refuses them (exit 2)."""
+    """`nan`, `inf` and huge values slip past a plain FloatRange; every run timeout refuses them (exit 2), the API
+    once (click only parses the number), for the command line and Python callers alike."""
     from click.testing import CliRunner
 
     from skillc.cli import main
 
     machine = str(ROOT / "examples" / "livemath" / "livemath.skm")
     for flag in ("--tool-timeout", "--model-timeout", "--step-deadline"):
-        for value in ("nan", "inf", "1e300", "0"):
+        for value in ("nan", "inf", "1e300", "0", "-1"):
             result = CliRunner().invoke(main, ["run", machine, "--executor", "scripted:x.json", flag, value])
             assert result.exit_code == 2, (flag, value, result.output)
-            assert f"Invalid value for '{flag}'" in result.output and "Traceback" not in result.output
+            assert f"{flag} takes a number of seconds" in result.output and "Traceback" not in result.output
+        result = CliRunner().invoke(main, ["run", machine, "--executor", "scripted:x.json", flag, "soon"])
+        assert result.exit_code == 2 and f"Invalid value for '{flag}': 'soon' is not a number" in result.output
+        field = {"--tool-timeout": "tool_timeout_s", "--model-timeout": "model_timeout_s",
+                 "--step-deadline": "step_deadline_s"}[flag]
+        report = api.run(api.RunConfig(machine=machine, executor="scripted:x.json", **{field: float("nan")}))
+        assert report.usage is not None and flag in report.usage.message and report.result is None
+        assert [str(d.code) for d in report.diagnostics] == [diagnostics_codes.IO_ERROR.code]
+
+
+def test_build_and_serve_refuse_seconds_through_the_api(tmp_path: Path) -> None:
+    """`build --model-timeout` and `serve`'s timeouts are the API's to refuse (SKM901 / a usage error)."""
+    skill = tmp_path / "SKILL.md"
+    skill.write_text("# s\n\n1. Do it.\n", encoding="utf-8")
+    outcome = api.build(str(skill), model_timeout_s=0.0)
+    assert outcome.usage and [str(d.code) for d in outcome.diagnostics] == [diagnostics_codes.IO_ERROR.code]
+    assert not (tmp_path / "SKILL.skm").exists()
+    served = api.serve(api.ServeConfig(machines=("m.skm",), input_timeout_s=float("inf")))
+    assert served.usage is not None and "--input-timeout" in served.usage
+
+
+def test_output_format_is_the_one_spelling_of_machine_readable_output(tmp_path: Path) -> None:
+    """Every command with machine-readable output takes --output-format; --json and --format stay as aliases."""
+    from tests.runtime.helpers import ECHO
+
+    for command in (["run"], ["score"], ["refine"], ["bench"], ["evolve"], ["conform"], ["import", "asl"],
+                    ["import", "langgraph"], ["check"], ["show"], ["build"], ["distill"]):
+        help_text = run(*command, "--help").stdout
+        assert "--output-format" in help_text, command
+        if command[0] in ("run", "score", "refine", "bench", "evolve"):
+            assert "--json" in help_text and "[text|json]" in help_text, command
+    machine = tmp_path / "echo.skm"
+    machine.write_text(ECHO)
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps({"outputs": {"think": [{"answer": "hi"}]}}))
+    outputs = []
+    for flags in (["--json"], ["--output-format", "json"], ["--output-format", "text"], []):
+        trace = tmp_path / f"t{len(outputs)}.jsonl"
+        r = run("run", str(machine), "--executor", f"scripted:{script}", "--input", "q=hello", "--journal",
+                str(tmp_path / "runs.sqlite"), "--workdir", str(tmp_path), "--trace", str(trace), *flags)
+        assert r.returncode == 0, r.stderr
+        scored = run("score", str(machine), str(trace), *flags)
+        assert scored.returncode == 0, scored.stderr
+        outputs.append((r.stdout, scored.stdout))
+    as_json, as_format, as_text, default = outputs
+    for (ran, scored), (ran_too, scored_too) in ((as_json, as_format), (as_text, default)):
+        assert _same_but_ids(ran, ran_too) and _same_but_ids(scored, scored_too)
+    assert json.loads(as_format[0])["outcome"] == "success" and json.loads(as_json[0])["outcome"] == "success"
+    assert as_text[0].startswith("outcome: success") and not default[0].startswith("{")
+    assert [json.loads(line) for line in as_json[1].splitlines()][-1].keys() == \
+        [json.loads(line) for line in as_format[1].splitlines()][-1].keys()
+    conform = run("conform", str(machine), str(tmp_path / "t0.jsonl"), "--output-format", "json")
+    assert conform.returncode == 0 and json.loads(conform.stdout) == json.loads(
+        run("conform", str(machine), str(tmp_path / "t0.jsonl"), "--format", "json").stdout)
+
+
+def _same_but_ids(a: str, b: str) -> bool:
+    """Two outputs of the same run that differ only in run ids, trace names and timings."""
+    import re
+
+    def norm(text: str) -> str:
+        return re.sub(r'[0-9a-f]{8,}|t\d\.jsonl|"[a-z_]*(?:ms|_s|seconds|time|at)": [0-9.e+-]+', "X", text)
+
+    return norm(a) == norm(b)

@@ -87,5 +87,5 @@ def test_doc_example_loads_cleanly(doc: str, line: int, block: str) -> None:
     result = skillc.check(block, path=str(ROOT / "docs" / f"example_{line}.skm"))
     assert skillc.format_text(block)[0] is not None
     # Doc examples name a `source` that is not shipped beside the docs (SKM224).
-    found = [d for d in result.diagnostics if d.severity.name != "NOTE" and d.code != "SKM224"]
+    found = [d for d in result.diagnostics if d.severity.name != "NOTE" and str(d.code) != "SKM224"]
     assert found == [], f"{doc}:{line}: {codes(found)}"

@@ -208,7 +208,7 @@ INJECT = """machine demo {{
 ])
 def test_unquoted_model_text_in_a_bash_command_is_an_error(command: str, flagged: bool) -> None:
     result = skillc.check(INJECT.format(command=command), path="demo.skm")
-    found = [d for d in result.diagnostics if d.code == "SKM510"]
+    found = [d for d in result.diagnostics if str(d.code) == "SKM510"]
     assert bool(found) == flagged, [d.message for d in result.diagnostics]
     if flagged:
         assert found[0].is_error and "`reply`" in found[0].message and found[0].span is not None
@@ -221,7 +221,7 @@ def test_tool_results_and_values_assigned_from_them_are_untrusted() -> None:
         "  terminal done:", "  tool again {\n    reads note\n    call bash(command: \"echo \" ++ note)\n"
         "    writes out2 = stdout\n    -> done\n  }\n  terminal done:")
     result = skillc.check(text, path="demo.skm")
-    assert [d.message.split("`")[1] for d in result.diagnostics if d.code == "SKM510"] == ["note"]
+    assert [d.message.split("`")[1] for d in result.diagnostics if str(d.code) == "SKM510"] == ["note"]
 
 
 # ---------------------------------------------------------------- 3. hangs and orphans
@@ -475,7 +475,7 @@ def test_nul_in_an_import_path_and_a_long_import_chain(tmp_path: Path) -> None:
     (tmp_path / "skillc.toml").write_text("")
     nul = _machine(tmp_path, 'import "a\\u0000b.skm"\n' + ECHO, "nul.skm")
     result = skillc.check(nul)
-    assert "SKM900" not in [d.code for d in result.diagnostics]
+    assert "SKM900" not in [str(d.code) for d in result.diagnostics]
     frag = "fragment f{i}(x: str) -> (out) {{\n  start s\n  model s {{\n    prompt \"p\"\n    -> out\n  }}\n}}\n"
     for i in range(500):
         head = f'import "c{i + 1}.skm"\n' if i < 499 else ""

@@ -68,7 +68,7 @@ class Recorder:
         for path in produced:
             for file in sorted(p for p in ([path] if path.is_file() else path.rglob("*")) if p.is_file()):
                 if file.suffix in {".sqlite", ".db", ".svg", ".png"} or "archive" in file.parts[-2:]:
-                    parts.append(f"--- file {file} ({file.stat().st_size > 0 and 'non-empty' or 'empty'})")
+                    parts.append(f"--- file {file} ({(file.stat().st_size > 0 and 'non-empty') or 'empty'})")
                     continue
                 parts += [f"--- file {file}", file.read_text(errors="replace")]
         target = self.out / (re.sub(r"[^A-Za-z0-9_.-]+", "_", name) + ".txt")

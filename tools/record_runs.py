@@ -31,6 +31,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from skillc import api  # noqa: E402
+from skillc.ir import types as T  # noqa: E402
 from tests.harness.cases import CASES, harness_env, snapshot  # noqa: E402
 from tools.record_corpus import announce, start_standin  # noqa: E402
 
@@ -71,8 +73,6 @@ REQUEST_INPUTS = frozenset({"task", "request", "arguments", "args", "prompt", "i
 
 def _inputs(machine: Path, case_inputs: dict[str, object], request: str) -> dict[str, object]:
     """The inputs a user would give: the case's by name, the request for a request-like or required `str` one."""
-    from skillc import api
-    from skillc.ir import types as T
 
     checked = api.load_checked(str(machine))
     if checked.machine is None:
@@ -90,7 +90,6 @@ def _inputs(machine: Path, case_inputs: dict[str, object], request: str) -> dict
 
 def record(lane: Path, out: Path, kind: str, case_id: str, machine: Path) -> dict[str, object]:
     """One case's run; its row."""
-    from skillc import api
 
     case = next(c for c in CASES if c.id == case_id)
     folder = lane / f"{kind}__{case_id}"
@@ -119,7 +118,7 @@ def record(lane: Path, out: Path, kind: str, case_id: str, machine: Path) -> dic
                 seconds = time.perf_counter() - started
                 delivered = case.delivered(work)
                 verdict = delivered if delivered is not None else case.verify(work)
-        except Exception as exc:  # a verifier that crashes is a failed verdict
+        except Exception as exc:  # noqa: BLE001 - a verifier that crashes is a failed verdict
             delivered = verdict = f"{type(exc).__name__}: {exc}"
             seconds, report = 0.0, None
         after = snapshot(work)
@@ -132,7 +131,7 @@ def record(lane: Path, out: Path, kind: str, case_id: str, machine: Path) -> dic
     result = report.result if report is not None else None
     row = {"id": case_id, "kind": kind, "inputs": inputs,
            "outcome": result.outcome if result is not None else "error",
-           "error": (report.error if report is not None else None) or (result.error if result is not None else None),
+           "error": (report.error_line if report is not None else None) or (result.error if result is not None else None),
            "delivered": delivered is None, "verified": verdict is None, "why": verdict,
            "changed": sorted(p for p, h in after.items() if before.get(p) != h),
            "model_requests": len(list((folder / "requests").glob("*.json"))), "seconds": round(seconds, 1)}

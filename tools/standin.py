@@ -63,7 +63,7 @@ def serve(folder: Path, port: int, wait_s: float) -> None:
         def log_message(self, *args: object) -> None:
             return
 
-        def do_POST(self) -> None:  # noqa: N802 - http.server naming
+        def do_POST(self) -> None:  # http.server naming
             length = int(self.headers.get("Content-Length", 0))
             request = json.loads(self.rfile.read(length) or b"{}")
             text = standin.exchange(request)

@@ -26,7 +26,7 @@ from concurrent.futures.process import BrokenProcessPool
 from typing import Protocol, TypeVar
 
 from skillc.bench import codes
-from skillc.bench.orphans import PARENT_ENV
+from skillc.bench.orphans import PARENT_ENV, die_with_parent
 from skillc.diagnostics import Diagnostic, make
 
 J = TypeVar("J")
@@ -160,7 +160,6 @@ def _stops_deferred() -> Iterator[None]:
 
 def _arm_worker() -> None:
     """A worker's first act: die with its parent, the fork server (which dies with the bench)."""
-    from skillc.bench.orphans import die_with_parent
 
     die_with_parent(os.getppid())
 

@@ -12,8 +12,11 @@ behind, and it runs again from nothing — and copies the task's fixture folder 
 from __future__ import annotations
 
 import hashlib
+import os
 import re
 import shutil
+import signal
+import subprocess
 from pathlib import Path
 
 import attrs
@@ -82,9 +85,6 @@ def run_hook(what: str, command: str, workdir: Path, log: Path, timeout_s: float
              env: dict[str, str]) -> HookResult:
     """Run a setup or teardown command with `/bin/sh -c` in the workdir, in its own process group, its output
     appended to `log`; killed (the whole group) after `timeout_s`."""
-    import os
-    import signal
-    import subprocess
 
     try:
         with log.open("ab") as out:
@@ -107,7 +107,6 @@ def run_hook(what: str, command: str, workdir: Path, log: Path, timeout_s: float
 
 def kill_group(group: int, sig: int = 9) -> None:
     """Send `sig` to a process group, if any of it is left."""
-    import os
 
     try:
         os.killpg(group, sig)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Final
 
-from skillc.diagnostics.codes import E, W, Code
+from skillc.diagnostics.codes import Code, E, W
 
 _TASK = ('[[task]]\nid = "q1"\ninputs = { question = "2 + 2?" }\n'
          'verify = { file = "answer.txt", matches = \'^4\\s*$\' }\n')

@@ -32,6 +32,7 @@ from skillc.bench.suite import Suite, Task
 from skillc.bench.verify import PythonVerifier, ShellVerifier
 from skillc.diagnostics import Diagnostic, Label, make
 from skillc.diagnostics import codes as diagnostics_codes
+from skillc.diagnostics.files import FileProblem, JSONProblem, loads, read_text, write_output
 
 #: The file in OUT that says what the rows there were made with.
 MANIFEST = "bench.json"
@@ -111,7 +112,6 @@ def _verifier_plain(task: Task) -> object:
     """The verifier as plain data, with the content of the code it runs (not where the suite folder is)."""
     verifier = task.verifier
     if isinstance(verifier, PythonVerifier):
-        module = verifier.target.partition(":")[0]
         return {"python": verifier.target, "timeout": verifier.timeout,
                 "module": _file_digest(_verifier_file(verifier))}
     plain = _plain(verifier)
@@ -247,7 +247,6 @@ def keep_manifest(out: Path, manifest: Manifest, suite: Suite, ran: Collection[s
 
     An error (SKM737, SKM738) refuses the bench and leaves bench.json as it was; a warning (SKM739) does not.
     """
-    from skillc.diagnostics.files import FileProblem, write_output
 
     path = out / MANIFEST
     earlier = _read(path) if ran else None
@@ -276,7 +275,6 @@ def keep_manifest(out: Path, manifest: Manifest, suite: Suite, ran: Collection[s
 
 def _read(path: Path) -> dict[str, object] | None:
     """bench.json's object, or None when it is missing or not a JSON object."""
-    from skillc.diagnostics.files import FileProblem, JSONProblem, loads, read_text
 
     if not path.is_file():
         return None

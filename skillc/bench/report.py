@@ -42,6 +42,7 @@ from skillc.bench.results import Row
 from skillc.bench.stats import Interval, McNemar, mcnemar_pairs, paired_bootstrap, wilson
 from skillc.diagnostics import Diagnostic, codes, make
 from skillc.diagnostics.files import FileProblem, write_output
+from skillc.version import __version__
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -498,9 +499,8 @@ class ReportMeta:
     @classmethod
     def current(cls, argv: Sequence[str] | None = None) -> ReportMeta:
         """This process: now (UTC), this skillc and its git commit, the command line it was started with."""
-        from skillc.version import __version__
 
-        made = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+        made = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC")
         python = f"{platform.python_implementation()} {platform.python_version()}"
         return cls(made, __version__, source_commit(), command_line(sys.argv if argv is None else argv), python,
                    platform.platform(), os.cpu_count())

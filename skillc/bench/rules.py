@@ -16,8 +16,14 @@ import re
 
 import attrs
 
-from skillc.bench.effects import (CallPattern, EvidenceRequirement, NoToolRequirement, OrderRequirement, Requirement,
-                                  ToolRequirement)
+from skillc.bench.effects import (
+    CallPattern,
+    EvidenceRequirement,
+    NoToolRequirement,
+    OrderRequirement,
+    Requirement,
+    ToolRequirement,
+)
 from skillc.ir.expr import BinOp, Const, Expr, Label
 from skillc.ir.machine import Machine, Rule
 

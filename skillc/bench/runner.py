@@ -20,7 +20,13 @@ cell starts its script from the top.
 from __future__ import annotations
 
 import contextlib
+import fnmatch
+import hashlib
+import json
 import os
+import re
+import sys
+import tempfile
 import time
 from collections.abc import Callable, Mapping, Sequence
 from contextlib import AbstractContextManager
@@ -31,22 +37,35 @@ import attrs
 
 from skillc.bench import codes
 from skillc.bench.backends import Backend, BackendError, LocalBackend
-from skillc.bench.cells import CellPaths, cell_paths, fresh_workdir, kill_group, run_hook
-from skillc.bench.inside import inner_calls, watching
+from skillc.bench.cells import CellPaths, cell_paths, fresh_workdir, kill_group, run_hook, safe_name
 from skillc.bench.effects import Requirement
-from skillc.bench.results import Cell, Row, matrix
-from skillc.bench.suite import MAX_SECONDS, Suite, Task
-from skillc.diagnostics import Diagnostic, Severity, make
+from skillc.bench.inside import inner_calls, watching
+from skillc.bench.manifest import keep_manifest, manifest_of
+from skillc.bench.report import build_report, write_report
+from skillc.bench.results import Cell, Row, matrix, open_writer, read_results
+from skillc.bench.score import score_run
+from skillc.bench.suite import MAX_SECONDS, Suite, Task, bound_inputs, check_inputs, load_suite
+from skillc.check.source import check_source
+from skillc.diagnostics import Diagnostic, Severity, has_errors, make
 from skillc.diagnostics import codes as diagnostics_codes
+from skillc.diagnostics.files import FileProblem, read_text, write_output
+from skillc.frontends.markdown.pipeline import build
+from skillc.ir.loader import load
 from skillc.ir.suggest import did_you_mean
-from skillc.runtime.session import MODES, Mode
+from skillc.runtime.baselines import skill_document
+from skillc.runtime.executors import SPECS, ExecutorError, make_executor
+from skillc.runtime.executors.scripted import ScriptError
+from skillc.runtime.interaction import AskUser
+from skillc.runtime.interpreter import RunError, RunOptions, machine_hash
+from skillc.runtime.record import TraceError, load_run
+from skillc.runtime.session import MODES, Mode, default_skill_dir, run_mode, run_tools
+from skillc.runtime.tools import ToolError
 
 if TYPE_CHECKING:
     from skillc.bench.manifest import Manifest
     from skillc.bench.report import Report
     from skillc.ir.machine import Machine
     from skillc.runtime.executors.base import Executor
-    from skillc.runtime.interaction import AskUser
     from skillc.runtime.tools import ToolBox
 
 #: Executor kinds read from a file in microseconds: made anew per cell (a script restarts), never cached.
@@ -171,7 +190,6 @@ def _run_cell(job: CellJob) -> Row:
 
 def _hook_env(job: CellJob, paths: CellPaths) -> dict[str, str]:
     """What a setup or teardown command is told: the suite's folder, the cell's work folder, the task."""
-    import json
 
     return {"SKILLC_SUITE_DIR": str(job.suite_dir or ""), "SKILLC_BENCH_WORKDIR": str(paths.workdir.resolve()),
             "SKILLC_TASK_ID": job.task.id,
@@ -191,13 +209,6 @@ def _teardown(job: CellJob, paths: CellPaths, group: int | None) -> str | None:
 
 def _run_prepared(job: CellJob, paths: CellPaths, machine: Machine, text: str) -> Row:
     """Run and score a cell whose work folder is ready."""
-    from skillc.bench.suite import bound_inputs
-    from skillc.runtime.executors import ExecutorError
-    from skillc.runtime.executors.scripted import ScriptError
-    from skillc.runtime.interpreter import RunError, RunOptions
-    from skillc.runtime.record import TraceError
-    from skillc.runtime.session import run_mode
-    from skillc.runtime.tools import ToolError
 
     try:
         executor, fresh = _executor(job.executor, job.limits.model_timeout_s)
@@ -231,8 +242,6 @@ def _run_prepared(job: CellJob, paths: CellPaths, machine: Machine, text: str) -
 
 def _scored(job: CellJob, machine: Machine, paths: CellPaths, latency_s: float, error: str | None) -> Row:
     """The row of a cell whose run ended: its trace scored by effects (an error kept when there was one)."""
-    from skillc.bench.score import score_run
-    from skillc.runtime.record import TraceError, load_run
 
     trace = str(paths.trace.relative_to(job.out))
     if not paths.trace.is_file():
@@ -270,16 +279,12 @@ _SKILLS: dict[Path, str] = {}
 
 def remember_machine(path: Path, machine: Machine, text: str) -> None:
     """Keep a machine this process has already checked, so in-process cells do not load it again."""
-    from skillc.runtime.interpreter import machine_hash
 
     _MACHINES[(path, machine_hash(text))] = (machine, text)
 
 
 def _machine(path: Path, digest: str) -> tuple[Machine, str]:
     """The machine the bench checked, loaded once per process; refused if the file changed since."""
-    from skillc.diagnostics.files import FileProblem, read_text
-    from skillc.ir.loader import load
-    from skillc.runtime.interpreter import machine_hash
 
     key = (path, digest)
     if key not in _MACHINES:
@@ -298,7 +303,6 @@ def _machine(path: Path, digest: str) -> tuple[Machine, str]:
 
 def _executor(spec: str, timeout_s: float) -> tuple[Executor, bool]:
     """The executor of a spec and whether it is fresh (the caller closes it) or this process's cached one."""
-    from skillc.runtime.executors import make_executor
 
     if _kind(spec) in _FRESH_KINDS:
         return make_executor(spec, timeout_s=timeout_s), True
@@ -325,7 +329,6 @@ def _skill_text(path: Path | None) -> str | None:
 def _user(job: CellJob) -> AskUser:
     """The cell's `ask_user`: the task's prepared answers, in order, and never the terminal. A question the task
     gives no answer for fails the run as "needs a user" (a bench never waits, and nobody invents the answer)."""
-    from skillc.runtime.interaction import AskUser
 
     return AskUser(prepared=list(job.task.answers), terminal=False)
 
@@ -333,7 +336,6 @@ def _user(job: CellJob) -> AskUser:
 def _skill_folder(job: CellJob, machine: Machine) -> Path | None:
     """The cell's skill folder (the place `skill_dir`, read-only): the suite's skill document's folder, else the
     folder of the machine's `source`."""
-    from skillc.runtime.session import default_skill_dir
 
     return job.skill.parent.resolve() if job.skill is not None else default_skill_dir(machine)
 
@@ -341,7 +343,6 @@ def _skill_folder(job: CellJob, machine: Machine) -> Path | None:
 def _toolbox(job: CellJob, machine: Machine, workdir: Path, skill_dir: Path | None, user: AskUser) -> ToolBox:
     """Real tools for one cell, as `skillc run` builds them (`session.run_tools`): the kit confined to the cell's
     workdir and the skill folder, the suite's modules loaded afresh, the task's answers for `ask_user`."""
-    from skillc.runtime.session import run_tools
 
     return run_tools(machine, job.mode, workdir=workdir.resolve(), skill_dir=skill_dir,
                      modules=job.tools, timeout_s=job.limits.tool_timeout_s, ask_user=user)
@@ -446,9 +447,6 @@ def _flag_problems(config: BenchConfig, tasks: Sequence[str]) -> list[Diagnostic
 def spec_problem(spec: str, tasks: Sequence[str], machines: Sequence[str] = ("native",)) -> Diagnostic | None:
     """Why an executor spec cannot work, found before any cell runs (each task's and machine's scripted file is
     read here)."""
-    from skillc.runtime.executors import SPECS, ExecutorError, make_executor
-    from skillc.runtime.executors.scripted import ScriptError
-    from skillc.runtime.record import TraceError
 
     kind = _kind(spec)
     if kind not in ("scripted", "replay", "openai", "anthropic", "local"):
@@ -504,7 +502,6 @@ class _Plan:
         """What `bench.json` records as the machine: its hash, or one digest of every label and hash."""
         if len(self.subjects) == 1:
             return self.subjects[0].hash
-        import hashlib
 
         text = "\n".join(f"{s.label}={s.hash}" for s in self.subjects)
         return "machines:" + hashlib.sha256(text.encode()).hexdigest()
@@ -520,7 +517,6 @@ def mode_labels(modes: Sequence[str], subjects: Sequence[str]) -> list[str]:
 
 def _filter_tasks(suite: Suite, patterns: str | None) -> Suite | Diagnostic:
     """The suite with only the tasks `--tasks` keeps (SKM743 when it keeps none)."""
-    import fnmatch
 
     if patterns is None:
         return suite
@@ -536,7 +532,6 @@ def _filter_tasks(suite: Suite, patterns: str | None) -> Suite | Diagnostic:
 def _machine_files(config: BenchConfig, suite: Suite, out: Path) -> list[tuple[str, Path]] | Diagnostic:
     """The machines under test as (label, file): each `--machine`, each `--build` (built into OUT/builds/), else
     the suite's `machine`."""
-    from skillc.bench.cells import safe_name
 
     found: list[tuple[str, Path]] = []
     for raw in config.machines:
@@ -565,7 +560,6 @@ def _machine_files(config: BenchConfig, suite: Suite, out: Path) -> list[tuple[s
 
 def _labelled(raw: str) -> tuple[str | None, str]:
     """`LABEL=VALUE` as (LABEL, VALUE); a value without a plain label in front as (None, value)."""
-    import re
 
     m = re.fullmatch(r"([A-Za-z0-9_.-]+)=(.+)", raw)
     return (m.group(1), m.group(2)) if m else (None, raw)
@@ -573,13 +567,11 @@ def _labelled(raw: str) -> tuple[str | None, str]:
 
 def _build(spec: str, suite: Suite, target: Path) -> Path | Diagnostic:
     """Compile the suite's skill folder (`offline`, or `model:SPEC` with the LLM compiler) into `target`."""
-    from skillc.frontends.markdown.pipeline import build
 
     if spec != "offline" and not spec.startswith("model:"):
         return make(codes.INVALID_MACHINE_UNDER_TEST, f"--build {spec!r}: expected `offline` or `model:SPEC`")
     if suite.skill is None:
         return make(codes.INVALID_MACHINE_UNDER_TEST, f"--build {spec}: the suite names no `skill` to build")
-    from skillc.diagnostics.files import FileProblem, write_output
 
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
@@ -599,7 +591,6 @@ def _build(spec: str, suite: Suite, target: Path) -> Path | Diagnostic:
 
 def _plan(config: BenchConfig, suite: Suite, out: Path) -> _Plan | BenchOutcome:
     """Check each machine under test once (an unchecked one is refused) and find the document native mode sends."""
-    from skillc.runtime.baselines import skill_document
 
     files = _machine_files(config, suite, out)
     if isinstance(files, Diagnostic):
@@ -622,7 +613,6 @@ def _plan(config: BenchConfig, suite: Suite, out: Path) -> _Plan | BenchOutcome:
         return _usage(make(codes.NO_SKILL_DOCUMENT, "native mode sends the skill document, but the suite names no "
                                                     "`skill` and the machine's `source` cannot be read"))
     if skill is not None:  # read once here: a document that is not UTF-8 text is refused before any cell runs
-        from skillc.diagnostics.files import FileProblem, read_text
 
         try:
             _SKILLS[skill] = read_text(skill, what="skill document")
@@ -633,11 +623,6 @@ def _plan(config: BenchConfig, suite: Suite, out: Path) -> _Plan | BenchOutcome:
 
 def _subject(label: str, path: Path, suite: Suite) -> Subject | BenchOutcome:
     """One machine under test, checked as `skillc check` does and its tasks' inputs checked against it."""
-    from skillc.bench.suite import check_inputs
-    from skillc.check.source import check_source
-    from skillc.diagnostics import has_errors
-    from skillc.diagnostics.files import FileProblem, read_text
-    from skillc.runtime.interpreter import machine_hash
 
     checked = check_source(path)
     problems = tuple(d for d in checked.diagnostics if d.severity is not Severity.NOTE)
@@ -662,8 +647,6 @@ def _limits(config: BenchConfig, suite: Suite) -> Limits:
 
 def _manifest(plan: _Plan, limits: Limits) -> Manifest:
     """What the rows of a bench depend on beyond their cell: the machine, native's document, the limits, the suite."""
-    from skillc.bench.manifest import manifest_of
-    from skillc.runtime.interpreter import machine_hash
 
     skill = _skill_text(plan.skill)
     return manifest_of(plan.suite, plan.machine_hash, None if skill is None else machine_hash(skill),
@@ -694,7 +677,6 @@ def _no_progress(total: int, done: int) -> AbstractContextManager[Callable[[Row]
 
 def output_folder(config: BenchConfig, suite_name: str) -> Path:
     """Where the bench writes: `-o`, else `.skillc/bench/<suite name>` (absolute)."""
-    from skillc.bench.cells import safe_name
 
     return Path(config.output or Path(".skillc") / "bench" / safe_name(suite_name)).absolute()
 
@@ -715,17 +697,12 @@ def run_bench(config: BenchConfig, backend: Backend | None = None, progress: Pro
 def _quiet_finalizers() -> None:
     """After an interrupt: an object the stop cut short mid-construction (a Z3 context) may fail in its finalizer
     as it is collected; the bench is ending, so such failures are not printed (they were tracebacks on stderr)."""
-    import sys
 
     sys.unraisablehook = lambda unraisable: None
 
 
 def _run_bench(config: BenchConfig, backend: Backend | None, progress: Progress | None) -> BenchOutcome:
     """`run_bench` without the interrupt outside the cells."""
-    from skillc.bench.manifest import keep_manifest
-    from skillc.bench.results import open_writer, read_results
-    from skillc.bench.suite import load_suite
-    from skillc.diagnostics import has_errors
 
     if config.report_only:
         return report_only(config)
@@ -795,9 +772,7 @@ def _run_bench(config: BenchConfig, backend: Backend | None, progress: Progress 
 def _dry_run(plan: _Plan, config: BenchConfig, out: Path, cells: Sequence[Cell],
              notes: Sequence[Diagnostic]) -> BenchOutcome:
     """Resolve the cells (those without a row), and set up the first one's work folder in a scratch folder."""
-    import tempfile
 
-    from skillc.bench.results import read_results
 
     earlier = read_results(out / "results.jsonl")
     pending = tuple(earlier.pending(cells)) if (out / "results.jsonl").exists() else tuple(cells)
@@ -874,7 +849,6 @@ def _drive(backend: Backend, jobs: Sequence[CellJob], append: Callable[[Row], No
 
 def _reported(outcome: BenchOutcome, title: str) -> BenchOutcome:
     """The outcome with its report built and written next to the results."""
-    from skillc.bench.report import build_report, write_report
 
     assert outcome.out is not None
     try:
@@ -891,7 +865,6 @@ def _reported(outcome: BenchOutcome, title: str) -> BenchOutcome:
 
 def report_only(config: BenchConfig) -> BenchOutcome:
     """Rebuild the report from the results file in `-o DIR` (every row in it), running nothing."""
-    from skillc.bench.results import read_results
 
     if config.output is None:
         return _usage(make(diagnostics_codes.IO_ERROR, "--report-only needs the bench's output folder (-o DIR)"))

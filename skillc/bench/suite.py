@@ -36,7 +36,9 @@ from skillc.bench.verify import DEFAULT_TIMEOUT, FileVerifier, PythonVerifier, S
 from skillc.diagnostics import Diagnostic, SourceFile, Span, has_errors, make
 from skillc.diagnostics import codes as diagnostics_codes
 from skillc.diagnostics.code import Code
-from skillc.diagnostics.files import FileProblem, JSONProblem, loads, read_text
+from skillc.diagnostics.files import MAX_JSON_DEPTH, FileProblem, JSONProblem, depth_exceeds, loads, read_text
+from skillc.ir import types as T
+from skillc.runtime.values import check_value
 
 if TYPE_CHECKING:
     from skillc.ir.machine import Machine, Variable
@@ -636,7 +638,6 @@ _VERIFIER_EXTRAS = {"python": ("timeout",), "shell": ("timeout",), "file": ("equ
 
 def _parse_toml(source: SourceFile) -> dict[str, object] | Diagnostic:
     """The TOML document, or an SKM700 at the parser's position (or, nested too deeply, at its start)."""
-    from skillc.diagnostics.files import MAX_JSON_DEPTH, depth_exceeds
 
     deep = make(codes.INVALID_SUITE_SYNTAX, f"arrays or tables nested more than {MAX_JSON_DEPTH} levels deep",
                 Span(source, 0, 0), hint="a suite's values are shallow: inputs, verifiers, requirements")
@@ -910,7 +911,6 @@ def check_inputs(suite: Suite, machine: Machine) -> tuple[Diagnostic, ...]:
     `load_suite` does not load the machine; whoever does (the bench runner) calls this before any cell runs,
     so a task that could never start is reported once, at its line, instead of failing in every cell.
     """
-    from skillc.ir import types as T
 
     declared = {v.name: v for v in machine.variables.values() if v.is_input}
     found: list[Diagnostic] = []
@@ -936,8 +936,6 @@ def check_inputs(suite: Suite, machine: Machine) -> tuple[Diagnostic, ...]:
 def _input_problems(task: Task, declared: Mapping[str, Variable], machine: str,
                     skip: Collection[str] = ()) -> list[Diagnostic]:
     """One task's inputs against the declared ones."""
-    from skillc.ir import types as T
-    from skillc.runtime.values import check_value
 
     found = [make(codes.UNKNOWN_TASK_INPUT, f"task {task.id!r}: `{name}` is not an input of `{machine}`"
                   f"{_did_you_mean(name, list(declared))}", task.span,

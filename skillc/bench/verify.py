@@ -38,6 +38,8 @@ import attrs
 import regex
 
 from skillc.bench.effects import read_head, workdir_file
+from skillc.sandbox import codes
+from skillc.sandbox.box import call_python, run_confined
 
 #: The default limit, in seconds, of a Python or shell verifier.
 DEFAULT_TIMEOUT = 60.0
@@ -158,7 +160,6 @@ def _tampered(verifier: Verifier) -> Verification | None:
     """SKM943 when a Python verifier's files are not what they were when the suite was loaded."""
     if not isinstance(verifier, PythonVerifier) or verifier_digest(verifier.folder, verifier.target) == verifier.digest:
         return None
-    from skillc.sandbox import codes
 
     return Verification(False, f"{codes.VERIFIER_TAMPERED.code}: the verifier {verifier.target} changed after the "
                                "suite was loaded (its files no longer hash the same); the verdict cannot be "
@@ -266,7 +267,6 @@ def _verify_python(verifier: PythonVerifier, workdir: Path, outputs: Mapping[str
 
     The module is loaded afresh for each call, in its own process (an edited verifier takes effect on resume).
     """
-    from skillc.sandbox.box import call_python
 
     module = verifier.target.partition(":")[0]
     base = verifier.folder.joinpath(*module.split("."))
@@ -312,7 +312,6 @@ def _tail(data: bytes) -> str:
 def _verify_shell(verifier: ShellVerifier, workdir: Path, env: dict[str, str], scratch: Path) -> Verification:
     """Run the command in a box (`skillc.sandbox`), in the workdir; the box is killed whole when it exits or
     times out."""
-    from skillc.sandbox.box import run_confined
 
     try:
         box = run_confined(["/bin/sh", "-c", verifier.command], scratch=scratch, cwd=workdir, env=env,

@@ -17,8 +17,11 @@ Checked only when the machine has an `allow` list. Rejected:
   could not decide in time: not proved inside, and left to the runtime, which refuses
   any call outside the list.
 
-Shell control operators after an allowed prefix (`git diff; rm -rf /`) are not
-the checker's to prove: the runtime refuses them.
+* SKM284: a bash command whose constant text adds shell control (`&&`, `;`, `|`,
+  `>`, `$(…)`, …) after what its allowing `Bash(prefix:*)` entry allows, or anywhere
+  under a wildcard entry: the runtime refuses it (`refused_control`, the one decision
+  both use). Values the checker cannot pin stand in as one plain word, so an operator
+  a value might carry is the runtime's to refuse; only the written text is judged here.
 """
 
 from __future__ import annotations
@@ -32,7 +35,7 @@ from skillc.check.context import CheckContext, timeout_ms
 from skillc.diagnostics import Diagnostic, Label, Span, make
 from skillc.ir import expr as ir
 from skillc.ir.machine import Machine, State
-from skillc.ir.toolkit import PATH_ARGUMENTS, Capability, path_allowed, tool_entries, url_allowed
+from skillc.ir.toolkit import PATH_ARGUMENTS, Capability, path_allowed, refused_control, tool_entries, url_allowed
 from skillc.syntax.strings import encode_plain
 
 if TYPE_CHECKING:
@@ -106,6 +109,14 @@ def _bash(m: Machine, st: State, entries: list[Capability], args: dict[str, ir.E
         elif verdict == "unknown":
             yield _unproven(st, command, f"whether the bash command of `{st.name}` stays inside {allowed}",
                             "the solver could not decide in time")
+        sample = _sample(command, known)
+        refused = refused_control(entries, sample) if verdict != "refuted" else None
+        if refused is not None:
+            operator, entry = refused
+            yield make(codes.SHELL_CONTROL_REFUSED, f"the runtime will refuse the bash command of `{st.name}`: it "
+                       f"adds shell control ({operator}) after what `{entry}` allows", command.span or
+                       st.span_of("call"), label=f"`{operator}` here", witness=[f"command = {encode_plain(sample)}"],
+                       secondary=[Label(s, "allowed here") for s in m.allow_spans[:1]])
     argv = args.get("argv")
     if argv is None:
         return
@@ -125,6 +136,23 @@ def _bash(m: Machine, st: State, entries: list[Capability], args: dict[str, ir.E
     elif verdict == "unknown":
         yield _unproven(st, argv, f"whether the argv of `{st.name}` stays inside {allowed}",
                         "the solver could not decide in time")
+
+
+def _sample(e: ir.Expr, known: Known) -> str:
+    """The command's text as the runtime would see it, each value the checker cannot pin to one constant standing
+    in as a plain word (`x`), a `quote()`d value as one single-quoted word."""
+    if isinstance(e, ir.Const) and isinstance(e.value, str):
+        return e.value
+    if isinstance(e, ir.Label):
+        return e.value
+    if isinstance(e, ir.Var):
+        values = known.get(e.name)
+        return str(next(iter(values))) if values is not None and len(values) == 1 else "x"
+    if isinstance(e, ir.BinOp) and e.op == "++":
+        return _sample(e.left, known) + _sample(e.right, known)
+    if isinstance(e, ir.Call) and e.func == "quote":
+        return "'x'"
+    return "x"
 
 
 def _relevant(known: Known, e: ir.Expr) -> Known:

@@ -371,6 +371,18 @@ CAPABILITY_UNPROVEN: Final = Code(
     _READ.format(path='"docs/" ++ page'), _READ.format(path='"docs/guide.md"'),
     "use a constant, or accept the runtime's check")
 
+SHELL_CONTROL_REFUSED: Final = Code(
+    "SKM284", "shell-control-refused", E, "a bash command the runtime will refuse: shell control after what its "
+    "`Bash(…)` entry allows",
+    "`Bash(git diff:*)` allows `git diff` and its arguments, not `git diff && rm -rf /`: the runtime refuses a "
+    "command that adds shell control (`;`, `&&`, `|`, `>`, `$(…)`, a newline, …) after an allowed prefix, or "
+    "anywhere under a wildcard entry such as `Bash(npx *eas-cli@*)`, whose `*` may stand for anything. The "
+    "checker reads the command's constant text (values it cannot know stand in as one plain word) and reports "
+    "the operator the runtime would stop at, so the step is not found refused only when it runs.",
+    _KIT.format(allow='"Bash(git diff:*)"', call='bash(command: "git diff " ++ quote(name) ++ " > diff.txt")'),
+    _KIT.format(allow='"Bash(git diff:*)"', call='bash(command: "git diff " ++ quote(name))'),
+    "run one command per tool state (write files with the `write` tool), or allow the whole command exactly")
+
 ALL: Final[tuple[Code, ...]] = (
     UNREACHABLE_STATE,
     NO_WAY_OUT,
@@ -401,5 +413,6 @@ ALL: Final[tuple[Code, ...]] = (
     COMMAND_NOT_ALLOWED,
     ARGUMENT_NOT_ALLOWED,
     CAPABILITY_UNPROVEN,
+    SHELL_CONTROL_REFUSED,
     INVALID_CONFIG,
 )

@@ -160,7 +160,7 @@ def check_definite_assignment(m: Machine, context: CheckContext | None = None) -
         for var in flow.missing(st.reads, entry):
             yield make(codes.READ_BEFORE_ASSIGNMENT, f"state `{name}` reads `{var}`, which may not be assigned yet",
                        st.span_of(f"reads:{var}"),
-                       label=f"reads `{var}`", witness=witness(m, var, name),
+                       label=f"reads `{var}`", witness=witness(m, var, name), data={"state": name, "var": var},
                        hint=f"assign `{var}` on every path into `{name}`, give it an initial value, "
                        "or drop it from `reads`")
         after = entry | flow.mask(st.writes)

@@ -2,7 +2,7 @@
 
 A transcript that breaks a rule of the machine is reported with one of SKM860–SKM864, at the event that broke it
 (its line in the transcript file); SKM865 notes a rule that a transcript cannot show. Transcripts that cannot be
-read keep the codes of trace import (SKM800–SKM806, `skillc.improve.refine.codes`). The examples are
+read keep the codes of trace import (SKM800–SKM806, `skillc.improve.codes`). The examples are
 chat-transcript lines (JSONL): SKM860, SKM861 and SKM864 are judged against `examples/livemath/livemath.skm`,
 SKM862 and SKM863 against `tests/conform/fixtures/deploy/deploy.skm`; `tests/conform/test_codes.py` conforms
 each example and asserts its code.
@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 from typing import Final
 
-from skillc.diagnostics.codes import E, N, Code
+from skillc.diagnostics.codes import Code, E, N
 
 
 def _chat(*commands: str, outcome: str = "success", evidence: dict[str, str] | None = None) -> str:

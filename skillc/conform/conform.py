@@ -22,8 +22,8 @@ from skillc.diagnostics.code import Code
 from skillc.diagnostics.diagnostic import Diagnostic, Label, make
 from skillc.diagnostics.files import FileProblem, open_input
 from skillc.diagnostics.source import SourceFile, Span
+from skillc.improve.events import DevTrace
 from skillc.improve.refine.align import align
-from skillc.improve.refine.events import DevTrace
 from skillc.improve.refine.traces import load_traces
 from skillc.ir.machine import Machine
 

@@ -58,7 +58,7 @@ def read_labels(path: str | Path) -> list[list[Label]]:
         raise LabelError(f"{path}: {exc}") from None
     if not isinstance(obj, dict):
         raise LabelError(f"{path}: a label file is a JSON object")
-    groups = obj["transcripts"] if "transcripts" in obj else [obj]
+    groups = obj.get("transcripts", [obj])
     if not isinstance(groups, list):
         raise LabelError(f"{path}: `transcripts` must be a list")
     out = []

@@ -28,7 +28,7 @@ from typing import Final
 
 import attrs
 
-from skillc.improve.refine.events import DevTrace, Event
+from skillc.improve.events import DevTrace, Event
 from skillc.ir.machine import Machine, Tool
 
 #: Tool names that mean "run a shell command" (lowercase).
@@ -132,7 +132,7 @@ def _arguments(event: Event, tool: Tool) -> Event:
     renamed: dict[str, object] = {}
     for key, value in event.args.items():
         fold = key.casefold()
-        target = by_fold.get(fold) or by_fold.get(ARGUMENT_ALIASES.get(fold, ""), None)
+        target = by_fold.get(fold) or by_fold.get(ARGUMENT_ALIASES.get(fold, ""))
         renamed[target or key] = value
     unknown = [k for k in renamed if k not in params]
     if unknown and len(params) == 1 and len(renamed) == 1:

@@ -28,7 +28,7 @@ from typing import Final, Literal
 
 import attrs
 
-from skillc.improve.refine.events import DevTrace, Event
+from skillc.improve.events import DevTrace, Event
 from skillc.ir.machine import Machine, Rule
 
 ViolationKind = Literal["required", "order", "forbid", "ends", "evidence"]

@@ -35,9 +35,13 @@ _STAGES: Final = {"0": "syntax", "1": "names and types", "3": "markdown front en
 _SUBSTAGES: Final = {"84": "evolve", "85": "evolve", "86": "conform", "87": "export", "88": "telemetry", "89": "mcp"}
 
 
-@attrs.frozen
+@attrs.frozen(repr=False)
 class Code:
-    """One diagnostic code: its number, slug, default severity, documentation and examples."""
+    """One diagnostic code: its number, slug, default severity, documentation and examples.
+
+    A diagnostic carries its `Code` itself (`Diagnostic.code`), not the string: compare with the constants of
+    the code tables (`d.code == codes.UNDEFINED_VARIABLE`), print with `str(code)`. It never equals a string.
+    """
 
     code: str
     slug: str
@@ -49,6 +53,14 @@ class Code:
     hint: str | None = None
     runnable: bool = True  # False: the example needs bytes or several files; tested on its own
     lang: str = "skm"  # the language of the examples, for the generated docs
+
+    def __str__(self) -> str:
+        """The code as printed (`SKM103`): output formats, f-strings and messages show this."""
+        return self.code
+
+    def __repr__(self) -> str:
+        """Short, for a diagnostic's repr: the number and slug name the rest."""
+        return f"Code({self.code!r}, {self.slug!r})"
 
     @property
     def stage(self) -> str:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 
 import attrs
 
@@ -22,9 +22,14 @@ class Label:
 
 @attrs.frozen
 class Diagnostic:
-    """One finding: a stable code, a message, where, and how to fix it."""
+    """One finding: a stable code, a message, where, and how to fix it.
 
-    code: str
+    `code` is the `Code` record of a stage's table (number, slug, default severity, documentation): compare it
+    with the table's constants (`d.code == codes.UNDEFINED_VARIABLE`); `str(d.code)` is `"SKM103"`, what
+    every output format prints. `data` names what the finding is about for programs that act on it.
+    """
+
+    code: Code
     message: str
     span: Span | None = None
     severity: Severity = Severity.ERROR
@@ -33,6 +38,13 @@ class Diagnostic:
     notes: tuple[str, ...] = ()
     hint: str | None = None
     witness: tuple[str, ...] = ()
+    #: What the finding is about, as named values (`("state", "plan"), ("var", "draft")`) that a consumer reads
+    #: instead of parsing the message; sorted by key, never rendered.
+    data: tuple[tuple[str, str], ...] = ()
+
+    def datum(self, key: str) -> str | None:
+        """The value of one of `data`'s keys; None when the producer gave none."""
+        return next((value for k, value in self.data if k == key), None)
 
     @property
     def is_error(self) -> bool:
@@ -45,8 +57,8 @@ class Diagnostic:
     def sort_key(self) -> tuple[str, int, str]:
         """Order by file, position, then code, so output is stable."""
         if self.span is None:
-            return ("", 0, self.code)
-        return (self.span.path, self.span.start, self.code)
+            return ("", 0, self.code.code)
+        return (self.span.path, self.span.start, self.code.code)
 
 
 def make(
@@ -59,10 +71,11 @@ def make(
     notes: Iterable[str] = (),
     hint: str | None = None,
     witness: Iterable[str] = (),
+    data: Mapping[str, str] | None = None,
 ) -> Diagnostic:
     """Build a diagnostic whose severity (and, unless given, hint) are the defaults of its code."""
     return Diagnostic(
-        code=code.code,
+        code=code,
         message=message,
         span=span,
         severity=code.severity,
@@ -71,6 +84,7 @@ def make(
         notes=tuple(notes),
         hint=hint if hint is not None else code.hint,
         witness=tuple(witness),
+        data=tuple(sorted(data.items())) if data else (),
     )
 
 

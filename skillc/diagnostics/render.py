@@ -126,7 +126,7 @@ def to_json(d: Diagnostic) -> dict[str, Any]:
         "column": col or None,
         "end_line": end_line or None,
         "end_column": end_col or None,
-        "code": d.code,
+        "code": str(d.code),
         "severity": str(d.severity),
         "message": d.message,
         "hint": d.hint,
@@ -171,7 +171,7 @@ def render_github(d: Diagnostic) -> str:
     """A GitHub Actions workflow command (`::error file=…::message`)."""
     kind = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.NOTE: "notice"}[d.severity]
     path, line, col, end_line, end_col = _location(d)
-    props = [f"title={_github_escape(d.code, True)}"]
+    props = [f"title={_github_escape(str(d.code), True)}"]
     if path:
         props = [f"file={_github_escape(path, True)}", f"line={line}", f"col={col}",
                  f"endLine={end_line}", f"endColumn={end_col}"] + props
@@ -213,15 +213,13 @@ _SARIF_LEVEL = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.N
 def to_sarif(diagnostics: Iterable[Diagnostic]) -> dict[str, Any]:
     """A SARIF 2.1.0 log with one run: the rules used and one result per diagnostic."""
     from skillc.version import __version__
-    from skillc.registry import lookup
 
     items = list(diagnostics)
-    codes = sorted({d.code for d in items})
+    codes = sorted({d.code for d in items}, key=lambda c: c.code)
     rules = []
-    for code in codes:
-        entry = lookup(code)
+    for entry in codes:
         rules.append({
-            "id": code,
+            "id": entry.code,
             "name": entry.slug,
             "shortDescription": {"text": entry.summary},
             "fullDescription": {"text": entry.explanation},
@@ -231,7 +229,7 @@ def to_sarif(diagnostics: Iterable[Diagnostic]) -> dict[str, Any]:
     index = {code: i for i, code in enumerate(codes)}
     results = []
     for d in items:
-        result: dict[str, Any] = {"ruleId": d.code, "ruleIndex": index[d.code], "level": _SARIF_LEVEL[d.severity],
+        result: dict[str, Any] = {"ruleId": d.code.code, "ruleIndex": index[d.code], "level": _SARIF_LEVEL[d.severity],
                         "message": {"text": flat_text(d)}}
         if d.span is not None:
             path, line, col, end_line, end_col = _location(d)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Final
 
-from skillc.diagnostics.codes import E, W, Code
+from skillc.diagnostics.codes import Code, E, W
 
 _GOOD_SKM: Final = """machine demo {
   tool bash(command: str) -> (stdout: str, exit_code: int)

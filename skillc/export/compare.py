@@ -21,6 +21,7 @@ from typing import Any
 from skillc.ir import expr as ir
 from skillc.ir.machine import FALLBACK, Machine, Rule, State
 from skillc.ir.printexpr import show_expr
+from skillc.runtime.jsonvalue import Object, Value
 
 
 def _show(e: ir.Expr | None) -> str | None:
@@ -38,7 +39,7 @@ class _Names:
         return _show(ir.rename(e, self.names)) if e is not None else None
 
 
-def _state(st: State, rn: _Names) -> dict[str, Any]:
+def _state(st: State, rn: _Names) -> Object:
     """What is compared of a state, under the new names."""
     return {"kind": st.kind, "reads": sorted(map(rn, st.reads)), "writes": sorted(map(rn, st.writes)),
             "bindings": sorted((rn(v), r) for v, r in st.bindings), "prompt": st.prompt, "doc": st.doc,
@@ -88,7 +89,7 @@ def differences(a: Machine, b: Machine, names: Mapping[str, str] | None = None) 
     return out
 
 
-def _keyed(out: list[str], what: str, a: Mapping[str, Any], b: Mapping[str, Any], key: Callable[[Any], Any],
+def _keyed(out: list[str], what: str, a: Mapping[str, Value], b: Mapping[str, Value], key: Callable[[Any], Any],
            same: Callable[[Any, Any], bool]) -> None:
     for name in sorted(set(a) | set(b)):
         if name not in b:

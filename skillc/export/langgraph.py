@@ -19,10 +19,16 @@ import re
 from collections.abc import Iterable
 from pathlib import Path
 
-from skillc.diagnostics.diagnostic import Diagnostic
+from skillc.diagnostics.diagnostic import Diagnostic, make
+from skillc.diagnostics.files import FileProblem, read_text
+from skillc.export import codes
+from skillc.export.compare import differences
+from skillc.export.source import standalone
 from skillc.ir import types as T
+from skillc.ir.loader import load
 from skillc.ir.machine import FALLBACK, Machine, State
 from skillc.ir.printexpr import show_expr
+from skillc.runtime.interpreter import machine_hash
 from skillc.version import __version__
 
 #: Bookkeeping channel names (`skillc.export.runtime`); a machine name must not take one.
@@ -198,12 +204,6 @@ def run(inputs: dict[str, Any], **options: Any) -> Any:
 
 def export(machine: Machine, path: str) -> tuple[str | None, list[Diagnostic]]:
     """The module text for the checked `machine` loaded from `path`, or None with why (SKM870, SKM873)."""
-    from skillc.diagnostics.diagnostic import make
-    from skillc.export import codes
-    from skillc.export.compare import differences
-    from skillc.export.source import standalone
-    from skillc.ir.loader import load
-    from skillc.runtime.interpreter import machine_hash
 
     clash = reserved_names(machine)
     if clash:
@@ -219,7 +219,6 @@ def export(machine: Machine, path: str) -> tuple[str | None, list[Diagnostic]]:
     if found:
         return None, [make(codes.EXPORT_NOT_STANDALONE, f"the inlined text of {path} does not load into the same machine",
                            notes=found[:5])]
-    from skillc.diagnostics.files import FileProblem, read_text
 
     try:
         original = read_text(path, what=".skm file")

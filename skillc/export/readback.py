@@ -17,11 +17,14 @@ import sys
 from collections.abc import Mapping
 from typing import Any
 
+from skillc.check.source import check_source
 from skillc.diagnostics.diagnostic import Diagnostic, make
 from skillc.export import codes
 from skillc.export.langgraph import targets
 from skillc.export.runtime import ExportError, Steps
+from skillc.frontends.importers.langgraph import builder_of, load_spec, to_skm
 from skillc.ir.machine import Machine
+from skillc.runtime.jsonvalue import Value
 
 START, END = "__start__", "__end__"
 
@@ -41,7 +44,7 @@ def exported_steps(builder: Any) -> Steps | None:
 def graph_mismatches(builder: Any, machine: Machine) -> list[str]:
     """What of the builder's graph does not match the machine (empty: it is the exported graph)."""
     out: list[str] = []
-    nodes: Mapping[str, Any] = builder.nodes
+    nodes: Mapping[str, Value] = builder.nodes
     out += [f"node `{n}` is not a state of `{machine.name}`" for n in nodes if n not in machine.states]
     out += [f"state `{s}` has no node" for s in machine.states if s not in nodes]
     edges = {(a, b) for a, b in builder.edges}
@@ -70,7 +73,6 @@ def graph_mismatches(builder: Any, machine: Machine) -> list[str]:
 def read_back(spec: str) -> tuple[str | None, list[Diagnostic]] | None:
     """The machine of the exported graph at `module:attr` as `.skm` text with its findings, or None when the object
     is not an exported graph (the generic importer's business; so is a spec that does not load)."""
-    from skillc.frontends.importers.langgraph import builder_of, load_spec
 
     obj, problem = load_spec(spec)
     if obj is None or problem is not None:
@@ -85,13 +87,11 @@ def read_back(spec: str) -> tuple[str | None, list[Diagnostic]] | None:
         return None, [make(codes.EXPORTED_MACHINE_DOES_NOT_CHECK, str(exc))]
     mismatches = graph_mismatches(builder, machine)
     if mismatches:
-        from skillc.frontends.importers.langgraph import to_skm
 
         text, found = to_skm(spec)
         return text, [make(codes.EXPORTED_GRAPH_CHANGED, f"the graph of `{spec}` no longer matches the machine "
                            f"`{machine.name}` it was exported with: imported as any LangGraph graph",
                            notes=mismatches[:10])] + found
-    from skillc.check.source import check_source
 
     checked = check_source(steps.text, path=steps.path)
     return steps.text, list(checked.diagnostics)

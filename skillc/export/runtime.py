@@ -30,11 +30,26 @@ from typing import TYPE_CHECKING, Annotated, Any, Final
 
 import attrs
 
+from skillc.check.source import check_source
+from skillc.ir.machine import FALLBACK
+from skillc.runtime.executors import make_executor
+from skillc.runtime.interpreter import (
+    Interpreter,
+    RunOptions,
+    RunResult,
+    initial_env,
+    machine_hash,
+    parse_inputs,
+    place_values,
+)
+from skillc.runtime.jsonvalue import Object, Value
+from skillc.runtime.record import EndReason, Footer, new_header
+from skillc.runtime.session import run_tools
+from skillc.runtime.trace import TraceWriter, named_secrets
+
 if TYPE_CHECKING:
     from skillc.ir.machine import Machine
     from skillc.runtime.executors.base import Executor
-    from skillc.runtime.interpreter import Interpreter, RunResult
-    from skillc.runtime.trace import TraceWriter
 
 #: The channels an exported graph keeps its bookkeeping in (the importer skips names starting with `__`).
 NEXT: Final = "__skillc_next"
@@ -95,7 +110,6 @@ class Steps:
     def machine(self) -> Machine:
         """The checked machine (loaded once)."""
         if self._machine is None:
-            from skillc.check.source import check_source
 
             result = check_source(self.text, path=self.path)
             errors = [d for d in result.diagnostics if d.is_error]
@@ -110,7 +124,6 @@ class Steps:
     def hash(self) -> str:
         """The content hash of the machine's file as it was exported (what `skillc run` of that file writes into its
         traces, so `skillc replay` of the file accepts the graph's traces); the text's own when none was given."""
-        from skillc.runtime.interpreter import machine_hash
 
         return self._hash or machine_hash(self.text)
 
@@ -123,9 +136,6 @@ class Steps:
                   step_deadline_s: float | None = 600.0) -> None:
         """How the next runs are made: the executor (a `--executor` spec or an Executor), the tool modules and
         folders, the limits, and where to write the trace (None: no trace) — `skillc run`'s options."""
-        from skillc.runtime.executors import make_executor
-        from skillc.runtime.interpreter import Interpreter, RunOptions
-        from skillc.runtime.session import run_tools
 
         machine = self.machine
         spec = executor if isinstance(executor, str) else getattr(executor, "name", type(executor).__name__)
@@ -154,15 +164,12 @@ class Steps:
 
     # ------------------------------------------------------------ nodes
 
-    def _env(self, values: Mapping[str, Any]) -> dict[str, Any]:
+    def _env(self, values: Mapping[str, Value]) -> Object:
         variables = self.machine.variables
         return {k: v for k, v in values.items() if k in variables}
 
-    def _start(self, values: Mapping[str, Any]) -> tuple[dict[str, Any], str]:
+    def _start(self, values: Mapping[str, Value]) -> tuple[Object, str]:
         """The first step: the graph's input as the machine's inputs, the run's id, the trace's header."""
-        from skillc.runtime.interpreter import initial_env, parse_inputs, place_values
-        from skillc.runtime.record import new_header
-        from skillc.runtime.trace import TraceWriter, named_secrets
 
         config = self.config
         given = {k: v for k, v in values.items() if not k.startswith("__skillc_")}
@@ -178,13 +185,11 @@ class Steps:
             self._writers[run] = writer
         return env, run
 
-    def step(self, name: str, values: Mapping[str, Any]) -> dict[str, Any]:
+    def step(self, name: str, values: Mapping[str, Value]) -> Object:
         """Run state `name` from the graph's values; the update: changed variables, the next state, the log."""
-        from skillc.ir.machine import FALLBACK
-        from skillc.runtime.record import EndReason
 
         config = self.config
-        update: dict[str, Any] = {}
+        update: Object = {}
         if STEP not in values:
             env, run = self._start(values)
             update.update(env)
@@ -208,14 +213,12 @@ class Steps:
             update[REASON] = reason.to_json()
         return update
 
-    def next(self, values: Mapping[str, Any]) -> str:
+    def next(self, values: Mapping[str, Value]) -> str:
         """The state the last step chose (what each conditional edge follows)."""
         return str(values[NEXT])
 
-    def finish(self, name: str, values: Mapping[str, Any]) -> dict[str, Any]:
+    def finish(self, name: str, values: Mapping[str, Value]) -> Object:
         """Arrive at terminal `name` (or the fallback): judge its predicates, record the outcome and evidence."""
-        from skillc.ir.machine import FALLBACK
-        from skillc.runtime.record import EndReason, Footer
 
         config = self.config
         env = self._env(values)
@@ -230,7 +233,7 @@ class Steps:
                 reason = EndReason("predicate", f"requires {failed.predicate}: {failed.reason or 'false'}",
                                    last if last >= 0 else None, name)
                 terminal = self.machine.states[FALLBACK]
-        evidence: dict[str, Any] = {r: env.get(r) for r in terminal.requires}
+        evidence: Object = {r: env.get(r) for r in terminal.requires}
         evidence.update((v.predicate, v.holds) for v in verdicts)
         outcome = terminal.outcome or "failed"
         steps = list(values.get(LOG) or [])
@@ -251,10 +254,8 @@ class Steps:
 
     # ------------------------------------------------------------ results
 
-    def result(self, final: Mapping[str, Any]) -> RunResult:
+    def result(self, final: Mapping[str, Value]) -> RunResult:
         """What the graph's final values say about the run, as `skillc run` reports it (`RunResult`)."""
-        from skillc.runtime.interpreter import RunResult
-        from skillc.runtime.record import EndReason
 
         steps = list(final.get(LOG) or [])
         reason = EndReason.from_json(final[REASON]) if isinstance(final.get(REASON), dict) else None
@@ -268,7 +269,7 @@ class Steps:
                          tuple((s["state"], s["edge"]) for s in steps if s.get("edge") is not None),
                          tuple(r for r in requires if evidence.get(r) is None), reason)
 
-    def run(self, graph: Any, inputs: Mapping[str, Any], **options: Any) -> RunResult:
+    def run(self, graph: Any, inputs: Mapping[str, Value], **options: Any) -> RunResult:
         """Configure with `options` (see `configure`), run the compiled `graph` on `inputs`, and report."""
         executor = options.pop("executor")
         self.configure(executor, **options)

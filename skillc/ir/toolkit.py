@@ -226,6 +226,71 @@ def command_allowed(caps: Iterable[Capability], command: str) -> bool:
     return False
 
 
+_PLAIN_EXPANSION = re.compile(r"\$\{[A-Za-z_][A-Za-z0-9_]*\}")
+_TWO_CHAR = ("&&", "||", ">>", "<<", "<(", ">(", "&>", ">&", "<&", ">|", ";;", "|&")
+
+
+def shell_control(command: str, start: int = 0) -> str | None:
+    """The first shell control operator, redirection or substitution at or after offset `start` that bash would
+    act on (None: none): outside quotes `;` `&` `|` `<` `>` `(` `)` and a newline; outside single quotes
+    `` ` ``, `$(` and a `${...}` other than a plain `${NAME}`; an unclosed quote is one too."""
+    i, n = 0, len(command)
+    quote: str | None = None
+    while i < n:
+        ch = command[i]
+        at = i >= start
+        if quote == "'":
+            if ch == "'":
+                quote = None
+            i += 1
+            continue
+        if ch == "\\":
+            i += 2
+            continue
+        if ch == "`" and at:
+            return "`"
+        if ch == "$" and command.startswith("$(", i) and at:
+            return "$("
+        if ch == "$" and command.startswith("${", i) and at:
+            m = _PLAIN_EXPANSION.match(command, i)
+            if m is None:
+                return "${…}"
+            i = m.end()
+            continue
+        if quote == '"':
+            if ch == '"':
+                quote = None
+            i += 1
+            continue
+        if ch in "'\"":
+            quote = ch
+        elif ch in ";&|<>()\n\r" and at:
+            two = command[i:i + 2]
+            return two if two in _TWO_CHAR else ("a newline" if ch in "\n\r" else ch)
+        i += 1
+    return "an unclosed quote" if quote is not None else None
+
+
+def refused_control(caps: Iterable[Capability], command: str) -> tuple[str, str] | None:
+    """(operator, entry) when the entries that allow a bash command allow it only without the shell control it
+    carries: after a `Bash(prefix:*)`'s prefix, or anywhere under a wildcard (a `*` may stand for anything), since
+    `git diff; rm -rf /` is not `git diff`. None when an entry allows the command as it is (an unrestricted `Bash`,
+    an exact `Bash(cmd)`, or a match without control), or when no entry matches it at all (another refusal)."""
+    operator = None
+    for c in caps:
+        if c.tool != "bash":
+            continue
+        if c.unrestricted or (c.command is not None and command_allowed((c,), command)):
+            return None
+        if (c.prefix is not None or c.pattern is not None) and command_allowed((c,), command):
+            after = len(command) - len(command.lstrip()) + len(c.prefix.rstrip()) if c.prefix is not None else 0
+            found = shell_control(command, after)
+            if found is None:
+                return None
+            operator = operator or (found, c.spelling)
+    return operator
+
+
 def _word_prefix(prefix: str, text: str) -> bool:
     """True when `text` starts with the words of `prefix` followed by a space, so whatever follows is an argument."""
     return text.lstrip().startswith(prefix.strip() + " ")
@@ -368,8 +433,30 @@ def url_allowed(caps: Iterable[Capability], url: str) -> bool:
 
 
 __all__ = [
-    "HARNESS_NAMES", "KIT", "KITS", "KIT_NAMES", "KIT_SOURCE", "PATH_ARGUMENTS", "PLACES", "PLACE_VARIABLES",
-    "READ_ONLY", "WORLD_FUNCTIONS", "Capability", "allows_tool", "command_allowed", "glob_match", "parse_allowed",
-    "NEVER_WIDER", "beyond", "wildcard_parts", "wildcard_regex",
-    "parse_capability", "path_allowed", "places_in", "split_allowed", "tool_entries", "url_allowed", "url_host",
+    "HARNESS_NAMES",
+    "KIT",
+    "KITS",
+    "KIT_NAMES",
+    "KIT_SOURCE",
+    "NEVER_WIDER",
+    "PATH_ARGUMENTS",
+    "PLACES",
+    "PLACE_VARIABLES",
+    "READ_ONLY",
+    "WORLD_FUNCTIONS",
+    "Capability",
+    "allows_tool",
+    "beyond",
+    "command_allowed",
+    "glob_match",
+    "parse_allowed",
+    "parse_capability",
+    "path_allowed",
+    "places_in",
+    "split_allowed",
+    "tool_entries",
+    "url_allowed",
+    "url_host",
+    "wildcard_parts",
+    "wildcard_regex",
 ]

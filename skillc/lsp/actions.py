@@ -150,11 +150,11 @@ def quick_fixes(uri: str, text: str, module: n.Module | None, found: Iterable[tu
         if d.span is None or d.span.end < lo or d.span.start > hi:
             continue
         fixes: list[tuple[str, tuple[int, int, str]] | None] = [did_you_mean(text, d)]
-        if module is not None and d.code == check_codes.MISSING_DEFAULT_EDGE.code:
+        if module is not None and d.code == check_codes.MISSING_DEFAULT_EDGE:
             fixes.append(missing_default_edge(text, module, d))
-        if module is not None and d.code == codes.UNDECLARED_READ.code:
+        if module is not None and d.code == codes.UNDECLARED_READ:
             fixes.append(missing_read(text, module, d))
-        if d.code == codes.UNQUOTED_SHELL_VALUE.code:
+        if d.code == codes.UNQUOTED_SHELL_VALUE:
             fixes.append(quote_value(text, d))
         for entry in fixes:
             if entry is None:

@@ -254,8 +254,9 @@ def _to_lsp(d: Diagnostic, span: Span) -> lsp.Diagnostic:
     related = [lsp.DiagnosticRelatedInformation(lsp.Location(_uri(s.span.path) if Path(s.span.path).exists()
                                                              else s.span.path, _range(s.span)), s.message or "here")
                for s in d.secondary]
-    href = f"{STATE.settings.docs_url}#{d.code.lower()}" if _CODE.fullmatch(d.code) else None
-    return lsp.Diagnostic(range=_range(span), message=flat_text(d), severity=SEVERITY[d.severity], code=d.code,
+    code = str(d.code)
+    href = f"{STATE.settings.docs_url}#{code.lower()}" if _CODE.fullmatch(code) else None
+    return lsp.Diagnostic(range=_range(span), message=flat_text(d), severity=SEVERITY[d.severity], code=code,
                           code_description=lsp.CodeDescription(href=href) if href else None,
                           source="skillc", related_information=related or None)
 

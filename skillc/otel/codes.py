@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Final
 
-from skillc.diagnostics.codes import W, Code
+from skillc.diagnostics.codes import Code, W
 
 _GOOD: Final = ("skillc run m.skm --executor scripted:a.json --otel http://127.0.0.1:4318   "
                 "# a collector listening there (OTLP/HTTP)")

@@ -22,7 +22,9 @@ import attrs
 from skillc.diagnostics.diagnostic import Diagnostic, make
 from skillc.otel import codes
 from skillc.otel.spans import PlannedSpan, plan
+from skillc.runtime.jsonvalue import Object
 from skillc.runtime.record import RunTrace
+from skillc.version import __version__
 
 if TYPE_CHECKING:
     from opentelemetry.sdk.trace.export import SpanExporter
@@ -125,14 +127,13 @@ def _resource() -> Any:
     return Resource.create(dict(_BASE))
 
 
-def build_spans(root: PlannedSpan, resource: dict[str, Any] | None = None) -> list[Any]:
+def build_spans(root: PlannedSpan, resource: Object | None = None) -> list[Any]:
     """The planned spans as the SDK's finished `ReadableSpan`s, in the order they ended (children first)."""
     from opentelemetry.sdk.resources import Resource
     from opentelemetry.sdk.trace import TracerProvider
     from opentelemetry.sdk.trace.export import SimpleSpanProcessor
     from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
-    from skillc.version import __version__
 
     collected = InMemorySpanExporter()
     provider = TracerProvider(resource=_resource() if not resource else Resource.create({**_BASE, **resource}))

@@ -20,10 +20,11 @@ from __future__ import annotations
 import calendar
 import time
 from collections.abc import Mapping
-from typing import Any, Final, Literal
+from typing import Final, Literal
 
 import attrs
 
+from skillc.runtime.jsonvalue import Object
 from skillc.runtime.record import RunHeader, RunTrace, Step
 
 SpanKind = Literal["internal", "client"]
@@ -84,7 +85,7 @@ def _put(out: dict[str, AttributeValue], key: str, value: object) -> None:
 
 def step_spans(step: Step, start: int, agent: str) -> PlannedSpan:
     """The span of one step (with a tool span inside a baseline turn that called a tool)."""
-    end = start + int(round((step.latency_ms or 0.0) * NS))
+    end = start + round((step.latency_ms or 0.0) * NS)
     tool = step.tool_call.tool if step.tool_call is not None else step.tool_name
     is_tool = step.kind == "tool" or (step.kind is None and step.operation == _TOOL)
     attrs_: dict[str, AttributeValue] = {"gen_ai.agent.name": agent, "skillc.state.name": step.state,
@@ -125,7 +126,7 @@ def plan(run: RunTrace, *, now_ns: int | None = None) -> PlannedSpan:
     """The run's span with one child per step (see the module docstring for the times)."""
     header = run.headers[0] if run.headers else run.header
     agent = header.machine or "machine"
-    total = sum(int(round((s.latency_ms or 0.0) * NS)) for s in run.steps)
+    total = sum(round((s.latency_ms or 0.0) * NS) for s in run.steps)
     start = started_ns(header)
     if start is None:
         start = (now_ns if now_ns is not None else time.time_ns()) - total
@@ -167,7 +168,7 @@ def plan(run: RunTrace, *, now_ns: int | None = None) -> PlannedSpan:
                        children=tuple(children))
 
 
-def describe(span: PlannedSpan, depth: int = 0) -> list[dict[str, Any]]:
+def describe(span: PlannedSpan, depth: int = 0) -> list[Object]:
     """The planned spans as JSON objects, depth first (for `--json` and tests)."""
     out = [{"name": span.name, "depth": depth, "start_ns": span.start_ns, "end_ns": span.end_ns,
             "attributes": dict(span.attributes), "error": span.error}]

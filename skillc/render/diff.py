@@ -1,14 +1,14 @@
-"""What changed between two machines (`skillc dot --diff OLD NEW`): states and edges added, removed, changed.
+"""`skillc dot --diff OLD NEW`: NEW drawn with what changed since OLD coloured, OLD's removed parts dashed.
 
-States are matched by name; a state is *changed* when its kind, contract (reads, writes, call, bindings),
-instructions or outcome differ. Edges are matched by (source, target): an edge pair only in NEW is added, only
-in OLD removed, and in both with another guard, order or assignment changed. The picture is NEW with the
-removed states and edges of OLD drawn dashed, coloured by what happened to them, with a legend.
+The diff itself is not computed here: it is the one structural `MachineDiff` of `skillc.improve.diff`, which
+the caller (`skillc.api.draw_diff`) computes and passes in. Render is a lower stage than improve and never
+imports it; it reads the diff through `DiffView`, the few names a picture needs (states matched by name, edges
+by (source, target), each added, removed, changed or the same).
 """
 
 from __future__ import annotations
 
-import attrs
+from typing import Protocol
 
 from skillc.ir.machine import Edge, Machine, State
 from skillc.render.dot import _attrs, _q
@@ -20,56 +20,29 @@ CHANGE_COLOR = {"added": "#188038", "removed": "#c5221f", "changed": "#e37400", 
 EdgeKey = tuple[str, str]
 
 
-@attrs.frozen
-class MachineDiff:
-    """The states and edges (source, target) that were added, removed or changed."""
-
-    added_states: tuple[str, ...]
-    removed_states: tuple[str, ...]
-    changed_states: tuple[str, ...]
-    added_edges: tuple[EdgeKey, ...]
-    removed_edges: tuple[EdgeKey, ...]
-    changed_edges: tuple[EdgeKey, ...]
+class DiffView(Protocol):
+    """What a picture reads of a diff (skillc.improve.diff.MachineDiff has it)."""
 
     @property
-    def empty(self) -> bool:
-        """Nothing changed."""
-        return not any(attrs.astuple(self))
+    def added_states(self) -> tuple[str, ...]: ...
+    @property
+    def removed_states(self) -> tuple[str, ...]: ...
+    @property
+    def changed_states(self) -> tuple[str, ...]: ...
+    @property
+    def added_edges(self) -> tuple[EdgeKey, ...]: ...
+    @property
+    def removed_edges(self) -> tuple[EdgeKey, ...]: ...
+    @property
+    def changed_edges(self) -> tuple[EdgeKey, ...]: ...
 
     def state_change(self, name: str) -> str:
         """added, removed, changed or same."""
-        return "added" if name in self.added_states else "removed" if name in self.removed_states \
-            else "changed" if name in self.changed_states else "same"
+        ...
 
     def edge_change(self, key: EdgeKey) -> str:
         """added, removed, changed or same."""
-        return "added" if key in self.added_edges else "removed" if key in self.removed_edges \
-            else "changed" if key in self.changed_edges else "same"
-
-
-def _contract(st: State) -> State:
-    """A state without its edges, provenance and documentation (what the comparison of contracts sees)."""
-    return attrs.evolve(st, edges=(), provenance=None, doc=None)
-
-
-def _edges(m: Machine) -> dict[EdgeKey, list[str]]:
-    """(source, target) → the label of every edge between them, in order."""
-    out: dict[EdgeKey, list[str]] = {}
-    for st in m.states.values():
-        for e in st.edges:
-            out.setdefault((st.name, e.target), []).append(edge_label(e, True))
-    return out
-
-
-def diff_machines(old: Machine, new: Machine) -> MachineDiff:
-    """Compare two machines (see the module docstring)."""
-    added = tuple(n for n in new.states if n not in old.states)
-    removed = tuple(n for n in old.states if n not in new.states)
-    changed = tuple(n for n in new.states if n in old.states and _contract(new.states[n]) != _contract(old.states[n]))
-    eo, en = _edges(old), _edges(new)
-    return MachineDiff(added, removed, changed, tuple(k for k in en if k not in eo),
-                       tuple(k for k in eo if k not in en),
-                       tuple(k for k in en if k in eo and en[k] != eo[k]))
+        ...
 
 
 #: How an unchanged state is drawn: its kind's shape, in grey. The kinds' own colours (a judge's orange, a tool's
@@ -114,9 +87,9 @@ def _legend() -> list[str]:
     return lines
 
 
-def to_dot_diff(old: Machine, new: Machine) -> str:
-    """NEW as a DOT digraph with what changed since OLD coloured, OLD's removed parts dashed, and a legend."""
-    d = diff_machines(old, new)
+def to_dot_diff(old: Machine, new: Machine, d: DiffView) -> str:
+    """NEW as a DOT digraph with what changed since OLD (`d`, their diff) coloured, OLD's removed parts dashed,
+    and a legend."""
     summary = (f"{len(d.added_states)} states added, {len(d.removed_states)} removed, {len(d.changed_states)} "
                f"changed; {len(d.added_edges)} edges added, {len(d.removed_edges)} removed, "
                f"{len(d.changed_edges)} changed")

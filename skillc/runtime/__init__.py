@@ -24,12 +24,22 @@ _EXPORTS = {
 __all__ = sorted(_EXPORTS)
 
 if TYPE_CHECKING:
-    from skillc.runtime.executors import Executor, ExecutorError, make_executor
-    from skillc.runtime.interpreter import Interpreter, RunError, RunOptions, RunResult, machine_hash
-    from skillc.runtime.journal import Journal, JournalError
-    from skillc.runtime.replay import ReplayReport, replay_file
-    from skillc.runtime.tools import ToolBox, ToolError
-    from skillc.runtime.toolsource import ToolSource
+    # `X as X`: re-exported for type checkers; at run time `__getattr__` imports each on first use
+    from skillc.runtime.executors import Executor as Executor
+    from skillc.runtime.executors import ExecutorError as ExecutorError
+    from skillc.runtime.executors import make_executor as make_executor
+    from skillc.runtime.interpreter import Interpreter as Interpreter
+    from skillc.runtime.interpreter import RunError as RunError
+    from skillc.runtime.interpreter import RunOptions as RunOptions
+    from skillc.runtime.interpreter import RunResult as RunResult
+    from skillc.runtime.interpreter import machine_hash as machine_hash
+    from skillc.runtime.journal import Journal as Journal
+    from skillc.runtime.journal import JournalError as JournalError
+    from skillc.runtime.replay import ReplayReport as ReplayReport
+    from skillc.runtime.replay import replay_file as replay_file
+    from skillc.runtime.tools import ToolBox as ToolBox
+    from skillc.runtime.tools import ToolError as ToolError
+    from skillc.runtime.toolsource import ToolSource as ToolSource
 
 
 def __getattr__(name: str) -> Any:

@@ -28,7 +28,7 @@ import json
 import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any, Literal
+from typing import Literal
 
 import attrs
 import yaml
@@ -38,7 +38,7 @@ from skillc.ir import types as T
 from skillc.ir.machine import Machine, Tool
 from skillc.ir.printexpr import show_expr
 from skillc.ir.toolkit import KIT, Capability, parse_capability, split_allowed
-from skillc.runtime.executors.base import DeadlineError, Executor, ExecutorError, count
+from skillc.runtime.executors.base import Executor, ExecutorError, count
 from skillc.runtime.executors.replay import Cursor
 from skillc.runtime.interaction import NeedsUser
 from skillc.runtime.interpreter import (
@@ -50,6 +50,7 @@ from skillc.runtime.interpreter import (
     parse_inputs,
     wait_to_retry,
 )
+from skillc.runtime.jsonvalue import Object, Value
 from skillc.runtime.prompts import Request
 from skillc.runtime.record import EndReason, Footer, Outcome, Step, StepError, ToolCall, new_header
 from skillc.runtime.tools import ToolError
@@ -210,7 +211,7 @@ def system_text(m: Machine, mode: Mode, skill_text: str | None, offer: Offer, *,
 
 
 def first_messages(m: Machine, mode: Mode, skill_text: str | None, offer: Offer,
-                   values: Mapping[str, Any], *, places: str = "") -> list[dict]:
+                   values: Mapping[str, Value], *, places: str = "") -> list[dict]:
     """The conversation a baseline starts with: the system text, then the inputs as JSON."""
     return [{"role": "system", "content": system_text(m, mode, skill_text, offer, places=places)},
             {"role": "user", "content": "Inputs:\n" + json.dumps(dict(values), ensure_ascii=False, indent=2)}]
@@ -235,11 +236,11 @@ class Action:
     """A reply that follows the protocol: a tool call with checked arguments, or `finish`."""
 
     name: str
-    args: Mapping[str, Any] = attrs.field(factory=dict)
+    args: Mapping[str, Value] = attrs.field(factory=dict)
     outcome: Outcome | None = None
-    evidence: Mapping[str, Any] = attrs.field(factory=dict)
+    evidence: Mapping[str, Value] = attrs.field(factory=dict)
 
-    def as_reply(self) -> dict[str, Any]:
+    def as_reply(self) -> Object:
         """The action in the protocol's own shape (what the trace records as the turn's `output`)."""
         if self.name == "finish":
             return {"action": "finish", "outcome": self.outcome, "evidence": dict(self.evidence)}
@@ -282,7 +283,7 @@ class TurnReplay:
         """Nothing runs, so nothing is missing."""
         return []
 
-    def result(self, state: str, tool: Tool, args: dict[str, Any]) -> dict[str, Any]:
+    def result(self, state: str, tool: Tool, args: Object) -> Object:
         """The recorded observation of the turn just replayed (a recorded tool failure fails again)."""
         step = self.cursor.steps[self.cursor.position - 1]
         if step.tool_result is None and any(e.kind == "needs_user" for e in step.errors):
@@ -335,9 +336,9 @@ class _Loop:
         self.latency = 0.0
         self.calls = 0  # tool calls that returned results (a run without one cannot succeed)
 
-    def turn(self, step: int) -> tuple[dict[str, Any], Action | None, StepError | None]:
+    def turn(self, step: int) -> tuple[Object, Action | None, StepError | None]:
         """One step: ask until a reply follows the protocol (retries as in machine mode), then act on it."""
-        fields: dict[str, Any] = {"index": step, "state": self.mode, "kind": "turn", "operation": "chat",
+        fields: Object = {"index": step, "state": self.mode, "kind": "turn", "operation": "chat",
                                   "prompt_chars": sum(len(x["content"]) for x in self.messages)}
         errors: list[StepError] = []
         started = time.perf_counter()
@@ -350,14 +351,14 @@ class _Loop:
         failure = None if action.name == "finish" else self._act(action, fields, errors)
         return self._close(fields, errors, started), action, failure
 
-    def _close(self, fields: dict[str, Any], errors: list[StepError], started: float) -> dict[str, Any]:
+    def _close(self, fields: Object, errors: list[StepError], started: float) -> Object:
         fields["latency_ms"] = round((time.perf_counter() - started) * 1000, 3)
         self.latency += fields["latency_ms"]
         if errors:
             fields["errors"] = tuple(errors)
         return fields
 
-    def _ask(self, fields: dict[str, Any], errors: list[StepError]) -> Action:
+    def _ask(self, fields: Object, errors: list[StepError]) -> Action:
         """Replies until one follows the protocol; each bad reply and the reason stay in the transcript.
 
         A failed call is retried as in machine mode: after the server's Retry-After (at most
@@ -384,7 +385,7 @@ class _Loop:
         raise _Failed(StepError("invalid_output", f"no reply followed the protocol after {self.options.retries + 1} "
                                                   f"attempts: {errors[-1].message}"))
 
-    def _complete(self, fields: dict[str, Any], deadline: float | None) -> str:
+    def _complete(self, fields: Object, deadline: float | None) -> str:
         """One call with the whole transcript; its tokens are added to the step's and the run's."""
         response = complete_within(self.executor, Request(self.mode, "model", tuple(self.messages), self.schema),
                                    deadline, self.options.step_deadline_s)
@@ -396,7 +397,7 @@ class _Loop:
         fields["raw_output"] = text = scrub(response.text)
         return text
 
-    def _act(self, action: Action, fields: dict[str, Any], errors: list[StepError]) -> StepError | None:
+    def _act(self, action: Action, fields: Object, errors: list[StepError]) -> StepError | None:
         """Call the tool; its results (or its failure) are the observation of the next turn."""
         tool = self.offer.tools[action.name]
         fields.update(tool_name=tool.name, tool_call=ToolCall(tool.name, dict(action.args)))
@@ -422,7 +423,7 @@ class _Loop:
                                                                                       ensure_ascii=False)})
         return None
 
-    def _result(self, tool: Tool, args: dict[str, Any]) -> dict[str, Any]:
+    def _result(self, tool: Tool, args: Object) -> Object:
         """The tool's results, checked against its declared types as in machine mode."""
         result = self.tools.result(self.mode, tool, args)  # the baseline's one "state" is its mode
         if not isinstance(result, dict):
@@ -446,7 +447,7 @@ def _ending(loop: _Loop, action: Action | None, step: int, mode: Mode) -> tuple[
 
 
 def run_baseline(m: Machine, mode: Mode, executor: Executor, tools: ToolSource, options: RunOptions,
-                 inputs: dict[str, Any], skill_text: str | None, *, clock: Clock = Clock()) -> RunResult:
+                 inputs: Object, skill_text: str | None, *, clock: Clock = Clock()) -> RunResult:
     """Run the native or prompt-only baseline; returns the same RunResult as machine mode."""
     values = parse_inputs(m, scrub(inputs))
     offer = offered_tools(m, mode, skill_text)

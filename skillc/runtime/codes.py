@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Final
 
-from skillc.diagnostics.codes import E, Code
+from skillc.diagnostics.codes import Code, E
 
 _HEADER: Final = '{"type": "header", "skillc.trace_version": 2, "skillc.machine": "demo", "inputs": {}}\n'
 _STEP: Final = '{"type": "step", "step": 0, "state": "think", "kind": "model", "output": {"answer": "4"}}\n'

@@ -44,19 +44,32 @@ from skillc.ir import expr as ir
 from skillc.ir import types as T
 from skillc.ir.evaluate import EvalError, WorkFolder, World, evaluate
 from skillc.ir.machine import FALLBACK, Edge, Machine, State
+from skillc.ir.printexpr import show_expr
 from skillc.runtime.executors.base import DeadlineError, Executor, ExecutorError, Response, count
 from skillc.runtime.interaction import NeedsUser, menu_problem
 from skillc.runtime.journal import Journal, JournalError, Lease, Wait
+from skillc.runtime.jsonvalue import Env, Object, Value
 from skillc.runtime.prompts import Prompts, Request
-from skillc.runtime.record import (EndReason, Footer, Outcome, RunHeader, Step, StepError, StepKind, ToolCall, Verdict,
-                                   load_run, new_header)
+from skillc.runtime.record import (
+    EndReason,
+    Footer,
+    Outcome,
+    RunHeader,
+    Step,
+    StepError,
+    StepKind,
+    ToolCall,
+    Verdict,
+    load_run,
+    new_header,
+)
 from skillc.runtime.tools import ToolError, effects_of
 from skillc.runtime.toolsource import ToolSource, tools_for
 from skillc.runtime.trace import REDACTED, Redactor, TraceError, TraceWriteError, TraceWriter, named_secrets
 from skillc.runtime.values import apply_outputs, check_value, coerce
 
 #: Called with each committed step and the variables as the next step begins.
-OnStep = Callable[[Step, Mapping[str, Any]], None]
+OnStep = Callable[[Step, Mapping[str, Value]], None]
 
 
 class RunError(Exception):
@@ -79,10 +92,10 @@ class Operation:
     output_tokens: int | None = None
     raw_output: str | None = None
     retries: int | None = None
-    output: dict[str, Any] | None = None
+    output: Object | None = None
     label: str | None = None
     tool_call: ToolCall | None = None
-    tool_result: dict[str, Any] | None = None
+    tool_result: Object | None = None
     errors: tuple[StepError, ...] = ()
     #: An `ask_user` call's answer: who gave it (`interaction.USER`, `CALLBACK`, `PREPARED`; None: a script, a trace).
     answered_by: str | None = None
@@ -96,7 +109,7 @@ _CHAT = Operation("chat")
 class Answer:
     """A state's operation done: the variables after it and what its step records of it."""
 
-    env: dict[str, Any]
+    env: Env
     operation: Operation = Operation()
 
 
@@ -180,13 +193,13 @@ class Stepped:
 
     index: int
     state: State
-    inputs: dict[str, Any]
+    inputs: Object
     operation: Operation
     latency_ms: float
-    env: dict[str, Any]
+    env: Env
     target: str
     edge: int | None = None
-    assignments: dict[str, Any] | None = None
+    assignments: Object | None = None
     errors: tuple[StepError, ...] = ()
     warnings: tuple[str, ...] = ()
     failure: StepError | None = None
@@ -208,11 +221,11 @@ def machine_hash(text: str) -> str:
     return hashlib.sha256(text.replace("\r\n", "\n").encode("utf-8")).hexdigest()[:16]
 
 
-def parse_inputs(machine: Machine, given: dict[str, Any]) -> dict[str, Any]:
+def parse_inputs(machine: Machine, given: Object) -> Object:
     """Validated input values (defaults applied); RunError lists every problem."""
     problems = [f"`{k}` is not an input of `{machine.name}`" for k in given
                 if k not in machine.variables or not machine.variables[k].is_input]
-    values: dict[str, Any] = {}
+    values: Object = {}
     for v in machine.variables.values():
         if not v.is_input:
             continue
@@ -246,10 +259,10 @@ def uses_variable(machine: Machine, name: str) -> bool:
 
 
 def place_values(machine: Machine, workdir: str | None, skill_dir: str | None, *,
-                 required: bool = True) -> dict[str, Any]:
+                 required: bool = True) -> Object:
     """The values of the machine's place variables: `workdir` (default: the current folder) and `skill_dir`, as
     absolute paths. RunError (with `required`) when the machine uses `skill_dir` and the run has none."""
-    values: dict[str, Any] = {}
+    values: Object = {}
     for v in machine.variables.values():
         if v.kind != "place":
             continue
@@ -257,15 +270,14 @@ def place_values(machine: Machine, workdir: str | None, skill_dir: str | None, *
             values[v.name] = os.path.abspath(workdir or os.getcwd())
         elif v.name == "skill_dir" and skill_dir is not None:
             values[v.name] = os.path.abspath(skill_dir)
-        elif v.name == "skill_dir":
-            if required and uses_variable(machine, v.name):
-                raise RunError(f"`{machine.name}` uses `skill_dir`, but this run has no skill folder: give "
-                               "--skill-dir DIR (the API: RunConfig(skill_dir=…)), or run a machine whose `source` "
-                               "names its skill document")
+        elif v.name == "skill_dir" and required and uses_variable(machine, v.name):
+            raise RunError(f"`{machine.name}` uses `skill_dir`, but this run has no skill folder: give "
+                           "--skill-dir DIR (the API: RunConfig(skill_dir=…)), or run a machine whose `source` "
+                           "names its skill document")
     return values
 
 
-def initial_env(machine: Machine, inputs: dict[str, Any]) -> dict[str, Any]:
+def initial_env(machine: Machine, inputs: Object) -> Env:
     """Inputs, counters at 0 and initialised variables: everything defined before the first state."""
     env = dict(inputs)
     for v in machine.variables.values():
@@ -276,7 +288,7 @@ def initial_env(machine: Machine, inputs: dict[str, Any]) -> dict[str, Any]:
     return env
 
 
-def json_answer(text: str) -> Any:
+def json_answer(text: str) -> Value:
     """Parse a model's answer as JSON, tolerating a Markdown code fence around it (depth-limited)."""
     stripped = text.strip()
     fence = re.match(r"^```(?:json)?\s*\n(.*)\n```$", stripped, re.S)
@@ -297,7 +309,7 @@ def _journal_placeholder(name: str) -> str:
 _PLACEHOLDER = re.compile(r"\[redacted:\$([A-Za-z_][A-Za-z0-9_]*)\]")
 
 
-def restore_secrets(value: Any, run_id: str) -> Any:
+def restore_secrets(value: Value, run_id: str) -> Value:
     """Put the environment's secrets back where the journal stored `[redacted:$NAME]` placeholders."""
     if isinstance(value, str):
         def back(m: re.Match) -> str:
@@ -313,7 +325,7 @@ def restore_secrets(value: Any, run_id: str) -> Any:
     return value
 
 
-def _as_trace_redaction(value: Any) -> Any:
+def _as_trace_redaction(value: Value) -> Value:
     """A journal record made fit for the trace: `[redacted:$NAME]` becomes `[redacted]`."""
     if isinstance(value, str):
         return _PLACEHOLDER.sub(REDACTED, value)
@@ -357,7 +369,7 @@ class Interpreter:
 
     # ------------------------------------------------------------ entry points
 
-    def run(self, inputs: dict[str, Any]) -> RunResult:
+    def run(self, inputs: Object) -> RunResult:
         """Start a new run."""
         values = parse_inputs(self.machine, scrub(inputs))
         env = initial_env(self.machine, values)
@@ -376,7 +388,7 @@ class Interpreter:
             raise
         return self._loop(run_id, env, self.machine.start, 0, writer, lease)
 
-    def run_from(self, env: Mapping[str, Any], state: str | None = None, step: int = 0) -> RunResult:
+    def run_from(self, env: Mapping[str, Value], state: str | None = None, step: int = 0) -> RunResult:
         """Run the step loop from the given variables and state (default: the start), unrecorded but for `on_step`.
 
         For a caller that builds the variables itself and may leave some without a value (refine's replayer: a chat
@@ -401,7 +413,7 @@ class Interpreter:
     def _secrets(self) -> dict[str, str]:
         return named_secrets(self.options.secrets)
 
-    def _private(self, value: Any) -> Any:
+    def _private(self, value: Value) -> Value:
         """A value as the journal stores it: secrets replaced by placeholders that name them."""
         if self._journal_redactor is None:
             self._journal_redactor = Redactor(self._secrets(), _journal_placeholder)
@@ -467,7 +479,7 @@ class Interpreter:
             raise RunError(f"{problem}; run `{run_id}` still waits")
         return journal.answer(run_id, answer)
 
-    def _check_resumed(self, run_id: str, env: dict, state: str) -> None:
+    def _check_resumed(self, run_id: str, env: Env, state: str) -> None:
         """A journal's state must fit the machine: known state, every value of its declared type."""
         if state not in self.machine.states:
             raise JournalError(f"run `{run_id}` is damaged: its next state `{state}` is not in the machine")
@@ -476,7 +488,7 @@ class Interpreter:
             raise JournalError(f"run `{run_id}` is damaged: its saved state does not fit the machine ("
                                + "; ".join(problems[:3]) + ")")
 
-    def _env_problems(self, env: Mapping[str, Any]) -> list[str]:
+    def _env_problems(self, env: Mapping[str, Value]) -> list[str]:
         """What keeps `env` from being the machine's variables: unknown names, values not of their variable's type."""
         problems = [f"`{k}` is not a variable of `{self.machine.name}`" for k in env if k not in self.machine.variables]
         for name, value in env.items():
@@ -484,7 +496,7 @@ class Interpreter:
                 problems += check_value(value, self.machine.variables[name].type, f"`{name}`")
         return problems
 
-    def _fill_trace(self, writer: TraceWriter, trace_path: str | None, committed: list[dict]) -> None:
+    def _fill_trace(self, writer: TraceWriter, trace_path: str | None, committed: list[Step]) -> None:
         """Append committed steps that a crash kept out of the trace (committed before written), in order."""
         if not trace_path or writer.path is None:
             return
@@ -496,19 +508,19 @@ class Interpreter:
         if last is None:
             return  # an unreadable trace is not repaired; the resumed part is still appended
         for record in committed:
-            if isinstance(record, dict) and isinstance(record.get("step"), int) and record["step"] > last:
-                writer.write(_as_trace_redaction(record))
+            if record.index > last:
+                writer.write(_as_trace_redaction(record.to_json()))
 
     # ------------------------------------------------------------ the loop
 
-    def _header(self, run_id: str | None, inputs: dict[str, Any], resumed_from: int | None) -> RunHeader:
+    def _header(self, run_id: str | None, inputs: Object, resumed_from: int | None) -> RunHeader:
         header = new_header(self.machine.name, "machine", self.options.executor_spec, inputs, machine_hash=self.hash,
                             run_id=run_id, resumed_at_step=resumed_from, workdir=self.options.workdir)
         if self.options.skill_dir is not None:
             header = attrs.evolve(header, extra={"skillc.skill_dir": os.path.abspath(self.options.skill_dir)})
         return header
 
-    def _loop(self, run_id, env: dict, state: str, step: int, writer: TraceWriter,
+    def _loop(self, run_id, env: Env, state: str, step: int, writer: TraceWriter,
               lease: Lease | None = None) -> RunResult:
         visited: list[str] = []
         taken: list[tuple[str, int]] = []
@@ -598,7 +610,7 @@ class Interpreter:
                          str(writer.path) if writer.path else None, error, tuple(visited), tuple(taken), missing,
                          reason, predicates=verdicts)
 
-    def step(self, state: str, env: Mapping[str, Any], index: int = 0) -> Stepped:
+    def step(self, state: str, env: Mapping[str, Value], index: int = 0) -> Stepped:
         """Run one state from the given variables: its operation, then the first edge whose guard holds.
 
         Unrecorded (no journal, trace or `on_step`) and with no step limit: the single step `run_from`'s loop takes,
@@ -613,7 +625,7 @@ class Interpreter:
             raise RunError("; ".join(problems))
         return self._step(st, dict(env), index)
 
-    def _step(self, st: State, env: dict, index: int) -> Stepped:
+    def _step(self, st: State, env: Env, index: int) -> Stepped:
         """`step` without its checks: the loop's own."""
         inputs = {r: env.get(r) for r in st.reads}
         started = time.perf_counter()
@@ -645,9 +657,9 @@ class Interpreter:
         return Stepped(index, st, inputs, op, latency, env, FALLBACK, errors=(*op.errors, failure),
                        warnings=warnings, failure=failure)
 
-    def _assign(self, edge: Edge, env: dict) -> tuple[dict[str, Any], StepError | None]:
+    def _assign(self, edge: Edge, env: Env) -> tuple[Object, StepError | None]:
         """Apply an edge's assignments to `env` in place, left to right; the values assigned, or what failed."""
-        assigned: dict[str, Any] = {}
+        assigned: Object = {}
         for a in edge.assigns:
             try:
                 value = evaluate(a.value, env)
@@ -667,7 +679,7 @@ class Interpreter:
 
     # ------------------------------------------------------------ operations (a subclass may answer them otherwise)
 
-    def ask(self, st: State, env: dict[str, Any]) -> Answer:
+    def ask(self, st: State, env: Env) -> Answer:
         """A model or judge state: ask until an answer fits its writes (retries with the validation error)."""
         unset = [f"`{r}`" for r in st.reads if r not in env]
         if unset:  # only `run_from` can leave a value out: the checker refuses a read before every path writes it
@@ -715,7 +727,7 @@ class Interpreter:
         response = complete_within(self.executor, request, deadline, self.options.step_deadline_s)
         return attrs.evolve(response, text=scrub(response.text))
 
-    def call_tool(self, st: State, env: dict[str, Any]) -> Answer:
+    def call_tool(self, st: State, env: Env) -> Answer:
         """A tool state: call its tool with the arguments evaluated, check the results and bind them."""
         call = st.call
         assert call is not None
@@ -734,7 +746,7 @@ class Interpreter:
         user = self.options.user
         try:
             if asks and self._answer is not None and self._answer.state == st.name:
-                result: Any = {"answer": self._answer.answer}  # the user's answer to the question the run waited on
+                result: Value = {"answer": self._answer.answer}  # the user's answer to the question the run waited on
                 self._answer, answered_by = None, "user"
             else:
                 if asks and user is not None:
@@ -776,7 +788,7 @@ class Interpreter:
                     return tuple(t.labels)
         return None
 
-    def judge(self, terminal: State, env: Mapping[str, Any]) -> tuple[Verdict, ...]:
+    def judge(self, terminal: State, env: Mapping[str, Value]) -> tuple[Verdict, ...]:
         """The verdicts of a terminal's predicates, judged over the world on arrival (a replay's executor that
         recorded them answers instead: `verdicts(terminal)`). A predicate that cannot be evaluated (a missing file,
         a path outside the work folder) does not hold; the reason says why."""
@@ -789,9 +801,8 @@ class Interpreter:
         return tuple(verdict(terminal.name, p, env, self._world) for p in terminal.predicates)
 
 
-def verdict(terminal: str, predicate: ir.Expr, env: Mapping[str, Any], world: World) -> Verdict:
+def verdict(terminal: str, predicate: ir.Expr, env: Mapping[str, Value], world: World) -> Verdict:
     """One predicate judged: whether it holds, and why not (the failure of its evaluation, or what was false)."""
-    from skillc.ir.printexpr import show_expr
 
     text = show_expr(predicate)
     try:
@@ -803,7 +814,7 @@ def verdict(terminal: str, predicate: ir.Expr, env: Mapping[str, Any], world: Wo
     return Verdict(terminal, text, False, why_false(predicate, env, world))
 
 
-def why_false(e: ir.Expr, env: Mapping[str, Any], world: World) -> str:
+def why_false(e: ir.Expr, env: Mapping[str, Value], world: World) -> str:
     """Why a predicate that evaluated to false is false, in words (best effort: the values it compared)."""
     def value(x: ir.Expr) -> str:
         try:
@@ -820,8 +831,6 @@ def why_false(e: ir.Expr, env: Mapping[str, Any], world: World) -> str:
             part = e.left if not evaluate(e.left, env, world) else e.right
             return why_false(part, env, world)
         if isinstance(e, ir.BinOp) and e.op in ("==", "!=", "<", "<=", ">", ">="):
-            from skillc.ir.printexpr import show_expr
-
             shown = [(show_expr(x), value(x)) for x in (e.left, e.right) if not isinstance(x, (ir.Const, ir.Label))]
             if shown:
                 return "false (" + ", ".join(f"{name} is {v}" for name, v in shown) + ")"
@@ -830,8 +839,8 @@ def why_false(e: ir.Expr, env: Mapping[str, Any], world: World) -> str:
     return "false"
 
 
-def bind_results(machine: Machine, st: State, env: Mapping[str, Any],
-                 result: Mapping[str, Any]) -> tuple[dict[str, Any], list[str]]:
+def bind_results(machine: Machine, st: State, env: Mapping[str, Value],
+                 result: Mapping[str, Value]) -> tuple[Object, list[str]]:
     """A tool state's bindings applied to a copy of `env`, or what keeps `result` from being the tool's results.
 
     The results are checked against the tool's declared ones first; on any problem `env` is returned as given.

@@ -33,11 +33,12 @@ import sqlite3
 import time
 import uuid
 from pathlib import Path
-from typing import Any
 
 import attrs
 
 from skillc.diagnostics.files import FileProblem, JSONProblem, create_private, loads
+from skillc.runtime.jsonvalue import Env, Object, Value
+from skillc.runtime.record import RecordError, Step
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS runs (
@@ -101,7 +102,7 @@ class RunInfo:
     run_id: str
     machine_path: str
     machine_hash: str
-    inputs: dict
+    inputs: Object
     executor: str
     trace_path: str | None
     status: str
@@ -114,7 +115,7 @@ class Checkpoint:
 
     step: int
     state: str
-    env: dict
+    env: Env
 
 
 @attrs.frozen
@@ -213,7 +214,7 @@ class Journal:
         name = run_id if _RUN_ID.match(run_id) else hashlib.sha256(run_id.encode("utf-8", "replace")).hexdigest()
         return Lease(self.path.with_name(self.path.name + ".leases") / f"{name}.lock", run_id).acquire()
 
-    def start(self, machine_path: str, machine_hash: str, inputs: dict, executor: str,
+    def start(self, machine_path: str, machine_hash: str, inputs: Object, executor: str,
               trace_path: str | None) -> str:
         """Register a new run; returns its id."""
         run_id = uuid.uuid4().hex[:12]
@@ -221,9 +222,8 @@ class Journal:
                   (run_id, machine_path, machine_hash, json.dumps(inputs), executor, trace_path, time.time()))
         return run_id
 
-    def commit_step(self, run_id: str, step: int, state: str, next_state: str, env: dict[str, Any],
-                    record: dict) -> None:
-        """Persist one finished step atomically."""
+    def commit_step(self, run_id: str, step: int, state: str, next_state: str, env: Env, record: Object) -> None:
+        """Persist one finished step atomically; `record`: its `Step`'s JSON (`Step.to_json`), secrets redacted."""
         try:
             with self.db:
                 self.db.execute("BEGIN IMMEDIATE")
@@ -292,7 +292,7 @@ class Journal:
     def _wait(self, run_id: str, row: tuple) -> Wait:
         options = None if row[3] is None else self._decode(run_id, "question's options", row[3])
         if not isinstance(row[0], int) or not isinstance(row[1], str) or not isinstance(row[2], str) or not (
-                options is None or isinstance(options, list) and all(isinstance(o, str) for o in options)) or not (
+                options is None or (isinstance(options, list) and all(isinstance(o, str) for o in options))) or not (
                 row[4] is None or isinstance(row[4], str)):
             raise JournalError(f"run `{run_id}` in {self.path} is damaged (its question has wrong-typed fields)")
         return Wait(run_id, row[0], row[1], row[2], None if options is None else tuple(options), row[4])
@@ -329,11 +329,23 @@ class Journal:
             raise JournalError(f"run `{run_id}` in {self.path} is damaged (its last step has wrong-typed fields)")
         return Checkpoint(row[0], row[1], env)
 
-    def steps(self, run_id: str) -> list[dict]:
-        rows = self._sql("reading the steps", "SELECT record FROM steps WHERE run_id = ? ORDER BY step", (run_id,))
-        return [self._decode(run_id, "step record", r[0]) for r in rows]
+    def steps(self, run_id: str) -> list[Step]:
+        """The run's committed steps as typed records, in order (their values as stored: secrets as placeholders).
 
-    def _decode(self, run_id: str, what: str, text: Any) -> Any:
+        A record that is JSON but not a step is left out, as the trace it would refill could not hold it either.
+        """
+        rows = self._sql("reading the steps", "SELECT record FROM steps WHERE run_id = ? ORDER BY step", (run_id,))
+        steps = []
+        for row in rows:
+            record = self._decode(run_id, "step record", row[0])
+            try:
+                if isinstance(record, dict):
+                    steps.append(Step.from_json(record))
+            except RecordError:
+                continue
+        return steps
+
+    def _decode(self, run_id: str, what: str, text: object) -> Value:
         if not isinstance(text, (str, bytes)):
             raise JournalError(f"run `{run_id}` in {self.path} is damaged (its {what} is not JSON text)")
         try:

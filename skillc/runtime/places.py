@@ -41,7 +41,7 @@ def _inside(path: str, root: str) -> bool:
 class Places:
     """The folders one run may read (`workdir`, `skill_dir`, `read_extra`) and write (`workdir`, `write_extra`)."""
 
-    __slots__ = ("workdir", "skill_dir", "read_extra", "write_extra", "_roots")
+    __slots__ = ("_roots", "read_extra", "skill_dir", "workdir", "write_extra")
 
     def __init__(self, workdir: str | Path, skill_dir: str | Path | None = None,
                  read_extra: Iterable[str | Path] = (), write_extra: Iterable[str | Path] = ()) -> None:

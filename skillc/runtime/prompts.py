@@ -8,12 +8,12 @@ size does not grow with the number of steps taken.
 from __future__ import annotations
 
 import json
-from typing import Any
 
 import attrs
 
 from skillc.ir import types as T
 from skillc.ir.machine import Machine, State
+from skillc.runtime.jsonvalue import Env
 from skillc.runtime.values import is_structured, output_schema
 
 SYSTEM = (
@@ -64,7 +64,7 @@ class Prompts:
         self.machine = machine
         self._static: dict[str, tuple[str, str, dict]] = {}
 
-    def request(self, state: State, env: dict[str, Any]) -> Request:
+    def request(self, state: State, env: Env) -> Request:
         """The request for a model or judge state, from its prompt and the values of its reads only."""
         static = self._static.get(state.name)
         if static is None:
@@ -80,6 +80,6 @@ class Prompts:
         return Request(state.name, state.kind, messages, schema)
 
 
-def build_request(machine: Machine, state: State, env: dict[str, Any]) -> Request:
+def build_request(machine: Machine, state: State, env: Env) -> Request:
     """One request without a cache (tools and tests)."""
     return Prompts(machine).request(state, env)

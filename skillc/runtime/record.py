@@ -16,10 +16,10 @@ version does not know are kept in `extra` and written back unchanged.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping
 import time
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
-from typing import Any, Final, Literal, TypeAlias, cast, get_args
+from typing import Final, Literal, TypeAlias, cast, get_args
 
 import attrs
 
@@ -29,6 +29,7 @@ from skillc.diagnostics.source import SourceFile, Span
 from skillc.ir.machine import OUTCOMES
 from skillc.ir.machine import Outcome as Outcome  # re-exported: the footer's outcome
 from skillc.runtime import codes
+from skillc.runtime.jsonvalue import Object, Value
 from skillc.version import __version__
 
 #: The newest trace format this module reads, and the one it writes.
@@ -43,7 +44,7 @@ ErrorKind: TypeAlias = Literal["executor", "invalid_output", "tool", "arguments"
 EndKind: TypeAlias = Literal[ErrorKind, "edge"]
 StepKind: TypeAlias = Literal["model", "judge", "tool", "turn"]
 Mode: TypeAlias = Literal["machine", "native", "prompt-only"]
-JSONObject: TypeAlias = Mapping[str, Any]
+JSONObject: TypeAlias = Mapping[str, Value]
 
 ERROR_KINDS: Final[tuple[str, ...]] = get_args(ErrorKind)
 END_KINDS: Final[tuple[str, ...]] = (*ERROR_KINDS, "edge")
@@ -64,7 +65,7 @@ class TraceError(ValueError):
         super().__init__(message)
         self.diagnostic = diagnostic
         if diagnostic is not None:
-            self.code = diagnostic.code
+            self.code = diagnostic.code.code
 
 
 # ---------------------------------------------------------------- field readers
@@ -125,7 +126,7 @@ def _kind(value: object) -> str:
             dict: "an object"}.get(type(value), type(value).__name__)
 
 
-def _put(out: dict[str, Any], key: str, value: object) -> None:
+def _put(out: Object, key: str, value: object) -> None:
     """Set a key only when it has a value (absent and null read back the same)."""
     if value is not None:
         out[key] = value
@@ -141,7 +142,7 @@ class StepError:
     kind: ErrorKind
     message: str
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> Object:
         """The error as written in a version-2 trace."""
         return {"kind": self.kind, "message": self.message}
 
@@ -187,9 +188,9 @@ class EndReason:
     state: str | None = None
     edge: int | None = None
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> Object:
         """The reason as written in the footer."""
-        out: dict[str, Any] = {"kind": self.kind, "message": self.message}
+        out: Object = {"kind": self.kind, "message": self.message}
         _put(out, "step", self.step)
         _put(out, "state", self.state)
         _put(out, "edge", self.edge)
@@ -226,9 +227,9 @@ class ToolCall:
     args: JSONObject
     effects: tuple[JSONObject, ...] | None = None
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> Object:
         """The call as written."""
-        out: dict[str, Any] = {"tool": self.tool, "args": dict(self.args)}
+        out: Object = {"tool": self.tool, "args": dict(self.args)}
         if self.effects is not None:
             out["effects"] = [dict(e) for e in self.effects]
         return out
@@ -270,9 +271,9 @@ class RunHeader:
     workdir: str | None = None  # the folder the run's tools ran in (absolute), so its files can be judged later
     extra: JSONObject = attrs.field(factory=dict)
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> Object:
         """The header as one JSON object (`type` first: refusing to overwrite a non-trace file looks for it)."""
-        out: dict[str, Any] = {"type": "header", "skillc.trace_version": self.version}
+        out: Object = {"type": "header", "skillc.trace_version": self.version}
         _put(out, "skillc.version", self.skillc_version)
         _put(out, "skillc.machine", self.machine)
         _put(out, "skillc.machine_hash", self.machine_hash)
@@ -364,9 +365,9 @@ class Step:
     answered_by: str | None = None
     extra: JSONObject = attrs.field(factory=dict)
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> Object:
         """The step as one JSON object; a chat step always states its model and token counts (null: unknown)."""
-        out: dict[str, Any] = {"type": "step", "step": self.index, "state": self.state}
+        out: Object = {"type": "step", "step": self.index, "state": self.state}
         _put(out, "kind", self.kind)
         _put(out, "inputs", None if self.inputs is None else dict(self.inputs))
         _put(out, "gen_ai.operation.name", self.operation)
@@ -432,9 +433,9 @@ class Verdict:
     holds: bool
     reason: str | None = None
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> Object:
         """The verdict as written in the footer's `skillc.predicates`."""
-        out: dict[str, Any] = {"terminal": self.terminal, "predicate": self.predicate, "holds": self.holds}
+        out: Object = {"terminal": self.terminal, "predicate": self.predicate, "holds": self.holds}
         _put(out, "reason", self.reason)
         return out
 
@@ -476,9 +477,9 @@ class Footer:
     predicates: tuple[Verdict, ...] = ()
     extra: JSONObject = attrs.field(factory=dict)
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> Object:
         """The footer as one JSON object."""
-        out: dict[str, Any] = {"type": "footer", "skillc.terminal": self.terminal, "skillc.outcome": self.outcome,
+        out: Object = {"type": "footer", "skillc.terminal": self.terminal, "skillc.outcome": self.outcome,
                                "skillc.evidence": dict(self.evidence), "skillc.steps": self.steps,
                                "skillc.error": self.error}
         _put(out, "skillc.reason", None if self.reason is None else self.reason.to_json())
@@ -601,6 +602,6 @@ def load_run(path: str | Path) -> RunTrace:
     if run is None:
         first = problems[0]
         where = f"{path}:{first.span.start_pos[0]}: " if first.span is not None and first.span.text() else \
-            (f"{path}: " if first.code != codes.UNREADABLE_TRACE.code else "")
+            (f"{path}: " if first.code != codes.UNREADABLE_TRACE else "")
         raise TraceError(where + first.message, first)
     return run

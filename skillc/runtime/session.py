@@ -12,8 +12,10 @@ from pathlib import Path
 from typing import Any, Literal
 
 from skillc.ir.machine import Machine
+from skillc.runtime.baselines import harness_machine, run_baseline, skill_document
 from skillc.runtime.executors.base import Executor
 from skillc.runtime.interpreter import Interpreter, RunOptions, RunResult
+from skillc.runtime.jsonvalue import Object
 from skillc.runtime.tools import ToolBox
 from skillc.runtime.toolsource import ToolSource
 
@@ -39,7 +41,6 @@ def run_tools(machine: Machine, mode: Mode, *, workdir: str | Path, skill_dir: s
     its tool box is built for that machine, so the same confinement and capability checks apply to its calls.
     """
     if mode != "machine":
-        from skillc.runtime.baselines import harness_machine
 
         machine = harness_machine(machine)
     return ToolBox.for_run(machine, workdir=str(workdir), skill_dir=None if skill_dir is None else str(skill_dir),
@@ -48,7 +49,7 @@ def run_tools(machine: Machine, mode: Mode, *, workdir: str | Path, skill_dir: s
 
 
 def run_mode(machine: Machine, source_text: str, mode: Mode, executor: Executor, tools: ToolSource,
-             options: RunOptions, inputs: dict[str, Any], *, skill_text: str | None = None,
+             options: RunOptions, inputs: Object, *, skill_text: str | None = None,
              resume: str | None = None, answer: str | None = None) -> RunResult:
     """Run (or, in machine mode, resume) `machine`; native mode sends `skill_text`, else the machine's `source`.
 
@@ -56,8 +57,6 @@ def run_mode(machine: Machine, source_text: str, mode: Mode, executor: Executor,
     """
     try:
         if mode != "machine":
-            from skillc.runtime.baselines import run_baseline, skill_document
-
             document = skill_text if skill_text is not None else skill_document(machine)
             return run_baseline(machine, mode, executor, tools, options, inputs, document)
         interpreter = Interpreter(machine, executor, tools, options, source_text)

@@ -29,10 +29,12 @@ from __future__ import annotations
 import codecs
 import hashlib
 import importlib
+import inspect
 import ipaddress
 import json
 import os
 import re
+import shlex
 import socket
 import stat
 import subprocess
@@ -46,9 +48,11 @@ from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any, Final
 
-from skillc.ir.toolkit import Capability, command_allowed
+from skillc.ir.toolkit import Capability, command_allowed, refused_control
+from skillc.runtime.jsonvalue import Object, Value
 from skillc.runtime.places import Places
 from skillc.runtime.tools import Effect, KitTool, ToolError
+from skillc.version import __version__
 
 #: `read`: bytes returned at most (the rest is cut, with a marker saying where to read on).
 MAX_READ_BYTES: Final = 2 << 20
@@ -372,7 +376,7 @@ class Read(KitTool):
         self.places, self.max_bytes = places, max_bytes
 
     def invoke(self, path: str = "", offset: int | None = None, limit: int | None = None,
-               **_: Any) -> tuple[dict[str, Any], Effect]:
+               **_: Value) -> tuple[Object, Effect]:
         path = _text_arg(path, "path")
         start = _int_arg(offset, "offset", least=0) or 1  # 0 reads from the start, as 1 does
         count = _int_arg(limit, "limit", least=1)
@@ -427,7 +431,7 @@ class Write(KitTool):
     def __init__(self, places: Places) -> None:
         self.places = places
 
-    def invoke(self, path: str = "", content: str = "", **_: Any) -> tuple[dict[str, Any], Effect]:
+    def invoke(self, path: str = "", content: str = "", **_: Value) -> tuple[Object, Effect]:
         path = _text_arg(path, "path")
         content = _text_arg(content, "content", empty=True)
         data = content.encode("utf-8", "backslashreplace")
@@ -447,7 +451,7 @@ class Edit(KitTool):
         self.places = places
 
     def invoke(self, path: str = "", old: str = "", new: str = "", all: bool | None = None,
-               **_: Any) -> tuple[dict[str, Any], Effect]:
+               **_: Value) -> tuple[Object, Effect]:
         path = _text_arg(path, "path")
         old, new = _text_arg(old, "old", empty=True), _text_arg(new, "new", empty=True)
         every = _flag(all, "all")
@@ -486,7 +490,7 @@ class Glob(KitTool):
     def __init__(self, places: Places, guard: Capabilities | None = None) -> None:
         self.places, self.guard = places, guard
 
-    def invoke(self, pattern: str = "", path: str | None = None, **_: Any) -> tuple[dict[str, Any], Effect]:
+    def invoke(self, pattern: str = "", path: str | None = None, **_: Value) -> tuple[Object, Effect]:
         pattern = _text_arg(pattern, "pattern").strip()
         if path is not None:
             path = _text_arg(path, "path", empty=True)
@@ -521,7 +525,7 @@ class Glob(KitTool):
         files = [self.places.show(os.path.join(base, rel)) for rel, _ in found[:MAX_GLOB_FILES]]
         return self._done(str(base), files, truncated)
 
-    def _done(self, base: str, files: list[str], truncated: bool) -> tuple[dict[str, Any], Effect]:
+    def _done(self, base: str, files: list[str], truncated: bool) -> tuple[Object, Effect]:
         effect: Effect = {"op": "glob", "path": self.places.show(base), "count": len(files)}
         if truncated:
             effect["truncated"] = True
@@ -538,7 +542,7 @@ class Grep(KitTool):
 
     def invoke(self, pattern: str = "", path: str | None = None, glob: str | None = None,
                files_only: bool | None = None, ignore_case: bool | None = None,
-               **_: Any) -> tuple[dict[str, Any], Effect]:
+               **_: Value) -> tuple[Object, Effect]:
         pattern = _text_arg(pattern, "pattern")
         only, fold = _flag(files_only, "files_only"), _flag(ignore_case, "ignore_case")
         where = "." if path is None or path == "" else _text_arg(path, "path")
@@ -582,11 +586,11 @@ def _limits() -> dict[str, int]:
 
 
 def _scan(files: Iterable[tuple[str, str]], search: Callable[[str], bool], only: bool,
-          limits: dict[str, int]) -> tuple[list[str], dict[str, Any]]:
+          limits: dict[str, int]) -> tuple[list[str], Object]:
     """Search text files line by line: the matches and what was searched. Builtins only: its source is also what
     the child process of `_grep_child` runs."""
     matches: list[str] = []
-    stats: dict[str, Any] = {"files": 0, "bytes": 0, "skipped_binary": 0, "skipped_large": 0, "truncated": False}
+    stats: Object = {"files": 0, "bytes": 0, "skipped_binary": 0, "skipped_large": 0, "truncated": False}
     size = 0
     for shown, real in files:
         try:
@@ -630,7 +634,7 @@ def _timed_out(pattern: str, timeout_s: float) -> ToolError:
 
 
 def _grep_regex(pattern: str, fold: bool, only: bool, files: list[tuple[str, str]],
-                timeout_s: float) -> tuple[list[str], dict[str, Any]] | None:
+                timeout_s: float) -> tuple[list[str], Object] | None:
     """The search with the `regex` module's timeout, in this process; None when `regex` is not installed."""
     if _REGEX_DISABLED:
         return None
@@ -672,7 +676,6 @@ json.dump({"matches": found[0], "stats": found[1]}, sys.stdout)
 
 def _child_source() -> list[str]:
     """The child's command line: `_scan`'s own source and a main (Python started bare: no site, no skillc)."""
-    import inspect
 
     try:
         source = "from __future__ import annotations\n" + inspect.getsource(_scan) + _CHILD_MAIN
@@ -684,7 +687,7 @@ def _child_source() -> list[str]:
 
 
 def _grep_child(pattern: str, fold: bool, only: bool, files: list[tuple[str, str]],
-                timeout_s: float) -> tuple[list[str], dict[str, Any]]:
+                timeout_s: float) -> tuple[list[str], Object]:
     """The search with `re` in a child process, killed when `timeout_s` (and CHILD_START_S) pass: `re` cannot be
     interrupted inside a match."""
     request = json.dumps({"pattern": pattern, "fold": fold, "only": only, "files": files, "limits": _limits()})
@@ -824,7 +827,7 @@ class Fetch(KitTool):
             return f"outside allowed-tools: `{host}` is in none of {self.guard.spellings('fetch')}"
         return None
 
-    def invoke(self, url: str = "", max_bytes: int | None = None, **_: Any) -> tuple[dict[str, Any], Effect]:
+    def invoke(self, url: str = "", max_bytes: int | None = None, **_: Value) -> tuple[Object, Effect]:
         url = _text_arg(url, "url").strip()
         limit = min(_int_arg(max_bytes, "max_bytes", least=1) or FETCH_DEFAULT_BYTES, FETCH_MAX_BYTES)
         problem = self.host_problem(url)
@@ -834,7 +837,6 @@ class Fetch(KitTool):
         redirects = _Redirects(self.host_problem)
         proxies = urllib.request.ProxyHandler({}) if is_local(host) else urllib.request.ProxyHandler()
         opener = urllib.request.build_opener(proxies, redirects)
-        from skillc.version import __version__
 
         request = urllib.request.Request(url, method="GET", headers={
             "User-Agent": f"skillc/{__version__}", "Accept-Encoding": "identity",
@@ -855,7 +857,7 @@ class Fetch(KitTool):
             if isinstance(reason, (TimeoutError, socket.timeout)):
                 raise ToolError(f"fetching {url} timed out after {self.timeout_s:g} s") from None
             raise ToolError(f"cannot fetch {url}: {getattr(reason, 'strerror', None) or reason}") from None
-        except (TimeoutError, socket.timeout):
+        except TimeoutError:
             raise ToolError(f"fetching {url} timed out after {self.timeout_s:g} s") from None
         except (OSError, ValueError) as exc:  # http.client.HTTPException is neither; caught below
             raise ToolError(f"cannot fetch {url}: {exc}") from None
@@ -877,7 +879,7 @@ class Fetch(KitTool):
                     break
                 chunks.append(chunk)
                 size += len(chunk)
-        except (TimeoutError, socket.timeout):
+        except TimeoutError:
             raise ToolError(f"fetching {url} timed out after {self.timeout_s:g} s") from None
         except ToolError:
             raise
@@ -934,50 +936,6 @@ GROUPS: Final[dict[str, tuple[str, ...]]] = {
     "write": ("write", "edit"), "edit": ("edit", "write"), "bash": ("bash",), "fetch": ("fetch",)}
 #: Tools every capability set allows: a question to the user acts on nothing.
 ALWAYS: Final = frozenset({"ask_user"})
-
-_PLAIN_EXPANSION = re.compile(r"\$\{[A-Za-z_][A-Za-z0-9_]*\}")
-_TWO_CHAR = ("&&", "||", ">>", "<<", "<(", ">(", "&>", ">&", "<&", ">|", ";;", "|&")
-
-
-def shell_control(command: str, start: int = 0) -> str | None:
-    """The first shell control operator, redirection or substitution at or after offset `start` that bash would
-    act on (None: none): outside quotes `;` `&` `|` `<` `>` `(` `)` and a newline; outside single quotes
-    `` ` ``, `$(` and a `${...}` other than a plain `${NAME}`; an unclosed quote is one too."""
-    i, n = 0, len(command)
-    quote: str | None = None
-    while i < n:
-        ch = command[i]
-        at = i >= start
-        if quote == "'":
-            if ch == "'":
-                quote = None
-            i += 1
-            continue
-        if ch == "\\":
-            i += 2
-            continue
-        if ch == "`" and at:
-            return "`"
-        if ch == "$" and command.startswith("$(", i) and at:
-            return "$("
-        if ch == "$" and command.startswith("${", i) and at:
-            m = _PLAIN_EXPANSION.match(command, i)
-            if m is None:
-                return "${…}"
-            i = m.end()
-            continue
-        if quote == '"':
-            if ch == '"':
-                quote = None
-            i += 1
-            continue
-        if ch in "'\"":
-            quote = ch
-        elif ch in ";&|<>()\n\r" and at:
-            two = command[i:i + 2]
-            return two if two in _TWO_CHAR else ("a newline" if ch in "\n\r" else ch)
-        i += 1
-    return "an unclosed quote" if quote is not None else None
 
 
 def _path_matcher(pattern: str) -> Callable[[str, Places], bool]:
@@ -1046,7 +1004,7 @@ class Capabilities:
             self._open[tool] = tool in ALWAYS or any(c.unrestricted for c in self.entries(tool))
         return self._open[tool]
 
-    def check(self, tool: str, args: dict[str, Any]) -> None:
+    def check(self, tool: str, args: Object) -> None:
         """Refuse a call the set does not allow (ToolError "outside allowed-tools: ...")."""
         if tool in ALWAYS:
             return
@@ -1082,7 +1040,7 @@ class Capabilities:
         entries = self.entries("fetch")
         return any(c.unrestricted or (c.domain is not None and _host_matches(host, c.domain)) for c in entries)
 
-    def _bash(self, entries: list[Capability], args: dict[str, Any]) -> None:
+    def _bash(self, entries: list[Capability], args: Object) -> None:
         command, argv = args.get("command"), args.get("argv")
         if isinstance(argv, list) and command is None:
             words = [str(a) for a in argv]
@@ -1099,29 +1057,16 @@ class Capabilities:
             raise ToolError(f"outside allowed-tools: the command {words!r} is in none of {self.spellings('bash')}")
         if not isinstance(command, str):
             return  # BashTool reports a call without a command
-        operator = None
-        for c in entries:
-            if c.command is not None and command_allowed((c,), command):
-                return
-            if c.prefix is not None and command_allowed((c,), command):
-                after = len(command) - len(command.lstrip()) + len(c.prefix.rstrip())
-                found = shell_control(command, after)
-                if found is None:
-                    return
-                operator = operator or (found, c.spelling)
-            if c.pattern is not None and command_allowed((c,), command):
-                found = shell_control(command, 0)  # a `*` may match anything: no control operator anywhere
-                if found is None:
-                    return
-                operator = operator or (found, c.spelling)
+        operator = refused_control(entries, command)
         if operator is not None:
             raise ToolError(f"outside allowed-tools: `{command}` adds shell control ({operator[0]}) to what "
                             f"`{operator[1]}` allows; run one command per step, or allow it exactly")
+        if command_allowed(entries, command):
+            return
         raise ToolError(f"outside allowed-tools: the command `{command}` is in none of {self.spellings('bash')}")
 
 
 def _split(command: str) -> list[str]:
-    import shlex
 
     return shlex.split(command)
 
@@ -1138,5 +1083,5 @@ __all__ = [
     "ALWAYS", "FETCH_DEFAULT_BYTES", "FETCH_MAX_BYTES", "FETCH_TIMEOUT_S", "GREP_TIMEOUT_S", "GROUPS",
     "MAX_EDIT_BYTES", "MAX_GLOB_FILES", "MAX_GREP_MATCHES", "MAX_GREP_OUTPUT", "MAX_READ_BYTES", "MAX_WALK_ENTRIES",
     "MAX_WRITE_BYTES", "Capabilities", "Edit", "Fetch", "Glob", "Grep", "Read", "Write", "compile_glob",
-    "expand_braces", "glob_regex", "grep_child_main", "is_local", "kit_tools", "shell_control",
+    "expand_braces", "glob_regex", "grep_child_main", "is_local", "kit_tools",
 ]

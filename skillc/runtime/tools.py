@@ -23,9 +23,12 @@ import os
 import shutil
 import signal
 import subprocess
+import sys
+import tempfile
 import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
+from importlib.metadata import entry_points
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeAlias
 
@@ -33,13 +36,16 @@ import attrs
 
 from skillc.diagnostics.files import scrub
 from skillc.ir.machine import Machine, Tool
+from skillc.ir.toolkit import KIT
+from skillc.runtime.jsonvalue import Object, Value
+from skillc.sandbox.box import call_python
 
 if TYPE_CHECKING:
     from skillc.runtime.places import Places
 
 ToolFn = Callable[..., Any]
 #: One effect of a kit call, as the trace records it (`{"op": "write", "path": ..., "bytes": ..., "sha256": ...}`).
-Effect: TypeAlias = dict[str, Any]
+Effect: TypeAlias = Object
 #: How long `bash` reads on after its command ended: its output is in the pipes then, and only a process that
 #: left the command's process group (`setsid`) can keep them open, for good if it is a daemon.
 DRAIN_GRACE_S = 2.0
@@ -76,7 +82,7 @@ class ToolError(Exception):
             self.effects = tuple(effects)
 
 
-class ToolResults(dict[str, Any]):
+class ToolResults(Object):
     """A tool's results (a dict) carrying the call's effects: None for a tool that reports none (a Python tool, a
     script's result), else one JSON object per effect. Layered tool sources pass it through unchanged."""
 
@@ -93,10 +99,10 @@ def effects_of(result: object) -> tuple[Effect, ...] | None:
 class KitTool:
     """A tool of the kit: `invoke(**args)` returns its results and its effect; calling it returns the results."""
 
-    def invoke(self, **args: Any) -> tuple[dict[str, Any], Effect]:
+    def invoke(self, **args: Value) -> tuple[Object, Effect]:
         raise NotImplementedError
 
-    def __call__(self, **args: Any) -> dict[str, Any]:
+    def __call__(self, **args: Value) -> Object:
         return self.invoke(**args)[0]
 
 
@@ -132,7 +138,7 @@ class BashTool(KitTool):
     #: stops the run (`skillc serve`, when its client cancels) can kill the group; None: nobody is told.
     started: Callable[[subprocess.Popen[bytes]], None] | None = None
 
-    def __call__(self, command: str | None = None, argv: list[str] | None = None, **more: Any) -> dict[str, Any]:
+    def __call__(self, command: str | None = None, argv: list[str] | None = None, **more: Value) -> Object:
         return self.invoke(command=command, argv=argv, **more)[0]
 
     def _places(self) -> Places:
@@ -143,7 +149,7 @@ class BashTool(KitTool):
         return self.places
 
     def invoke(self, command: str | None = None, argv: list[str] | None = None, cwd: str | None = None,
-               timeout: int | float | None = None, **_: Any) -> tuple[dict[str, Any], Effect]:
+               timeout: int | float | None = None, **_: Value) -> tuple[Object, Effect]:
         if (command is None) == (argv is None):
             raise ToolError("bash takes exactly one of `command` or `argv`")
         if command is not None and not isinstance(command, str):
@@ -251,7 +257,7 @@ def _untimed(fn: ToolFn) -> bool:
     return isinstance(fn, AskUser)
 
 
-def _within(timeout_s: float | None, fn: ToolFn, args: dict[str, Any]) -> Any:
+def _within(timeout_s: float | None, fn: ToolFn, args: Object) -> Value:
     """Call a Python tool, interrupting it when `timeout_s` passes.
 
     In the main thread a real-time timer raises `_TimedOut` inside the tool (it
@@ -272,7 +278,7 @@ def _within(timeout_s: float | None, fn: ToolFn, args: dict[str, Any]) -> Any:
         finally:
             signal.setitimer(signal.ITIMER_REAL, 0)
             signal.signal(signal.SIGALRM, previous)
-    box: dict[str, Any] = {}
+    box: Object = {}
 
     def call() -> None:
         try:
@@ -306,11 +312,9 @@ class ConfinedTool:
         self.path, self.name, self.timeout_s = path, name, timeout_s
         self.__name__ = name
 
-    def __call__(self, **args: Any) -> Any:
+    def __call__(self, **args: Value) -> Value:
         """Run the function in a box; ToolError when it raises, exits, times out or returns no JSON."""
-        import sys
 
-        from skillc.sandbox.box import call_python
 
         timeout = self.timeout_s if self.timeout_s and self.timeout_s > 0 else MAX_BASH_TIMEOUT_S
         env = {k: v for k, v in os.environ.items() if k.startswith("SKILLC_")}
@@ -329,9 +333,7 @@ class ConfinedTool:
 
 def _confined_tools(path: Path, timeout_s: float | None) -> dict[str, ToolFn]:
     """The public functions of the module at `path`, found by importing it in a box; each called in one."""
-    import tempfile
 
-    from skillc.sandbox.box import call_python
 
     with tempfile.TemporaryDirectory(prefix="skillc-tools-") as scratch:
         found = call_python(path, None, scratch=Path(scratch), module=f"skillc_tools_{path.stem}",
@@ -364,7 +366,6 @@ def load_module_tools(path: str | Path, *, confined: bool | None = None,
 
 def entry_point_tools() -> dict[str, ToolFn]:
     """Tools registered by installed packages under the `skillc.tools` entry-point group."""
-    from importlib.metadata import entry_points
 
     found: dict[str, ToolFn] = {}
     for ep in entry_points(group="skillc.tools"):
@@ -454,7 +455,6 @@ class ToolBox:
             return False
         if declared is None or not isinstance(fn, KitTool):
             return True
-        from skillc.ir.toolkit import KIT
 
         kit = KIT.get(name)
         if kit is None:
@@ -462,16 +462,16 @@ class ToolBox:
         params, results = {p for p, _ in kit.params}, {r for r, _ in kit.results}
         return all(p in params for p, _ in declared.params) and all(r in results for r, _ in declared.results)
 
-    def result(self, state: str, tool: Tool, args: dict[str, Any]) -> dict[str, Any]:
+    def result(self, state: str, tool: Tool, args: Object) -> Object:
         """As a `ToolSource`: the results of a real call (which state calls it does not matter)."""
         return self.call(tool, args)
 
-    def call_with_effects(self, tool: Tool, args: dict[str, Any]) -> tuple[ToolResults, tuple[Effect, ...] | None]:
+    def call_with_effects(self, tool: Tool, args: Object) -> tuple[ToolResults, tuple[Effect, ...] | None]:
         """Call a tool: its declared results and its effects (None: a tool that reports none)."""
         results = self.call(tool, args)
         return results, results.effects
 
-    def call(self, tool: Tool, args: dict[str, Any]) -> ToolResults:
+    def call(self, tool: Tool, args: Object) -> ToolResults:
         """Call a tool; results are filtered to the declared ones (a missing one is a failure). The results are a
         `ToolResults`: `.effects` (also `last_effects`) holds what a kit call did. A call outside the machine's
         capability set is refused before the tool runs (`ToolError` "outside allowed-tools: ...")."""

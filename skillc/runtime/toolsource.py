@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from typing import Any, Protocol, runtime_checkable
 
 from skillc.ir.machine import Machine, Tool
+from skillc.runtime.jsonvalue import Object
 from skillc.runtime.tools import ToolError
 
 
@@ -25,7 +26,7 @@ class ToolSource(Protocol):
         """Tools the machine's states call that this source cannot answer for."""
         ...
 
-    def result(self, state: str, tool: Tool, args: dict[str, Any]) -> dict[str, Any]:
+    def result(self, state: str, tool: Tool, args: Object) -> Object:
         """The results of calling `tool` with `args` in `state`."""
         ...
 
@@ -47,7 +48,7 @@ class ScriptedTools:
         lacking = set(self.over.missing(machine))
         return sorted({tool for state, tool in _calls(machine) if tool in lacking and state not in self.results})
 
-    def result(self, state: str, tool: Tool, args: dict[str, Any]) -> dict[str, Any]:
+    def result(self, state: str, tool: Tool, args: Object) -> Object:
         if state not in self.results:
             return self.over.result(state, tool, args)
         answers = self.results[state]
@@ -59,29 +60,10 @@ class ScriptedTools:
         return answer
 
 
-class _StandIn:
-    """An executor of the older kind that stands in for tools (`stands_in`/`tool_result`), seen as a ToolSource."""
-
-    def __init__(self, executor: Any, over: ToolSource) -> None:
-        self.executor = executor
-        self.over = over
-
-    def missing(self, machine: Machine) -> list[str]:
-        lacking = set(self.over.missing(machine))
-        return sorted({tool for state, tool in _calls(machine) if tool in lacking
-                       and not self.executor.stands_in(state)})
-
-    def result(self, state: str, tool: Tool, args: dict[str, Any]) -> dict[str, Any]:
-        found = self.executor.tool_result(state, tool.name, args)
-        return self.over.result(state, tool, args) if found is None else found
-
-
 def tools_for(executor: object, tools: ToolSource) -> ToolSource:
     """The tool source of a run: the executor's own results (a script, a trace) over `tools`, else `tools`."""
     own = getattr(executor, "tool_source", None)
     if callable(own):
         source: ToolSource = own(tools)
         return source
-    if callable(getattr(executor, "tool_result", None)) and callable(getattr(executor, "stands_in", None)):
-        return _StandIn(executor, tools)
     return tools

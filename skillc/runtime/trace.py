@@ -16,11 +16,11 @@ import json
 import os
 import re
 import stat
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
-from typing import Any, Callable
 
 from skillc.diagnostics.files import output_target
+from skillc.runtime.jsonvalue import Value
 from skillc.runtime.record import Record, TraceError, load_run
 
 __all__ = ["REDACTED", "Redactor", "TraceError", "TraceWriteError", "TraceWriter", "dumps_line", "env_redactor",
@@ -71,7 +71,7 @@ class Redactor:
             return s
         return self.pattern.sub(lambda m: self.placeholder(self.names[m.group(0)]), s)
 
-    def __call__(self, value: Any) -> Any:
+    def __call__(self, value: Value) -> Value:
         if self.pattern is None:
             return value
         if isinstance(value, str):
@@ -89,12 +89,12 @@ def env_redactor(extra: Iterable[str] = ()) -> Redactor:
     return Redactor(secrets_from_env(extra))
 
 
-def redact(value: Any, secrets: list[str]) -> Any:
+def redact(value: Value, secrets: list[str]) -> Value:
     """A copy of a JSON value with every secret replaced (in keys too)."""
     return Redactor(secrets)(value)
 
 
-def dumps_line(record: Any) -> bytes:
+def dumps_line(record: Value) -> bytes:
     """One JSONL line; text that is not valid Unicode (lone surrogates) is written as JSON escapes."""
     try:
         return (json.dumps(record, ensure_ascii=False) + "\n").encode("utf-8")

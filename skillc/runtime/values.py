@@ -12,15 +12,15 @@ import copy
 import functools
 import json
 import math
-from typing import Any
 
 import jsonschema
 
 from skillc.ir import types as T
 from skillc.ir.machine import Machine, State
+from skillc.runtime.jsonvalue import Env, Value
 
 
-def check_value(value: Any, t: T.Type, where: str = "value") -> list[str]:
+def check_value(value: Value, t: T.Type, where: str = "value") -> list[str]:
     """Type errors of a value (empty when it fits), each naming the path to the bad part."""
     if isinstance(t, T.OptionalT):
         return [] if value is None else check_value(value, t.inner, where)
@@ -32,12 +32,12 @@ def check_value(value: Any, t: T.Type, where: str = "value") -> list[str]:
         return [] if isinstance(value, bool) else [f"{where} must be true or false"]
     if isinstance(t, T.IntT):
         # JSON Schema's "integer" (the contract sent to models) is any number with a zero fraction: 3.0 too.
-        ok = not isinstance(value, bool) and (isinstance(value, int) or isinstance(value, float) and value.is_integer())
+        ok = not isinstance(value, bool) and (isinstance(value, int) or (isinstance(value, float) and value.is_integer()))
         return [] if ok else [f"{where} must be an integer"]
     if isinstance(t, T.FloatT):
         # An int past the range of a float (which coerce could not convert) is no float either.
-        ok = not isinstance(value, bool) and (isinstance(value, float) and math.isfinite(value)
-                                              or isinstance(value, int) and abs(value) < 2**1023)
+        ok = not isinstance(value, bool) and ((isinstance(value, float) and math.isfinite(value))
+                                              or (isinstance(value, int) and abs(value) < 2**1023))
         return [] if ok else [f"{where} must be a number"]
     if isinstance(t, T.EnumT):
         if value in t.labels:
@@ -70,7 +70,7 @@ def is_structured(t: T.Type) -> bool:
     return isinstance(T.strip_optional(t), (T.RecordT, T.MapT))
 
 
-def merge_patch(target: Any, patch: Any) -> Any:
+def merge_patch(target: Value, patch: Value) -> Value:
     """RFC 7386: objects merge key by key, `null` deletes, anything else replaces."""
     if not isinstance(patch, dict):
         return copy.deepcopy(patch)
@@ -83,7 +83,7 @@ def merge_patch(target: Any, patch: Any) -> Any:
     return result
 
 
-def coerce(value: Any, t: T.Type) -> Any:
+def coerce(value: Value, t: T.Type) -> Value:
     """Numbers as their type, also inside lists, maps and records (a float given `3` stores `3.0`, an int
     given `3.0` stores `3`); anything else unchanged."""
     base = T.strip_optional(t)
@@ -142,12 +142,12 @@ def _validator(schema_json: str) -> jsonschema.protocols.Validator:
     return cls(schema)
 
 
-def schema_errors(value: Any, schema: dict) -> list[jsonschema.ValidationError]:
+def schema_errors(value: Value, schema: dict) -> list[jsonschema.ValidationError]:
     """Where `value` breaks `schema`, as judged by `jsonschema` (the same schema a model is sent)."""
     return sorted(_validator(json.dumps(schema, sort_keys=True)).iter_errors(value), key=lambda e: list(e.path))
 
 
-def _finite(value: Any, where: str) -> list[str]:
+def _finite(value: Value, where: str) -> list[str]:
     """NaN and infinities are not JSON (RFC 8259), though Python's parser lets them through."""
     if isinstance(value, float) and not math.isfinite(value):
         return [f"{where} is {value}, which is not a JSON number"]
@@ -158,7 +158,7 @@ def _finite(value: Any, where: str) -> list[str]:
     return []
 
 
-def apply_outputs(machine: Machine, state: State, env: dict[str, Any], output: Any) -> tuple[dict, list[str]]:
+def apply_outputs(machine: Machine, state: State, env: Env, output: Value) -> tuple[dict, list[str]]:
     """The writes of a model/judge output applied to a copy of `env`, or the reasons the output is invalid.
 
     Validity is decided by `jsonschema` against `output_schema(machine, state)`, the exact schema a model is

@@ -261,7 +261,7 @@ def _exec_target(spec: dict, layers: list[str], report_fd: int) -> None:
                            restrict_reads=spec["restrict_reads"])
         os.chdir(spec["cwd"])
         os.execve(spec["argv"][0], spec["argv"], spec["env"])
-    except BaseException as exc:  # the target could not start: say so on stderr, exit 127
+    except BaseException as exc:  # noqa: BLE001 - the target could not start: say so on stderr, exit 127
         try:
             os.write(2, f"skillc sandbox: cannot start {spec['argv'][0]}: {exc}\n".encode())
         finally:

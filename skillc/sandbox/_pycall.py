@@ -57,7 +57,7 @@ def _answer(request: dict) -> dict:
         module = _load(request)
     except SystemExit as exc:
         return {"ok": False, "kind": "import", "error": f"SystemExit: sys.exit({exc.code!r}) while importing"}
-    except BaseException as exc:  # the module is untrusted: whatever it raises is its failure
+    except BaseException as exc:  # noqa: BLE001 - the module is untrusted: whatever it raises is its failure
         return _failure("import", exc)
     if request["op"] == "describe":
         return _describe(module)

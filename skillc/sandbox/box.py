@@ -23,8 +23,9 @@ from typing import IO, Final
 
 import attrs
 
-from skillc.diagnostics import Diagnostic
-from skillc.sandbox import _box
+import skillc
+from skillc.diagnostics import Diagnostic, make
+from skillc.sandbox import _box, codes
 
 _BOX: Final = Path(_box.__file__)
 #: The most bytes of the target's stdout and of its stderr that are kept.
@@ -98,8 +99,6 @@ _PREVENTS: Final = {
 
 def degraded_notes(box: Confined) -> list[Diagnostic]:
     """SKM944 (a note) for each layer the box did not get, with what it would have prevented."""
-    from skillc.diagnostics import make
-    from skillc.sandbox import codes
 
     return [make(codes.CONFINEMENT_DEGRADED, f"confinement layer `{layer}` is missing ({why}): it would prevent "
                                              f"{_PREVENTS.get(layer, 'more')}")
@@ -148,7 +147,6 @@ def python_paths() -> tuple[str, ...]:
 
 def skillc_home() -> str:
     """The folder skillc is imported from (site-packages, or the checkout of an editable install)."""
-    import skillc
 
     return str(Path(skillc.__file__).resolve().parent.parent)
 

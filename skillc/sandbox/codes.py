@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Final
 
-from skillc.diagnostics.codes import E, N, W, Code
+from skillc.diagnostics.codes import Code, E, N
 
 CONFINED_TIMEOUT: Final = Code(
     "SKM940", "confined-timeout", E, "confined code ran past its time limit",

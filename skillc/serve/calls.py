@@ -16,7 +16,9 @@ interrupted in its journal and closes its trace. Waits are bounded: `stop` waits
 
 from __future__ import annotations
 
+import calendar
 import hashlib
+import json
 import os
 import queue
 import signal
@@ -36,11 +38,15 @@ import anyio.lowlevel
 import attrs
 
 from skillc.ir.machine import Machine
+from skillc.runtime import make_executor
 from skillc.runtime.executors.base import Executor, ExecutorError, Response
 from skillc.runtime.interaction import USER, AskUser, NeedsUser
 from skillc.runtime.interpreter import Interpreter, RunError, RunOptions, RunResult
 from skillc.runtime.journal import Journal
+from skillc.runtime.jsonvalue import Object, Value
 from skillc.runtime.prompts import Request
+from skillc.runtime.record import read_run
+from skillc.runtime.session import default_skill_dir, run_tools
 from skillc.runtime.tools import BashTool
 from skillc.runtime.toolsource import ToolSource, tools_for
 from skillc.serve.catalog import WORKDIR_ARG, Entry
@@ -135,7 +141,7 @@ class GuardedExecutor:
         self.inner.close()
 
     def __getattr__(self, name: str) -> Any:
-        if name in ("tool_source", "tool_result", "stands_in"):
+        if name == "tool_source":
             raise AttributeError(name)
         return getattr(self.inner, name)
 
@@ -150,7 +156,7 @@ class GuardedTools:
     def missing(self, machine: Machine) -> list[str]:
         return self.inner.missing(machine)
 
-    def result(self, state: str, tool: Any, args: dict[str, Any]) -> dict[str, Any]:
+    def result(self, state: str, tool: Any, args: Object) -> Object:
         self.guard.enter()
         try:
             return self.inner.result(state, tool, args)
@@ -203,16 +209,16 @@ class Report:
     outcome: str | None = None
     terminal: str | None = None
     steps: int = 0
-    evidence: dict[str, Any] = attrs.Factory(dict)
+    evidence: Object = attrs.Factory(dict)
     error: str | None = None
-    files: tuple[dict[str, Any], ...] = ()
+    files: tuple[Object, ...] = ()
     files_truncated: int = 0
     question: str | None = None
     options: tuple[str, ...] | None = None
     resume_token: str | None = None
 
-    def content(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"status": self.status, "machine": self.machine, "run_id": self.run_id,
+    def content(self) -> Object:
+        out: Object = {"status": self.status, "machine": self.machine, "run_id": self.run_id,
                                "workdir": self.workdir, "trace": self.trace}
         if self.status == "finished":
             out.update(outcome=self.outcome, terminal=self.terminal, steps=self.steps, evidence=self.evidence,
@@ -234,7 +240,6 @@ class Report:
         if self.error:
             parts.append(f"Why: {self.error}.")
         if self.evidence:
-            import json
 
             shown = ", ".join(f"{k} = {json.dumps(v, ensure_ascii=False)[:200]}" for k, v in self.evidence.items())
             parts.append(f"Evidence: {shown}.")
@@ -295,7 +300,7 @@ class Call:
     async def next_event(self) -> Event:
         return await self._receive.receive()
 
-    def answer(self, value: Any) -> None:
+    def answer(self, value: Value) -> None:
         """Hand the run what the client said (a `str` answer, a `Reply`, or an exception to raise there)."""
         self._inbox.put(value)
 
@@ -332,7 +337,7 @@ class Call:
         except (RuntimeError, anyio.BrokenResourceError, anyio.ClosedResourceError, anyio.WouldBlock):
             pass
 
-    def ask(self, need: Need) -> Any:
+    def ask(self, need: Need) -> Value:
         """Ask the client (from the run's thread) and wait for its answer; an exception answered is raised."""
         if self.guard.stopped:
             raise Stopped()
@@ -383,7 +388,6 @@ class SamplingExecutor:
         self._limit = seconds
 
     def complete(self, request: Request) -> Response:
-        import json
 
         system = "\n\n".join(str(m["content"]) for m in request.messages if m.get("role") == "system")
         system += ("\n\nYour reply must be one JSON object that validates against this JSON Schema:\n"
@@ -404,7 +408,7 @@ class SamplingExecutor:
 
 # ---------------------------------------------------------------- the files a run delivered
 
-def delivered(workdir: Path, since: float) -> tuple[list[dict[str, Any]], int]:
+def delivered(workdir: Path, since: float) -> tuple[list[Object], int]:
     """Regular files under `workdir` changed at or after `since` (a time.time()), with their size and SHA-256,
     sorted by path; `.git` is not entered, links are not followed; at most MAX_FILES (the rest are counted)."""
     found: list[tuple[str, Path, int]] = []
@@ -490,7 +494,7 @@ class Runner:
 
     # ------------------------------------------------------------ folders
 
-    def folders(self, entry: Entry, args: Mapping[str, Any]) -> tuple[Path, Path]:
+    def folders(self, entry: Entry, args: Mapping[str, Value]) -> tuple[Path, Path]:
         """The call's work folder and trace path: a fresh `ROOT/calls/NAME-ID/`, or the `workdir` argument (a folder
         under the root) with the trace in a fresh call folder. ValueError names a `workdir` argument refused."""
         call_dir = self.settings.root / "calls" / f"{entry.name}-{uuid.uuid4().hex[:10]}"
@@ -518,14 +522,12 @@ class Runner:
                                     timeout_s=self.settings.model_timeout_s)
         if self.shared is not None:
             return _Locked(self.shared, self._shared_lock) if spec.startswith("local") else self.shared
-        from skillc.runtime import make_executor
 
         return make_executor(spec, base_url=self.settings.base_url, strategy=self.settings.strategy,
                              timeout_s=self.settings.model_timeout_s)
 
     def _interpreter(self, call: Call, entry: Entry, workdir: Path, trace: Path | None, journal: Journal,
                      elicit: bool) -> tuple[Interpreter, Any]:
-        from skillc.runtime.session import default_skill_dir, run_tools
 
         inner = self.executor(call)
         skill_dir = default_skill_dir(entry.machine)
@@ -542,7 +544,7 @@ class Runner:
                              skill_dir=None if skill_dir is None else str(skill_dir), user=user)
         return Interpreter(entry.machine, GuardedExecutor(inner, call.guard), tools, options, entry.text), box
 
-    def start(self, call: Call, args: Mapping[str, Any], *, elicit: bool) -> Report:
+    def start(self, call: Call, args: Mapping[str, Value], *, elicit: bool) -> Report:
         """A new run of `call.entry` with the call's arguments (from the run's thread)."""
         entry = call.entry
         inputs = {k: v for k, v in args.items() if not (entry.takes_workdir and k == WORKDIR_ARG)}
@@ -562,7 +564,6 @@ class Runner:
 
     def resume(self, call: Call, run_id: str, answer: str | None, *, elicit: bool) -> Report:
         """A waiting run of `call.entry` continued with the user's answer (from the run's thread)."""
-        from skillc.runtime.record import read_run
 
         entry = call.entry
         call.run_id = run_id
@@ -602,7 +603,6 @@ def _started(stamp: str | None) -> float:
     """A header's UTC start time as seconds since the epoch (0: unknown, so every file counts)."""
     if not stamp:
         return 0.0
-    import calendar
 
     try:
         return float(calendar.timegm(time.strptime(stamp, "%Y-%m-%dT%H:%M:%SZ")))
@@ -629,5 +629,22 @@ class _Locked:
         return getattr(self.inner, name)
 
 
-__all__ = ["Call", "Elicit", "ElicitingUser", "Ended", "Failed", "Finished", "Guard", "Need", "Report", "Reply",
-           "Runner", "Sample", "SamplingExecutor", "Settings", "Stopped", "delivered", "make_root"]
+__all__ = [
+    "Call",
+    "Elicit",
+    "ElicitingUser",
+    "Ended",
+    "Failed",
+    "Finished",
+    "Guard",
+    "Need",
+    "Reply",
+    "Report",
+    "Runner",
+    "Sample",
+    "SamplingExecutor",
+    "Settings",
+    "Stopped",
+    "delivered",
+    "make_root",
+]

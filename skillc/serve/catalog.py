@@ -11,7 +11,7 @@ left). The server's own tool, `skillc_resume`, continues a run that waits for it
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, Final
+from typing import Final
 
 import attrs
 
@@ -19,6 +19,7 @@ from skillc.diagnostics.diagnostic import Diagnostic, make
 from skillc.ir import types as T
 from skillc.ir.evaluate import EvalError, evaluate
 from skillc.ir.machine import Machine
+from skillc.runtime.jsonvalue import Object
 from skillc.serve import codes
 
 #: The server's own tool: a waiting run continued with the user's answer.
@@ -31,7 +32,7 @@ _FILE: Final = {"type": "object", "properties": {"path": {"type": "string"}, "by
                 "required": ["path", "bytes", "sha256"]}
 
 #: The structured result of every call: a finished run, or one that waits for its user (with a resume token).
-RESULT_SCHEMA: Final[dict[str, Any]] = {
+RESULT_SCHEMA: Final[Object] = {
     "type": "object",
     "properties": {
         "status": {"type": "string", "enum": ["finished", "waiting"],
@@ -55,7 +56,7 @@ RESULT_SCHEMA: Final[dict[str, Any]] = {
     "required": ["status", "machine", "workdir"],
 }
 
-RESUME_INPUT: Final[dict[str, Any]] = {
+RESUME_INPUT: Final[Object] = {
     "type": "object",
     "properties": {"token": {"type": "string", "description": "the resume_token of a call that waits"},
                    "answer": {"type": "string", "description": "the user's answer (one of the options, if any)"}},
@@ -75,14 +76,14 @@ class Entry:
     text: str
     path: str
     description: str
-    input_schema: dict[str, Any]
+    input_schema: Object
     #: The machine names the place `workdir`: its tool takes an optional `workdir` argument.
     takes_workdir: bool = False
 
 
-def input_schema(machine: Machine) -> dict[str, Any]:
+def input_schema(machine: Machine) -> Object:
     """The JSON Schema of a machine's inputs, as the MCP tool's `inputSchema`."""
-    properties: dict[str, Any] = {}
+    properties: Object = {}
     required: list[str] = []
     for v in machine.variables.values():
         if not v.is_input:

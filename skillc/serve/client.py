@@ -25,14 +25,17 @@ import threading
 import time
 import weakref
 from contextlib import AbstractContextManager
+from pathlib import Path
 from typing import Any
 
 import attrs
+import jsonschema
 
 from skillc.ir.machine import Tool
+from skillc.runtime.jsonvalue import Object
 from skillc.runtime.tools import KitTool, ToolError
 from skillc.serve import codes
-from skillc.serve.mcpconfig import McpServer, tool_record
+from skillc.serve.mcpconfig import McpServer, servers_near, tool_record
 from skillc.serve.schemas import input_problems, output_problems, results
 
 #: Seconds `close` lets a server take to stop (the SDK's own bounds: stdin closed, then SIGTERM, then SIGKILL).
@@ -66,19 +69,20 @@ class Connection:
 
     def __init__(self, server: McpServer) -> None:
         self.server = server
-        self.tools: dict[str, dict[str, Any]] = {}
+        self.tools: dict[str, Object] = {}
         self.broken: McpToolError | None = None
         self._portal_cm: AbstractContextManager[Any] | None = None
         self._portal: Any = None
         self._client: Any = None
         self._closing: Any = None
         self._held: Any = None
-        self._log = tempfile.TemporaryFile(mode="w+", encoding="utf-8", errors="replace")
+        # the server's stderr for the whole session, closed in `close` (no `with`: it outlives this method)
+        self._log = tempfile.TemporaryFile(mode="w+", encoding="utf-8", errors="replace")  # noqa: SIM115
         self._lock = threading.Lock()
 
     # ------------------------------------------------------------ start
 
-    def open(self) -> dict[str, dict[str, Any]]:
+    def open(self) -> dict[str, Object]:
         """Start the server, finish the handshake and list its tools (their lock records), within the server's
         start timeout; McpToolError SKM894 otherwise (what was started is stopped)."""
         import anyio.from_thread
@@ -153,7 +157,7 @@ class Connection:
                                                              f"the MCP server `{self.server.name}`: "
                                                              + "; ".join(problems))
 
-    def call(self, remote: str, args: dict[str, Any], timeout_s: float) -> Any:
+    def call(self, remote: str, args: Object, timeout_s: float) -> Any:
         """Call a tool; its `CallToolResult`. McpToolError SKM897 after `timeout_s`, SKM895 when the server died or
         broke the connection (the server is then stopped; later calls fail the same way)."""
         with self._lock:
@@ -176,7 +180,7 @@ class Connection:
         self.close()
         raise self.broken
 
-    async def _call(self, remote: str, args: dict[str, Any], timeout_s: float) -> Any:
+    async def _call(self, remote: str, args: Object, timeout_s: float) -> Any:
         import anyio
 
         with anyio.fail_after(timeout_s):
@@ -241,7 +245,6 @@ def _answered(exc: BaseException) -> bool:
         from pydantic import ValidationError
     except ImportError:  # pragma: no cover - the SDK needs pydantic
         return False
-    import jsonschema
 
     return isinstance(exc, (ValidationError, jsonschema.ValidationError)) or (
         isinstance(exc, RuntimeError) and any(w in str(exc).lower() for w in ("output schema", "structured content")))
@@ -295,7 +298,7 @@ class McpTool(KitTool):
         self.timeout_s = timeout_s
         self._checked = False
 
-    def invoke(self, **args: Any) -> tuple[dict[str, Any], dict[str, Any]]:
+    def invoke(self, **args: Any) -> tuple[Object, Object]:
         started = time.monotonic()
         conn = self.pool.connection(self.server)
         if not self._checked:
@@ -304,7 +307,7 @@ class McpTool(KitTool):
         sent = {k: v for k, v in args.items() if v is not None}  # an optional parameter left out is not sent
         result = conn.call(self.remote, sent, self.timeout_s)
         texts = [getattr(b, "text", "") for b in (result.content or []) if getattr(b, "type", None) == "text"]
-        effect: dict[str, Any] = {"op": "mcp", "server": self.server, "tool": self.remote,
+        effect: Object = {"op": "mcp", "server": self.server, "tool": self.remote,
                                   "duration_ms": round((time.monotonic() - started) * 1000, 1)}
         if result.is_error:
             effect["is_error"] = True
@@ -318,10 +321,10 @@ class McpTool(KitTool):
         self.pool.close()
 
 
-_LISTED: dict[McpServer, dict[str, dict[str, Any]] | McpToolError] = {}
+_LISTED: dict[McpServer, dict[str, Object] | McpToolError] = {}
 
 
-def list_tools(server: McpServer) -> dict[str, dict[str, Any]]:
+def list_tools(server: McpServer) -> dict[str, Object]:
     """Start a server, list its tools (their lock records) and stop it, all bounded; McpToolError (SKM894) when it
     cannot be started. Asked once per server and process (`skillc check` of many files starts each server once)."""
     found = _LISTED.get(server)
@@ -342,9 +345,7 @@ def list_tools(server: McpServer) -> dict[str, dict[str, Any]]:
 def mcp_tools(machine: Any, *, workdir: Any = None, timeout_s: float = 60.0) -> dict[str, McpTool]:
     """The `McpTool`s of a machine's `from mcp` declarations, sharing one `Pool` (servers from the configuration
     governing the machine's file, else the work folder)."""
-    from pathlib import Path
 
-    from skillc.serve.mcpconfig import servers_near
 
     where = Path(machine.path) if getattr(machine, "path", None) else Path(workdir or ".")
     servers, _ = servers_near(where.resolve())

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Final
 
-from skillc.diagnostics.codes import E, W, Code
+from skillc.diagnostics.codes import Code, E, W
 
 _SERVE: Final = "skillc serve --mcp answer.skm --executor scripted:a.json"
 _CONFIG: Final = ('[tool.skillc.mcp.docs]\ncommand = ["python", "docs_server.py"]   # a server that starts and '

@@ -96,11 +96,9 @@ def serve(config: ServeConfig, *, announce: Callable[[str], None] | None = None)
         return ServeResult(clashes)
     shared = None
     if c.executor != "sampling":
-        from skillc.runtime import make_executor
+        from skillc.runtime import ExecutorError, make_executor
         from skillc.runtime.executors.scripted import ScriptError
         from skillc.runtime.trace import TraceError
-
-        from skillc.runtime import ExecutorError
 
         try:
             executor = make_executor(c.executor, base_url=c.base_url, strategy=c.strategy,

@@ -17,11 +17,15 @@ from __future__ import annotations
 
 import json
 import os
+import tomllib
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Final
 
 import attrs
+
+from skillc.ir.loader import project_root
+from skillc.runtime.jsonvalue import Object, Value
 
 LOCK_NAME: Final = "skillc.mcp.lock"
 LOCK_VERSION: Final = 1
@@ -47,7 +51,7 @@ class McpServer:
         return out
 
 
-def parse_servers(table: Any, base: Path) -> tuple[dict[str, McpServer], list[tuple[tuple[str, ...], str]]]:
+def parse_servers(table: Value, base: Path) -> tuple[dict[str, McpServer], list[tuple[tuple[str, ...], str]]]:
     """The servers of an `mcp` table (paths relative to `base`), and each problem as (keys, message)."""
     servers: dict[str, McpServer] = {}
     problems: list[tuple[tuple[str, ...], str]] = []
@@ -90,12 +94,10 @@ def parse_servers(table: Any, base: Path) -> tuple[dict[str, McpServer], list[tu
     return servers, problems
 
 
-def config_file(start: Path) -> tuple[Path | None, Any]:
+def config_file(start: Path) -> tuple[Path | None, Value]:
     """The configuration governing `start` (the project root's skillc.toml, else pyproject.toml) and its `mcp`
     table (None when it has none or cannot be read: `skillc check` reports a bad file)."""
-    import tomllib
 
-    from skillc.ir.loader import project_root
 
     root = project_root(start if not start.is_dir() else start / "_")
     for name in ("skillc.toml", "pyproject.toml"):
@@ -127,7 +129,7 @@ def lock_path(config: Path) -> Path:
     return config.parent / LOCK_NAME
 
 
-def read_lock(path: Path) -> tuple[dict[str, dict[str, Any]], str | None]:
+def read_lock(path: Path) -> tuple[dict[str, Object], str | None]:
     """The tools each server listed when the lock was written: server → tool → {inputSchema, outputSchema,
     description}; and why the file cannot be used (None: it can, or there is none)."""
     try:
@@ -138,7 +140,7 @@ def read_lock(path: Path) -> tuple[dict[str, dict[str, Any]], str | None]:
         return {}, f"{path} cannot be read: {exc}"
     if not isinstance(data, dict) or data.get("version") != LOCK_VERSION or not isinstance(data.get("servers"), dict):
         return {}, f"{path} is not a skillc MCP lock file of version {LOCK_VERSION}"
-    servers: dict[str, dict[str, Any]] = {}
+    servers: dict[str, Object] = {}
     for name, entry in data["servers"].items():
         tools = entry.get("tools") if isinstance(entry, dict) else None
         if isinstance(tools, dict):
@@ -146,7 +148,7 @@ def read_lock(path: Path) -> tuple[dict[str, dict[str, Any]], str | None]:
     return servers, None
 
 
-def tool_record(tool: Any) -> dict[str, Any]:
+def tool_record(tool: Any) -> Object:
     """What the lock keeps of one listed tool (an `mcp_types.Tool`, or its JSON)."""
     if not isinstance(tool, Mapping):
         tool = tool.model_dump(by_alias=True, mode="json", exclude_none=True)
@@ -158,7 +160,7 @@ def tool_record(tool: Any) -> dict[str, Any]:
     return out
 
 
-def write_lock(path: Path, server: McpServer, tools: Mapping[str, Mapping[str, Any]]) -> bool:
+def write_lock(path: Path, server: McpServer, tools: Mapping[str, Mapping[str, Value]]) -> bool:
     """Record what `server` lists now; True when the file changed (it is rewritten atomically, sorted)."""
     try:
         data = json.loads(path.read_text(encoding="utf-8"))

@@ -15,15 +15,15 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from typing import Any
 
 from skillc.ir import types as T
 from skillc.ir.machine import Tool
+from skillc.runtime.jsonvalue import Object, Value
 
 _JSON_TYPES = {"string", "integer", "number", "boolean", "array", "object", "null"}
 
 
-def _json_types(schema: Mapping[str, Any]) -> set[str] | None:
+def _json_types(schema: Mapping[str, Value]) -> set[str] | None:
     """The JSON types a property schema allows (None: any)."""
     found: set[str] = set()
     kind = schema.get("type")
@@ -48,7 +48,7 @@ def _json_types(schema: Mapping[str, Any]) -> set[str] | None:
     return found & _JSON_TYPES or None
 
 
-def _fits(t: T.Type, schema: Mapping[str, Any]) -> str | None:
+def _fits(t: T.Type, schema: Mapping[str, Value]) -> str | None:
     """Why a value of `t` may not validate against a property schema (None: it fits, as far as can be told)."""
     allowed = _json_types(schema)
     inner = T.strip_optional(t)
@@ -70,7 +70,7 @@ def _fits(t: T.Type, schema: Mapping[str, Any]) -> str | None:
     return None
 
 
-def input_problems(tool: Tool, schema: Mapping[str, Any]) -> list[str]:
+def input_problems(tool: Tool, schema: Mapping[str, Value]) -> list[str]:
     """What keeps the declared parameters of `tool` from fitting the server's `inputSchema`."""
     problems: list[str] = []
     properties = schema.get("properties") if isinstance(schema.get("properties"), Mapping) else {}
@@ -96,7 +96,7 @@ def input_problems(tool: Tool, schema: Mapping[str, Any]) -> list[str]:
     return problems
 
 
-def output_problems(tool: Tool, schema: Mapping[str, Any] | None) -> list[str]:
+def output_problems(tool: Tool, schema: Mapping[str, Value] | None) -> list[str]:
     """What keeps the declared results of `tool` from being read from the server's results."""
     if schema is None:
         names = [n for n, _ in tool.results]
@@ -123,11 +123,11 @@ def output_problems(tool: Tool, schema: Mapping[str, Any] | None) -> list[str]:
     return problems
 
 
-def results(tool: Tool, structured: Any, texts: list[str]) -> dict[str, Any]:
+def results(tool: Tool, structured: Value, texts: list[str]) -> Object:
     """The declared results of a call, from its structured content (an object) or its text content."""
     text = "\n".join(texts)
     names = [n for n, _ in tool.results]
-    out: dict[str, Any] = {}
+    out: Object = {}
     if isinstance(structured, Mapping):
         out.update((n, structured[n]) for n in names if n in structured)
         if "text" in names and "text" not in out:

@@ -20,7 +20,9 @@ killed, and the wait for it is bounded (`calls.STOP_GRACE_S`).
 
 from __future__ import annotations
 
+import fcntl
 import math
+import os
 import socket
 import sys
 import threading
@@ -39,9 +41,10 @@ from mcp.shared.message import ServerMessageMetadata
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from skillc.runtime.executors.base import ExecutorError
+from skillc.runtime.journal import Journal, JournalError
+from skillc.runtime.jsonvalue import Object, Value
 from skillc.serve import codes
-from skillc.serve.calls import (Call, Elicit, Ended, Failed, Finished, Reply, Report, Runner, Sample, Settings,
-                                Stopped)
+from skillc.serve.calls import Call, Elicit, Ended, Failed, Finished, Reply, Report, Runner, Sample, Settings, Stopped
 from skillc.serve.catalog import RESULT_SCHEMA, RESUME, RESUME_DESCRIPTION, RESUME_INPUT, Entry
 from skillc.serve.tokens import Signer, TokenError, load_key
 from skillc.version import __version__
@@ -99,9 +102,9 @@ class Peer:
         return reply_of(result)
 
 
-def form(need: Elicit) -> dict[str, Any]:
+def form(need: Elicit) -> Object:
     """The elicitation form of a question: one field, `answer`, a string (one of the menu when there is one)."""
-    field: dict[str, Any] = {"type": "string", "title": "Answer", "description": need.question}
+    field: Object = {"type": "string", "title": "Answer", "description": need.question}
     if need.options:
         field["enum"] = list(need.options)
     return {"type": "object", "properties": {ANSWER: field}, "required": [ANSWER]}
@@ -217,7 +220,7 @@ class Service:
         call.start(lambda c: self.runner.resume(c, named.ident, answer, elicit=peer.back_channel and peer.can_elicit))
         return await self.drive(call, peer)
 
-    async def proceed(self, state: str, responses: Mapping[str, Any],
+    async def proceed(self, state: str, responses: Mapping[str, Value],
                       peer: Peer) -> types.CallToolResult | types.InputRequiredResult:
         """A 2026-07-28 retry: the answer to the question a run waits on, or the reply a parked call needs."""
         try:
@@ -244,7 +247,6 @@ class Service:
 
     async def waiting(self, machine: str, run_id: str, token: str) -> types.CallToolResult:
         """The report of a run that still waits (its question read back from the journal)."""
-        from skillc.runtime.journal import Journal, JournalError
 
         def read() -> Report:
             journal = Journal(self.settings.journal)
@@ -361,8 +363,6 @@ class _Stdin:
     """
 
     def __init__(self) -> None:
-        import fcntl
-        import os
 
         self._fd = fcntl.fcntl(0, fcntl.F_DUPFD_CLOEXEC, 3)
         null = os.open(os.devnull, os.O_RDONLY)
@@ -373,7 +373,6 @@ class _Stdin:
         threading.Thread(target=self._read, name="skillc-serve-stdin", daemon=True).start()
 
     def _read(self) -> None:
-        import os
 
         with os.fdopen(self._fd, "rb", closefd=True) as stream:
             try:

@@ -17,11 +17,28 @@ import attrs
 
 from skillc.diagnostics.source import Span
 
+#: Per node class: the fields its repr shows (those with `repr=True`), in declaration order.
+_REPR_FIELDS: dict[type, tuple[str, ...]] = {}
+
 @attrs.frozen
 class Node:
     """Base of every AST node."""
 
     span: Span | None = attrs.field(default=None, eq=False, repr=False, kw_only=True)
+
+    def __repr__(self) -> str:
+        """What attrs' generated `__repr__` returns (`Name(id='x')`: the class and the fields it shows, in order).
+
+        Written once here instead of generated for each of the node classes (`repr=False` on them): generating
+        them was a third of importing this module (~9 ms of every `check` and `fmt`). A tree cannot contain
+        itself, so attrs' guard against printing a node inside its own repr has nothing to catch.
+        """
+        cls = type(self)
+        names = _REPR_FIELDS.get(cls)
+        if names is None:
+            names = _REPR_FIELDS[cls] = tuple(a.name for a in attrs.fields(cls) if a.repr)
+        shown = ", ".join(f"{name}={getattr(self, name)!r}" for name in names)
+        return f"{cls.__qualname__.rsplit('>.', 1)[-1]}({shown})"
 
     def children(self) -> Iterator[Node]:
         """Direct child nodes, in source order."""
@@ -35,7 +52,7 @@ class Node:
                 yield from (v for v in value if isinstance(v, Node))
 
 
-@attrs.frozen
+@attrs.frozen(repr=False)
 class Stmt(Node):
     """A node that stands on its own line and can carry comments."""
 
@@ -44,7 +61,7 @@ class Stmt(Node):
     blank_before: bool = attrs.field(default=False, eq=False, repr=False, kw_only=True)
 
 
-@attrs.frozen
+@attrs.frozen(repr=False)
 class Block(Stmt):
     """A statement with a brace-delimited body of statements."""
 
@@ -60,42 +77,42 @@ class Block(Stmt):
 # ---------------------------------------------------------------- expressions
 
 
-@attrs.frozen
+@attrs.frozen(repr=False)
 class Expr(Node):
     """Base of expressions."""
 
 
-@attrs.frozen
+@attrs.frozen(repr=False)
 class Name(Expr):
     id: str
 
 
-@attrs.frozen
+@attrs.frozen(repr=False)
 class IntLit(Expr):
     value: int
 
 
-@attrs.frozen
+@attrs.frozen(repr=False)
 class FloatLit(Expr):
     value: float
 
 
-@attrs.frozen
+@attrs.frozen(repr=False)
 class StrLit(Expr):
     value: str
 
 
-@attrs.frozen
+@attrs.frozen(repr=False)
 class BoolLit(Expr):
     value: bool
 
 
-@attrs.frozen
+@attrs.frozen(repr=False)
 class NoneLit(Expr):
     pass
 
 
-@attrs.frozen
+@attrs.frozen(repr=False)
 class BinOp(Expr):
     """`left op right` for arithmetic, `++`, comparisons, `and`, `or` and `in`."""
 
@@ -104,40 +121,40 @@ class BinOp(Expr):
     right: Expr
 
 
-@attrs.frozen
+@attrs.frozen(repr=False)
 class Not(Expr):
     operand: Expr
 
 
-@attrs.frozen
+@attrs.frozen(repr=False)
 class Neg(Expr):
     operand: Expr
 
 
-@attrs.frozen
+@attrs.frozen(repr=False)
 class Field(Expr):
     obj: Expr
     name: str
 
 
-@attrs.frozen
+@attrs.frozen(repr=False)
 class Index(Expr):
     obj: Expr
     key: Expr
 
 
-@attrs.frozen
+@attrs.frozen(repr=False)
 class CallExpr(Expr):
     func: str
     args: tuple[Expr, ...]
 
 
-@attrs.frozen
+@attrs.frozen(repr=False)
 class ListLit(Expr):
     items: tuple[Expr, ...]
 
 
-@attrs.frozen
+@attrs.frozen(repr=False)
 class SetLit(Expr):
     """`{a, b}` on the right of `in`."""
 
@@ -168,33 +185,33 @@ def name_expr(dotted: str) -> Expr:
 # ---------------------------------------------------------------- types
 
 
-@attrs.frozen
+@attrs.frozen(repr=False)
 class TypeExpr(Node):
     """Base of written types."""
 
 
-@attrs.frozen
+@attrs.frozen(repr=False)
 class NamedType(TypeExpr):
     name: str
 
 
-@attrs.frozen
+@attrs.frozen(repr=False)
 class ListType(TypeExpr):
     item: TypeExpr
 
 
-@attrs.frozen
+@attrs.frozen(repr=False)
 class MapType(TypeExpr):
     key: TypeExpr
     value: TypeExpr
 
 
-@attrs.frozen
+@attrs.frozen(repr=False)
 class EnumType(TypeExpr):
     labels: tuple[str, ...]
 
 
-@attrs.frozen
+@attrs.frozen(repr=False)
 class OptionalType(TypeExpr):
     inner: TypeExpr
 
@@ -202,19 +219,19 @@ class OptionalType(TypeExpr):
 # ---------------------------------------------------------------- small pieces
 
 
-@attrs.frozen
+@attrs.frozen(repr=False)
 class Param(Node):
     name: str
     type: TypeExpr
 
 
-@attrs.frozen
+@attrs.frozen(repr=False)
 class Arg(Node):
     name: str
     value: Expr
 
 
-@attrs.frozen
+@attrs.frozen(repr=False)
 class Binding(Node):
     """`param: target` in a `use`."""
 
@@ -222,7 +239,7 @@ class Binding(Node):
     target: str
 
 
-@attrs.frozen
+@attrs.frozen(repr=False)
 class Assign(Node):
     """`target = value`, `target += value` or `target -= value` on an edge."""
 
@@ -231,7 +248,7 @@ class Assign(Node):
     value: Expr
 
 
-@attrs.frozen
+@attrs.frozen(repr=False)
 class WriteItem(Node):
     """`var` or `var = result` in a `writes` list."""
 
@@ -239,7 +256,7 @@ class WriteItem(Node):
     result: str | None = None
 
 
-@attrs.frozen
+@attrs.frozen(repr=False)
 class Provenance(Node):
     """`from "FILE":START-END`: where in the skill document this came from."""
 
@@ -251,22 +268,22 @@ class Provenance(Node):
 # ---------------------------------------------------------------- statements
 
 
-@attrs.frozen
+@attrs.frozen(repr=False)
 class Doc(Stmt):
     text: str
 
 
-@attrs.frozen
+@attrs.frozen(repr=False)
 class SourceDecl(Stmt):
     path: str
 
 
-@attrs.frozen
+@attrs.frozen(repr=False)
 class Import(Stmt):
     path: str
 
 
-@attrs.frozen
+@attrs.frozen(repr=False)
 class ToolDecl(Stmt):
     name: str
     params: tuple[Param, ...]
@@ -279,25 +296,25 @@ class ToolDecl(Stmt):
     mcp_span: Span | None = attrs.field(default=None, eq=False, repr=False)
 
 
-@attrs.frozen
+@attrs.frozen(repr=False)
 class FieldDecl(Stmt):
     name: str
     type: TypeExpr
 
 
-@attrs.frozen
+@attrs.frozen(repr=False)
 class RecordDecl(Block):
     name: str
     items: tuple[FieldDecl, ...]
 
 
-@attrs.frozen
+@attrs.frozen(repr=False)
 class EnumDecl(Stmt):
     name: str
     labels: tuple[str, ...]
 
 
-@attrs.frozen
+@attrs.frozen(repr=False)
 class VarDecl(Stmt):
     """`input NAME: T [= init]` or `var NAME: T [= init]`."""
 
@@ -307,44 +324,44 @@ class VarDecl(Stmt):
     init: Expr | None = None
 
 
-@attrs.frozen
+@attrs.frozen(repr=False)
 class CounterDecl(Stmt):
     name: str
     max: int
 
 
-@attrs.frozen
+@attrs.frozen(repr=False)
 class Start(Stmt):
     target: str
 
 
-@attrs.frozen
+@attrs.frozen(repr=False)
 class Reads(Stmt):
     names: tuple[str, ...]
 
 
-@attrs.frozen
+@attrs.frozen(repr=False)
 class Writes(Stmt):
     items: tuple[WriteItem, ...]
 
 
-@attrs.frozen
+@attrs.frozen(repr=False)
 class Prompt(Stmt):
     text: str
 
 
-@attrs.frozen
+@attrs.frozen(repr=False)
 class Call(Stmt):
     tool: str
     args: tuple[Arg, ...]
 
 
-@attrs.frozen
+@attrs.frozen(repr=False)
 class From(Stmt):
     where: Provenance
 
 
-@attrs.frozen
+@attrs.frozen(repr=False)
 class Edge(Stmt):
     """`when GUARD -> target { assigns }`; `guard` is None for the default edge."""
 
@@ -358,7 +375,7 @@ def _evidence(items: Iterable[Expr | str]) -> tuple[Expr, ...]:
     return tuple(name_expr(i) if isinstance(i, str) else i for i in items)
 
 
-@attrs.frozen
+@attrs.frozen(repr=False)
 class Requires(Stmt):
     """`requires answer, status == 0, exists("report.md")`: a terminal's evidence, in order.
 
@@ -377,7 +394,7 @@ class Requires(Stmt):
 StateItem = Union[Reads, Writes, Prompt, Call, Doc, From, Edge]
 
 
-@attrs.frozen
+@attrs.frozen(repr=False)
 class State(Block):
     """A `model`, `judge` or `tool` state."""
 
@@ -386,19 +403,19 @@ class State(Block):
     items: tuple[StateItem, ...]
 
 
-@attrs.frozen
+@attrs.frozen(repr=False)
 class Terminal(Block):
     name: str
     outcome: str
     items: tuple[Stmt, ...] = ()
 
 
-@attrs.frozen
+@attrs.frozen(repr=False)
 class Fallback(Block):
     items: tuple[Stmt, ...] = ()
 
 
-@attrs.frozen
+@attrs.frozen(repr=False)
 class Rule(Stmt):
     """`rule required OP`, `rule order OP before OP`, `rule forbid OP`, `rule ends OP in OUTCOME`,
     `rule reads B from A`, with its quotation (`outcome` only for `ends`)."""
@@ -410,7 +427,7 @@ class Rule(Stmt):
     outcome: str | None = None
 
 
-@attrs.frozen
+@attrs.frozen(repr=False)
 class Use(Stmt):
     """`use FRAGMENT as NAME(param: var, …) -> (exit: state, …)`."""
 
@@ -420,7 +437,7 @@ class Use(Stmt):
     exits: tuple[Binding, ...] = ()
 
 
-@attrs.frozen
+@attrs.frozen(repr=False)
 class UseTools(Stmt):
     """`use tools KIT` (the whole kit) or `use tools KIT(tool, …)` (those tools of it)."""
 
@@ -428,7 +445,7 @@ class UseTools(Stmt):
     tools: tuple[str, ...] = ()
 
 
-@attrs.frozen
+@attrs.frozen(repr=False)
 class Allow(Stmt):
     """`allow "Read", "Bash(git diff:*)"`: capability entries in allowed-tools spelling, as written."""
 
@@ -436,13 +453,13 @@ class Allow(Stmt):
     entry_spans: tuple[Span | None, ...] = attrs.field(default=(), eq=False, repr=False, kw_only=True)
 
 
-@attrs.frozen
+@attrs.frozen(repr=False)
 class Machine(Block):
     name: str
     items: tuple[Stmt, ...]
 
 
-@attrs.frozen
+@attrs.frozen(repr=False)
 class Fragment(Block):
     name: str
     params: tuple[Param, ...]
@@ -450,7 +467,7 @@ class Fragment(Block):
     items: tuple[Stmt, ...]
 
 
-@attrs.frozen
+@attrs.frozen(repr=False)
 class Module(Node):
     """A whole `.skm` file."""
 

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING
 import attrs
 
 from skillc import api
+from skillc.diagnostics.codes import INTERNAL_ERROR
 from skillc.syntax.parser import decode_source
 from skillc.syntax.printer import print_module
 
@@ -46,13 +47,13 @@ def run_pipeline(data: bytes, report: FuzzReport, path: str = "fuzz.skm") -> Non
     try:
         source, diags = decode_source(path, data)
         if source is None:
-            report.codes.update(d.code for d in diags)
+            report.codes.update(d.code.code for d in diags)
             return
         result = api.check(source.text, path=path, smt_timeout_ms=500)
-        report.codes.update(d.code for d in result.diagnostics)
-        if any(d.code == "SKM900" for d in result.diagnostics):
+        report.codes.update(d.code.code for d in result.diagnostics)
+        if any(d.code == INTERNAL_ERROR for d in result.diagnostics):
             report.internal.append((data, "SKM900: " + "; ".join(
-                n for d in result.diagnostics if d.code == "SKM900" for n in d.notes)))
+                n for d in result.diagnostics if d.code == INTERNAL_ERROR for n in d.notes)))
             return
         if result.module is not None:
             report.parsed += 1

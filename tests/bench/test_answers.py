@@ -65,10 +65,10 @@ def test_answers_are_read_in_order_and_validated(tmp_path: Path) -> None:
     assert (answered.answers, unanswered.answers) == (("prod", "yes"), ())
     assert "answers" in task_fingerprint(answered) and "answers" not in task_fingerprint(unanswered)
     bad = load_suite(_suite(tmp_path, SUITE.replace('answers = ["prod"]', 'answers = ["prod", 3]')))
-    assert [(d.code, d.message) for d in bad.diagnostics] == [
+    assert [(str(d.code), d.message) for d in bad.diagnostics] == [
         ("SKM702", "`task[1].answers[2]` must be a string, not an integer (an answer is the text the user replies)")]
     wrong = load_suite(_suite(tmp_path, SUITE.replace('answers = ["prod"]', 'answers = "prod"')))
-    assert [d.code for d in wrong.diagnostics] == ["SKM702"] and wrong.suite is None
+    assert [str(d.code) for d in wrong.diagnostics] == ["SKM702"] and wrong.suite is None
     (tmp_path / "tasks.jsonl").write_text('{"id": "j", "answers": ["staging"]}\n')
     head = SUITE.split("[[task]]")[0].replace("[suite]\n", '[suite]\ntasks = "tasks.jsonl"\n')
     moved = load_suite(_suite(tmp_path, head))

@@ -7,7 +7,7 @@ import os
 
 import pytest
 
-from skillc.bench.backends import Backend, BackendError, LocalBackend
+from skillc.bench.backends import BackendError, LocalBackend
 
 
 def test_one_worker_runs_in_this_process_in_order() -> None:

@@ -48,6 +48,6 @@ def test_fresh_workdir_without_fixture_and_failures(tmp_path: Path) -> None:
     assert fresh_workdir(out, paths, None) is None
     assert paths.workdir.is_dir() and list(paths.workdir.iterdir()) == []
     problem = fresh_workdir(out, paths, tmp_path / "missing")
-    assert problem is not None and problem.code == "SKM901"
+    assert problem is not None and str(problem.code) == "SKM901"
     with pytest.raises(ValueError):
         fresh_workdir(out, cell_paths(tmp_path / "elsewhere", Cell("t", "m", "e", 0)), None)

@@ -17,7 +17,7 @@ def _suite_codes(tmp_path: Path, text: str) -> list[str]:
     """The codes of a suite file holding `text`, in a folder with a SKILL.md."""
     (tmp_path / "SKILL.md").write_text("# demo\n", encoding="utf-8")
     (tmp_path / "suite.toml").write_text(text, encoding="utf-8")
-    return [d.code for d in load_suite(tmp_path / "suite.toml").diagnostics]
+    return [str(d.code) for d in load_suite(tmp_path / "suite.toml").diagnostics]
 
 
 def _task_line_codes(tmp_path: Path, text: str) -> list[str]:
@@ -29,7 +29,7 @@ def _task_line_codes(tmp_path: Path, text: str) -> list[str]:
 def _results_codes(tmp_path: Path, text: str) -> list[str]:
     """The codes of reading a results file holding `text`."""
     (tmp_path / "results.jsonl").write_text(text, encoding="utf-8")
-    return [d.code for d in read_results(tmp_path / "results.jsonl").diagnostics]
+    return [str(d.code) for d in read_results(tmp_path / "results.jsonl").diagnostics]
 
 
 def _writer_codes(tmp_path: Path, text: str) -> list[str]:
@@ -39,7 +39,7 @@ def _writer_codes(tmp_path: Path, text: str) -> list[str]:
     def recording(path: str) -> object:
         result = open_writer(tmp_path / path)
         if isinstance(result, Diagnostic):
-            found.append(result.code)
+            found.append(str(result.code))
         return result
 
     exec(compile(text.replace("from skillc.bench.results import open_writer\n", ""), "example", "exec"),

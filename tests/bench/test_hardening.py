@@ -34,7 +34,7 @@ def test_a_fixture_path_that_is_a_symlink_loop(beats: Path) -> None:
         'id = "t1"', 'id = "t1"\nworkdir = "loop"')
     (beats / "s.toml").write_text(text, encoding="utf-8")
     found = load_suite(beats / "s.toml").diagnostics
-    assert [(d.code, "symlink loop" in d.message) for d in found] == [("SKM704", True)]
+    assert [(str(d.code), "symlink loop" in d.message) for d in found] == [("SKM704", True)]
 
 
 def test_a_results_file_that_is_a_fifo(beats: Path, tmp_path: Path) -> None:
@@ -50,7 +50,7 @@ def test_a_task_line_with_a_lone_surrogate(beats: Path) -> None:
     (beats / "s.toml").write_text('[suite]\nskill = "SKILL.md"\nmachine = "beats.skm"\ntasks = "t.jsonl"\n\n'
                                   '[verify]\nfile = "a"\n', encoding="utf-8")
     found = load_suite(beats / "s.toml").diagnostics
-    assert [d.code for d in found] == ["SKM705"]
+    assert [str(d.code) for d in found] == ["SKM705"]
     assert "lone surrogate" in found[0].message and "\\ud800" in found[0].message and "YAML" not in found[0].message
     code, text = bench_cli(str(beats / "s.toml"), "--executor", f"scripted:{beats / 'script.json'}")
     assert code == 2 and "SKM900" not in text
@@ -60,7 +60,7 @@ def test_a_suite_nested_deeply(beats: Path) -> None:
     (beats / "deep.toml").write_text('[suite]\nskill = "SKILL.md"\n[suite.inputs]\nq = ' + "[" * 5000 + "]" * 5000
                                      + "\n", encoding="utf-8")
     found = load_suite(beats / "deep.toml").diagnostics
-    assert [d.code for d in found] == ["SKM700"] and "nested more than" in found[0].message
+    assert [str(d.code) for d in found] == ["SKM700"] and "nested more than" in found[0].message
 
 
 def test_an_output_folder_that_is_a_device(beats: Path) -> None:
@@ -73,7 +73,7 @@ def test_a_results_file_that_is_a_symlink_is_not_followed(tmp_path: Path) -> Non
     out.mkdir()
     (out / "results.jsonl").symlink_to(tmp_path / "victim.txt")
     found = open_writer(out / "results.jsonl")
-    assert isinstance(found, Diagnostic) and found.code == "SKM542" and "symlink" in found.message
+    assert isinstance(found, Diagnostic) and str(found.code) == "SKM542" and "symlink" in found.message
     assert not (tmp_path / "victim.txt").exists()
 
 
@@ -85,7 +85,7 @@ def test_a_cells_folder_that_is_a_symlink_is_not_followed(tmp_path: Path) -> Non
     (out / "cells").symlink_to(tmp_path / "elsewhere")
     paths = cell_paths(out, Cell("keep.txt", "machine", "scripted", 0))
     found = fresh_workdir(out, paths, None)
-    assert found is not None and found.code == "SKM542"
+    assert found is not None and str(found.code) == "SKM542"
     assert [p.name for p in (tmp_path / "elsewhere").iterdir()] == ["keep.txt"]
 
 
@@ -212,14 +212,14 @@ def test_finalizers_are_quiet_after_an_interrupt(monkeypatch: pytest.MonkeyPatch
     such reports."""
     import sys
 
-    from skillc.bench import runner, suite
+    from skillc.bench import runner
 
     monkeypatch.setattr(sys, "unraisablehook", sys.unraisablehook)  # put back after the test
 
     def interrupted(path: object) -> object:
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(suite, "load_suite", interrupted)
+    monkeypatch.setattr(runner, "load_suite", interrupted)
     outcome = runner.run_bench(runner.BenchConfig(suite=str(FIXTURE / "suite.toml"), executors=("scripted:x",)))
     assert outcome.interrupted
 
@@ -246,7 +246,7 @@ def test_a_suite_runs_no_module_and_copies_no_fixture_from_outside_its_root(tmp_
     suite.write_text(text + '\n[[task]]\nid = "t3"\nworkdir = "../secrets"\ninputs = { question = "q?" }\n',
                      encoding="utf-8")
     result = load_suite(suite)
-    found = [d for d in result.diagnostics if d.code == "SKM745"]
+    found = [d for d in result.diagnostics if str(d.code) == "SKM745"]
     assert result.suite is None and len(found) == 2, [d.message for d in result.diagnostics]
     assert "outside the suite's root" in found[0].message
 

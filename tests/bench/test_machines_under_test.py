@@ -151,7 +151,7 @@ def test_task_requirements_and_the_conditional_kind(beats: Path, tmp_path: Path)
     assert rows[("t1", "machine")][:3] == (True, True, ())
     assert rows[("t2", "machine")][:3] == (True, False, ("never-cat", "cat-before-write"))
     (beats / "dup.toml").write_text(suite.replace('id = "never-cat"', 'id = "answer"'), encoding="utf-8")
-    assert [d.code for d in load_suite(beats / "dup.toml").diagnostics] == ["SKM713"]
+    assert [str(d.code) for d in load_suite(beats / "dup.toml").diagnostics] == ["SKM713"]
 
 
 def test_machine_placeholder_picks_a_script_per_machine(beats: Path, tmp_path: Path) -> None:
@@ -187,7 +187,7 @@ def test_a_binding_with_a_bad_field_is_skm740(tmp_path: Path) -> None:
     (tmp_path / "s.toml").write_text('[suite]\nskill = "SKILL.md"\n\n[inputs]\ntask = "{a.b}"\n\n[[task]]\nid = "t"\n'
                                      'verify = { file = "x" }\n', encoding="utf-8")
     found = load_suite(tmp_path / "s.toml").diagnostics
-    assert [(d.code, d.span.start_pos[0] if d.span else 0) for d in found] == [("SKM740", 5)]
+    assert [(str(d.code), d.span.start_pos[0] if d.span else 0) for d in found] == [("SKM740", 5)]
 
 
 def test_a_changed_setup_or_task_requirement_refuses_resumption(beats: Path, tmp_path: Path) -> None:

@@ -38,7 +38,7 @@ def _edit(path: Path, old: str, new: str) -> None:
 
 
 def _codes(outcome: BenchOutcome) -> list[str]:
-    return [d.code for d in outcome.diagnostics]
+    return [str(d.code) for d in outcome.diagnostics]
 
 
 def test_an_edited_task_with_rows_is_refused_naming_it_and_what_changed(suite: Path, tmp_path: Path) -> None:

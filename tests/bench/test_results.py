@@ -78,7 +78,7 @@ def test_damaged_and_duplicate_lines_are_reported_with_their_line(tmp_path: Path
     path.write_text("\n".join([good, "not json", bad_type, bad_outcome, old, good, "[1]"]) + "\n", encoding="utf-8")
     got = read_results(path)
     assert [r.cell for r in got.rows] == [a]
-    found = [(d.code, d.span.start_pos[0] if d.span else 0, d.message) for d in got.diagnostics]
+    found = [(str(d.code), d.span.start_pos[0] if d.span else 0, d.message) for d in got.diagnostics]
     assert [(c, line) for c, line, _ in found] == [
         ("SKM720", 2), ("SKM720", 3), ("SKM720", 4), ("SKM720", 5), ("SKM721", 6), ("SKM720", 7)]
     assert found[1][2] == "line 3 is `steps` is -1, not a count"
@@ -92,7 +92,7 @@ def test_one_writer_at_a_time(tmp_path: Path) -> None:
     path = tmp_path / "results.jsonl"
     first = _writer(path)
     second = open_writer(path)
-    assert isinstance(second, Diagnostic) and second.code == "SKM722"
+    assert isinstance(second, Diagnostic) and str(second.code) == "SKM722"
     first.close()
     _writer(path).close()
 

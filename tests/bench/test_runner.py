@@ -18,9 +18,9 @@ import pytest
 from click.testing import CliRunner
 
 from skillc.bench import runner
+from skillc.bench.backends import Backend, BackendError, LocalBackend
 from skillc.bench.cells import cell_paths
 from skillc.bench.results import Row, read_results
-from skillc.bench.backends import Backend, BackendError, LocalBackend
 from skillc.bench.runner import BenchConfig, CellJob, make_backend, run_bench, run_cell
 from skillc.bench.suite import load_suite
 from skillc.cli import main
@@ -237,7 +237,7 @@ def test_a_bug_becomes_an_error_row_naming_it(tmp_path: Path, monkeypatch: pytes
     def broken(*args: object, **kwargs: object) -> None:
         raise RuntimeError("scoring exploded")
 
-    monkeypatch.setattr("skillc.bench.score.score_run", broken)
+    monkeypatch.setattr("skillc.bench.runner.score_run", broken)
     row = run_cell(_job(tmp_path))
     assert row.error == "internal error: RuntimeError: scoring exploded"
     assert row.success is None
@@ -417,7 +417,7 @@ def test_a_misspelt_mode_gets_a_did_you_mean(tmp_path: Path) -> None:
     out = tmp_path / "out"
     outcome = run_bench(BenchConfig(str(FIXTURE / "suite.toml"), modes=("machin",), executors=(SCRIPT,),
                                     output=str(out)))
-    assert [(d.code, d.hint) for d in outcome.diagnostics] == [("SKM730", "did you mean `machine`?")]
+    assert [(str(d.code), d.hint) for d in outcome.diagnostics] == [("SKM730", "did you mean `machine`?")]
     assert not out.exists()
 
 

@@ -26,7 +26,7 @@ def _found(suite: Suite) -> list[tuple[str, int, str]]:
     """(code, line, message) of each problem."""
     machine = skillc.check(LIVEMATH).machine
     assert machine is not None
-    return [(d.code, d.span.start_pos[0] if d.span else 0, d.message) for d in check_inputs(suite, machine)]
+    return [(str(d.code), d.span.start_pos[0] if d.span else 0, d.message) for d in check_inputs(suite, machine)]
 
 
 def test_good_inputs_and_defaults_pass(tmp_path: Path) -> None:

@@ -58,7 +58,7 @@ def test_any_document_loads_or_is_reported(document: dict[str, object], as_jsonl
         assert result.ok == (result.suite is not None)
         if not result.ok:
             assert any(d.is_error for d in result.diagnostics)
-            assert all(d.span is not None and d.code.startswith("SKM7") for d in result.diagnostics), \
-                [(d.code, d.message) for d in result.diagnostics]
+            assert all(d.span is not None and str(d.code).startswith("SKM7") for d in result.diagnostics), \
+                [(str(d.code), d.message) for d in result.diagnostics]
         else:
             assert result.suite is not None and result.suite.tasks

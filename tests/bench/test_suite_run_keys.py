@@ -69,7 +69,7 @@ def test_bad_tools_steps_and_inputs_are_reported_at_their_key(tmp_path: Path) ->
     text = HEAD.replace('["env.py", "more/tools.py"]', '["env.py", "notes.txt", "gone.py", 3]') \
         .replace("max_steps = 40", "max_steps = 0") \
         .replace('inputs = { state_path', 'inputs = { when = 2026-01-01, state_path')
-    assert [(d.code, *d.span.start_pos, d.message) for d in _load(tmp_path, text).diagnostics if d.span] == [
+    assert [(str(d.code), *d.span.start_pos, d.message) for d in _load(tmp_path, text).diagnostics if d.span] == [
         ("SKM702", 3, 1, "`suite.tools[4]` must be a string, not an integer"),
         ("SKM704", 3, 1, f"`suite.tools[3]`: gone.py does not exist (relative to {tmp_path})"),
         ("SKM714", 3, 1, "`suite.tools[2]`: notes.txt is not a Python file"),
@@ -82,7 +82,7 @@ def test_wrong_types(tmp_path: Path) -> None:
     text = HEAD.replace('["env.py", "more/tools.py"]', '"env.py"').replace("max_steps = 40", "max_steps = 2.5") \
         .replace('inputs = { state_path = "${workdir}/state.json", options = ["a", "b"] }', 'inputs = "x"')
     result = _load(tmp_path, text)
-    assert [(d.code, d.message) for d in result.diagnostics] == [
+    assert [(str(d.code), d.message) for d in result.diagnostics] == [
         ("SKM702", "`suite.tools` must be an array of strings, not a string"),
         ("SKM702", "`suite.max_steps` must be an integer, not a float"),
         ("SKM702", "`suite.inputs` must be a table, not a string"),
@@ -98,5 +98,5 @@ def test_a_tools_module_that_does_not_compile_is_refused_once(tmp_path: Path, so
     """A syntax error in a tools module is found when the suite loads (compiled, never run), not in every cell."""
     assert _load(tmp_path, HEAD).suite is not None
     (tmp_path / "env.py").write_bytes(source + b"raise SystemExit('never run')\n")
-    found = [(d.code, d.message) for d in load_suite(tmp_path / "suite.toml").diagnostics]
+    found = [(str(d.code), d.message) for d in load_suite(tmp_path / "suite.toml").diagnostics]
     assert len(found) == 1 and found[0][0] == "SKM714" and f"env.py {problem}" in found[0][1], found

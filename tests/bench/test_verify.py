@@ -132,7 +132,7 @@ def test_shell_verifier_exit_status(cell) -> None:
 
 
 def test_shell_verifier_environment(cell) -> None:
-    suite, workdir, trace = cell
+    _suite, workdir, _trace = cell
     command = ('test "$SKILLC_BENCH_WORKDIR" = "$PWD" && test -f "$SKILLC_BENCH_TRACE" && '
                'grep -q \'"choice": "B"\' "$SKILLC_BENCH_OUTPUTS"')
     assert _shell(cell, command, outputs={"choice": "B"}) == Verification(True)
@@ -257,7 +257,7 @@ def test_the_verifier_sees_the_runs_files_links_and_folders_and_a_pipe_does_not_
 
 
 def test_the_copy_keeps_the_cells_layout_and_a_missing_trace_stays_missing(cell, tmp_path: Path) -> None:
-    suite, workdir, _ = cell
+    _suite, workdir, _ = cell
     layout = ('test "$(basename "$PWD")" = work && test "$(dirname "$SKILLC_BENCH_TRACE")" = "$(dirname "$PWD")" '
               '&& test ! -e "$SKILLC_BENCH_TRACE"')
     assert verify(ShellVerifier(layout, 5), workdir=workdir, outputs={}, trace=tmp_path / "nothing.jsonl") == \

@@ -15,4 +15,4 @@ def check_text(text: str, **kw: Any) -> skillc.api.CheckResult:
 
 def codes(text: str, **kw: Any) -> list[str]:
     """The codes of the errors and warnings `text` gets, sorted."""
-    return sorted(d.code for d in check_text(text, **kw).diagnostics if d.severity.name != "NOTE")
+    return sorted(str(d.code) for d in check_text(text, **kw).diagnostics if d.severity.name != "NOTE")

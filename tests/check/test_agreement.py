@@ -149,7 +149,7 @@ def impossible_edges(machine: Machine, diagnostics) -> set[tuple[str, int]]:
     """The (state, edge index) pairs that SKM240 or SKM241 said can never fire."""
     out = set()
     for d in diagnostics:
-        if d.code not in ("SKM240", "SKM241"):
+        if str(d.code) not in ("SKM240", "SKM241"):
             continue
         # The fragment, checked on its own, names its states unprefixed; its instance's states are reported too.
         if (m := _DEFAULT.search(d.message)) and m.group(1) in machine.states:
@@ -192,7 +192,7 @@ class Outputs(BaseExecutor):
 def agree(text: str, rng: random.Random, runs: int = RUNS_PER_MACHINE) -> bool:
     """Check a machine and, when it is accepted, run it; assert the promises. True when it was accepted."""
     result = skillc.check(text, path="agree.skm")
-    assert all(d.code != "SKM900" for d in result.diagnostics), (text, [d.message for d in result.diagnostics])
+    assert all(str(d.code) != "SKM900" for d in result.diagnostics), (text, [d.message for d in result.diagnostics])
     if has_errors(result.diagnostics):
         return False
     machine = result.machine

@@ -72,7 +72,7 @@ def test_a_self_routing_pass_through_instance_is_a_diagnostic(tmp_path: Path) ->
 
 def test_a_chain_of_pass_through_instances_lands_on_a_state() -> None:
     result = _check(SOLO.replace("USES", "use solo as a() -> (out: b)\n  use solo as b() -> (out: done)"))
-    assert not has_errors(result.diagnostics), [d.code for d in result.diagnostics]
+    assert not has_errors(result.diagnostics), [str(d.code) for d in result.diagnostics]
     assert result.machine.start == "done"
 
 

@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 import skillc
 from skillc.check.capabilities import reaching_constants
 from skillc.ir.toolkit import command_allowed, parse_allowed
+from skillc.runtime.places import Places
+from skillc.runtime.toolkit import Capabilities
 from tests.check.helpers import check_text, codes
 
 # One bash call under an `allow` list; `{command}` is its argument (reads `name`, an input, and `note`, a model's).
@@ -40,7 +44,7 @@ def bash(call: str, allow: str = '"Bash(git diff:*)"') -> str:
 
 
 def _diagnostics(text: str, code: str):
-    return [d for d in check_text(text).diagnostics if d.code == code]
+    return [d for d in check_text(text).diagnostics if str(d.code) == code]
 
 
 # ---------------------------------------------------------------- the Z3 prefix proof
@@ -282,7 +286,7 @@ PLACE = """machine m {
 ])
 def test_places_are_quoted_in_shell_text_and_need_no_reads(command: str, expected: list[str]) -> None:
     diags = check_text(PLACE.replace("COMMAND", command)).diagnostics
-    assert [d.code for d in diags] == expected  # no SKM131: a place needs no `reads`
+    assert [str(d.code) for d in diags] == expected  # no SKM131: a place needs no `reads`
     if expected:
         assert "is a path the runtime sets" in diags[0].message
 
@@ -299,3 +303,49 @@ def test_world_calls_are_opaque_to_the_solver() -> None:
     assert enc.fires(call) is not None and enc.opaque_exprs == [call]
     text = ir.Call(T.STR, func="file", args=(ir.Const(T.STR, value="x"),))
     assert enc.encode(text).kind == "str"
+
+
+# ---------------------------------------------------------------- SKM284: shell control the runtime refuses
+
+
+@pytest.mark.parametrize(("call", "allow", "operator"), [
+    ('command: "git diff " ++ quote(name) ++ " > diff.txt"', '"Bash(git diff:*)"', ">"),
+    ('command: "git diff && git push"', '"Bash(git diff:*)"', "&&"),
+    ('command: "npx eas-cli@latest build " ++ quote(name) ++ " && printf x"', '"Bash(npx *eas-cli@*)"', "&&"),
+    ('command: "git diff | head"', '"Bash(git diff:*)"', "|"),
+    ('command: "git diff $(cat f)"', '"Bash(git diff:*)"', "$("),
+])
+def test_shell_control_after_an_allowed_entry_is_refused_before_the_run(call: str, allow: str, operator: str) -> None:
+    found = [d for d in check_text(bash(call, allow)).diagnostics if str(d.code) == "SKM284"]
+    assert len(found) == 1 and f"({operator})" in found[0].message and found[0].witness
+
+
+@pytest.mark.parametrize(("call", "allow"), [
+    ('command: "git diff " ++ quote(name)', '"Bash(git diff:*)"'),
+    ('command: "git diff \'a;b\' \\"x|y\\""', '"Bash(git diff:*)"'),  # quoted: bash does not act on them
+    ('command: "git diff > out.txt"', '"Bash(git diff > out.txt)"'),  # exactly allowed
+    ('command: "git diff && git push"', '"Bash"'),  # unrestricted
+    ('command: "git diff " ++ name', '"Bash(git diff:*)"'),  # a value's own operators are the runtime's to refuse
+])
+def test_commands_the_runtime_takes_as_they_are_are_not_reported(call: str, allow: str) -> None:
+    assert "SKM284" not in codes(bash(call, allow))
+
+
+def test_the_checker_and_the_runtime_refuse_the_same_commands(tmp_path: Path) -> None:
+    """The checker's SKM284 and the runtime's refusal are one decision (`refused_control`)."""
+    caps, _ = parse_allowed(["Bash(git diff:*)", "Bash(npx *eas-cli@*)"])
+    (tmp_path / "work").mkdir()
+    box = Capabilities(caps, Places(tmp_path / "work"))
+    for command in ["git diff > x", "npx eas-cli@1 build && printf x", "git diff --stat", "npx eas-cli@1 build"]:
+        text = bash(f"command: {skillc_string(command)}", '"Bash(git diff:*)", "Bash(npx *eas-cli@*)"')
+        static = "SKM284" in codes(text)
+        try:
+            box.check("bash", {"command": command})
+            refused = False
+        except Exception as exc:  # noqa: BLE001 - the runtime's refusal, whatever its class
+            refused = "shell control" in str(exc)
+        assert static == refused, command
+
+
+def skillc_string(text: str) -> str:
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'

@@ -64,7 +64,7 @@ def _where(span: Span | None) -> tuple[str | None, int, int] | None:
 
 
 def _key(d: Diagnostic) -> tuple[Any, ...]:
-    return (d.code, d.severity.name, d.message, _where(d.span), d.label,
+    return (str(d.code), d.severity.name, d.message, _where(d.span), d.label,
             tuple((_where(s.span), s.message) for s in d.secondary), d.notes, d.hint, d.witness)
 
 

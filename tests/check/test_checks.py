@@ -11,7 +11,7 @@ def _check(text: str):
 
 
 def _at(result, code: str) -> list[tuple[int, int]]:
-    return [d.span.start_pos for d in result.diagnostics if d.code == code]
+    return [d.span.start_pos for d in result.diagnostics if str(d.code) == code]
 
 
 def test_spans_point_at_the_variable_not_at_a_string_or_keyword() -> None:
@@ -65,7 +65,7 @@ def test_opaque_notes_are_reported_at_every_place() -> None:
   fallback
 }
 """
-    notes = [d for d in _check(text).diagnostics if d.code == "SKM242"]
+    notes = [d for d in _check(text).diagnostics if str(d.code) == "SKM242"]
     assert sorted(d.span.start_pos for d in notes) == [(12, 10), (20, 10)]
     assert all(d.severity is Severity.NOTE for d in notes)
 
@@ -95,7 +95,7 @@ def test_a_forbidden_state_may_be_unreachable() -> None:
     assert _check(text).diagnostics == []
     reachable = text.replace("    -> done\n  }\n\n  model delete", "    when x == \"\" -> delete_everything\n    -> done\n  }\n\n  model delete")
     r = _check(reachable)
-    assert [d.code for d in r.diagnostics] == ["SKM222"]
+    assert [str(d.code) for d in r.diagnostics] == ["SKM222"]
     assert r.diagnostics[0].witness == ("a -> delete_everything performs it",)
 
 
@@ -116,7 +116,7 @@ def test_edges_after_the_default_are_not_also_reported_as_shadowed() -> None:
   fallback
 }
 """
-    assert sorted(d.code for d in _check(text).diagnostics) == ["SKM203", "SKM203"]
+    assert sorted(str(d.code) for d in _check(text).diagnostics) == ["SKM203", "SKM203"]
 
 
 def test_shadowing_witness_names_the_edge_that_takes_it() -> None:
@@ -137,7 +137,7 @@ def test_shadowing_witness_names_the_edge_that_takes_it() -> None:
   fallback
 }
 """
-    (d,) = [d for d in _check(text).diagnostics if d.code == "SKM241"]
+    (d,) = [d for d in _check(text).diagnostics if str(d.code) == "SKM241"]
     assert d.span.start_pos == (10, 10)
     assert d.secondary[0].span.start_pos == (9, 10)
     (line,) = d.witness
@@ -166,10 +166,10 @@ def test_every_requires_line_reports_at_its_own_name() -> None:
 }
 """
     result = skillc.check(text)
-    spans = {d.code: d.span.start_pos for d in result.diagnostics}
+    spans = {str(d.code): d.span.start_pos for d in result.diagnostics}
     assert spans == {"SKM103": (14, 17)}
     result = skillc.check(text.replace("requires b, c", "requires b"))
-    assert [(d.code, d.span.start_pos) for d in result.diagnostics] == [("SKM213", (14, 14))]
+    assert [(str(d.code), d.span.start_pos) for d in result.diagnostics] == [("SKM213", (14, 14))]
 
 
 def test_twin_states_get_the_same_opaque_notes() -> None:
@@ -186,4 +186,4 @@ def test_twin_states_get_the_same_opaque_notes() -> None:
             + state.replace("NAME", "one").replace("-> done\n    when", "-> two\n    when")
             + "\n" + state.replace("NAME", "two") + "\n  terminal done: success\n  fallback\n}\n")
     r = skillc.check(text, path="case.skm")
-    assert sorted(d.code for d in r.diagnostics) == ["SKM203", "SKM203"]  # no SKM242: those edges never fire
+    assert sorted(str(d.code) for d in r.diagnostics) == ["SKM203", "SKM203"]  # no SKM242: those edges never fire

@@ -51,9 +51,9 @@ MACHINE = """machine demo {{
 def findings(command: str, assigns: str = "cmd = \"true\"", loop: str = "") -> list[tuple[str, str]]:
     """(code, message) of the SKM510/511 findings of the machine."""
     result = skillc.check(MACHINE.format(command=command, assigns=assigns, loop=loop), path="demo.skm")
-    assert not [d for d in result.diagnostics if d.is_error and d.code not in ("SKM510", "SKM511")], \
+    assert not [d for d in result.diagnostics if d.is_error and str(d.code) not in ("SKM510", "SKM511")], \
         [d.message for d in result.diagnostics]
-    return [(d.code, d.message) for d in result.diagnostics if d.code in ("SKM510", "SKM511")]
+    return [(str(d.code), d.message) for d in result.diagnostics if str(d.code) in ("SKM510", "SKM511")]
 
 
 @pytest.mark.parametrize("command, assigns, loop", [
@@ -107,7 +107,7 @@ def test_unsafe_commands_are_errors(command: str, assigns: str, loop: str, code:
 
 def test_the_witness_names_the_source_the_assignment_and_the_call() -> None:
     text = MACHINE.format(command="cmd", assigns='cmd = "printf %s " ++ reply ++ " > out.txt"', loop="")
-    [d] = [d for d in skillc.check(text, path="demo.skm").diagnostics if d.code == "SKM510"]
+    [d] = [d for d in skillc.check(text, path="demo.skm").diagnostics if str(d.code) == "SKM510"]
     assert d.message.startswith("`cmd` carries `reply`")
     assert d.witness[0] == "`reply` is written by the model in `ask`"
     assert "edge `ask` → `show`" in d.witness[1] and "cmd = " in d.witness[1]
@@ -120,10 +120,10 @@ def test_a_place_may_name_the_program_but_not_sit_inside_double_quotes() -> None
     place = MACHINE.replace("  input path: str\n", "  input path: str\n")
     ok = skillc.check(place.format(command='quote(skill_dir ++ "/run.sh") ++ " go"', assigns='cmd = "x"', loop=""),
                       path="demo.skm")
-    assert not [d for d in ok.diagnostics if d.code.startswith("SKM51")]
+    assert not [d for d in ok.diagnostics if str(d.code).startswith("SKM51")]
     bad = skillc.check(place.format(command='"cd \\"" ++ quote(skill_dir) ++ "\\""', assigns='cmd = "x"', loop=""),
                        path="demo.skm")
-    assert [d.code for d in bad.diagnostics if d.code.startswith("SKM51")] == ["SKM511"]
+    assert [str(d.code) for d in bad.diagnostics if str(d.code).startswith("SKM51")] == ["SKM511"]
 
 
 # ---------------------------------------------------------------- the context table against real bash
@@ -183,18 +183,18 @@ def test_the_quote_quick_fix_is_offered_only_where_quoting_protects(command: str
     from skillc.lsp.actions import quote_value
 
     text = MACHINE.format(command=command, assigns='cmd = "true"', loop="")
-    [d] = [d for d in skillc.check(text, path="demo.skm").diagnostics if d.code == "SKM510"]
+    [d] = [d for d in skillc.check(text, path="demo.skm").diagnostics if str(d.code) == "SKM510"]
     fix = quote_value(text, d)
     assert (fix is not None) == offered
     if fix is not None:
         start, end, new = fix[1]
         fixed = text[:start] + new + text[end:]
-        assert not [x for x in skillc.check(fixed, path="demo.skm").diagnostics if x.code.startswith("SKM51")]
+        assert not [x for x in skillc.check(fixed, path="demo.skm").diagnostics if str(x.code).startswith("SKM51")]
 
 
 def test_each_use_is_reported_where_it_stands() -> None:
     text = MACHINE.format(command='"echo " ++ reply ++ "; echo " ++ note.text ++ "; echo " ++ reply',
                           assigns='cmd = "true"', loop="")
-    found = [d for d in skillc.check(text, path="demo.skm").diagnostics if d.code == "SKM510"]
+    found = [d for d in skillc.check(text, path="demo.skm").diagnostics if str(d.code) == "SKM510"]
     spans = sorted(text[d.span.start:d.span.end] for d in found if d.span is not None)
     assert spans == ["note.text", "reply", "reply"]

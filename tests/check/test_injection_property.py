@@ -189,7 +189,7 @@ def run_sample(sample: Sample, folder: Path) -> Outcome:
     path = folder / "fuzz.skm"
     path.write_text(sample.text, encoding="utf-8")
     checked = skillc.check(path)
-    errors = [d.code for d in checked.diagnostics if d.is_error]
+    errors = [str(d.code) for d in checked.diagnostics if d.is_error]
     injection = tuple(c for c in errors if c in ("SKM510", "SKM511"))
     other = tuple(c for c in errors if c not in injection)
     executed = False

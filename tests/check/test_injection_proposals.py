@@ -7,13 +7,11 @@ splices a value inside double quotes (the issue's `echo "processing " ++ quote(b
 
 from __future__ import annotations
 
-import attrs
-
 from skillc.check.source import check_source
 from skillc.improve.evolve.gate import check_gate
 from skillc.improve.evolve.state import Node
-from skillc.improve.refine.accept import checked
-from skillc.improve.refine.events import Event
+from skillc.improve.gate import check_candidate
+from skillc.improve.events import Event
 from tests.improve.refine.test_edit import on_retry
 from tests.improve.refine.test_align import ROOT
 
@@ -36,7 +34,7 @@ def test_refine_does_not_bind_a_value_inside_double_quotes() -> None:
     _, cand, _, _ = on_retry(EVENTS)
     assert "quote(bash_cat_stdout)" not in cand.text  # inside "…" quote() would not protect it
     assert LITERAL in cand.text
-    assert not [d for d in check_source(cand.text, path=str(ROOT / "m.skm")).diagnostics if d.code.startswith("SKM51")]
+    assert not [d for d in check_source(cand.text, path=str(ROOT / "m.skm")).diagnostics if str(d.code).startswith("SKM51")]
 
 
 def test_refine_still_binds_a_value_standing_as_an_argument() -> None:
@@ -47,8 +45,9 @@ def test_refine_still_binds_a_value_standing_as_an_argument() -> None:
 
 
 def test_refine_acceptance_refuses_the_injectable_binding() -> None:
-    trace, cand, _, m = on_retry(EVENTS)
-    machine, error = checked(attrs.evolve(cand, text=injectable(cand.text)), str(ROOT / "m.skm"), m, trace)
+    trace, cand, _, _ = on_retry(EVENTS)
+    machine, refusal = check_candidate(injectable(cand.text), str(ROOT / "m.skm"), f"trace {trace.id[:12]}")
+    error = refusal.diagnostic if refusal is not None else None
     assert machine is None and error is not None and "SKM511" in error.message
     assert "inside double quotes" in error.message
 

@@ -133,7 +133,7 @@ def test_two_increments_on_one_edge_are_added_up() -> None:
 
 def test_a_reset_then_an_increment_past_the_maximum_is_an_overflow() -> None:
     found = [d for d in _check(_counter_machine('when answer == "" -> again { tries = 2, tries += 1 }')).diagnostics
-             if d.code == "SKM251"]
+             if str(d.code) == "SKM251"]
     assert found and "to 3" in found[0].message
 
 

@@ -52,7 +52,7 @@ USER = """machine m {
 def test_an_argument_outside_reads_is_reported_by_the_checker_not_by_lowering() -> None:
     text = TOOL_STATE.replace("READS", "doc \"no reads\"")
     assert load_text(text).diagnostics == []  # the machine is well formed
-    found = [d for d in skillc.check(text, path=str(ROOT / "case.skm")).diagnostics if d.code == "SKM131"]
+    found = [d for d in skillc.check(text, path=str(ROOT / "case.skm")).diagnostics if str(d.code) == "SKM131"]
     assert len(found) == 1
     d = found[0]
     assert d.message == "argument `command` reads `cmd`, which the state does not declare in `reads`"
@@ -67,7 +67,7 @@ def test_an_argument_inside_reads_is_clean() -> None:
 
 def test_a_fragment_of_the_same_file_is_reported_once_at_the_fragment() -> None:
     result = skillc.check(FRAGMENT + USER, path=str(ROOT / "case.skm"))
-    found = [d for d in result.diagnostics if d.code == "SKM131"]
+    found = [d for d in result.diagnostics if str(d.code) == "SKM131"]
     assert len(found) == 1  # by the fragment's own check, not again for instances `one` and `two`
     assert found[0].message.startswith("argument `command` reads `command`")
 
@@ -78,6 +78,6 @@ def test_an_imported_fragment_is_reported_once_however_many_instances_copy_it(tm
     main = tmp_path / "main.skm"
     main.write_text('import "lib.skm"\n' + USER)
     result = skillc.check(main)
-    found = [d for d in result.diagnostics if d.code == "SKM131"]
+    found = [d for d in result.diagnostics if str(d.code) == "SKM131"]
     assert len(found) == 1 and found[0].span is not None and found[0].span.path == str(tmp_path / "lib.skm")
     assert "SKM131" not in codes(skillc.load(main).diagnostics)

@@ -44,7 +44,7 @@ def _sourced(tmp_path: Path, rule: str, doc: str, use: str = "", config: str | N
         (tmp_path / "skillc.toml").write_text(config)
     f = tmp_path / "m.skm"
     f.write_text(SOURCED.replace("RULE", rule).replace("USE", use))
-    return sorted(d.code for d in skillc.check(f).diagnostics if d.severity.name != "NOTE")
+    return sorted(str(d.code) for d in skillc.check(f).diagnostics if d.severity.name != "NOTE")
 
 
 def test_empty_blank_and_one_word_quotations_are_rejected(tmp_path: Path) -> None:
@@ -69,7 +69,7 @@ def test_rules_of_local_fragments_are_checked_against_the_skill(tmp_path: Path) 
         f = tmp_path / "m.skm"
         f.write_text(LOCAL.replace("QUOTE", quote) + SOURCED.replace("RULE", "").replace("USE", use)
                      .replace("-> done\n  }", "-> s\n  }", 1))
-        codes = sorted(d.code for d in skillc.check(f).diagnostics if d.severity.name != "NOTE")
+        codes = sorted(str(d.code) for d in skillc.check(f).diagnostics if d.severity.name != "NOTE")
         assert codes == expected, (quote, codes)
 
 

@@ -55,8 +55,8 @@ machine m {
 
 def test_jumping_past_a_fragment_order_rule_is_reported() -> None:
     result = _check(DELETE.replace("TARGET", "gd.delete"))
-    found = [d for d in result.diagnostics if d.code == "SKM221"]
-    assert found, [d.code for d in result.diagnostics]
+    found = [d for d in result.diagnostics if str(d.code) == "SKM221"]
+    assert found, [str(d.code) for d in result.diagnostics]
     assert any("enters `gd` at `gd.delete`" in n for n in found[0].notes)
     assert "-> gd" in (found[0].hint or "")
 

@@ -118,7 +118,7 @@ def test_division_by_zero_in_a_guard_is_false_at_run_time() -> None:
 _LOADS_Z3 = """import sys
 import skillc
 result = skillc.check(sys.stdin.read(), path="case.skm")
-print(sorted(d.code for d in result.diagnostics), "z3" in sys.modules)
+print(sorted(str(d.code) for d in result.diagnostics), "z3" in sys.modules)
 """
 
 

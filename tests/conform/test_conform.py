@@ -14,7 +14,7 @@ from skillc import api
 from skillc.conform.codes import ALL
 from skillc.conform.conform import conform_trace
 from skillc.conform.normalize import normalize
-from skillc.improve.refine.events import DevTrace, Event
+from skillc.improve.events import DevTrace, Event
 from skillc.improve.refine.traces import parse_traces
 from tests.conftest import BROKEN, ROOT
 
@@ -37,13 +37,13 @@ def test_each_codes_example_triggers_it_and_the_good_one_does_not(entry, tmp_pat
     bad = tmp_path / "bad.jsonl"
     bad.write_text(entry.bad + "\n", encoding="utf-8")
     result = api.conform(str(machine), [str(bad)])
-    assert entry.code in [d.code for d in result.diagnostics], [d.message for d in result.diagnostics]
-    found = next(d for d in result.diagnostics if d.code == entry.code)
+    assert entry.code in [str(d.code) for d in result.diagnostics], [d.message for d in result.diagnostics]
+    found = next(d for d in result.diagnostics if str(d.code) == entry.code)
     assert found.severity == entry.severity and found.span is not None and found.span.start_pos[0] == 1
     if entry.good:
         good = tmp_path / "good.jsonl"
         good.write_text(entry.good + "\n", encoding="utf-8")
-        assert [d.code for d in api.conform(str(machine), [str(good)]).diagnostics if d.is_error] == []
+        assert [str(d.code) for d in api.conform(str(machine), [str(good)]).diagnostics if d.is_error] == []
 
 
 def test_text_report_names_rule_quotation_event_and_excerpt() -> None:

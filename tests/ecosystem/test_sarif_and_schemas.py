@@ -12,7 +12,7 @@ import pytest
 
 import skillc
 from skillc.check import codes
-from skillc.check.config import config_schema, parse_config
+from skillc.config import config_schema, parse_config
 from skillc.diagnostics import SourceFile, Span, make
 from skillc.diagnostics.diagnostic import Label
 from skillc.diagnostics.render import sarif_uri, to_sarif

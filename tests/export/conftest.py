@@ -24,7 +24,7 @@ def exported(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
 
     def write(machine: str | Path) -> tuple[str, Any]:
         result = api.export_graph("langgraph", str(machine))
-        assert result.text is not None, [(d.code, d.message) for d in result.diagnostics]
+        assert result.text is not None, [(str(d.code), d.message) for d in result.diagnostics]
         name = f"exported_{next(_NAMES)}"
         (tmp_path / f"{name}.py").write_text(result.text, encoding="utf-8")
         made.append(name)

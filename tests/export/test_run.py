@@ -11,9 +11,9 @@ import pytest
 
 pytest.importorskip("langgraph")
 
-from skillc import api  # noqa: E402
-from skillc.export.runtime import ExportError  # noqa: E402
-from tests.conftest import ROOT  # noqa: E402
+from skillc import api
+from skillc.export.runtime import ExportError
+from tests.conftest import ROOT
 
 LIVEMATH = ROOT / "examples" / "livemath" / "livemath.skm"
 INPUTS = {"question": "What is 6 times 7?", "options": ["40", "42", "44", "48", "49"]}

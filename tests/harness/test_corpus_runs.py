@@ -40,8 +40,8 @@ def test_the_machine_checks_clean_with_the_skills_own_allow_list(case: Case) -> 
     # SKM243/SKM242 say the solver ran out of time on a guard (and treated it as opaque): they depend on the
     # machine's load (a shared 2-core box), not on the machine, so they are not findings here.
     timing = ("SKM242", "SKM243")
-    assert [d for d in result.diagnostics if d.severity.name != "NOTE" and d.code not in timing] == [], \
-        [(d.code, d.message) for d in result.diagnostics]
+    assert [d for d in result.diagnostics if d.severity.name != "NOTE" and str(d.code) not in timing] == [], \
+        [(str(d.code), d.message) for d in result.diagnostics]
     m = result.machine
     assert m.source is not None
     assert (case.machine.parent / m.source).resolve() == (CORPUS / case.id / "SKILL.md").resolve()

@@ -173,11 +173,11 @@ def test_did_you_mean_and_secondary_labels() -> None:
 """)
     diags = load_text(text).diagnostics
     assert codes(diags) == ["SKM102", "SKM103"]
-    by = {d.code: d for d in diags}
+    by = {str(d.code): d for d in diags}
     assert by["SKM103"].hint == "did you mean `answer`?"
     assert by["SKM102"].hint == "did you mean `done`?"
     dup = load_text(_machine("  var a: str\n  var a: int\n  start s\n  model s { writes a prompt \"p\" -> s }"))
-    d = [x for x in dup.diagnostics if x.code == "SKM108"][0]
+    d = [x for x in dup.diagnostics if str(x.code) == "SKM108"][0]
     assert d.secondary and d.secondary[0].message == "first declared here"
     assert d.secondary[0].span.start_pos[0] == 2
 
@@ -216,7 +216,7 @@ def test_import_resolution_and_confinement(tmp_path: Path) -> None:
     main.write_text('import "../outside.skm"\nimport "sub/a.skm"\n' + _machine("  start done\n  terminal done: success"))
     diags = skillc.load(main).diagnostics
     assert codes(diags) == ["SKM125", "SKM126"]
-    cycle = [d for d in diags if d.code == "SKM126"][0]
+    cycle = [d for d in diags if str(d.code) == "SKM126"][0]
     assert "a.skm -> b.skm -> a.skm" in cycle.message
 
 

@@ -65,7 +65,7 @@ def test_a_repeated_name_keeps_the_first_declaration() -> None:
   fallback
   fallback
 """)
-    assert [d.code for d in found] == ["SKM108", "SKM108", "SKM134"]
+    assert [str(d.code) for d in found] == ["SKM108", "SKM108", "SKM134"]
     assert symbols.variables["x"].type == T.STR
     assert list(symbols.states) == [FALLBACK]  # `a` is the instance; the second fallback is SKM118's business
     assert found[1].secondary and found[1].secondary[0].message == "first declared here"

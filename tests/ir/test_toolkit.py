@@ -65,7 +65,7 @@ def test_a_machine_still_declares_its_own_bash() -> None:
 
 def test_declaring_a_kit_tool_and_taking_it_is_a_duplicate() -> None:
     result = _load("  tool bash(command: str) -> (stdout: str)\n  use tools std\n" + THINK)
-    dup = [d for d in result.diagnostics if d.code == "SKM108"]
+    dup = [d for d in result.diagnostics if str(d.code) == "SKM108"]
     assert len(dup) == 1 and "tool `bash` is declared twice" in dup[0].message
     assert dup[0].secondary  # points at the first declaration
     assert codes(_load("  use tools std(read)\n  use tools std(read, write)\n" + THINK).diagnostics) == ["SKM108"]
@@ -79,7 +79,7 @@ def test_declaring_a_kit_tool_and_taking_it_is_a_duplicate() -> None:
 def test_unknown_kits_and_kit_tools(line: str, message: str, hint: str) -> None:
     result = _load(f"  {line}\n" + THINK)
     [d] = result.diagnostics
-    assert d.code == "SKM141" and d.message == message and hint in (d.hint or "")
+    assert str(d.code) == "SKM141" and d.message == message and hint in (d.hint or "")
     assert d.span is not None and d.span.text() in line and d.span.text() != line
 
 
@@ -138,14 +138,14 @@ def test_a_machine_without_allow_has_no_capability_set() -> None:
 def test_malformed_allow_entries_are_errors(entry: str) -> None:
     result = _load(f'  allow "Read", "{entry}"\n' + THINK)
     [d] = result.diagnostics
-    assert d.code == "SKM142" and d.span is not None and d.span.text() == f'"{entry}"'
+    assert str(d.code) == "SKM142" and d.span is not None and d.span.text() == f'"{entry}"'
     assert [c.spelling for c in result.machine.allowed] == ["Read"]
 
 
 def test_an_entry_skillc_cannot_run_is_a_note_and_is_kept() -> None:
     result = _load('  allow "Read", "WebSearch"\n' + THINK)
     [d] = result.diagnostics
-    assert d.code == "SKM143" and d.severity.name == "NOTE" and "`WebSearch`" in d.message
+    assert str(d.code) == "SKM143" and d.severity.name == "NOTE" and "`WebSearch`" in d.message
     assert [c.spelling for c in result.machine.allowed] == ["Read", "WebSearch"]
 
 
@@ -196,7 +196,7 @@ def test_places_in_expressions() -> None:
 def test_a_variable_cannot_take_a_place_name(declaration: str) -> None:
     result = _load(f"  {declaration}\n" + THINK)
     [d] = result.diagnostics
-    assert d.code == "SKM134" and "is a place the runtime sets" in d.message and "read-only" in d.hint
+    assert str(d.code) == "SKM134" and "is a place the runtime sets" in d.message and "read-only" in d.hint
 
 
 @pytest.mark.parametrize("change", [
@@ -206,12 +206,12 @@ def test_a_variable_cannot_take_a_place_name(declaration: str) -> None:
 def test_places_cannot_be_written(change: tuple[str, str]) -> None:
     result = _load(THINK.replace(*change))
     [d] = result.diagnostics
-    assert d.code == "SKM134" and "cannot be written" in d.message
+    assert str(d.code) == "SKM134" and "cannot be written" in d.message
 
 
 def test_a_place_misspelt_gets_a_suggestion() -> None:
     [d] = _load(THINK.replace("writes answer", "reads workdri\n    writes answer")).diagnostics
-    assert d.code == "SKM103" and d.hint == "did you mean `workdir`?"
+    assert str(d.code) == "SKM103" and d.hint == "did you mean `workdir`?"
 
 
 # ---------------------------------------------------------------- evidence predicates
@@ -261,12 +261,12 @@ def test_a_record_field_in_requires_is_a_predicate() -> None:
 
 def test_a_predicate_must_be_bool() -> None:
     [d] = _load(THINK.replace("requires answer", "requires answer, len(answer)")).diagnostics
-    assert d.code == "SKM111" and d.message == "this evidence predicate is int, not bool"
+    assert str(d.code) == "SKM111" and d.message == "this evidence predicate is int, not bool"
 
 
 def test_an_undeclared_name_in_requires_is_still_undefined() -> None:
     [d] = _load(THINK.replace("requires answer", "requires answr")).diagnostics
-    assert d.code == "SKM103" and d.message == "undefined variable `answr` in `requires`"
+    assert str(d.code) == "SKM103" and d.message == "undefined variable `answr` in `requires`"
 
 
 @pytest.mark.parametrize(("where", "text"), [
@@ -288,7 +288,7 @@ def test_world_functions_are_only_for_requires(where: str, text: str) -> None:
 ])
 def test_world_function_calls_are_typed(evidence: str, message: str) -> None:
     [d] = _load(THINK.replace("requires answer", f"requires answer, {evidence}")).diagnostics
-    assert d.code == "SKM130" and d.message == message
+    assert str(d.code) == "SKM130" and d.message == message
     if evidence.startswith("exist("):
         assert d.hint == "did you mean `exists`?"
 

@@ -170,15 +170,15 @@ UNQUOTED = MACHINE.replace('"echo " ++ quote(task)', '"echo " ++ report.title')
 async def test_quick_fixes_remove_their_finding(client: LanguageClient, tmp_path: Path, text: str, code: str,
                                                 title: str) -> None:
     uri = await _open(client, tmp_path / "m.skm", text)
-    found = [d for d in client.diagnostics[uri] if d.code == code]
-    assert found, [d.code for d in client.diagnostics[uri]]
+    found = [d for d in client.diagnostics[uri] if str(d.code) == code]
+    assert found, [str(d.code) for d in client.diagnostics[uri]]
     actions = await client.text_document_code_action_async(lsp.CodeActionParams(
         lsp.TextDocumentIdentifier(uri), found[0].range, lsp.CodeActionContext(diagnostics=found)))
     fix = next(a for a in actions if a.title == title)
-    assert fix.kind == lsp.CodeActionKind.QuickFix and fix.diagnostics[0].code == code
+    assert fix.kind == lsp.CodeActionKind.QuickFix and str(fix.diagnostics[0].code) == code
     fixed = _apply(text, fix.edit.changes[uri])
     after = await _change(client, uri, 2, fixed)
-    assert code not in [d.code for d in after.diagnostics], fixed
+    assert code not in [str(d.code) for d in after.diagnostics], fixed
 
 
 FRAGMENT = """fragment polish(text: str) -> (done, failed) {
@@ -225,7 +225,7 @@ machine m {
 async def test_rename_states_variables_and_fragments_across_files(client: LanguageClient, tmp_path: Path) -> None:
     (tmp_path / "polish.skm").write_text(FRAGMENT)
     uri = await _open(client, tmp_path / "user.skm", USER)
-    assert [d.code for d in client.diagnostics[uri] if d.severity == lsp.DiagnosticSeverity.Error] == []
+    assert [str(d.code) for d in client.diagnostics[uri] if d.severity == lsp.DiagnosticSeverity.Error] == []
     doc = lsp.TextDocumentIdentifier(uri)
 
     async def rename(text: str, needle: str, delta: int, new: str) -> dict[str, list[lsp.TextEdit]]:
@@ -324,7 +324,7 @@ async def test_hover_on_a_fragment_and_an_instance(client: LanguageClient) -> No
 async def test_documents_that_import_an_edited_file_are_checked_again(client: LanguageClient, tmp_path: Path) -> None:
     fragment = await _open(client, tmp_path / "polish.skm", FRAGMENT)
     user = await _open(client, tmp_path / "user.skm", USER)
-    assert [d.code for d in client.diagnostics[user] if d.severity == lsp.DiagnosticSeverity.Error] == []
+    assert [str(d.code) for d in client.diagnostics[user] if d.severity == lsp.DiagnosticSeverity.Error] == []
     # An unsaved edit of the open fragment: the importer is checked against the buffer.
     broken = FRAGMENT.replace("polish(text: str)", "polish(body: str)").replace("reads text", "reads body").replace(
         "writes text", "writes body")

@@ -63,7 +63,7 @@ def sources(node: object, out: set) -> set:
 
 
 def findings(diagnostics: list) -> list:
-    return [(d.code, d.severity, d.message, d.span and (d.span.path, d.span.start, d.span.end), tuple(d.notes),
+    return [(str(d.code), d.severity, d.message, d.span and (d.span.path, d.span.start, d.span.end), tuple(d.notes),
              d.hint, tuple((s.span.start, s.span.end, s.message) for s in d.secondary)) for d in diagnostics]
 
 

@@ -59,7 +59,7 @@ async def test_diagnostics_on_open_and_change(client: LanguageClient, tmp_path: 
     path = tmp_path / "m.skm"
     uri = await _open(client, path, BROKEN)
     (d,) = client.diagnostics[uri]
-    assert d.code == "SKM103" and d.source == "skillc" and d.severity == lsp.DiagnosticSeverity.Error
+    assert str(d.code) == "SKM103" and d.source == "skillc" and d.severity == lsp.DiagnosticSeverity.Error
     assert (d.range.start.line, d.range.start.character, d.range.end.character) == (5, 11, 16)
     assert "did you mean `answer`" in d.message
     client.text_document_did_change(lsp.DidChangeTextDocumentParams(

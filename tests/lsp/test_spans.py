@@ -109,7 +109,7 @@ def test_a_use_ends_at_its_exit_list() -> None:
     machine = next(item for item in result.module.items if isinstance(item, n.Machine))
     uses = [d for d in machine.items if isinstance(d, n.Use)]
     assert [u.span.text() for u in uses] == [x.strip() for x in USE.splitlines() if x.strip().startswith("use")]
-    (undefined,) = [d for d in result.diagnostics if d.code == "SKM107"]
+    (undefined,) = [d for d in result.diagnostics if str(d.code) == "SKM107"]
     line = USE.splitlines()[6]
     assert to_json(undefined)["end_column"] == len(line) + 1  # 1-based, after the `)`
 
@@ -132,7 +132,7 @@ SOURCED = """machine m {
 
 def test_an_unreadable_skill_document_is_reported_at_source(tmp_path: Path) -> None:
     result = api.check(SOURCED, path=str(tmp_path / "m.skm"))
-    (unreadable,) = [d for d in result.diagnostics if d.code == "SKM224"]
+    (unreadable,) = [d for d in result.diagnostics if str(d.code) == "SKM224"]
     assert unreadable.span.text() == 'source "missing-skill.md"'
 
 
@@ -143,7 +143,7 @@ async def test_the_editor_underlines_the_source_line(client: LanguageClient, tmp
     client.text_document_did_open(lsp.DidOpenTextDocumentParams(lsp.TextDocumentItem(
         uri=path.as_uri(), language_id="skm", version=1, text=SOURCED)))
     await published(client)
-    (d,) = [d for d in client.diagnostics[path.as_uri()] if d.code == "SKM224"]
+    (d,) = [d for d in client.diagnostics[path.as_uri()] if str(d.code) == "SKM224"]
     assert (d.range.start.line, d.range.start.character, d.range.end.line, d.range.end.character) == (1, 2, 1, 27)
 
 

@@ -32,7 +32,7 @@ def found(diagnostics: list[Diagnostic]) -> list[tuple]:
     def where(span):
         return (span.path, span.start, span.end, span.start_pos, span.end_pos) if span is not None else None
 
-    return [(d.code, d.severity, d.message, d.hint, d.notes, d.witness, d.label, where(d.span),
+    return [(str(d.code), d.severity, d.message, d.hint, d.notes, d.witness, d.label, where(d.span),
              tuple((where(s.span), s.message) for s in d.secondary)) for d in diagnostics]
 
 

@@ -68,9 +68,9 @@ async def test_nothing_outside_the_workspace_is_read(client: LanguageClient, tmp
         uri=uri, language_id="skm", version=1, text=MACHINE)))
     diagnostics = (await published(client)).diagnostics
     # `skillc check` accepts the import (the project root is tmp_path); the server refuses it: outside the workspace.
-    assert any(d.code == "SKM125" for d in diagnostics), \
-        [(d.code, d.message) for d in diagnostics]
-    assert not any("outer_retry" in d.message and d.code == "SKM104" for d in diagnostics)
+    assert any(str(d.code) == "SKM125" for d in diagnostics), \
+        [(str(d.code), d.message) for d in diagnostics]
+    assert not any("outer_retry" in d.message and str(d.code) == "SKM104" for d in diagnostics)
     hover = await client.text_document_hover_async(lsp.HoverParams(
         lsp.TextDocumentIdentifier(uri), _pos(MACHINE, "summarise {", 2)))
     assert hover is None or SECRET not in str(hover.contents)
@@ -92,7 +92,7 @@ async def test_inside_the_workspace_the_same_files_are_read(client: LanguageClie
         uri=uri, language_id="skm", version=1, text=MACHINE)))
     diagnostics = (await published(client)).diagnostics
     assert not [d for d in diagnostics if d.severity == lsp.DiagnosticSeverity.Error], \
-        [(d.code, d.message) for d in diagnostics]
+        [(str(d.code), d.message) for d in diagnostics]
     hover = await client.text_document_hover_async(lsp.HoverParams(
         lsp.TextDocumentIdentifier(uri), _pos(MACHINE, "summarise {", 2)))
     assert hover is not None and SECRET in str(hover.contents)

@@ -15,7 +15,7 @@ from tests.conftest import ROOT
 
 pytest.importorskip("mcp", reason="the mcp extra (pip install 'skillc[mcp]')")
 
-from mcp.client.stdio import StdioServerParameters  # noqa: E402
+from mcp.client.stdio import StdioServerParameters
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 ANSWER, DEPLOY, SLOW = (str(FIXTURES / n) for n in ("answer.skm", "deploy.skm", "slow.skm"))

@@ -19,11 +19,11 @@ def test_two_machines_of_one_name_are_not_served(tmp_path: Path) -> None:
     twin = tmp_path / "twin.skm"
     twin.write_text(Path(ANSWER).read_text(encoding="utf-8"), encoding="utf-8")
     result = api.serve(api.ServeConfig(machines=(ANSWER, str(twin)), executor=SCRIPT))
-    assert [d.code for d in result.diagnostics] == ["SKM891"] and "served already" in result.diagnostics[0].message
+    assert [str(d.code) for d in result.diagnostics] == ["SKM891"] and "served already" in result.diagnostics[0].message
     named = tmp_path / "resume.skm"
     named.write_text(Path(ANSWER).read_text(encoding="utf-8").replace("machine answer_file", "machine skillc_resume"),
                      encoding="utf-8")
-    assert [d.code for d in api.serve(api.ServeConfig(machines=(str(named),), executor=SCRIPT)).diagnostics] == [
+    assert [str(d.code) for d in api.serve(api.ServeConfig(machines=(str(named),), executor=SCRIPT)).diagnostics] == [
         "SKM891"]
 
 

@@ -16,8 +16,8 @@ import mcp_types as types
 import pytest
 from mcp import Client
 
-from tests.mcp.conftest import ANSWER, DEPLOY, SCRIPT, server_env, structured
 from tests.conftest import ROOT
+from tests.mcp.conftest import ANSWER, DEPLOY, SCRIPT, server_env, structured
 
 pytestmark = pytest.mark.timeout(120)
 

@@ -216,7 +216,7 @@ def test_a_token_survives_a_restart_of_the_server(serve_root: Path) -> None:
             return waiting, await client.call_tool("skillc_resume", {"token": structured(waiting)["resume_token"],
                                                                      "answer": "staging"})
 
-    waiting, done = anyio.run(main)
+    _waiting, done = anyio.run(main)
     assert structured(done)["evidence"]["target"] == "staging"
 
 

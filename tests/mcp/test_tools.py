@@ -88,7 +88,7 @@ def servers_left(tmp_path: Path) -> list[int]:
 
 
 def codes_of(diagnostics) -> list[str]:
-    return sorted(d.code for d in diagnostics)
+    return sorted(str(d.code) for d in diagnostics)
 
 
 def run(machine: Path, tmp_path: Path, *extra: str, tool_timeout: float = 60.0) -> api.RunReport:

@@ -45,7 +45,7 @@ def receiver() -> Iterator[Receiver]:
     state = Receiver("")
 
     class Handler(BaseHTTPRequestHandler):
-        def do_POST(self) -> None:  # noqa: N802 - http.server's name
+        def do_POST(self) -> None:  # http.server's name
             body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
             if self.path == "/v1/traces" and state.status == 200:
                 request = ExportTraceServiceRequest()

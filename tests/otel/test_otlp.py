@@ -14,10 +14,10 @@ import pytest
 
 pytest.importorskip("opentelemetry.exporter.otlp.proto.http")
 
-from skillc import api  # noqa: E402
-from skillc.runtime.record import load_run  # noqa: E402
-from tests.conftest import ROOT  # noqa: E402
-from tests.otel.conftest import LIVEMATH, Receiver  # noqa: E402
+from skillc import api
+from skillc.runtime.record import load_run
+from tests.conftest import ROOT
+from tests.otel.conftest import LIVEMATH, Receiver
 
 ARGS = ("--input", "question=What is 6 times 7?", "--input", 'options=["40","42","44","48","49"]')
 
@@ -91,4 +91,4 @@ def test_without_the_sdk_it_is_a_warning(finished_trace: Path, monkeypatch: pyte
         monkeypatch.delitem(sys.modules, name)
     monkeypatch.setitem(sys.modules, "opentelemetry.sdk", None)
     result = api.export_otel(finished_trace, "http://127.0.0.1:4318")
-    assert not result.sent and [d.code for d in result.diagnostics] == ["SKM881"]
+    assert not result.sent and [str(d.code) for d in result.diagnostics] == ["SKM881"]

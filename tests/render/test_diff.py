@@ -1,15 +1,21 @@
-"""`skillc dot --diff`: states and edges added, removed and changed between two machines, drawn with a legend."""
+"""`skillc dot --diff`: states and edges added, removed and changed between two machines, drawn with a legend.
+
+The diff is skillc.improve.diff's (tests/improve/test_diff.py); here, how it is drawn.
+"""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
+import attrs
 from click.testing import CliRunner
 
 from skillc.check.source import check_source
 from skillc.cli import main
+from skillc.improve.diff import diff_machines
 from skillc.ir.machine import Machine
-from skillc.render.diff import diff_machines, to_dot_diff
+from skillc.render.diff import CHANGE_COLOR, to_dot_diff
 
 OLD = """machine m {
   tool bash(command: str) -> (stdout: str, exit_code: int)
@@ -42,17 +48,23 @@ def machine(text: str) -> Machine:
     return result.machine
 
 
-def test_the_diff_names_what_changed() -> None:
-    d = diff_machines(machine(OLD), machine(NEW))
-    assert (d.added_states, d.removed_states, d.changed_states) == (("c",), ("b",), ("a",))
-    assert set(d.added_edges) == {("a", "c"), ("c", "done")}
-    assert set(d.removed_edges) == {("a", "b"), ("b", "done")}
-    assert d.changed_edges == (("a", "fallback"),)
-    assert diff_machines(machine(OLD), machine(OLD)).empty
+def drawn(old: str, new: str) -> str:
+    """The picture of the diff of two machine texts."""
+    a, b = machine(old), machine(new)
+    return to_dot_diff(a, b, diff_machines(a, b))
+
+
+def test_render_reads_the_diff_it_is_given_and_never_imports_improve() -> None:
+    """Render is a lower stage: it draws whatever diff it is handed (here: `b` marked changed although it is not)."""
+    a = machine(OLD)
+    told = attrs.evolve(diff_machines(a, a), changed_states=("b",))
+    assert '"b" [label="b\\ntool: call bash\\n(changed)"' in to_dot_diff(a, a, told)
+    source = (Path(__file__).resolve().parents[2] / "skillc" / "render" / "diff.py").read_text(encoding="utf-8")
+    assert not re.search(r"^\s*(from|import) skillc\.improve", source, re.M)
 
 
 def test_the_picture_colours_changes_and_has_a_legend() -> None:
-    text = to_dot_diff(machine(OLD), machine(NEW))
+    text = drawn(OLD, NEW)
     assert text.startswith('digraph "m (diff)"') and "cluster_legend" in text
     assert '"c" [label="c\\ntool: call bash\\n(added)"' in text
     assert '"b" [label="b\\ntool: call bash\\n(removed)"' in text and "style=\"dashed\"" in text
@@ -63,9 +75,7 @@ def test_the_picture_colours_changes_and_has_a_legend() -> None:
 def test_only_changes_are_coloured() -> None:
     """An unchanged state is grey whatever its kind: a tool's green, a judge's orange and the fallback's dashed red
     would read as added, changed and removed."""
-    from skillc.render.diff import CHANGE_COLOR
-
-    lines = {line.split(" [", 1)[0].strip(): line for line in to_dot_diff(machine(OLD), machine(NEW)).splitlines()
+    lines = {line.split(" [", 1)[0].strip(): line for line in drawn(OLD, NEW).splitlines()
              if " [label=" in line and "->" not in line}
     for name in ('"done"', '"fallback"'):  # unchanged: the terminal and the fallback
         assert f'color="{CHANGE_COLOR["same"]}"' in lines[name] and "dashed" not in lines[name], lines[name]

@@ -26,7 +26,7 @@ class FakeOpenAI:
             def log_message(self, *args):  # keep test output quiet
                 return
 
-            def do_POST(self):  # noqa: N802 - http.server naming
+            def do_POST(self):  # http.server naming
                 length = int(self.headers.get("Content-Length", 0))
                 fake.requests.append(json.loads(self.rfile.read(length) or b"{}"))
                 b = fake.behaviours.pop(0) if fake.behaviours else {"status": 500}

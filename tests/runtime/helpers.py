@@ -9,7 +9,6 @@ from skillc.runtime import Interpreter, RunOptions, ToolBox
 from skillc.runtime.executors.base import BaseExecutor, ExecutorError, Response
 from skillc.runtime.executors.scripted import ScriptedExecutor
 
-
 # A model answer shown with bash, quoted: the smallest machine with a model step and a tool step.
 ECHO = """machine echo {
   tool bash(command: str) -> (stdout: str, exit_code: int)
@@ -38,7 +37,7 @@ ECHO = """machine echo {
 def checked(text: str):
     """The machine of `text`, which must pass the checker."""
     result = skillc.check(text, path="machine.skm")
-    problems = [f"{d.code} {d.message}" for d in result.diagnostics if d.severity.name != "NOTE"]
+    problems = [f"{d.code!s} {d.message}" for d in result.diagnostics if d.severity.name != "NOTE"]
     assert not problems, problems
     return result.machine
 

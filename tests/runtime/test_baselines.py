@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 from pathlib import Path
 
 import pytest
 
 import skillc
-from skillc.runtime import RunOptions, ToolBox
 from skillc.ir.toolkit import KIT
+from skillc.runtime import RunOptions, ToolBox
 from skillc.runtime.baselines import PROTOCOL, offered_tools, render_prose, run_baseline, skill_tools
 from skillc.runtime.executors.base import BaseExecutor, ExecutorError, Response
 from skillc.runtime.record import load_run
@@ -65,7 +66,7 @@ def test_native_sends_the_skill_tools_protocol_and_the_whole_growing_transcript(
     assert "- read(path: str, offset: int?, limit: int?) -> content: str, lines: int" in system["content"]
     assert PROTOCOL in system["content"] and "success: choice, readback" in system["content"]
     assert json.loads(requests[0].messages[1]["content"].removeprefix("Inputs:\n"))["options"][1] == "4"
-    for before, after in zip(requests, requests[1:]):  # every prompt holds the previous one whole
+    for before, after in itertools.pairwise(requests):  # every prompt holds the previous one whole
         assert after.messages[:len(before.messages)] == before.messages and len(after.messages) == len(before.messages) + 2
     assert requests[2].messages[-1]["content"] == 'Observation:\n{"stdout": "B", "stderr": "", "exit_code": 0}'
     assert [s.tool_call.args["command"] for s in run.steps if s.tool_call] == ["printf %s B > answer.txt",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 from pathlib import Path
 
 import skillc
@@ -39,4 +40,4 @@ def test_the_native_oracle_processes_every_event_through_the_transcript(tmp_path
     assert result.steps == 1 + 3 * 6 + 1 + 1 + 1 == len(seen)
     tools = [s.tool_call.tool for s in load_run(trace).steps if s.tool_call]
     assert tools == ["python"] + ["bash", "python", "python"] * 6 + ["bash", "python"]
-    assert all(len(b.messages) == len(a.messages) + 2 for a, b in zip(seen, seen[1:]))
+    assert all(len(b.messages) == len(a.messages) + 2 for a, b in itertools.pairwise(seen))

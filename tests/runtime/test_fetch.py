@@ -39,7 +39,7 @@ class Handler(BaseHTTPRequestHandler):
     def redirect(self, to: str) -> None:
         self.send(302, b"", headers={"Location": to})
 
-    def do_GET(self) -> None:  # noqa: N802 - the http.server name
+    def do_GET(self) -> None:  # the http.server name
         port = self.server.server_address[1]
         route = self.path
         if route == "/text":
@@ -129,7 +129,7 @@ def test_a_huge_response_is_cut_at_max_bytes(server: str) -> None:
 
 
 def test_binary_content_is_refused(server: str) -> None:
-    with pytest.raises(ToolError, match="returned image/png .*text only"):
+    with pytest.raises(ToolError, match=r"returned image/png .*text only"):
         local().invoke(url=server + "/png")
 
 
@@ -138,7 +138,7 @@ def test_redirects_are_checked_against_the_allow_list_again(server: str) -> None
     assert result["content"] == "café crème" and effect["final_url"] == server + "/text"
     with pytest.raises(ToolError, match=r"redirect to http://localhost:\d+/text was refused: host not allowed"):
         local().invoke(url=server + "/to-localhost")
-    with pytest.raises(ToolError, match="redirect to ftp://127.0.0.1/x was refused: .*http and https"):
+    with pytest.raises(ToolError, match=r"redirect to ftp://127.0.0.1/x was refused: .*http and https"):
         local().invoke(url=server + "/to-ftp")
     with pytest.raises(ToolError, match="redirected too often"):
         local().invoke(url=server + "/loop")
@@ -166,9 +166,9 @@ def test_only_http_and_https(server: str) -> None:
 
 def test_time_limits(server: str) -> None:
     started = time.monotonic()
-    with pytest.raises(ToolError, match="took longer than 0.5 s|timed out after 0.5 s"):
+    with pytest.raises(ToolError, match=r"took longer than 0.5 s|timed out after 0.5 s"):
         local(timeout_s=0.5).invoke(url=server + "/slow")
-    with pytest.raises(ToolError, match="timed out after 0.5 s"):
+    with pytest.raises(ToolError, match=r"timed out after 0.5 s"):
         local(timeout_s=0.5).invoke(url=server + "/stall")
     assert time.monotonic() - started < 10
 

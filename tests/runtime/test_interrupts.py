@@ -86,7 +86,7 @@ def test_prepared_answers_are_taken_in_order_and_must_be_on_the_menu() -> None:
 
 
 def test_nobody_to_answer_needs_a_user_and_never_guesses() -> None:
-    with pytest.raises(NeedsUser, match="^needs a user") as caught:
+    with pytest.raises(NeedsUser, match=r"^needs a user") as caught:
         AskUser.nobody()("Deploy where?", ["staging", "prod"])
     assert (caught.value.question, caught.value.options) == ("Deploy where?", ("staging", "prod"))
     with pytest.raises(NeedsUser):  # prepared answers run out

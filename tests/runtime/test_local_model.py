@@ -147,7 +147,8 @@ def test_openai_executor_against_the_llama_cpp_server(tmp_path: Path) -> None:
                 break
             except OSError:
                 if time.time() > deadline or server.poll() is not None:
-                    raise AssertionError("the llama.cpp server did not start: " + (tmp_path / "server.log").read_text()[-2000:])
+                    raise AssertionError("the llama.cpp server did not start: "
+                                         + (tmp_path / "server.log").read_text()[-2000:]) from None
                 time.sleep(0.5)
         executor = OpenAIExecutor("gemma", base_url=f"http://127.0.0.1:{port}/v1", strategy="json_object")
         result = run(JUDGE, {}, {"claim": "Water is wet."}, executor=executor)

@@ -144,7 +144,7 @@ def test_a_timed_out_call_is_a_failed_step_in_the_trace(tmp_path: Path) -> None:
 
 def test_the_step_deadline_also_bounds_a_local_call(small) -> None:
     small.limit_time(0.0)  # what the interpreter does when the step's deadline leaves (almost) nothing
-    with pytest.raises(ExecutorError, match="did not finish within 0.05 s"):
+    with pytest.raises(ExecutorError, match=r"did not finish within 0.05 s"):
         small.complete(story_request())
     assert small.complete(story_request()).output_tokens <= 4  # the cut applied to that one call only
 

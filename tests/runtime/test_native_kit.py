@@ -130,7 +130,7 @@ def test_the_allow_list_bounds_what_the_harness_offers_and_runs(tmp_path: Path) 
     outside = {"action": "bash", "args": {"command": "rm -rf ."}}
     unoffered = {"action": "write", "args": {"path": "x", "content": "y"}}
     finish = {"action": "finish", "outcome": "failed", "evidence": {}}
-    result, run, _ = _native(tmp_path, ALLOWED, [unoffered, outside, finish])
+    _result, run, _ = _native(tmp_path, ALLOWED, [unoffered, outside, finish])
     assert "no tool `write`" in run.steps[0].errors[0].message  # not offered: a protocol error, retried
     refused = next(s for s in run.steps if s.tool_call and s.tool_call.tool == "bash")
     assert "outside" in refused.tool_result["error"] and "allowed" in refused.tool_result["error"]
@@ -139,7 +139,7 @@ def test_the_allow_list_bounds_what_the_harness_offers_and_runs(tmp_path: Path) 
 def test_a_native_question_without_an_answer_ends_the_run_as_needs_a_user(tmp_path: Path) -> None:
     ask = {"action": "ask_user", "args": {"question": "Which file?"}}
     finish = {"action": "finish", "outcome": "success", "evidence": {"a": "x"}}
-    result, run, _ = _native(tmp_path, NO_TOOLS, [ask, finish], user=AskUser.nobody())
+    result, _run, _ = _native(tmp_path, NO_TOOLS, [ask, finish], user=AskUser.nobody())
     assert (result.outcome, result.reason.kind, result.steps) == ("failed", "needs_user", 1)
     assert result.error.startswith("needs a user: the skill asks 'Which file?'")
 

@@ -79,7 +79,7 @@ def test_faults_are_retried_and_then_go_to_the_fallback(bad) -> None:
 
 def test_timeouts_go_to_the_fallback() -> None:
     slow = {"delay": 1.5, "content": json.dumps({"verdict": "accept"})}
-    result, reqs = _run([slow, slow], retries=1, timeout_s=0.5)
+    result, _reqs = _run([slow, slow], retries=1, timeout_s=0.5)
     assert result.terminal == "fallback" and "timed out" in result.error
 
 

@@ -10,8 +10,22 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from skillc.runtime import codes
-from skillc.runtime.record import (END_KINDS, ERROR_KINDS, TRACE_VERSION, EndReason, Footer, RunHeader, Step,
-                                   StepError, ToolCall, TraceError, legacy_kind, load_run, parse_run, read_run)
+from skillc.runtime.record import (
+    END_KINDS,
+    ERROR_KINDS,
+    TRACE_VERSION,
+    EndReason,
+    Footer,
+    RunHeader,
+    Step,
+    StepError,
+    ToolCall,
+    TraceError,
+    legacy_kind,
+    load_run,
+    parse_run,
+    read_run,
+)
 from tests.runtime.helpers import ECHO, run
 
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -141,22 +155,22 @@ def test_bad_traces_get_coded_problems_at_their_lines(text: str, code, line: int
     trace, problems = parse_run(text, "t.jsonl")
     assert trace is None and problems
     first = problems[0]
-    assert first.code == code.code and first.span is not None and first.span.start_pos[0] == line
+    assert str(first.code) == code.code and first.span is not None and first.span.start_pos[0] == line
     assert words in first.message, first.message
 
 
 def test_every_problem_of_a_file_is_reported_and_a_torn_last_line_is_not_one() -> None:
     _, problems = parse_run(_lines(HEADER, "{bad", {**STEP, "step": None}, "also bad", FOOTER), "t.jsonl")
-    assert [(p.code, p.span.start_pos[0]) for p in problems] == [("SKM522", 2), ("SKM523", 3), ("SKM522", 4)]
+    assert [(str(p.code), p.span.start_pos[0]) for p in problems] == [("SKM522", 2), ("SKM523", 3), ("SKM522", 4)]
     trace, problems = parse_run(_lines(HEADER, STEP) + '{"type": "step", "st', "t.jsonl")
     assert problems == [] and trace is not None and len(trace.steps) == 1 and trace.footer is None
     _, problems = parse_run("", "t.jsonl")
-    assert [p.code for p in problems] == ["SKM521"]
+    assert [str(p.code) for p in problems] == ["SKM521"]
 
 
 def test_files_that_cannot_be_read_are_skm520_and_load_run_raises_a_coded_trace_error(tmp_path: Path) -> None:
-    assert [p.code for p in read_run(tmp_path / "missing.jsonl")[1]] == ["SKM520"]
-    assert [p.code for p in read_run(tmp_path)[1]] == ["SKM520"]
+    assert [str(p.code) for p in read_run(tmp_path / "missing.jsonl")[1]] == ["SKM520"]
+    assert [str(p.code) for p in read_run(tmp_path)[1]] == ["SKM520"]
     binary = tmp_path / "b.jsonl"
     binary.write_bytes(b"\xff\xfe{}")
     assert "not UTF-8" in read_run(binary)[1][0].message
@@ -164,7 +178,7 @@ def test_files_that_cannot_be_read_are_skm520_and_load_run_raises_a_coded_trace_
     bad.write_text(_lines(HEADER, "{nope"))
     with pytest.raises(TraceError) as caught:
         load_run(bad)
-    assert caught.value.code == "SKM522" and str(caught.value).startswith(f"{bad}:2: ")
+    assert str(caught.value.code) == "SKM522" and str(caught.value).startswith(f"{bad}:2: ")
 
 
 @pytest.mark.parametrize("code", codes.ALL, ids=lambda c: c.code)
@@ -172,9 +186,9 @@ def test_each_code_s_examples(code, tmp_path: Path) -> None:
     bad, good = tmp_path / "bad.jsonl", tmp_path / "good.jsonl"
     bad.write_bytes(code.bad.encode("latin-1" if code is codes.UNREADABLE_TRACE else "utf-8"))
     good.write_text(code.good)
-    assert [p.code for p in read_run(bad)[1]][:1] == [code.code]
+    assert [str(p.code) for p in read_run(bad)[1]][:1] == [code.code]
     assert read_run(good)[1] == []
-    assert codes.ALL == tuple(sorted(codes.ALL, key=lambda c: c.code))
+    assert tuple(sorted(codes.ALL, key=lambda c: c.code)) == codes.ALL
     assert all("SKM520" <= c.code <= "SKM539" for c in codes.ALL)
 
 

@@ -15,12 +15,12 @@ import pytest
 
 import skillc
 from skillc.ir.machine import Tool
-from skillc.ir.toolkit import KIT, parse_allowed
+from skillc.ir.toolkit import KIT, parse_allowed, shell_control
 from skillc.ir.types import INT, STR
 from skillc.runtime import toolkit
 from skillc.runtime.places import Places
 from skillc.runtime.record import ToolCall, load_run
-from skillc.runtime.toolkit import Capabilities, shell_control
+from skillc.runtime.toolkit import Capabilities
 from skillc.runtime.tools import BashTool, ToolBox, ToolError, ToolResults
 
 
@@ -81,7 +81,7 @@ def test_read_refuses_binary_files_folders_and_fifos(box: ToolBox, world: Path) 
     os.mkfifo(work / "pipe")
     with pytest.raises(ToolError, match="binary file"):
         call(box, "read", path="nul.bin")
-    with pytest.raises(ToolError, match="binary file .*not UTF-8"):
+    with pytest.raises(ToolError, match=r"binary file .*not UTF-8"):
         call(box, "read", path="latin.txt")
     with pytest.raises(ToolError, match="is a folder"):
         call(box, "read", path="folder")
@@ -149,7 +149,7 @@ def test_edit_replaces_exact_text_once_or_everywhere(box: ToolBox, world: Path) 
         call(box, "edit", path="notes.md", old="a", new="a")
     with pytest.raises(ToolError, match="`old` is empty"):
         call(box, "edit", path="notes.md", old="", new="y")
-    with pytest.raises(ToolError, match="does not exist .*write creates"):
+    with pytest.raises(ToolError, match=r"does not exist .*write creates"):
         call(box, "edit", path="new.md", old="x", new="y")
     (world / "work" / "b.bin").write_bytes(b"\x00\x01x")
     with pytest.raises(ToolError, match="binary"):
@@ -213,7 +213,7 @@ def test_glob_matches_recursively_sorted_and_confined(box: ToolBox, world: Path)
     assert call(box, "glob", pattern="**/*.md")["files"] == ["a.md", "b.md"]  # .git is not entered
     skill = call(box, "glob", pattern="**/*.md", path=str(world / "skill"))
     assert skill["files"] == [str(world / "skill" / "references" / "guide.md")]
-    with pytest.raises(ToolError, match="`..` may only stand"):
+    with pytest.raises(ToolError, match=r"`..` may only stand"):
         call(box, "glob", pattern="src/*/../../*")
 
 
@@ -260,7 +260,7 @@ def test_a_catastrophic_pattern_is_stopped_not_a_hang(world: Path, engine: str,
     (world / "work" / "evil.txt").write_text("a" * 60 + "!\n")
     grep = toolkit.Grep(Places(world / "work"), timeout_s=0.5)
     started = time.monotonic()
-    with pytest.raises(ToolError, match="took longer than 0.5 s"):
+    with pytest.raises(ToolError, match=r"took longer than 0.5 s"):
         grep.invoke(pattern="(a|aa)+$")
     assert time.monotonic() - started < 15
     assert grep.invoke(pattern="a+!")[0]["matches"] == ["evil.txt:1:" + "a" * 60 + "!"]  # the same engine works
@@ -284,7 +284,7 @@ def test_bash_is_real_bash_with_the_places_in_its_environment(box: ToolBox, worl
 
 
 def test_bash_timeout_per_call_reports_its_effect(box: ToolBox, world: Path) -> None:
-    with pytest.raises(ToolError, match="timed out after 0.3 s") as err:
+    with pytest.raises(ToolError, match=r"timed out after 0.3 s") as err:
         box.call(KIT["bash"], {"command": "sleep 30", "timeout": 0.3})
     assert err.value.effects is not None and err.value.effects[0]["timed_out"] is True
     assert box.last_effects == err.value.effects

@@ -88,7 +88,7 @@ def test_a_confined_tool_that_hangs_is_killed_with_what_it_started(tools: Path, 
     monkeypatch.chdir(tmp_path)
     found = load_module_tools(tools, confined=True, timeout_s=0.5)
     started = time.monotonic()
-    with pytest.raises(ToolError, match="timed out after 0.5 s"):
+    with pytest.raises(ToolError, match=r"timed out after 0.5 s"):
         found["hang"](marker=str(tmp_path / "alive"))
     assert time.monotonic() - started < 15
     time.sleep(1.2)  # past the daemon's second
@@ -98,5 +98,5 @@ def test_a_confined_tool_that_hangs_is_killed_with_what_it_started(tools: Path, 
 def test_a_module_that_fails_to_import_is_a_tool_error(tmp_path: Path) -> None:
     broken = tmp_path / "broken.py"
     broken.write_text("raise ImportError('nope')\n", encoding="utf-8")
-    with pytest.raises(ToolError, match="importing .* failed: ImportError: nope"):
+    with pytest.raises(ToolError, match=r"importing .* failed: ImportError: nope"):
         load_module_tools(broken, confined=True)

@@ -7,7 +7,7 @@ import json
 import pytest
 
 from skillc.runtime import Interpreter, RunError, RunOptions, ToolBox
-from skillc.runtime.executors.base import BaseExecutor, Response
+from skillc.runtime.executors.base import BaseExecutor
 from skillc.runtime.toolsource import ScriptedTools, ToolSource, tools_for
 from tests.runtime.helpers import ECHO, Recorder, checked
 
@@ -65,22 +65,6 @@ def test_a_scripted_executor_brings_its_tools_as_a_source_over_the_real_ones() -
     assert tools_for(BaseExecutor(), box) is box
     machine = checked(TWO)
     assert Interpreter(machine, executor, box, RunOptions(), TWO).run({}).evidence == {"got": "a", "saved": True}
-
-
-def test_an_executor_that_stands_in_for_tools_the_old_way_still_works() -> None:
-    class StandIn(BaseExecutor):
-        def complete(self, request):
-            return Response(json.dumps({"answer": "hi"}))
-
-        def stands_in(self, state: str) -> bool:
-            return state == "show"
-
-        def tool_result(self, state, tool, args):
-            return {"stdout": args["command"], "exit_code": 0}
-
-    machine = checked(ECHO)
-    result = Interpreter(machine, StandIn(), ToolBox(), RunOptions(), ECHO).run({"q": "?"})
-    assert result.outcome == "success" and result.evidence == {"out": "printf %s hi"}
 
 
 def test_replayed_tools_never_call_a_real_tool(tmp_path) -> None:

@@ -176,7 +176,7 @@ def test_a_missing_layer_is_a_note_saying_what_it_would_prevent(scratch: Path) -
 
     box = _sh("true", scratch, ("landlock",))
     notes = degraded_notes(box)
-    assert [d.code for d in notes if "`landlock`" in d.message] == ["SKM944"]
+    assert [str(d.code) for d in notes if "`landlock`" in d.message] == ["SKM944"]
     assert "writes outside the scratch folder" in notes[0].message and not notes[0].is_error
 
 

@@ -26,7 +26,7 @@ def test_an_import_killed_by_a_signal_is_skm941(tmp_path: Path, monkeypatch: pyt
     monkeypatch.setenv("SKILLC_SANDBOX_OFF", "namespaces")
     (tmp_path / "greedy.py").write_text("import os\nos.kill(os.getpid(), 9)\n", encoding="utf-8")
     text, found = langgraph.to_skm_confined("greedy:graph", folder=str(tmp_path), timeout_s=60)
-    assert text is None and [d.code for d in found] == ["SKM941"]
+    assert text is None and [str(d.code) for d in found] == ["SKM941"]
 
 
 def test_a_box_that_cannot_start_is_skm942(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -35,4 +35,4 @@ def test_a_box_that_cannot_start_is_skm942(tmp_path: Path, monkeypatch: pytest.M
 
     monkeypatch.setattr(sys, "executable", str(tmp_path / "no-python-here"))
     text, found = langgraph.to_skm_confined("agent:graph", folder=str(tmp_path), timeout_s=30)
-    assert text is None and [d.code for d in found] == ["SKM942"]
+    assert text is None and [str(d.code) for d in found] == ["SKM942"]

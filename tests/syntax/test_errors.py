@@ -33,7 +33,7 @@ def _text(d) -> str:
 def test_syntax_error(source: str, code: str, pos: tuple[int, int], needle: str) -> None:
     module, diags = parse(source)
     assert (module is None) == (code != "SKM006")  # a bad escape does not stop the parse
-    assert [d.code for d in diags] == [code]
+    assert [str(d.code) for d in diags] == [code]
     assert diags[0].span.start_pos == pos
     assert needle in _text(diags[0])
 

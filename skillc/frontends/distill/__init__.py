@@ -19,7 +19,7 @@ from skillc.lazy import exports
 # (`skillc.frontends.distill.codes`, read by `skillc.registry`) does not load the whole front end.
 _NAMES = (
     "DEFAULT_MIN_REUSE", "Distilled", "EMITS", "PIPELINE", "distill", "distill_files", "Cluster", "loop_schemas",
-    "Program", "normalised", "Operation", "operations", "Trace", "read_traces", "Diagnostic", "make",
+    "Program", "normalised", "Operation", "operations", "Episode", "read_traces", "Diagnostic", "make",
     "HasDiagnostics",
 )
 __getattr__ = exports(__name__, dict.fromkeys(_NAMES, "skillc.frontends.distill.pipeline"))
@@ -27,4 +27,4 @@ __getattr__ = exports(__name__, dict.fromkeys(_NAMES, "skillc.frontends.distill.
 if TYPE_CHECKING:
     from skillc.frontends.distill.pipeline import DEFAULT_MIN_REUSE, Distilled, distill, distill_files
 
-__all__ = ["DEFAULT_MIN_REUSE", "Distilled", "EMITS", "PIPELINE", "distill", "distill_files"]
+__all__ = ["DEFAULT_MIN_REUSE", "EMITS", "PIPELINE", "Distilled", "distill", "distill_files"]

@@ -17,6 +17,7 @@ contain at least one of its operations.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Literal, NamedTuple
 
@@ -85,7 +86,7 @@ class Guarded:
 
 
 @attrs.frozen
-class Step:
+class SkillStep:
     """A core action (repeated over list parameters when `loop`), with its guarded support actions."""
 
     core: Slot
@@ -113,7 +114,7 @@ class Cluster:
 
     name: str
     shape: Shape
-    steps: tuple[Step, ...]
+    steps: tuple[SkillStep, ...]
     params: tuple[Param, ...]
     members: tuple[Member, ...] = attrs.field(eq=False, repr=False)
     traces: int
@@ -264,7 +265,7 @@ def _values(lifted: Lifted, shape_item: ShapeItem, group: Group, in_loop: bool) 
         if not param.listed:
             values[(param.entity, str(lifted.binding[name]))] = name
     if in_loop:
-        for (role, name), arg in zip(shape_item.args, group.core.args):
+        for (_role, name), arg in zip(shape_item.args, group.core.args):
             values[(arg.entity, arg.value)] = name
     return values
 
@@ -330,12 +331,12 @@ def _build(shape: Shape, members: list[tuple[Operation, Lifted]], traces: int, r
                 pre[index][key] = pre[index].get(key, 0) + 1
             orders[index].append(taken_here)
         bindings.append(Member(op, binding))
-    steps: list[Step] = []
+    steps: list[SkillStep] = []
     for index, item in enumerate(shape):
         template = members[0][1].units[index][0].core.template
         guarded = tuple(Guarded(slots[key], pre[index][key] / len(members)) for key in _merge(orders[index]))
         loop = item.kind == "loop"
-        steps.append(Step(Slot(template, item.args), guarded, loop, bound[index] * LOOP_SLACK if loop else 1))
+        steps.append(SkillStep(Slot(template, item.args), guarded, loop, bound[index] * LOOP_SLACK if loop else 1))
     final = tuple(attrs.evolve(p, types=tuple(sorted(types[p.name])),
                                values=_seen(p, seen[p.name])) for p in _ordered(params))
     return Cluster("", shape, tuple(steps), final, tuple(bindings), traces, reuse)
@@ -378,10 +379,10 @@ def _merge(orders: list[list[SlotKey]]) -> list[SlotKey]:
         for key in order:
             first.setdefault(key, len(first))
             after.setdefault(key, set())
-        for a, b in zip(order, order[1:]):
+        for a, b in itertools.pairwise(order):
             after[a].add(b)
     before = {key: 0 for key in first}
-    for a, bs in after.items():
+    for bs in after.values():
         for b in bs:
             before[b] += 1
     out: list[SlotKey] = []
@@ -406,7 +407,7 @@ def _ordered(params: dict[str, Param]) -> list[Param]:
     return [p for p in params.values() if not p.optional] + [p for p in params.values() if p.optional]
 
 
-def skill_name(steps: Sequence[Step]) -> str:
+def skill_name(steps: Sequence[SkillStep]) -> str:
     """A readable name from a shape: support actions every member took, then core schemas; loops as `repeat_X`."""
     parts: list[str] = []
     for step in steps:
@@ -437,7 +438,7 @@ def match(op: Operation, clusters: Sequence[Cluster],
         if c.shape != lifted.shape:
             continue
         binding = dict(lifted.binding)
-        for index, (item, run, step) in enumerate(zip(c.shape, lifted.units, c.steps)):
+        for _index, (item, run, step) in enumerate(zip(c.shape, lifted.units, c.steps)):
             if step.loop and len(run) > step.bound:
                 return None
             for iteration, group in enumerate(run):
@@ -453,7 +454,7 @@ def match(op: Operation, clusters: Sequence[Cluster],
     return None
 
 
-def _find_support(step: Step, action: Action, values: dict[tuple[bool, str], str],
+def _find_support(step: SkillStep, action: Action, values: dict[tuple[bool, str], str],
                   used: set[int]) -> dict[str, str] | None:
     """The free values of a support action, if the step has a support slot of its form not used yet."""
     for position, guarded in enumerate(step.pre):
@@ -461,7 +462,7 @@ def _find_support(step: Step, action: Action, values: dict[tuple[bool, str], str
         if position in used or slot.template.text != action.template.text:
             continue
         free: dict[str, str] = {}
-        for (role, name), arg in zip(slot.args, action.args):
+        for (_role, name), arg in zip(slot.args, action.args):
             if values.get((arg.entity, arg.value)) == name:
                 continue
             if name in set(values.values()):

@@ -8,8 +8,7 @@ from __future__ import annotations
 
 from typing import Final
 
-from skillc.diagnostics.codes import E, W, Code
-
+from skillc.diagnostics.codes import Code, E, W
 
 _GOOD = ('{"format": "skillc-trace/1", "id": "g1", "success": true, "steps": ['
          '{"observation": "You are in a kitchen.", "action": "take apple from table", '

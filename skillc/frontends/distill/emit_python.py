@@ -10,12 +10,15 @@ from __future__ import annotations
 import pprint
 import string
 from pathlib import Path
-from typing import Any, TypedDict
+from typing import TYPE_CHECKING, TypedDict
 
 import attrs
 
-from skillc.frontends.distill.cluster import Cluster, Param, Slot, Step
+from skillc.frontends.distill.cluster import Cluster, Param, SkillStep, Slot
 from skillc.frontends.distill.schema import TYPE_NAMES
+
+if TYPE_CHECKING:
+    from skillc.runtime.jsonvalue import Object
 
 RUNTIME = Path(__file__).with_name("skill_runtime.py")
 
@@ -28,7 +31,7 @@ def _values(slot: Slot, listed: set[str], index: str = "i") -> str:
     return "{" + ", ".join(parts) + "}"
 
 
-def _support(step: Step, listed: set[str], index: str = "i") -> str:
+def _support(step: SkillStep, listed: set[str], index: str = "i") -> str:
     items = [f"({g.slot.template.text!r}, {_values(g.slot, listed, index)})" for g in step.pre]
     return "[" + ", ".join(items) + "]"
 
@@ -116,7 +119,7 @@ def _effect(effect: str | None, slot: Slot) -> str | None:
     return effect.format(**{role: "{" + name + "}" for role, name in names.items()})
 
 
-def metadata(cluster: Cluster, n_traces: int, verification: dict[str, Any] | None = None) -> dict[str, Any]:
+def metadata(cluster: Cluster, n_traces: int, verification: Object | None = None) -> Object:
     """The machine-readable facts of a skill (also written to library.json)."""
     sizes = cluster.sizes
     return {
@@ -141,7 +144,7 @@ def _param_doc(param: Param) -> str:
     return f"{param.name}: {kinds} (seen: {seen}).{extra}"
 
 
-def python_source(cluster: Cluster, effects: dict[str, str], meta: dict[str, Any]) -> str:
+def python_source(cluster: Cluster, effects: dict[str, str], meta: Object) -> str:
     """The source of one skill module."""
     facts = describe(cluster, effects)
     listed = {p.name for p in cluster.params if p.listed}

@@ -16,12 +16,12 @@ import re
 import attrs
 
 from skillc.check.source import check_source
-from skillc.frontends.distill.cluster import Cluster, Param, Slot, Step
+from skillc.frontends.distill.cluster import Cluster, Param, SkillStep, Slot
 from skillc.frontends.distill.emit_python import describe
 from skillc.frontends.distill.schema import HOLE
 from skillc.ir.names import RESERVED_VARIABLES, unique
-from skillc.syntax.grammar import keyword_terminals
 from skillc.syntax.format import format_source
+from skillc.syntax.grammar import keyword_terminals
 from skillc.syntax.strings import encode_plain
 
 TOOLS = ("tool act(command: str) -> (observation: str, admissible: list[str], done: bool)",
@@ -195,7 +195,7 @@ def _route(ctx: _Context, k: int, after: int, same_iteration: bool = False) -> l
     cluster, listed = ctx.cluster, ctx.listed
     if k >= len(cluster.steps):
         return ["    -> done"]
-    step: Step = cluster.steps[k]
+    step: SkillStep = cluster.steps[k]
     index = ctx.loops[k][0] if k in ctx.loops else "0"
     out = [] if after == -1 and k == 0 and not same_iteration else ["    when ended -> failed " + _why(
         '"the game ended"' if step.loop and not same_iteration else _ended(command(step.core, listed, index)))]

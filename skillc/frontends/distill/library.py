@@ -22,7 +22,7 @@ import sys
 import tempfile
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 import attrs
 
@@ -35,10 +35,13 @@ from skillc.frontends.distill.emit_skm import fragment_source
 from skillc.frontends.distill.trace import read_traces
 from skillc.frontends.distill.verify import Evaluation, Skill, verify
 
+if TYPE_CHECKING:
+    from skillc.runtime.jsonvalue import Object
+
 _COUNTER = itertools.count()
 
 
-def skill_sources(distilled: Distilled, clusters: Iterable[Cluster], verification: dict[str, Any] | None = None,
+def skill_sources(distilled: Distilled, clusters: Iterable[Cluster], verification: Object | None = None,
                   emit: Iterable[str] = ("skm", "python")) -> dict[str, str]:
     """Every file of the library directory, by relative path."""
     clusters = list(clusters)
@@ -68,7 +71,7 @@ def skill_sources(distilled: Distilled, clusters: Iterable[Cluster], verificatio
     return files
 
 
-def library_json(distilled: Distilled, clusters: list[Cluster], metas: dict[str, dict[str, Any]]) -> dict[str, Any]:
+def library_json(distilled: Distilled, clusters: list[Cluster], metas: dict[str, Object]) -> Object:
     """The machine-readable description of the library (`metas`: each skill's `metadata`)."""
     return {
         "format": "skillc-library/1",

@@ -20,12 +20,15 @@ import sys
 import warnings
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
 from skillc.frontends.distill.textworld import Playing, Unavailable
-from skillc.frontends.distill.trace import Step, Trace
+from skillc.frontends.distill.trace import Episode, Transition
+
+if TYPE_CHECKING:
+    from skillc.runtime.jsonvalue import Object
 
 GENERATOR = "pddlgym"
 ENV = "pddl"
@@ -94,7 +97,7 @@ def _natural(text: str) -> list[int | str]:
     return [int(part) if part.isdigit() else part for part in re.split(r"(\d+)", text)]
 
 
-def profile(name: str) -> dict[str, Any]:
+def profile(name: str) -> Object:
     """The domain's profile as data (the trace header's `profile`): templates from its operators, and hints."""
     d = domain(name)
     env = _open_env(d, "train")
@@ -102,7 +105,7 @@ def profile(name: str) -> dict[str, Any]:
     for op in env.domain.operators.values():
         roles = [_role(p) for p in op.params]
         templates.append(" ".join([op.name, *("{" + r + "}" for r in roles)]))
-    out: dict[str, Any] = {"name": f"pddl:{d.name}", "templates": sorted(templates), "moves": list(d.moves),
+    out: Object = {"name": f"pddl:{d.name}", "templates": sorted(templates), "moves": list(d.moves),
                            "effects": dict(d.effects)}
     if d.support is not None:
         out["support"] = list(d.support)
@@ -141,21 +144,21 @@ class Game(Playing):
         self._env.fix_problem_index(files.index(problem))
         self._state: Any = None  # PDDLGym's state of the last turn
         self._done = False
-        self._valid: dict[str, Any] = {}
+        self._valid: Object = {}
 
-    def reset(self) -> dict[str, Any]:
+    def reset(self) -> Object:
         """Start the problem; returns the first observation."""
         self._state, _info = self._env.reset()
         self._done = False
         return self._seen("")
 
-    def _seen(self, text: str) -> dict[str, Any]:
+    def _seen(self, text: str) -> Object:
         self._valid = {_text(a): a for a in self._env.action_space.all_ground_literals(self._state)}
         observation = (text + "\n" if text else "") + "; ".join(sorted(str(lit) for lit in self._state.literals))
         return {"observation": observation, "available_actions": self.available_actions, "done": self._done,
                 "lost": False}
 
-    def step(self, command: str) -> dict[str, Any]:
+    def step(self, command: str) -> Object:
         """Play one ground action; one that is not applicable changes nothing and says so."""
         action = self._valid.get(" ".join(command.split()))
         if action is None or self._done:
@@ -219,7 +222,7 @@ print("NO PLAN" if found is None else "\\n".join(" ".join(op.name.strip("()").sp
 """
 
 
-def record(name: str, split: str, problem: str) -> Trace:
+def record(name: str, split: str, problem: str) -> Episode:
     """Solve a problem with pyperplan and play the plan in PDDLGym, recording every step."""
     commands = plan(name, split, problem)
     with Game(name, split, problem) as game:
@@ -228,16 +231,16 @@ def record(name: str, split: str, problem: str) -> Trace:
         for command in commands:
             before, available = seen["observation"], tuple(seen["available_actions"])
             seen = game.step(command)
-            steps.append(Step(before, command, seen["observation"], available, float(seen["done"]), seen["done"]))
+            steps.append(Transition(before, command, seen["observation"], available, float(seen["done"]), seen["done"]))
             if seen["done"]:
                 break
-        return Trace(id=f"pddl-{name}-{split}-{Path(problem).stem}", steps=tuple(steps), success=game.won, env=ENV,
+        return Episode(id=f"pddl-{name}-{split}-{Path(problem).stem}", steps=tuple(steps), success=game.won, env=ENV,
                      objective=f"solve {problem} of {name}", entities=game.entities(), profile=profile(name),
                      game={"generator": GENERATOR, "domain": name, "split": split, "problem": problem})
 
 
 def collect(name: str, split: str = "train", chosen: Iterable[str] | None = None, *,
-            progress: Callable[[int], None] | None = None) -> list[Trace]:
+            progress: Callable[[int], None] | None = None) -> list[Episode]:
     """A trace per problem of a split (or of the `chosen` problem files); unsolvable ones are left out."""
     out = []
     for problem in (list(chosen) if chosen is not None else problems(name, split)):
@@ -250,7 +253,7 @@ def collect(name: str, split: str = "train", chosen: Iterable[str] | None = None
     return out
 
 
-def game_for(trace: Trace) -> Game:
+def game_for(trace: Episode) -> Game:
     """Reopen the PDDL problem a trace was recorded on (Unavailable when it cannot be)."""
     game = trace.game or {}
     name, split, problem = (game.get(k) for k in ("domain", "split", "problem"))

@@ -12,7 +12,7 @@ from skillc.frontends.distill import codes
 from skillc.frontends.distill.cluster import Cluster, cluster, loop_schemas
 from skillc.frontends.distill.schema import Program, normalised
 from skillc.frontends.distill.segment import Operation, operations
-from skillc.frontends.distill.trace import Trace, read_traces
+from skillc.frontends.distill.trace import Episode, read_traces
 
 DEFAULT_MIN_REUSE = 0.1
 EMITS = ("skm", "python")
@@ -36,7 +36,7 @@ class Distilled(HasDiagnostics):
         return self.programs[0].profile.effects if self.programs else {}
 
 
-def distill(traces: Iterable[Trace], *, min_reuse: float = DEFAULT_MIN_REUSE) -> Distilled:
+def distill(traces: Iterable[Episode], *, min_reuse: float = DEFAULT_MIN_REUSE) -> Distilled:
     """Distil clusters from training traces; user problems are diagnostics, never exceptions."""
     normal, diagnostics = normalised(traces)
     programs = [program for _trace, program in normal]
@@ -73,4 +73,4 @@ def distill_files(paths: Iterable[str], *, min_reuse: float = DEFAULT_MIN_REUSE)
 PIPELINE = ("trace.successful", "schema.normalise", "segment.operations", "cluster.cluster",
             "emit_skm.fragment_source", "emit_python.python_source", "verify.verify", "library.write_library")
 
-__all__ = ["DEFAULT_MIN_REUSE", "Distilled", "EMITS", "PIPELINE", "distill", "distill_files"]
+__all__ = ["DEFAULT_MIN_REUSE", "EMITS", "PIPELINE", "Distilled", "distill", "distill_files"]

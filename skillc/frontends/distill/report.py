@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING
 
 from skillc.diagnostics import Diagnostic
 from skillc.diagnostics.render import to_json
 from skillc.frontends.distill import Distilled
 from skillc.frontends.distill.cluster import Cluster
 from skillc.frontends.distill.verify import Evaluation
+
+if TYPE_CHECKING:
+    from skillc.runtime.jsonvalue import Object
 
 
 def table(distilled: Distilled, clusters: list[Cluster], evaluation: Evaluation | None = None,
@@ -48,15 +51,15 @@ def _count(n: int, noun: str) -> str:
 
 
 def as_json(distilled: Distilled, clusters: list[Cluster], evaluation: Evaluation | None = None,
-            dropped: Sequence[Cluster] = (), diagnostics: Iterable[Diagnostic] = ()) -> dict[str, Any]:
+            dropped: Sequence[Cluster] = (), diagnostics: Iterable[Diagnostic] = ()) -> Object:
     """The report as one JSON object: the skills (kept and dropped), the held-out evaluation, the diagnostics."""
-    def skill(c: Cluster, kept: bool) -> dict[str, Any]:
+    def skill(c: Cluster, kept: bool) -> Object:
         stats = (evaluation.skills.get(c.name) or evaluation.dropped.get(c.name)) if evaluation else None
         return {"name": c.name, "kept": kept, "confidence": round(c.reuse, 4), "operations": len(c.members),
                 "steps": len(c.steps), "primitives_per_call": {"mean": round(c.mean_size, 2), "max": max(c.sizes)},
                 "abstraction_level": c.level, "verification": stats.to_json() if stats else None}
 
-    out: dict[str, Any] = {"format": "skillc-distill-report/1",
+    out: Object = {"format": "skillc-distill-report/1",
  "training_traces": len(distilled.programs),
                  "operations": len(distilled.operations), "candidate_clusters": distilled.candidates,
                  "min_reuse": distilled.min_reuse,

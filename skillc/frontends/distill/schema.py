@@ -17,13 +17,17 @@ import re
 import unicodedata
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 import attrs
 
 from skillc.diagnostics import Diagnostic, make
+from skillc.diagnostics.files import FileProblem, JSONProblem, confined, loads, read_text
 from skillc.frontends.distill import codes
-from skillc.frontends.distill.trace import Trace, successful
+from skillc.frontends.distill.trace import Episode, successful
+
+if TYPE_CHECKING:
+    from skillc.runtime.jsonvalue import Object
 
 HOLE = re.compile(r"\{(\w+)(?::([^}]*))?\}")
 
@@ -209,12 +213,12 @@ class Action:
 class Program:
     """A trace in intermediate form: its parsed actions, with the trace they came from."""
 
-    trace: Trace
+    trace: Episode
     actions: tuple[Action, ...]
     profile: Profile = attrs.field(eq=False, repr=False)
 
 
-def profile_for(trace: Trace) -> Profile:
+def profile_for(trace: Episode) -> Profile:
     """The trace's environment profile, extended by the profile and templates it brings (ValueError if bad)."""
     base = PROFILES.get(trace.env) or Profile(trace.env, ())
     if trace.profile is not None:
@@ -247,7 +251,7 @@ def _with_templates(base: Profile, texts: Iterable[str]) -> Profile:
 PROFILE_KEYS = frozenset({"name", "templates", "moves", "support", "passages", "effects"})
 
 
-def declared_profile(declared: dict[str, Any] | str, base: Profile, folder: Path | None = None) -> Profile:
+def declared_profile(declared: Object | str, base: Profile, folder: Path | None = None) -> Profile:
     """A profile given as data: a built-in's name, a JSON file (relative to `folder`), or the object itself.
 
     The object's fields (all optional): `templates` (strings, or `{"template": …, "schema": …}`), `moves`
@@ -288,7 +292,7 @@ def declared_profile(declared: dict[str, Any] | str, base: Profile, folder: Path
         effects={**profile.effects, **effects})
 
 
-def _list(declared: dict[str, Any], key: str) -> list[str]:
+def _list(declared: Object, key: str) -> list[str]:
     value = declared.get(key, [])
     if key != "templates" and (not isinstance(value, list) or not all(isinstance(v, str) for v in value)):
         raise ValueError(f"the profile's `{key}` is a list of schema names")
@@ -298,10 +302,9 @@ def _list(declared: dict[str, Any], key: str) -> list[str]:
 
 
 @functools.lru_cache(maxsize=64)
-def _read_profile(name: str, folder: Path) -> dict[str, Any]:
+def _read_profile(name: str, folder: Path) -> Object:
     """A profile file (JSON object) named by a trace: inside the trace's folder, a regular file, bounded in size
     and depth (a FIFO, a device, a link out of the folder or 100,000-deep JSON is a ValueError, never a hang)."""
-    from skillc.diagnostics.files import FileProblem, JSONProblem, confined, loads, read_text
 
     path = folder / name
     try:
@@ -313,7 +316,7 @@ def _read_profile(name: str, folder: Path) -> dict[str, Any]:
     return data
 
 
-def _folder(trace: Trace) -> Path | None:
+def _folder(trace: Episode) -> Path | None:
     return Path(trace.span.path).parent if trace.span is not None else None
 
 
@@ -347,7 +350,7 @@ def parse_action(text: str, profile: Profile, entities: dict[str, str] | None) -
     return None
 
 
-def normalise(trace: Trace, profile: Profile | None = None) -> tuple[Program | None, list[Diagnostic]]:
+def normalise(trace: Episode, profile: Profile | None = None) -> tuple[Program | None, list[Diagnostic]]:
     """The trace as a program of actions, or None and an SKM403 warning naming the first unparsable action."""
     if profile is None:
         try:
@@ -365,10 +368,10 @@ def normalise(trace: Trace, profile: Profile | None = None) -> tuple[Program | N
     return Program(trace, tuple(actions), profile), []
 
 
-def normalised(traces: Iterable[Trace]) -> tuple[list[tuple[Trace, Program]], list[Diagnostic]]:
+def normalised(traces: Iterable[Episode]) -> tuple[list[tuple[Episode, Program]], list[Diagnostic]]:
     """The successful traces that normalise into programs, each with its program; the diagnostics of the rest."""
     kept, diagnostics = successful(traces)
-    out: list[tuple[Trace, Program]] = []
+    out: list[tuple[Episode, Program]] = []
     for trace in kept:
         program, problems = normalise(trace)
         diagnostics += problems
@@ -386,7 +389,7 @@ def _starts_with(template: Template, verb: str) -> bool:
     return first.lower() == verb
 
 
-def _hint(action: str, profile: Profile, trace: Trace) -> str:
+def _hint(action: str, profile: Profile, trace: Episode) -> str:
     words = action.split()
     verb = words[0].lower() if words else ""
     same = [t.text for t in profile.templates if _starts_with(t, verb)]

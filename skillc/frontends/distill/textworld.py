@@ -11,15 +11,21 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import random
 import tempfile
 import warnings
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
-from typing import Any, Self
+from typing import TYPE_CHECKING, Any, Self
 
 import attrs
 
-from skillc.frontends.distill.trace import FORMAT, Step, Trace
+from skillc.diagnostics.files import FileProblem, confined
+from skillc.frontends.distill.trace import FORMAT, Episode, Transition
+
+if TYPE_CHECKING:
+    from skillc.runtime.jsonvalue import Object
 
 GENERATOR = "tw-cooking"
 
@@ -46,11 +52,11 @@ class GameSpec:
         flags = "".join(f for f, on in (("o", self.open), ("k", self.cook), ("c", self.cut)) if on)
         return f"{GENERATOR}-r{self.recipe}t{self.take}g{self.go}{'-' + flags if flags else ''}-s{self.seed}"
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> Object:
         return {"generator": GENERATOR, **attrs.asdict(self)}
 
     @classmethod
-    def from_json(cls, obj: dict[str, Any]) -> GameSpec:
+    def from_json(cls, obj: Object) -> GameSpec:
         fields = {f.name for f in attrs.fields(cls)}
         return cls(**{k: v for k, v in obj.items() if k in fields})
 
@@ -66,7 +72,6 @@ def specs(count: int, seed: int = 0, *, recipes: tuple[int, int] = (1, 4),
           maps: Sequence[int] = (1, 6, 9, 12)) -> list[GameSpec]:
     """`count` varied cooking-game settings, deterministic in `seed`: recipes of `recipes[0]` to `recipes[1]`
     ingredients, maps of one of `maps` rooms (`tw-make --go`: 1, 6, 9 or 12)."""
-    import random
 
     rng = random.Random(seed)
     out = []
@@ -113,7 +118,7 @@ def make_game(spec: GameSpec, folder: str | Path) -> Path:
             with _quiet():
                 game = cooking.make(settings, options)
                 built = Path(compile_game(game, options))
-        except Exception as exc:  # noqa: BLE001 - TextWorld refuses impossible settings in many ways
+        except Exception as exc:  # TextWorld refuses impossible settings in many ways
             raise Unavailable(f"TextWorld could not make {spec.id}: {exc}") from exc
         os.replace(built.with_suffix(".json"), path.with_suffix(".json"))
         os.replace(built, path)
@@ -173,7 +178,7 @@ class Game(Playing):
         try:
             with _quiet():
                 self._env = textworld.start(str(self.path), request_infos=textworld.EnvInfos(**_INFOS))
-        except Exception as exc:  # noqa: BLE001 - whatever TextWorld raises, the file is not a game it can play
+        except Exception as exc:  # whatever TextWorld raises, the file is not a game it can play
             raise Unavailable(f"{self.path} is not a game TextWorld can open: {exc}") from exc
         self.state: Any = None  # TextWorld's game state of the last turn
         self.turns = 0
@@ -212,7 +217,7 @@ class Game(Playing):
 
 
 def record(path: str | Path, spec: GameSpec | None = None, actions: Sequence[str] | None = None,
-           trace_id: str | None = None) -> Trace:
+           trace_id: str | None = None) -> Episode:
     """Play a game (its walkthrough unless `actions` are given) and record every step as a trace."""
     with Game(path) as game:
         state = game.reset()
@@ -224,10 +229,10 @@ def record(path: str | Path, spec: GameSpec | None = None, actions: Sequence[str
             before = state["feedback"]
             available = tuple(state["admissible_commands"] or ())
             state, score, done = game.step(action)
-            steps.append(Step(_clean(before), action, _clean(state["feedback"]), available, score, bool(done)))
+            steps.append(Transition(_clean(before), action, _clean(state["feedback"]), available, score, bool(done)))
             if done:
                 break
-        return Trace(id=trace_id or (spec.id if spec else Path(path).stem), steps=tuple(steps),
+        return Episode(id=trace_id or (spec.id if spec else Path(path).stem), steps=tuple(steps),
                      success=bool(state["won"]), env="textworld", objective=state["objective"] or "",
                      entities=game.entities(), templates=tuple(state["command_templates"] or ()),
                      game={**(spec.to_json() if spec else {}), "file": str(path)},
@@ -243,7 +248,7 @@ def _clean(text: str | None) -> str:
 
 
 def collect(game_specs: Iterable[GameSpec], folder: str | Path, *, workers: int = 1,
-            progress: Callable[[int], None] | None = None, dropped: list[str] | None = None) -> list[Trace]:
+            progress: Callable[[int], None] | None = None, dropped: list[str] | None = None) -> list[Episode]:
     """Generate each game into `folder` and record its walkthrough (in `workers` processes).
 
     `progress(1)` is told of every game done, in order; a game that cannot be made is left out, and `dropped`
@@ -252,7 +257,6 @@ def collect(game_specs: Iterable[GameSpec], folder: str | Path, *, workers: int 
     jobs = [(s, str(folder)) for s in game_specs]
     traces = []
     if workers > 1 and len(jobs) > 1:
-        from concurrent.futures import ProcessPoolExecutor
 
         with ProcessPoolExecutor(workers) as pool:
             for trace in pool.map(_collect_one, jobs):
@@ -266,10 +270,10 @@ def collect(game_specs: Iterable[GameSpec], folder: str | Path, *, workers: int 
                 progress(1)
     if dropped is not None:
         dropped += [t for t in traces if isinstance(t, str)]
-    return [t for t in traces if isinstance(t, Trace)]
+    return [t for t in traces if isinstance(t, Episode)]
 
 
-def _collect_one(job: tuple[GameSpec, str]) -> Trace | str:
+def _collect_one(job: tuple[GameSpec, str]) -> Episode | str:
     """The trace of one game, or why it could not be made (some settings are impossible: TextWorld refuses them)."""
     spec, folder = job
     try:
@@ -278,7 +282,7 @@ def _collect_one(job: tuple[GameSpec, str]) -> Trace | str:
         return f"game {spec.id}: {exc}"
 
 
-def relative_to(traces: Iterable[Trace], folder: str | Path) -> list[Trace]:
+def relative_to(traces: Iterable[Episode], folder: str | Path) -> list[Episode]:
     """Traces whose game files are named relative to `folder` (where the trace file will live)."""
     out = []
     for trace in traces:
@@ -291,7 +295,6 @@ def relative_to(traces: Iterable[Trace], folder: str | Path) -> list[Trace]:
 
 def _inside(path: Path, roots: list[str | Path]) -> bool:
     """True when `path` (links resolved) lies in one of `roots`."""
-    from skillc.diagnostics.files import FileProblem, confined
 
     try:
         confined(str(path), roots, what="game file")
@@ -300,7 +303,7 @@ def _inside(path: Path, roots: list[str | Path]) -> bool:
     return True
 
 
-def game_path(trace: Trace, folder: str | Path | None = None, relative_to: str | Path | None = None) -> Path:
+def game_path(trace: Episode, folder: str | Path | None = None, relative_to: str | Path | None = None) -> Path:
     """The game file of a trace: the recorded file if it exists, else the game regenerated into `folder`."""
     game = trace.game or {}
     recorded = game.get("file")

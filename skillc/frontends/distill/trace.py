@@ -1,10 +1,13 @@
 """The trace format (`skillc-trace/1`): one JSON object per line, one run per object.
 
-A trace records a run of an agent in an environment: its header (id, the
-environment, the game it was played in, entity names and types, action
-templates, whether it succeeded) and its steps (observation, action, next
-observation, the actions available before the action, score, done).
+A trace records an `Episode`, a run of an agent in an environment: its header (id,
+the environment, the game it was played in, entity names and types, action
+templates, whether it succeeded) and its steps, each a `Transition` (observation,
+action, next observation, the actions available before the action, score, done).
 `read_traces` validates every line and never raises on user error.
+
+The names are the distiller's own: an environment's episodes are not skillc's run
+traces (`skillc.runtime.record.RunTrace`, whose records are `Step`s).
 """
 
 from __future__ import annotations
@@ -12,7 +15,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 import attrs
 
@@ -21,12 +24,15 @@ from skillc.diagnostics.files import MAX_JSON_DEPTH, depth_exceeds, read_bytes
 from skillc.diagnostics.source import SourceFile, Span
 from skillc.frontends.distill import codes
 
+if TYPE_CHECKING:
+    from skillc.runtime.jsonvalue import Object, Value
+
 FORMAT = "skillc-trace/1"
 
 
 @attrs.frozen
-class Step:
-    """One action of a run and what the environment showed around it."""
+class Transition:
+    """One action of an episode and what the environment showed around it."""
 
     observation: str
     action: str
@@ -37,18 +43,18 @@ class Step:
 
 
 @attrs.frozen
-class Trace:
-    """A whole run: header fields and steps; `span` is its line in the file it was read from."""
+class Episode:
+    """A whole run in an environment: header fields and transitions; `span` is its line in the file it was read from."""
 
     id: str
-    steps: tuple[Step, ...]
+    steps: tuple[Transition, ...]
     success: bool
     env: str = "generic"
     objective: str = ""
     entities: dict[str, str] | None = attrs.field(default=None, eq=False)
     templates: tuple[str, ...] = ()
-    game: dict[str, Any] | None = attrs.field(default=None, eq=False)
-    profile: dict[str, Any] | str | None = attrs.field(default=None, eq=False)  # the environment's profile (or its file)
+    game: Object | None = attrs.field(default=None, eq=False)
+    profile: Object | str | None = attrs.field(default=None, eq=False)  # the environment's profile (or its file)
     score: float | None = None
     max_score: float | None = None
     span: Span | None = attrs.field(default=None, eq=False, repr=False)
@@ -58,9 +64,9 @@ class Trace:
         """The actions of the run, in order."""
         return tuple(s.action for s in self.steps)
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> Object:
         """The trace as one `skillc-trace/1` object."""
-        out: dict[str, Any] = {"format": FORMAT, "id": self.id, "env": self.env, "success": self.success}
+        out: Object = {"format": FORMAT, "id": self.id, "env": self.env, "success": self.success}
         if self.objective:
             out["objective"] = self.objective
         if self.game is not None:
@@ -80,7 +86,7 @@ class Trace:
         return out
 
 
-def dumps(traces: Iterable[Trace]) -> str:
+def dumps(traces: Iterable[Episode]) -> str:
     """JSONL text of traces, one per line."""
     return "".join(json.dumps(t.to_json(), ensure_ascii=False) + "\n" for t in traces)
 
@@ -94,21 +100,21 @@ _STEP_FIELDS: dict[str, type | tuple[type, ...]] = {"observation": str,
                 "score": (int, float), "done": bool}
 
 
-def _field(obj: dict[str, Any], name: str, kind: type | tuple[type, ...], where: str, required: bool = True) -> Any:
+def _field(obj: Object, name: str, kind: type | tuple[type, ...], where: str, required: bool = True) -> Value:
     """`obj[name]` checked to be of `kind` (a bool is not a number); None when absent and not `required`."""
     if name not in obj:
         if required:
             raise _Bad(f"{where} has no `{name}`")
         return None
     value = obj[name]
-    if kind in (int, float, (int, float)) and isinstance(value, bool) or not isinstance(value, kind):
+    if (kind in (int, float, (int, float)) and isinstance(value, bool)) or not isinstance(value, kind):
         want = {str: "a string", list: "a list", bool: "true or false", dict: "an object",
                 (int, float): "a number"}.get(kind, str(kind))
         raise _Bad(f"`{name}` of {where} is {type(value).__name__}, not {want}")
     return value
 
 
-def _step(obj: Any, index: int) -> Step:
+def _step(obj: Value, index: int) -> Transition:
     where = f"step {index}"
     if not isinstance(obj, dict):
         raise _Bad(f"{where} is {type(obj).__name__}, not an object")
@@ -118,10 +124,10 @@ def _step(obj: Any, index: int) -> Step:
     if not all(isinstance(a, str) for a in values["available_actions"]):
         raise _Bad(f"`available_actions` of {where} holds something that is not a string")
     values["available_actions"] = tuple(values["available_actions"])
-    return Step(**values)
+    return Transition(**values)
 
 
-def _trace(obj: Any, span: Span) -> Trace:
+def _trace(obj: Value, span: Span) -> Episode:
     if not isinstance(obj, dict):
         raise _Bad(f"the line is {type(obj).__name__}, not a trace object")
     fmt = obj.get("format", FORMAT)
@@ -140,7 +146,7 @@ def _trace(obj: Any, span: Span) -> Trace:
     profile = obj.get("profile")
     if profile is not None and not isinstance(profile, (dict, str)):
         raise _Bad(f"`profile` of the trace is {type(profile).__name__}, not an object or a file name")
-    return Trace(
+    return Episode(
         id=ident, steps=tuple(_step(s, i + 1) for i, s in enumerate(steps)), success=success,
         env=_field(obj, "env", str, "the trace", required=False) or "generic",
         objective=_field(obj, "objective", str, "the trace", required=False) or "",
@@ -150,10 +156,10 @@ def _trace(obj: Any, span: Span) -> Trace:
         span=span)
 
 
-def parse_traces(text: str, path: str = "<traces>") -> tuple[list[Trace], list[Diagnostic]]:
+def parse_traces(text: str, path: str = "<traces>") -> tuple[list[Episode], list[Diagnostic]]:
     """Every trace of a JSONL text, and an SKM401 error for each line that is not one."""
     source = SourceFile(path, text)
-    traces: list[Trace] = []
+    traces: list[Episode] = []
     diagnostics: list[Diagnostic] = []
     seen: dict[str, str] = {}
     for number, (start, line) in enumerate(_lines(text), 1):
@@ -197,9 +203,9 @@ def _lines(text: str) -> Iterator[tuple[int, str]]:
         start += len(line) + 1
 
 
-def read_traces(paths: Iterable[str | Path]) -> tuple[list[Trace], list[Diagnostic]]:
+def read_traces(paths: Iterable[str | Path]) -> tuple[list[Episode], list[Diagnostic]]:
     """Read JSONL trace files; unreadable files and bad lines are SKM401 errors, never exceptions."""
-    traces: list[Trace] = []
+    traces: list[Episode] = []
     diagnostics: list[Diagnostic] = []
     ids: set[str] = set()
     for path in paths:
@@ -224,9 +230,9 @@ def read_traces(paths: Iterable[str | Path]) -> tuple[list[Trace], list[Diagnost
     return traces, diagnostics
 
 
-def successful(traces: Iterable[Trace]) -> tuple[list[Trace], list[Diagnostic]]:
+def successful(traces: Iterable[Episode]) -> tuple[list[Episode], list[Diagnostic]]:
     """The traces that succeeded, and an SKM402 warning for each one left out."""
-    kept: list[Trace] = []
+    kept: list[Episode] = []
     diagnostics: list[Diagnostic] = []
     for trace in traces:
         reason = None

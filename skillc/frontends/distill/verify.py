@@ -13,18 +13,20 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import attrs
 
 from skillc.diagnostics import Diagnostic, make
-from skillc.frontends.distill import Distilled, codes
+from skillc.frontends.distill import Distilled, codes, pddl
 from skillc.frontends.distill.cluster import Cluster, match
 from skillc.frontends.distill.schema import normalised
 from skillc.frontends.distill.segment import MIN_STEPS, Operation, segment
-from skillc.frontends.distill import pddl
 from skillc.frontends.distill.textworld import Game, Unavailable, game_path
-from skillc.frontends.distill.trace import Trace
+from skillc.frontends.distill.trace import Episode
+
+if TYPE_CHECKING:
+    from skillc.runtime.jsonvalue import Object
 
 
 class Skill(Protocol):
@@ -43,13 +45,13 @@ class SkillStats:
     errors: int = 0  # failed calls, and lost games blamed on one of its calls
     primitives: int = 0
     skipped: int = 0  # matched an operation, but its preconditions did not hold there
-    failures: list[dict[str, Any]] = attrs.field(factory=list)
+    failures: list[Object] = attrs.field(factory=list)
 
     @property
     def error_rate(self) -> float:
         return self.errors / self.calls if self.calls else 0.0
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> Object:
         return {"calls": self.calls, "errors": self.errors, "error_rate": round(self.error_rate, 4),
                 "primitives_replaced": self.primitives, "precondition_misses": self.skipped,
                 "failures": self.failures[:3]}
@@ -147,20 +149,20 @@ class Evaluation:
         return sum(not g.won and g.blame is None for g in self.games)
 
 
-def _prepare(heldout: Iterable[Trace]) -> tuple[list[tuple[Trace, list[Operation]]], list[Diagnostic]]:
+def _prepare(heldout: Iterable[Episode]) -> tuple[list[tuple[Episode, list[Operation]]], list[Diagnostic]]:
     """The held-out traces that can be replayed, each with its operations, and why the others cannot."""
     normal, diagnostics = normalised(heldout)
     return [(trace, segment(program)) for trace, program in normal], diagnostics
 
 
 def evaluate(distilled: Distilled, clusters: Sequence[Cluster], skills: dict[str, Skill],
-             heldout: Iterable[Trace], *, games: str | Path | None = None) -> Evaluation:
+             heldout: Iterable[Episode], *, games: str | Path | None = None) -> Evaluation:
     """Play every held-out game with the skills substituted wherever they apply."""
     return _evaluate(distilled, clusters, skills, *_prepare(heldout), games)
 
 
 def _evaluate(distilled: Distilled, clusters: Sequence[Cluster], skills: dict[str, Skill],
-              prepared: list[tuple[Trace, list[Operation]]], diagnostics: list[Diagnostic],
+              prepared: list[tuple[Episode, list[Operation]]], diagnostics: list[Diagnostic],
               games: str | Path | None, progress: Callable[[int], None] | None = None) -> Evaluation:
     evaluation = Evaluation(skills={c.name: SkillStats() for c in clusters}, diagnostics=list(diagnostics))
     for trace, ops in prepared:
@@ -176,7 +178,7 @@ def _evaluate(distilled: Distilled, clusters: Sequence[Cluster], skills: dict[st
     return evaluation
 
 
-def open_game(trace: Trace, games: str | Path | None = None) -> Game | pddl.Game:
+def open_game(trace: Episode, games: str | Path | None = None) -> Game | pddl.Game:
     """The environment a held-out trace was recorded in, reopened at its start: a PDDLGym problem for a PDDL
     trace, else a TextWorld game (its file, or regenerated into `games`). Unavailable when it cannot be."""
     if trace.env == pddl.ENV or (trace.game or {}).get("generator") == pddl.GENERATOR:
@@ -184,12 +186,12 @@ def open_game(trace: Trace, games: str | Path | None = None) -> Game | pddl.Game
     return Game(game_path(trace, games, relative_to=_folder(trace)))
 
 
-def _folder(trace: Trace) -> Path | None:
+def _folder(trace: Episode) -> Path | None:
     """The folder of the file a trace was read from: where its `game.file` is relative to."""
     return Path(trace.span.path).parent if trace.span is not None else None
 
 
-def _play(game: Game | pddl.Game, trace: Trace, ops: list[Operation], clusters: Sequence[Cluster],
+def _play(game: Game | pddl.Game, trace: Episode, ops: list[Operation], clusters: Sequence[Cluster],
           skills: dict[str, Skill], loops: frozenset[str], stats: dict[str, SkillStats]) -> GameRun:
     """Play one held-out game: skill calls where they apply, primitive actions elsewhere; blame any loss."""
     run = GameRun(trace.id, primitive_turns=len(trace.steps))
@@ -257,7 +259,7 @@ def _blame(calls: Sequence[Call]) -> Call | None:
     return next((c for c in calls if c.diverged), None) or next((c for c in calls if c.played != c.replaced), None)
 
 
-def _lost(run: GameRun, trace: Trace, error: str | None, call: Call | None, stats: dict[str, SkillStats]) -> GameRun:
+def _lost(run: GameRun, trace: Episode, error: str | None, call: Call | None, stats: dict[str, SkillStats]) -> GameRun:
     """Record a lost game, as an error of the call it is blamed on (when there is one)."""
     run.error = error or "the game was lost"
     if call is not None:
@@ -270,7 +272,7 @@ def _lost(run: GameRun, trace: Trace, error: str | None, call: Call | None, stat
     return run
 
 
-def verify(distilled: Distilled, skills: dict[str, Skill], heldout: Sequence[Trace], *,
+def verify(distilled: Distilled, skills: dict[str, Skill], heldout: Sequence[Episode], *,
            games: str | Path | None = None,
            progress: Callable[[int], None] | None = None) -> tuple[list[Cluster], Evaluation, list[Diagnostic]]:
     """Keep the skills with no execution error on held-out games; the evaluation is of the kept library.

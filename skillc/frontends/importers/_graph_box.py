@@ -3,7 +3,7 @@ confined child (`python -I -m skillc.frontends.importers._graph_box FOLDER SPEC`
 
 The child answers with one JSON object on a private copy of its stdout (the module's own prints go to stderr):
 {"text": the .skm text or null, "diagnostics": [...], "sources": {path: text}}. Diagnostics travel as plain JSON
-(code, message, severity, spans as offsets into the sources sent along), never pickled: the parent must not run
+(code, message, severity, data, spans as offsets into the sources sent along), never pickled: the parent must not run
 anything the child could forge. `to_json`/`from_json` are the two halves; `main` is the child.
 """
 
@@ -30,8 +30,8 @@ def _span_json(span: Span | None, sources: dict[str, str]) -> dict[str, Any] | N
 def to_json(text: str | None, diagnostics: list[Diagnostic]) -> dict[str, Any]:
     """The child's answer."""
     sources: dict[str, str] = {}
-    found = [{"code": d.code, "message": d.message, "severity": d.severity.name, "label": d.label,
-              "notes": list(d.notes), "hint": d.hint, "witness": list(d.witness),
+    found = [{"code": str(d.code), "message": d.message, "severity": d.severity.name, "label": d.label,
+              "notes": list(d.notes), "hint": d.hint, "witness": list(d.witness), "data": dict(d.data),
               "span": _span_json(d.span, sources),
               "secondary": [{"span": _span_json(s.span, sources), "message": s.message} for s in d.secondary]}
              for d in diagnostics]
@@ -49,7 +49,12 @@ def _span(raw: object, files: dict[str, SourceFile]) -> Span | None:
 
 
 def from_json(answer: dict[str, Any]) -> tuple[str | None, list[Diagnostic]]:
-    """The parent's half: the text and diagnostics of a child's answer (ValueError when it is malformed)."""
+    """The parent's half: the text and diagnostics of a child's answer (ValueError when it is malformed).
+
+    A code travels as its string and comes back as the registry's `Code` (the child may report any stage's:
+    `read_back` checks an exported graph's machine); one that is not a code makes the answer malformed."""
+    from skillc.registry import BY_CODE  # deferred: only a boxed import needs every stage's table
+
     sources = answer.get("sources") or {}
     if not isinstance(sources, dict):
         raise ValueError("sources is not an object")
@@ -59,10 +64,17 @@ def from_json(answer: dict[str, Any]) -> tuple[str | None, list[Diagnostic]]:
     for d in answer.get("diagnostics") or []:
         secondary = tuple(Label(span, str(s.get("message", ""))) for s in d.get("secondary") or ()
                           if (span := _span(s.get("span"), files)) is not None)
-        out.append(Diagnostic(str(d["code"]), str(d["message"]), _span(d.get("span"), files),
+        code = BY_CODE.get(str(d["code"]))
+        if code is None:
+            raise ValueError(f"unknown diagnostic code {d['code']!r}")
+        data = d.get("data") or {}
+        if not isinstance(data, dict):
+            raise ValueError("data is not an object")
+        out.append(Diagnostic(code, str(d["message"]), _span(d.get("span"), files),
                               Severity[str(d.get("severity", "ERROR"))], str(d.get("label") or ""), secondary,
                               tuple(map(str, d.get("notes") or ())), d.get("hint"),
-                              tuple(map(str, d.get("witness") or ()))))
+                              tuple(map(str, d.get("witness") or ())),
+                              tuple(sorted((str(k), str(v)) for k, v in data.items()))))
     if text is not None and not isinstance(text, str):
         raise ValueError("text is not a string")
     return text, out

@@ -16,6 +16,7 @@ from collections.abc import Iterator
 
 import attrs
 
+from skillc.check import codes as check_codes
 from skillc.diagnostics import Diagnostic, SourceFile, Span, make
 from skillc.diagnostics.codes import INPUT_OVER_LIMIT
 from skillc.frontends.importers import aslrules as R, codes
@@ -778,10 +779,10 @@ def _default(type_: str | None) -> n.Expr:
 def check_asl(source: SourceFile, *, as_json: bool, smt_timeout_ms: int = 2000) -> tuple[AslImport, Checked]:
     """Import and check a definition: field rules, then every check of skillc on the translated machine."""
     imported = import_asl(source, as_json=as_json)
-    if imported.module is None or any(d.code == INPUT_OVER_LIMIT.code for d in imported.diagnostics):
+    if imported.module is None or any(d.code == INPUT_OVER_LIMIT for d in imported.diagnostics):
         return imported, Checked(None, list(imported.diagnostics))
     # The checker would call the added `-> States.NoChoiceMatched` edge shadowed when the rules cover every case.
-    added = frozenset(("SKM241", nd.span.start) for nd in imported.no_default)
+    added = frozenset((check_codes.SHADOWED_EDGE, nd.span.start) for nd in imported.no_default)
     remap = Remap(codes.UNBOUNDED_ASL_LOOP, codes.MAYBE_UNSET_PATH, imported.names, added, imported.edge_names)
     checked = check_module(imported.module, source.path, remap, smt_timeout_ms=smt_timeout_ms)
     found = list(imported.diagnostics) + checked.diagnostics

@@ -16,6 +16,7 @@ from typing import Protocol
 import attrs
 
 from skillc.check import CheckContext, check_machine, fragment_machine
+from skillc.check import codes as check_codes
 from skillc.diagnostics import Code, Diagnostic, make
 from skillc.ir.lower import Scope, lower_module
 from skillc.ir.machine import Machine
@@ -29,7 +30,7 @@ class Remap:
     unbounded: Code  # replaces SKM250
     unset: Code  # replaces SKM210, SKM211 and SKM213
     names: dict[str, str] = attrs.Factory(dict)  # .skm name -> the source's name
-    drop: frozenset[tuple[str, int]] = frozenset()  # (code, span start) of findings about edges the importer added
+    drop: frozenset[tuple[Code, int]] = frozenset()  # (code, span start) of findings about edges the importer added
     edges: dict[tuple[str, int], str] = attrs.Factory(dict)  # (.skm state, edge number) -> the source's term
 
 
@@ -63,13 +64,15 @@ def translate(found: Iterable[Diagnostic], remap: Remap) -> list[Diagnostic]:
     rename = _renamer(remap.names, remap.edges)
     out = []
     for d in found:
-        code = {"SKM250": remap.unbounded, "SKM210": remap.unset, "SKM211": remap.unset,
-                "SKM213": remap.unset}.get(d.code)
+        code = {check_codes.UNBOUNDED_LOOP: remap.unbounded, check_codes.READ_BEFORE_ASSIGNMENT: remap.unset,
+                check_codes.GUARD_BEFORE_ASSIGNMENT: remap.unset, check_codes.EVIDENCE_NOT_ASSIGNED: remap.unset,
+                }.get(d.code)
         if code is not None:
             d = make(code, d.message, d.span, label=d.label, secondary=d.secondary, notes=d.notes,
-                     witness=d.witness)
+                     witness=d.witness, data=dict(d.data))
         out.append(attrs.evolve(d, message=rename(d.message), label=rename(d.label), notes=tuple(rename(x) for x in d.notes),
-                                witness=tuple(rename(x, arrows=True) for x in d.witness)))
+                                witness=tuple(rename(x, arrows=True) for x in d.witness),
+                                data=tuple((k, remap.names.get(v, v)) for k, v in d.data)))
     return out
 
 

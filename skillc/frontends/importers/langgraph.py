@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import importlib
 import os
-import re
 import sys
 import typing
 from collections.abc import Callable, Iterable
@@ -21,6 +20,7 @@ from typing import Any
 
 import attrs
 
+from skillc.check import codes as check_codes
 from skillc.diagnostics import Diagnostic, Span, make
 from skillc.frontends.importers import codes, pysource
 from skillc.frontends.importers.asl import ident
@@ -385,7 +385,7 @@ def check(graph: object, *, smt_timeout_ms: int = 2000) -> Checked:
     joined = _joined(graph, imported.nodes)
     # The terminals the importer adds are not the graph's nodes: whether they are reached is SKM653's business.
     found = list(imported.diagnostics) + [_at_node(d, spans, imported.names) for d in checked.diagnostics
-                                          if not (d.code == "SKM200" and d.span is None) and not _after_join(d, joined)]
+                                          if not (d.code == check_codes.UNREACHABLE_STATE and d.span is None) and not _after_join(d, joined)]
     found += list(_no_path_to_end(imported.nodes))
     return Checked(checked.machine, found)
 
@@ -400,13 +400,12 @@ def _joined(graph: object, nodes: tuple[Node, ...]) -> dict[str, set[str]]:
     return out
 
 
-_READ = re.compile(r"^state `([^`]+)` reads `([^`]+)`")
-
-
 def _after_join(d: Diagnostic, joined: dict[str, set[str]]) -> bool:
     """A may-be-unset read that a waiting edge's sources write: the choice model of fan-out cannot see the join."""
-    m = _READ.match(d.message) if d.code == "SKM657" else None
-    return m is not None and m.group(2) in joined.get(m.group(1), set())
+    if d.code != codes.MAYBE_UNSET_CHANNEL:
+        return False
+    state, var = d.datum("state"), d.datum("var")
+    return state is not None and var is not None and var in joined.get(state, set())
 
 
 def _at_node(d: Diagnostic, spans: dict[str, Span | None], names: dict[str, str]) -> Diagnostic:

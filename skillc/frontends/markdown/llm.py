@@ -36,6 +36,7 @@ from typing import TYPE_CHECKING, Any, Final, cast
 
 import attrs
 
+from skillc.check import codes as check_codes
 from skillc.check.provenance import normalise
 from skillc.diagnostics import Diagnostic, Severity, make
 from skillc.frontends.markdown import codes
@@ -271,7 +272,7 @@ def _rank(f: Finding) -> tuple[int, int, str]:
     return (0 if f.severity == "error" else 1, family, f.code)
 
 
-_LOAD_DEPENDENT: Final = ("SKM242", "SKM243")
+_LOAD_DEPENDENT: Final = (check_codes.OPAQUE_IN_GUARD, check_codes.SOLVER_UNKNOWN)
 
 
 def _finding(d: Diagnostic, draft_path: str, doc: Document, lines: Sequence[str]) -> Finding:
@@ -294,7 +295,7 @@ def _finding(d: Diagnostic, draft_path: str, doc: Document, lines: Sequence[str]
     local = re.compile(r"[^\s`'\"]*/" + re.escape(name) + r"\b")
     message = local.sub(name, d.message)
     hint = local.sub(name, d.hint) if d.hint else d.hint
-    return Finding(d.code, "error" if d.is_error else "warning", message, line, where, excerpt or "", hint)
+    return Finding(str(d.code), "error" if d.is_error else "warning", message, line, where, excerpt or "", hint)
 
 
 def feedback(findings: Sequence[Finding], what: str = "draft") -> str:

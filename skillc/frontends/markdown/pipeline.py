@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import os
-import re
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import attrs
 
+from skillc.check import codes as check_codes
 from skillc.check.source import CheckResult, check_source
 from skillc.diagnostics import Diagnostic, make
 from skillc.diagnostics.diagnostic import HasDiagnostics
@@ -27,9 +27,12 @@ if TYPE_CHECKING:
     from skillc.frontends.markdown.llm import LLMOptions, Round
     from skillc.runtime.executors import Executor
 
-RULE_CODES = {"SKM220", "SKM221", "SKM222", "SKM260", "SKM261"}
+RULE_CODES = {check_codes.REQUIRED_OPERATION_BYPASSED, check_codes.ORDER_VIOLATED,
+              check_codes.FORBIDDEN_OPERATION_REACHABLE, check_codes.TERMINATION_RULE_VIOLATED,
+              check_codes.DATA_RULE_VIOLATED}
 #: Notes about the offline draft itself, dropped when the LLM compiler drafts the machine instead.
-OFFLINE_ONLY = {"SKM304", "SKM306", "SKM315", "SKM317", "SKM319", "SKM320"}
+OFFLINE_ONLY = {codes.NO_PROCEDURE, codes.UNKNOWN_ALLOWED_TOOL, codes.BASH_DECLARED_FOR_COMMANDS,
+                codes.RULE_NOT_PROVED, codes.COMMANDS_NOT_SHELL, codes.CONSTRUCT_NOT_ENCODED}
 
 
 @attrs.define
@@ -98,7 +101,8 @@ def structural_draft(doc: Document, skill: Path, output: Path | None,
         notes.append(make(codes.CONSTRUCT_NOT_ENCODED, f"not encoded: {u.what}; every run through `{u.state}` ends in "
                                                        "`review_required` (partial), never in success",
                           doc.span(u.start, u.end), label="not encoded",
-                          hint="say it so that it can be encoded, build with a model, or edit the machine by hand"))
+                          hint="say it so that it can be encoded, build with a model, or edit the machine by hand",
+                          data={"construct": u.what, "state": u.state}))
     text = print_module(compiled.module)
     checked = check_text(text, skill, output)
     for _ in range(3):
@@ -108,10 +112,11 @@ def structural_draft(doc: Document, skill: Path, output: Path | None,
         for rule, line in _rules_at(checked.module, set(broken)):
             d = broken[line]
             where = rule.where.start if rule.where is not None else 1
-            notes.append(make(codes.RULE_NOT_PROVED, f"not proved, kept as an instruction: {rule_head(rule)} ({d.code}: "
-                                        f"{d.message})", doc.span(where, rule.where.end if rule.where else None),
+            unproved = f"{rule_head(rule)} ({d.code}: {d.message})"
+            notes.append(make(codes.RULE_NOT_PROVED, f"not proved, kept as an instruction: {unproved}",
+                              doc.span(where, rule.where.end if rule.where else None),
                               label=rule.kind, hint="restate the requirement so that it names one step, or edit "
-                                                    "the machine by hand"))
+                                                    "the machine by hand", data={"rule": unproved}))
         text = print_module(_drop_rules(checked.module, set(broken)))
         checked = check_text(text, skill, output)
     return Draft(text, checked), clauses, notes
@@ -162,7 +167,7 @@ def build(skill: str | os.PathLike[str], *, output: str | os.PathLike[str] | Non
     options = options or Options()
     draft, clauses, notes = structural_draft(doc, skill, out, options)
     diags += notes
-    unencoded = [d for d in notes if d.code == codes.CONSTRUCT_NOT_ENCODED.code]
+    unencoded = [d for d in notes if d.code == codes.CONSTRUCT_NOT_ENCODED]
     if options.strict and unencoded and model is None and executor is None:
         diags.append(make(codes.STRICT_UNENCODED, f"--strict: {len(unencoded)} construct(s) of {doc.path} could not be "
                                                   "encoded (SKM320); nothing is written",
@@ -171,7 +176,7 @@ def build(skill: str | os.PathLike[str], *, output: str | os.PathLike[str] | Non
                                "`review_required`"))
         return BuildResult(None, None, diags, clauses)
     if (model is None and executor is None and doc.front.allowed_tools and not bash_declared(doc, options)
-            and any(d.code == codes.BASH_DECLARED_FOR_COMMANDS.code for d in notes)):
+            and any(d.code == codes.BASH_DECLARED_FOR_COMMANDS for d in notes)):
         listed = ", ".join(doc.front.allowed_tools)
         for c in [c for c in clauses if runs_command(c)][:5]:
             diags.append(make(codes.STEP_OUTSIDE_ALLOWED_TOOLS, f"this step runs a command, but the skill's "
@@ -208,7 +213,7 @@ def build(skill: str | os.PathLike[str], *, output: str | os.PathLike[str] | Non
                               doc.span(r.clause.start, r.clause.end), label=r.clause.kind,
                               hint="add it to a state's prompt, or make it a rule"))
     diags += result.diagnostics
-    summary = rule_report(result.machine, rows, diags, bash_added=any(d.code == "SKM315" for d in diags))
+    summary = rule_report(result.machine, rows, diags, bash_added=any(d.code == codes.BASH_DECLARED_FOR_COMMANDS for d in diags))
     if any(d.is_error for d in result.diagnostics):
         return BuildResult(None, result.machine, diags, clauses, rows, history, summary)
     return BuildResult(text, result.machine, diags, clauses, rows, history, summary)
@@ -217,13 +222,11 @@ def build(skill: str | os.PathLike[str], *, output: str | os.PathLike[str] | Non
 def rule_report(machine: Machine | None, rows: list[Row], diags: list[Diagnostic], bash_added: bool) -> RuleReport:
     """What the build proved: the machine's own rules, the dropped ones, and the prohibitions left as constraints."""
     proved = tuple(f"{rule_head(r)}  \"{r.quote}\"" for r in (machine.rules if machine else ()) if not r.fragment)
-    unproved = tuple(d.message.removeprefix("not proved, kept as an instruction: ") for d in diags
-                     if d.code == "SKM317")
+    unproved = tuple(d.datum("rule") or "" for d in diags if d.code == codes.RULE_NOT_PROVED)
     prohibitions = tuple((r.clause.text, r.landed) for r in rows if r.clause.kind == "forbid")
     unencoded = tuple((f"line {d.span.start_pos[0]}: " if d.span is not None else "")
-                      + d.message.removeprefix("not encoded: ").split("; every run through ")[0]
-                      + "".join(f" (at `{m}`)" for m in re.findall(r"every run through `([^`]+)`", d.message))
-                      for d in diags if d.code == "SKM320")
+                      + (d.datum("construct") or "") + f" (at `{d.datum('state')}`)"
+                      for d in diags if d.code == codes.CONSTRUCT_NOT_ENCODED)
     return RuleReport(proved, unproved, prohibitions, bash_added, unencoded)
 
 

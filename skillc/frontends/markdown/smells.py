@@ -291,7 +291,7 @@ def smells(machine: Machine, doc: Document | None = None, scripts: int = 0) -> l
     found: Iterable[Diagnostic] = [*model_text_evidence(machine, doc, scripts), *model_told_to_act(machine),
                                    *unread_outputs(machine), *examples_run(machine, doc), *placeholders(machine),
                                    *trivial_rules(machine)]
-    return sorted(found, key=lambda d: (d.code, d.span.start if d.span else -1, d.message))
+    return sorted(found, key=lambda d: (d.code.code, d.span.start if d.span else -1, d.message))
 
 
 __all__ = ["command_text", "smells", "told_to_act", "template"]

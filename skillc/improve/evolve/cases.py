@@ -33,6 +33,7 @@ from skillc.bench.verify import ENV_OUTPUTS, ENV_TRACE, ENV_WORKDIR, fingerprint
 from skillc.diagnostics import Diagnostic, make
 from skillc.improve.evolve import codes
 from skillc.improve.evolve.state import Case, CaseKind, Hypothesis, Output, Strength
+from skillc.sandbox.box import run_confined
 
 _HARNESS = Path(__file__).with_name("_harness.py")
 #: The limit of `sh -n` on a shell case (parsing a one-line command).
@@ -62,8 +63,6 @@ class Draft:
 def run_case(case: Case | Draft, output: Output, timeout_s: float) -> CaseResult:
     """Run one case on a cached output, in a box whose scratch folder holds a copy of its work folder and trace,
     within `timeout_s`."""
-    from skillc.sandbox.box import run_confined
-
     before = _evidence(output)
     with tempfile.TemporaryDirectory(prefix="skillc-evolve-case-") as scratch:
         root = Path(scratch)

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import Final
 
-from skillc.diagnostics.codes import E, W, Code
+from skillc.diagnostics.codes import Code, E, W
 
 _SCRIPT: Final = ('{"reflect": {"root": [{"operations": [{"op": "add", "id": "h1", "description": "the answer '
                   'is not written to answer.txt", "prediction": "answer.txt is missing"}], "children": []}]}}')

@@ -1,4 +1,4 @@
-"""`skillc evolve` put together from its flags: the suite's task, the bench runner as the executor, reflection and
+"""`skillc evolve` put together from its flags: the suite's task, the bench runner as the version runner, reflection and
 the self-verifier from their specs, the check gate, the options; the evolution run and written to its folder.
 
 Every problem with the flags or the files (a suite with errors, an unknown task, an executor spec that cannot be
@@ -8,23 +8,34 @@ runs, as diagnostics, and nothing is written; a root machine that does not check
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import attrs
 
+from skillc.bench import codes as bench_codes
+from skillc.bench.runner import spec_problem  # the bench's own check of a spec, so both refuse the same
+from skillc.bench.suite import Suite, Task, load_suite
+from skillc.check.source import check_source
 from skillc.diagnostics import Diagnostic, make
 from skillc.diagnostics import codes as diagnostics_codes
 from skillc.diagnostics.diagnostic import HasDiagnostics
-from skillc.improve.evolve import codes
+from skillc.diagnostics.files import FileProblem, read_text
+from skillc.improve.archive import default_folder
+from skillc.improve.evolve import codes, search
+from skillc.improve.evolve.cases import SelfVerifier
+from skillc.improve.evolve.gate import archive_gate, check_gate
+from skillc.improve.evolve.loop import Evolution, Gate, Roles, evolve, no_gate, trajectory
+from skillc.improve.evolve.models import model_roles
 from skillc.improve.evolve.options import EvolveOptions, Strategy, option_problems
-
-if TYPE_CHECKING:
-    from skillc.bench.suite import Suite, Task
-    from skillc.improve.evolve.cases import SelfVerifier
-    from skillc.improve.evolve.loop import Evolution, Gate
-    from skillc.improve.evolve.roles import Reflector
-    from skillc.runtime.executors.base import Executor as ModelExecutor
+from skillc.improve.evolve.report import write_evolution
+from skillc.improve.evolve.roles import Reflector, ScriptedReflector, ScriptedVerifier, load_script
+from skillc.improve.evolve.runner import BenchRunner
+from skillc.runtime.executors import ExecutorError, make_executor
+from skillc.runtime.executors.base import Executor as ModelExecutor
+from skillc.runtime.executors.scripted import ScriptError
+from skillc.runtime.record import TraceError
 
 #: The files an evolution leaves in its folder, by what they are (SKILL.md only when the best version has one).
 FILES = (("machine", "evolved.skm"), ("tree", "tree.json"), ("report", "report.md"), ("drawing", "tree.dot"))
@@ -62,7 +73,7 @@ class EvolveConfig:
         return cls(options=EvolveOptions(**search, strategy=strategy), **rest)
 
     def folder(self) -> Path:
-        """Where the evolution is written (default `.skillc/improve/evolve/MACHINE-STEM`)."""
+        """Where the evolution is written (default `.skillc/evolve/MACHINE-STEM`)."""
         return Path(self.output) if self.output else Path(".skillc") / "evolve" / Path(self.machine).stem
 
 
@@ -85,7 +96,6 @@ class EvolveResult(HasDiagnostics):
 @attrs.define
 class _Setup:
     """What the flags resolved to, before anything runs."""
-
     suite: Suite
     task: Task
     machine: str
@@ -105,7 +115,6 @@ def _usage(diagnostics: list[Diagnostic]) -> EvolveResult:
 
 def run_evolve(config: EvolveConfig) -> EvolveResult:
     """Resolve the flags, run the evolution and write its files; diagnostics, never exceptions, for user errors."""
-    from skillc.check.source import check_source
 
     setup = _setup(config)
     if not isinstance(setup, _Setup):
@@ -122,9 +131,6 @@ def run_evolve(config: EvolveConfig) -> EvolveResult:
 
 def _run(config: EvolveConfig, setup: _Setup) -> EvolveResult:
     """The evolution over the resolved setup, then its files."""
-    from skillc.improve.evolve.executor import BenchExecutor
-    from skillc.improve.evolve.loop import Roles, evolve
-    from skillc.improve.evolve.report import write_evolution
 
     folder = config.folder()
     runs = (folder / "runs").resolve()  # absolute: a cell runs in its own work folder
@@ -132,7 +138,7 @@ def _run(config: EvolveConfig, setup: _Setup) -> EvolveResult:
     if claimed is not None:
         return _usage([*setup.warnings, claimed])
     # with the gate on every candidate is checked by it, and the root by run_evolve: the executor need not check
-    executor = BenchExecutor(setup.suite, setup.task, setup.spec, runs, check=not config.gate)
+    executor = BenchRunner(setup.suite, setup.task, setup.spec, runs, check=not config.gate)
     roles = Roles(executor, setup.reflector, setup.verifier)
     evolution = evolve(setup.machine, roles, gate=setup.gate, options=config.options, skill=setup.skill)
     diagnostics = [*setup.warnings, *evolution.diagnostics]
@@ -147,7 +153,6 @@ def _run(config: EvolveConfig, setup: _Setup) -> EvolveResult:
 
 def _setup(config: EvolveConfig) -> _Setup | list[Diagnostic]:
     """The suite, its task, the root machine's text, the executor spec and the roles, or every problem found."""
-    from skillc.diagnostics.files import FileProblem, read_text
 
     problems: list[Diagnostic] = list(option_problems(config.options))
     if not config.model_timeout_s > 0:  # NaN too
@@ -163,8 +168,8 @@ def _setup(config: EvolveConfig) -> _Setup | list[Diagnostic]:
     gate, gate_found = _gate(config) if machine is not None else (None, [])
     problems += [d for d in gate_found if d.is_error]
     problems += _folder_problems(config.folder())
-    spec_problem = _executor_problem(config.executor, found[1].id if isinstance(found, tuple) else "")
-    problems += [spec_problem] if spec_problem else []
+    spec_issue = _executor_problem(config.executor, found[1].id if isinstance(found, tuple) else "")
+    problems += [spec_issue] if spec_issue else []
     models: list[ModelExecutor] = []
     roles = _roles(config, models)
     problems += roles if isinstance(roles, list) else []
@@ -180,7 +185,6 @@ def _setup(config: EvolveConfig) -> _Setup | list[Diagnostic]:
 
 def _skill(suite: Suite) -> str | None:
     """The suite's skill document as text (the suite's loader found the file), or None."""
-    from skillc.diagnostics.files import FileProblem, read_text
 
     try:
         return read_text(suite.skill, what="skill document") if suite.skill is not None else None
@@ -190,9 +194,6 @@ def _skill(suite: Suite) -> str | None:
 
 def _gate(config: EvolveConfig) -> tuple[Gate | None, list[Diagnostic]]:
     """`skillc check`, plus the replay of every trace refine accepted when MACHINE.archive/ exists beside it."""
-    from skillc.improve.evolve.gate import archive_gate, check_gate
-    from skillc.improve.evolve.loop import no_gate
-    from skillc.improve.refine.archive import default_folder
 
     if not config.gate:
         return no_gate, []
@@ -207,7 +208,6 @@ _TASK_HINT = "give --task ID with one of the suite's task ids"
 
 def _suite_task(config: EvolveConfig) -> tuple[Suite, Task] | list[Diagnostic]:
     """The suite and the task to evolve on (`--task`, or the suite's only task)."""
-    from skillc.bench.suite import load_suite
 
     loaded = load_suite(config.suite)
     if loaded.suite is None:
@@ -226,8 +226,6 @@ def _suite_task(config: EvolveConfig) -> tuple[Suite, Task] | list[Diagnostic]:
 
 def _executor_problem(spec: str | None, task: str) -> Diagnostic | None:
     """Why the executor spec cannot run the task's versions (SKM731, as `skillc bench`), or None."""
-    from skillc.bench import codes as bench_codes
-    from skillc.bench.runner import spec_problem  # the bench's own check of a spec, so both refuse the same
 
     if spec is None:
         return make(bench_codes.INVALID_BENCH_EXECUTOR, "give the executor the versions run with (--executor SPEC)")
@@ -240,7 +238,6 @@ _FOLDER_HINT = "choose another -o folder (a new or empty one that can be written
 
 def _folder_problems(folder: Path) -> list[Diagnostic]:
     """An output folder that is a file, cannot be created or written, or already holds an evolution's runs."""
-    import os
 
     if folder.exists() and not folder.is_dir():
         return [make(diagnostics_codes.IO_ERROR, f"{folder} is not a folder", hint=_FOLDER_HINT)]
@@ -269,8 +266,6 @@ def _claim(runs: Path) -> Diagnostic | None:
 
 def _roles(config: EvolveConfig, models: list[ModelExecutor]) -> tuple[Reflector, SelfVerifier] | list[Diagnostic]:
     """Reflection and the self-verifier: `scripted:FILE` is a role script, any other spec a model executor."""
-    from skillc.improve.evolve.cases import SelfVerifier
-    from skillc.improve.evolve.roles import Reflector
 
     reflect_spec = config.reflect_model or config.executor
     verify_spec = config.verifier_model or reflect_spec
@@ -298,12 +293,6 @@ _RUNTIME_SCRIPT_HINT = ("the roles default to the --executor spec, and a runtime
 def _role_pair(flag: str, spec: str, timeout_s: float, branching: int,
                models: list[ModelExecutor]) -> tuple[Reflector, SelfVerifier] | Diagnostic:
     """Both roles from one spec: replayed from a role script, or asked of one model."""
-    from skillc.bench import codes as bench_codes
-    from skillc.improve.evolve.models import model_roles
-    from skillc.improve.evolve.roles import ScriptedReflector, ScriptedVerifier, load_script
-    from skillc.runtime.executors import ExecutorError, make_executor
-    from skillc.runtime.executors.scripted import ScriptError
-    from skillc.runtime.record import TraceError
 
     kind, _, rest = spec.partition(":")
     if kind == "scripted" and rest:
@@ -321,8 +310,6 @@ def _role_pair(flag: str, spec: str, timeout_s: float, branching: int,
 
 def summary(result: EvolveResult) -> dict[str, object]:
     """The trajectory summary of a finished evolution as one JSON object (what `--json` prints)."""
-    from skillc.improve.evolve import search
-    from skillc.improve.evolve.loop import trajectory
 
     evolution = result.evolution
     assert evolution is not None
@@ -337,7 +324,7 @@ def summary(result: EvolveResult) -> dict[str, object]:
             "hypotheses": {h.id: h.state for h in k.store.hypotheses}, "cases": len(k.bank.cases),
             "trajectory": list(trajectory(evolution)),
             "files": {what: str(path) for what, path in result.files.items()},
-            "diagnostics": [{"code": d.code, "severity": d.severity.name.lower(), "message": d.message}
+            "diagnostics": [{"code": str(d.code), "severity": d.severity.name.lower(), "message": d.message}
                             for d in result.diagnostics]}
 
 

@@ -22,11 +22,12 @@ from typing import Literal
 import attrs
 
 from skillc.diagnostics import Diagnostic, make
+from skillc.improve.edits import PatchError
 from skillc.improve.evolve import codes, search
 from skillc.improve.evolve.cases import SelfVerifier, generate_cases, holds
 from skillc.improve.evolve.options import EvolveOptions, option_problems
-from skillc.improve.evolve.patch import PatchError, apply_patch
-from skillc.improve.evolve.roles import Executor, ReflectRequest, Reflector, RoleError
+from skillc.improve.evolve.patch import apply_patch
+from skillc.improve.evolve.roles import Reflector, ReflectRequest, RoleError, VersionRunner
 from skillc.improve.evolve.state import (
     Case,
     CaseRunner,
@@ -59,7 +60,7 @@ def no_gate(node: Node) -> str | None:
 class Roles:
     """The three roles; `verifier` None is the ablation without generated tests."""
 
-    executor: Executor
+    runner: VersionRunner
     reflector: Reflector
     verifier: SelfVerifier | None = None
 
@@ -117,7 +118,7 @@ class _Search:
     def run(self, node_id: int) -> int:
         """Execute a version, cache its output, visit its path, run every case on it; its reward."""
         node = self.tree.node(node_id)
-        output = self.roles.executor.execute(node)
+        output = self.roles.runner.execute(node)
         jump = self.last_run is not None and node.parent != self.last_run
         tree = record_visit(self.tree.replace(attrs.evolve(node, output=output)), node_id)
         k = self.knowledge

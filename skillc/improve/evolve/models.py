@@ -26,24 +26,31 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import attrs
+import jsonschema
 
 from skillc.diagnostics import Diagnostic, make
+from skillc.improve.edits import EDIT_FIELDS, EDIT_OPS, PatchError
 from skillc.improve.evolve import codes
 from skillc.improve.evolve.cases import Proposal, VerifyRequest
-from skillc.improve.evolve.patch import EDIT_FIELDS, EDIT_OPS
+from skillc.improve.evolve.patch import build_skill
 from skillc.improve.evolve.roles import (
-    ReflectRequest,
     Reflection,
+    ReflectRequest,
     RoleError,
     ShapeError,
     drafts_from_json,
     reflection_from_json,
 )
 from skillc.improve.evolve.state import Node, Output
+from skillc.runtime.executors.base import ExecutorError
+from skillc.runtime.interpreter import json_answer
+from skillc.runtime.prompts import Request
+from skillc.syntax import nodes as n
+from skillc.syntax.parser import parse
+from skillc.syntax.printer import print_module
 
 if TYPE_CHECKING:
     from skillc.runtime.executors.base import Executor
-    from skillc.syntax import nodes as n
 
 #: How much of a run the prompt shows: the trace summary, one step's line, each small file, the files listed.
 TRACE_CHARS = 1200
@@ -172,9 +179,6 @@ def _short(line: str) -> str:
 
 def _parsed(machine: str) -> n.Machine | None:
     """The version's parsed machine (None when it does not parse: the prompt then names no states)."""
-    from skillc.syntax import nodes as n
-    from skillc.syntax.parser import parse
-
     module, _ = parse(machine, "<version>")
     found = [item for item in module.items if isinstance(item, n.Machine)] if module is not None else []
     return found[0] if len(found) == 1 else None
@@ -196,8 +200,6 @@ class Names:
     @classmethod
     def of(cls, machine: str) -> Names:
         """The names of a machine text (none when it does not parse)."""
-        from skillc.syntax import nodes as n
-
         parsed = _parsed(machine)
         if parsed is None:
             return cls()
@@ -217,9 +219,6 @@ def shown_machine(node: Node) -> str:
     """The machine text for a prompt: whole when short, else its statements and the states its run visited."""
     if len(node.machine) <= MACHINE_CHARS or node.output is None:
         return node.machine.rstrip()
-    from skillc.syntax import nodes as n
-    from skillc.syntax.printer import print_module
-
     parsed = _parsed(node.machine)
     if parsed is None:
         return node.machine[:MACHINE_CHARS].rstrip() + "\n…"
@@ -252,8 +251,6 @@ def skill_lines(node: Node) -> tuple[str, ...]:
     else each non-blank line (stripped) that occurs exactly once in the document."""
     if node.skill is None:
         return ()
-    from skillc.improve.evolve.patch import PatchError, build_skill
-
     try:
         if build_skill(node.skill).strip() != node.machine.strip():
             return ()
@@ -356,10 +353,6 @@ def verify_schema(cases: int) -> dict[str, Any]:
 def _ask(executor: Executor, state: str, prompt: str, schema: dict[str, Any],
          parse: Callable[[Any], T]) -> T | Diagnostic:
     """One request with one retry on an unusable reply; the parsed reply, or SKM845; RoleError if the model fails."""
-    from skillc.runtime.executors.base import ExecutorError
-    from skillc.runtime.interpreter import json_answer
-    from skillc.runtime.prompts import Request
-
     request = Request(state, "model", ({"role": "user", "content": prompt},), schema)
     problem = ""
     for _ in range(2):
@@ -383,8 +376,6 @@ def _ask(executor: Executor, state: str, prompt: str, schema: dict[str, Any],
 
 def _conform(value: Any, schema: dict[str, Any]) -> None:
     """ShapeError naming where `value` breaks the schema (a backend without constrained decoding may stray)."""
-    import jsonschema
-
     error = jsonschema.exceptions.best_match(jsonschema.Draft202012Validator(schema).iter_errors(value))
     if error is not None:
         error = _variant_error(error)
@@ -394,8 +385,6 @@ def _conform(value: Any, schema: dict[str, Any]) -> None:
 
 def _variant_error(error: Any) -> Any:
     """For a value matching none of the `op` variants, the error inside the variant its `op` names (if any)."""
-    import jsonschema
-
     while error.validator == "anyOf" and isinstance(error.instance, dict):
         ops = [variant.get("properties", {}).get("op", {}).get("const") for variant in error.validator_value]
         if error.instance.get("op") not in ops:

@@ -5,7 +5,7 @@ The JSON holds every node (rank, prior, visits, reward, s, Q, Q̂, why the gate 
 trace, why it did not really run (`note`), whether it is exhausted, the patch that made it in the role-script
 format), the hypotheses and every operation applied to them, the test bank, the evidence matrix, the trajectory
 and whether an interrupt stopped the search; the Markdown shows the same for a reader (each revision with what
-became of it and its edits one line each, each case with its strength and owners, the matrix with s); the drawing
+became of it and its edits one line each, what changed in it (its structural diff from its parent), each case with its strength and owners, the matrix with s); the drawing
 colours rewarded versions, greys out refused ones (with the gate's reason cut short), dots the ones not run,
 outlines the best one and draws each backtracking jump as a dashed red edge labelled "jump".
 """
@@ -15,13 +15,16 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from skillc.check.source import check_source
 from skillc.diagnostics import Diagnostic, make
 from skillc.diagnostics import codes as diagnostics_codes
 from skillc.diagnostics.files import FileProblem, write_output
+from skillc.improve.diff import diff_machines
+from skillc.improve.edits import patch_json, patch_lines
 from skillc.improve.evolve import search
 from skillc.improve.evolve.loop import Evolution, label, trajectory
-from skillc.improve.evolve.patch import patch_json, patch_lines
 from skillc.improve.evolve.state import Node
+from skillc.ir.machine import Machine
 
 #: The report's JSON schema version.
 SCHEMA_VERSION = 1
@@ -77,6 +80,8 @@ def evolution_markdown(evolution: Evolution) -> str:
               for n, op in k.store.log]
     vals = search.values(evolution.tree, k.bank, k.evidence)
     lines += ["", "## Revisions", ""] + _revision_lines(evolution, vals)
+    lines += ["", "## What changed", "", "Each revision's structural diff from its parent (skillc.improve.diff: states "
+              "matched by name, edges by source and target).", ""] + _change_lines(evolution)
     lines += ["", "## Cases", ""] + [f"- `{c.id}` ({c.strength}, {c.kind}; owned by {', '.join(sorted(c.owners))})"
                                      + (f": {c.description}" if c.description else "") for c in k.bank.cases]
     if not k.bank.cases:
@@ -125,6 +130,26 @@ def _revision_lines(evolution: Evolution, vals: search.Values) -> list[str]:
         names = f"`{label(evolution.tree, node.id)}` (from `{label(evolution.tree, parent.id)}`, rank {node.rank}"
         lines.append(f"- {names}; {_status(node, vals)}): {how}")
         lines += [f"  - {_code(line)}" for line in (patch_lines(node.patch) if node.patch is not None else ())]
+    return lines or ["(no revisions)"]
+
+
+def _change_lines(evolution: Evolution) -> list[str]:
+    """Each child's `MachineDiff` from its parent, one line per revision (when both machines check)."""
+    checked: dict[int, Machine | None] = {}
+
+    def machine(node: Node) -> Machine | None:
+        if node.id not in checked:
+            result = check_source(node.machine, path=f"<candidate {node.name or node.id}>")
+            checked[node.id] = None if result.failed else result.machine
+        return checked[node.id]
+
+    lines: list[str] = []
+    for node in evolution.tree.nodes[1:]:
+        parent = evolution.tree.node(node.parent) if node.parent is not None else node
+        old, new = machine(parent), machine(node)
+        what = "one of the two machines does not check" if old is None or new is None else \
+            "; ".join(diff_machines(old, new).lines()) or "no state or edge changed"
+        lines.append(f"- `{label(evolution.tree, node.id)}` (from `{label(evolution.tree, parent.id)}`): {what}")
     return lines or ["(no revisions)"]
 
 

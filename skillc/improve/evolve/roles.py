@@ -1,6 +1,6 @@
 """The roles of the search as Protocols, and scripted implementations that replay recorded JSON replies.
 
-The executor runs a version on the task and returns its cached output with the binary reward (the
+The version runner (`VersionRunner`) runs a version on the task and returns its cached output with the binary reward (the
 only thing the search learns from the hidden verifier); reflection reads a failed version and the
 evidence and answers with hypothesis operations and ranked children; the self-verifier (Protocol in
 cases.py) turns a hypothesis into test cases. The scripted roles read one JSON file:
@@ -28,9 +28,9 @@ import attrs
 
 from skillc.diagnostics import Diagnostic, make
 from skillc.diagnostics.files import FileProblem, JSONProblem, loads, read_text
+from skillc.improve.edits import EDIT_FIELDS, EDIT_OPS, Edit, Patch, SkillEdit
 from skillc.improve.evolve import codes
 from skillc.improve.evolve.cases import Draft, Proposal, VerifyRequest
-from skillc.improve.evolve.patch import EDIT_FIELDS, EDIT_OPS, Edit, Patch, SkillEdit
 from skillc.improve.evolve.state import Child, Knowledge, Node, Operation, Output, PatchTree
 
 
@@ -62,8 +62,8 @@ class Reflector(Protocol):
         ...
 
 
-class Executor(Protocol):
-    """The role that runs one version on the task in a fresh sandbox."""
+class VersionRunner(Protocol):
+    """The role that runs one version on the task in a fresh sandbox (not a model executor of skillc.runtime)."""
 
     def execute(self, node: Node) -> Output:
         """The node's cached output and binary reward; RoleError when it cannot run at all."""
@@ -281,8 +281,8 @@ class ScriptedVerifier:
 
 
 @attrs.define
-class ScriptedExecutor:
-    """An executor replaying the script: the node's files written to a fresh work folder under `out`."""
+class ScriptedRunner:
+    """A version runner replaying the script: the node's files written to a fresh work folder under `out`."""
 
     script: Script
     out: Path

@@ -14,7 +14,7 @@ from typing import Literal
 
 import attrs
 
-from skillc.improve.evolve.patch import Patch
+from skillc.improve.edits import Patch
 
 #: A hypothesis is active (tests run for it), refined (replaced by a sharper one) or refuted (its tests pruned).
 Lifecycle = Literal["active", "refined", "refuted"]

@@ -1,8 +1,8 @@
 """Acceptance: a candidate edit lands iff it checks and replays the current trace and every accepted one.
 
-For one trace: align it (align.py), edit a copy of the machine (edit.py), run the candidate through
-`skillc check` (skillc.check.source) and then replay (replay.py) — the current trace first, then the archived
-accepted traces (all of them, or the ones `select` says the edit can affect: index.py's incremental replay).
+For one trace: align it (align.py), edit a copy of the machine (edit.py), and put the candidate through the
+one gate (skillc.improve.gate): `skillc check`, then replay — the current trace first, then the archived
+accepted traces (all of them, or the ones `select` says the edit can affect: the gate's incremental replay).
 The first failure is the witness: an alignment that bypasses a rule (SKM820), a check error (SKM821) or a
 trace that no longer replays, with the event where it diverged (SKM822). A failed candidate realigns once,
 over states reachable from where the trace is; a second failure drops the trace with that reason.
@@ -11,26 +11,21 @@ Nothing here writes a file: the caller commits an accepted candidate (archive.py
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Literal
 
 import attrs
 
-from skillc.check.source import check_source
-from skillc.diagnostics import Diagnostic, Severity, make
-from skillc.improve.refine import codes
+from skillc.diagnostics import Diagnostic
+from skillc.improve.events import DevTrace
+from skillc.improve.gate import Entry, Select, gate
 from skillc.improve.refine.align import Aligned, Judge, align
 from skillc.improve.refine.edit import Candidate, propose
-from skillc.improve.refine.events import Alignment, DevTrace
-from skillc.improve.refine.replay import ReplayVerdict, replay_trace
+from skillc.improve.replay import ReplayVerdict
 from skillc.ir.machine import Machine
 from skillc.syntax.parser import parse
 
 Status = Literal["accepted", "realigned", "dropped"]
-#: An archived accepted trace: the trace and the alignment it was accepted with.
-Entry = tuple[DevTrace, Alignment]
-#: Which archived entries (indices) an edit from the first machine to the second can affect; None: all.
-Select = Callable[[Machine, Machine, Sequence[Entry]], Sequence[int]]
 
 
 @attrs.frozen
@@ -74,42 +69,6 @@ class Verdict:
         return self.final.candidate.text if self.status != "dropped" and self.final.candidate else None
 
 
-def _first_error(diagnostics: Sequence[Diagnostic]) -> Diagnostic | None:
-    """The first error of a check (warnings do not stop a candidate)."""
-    return next((d for d in diagnostics if d.severity is Severity.ERROR), None)
-
-
-def checked(candidate: Candidate, path: str, machine: Machine, trace: DevTrace,
-            skill: str | None = None) -> tuple[Machine | None, Diagnostic | None]:
-    """The candidate's checked machine, or SKM821 with the first error; an unedited candidate is `machine`."""
-    if not candidate.changes:  # the machine as it is, checked when it was accepted
-        return machine, None
-    result = check_source(candidate.text, path=path, skill=skill)
-    error = _first_error(result.diagnostics)
-    if error is None and result.machine is not None:
-        return result.machine, None
-    witness = f"{error.code} {error.message}" if error else "the candidate could not be built"
-    return None, make(codes.CANDIDATE_FAILS_CHECK, f"the machine edited for trace {trace.id[:12]} does not check: "
-                      f"{witness}", error.span if error else None,
-                      witness=[witness, *(error.witness if error else ())])
-
-
-def replays(new: Machine, trace: DevTrace, alignment: Alignment, others: Sequence[Entry]) \
-        -> tuple[tuple[tuple[str, ReplayVerdict], ...], Diagnostic | None]:
-    """Replay the trace, then the others, up to the first that fails (SKM822 with its divergence)."""
-    done: list[tuple[str, ReplayVerdict]] = []
-    for t, a in [(trace, alignment), *others]:
-        verdict = replay_trace(new, t, a)
-        done.append((t.id, verdict))
-        if not verdict.ok:
-            which = "the trace itself" if t is trace else f"accepted trace {t.id[:12]} ({t.source or 'archive'})"
-            return tuple(done), make(
-                codes.CANDIDATE_BREAKS_REPLAY, f"the machine edited for trace {trace.id[:12]} does not replay "
-                f"{which}: {verdict.reason}", witness=[f"event {verdict.diverged_at}: {verdict.reason}",
-                                                       "path: " + " -> ".join(verdict.states)])
-    return tuple(done), None
-
-
 def attempt(text: str, path: str, machine: Machine, trace: DevTrace, archive: Sequence[Entry], *,
             judge: Judge | None = None, only_reachable: bool = False, select: Select | None = None,
             skill: str | None = None, aligned: Aligned | None = None) -> tuple[Attempt, int]:
@@ -122,12 +81,10 @@ def attempt(text: str, path: str, machine: Machine, trace: DevTrace, archive: Se
     if module is None:
         return Attempt(aligned, failure=problems[0]), 0
     candidate = propose(module, machine, trace, aligned.alignment, archive)
-    new, failure = checked(candidate, path, machine, trace, skill)
-    if new is None:
-        return Attempt(aligned, candidate, failure=failure), 0
-    chosen = list(range(len(archive))) if select is None else sorted(set(select(machine, new, archive)))
-    done, failure = replays(new, trace, aligned.alignment, [archive[i] for i in chosen])
-    return Attempt(aligned, candidate, new, done, failure), 0 if failure else len(archive) - len(chosen)
+    passage = gate(candidate.text, path, archive, subject=f"the machine edited for trace {trace.id[:12]}",
+                   old=machine, select=select, skill=skill, own=(trace, aligned.alignment),
+                   unchanged=not candidate.changes)
+    return Attempt(aligned, candidate, passage.machine, passage.replays, passage.failure), passage.skipped
 
 
 def accept(text: str, path: str, machine: Machine, trace: DevTrace, archive: Sequence[Entry] = (), *,

@@ -24,11 +24,15 @@ from typing import TYPE_CHECKING, Literal
 import attrs
 
 from skillc.check.graph import reachable, successors
+from skillc.check.rules import check_rules
 from skillc.diagnostics import Diagnostic, make
-from skillc.improve.refine import codes
-from skillc.improve.refine.events import Alignment, DevTrace, Event
+from skillc.improve.events import Alignment, DevTrace, Event
+from skillc.improve import codes
 from skillc.ir import expr as ir
 from skillc.ir.machine import Edge, Machine, State
+from skillc.runtime.executors.base import ExecutorError
+from skillc.runtime.interpreter import json_answer
+from skillc.runtime.prompts import Request
 
 if TYPE_CHECKING:
     from skillc.runtime.executors.base import Executor
@@ -260,8 +264,6 @@ def with_edges(machine: Machine, added: Iterable[tuple[str, str]]) -> Machine:
 
 def bypasses(machine: Machine, alignment: Alignment) -> Iterator[Diagnostic]:
     """SKM820 for each rule that holds on the machine but breaks once the alignment's implied edges exist."""
-    from skillc.check.rules import check_rules
-
     added = implied_edges(machine, alignment)
     if not added:
         return
@@ -276,10 +278,6 @@ def bypasses(machine: Machine, alignment: Alignment) -> Iterator[Diagnostic]:
 
 def model_judge(executor: Executor) -> Judge:
     """A judge that asks a model (a skillc executor) which candidate state performed an event."""
-    from skillc.runtime.executors.base import ExecutorError
-    from skillc.runtime.interpreter import json_answer
-    from skillc.runtime.prompts import Request
-
     def judge(event: Event, candidates: Sequence[State]) -> str | None:
         """Ask once; an unusable reply keeps the deterministic choice."""
         names = [st.name for st in candidates]

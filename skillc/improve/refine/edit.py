@@ -27,20 +27,23 @@ Unevaluable guards (a variable no event wrote) are taken not to fire — the rep
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 import attrs
 
 from skillc.check import shellctx
+from skillc.check.graph import reachable
+from skillc.improve.edits import Edit, EditOp, Patch, apply_edits, machine_of
+from skillc.improve.events import Alignment, DevTrace, Event
 from skillc.improve.refine.align import PROTOCOL_KEYS, similarity, unobserved_ahead, words
-from skillc.improve.refine.events import Alignment, DevTrace, Event
+from skillc.ir import expr as ir
 from skillc.ir import types as T
-from skillc.ir.evaluate import EvalError, evaluate
+from skillc.ir.evaluate import EvalError, evaluate, text
 from skillc.ir.machine import FALLBACK, OUTCOMES, Machine, Tool
 from skillc.syntax import nodes as n
-from skillc.syntax.printer import print_module
+from skillc.syntax.printer import expr, print_module, print_node
 
 #: Where a step went: a state's name, or `END` with the trace's outcome.
 END = "<end>"
@@ -73,6 +76,7 @@ class Candidate:
     text: str
     changes: tuple[Change, ...]
     problems: tuple[str, ...] = ()  # edits that could not be made (a successor no guard separates, …)
+    patch: Patch = Patch()  # the edits that made `text`, in the one machine-edit language
 
 
 @attrs.frozen
@@ -151,8 +155,6 @@ def _literal(value: Any, t: T.Type) -> n.Expr | None:
 
 def _same(a: Any, b: Any) -> bool:
     """Equality as a guard `x == str(y)` sees it (scalars by their text)."""
-    from skillc.ir.evaluate import text
-
     return a == b if type(a) is type(b) else text(a) == text(b)
 
 
@@ -309,6 +311,12 @@ class _Editor:
         self.added: list[tuple[str, n.Edge]] = []
         self.changes: list[Change] = []
         self.problems: list[str] = []
+        self.edits: list[Edit] = []  # the edits of existing states' edges, in the order they were made
+
+    def edit(self, source: str, edit: Edit) -> None:
+        """Record an edit of an existing state's edges (a new state is written whole at the end)."""
+        if source not in self.new:
+            self.edits.append(edit)
 
     def note(self, kind: str, where: str, text: str) -> None:
         """Record a change for the report."""
@@ -447,6 +455,7 @@ class _Editor:
         if dest in self.new:
             self.inherit[dest] = edge.target
         self.edges[source][k] = attrs.evolve(edge, target=dest)
+        self.edit(source, Edit("retarget", state=source, index=k, target=dest))
         self.added.append((source, self.edges[source][k]))
         then = f", which continues to `{edge.target}`" if dest in self.new else f" instead of `{edge.target}`"
         self.note("retarget", source, f"edge {k} of `{source}` now leads to `{dest}`{then}")
@@ -461,6 +470,8 @@ class _Editor:
             self.judge(source, dest, before)
             return
         edge = n.Edge(guard, dest)
+        self.edit(source, Edit("add_edge", state=source, text="" if guard is None else _show(guard), target=dest,
+                               index=min(before, len(self.edges[source]))))
         self.edges[source].insert(before, edge)
         self.added.append((source, edge))
         shown = "default" if guard is None else "when " + _show(guard)
@@ -482,7 +493,9 @@ class _Editor:
         # The new step is the default: a judge the trace shows no event for is passed with its label unknown.
         self.edges[name] = [n.Edge(n.BinOp("==", n.Name(f"{name}_way"), n.Name(labels[1])), old.target),
                             n.Edge(None, dest)]
-        self.edges[source][self.edges[source].index(old)] = attrs.evolve(old, target=name)
+        at = self.edges[source].index(old)
+        self.edges[source][at] = attrs.evolve(old, target=name)
+        self.edit(source, Edit("retarget", state=source, index=at, target=name))
         self.note("judge", name, f"judge `{name}` splits `{source}` on {labels[0]} -> {dest} / {labels[1]} -> "
                                  f"{old.target}")
 
@@ -523,15 +536,11 @@ def _names(e: n.Expr) -> Iterable[n.Name]:
 
 def _show(e: n.Expr) -> str:
     """An AST expression as `.skm` text."""
-    from skillc.syntax.printer import expr
-
     return expr(e)
 
 
 def _counters(ed: _Editor, steps: Sequence[Step]) -> None:
     """Bound every added edge that closes a cycle with a new counter (its maximum: the most passages seen)."""
-    from skillc.check.graph import reachable
-
     succ = {name: [e.target for e in edges] for name, edges in ed.edges.items()}
     for source, edge in list(ed.added):
         k = next((i for i, e in enumerate(ed.edges[source]) if e is edge), None)
@@ -551,39 +560,50 @@ def _counters(ed: _Editor, steps: Sequence[Step]) -> None:
         guard = below if edge.guard is None else n.BinOp("and", edge.guard, below)
         bounded = attrs.evolve(edge, guard=guard, assigns=(*edge.assigns, n.Assign(name, "+=", n.IntLit(1))))
         ed.edges[source][k] = bounded
+        ed.edit(source, Edit("set_guard", state=source, index=k, text=_show(guard)))
+        ed.edit(source, Edit("add_assigns", state=source, index=k, assigns=f"{name} += 1"))
         if edge.guard is None:  # the bounded edge is no longer a default: the state needs one after it
-            ed.edges[source].append(n.Edge(None, ed.terminal_for("failed", None)))
+            default = n.Edge(None, ed.terminal_for("failed", None))
+            ed.edit(source, Edit("add_edge", state=source, target=default.target, index=len(ed.edges[source])))
+            ed.edges[source].append(default)
         ed.note("counter", source, f"counter {name} max {bound} on {source} -> {edge.target} (the most passages "
                                    "one trace made)")
 
 
-def _rebuild(ed: _Editor) -> n.Module:
-    """The module with the edited machine: declarations, new states, new terminals, edges in place."""
-    items: list[n.Stmt] = []
-    for item in ed.node.items:
-        if isinstance(item, n.Start) and ed.start is not None:
-            item = attrs.evolve(item, target=ed.start)
-        if isinstance(item, n.State):
-            body = [i for i in item.items if not isinstance(i, n.Edge)] + ed.edges[item.name]
-            item = attrs.evolve(item, items=tuple(body))
-        items.append(item)
-    last_decl = max((i for i, x in enumerate(items) if isinstance(x, (n.VarDecl, n.CounterDecl))), default=-1)
-    items[last_decl + 1:last_decl + 1] = ed.decls
-    last_tool = max((i for i, x in enumerate(items) if isinstance(x, n.ToolDecl)), default=-1)
-    items[last_tool + 1:last_tool + 1] = ed.tools
-    states = [n.State(ed.kinds[name], name, (*body, *ed.edges[name])) for name, body in ed.new.items()]
-    first_end = next((i for i, x in enumerate(items) if isinstance(x, (n.Terminal, n.Fallback))), len(items))
-    items[first_end:first_end] = [attrs.evolve(s, blank_before=True) for s in states]
-    last_terminal = max((i for i, x in enumerate(items) if isinstance(x, n.Terminal)), default=len(items) - 1)
-    items[last_terminal + 1:last_terminal + 1] = [attrs.evolve(t, blank_before=True) for t in ed.terminals]
-    machine = attrs.evolve(ed.node, items=tuple(items))
-    return attrs.evolve(ed.module, items=tuple(machine if x is ed.node else x for x in ed.module.items))
+def _last(items: Sequence[n.Stmt], kinds: tuple[type[n.Stmt], ...], default: int) -> int:
+    """The position of the machine's last statement of one of `kinds` (`default` when none)."""
+    return max((i for i, x in enumerate(items) if isinstance(x, kinds)), default=default)
+
+
+def _patch(ed: _Editor) -> tuple[n.Module, Patch]:
+    """The candidate as one patch of the machine-edit language (skillc.improve.edits), and the module it makes:
+    the new start, the edges of existing states as they were edited, then declarations after the last `var` or
+    counter, tools after the last tool, new states before the first terminal and new terminals after the last."""
+    edits = [*([Edit("start", target=ed.start)] if ed.start is not None else []), *ed.edits]
+    module = apply_edits(ed.module, edits, ed.node.name)
+
+    def place(op: EditOp, node: n.Stmt, where: Callable[[Sequence[n.Stmt]], int]) -> None:
+        """Add one statement or block where `where` says, in the machine as edited so far."""
+        nonlocal module
+        edit = Edit(op, text=print_node(node), index=where(machine_of(module, ed.node.name)[1].items))
+        module = apply_edits(module, [edit], ed.node.name)
+        edits.append(edit)
+
+    for decl in ed.decls:
+        place("add_statement", decl, lambda items: _last(items, (n.VarDecl, n.CounterDecl), -1) + 1)
+    for tool in ed.tools:
+        place("add_statement", tool, lambda items: _last(items, (n.ToolDecl,), -1) + 1)
+    for name, body in ed.new.items():
+        place("add_state", n.State(ed.kinds[name], name, (*body, *ed.edges[name])),
+              lambda items: next((i for i, x in enumerate(items) if isinstance(x, (n.Terminal, n.Fallback))),
+                                 len(items)))
+    for terminal in ed.terminals:
+        place("add_state", terminal, lambda items: _last(items, (n.Terminal,), len(items) - 1) + 1)
+    return module, Patch(machine=tuple(edits))
 
 
 def initial_values(machine: Machine) -> dict[str, Any]:
     """The values variables have before the first state: initialised inputs and variables, counters at 0."""
-    from skillc.ir import expr as ir
-
     out: dict[str, Any] = {v.name: 0 for v in machine.variables.values() if v.is_counter}
     out.update({v.name: v.init.value for v in machine.variables.values() if isinstance(v.init, ir.Const)})
     return out
@@ -622,4 +642,5 @@ def propose(module: n.Module, machine: Machine, trace: DevTrace, alignment: Alig
     _counters(ed, steps)
     if not ed.changes:
         return Candidate(print_module(module), ())
-    return Candidate(print_module(_rebuild(ed)), tuple(ed.changes), tuple(ed.problems))
+    edited, patch = _patch(ed)
+    return Candidate(print_module(edited), tuple(ed.changes), tuple(ed.problems), patch)

@@ -23,17 +23,22 @@ import attrs
 
 from skillc.check.source import check_source
 from skillc.diagnostics import Diagnostic, Severity, make
-from skillc.diagnostics.diagnostic import HasDiagnostics
 from skillc.diagnostics import codes as diagnostics_codes
+from skillc.diagnostics.diagnostic import HasDiagnostics
 from skillc.diagnostics.files import FileProblem, open_input, output_target, refuse_inputs
-from skillc.improve.refine import codes
-from skillc.improve.refine.accept import Entry, Select, Verdict, accept
+from skillc.improve.archive import Archive, ArchivedTrace, ArchiveError, commit, default_folder, open_archive
+from skillc.improve.events import DevTrace
+from skillc.improve.gate import Entry, incremental
+from skillc.improve import codes
+from skillc.improve.refine.accept import Verdict, accept
 from skillc.improve.refine.align import Judge, model_judge
-from skillc.improve.refine.archive import Archive, ArchivedTrace, ArchiveError, commit, default_folder, open_archive
-from skillc.improve.refine.events import DevTrace
 from skillc.improve.refine.report import TraceSummary, skm_diff, summarize
+from skillc.improve.refine.traces import cleaned, load_traces
 from skillc.ir.machine import Machine
+from skillc.runtime.executors import ExecutorError, make_executor
+from skillc.runtime.executors.scripted import ScriptError
 from skillc.runtime.journal import JournalError, Lease, LeaseError
+from skillc.runtime.trace import env_redactor
 
 
 @attrs.frozen
@@ -78,9 +83,6 @@ class RefineResult(HasDiagnostics):
 def load_all(paths: Sequence[str]) -> tuple[list[DevTrace], list[Diagnostic]]:
     """Every trace of every file, secrets redacted (what the archive, the machine and the report are made of),
     with the import's diagnostics."""
-    from skillc.improve.refine.traces import cleaned, load_traces
-    from skillc.runtime.trace import env_redactor
-
     redact = env_redactor()
     traces: list[DevTrace] = []
     found: list[Diagnostic] = []
@@ -124,9 +126,6 @@ def _judge(options: RefineOptions) -> tuple[Judge | None, list[Diagnostic]]:
     """The model judge for ambiguous alignments, when `--model` names one."""
     if options.model is None:
         return None, []
-    from skillc.runtime.executors import ExecutorError, make_executor
-    from skillc.runtime.executors.scripted import ScriptError
-
     try:
         return model_judge(make_executor(options.model, base_url=options.base_url)), []
     except (ExecutorError, ScriptError, ValueError) as exc:
@@ -139,20 +138,6 @@ def _archive(target: Path, options: RefineOptions) -> tuple[Archive | None, list
     if options.dry_run and not folder.exists():
         return Archive(folder, None), []
     return open_archive(target, folder)
-
-
-def incremental(archive: Archive) -> Select:
-    """Incremental replay: the archived entries whose last replay path touches what the edit changed (index.py)."""
-    from skillc.improve.refine.index import affected, changed, index_archive
-
-    index = index_archive(archive)
-
-    def select(old: Machine, new: Machine, entries: Sequence[Entry]) -> list[int]:
-        """Indices of the entries to replay."""
-        hit = affected(index, changed(old, new))
-        return [i for i, (trace, _) in enumerate(entries) if trace.id in hit or trace.id not in index.traces]
-
-    return select
 
 
 def refine(options: RefineOptions) -> RefineResult:

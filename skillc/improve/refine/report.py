@@ -46,7 +46,7 @@ class TraceSummary:
     def to_json(self) -> dict[str, object]:
         """The summary as JSON."""
         def why(d: Diagnostic | None) -> dict[str, object] | None:
-            return None if d is None else {"code": d.code, "message": d.message, "witness": list(d.witness)}
+            return None if d is None else {"code": str(d.code), "message": d.message, "witness": list(d.witness)}
 
         return {"trace": self.trace, "source": self.source, "status": self.status,
                 "alignment": list(self.alignment), "skipped": self.skipped,

@@ -42,8 +42,8 @@ import attrs
 from skillc.diagnostics.diagnostic import Diagnostic, make
 from skillc.diagnostics.files import FileProblem, JSONProblem, loads, open_input, scrub
 from skillc.diagnostics.source import SourceFile, Span
-from skillc.improve.refine import codes
-from skillc.improve.refine.events import DevTrace, Event, TraceFormat, TraceOutcome
+from skillc.improve.events import DevTrace, Event, TraceFormat, TraceOutcome
+from skillc.improve import codes
 from skillc.runtime.record import RunTrace, Step, parse_run
 
 FORMATS: Final[tuple[str, ...]] = get_args(TraceFormat)

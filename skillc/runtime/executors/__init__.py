@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 import attrs
 
 from skillc.runtime.executors.base import BaseExecutor, Executor, ExecutorError, Response
+from skillc.runtime.jsonvalue import Object
 
 SPECS = "scripted:FILE, replay:TRACE, recorded:DIR, openai:MODEL, anthropic:MODEL, local[:PATH.gguf][?NAME=VALUE&…]"
 MODEL_SPECS = "openai:MODEL, anthropic:MODEL, recorded:DIR or local[:PATH.gguf][?NAME=VALUE&…]"  # the specs that name a model
@@ -20,13 +19,13 @@ class Budget:
     local_max_tokens: int | None = None
     local_n_ctx: int | None = None
 
-    def remote(self) -> dict[str, Any]:
+    def remote(self) -> Object:
         """Keyword arguments of the openai and anthropic executors."""
         return {} if self.max_tokens is None else {"max_tokens": self.max_tokens}
 
-    def local(self) -> dict[str, Any]:
+    def local(self) -> Object:
         """Keyword arguments of the local executor."""
-        out: dict[str, Any] = {} if self.local_n_ctx is None else {"n_ctx": self.local_n_ctx}
+        out: Object = {} if self.local_n_ctx is None else {"n_ctx": self.local_n_ctx}
         return out if self.local_max_tokens is None else {**out, "max_tokens": self.local_max_tokens}
 
 
@@ -45,7 +44,7 @@ def make_executor(spec: str, *, base_url: str | None = None, strategy: str = "au
     kind, _, arg = spec.partition(":")
     if kind.startswith("local?"):  # `local?n_ctx=4096`: parameters without a path
         kind = "local"
-    if models_only and not (kind in ("openai", "anthropic", "recorded") and arg or kind == "local"):
+    if models_only and not ((kind in ("openai", "anthropic", "recorded") and arg) or kind == "local"):
         raise ExecutorError(f"unknown model {spec!r}; expected {MODEL_SPECS}")
     if kind == "scripted" and arg:
         from skillc.runtime.executors.scripted import ScriptedExecutor
@@ -75,4 +74,4 @@ def make_executor(spec: str, *, base_url: str | None = None, strategy: str = "au
     raise ExecutorError(f"unknown executor {spec!r}; expected one of {SPECS}")
 
 
-__all__ = ["BaseExecutor", "Executor", "ExecutorError", "Response", "SPECS", "make_executor", "Budget", "MODEL_SPECS"]
+__all__ = ["MODEL_SPECS", "SPECS", "BaseExecutor", "Budget", "Executor", "ExecutorError", "Response", "make_executor"]

@@ -5,6 +5,8 @@ Tool states are answered by a `ToolSource` (`runtime/toolsource.py`), not by the
 
 from __future__ import annotations
 
+import time
+from email.utils import parsedate_to_datetime
 from typing import Any, Protocol
 
 import attrs
@@ -47,8 +49,6 @@ def retry_after(headers: Any) -> float | None:
         return max(0.0, float(raw))
     except ValueError:
         pass
-    from email.utils import parsedate_to_datetime
-    import time
 
     try:
         return max(0.0, parsedate_to_datetime(raw).timestamp() - time.time())

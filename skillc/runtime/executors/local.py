@@ -15,13 +15,15 @@ import io
 import os
 import time
 from collections.abc import Iterator
+from difflib import get_close_matches
 from typing import Any, cast
+from urllib.parse import parse_qsl
 
 import attrs
 
+from skillc.runtime.executors import spec_file
 from skillc.runtime.executors.base import BaseExecutor, ExecutorError, Response
 from skillc.runtime.prompts import Request
-
 
 _QUIET = None
 
@@ -174,10 +176,7 @@ PARAMS = (Param("n_ctx", 256, 131_072, "the context in tokens, default 2048, pad
 
 def parse_spec(spec: str) -> tuple[str | None, dict[str, int]]:
     """The model path and keyword arguments of a `local[:PATH][?NAME=VALUE&…]` spec; ExecutorError if bad."""
-    from difflib import get_close_matches
-    from urllib.parse import parse_qsl
 
-    from skillc.runtime.executors import spec_file
 
     query = spec.partition("?")[2]
     path = spec_file(spec)

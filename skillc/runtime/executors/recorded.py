@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from skillc.runtime.executors.base import BaseExecutor, ExecutorError, Response
+from skillc.runtime.jsonvalue import Object
 from skillc.runtime.prompts import Request
 
 EXCHANGE = "exchange.jsonl"
@@ -35,7 +36,7 @@ class NoRecording(ExecutorError):
     """A request the recorded exchange does not hold (or an exchange that cannot be read)."""
 
 
-def canonical(messages: Iterable[Any]) -> list[dict[str, Any]]:
+def canonical(messages: Iterable[Any]) -> list[Object]:
     """Messages as the hash sees them: role and content only (text parts of a content list joined)."""
     out = []
     for m in messages:
@@ -56,7 +57,7 @@ def message_hash(messages: Iterable[Any]) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
-def first_difference(now: Sequence[dict[str, Any]], recorded: Sequence[dict[str, Any]]) -> str:
+def first_difference(now: Sequence[Object], recorded: Sequence[Object]) -> str:
     """Where a request's messages first differ from a recorded request's, in one line."""
     for i in range(max(len(now), len(recorded))):
         if i >= len(now):
@@ -77,7 +78,7 @@ def first_difference(now: Sequence[dict[str, Any]], recorded: Sequence[dict[str,
     return "the messages are the same"
 
 
-def load_exchange(path: str | Path) -> list[tuple[list[dict[str, Any]], str]]:
+def load_exchange(path: str | Path) -> list[tuple[list[Object], str]]:
     """The recorded (messages, reply) pairs in order; NoRecording when the file cannot be used."""
     p = Path(path)
     if p.is_dir():

@@ -12,14 +12,16 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
 
 from skillc.ir.machine import Machine, State, Tool
+from skillc.ir.printexpr import show_expr
 from skillc.runtime.executors.base import BaseExecutor, ExecutorError, Response
+from skillc.runtime.interaction import NeedsUser
+from skillc.runtime.jsonvalue import Object
 from skillc.runtime.prompts import Request
 from skillc.runtime.record import ErrorKind, RunTrace, Step, Verdict, load_run
-from skillc.runtime.toolsource import ToolSource
 from skillc.runtime.tools import ToolError
+from skillc.runtime.toolsource import ToolSource
 
 
 class Divergence(ExecutorError):
@@ -77,7 +79,6 @@ class ReplayExecutor(BaseExecutor):
     def verdicts(self, terminal: State) -> tuple[Verdict, ...]:
         """The verdicts the footer recorded for `terminal`'s predicates, in the machine's order; a predicate the
         trace has no verdict for does not hold (the replay then ends in the fallback, which the trace did not)."""
-        from skillc.ir.printexpr import show_expr
 
         verdicts = self.footer.predicates if self.footer is not None else ()
         recorded = {v.predicate: v for v in verdicts if v.terminal == terminal.name}
@@ -98,10 +99,9 @@ class ReplayedTools:
     def missing(self, machine: Machine) -> list[str]:
         return []
 
-    def result(self, state: str, tool: Tool, args: dict[str, Any]) -> dict[str, Any]:
+    def result(self, state: str, tool: Tool, args: Object) -> Object:
         step = self.cursor.take(state)
         if step.tool_result is None and any(e.kind == "needs_user" for e in step.errors):
-            from skillc.runtime.interaction import NeedsUser
 
             raise NeedsUser(str(args.get("question", "")), args.get("options"),
                             "nobody answered it in the recorded run")

@@ -14,9 +14,10 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
 
+from skillc.diagnostics.files import FileProblem, JSONProblem, loads, read_text
 from skillc.runtime.executors.base import BaseExecutor, ExecutorError, Response
+from skillc.runtime.jsonvalue import Value
 from skillc.runtime.prompts import Request
 from skillc.runtime.toolsource import ScriptedTools, ToolSource
 
@@ -43,7 +44,6 @@ class ScriptedExecutor(BaseExecutor):
 
     @classmethod
     def from_file(cls, path: str | Path) -> ScriptedExecutor:
-        from skillc.diagnostics.files import FileProblem, JSONProblem, loads, read_text
 
         try:
             data = loads(read_text(path, what="script"))
@@ -51,7 +51,7 @@ class ScriptedExecutor(BaseExecutor):
             raise ScriptError(f"cannot read script {path}: {exc}") from None
         return cls(data)
 
-    def _next(self, section: dict, key: str) -> Any:
+    def _next(self, section: dict, key: str) -> Value:
         answers = section[key]
         i = self.used.get(key, 0)
         self.used[key] = i + 1

@@ -9,7 +9,7 @@ import pytest
 
 from skillc.frontends.distill import distill
 from skillc.frontends.distill import textworld as tw
-from skillc.frontends.distill.trace import Step, Trace, read_traces
+from skillc.frontends.distill.trace import Episode, Transition, read_traces
 
 DATA = Path(__file__).resolve().parents[3] / "examples" / "traces" / "textworld-cooking"
 TRAIN = DATA / "train.jsonl"
@@ -19,14 +19,14 @@ KITCHEN = {"apple": "f", "carrot": "f", "potato": "f", "meal": "meal", "knife": 
            "counter": "s", "table": "s", "stove": "stove", "oven": "oven", "wooden door": "d"}
 
 
-def trace(actions, *, ident="t", success=True, entities=KITCHEN, env="textworld", templates=()) -> Trace:
+def trace(actions, *, ident="t", success=True, entities=KITCHEN, env="textworld", templates=()) -> Episode:
     """A synthetic trace of `actions` (observations are placeholders; the last step is done)."""
-    steps = tuple(Step(f"obs {i}", a, f"obs {i + 1}", (a,), float(i), i == len(actions) - 1)
+    steps = tuple(Transition(f"obs {i}", a, f"obs {i + 1}", (a,), float(i), i == len(actions) - 1)
                   for i, a in enumerate(actions))
-    return Trace(ident, steps, success, env=env, entities=entities, templates=tuple(templates))
+    return Episode(ident, steps, success, env=env, entities=entities, templates=tuple(templates))
 
 
-def jsonl(*traces: Trace) -> str:
+def jsonl(*traces: Episode) -> str:
     """JSONL text of traces."""
     return "".join(json.dumps(t.to_json()) + "\n" for t in traces)
 
@@ -60,7 +60,7 @@ def games(tmp_path_factory):
 def game_of(games):
     """Open the real game of a trace (regenerated from its settings)."""
 
-    def open_game(t: Trace) -> tw.Game:
+    def open_game(t: Episode) -> tw.Game:
         return tw.Game(tw.game_path(t, games))
 
     return open_game

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from skillc.frontends.distill.trace import Step, Trace
+from skillc.frontends.distill.trace import Episode, Transition
 
 ENTITIES = {"apple": "f", "carrot": "f", "potato": "f", "knife": "o", "fridge": "c", "counter": "s",
             "table": "s", "stove": "stove", "oven": "oven", "meal": "meal"}
@@ -56,18 +56,18 @@ class Kitchen:
         return {"observation": text, "available_actions": self.available_actions, "done": self.done}
 
 
-def play(kitchen: Kitchen, actions, ident: str) -> Trace:
+def play(kitchen: Kitchen, actions, ident: str) -> Episode:
     """Play `actions` and record them as a successful trace."""
     steps = []
     for action in actions:
         available = tuple(kitchen.available_actions)
         seen = kitchen.step(action)
         assert seen["observation"] != "You can't do that.", action
-        steps.append(Step("", action, seen["observation"], available, 0, seen["done"]))
-    return Trace(ident, tuple(steps), True, env="textworld", entities=ENTITIES)
+        steps.append(Transition("", action, seen["observation"], available, 0, seen["done"]))
+    return Episode(ident, tuple(steps), True, env="textworld", entities=ENTITIES)
 
 
-def training() -> list[Trace]:
+def training() -> list[Episode]:
     """Four runs: apples and carrots from an open or closed fridge, with or without the knife at hand."""
     return [
         play(Kitchen({"apple": "fridge", "knife": "table"}), [

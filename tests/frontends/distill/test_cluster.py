@@ -113,7 +113,7 @@ def test_match_binds_a_new_operation_including_support_values():
     (new,) = ops(["open fridge", "take leek from fridge", "take knife from counter", "slice leek with knife"])
     assert match(new, clusters, frozenset()) is None  # `open fridge` is a support action no member took
     (new,) = ops(["take leek from fridge", "take knife from counter", "slice leek with knife"])
-    c, binding = match(new, clusters, frozenset())
+    _c, binding = match(new, clusters, frozenset())
     assert binding == {"item": "leek", "source": "fridge", "style": "slice", "tool": "knife",
                        "tool_source": "counter"}
 

@@ -16,7 +16,7 @@ from skillc.frontends.distill.library import load_skills, skill_sources, write_l
 from skillc.frontends.distill.report import table
 from skillc.frontends.distill.schema import normalise
 from skillc.frontends.distill.segment import segment
-from skillc.frontends.distill.trace import Step, Trace
+from skillc.frontends.distill.trace import Episode, Transition
 from skillc.frontends.distill.verify import verify
 from skillc.runtime import Interpreter, RunOptions, ToolBox
 from skillc.runtime.executors.scripted import ScriptedExecutor
@@ -26,13 +26,13 @@ from tests.frontends.distill.kitchen import Kitchen, training
 from tests.frontends.distill.test_emit import host
 
 
-def walk(pairs, ident="w") -> Trace:
+def walk(pairs, ident="w") -> Episode:
     """A trace of (action, actions available before it) pairs; the last step is done."""
-    steps = tuple(Step("", a, "", tuple(available), 0.0, i == len(pairs) - 1) for i, (a, available) in enumerate(pairs))
-    return Trace(ident, steps, True, env="textworld", entities=KITCHEN)
+    steps = tuple(Transition("", a, "", tuple(available), 0.0, i == len(pairs) - 1) for i, (a, available) in enumerate(pairs))
+    return Episode(ident, steps, True, env="textworld", entities=KITCHEN)
 
 
-def groups(t: Trace):
+def groups(t: Episode):
     program, problems = normalise(t)
     assert not problems
     return [(op.anchor, [([a.text for a in g.pre], g.core.text) for g in op.groups]) for op in segment(program)]
@@ -139,7 +139,7 @@ def test_a_lost_game_is_blamed_on_the_call_that_left_the_walkthrough(distilled, 
     cooks_only.preconditions_hold = skills["cook_cut"].preconditions_hold
     skills["cook_cut"] = cooks_only
     kept, evaluation, problems = verify(distilled, skills, heldout_traces[:1], games=games)
-    assert codes(problems) == ["SKM405"], [(d.code, d.message) for d in problems]
+    assert codes(problems) == ["SKM405"], [(str(d.code), d.message) for d in problems]
     (d,) = problems
     assert "skill `cook_cut` failed 1 of 1 held-out calls" in d.message
     assert "after the call `cook_cut(item='green apple', appliance='oven'" in d.message
@@ -150,7 +150,7 @@ def test_a_lost_game_is_blamed_on_the_call_that_left_the_walkthrough(distilled, 
     assert evaluation.won == 1 and evaluation.errors == 0 and evaluation.dropped["cook_cut"].errors == 1
 
 
-def _broken(t: Trace, action: str) -> Trace:
+def _broken(t: Episode, action: str) -> Episode:
     """The held-out trace without one of its actions: it no longer replays to a win."""
     steps = tuple(s for s in t.steps if s.action != action)
     return attrs.evolve(t, id=t.id + "-broken", steps=steps)
@@ -160,7 +160,7 @@ def test_a_lost_game_that_no_call_is_to_blame_for_is_an_error(distilled, heldout
     broken = _broken(heldout_traces[1], "cook orange bell pepper with oven")
     skills = load_skills(distilled, distilled.clusters)
     kept, evaluation, problems = verify(distilled, skills, [broken], games=games)
-    assert codes(problems) == ["SKM407"], [(d.code, d.message) for d in problems]
+    assert codes(problems) == ["SKM407"], [(str(d.code), d.message) for d in problems]
     assert problems[0].is_error and broken.id in problems[0].message
     assert kept == distilled.clusters
     assert evaluation.won == 0 and evaluation.lost == 1 and evaluation.unattributed == 1 and evaluation.errors == 1

@@ -62,7 +62,7 @@ def test_skills_are_checked_fragments_and_typed_python(domain, tmp_path):
 
 
 def test_heldout_problems_are_solved_by_calling_the_skills(domain):
-    name, result, heldout = domain
+    _name, result, heldout = domain
     skills = load_skills(result, result.clusters)
     kept, evaluation, problems = verify(result, skills, heldout)
     assert codes(problems) == [] and kept == result.clusters
@@ -92,7 +92,7 @@ def test_an_unknown_problem_is_skm406(domain):
     import attrs
 
     orphan = attrs.evolve(heldout[0], id="orphan", game={**heldout[0].game, "problem": "nowhere.pddl"})
-    kept, evaluation, problems = verify(result, load_skills(result, result.clusters), [orphan])
+    _kept, evaluation, problems = verify(result, load_skills(result, result.clusters), [orphan])
     assert codes(problems) == ["SKM406"] and "nowhere.pddl" in problems[0].message and evaluation.games == []
 
 

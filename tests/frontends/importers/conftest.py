@@ -18,7 +18,7 @@ def check_text(text: str, name: str = "case.asl.json"):
 
 
 def codes_of(checked) -> list[str]:
-    return sorted(d.code for d in checked.diagnostics)
+    return sorted(str(d.code) for d in checked.diagnostics)
 
 
 @pytest.fixture

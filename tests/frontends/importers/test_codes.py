@@ -20,7 +20,7 @@ def test_every_code_is_registered_in_the_importer_stage() -> None:
 @pytest.mark.parametrize("entry", ASL, ids=lambda c: c.code)
 def test_bad_example_reports_its_code(entry) -> None:
     found = check_text(entry.bad)
-    mine = [d for d in found.diagnostics if d.code == entry.code]
+    mine = [d for d in found.diagnostics if str(d.code) == entry.code]
     assert mine, codes_of(found)
     assert mine[0].severity == entry.severity
     assert mine[0].span is not None and mine[0].span.path == "case.asl.json"

@@ -54,7 +54,7 @@ def orphan(state: State):
 
 
 def codes(checked) -> list[str]:
-    return sorted(d.code for d in checked.diagnostics)
+    return sorted(str(d.code) for d in checked.diagnostics)
 
 
 def line_of(func) -> int:
@@ -71,7 +71,7 @@ def test_orphan_node_that_compile_accepts_is_unreachable() -> None:
     b.add_edge("orphan", "review")
     b.compile()  # LangGraph itself accepts the orphan
     found = check(b)
-    [d] = [d for d in found.diagnostics if d.code == "SKM200"]
+    [d] = [d for d in found.diagnostics if str(d.code) == "SKM200"]
     assert "`orphan`" in d.message and d.span.path == __file__ and d.span.start_pos[0] == line_of(orphan)
     assert codes(found) == ["SKM200"]
 
@@ -104,7 +104,7 @@ def test_unbounded_cycle_is_a_warning_and_a_counter_in_the_router_bounds_it() ->
         b.add_edge("write", "review")
         b.add_conditional_edges("review", router)
         found = check(b)
-        assert [d.code for d in found.diagnostics if d.severity is not Severity.NOTE] == expected
+        assert [str(d.code) for d in found.diagnostics if d.severity is not Severity.NOTE] == expected
         if expected:
             assert found.diagnostics[0].severity is Severity.WARNING
             assert found.diagnostics[0].witness == ("write -> review -> write",)
@@ -156,7 +156,7 @@ def test_router_without_destinations_means_every_node() -> None:
     b.add_edge("review", END)
     found = check(b)
     assert "SKM652" in codes(found)
-    [d] = [d for d in found.diagnostics if d.code == "SKM652"]
+    [d] = [d for d in found.diagnostics if str(d.code) == "SKM652"]
     assert d.severity is Severity.WARNING and d.span.start_pos[0] == line_of(route)
     assert "SKM654" in codes(found)  # write may loop to itself, as far as the graph says
 
@@ -172,7 +172,7 @@ def test_path_map_missing_a_literal_value() -> None:
     b.add_conditional_edges("write", route, {"good": "review"})
     b.add_edge("review", END)
     found = check(b)
-    [d] = [d for d in found.diagnostics if d.code == "SKM655"]
+    [d] = [d for d in found.diagnostics if str(d.code) == "SKM655"]
     assert "can return bad" in d.message and d.is_error
 
 
@@ -206,7 +206,7 @@ def test_writes_come_from_return_literals_and_unknown_writes_are_noted() -> None
     b.add_edge("opaque", END)
     found = check(b)
     assert codes(found) == ["SKM656", "SKM657"]
-    unset = next(d for d in found.diagnostics if d.code == "SKM657")
+    unset = next(d for d in found.diagnostics if str(d.code) == "SKM657")
     assert "`draft`" in unset.message and unset.witness == ("`draft` is never assigned on plan -> review",)
     assert unset.span.start_pos[0] == line_of(review)
 
@@ -315,7 +315,7 @@ def test_an_attribute_that_is_none_is_not_a_graph(tmp_path: Path, monkeypatch: p
     monkeypatch.chdir(tmp_path)
     monkeypatch.syspath_prepend(str(tmp_path))
     text, found = to_skm("agent_that_is_none:graph")
-    assert text is None and [d.code for d in found] == ["SKM651"]
+    assert text is None and [str(d.code) for d in found] == ["SKM651"]
     assert "NoneType is not a LangGraph StateGraph" in found[0].message
 
 

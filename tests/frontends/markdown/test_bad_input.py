@@ -44,7 +44,7 @@ def test_bad_front_matter_points_at_the_line(tmp_path: Path) -> None:
     skill = tmp_path / "SKILL.md"
     skill.write_text("---\nname: ok\ndescription: [oops\n---\n# S\n\n1. Go.\n")
     result = build(skill)
-    d = next(d for d in result.diagnostics if d.code == "SKM303")
+    d = next(d for d in result.diagnostics if str(d.code) == "SKM303")
     assert d.span.start_pos[0] == 3
 
 
@@ -116,7 +116,7 @@ def test_a_step_outside_the_skills_allowed_tools_refuses_the_build(tmp_path: Pat
                      "1. Run `ls -la` to list the files.\n2. Summarise them.\n", encoding="utf-8")
     refused = build(skill, output=tmp_path / "out.skm")
     assert refused.text is None and not (tmp_path / "out.skm").exists()
-    [d] = [d for d in refused.diagnostics if d.code == "SKM322"]
+    [d] = [d for d in refused.diagnostics if str(d.code) == "SKM322"]
     assert d.span is not None and d.span.start_pos[0] == 9 and "allowed-tools (Read, Grep)" in d.message
     skill.write_text(skill.read_text(encoding="utf-8").replace("Read Grep", "Read Grep Bash(ls:*)"),
                      encoding="utf-8")

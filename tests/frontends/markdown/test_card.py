@@ -59,7 +59,7 @@ def test_the_worked_example_passes_the_checker(tmp_path: Path) -> None:
     machine.write_text(c.EXAMPLE_MACHINE, encoding="utf-8")
     result = skillc.check(machine, skill=tmp_path / "SKILL.md")
     assert result.machine is not None
-    assert [d.code for d in result.diagnostics if d.is_error or d.severity.name == "WARNING"] == []
+    assert [str(d.code) for d in result.diagnostics if d.is_error or d.severity.name == "WARNING"] == []
     assert c.EXAMPLE_MACHINE in c.card()  # the card shows the very text that was checked
 
 

@@ -283,7 +283,7 @@ def test_a_reference_to_a_missing_step_is_reported_with_its_line(tmp_path: Path)
     md.write_text("# Skill\n\n1. Read the file.\n   - If it is empty, continue to step 7.\n2. Summarise it.\n")
     result = build(md)
     assert result.ok, codes(result.diagnostics)
-    missing = [d for d in result.diagnostics if d.code == "SKM316"]
+    missing = [d for d in result.diagnostics if str(d.code) == "SKM316"]
     assert missing and missing[0].span.start_pos[0] == 4
 
 
@@ -323,9 +323,9 @@ def test_contradictory_orders_and_foreign_commands_are_reported(tmp_path: Path) 
                   "2. Deploy the build.\n3. Run the cleanup script.\n\n   ```powershell\n   Remove-Item build\n   ```\n")
     result = build(md)
     assert result.ok, codes(result.diagnostics)
-    clash = [d for d in result.diagnostics if d.code == "SKM318"]
+    clash = [d for d in result.diagnostics if str(d.code) == "SKM318"]
     assert clash and clash[0].span.start_pos[0] == 5
     assert not [r for r in result.machine.rules if r.kind == "order"]
-    foreign = [d for d in result.diagnostics if d.code == "SKM319"]
+    foreign = [d for d in result.diagnostics if str(d.code) == "SKM319"]
     assert foreign and foreign[0].span.start_pos[0] == 14
     assert not [s for s in result.machine.states.values() if s.kind == "tool"]

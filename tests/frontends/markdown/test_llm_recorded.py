@@ -68,7 +68,7 @@ def test_a_changed_request_names_the_first_differing_message(greet: Path) -> Non
                      encoding="utf-8")
     result = build(greet, output=greet / "greet.skm", model=f"recorded:{EXCHANGE}")
     assert result.text is None
-    [d] = [d for d in result.diagnostics if d.code == "SKM346"]
+    [d] = [d for d in result.diagnostics if str(d.code) == "SKM346"]
     assert "request for `build_draft` has no recorded reply" in d.message
     assert "message 1 (user) differs at character" in d.message and 'now "tore the banner' in d.message
 

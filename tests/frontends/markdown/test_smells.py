@@ -49,12 +49,12 @@ SMELLY = """machine s {
 
 def machine(text: str, path: str = "/tmp/case.skm"):
     result = skillc.check(text, path=path)
-    assert result.machine is not None, [d.code for d in result.diagnostics]
+    assert result.machine is not None, [str(d.code) for d in result.diagnostics]
     return result.machine
 
 
 def test_each_smell_on_its_shape() -> None:
-    found = [(d.code, d.message) for d in smells(machine(SMELLY))]
+    found = [(str(d.code), d.message) for d in smells(machine(SMELLY))]
     assert [c for c, _ in found] == ["SKM341", "SKM342", "SKM342", "SKM344", "SKM344", "SKM345", "SKM345"]
     text = "\n".join(m for _, m in found)
     assert "`make_plan` is told to act: \"run `git status` and save the plan to plan.md.\"" in text
@@ -121,7 +121,7 @@ def test_examples_run_as_steps_and_a_lone_cd(tmp_path: Path) -> None:
   fallback
 }
 """)
-    found = [(d.code, d.message) for d in smells(m, doc)]
+    found = [(str(d.code), d.message) for d in smells(m, doc)]
     assert [c for c, _ in found] == ["SKM343", "SKM344"]
     assert "`status` runs `curl -s https://example.com/status`" in found[0][1] and "`go_docs` only changes folder" \
         in found[1][1]
@@ -133,5 +133,5 @@ def test_model_text_evidence_when_the_skill_has_commands(tmp_path: Path) -> None
     doc, _ = read_document(skill)
     m = machine('machine t {\n  var r: str\n  start run\n  model run {\n    writes r\n    prompt "Report on the '
                 'tests."\n    -> done\n  }\n  terminal done: success { requires r }\n  fallback\n}\n')
-    assert [d.code for d in smells(m, doc)] == ["SKM340"]
-    assert [d.code for d in smells(m, None)] == []  # nothing to run: model text is the deliverable
+    assert [str(d.code) for d in smells(m, doc)] == ["SKM340"]
+    assert [str(d.code) for d in smells(m, None)] == []  # nothing to run: model text is the deliverable

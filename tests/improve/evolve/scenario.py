@@ -10,7 +10,7 @@ from skillc.improve.evolve.loop import Evolution, Roles, evolve
 
 __all__ = ["Evolution", "gate", "load", "run", "scenario"]
 from skillc.improve.evolve.options import EvolveOptions
-from skillc.improve.evolve.roles import Script, ScriptedExecutor, ScriptedReflector, ScriptedVerifier, load_script
+from skillc.improve.evolve.roles import Script, ScriptedReflector, ScriptedRunner, ScriptedVerifier, load_script
 from skillc.improve.evolve.state import Node
 
 _JSON_CASE = ("import json\n"
@@ -89,6 +89,6 @@ def gate(node: Node) -> str | None:
 def run(script: Script, out: Path, **options: Any) -> Evolution:
     """Evolve the scenario's root with its scripted roles (`gate` and EvolveOptions fields as keywords)."""
     verifier = ScriptedVerifier(script) if options.get("self_verifier", True) else None
-    roles = Roles(ScriptedExecutor(script, out), ScriptedReflector(script), verifier)
+    roles = Roles(ScriptedRunner(script, out), ScriptedReflector(script), verifier)
     chosen = options.pop("gate", gate)
     return evolve("machine root", roles, gate=chosen, options=EvolveOptions(**options))

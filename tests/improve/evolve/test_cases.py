@@ -8,7 +8,15 @@ from collections.abc import Sequence
 import pytest
 
 from skillc.improve.evolve import codes
-from skillc.improve.evolve.cases import Draft, Proposal, VerifyRequest, generate_cases, run_case, syntax_problem, validate
+from skillc.improve.evolve.cases import (
+    Draft,
+    Proposal,
+    VerifyRequest,
+    generate_cases,
+    run_case,
+    syntax_problem,
+    validate,
+)
 from skillc.improve.evolve.state import Hypothesis, Output
 
 _PY_FILE = "def check(workdir, outputs, trace):\n    return (workdir / 'answer.txt').is_file()\n"
@@ -107,7 +115,7 @@ def test_a_draft_still_broken_after_v_rounds_is_dropped_with_skm843(output: Outp
     generated = generate_cases(_Scripted([[bad], [bad], [bad], [bad]]), HYPOTHESIS, 0, output,
                                repair_rounds=3, max_cases=10, timeout_s=30)
     assert generated.cases == () and generated.rounds == 3
-    assert [d.code for d in generated.diagnostics] == [codes.UNVALIDATED_CASE.code]
+    assert [str(d.code) for d in generated.diagnostics] == [codes.UNVALIDATED_CASE.code]
 
 
 def test_at_most_c_cases_per_invocation(output: Output) -> None:
@@ -122,7 +130,7 @@ def test_a_broken_draft_the_verifier_stops_repairing_is_still_dropped_with_skm84
     generated = generate_cases(verifier, HYPOTHESIS, 0, output, repair_rounds=3, max_cases=10, timeout_s=30)
     assert [c.id for c in generated.cases] == ["ok"] and generated.rounds == 3
     assert [f[0] for f in verifier.requests[2].feedback] == ["bad"]  # still asked to repair it
-    assert [d.code for d in generated.diagnostics] == [codes.UNVALIDATED_CASE.code]
+    assert [str(d.code) for d in generated.diagnostics] == [codes.UNVALIDATED_CASE.code]
     assert "'bad'" in generated.diagnostics[0].message and "exited 4" in generated.diagnostics[0].message
 
 
@@ -131,7 +139,7 @@ def test_an_empty_case_and_a_reused_id_never_become_cases(output: Output) -> Non
     generated = generate_cases(verifier, HYPOTHESIS, 0, output, repair_rounds=1, max_cases=10, timeout_s=30)
     assert [(c.id, c.source) for c in generated.cases] == [("c", "true")]
     messages = sorted(d.message for d in generated.diagnostics)
-    assert len(messages) == 3 and all(d.code == codes.UNVALIDATED_CASE.code for d in generated.diagnostics)
+    assert len(messages) == 3 and all(str(d.code) == codes.UNVALIDATED_CASE.code for d in generated.diagnostics)
     assert any("'c'" in m and "its id is taken" in m for m in messages)
     assert any("'empty'" in m and "source is empty" in m for m in messages)
     assert any("''" in m and "no id" in m for m in messages)

@@ -260,12 +260,12 @@ def _archived_root(tmp_path: Path) -> Path:
     """The root after `skillc refine` accepted two real runs (the fix's success, the root's failure) into its
     archive."""
     from skillc.bench.suite import load_suite
-    from skillc.improve.evolve.executor import BenchExecutor
+    from skillc.improve.evolve.runner import BenchRunner
     from skillc.improve.evolve.state import Node
 
     loaded = load_suite(SUITE)
     assert loaded.suite is not None
-    runs = BenchExecutor(loaded.suite, loaded.suite.tasks[0], EXECUTOR, tmp_path / "dev")
+    runs = BenchRunner(loaded.suite, loaded.suite.tasks[0], EXECUTOR, tmp_path / "dev")
     traces = [str(runs.execute(Node(i, text)).trace) for i, text in enumerate((GOOD, WRONG_FORMAT))]
     machine = tmp_path / "root.skm"
     machine.write_text(WRONG_FORMAT, encoding="utf-8")

@@ -46,18 +46,18 @@ def _steps(trace: Path) -> list[dict]:
 def test_every_root_checks_and_fails_its_hidden_verifier_and_the_fix_passes_it(tmp_path: Path) -> None:
     assert set(TASKS) == {"format", "format-and-check", "location", "missing-check", "skill-md", "guard"}
     for name, task in TASKS.items():
-        executor = suite.executor(task, tmp_path / name)
+        runner = suite.runner(task, tmp_path / name)
         for i, path in enumerate([(), FIXES[name]]):
             machine, skill = _version(task, path)
             result = check_source(machine, path=f"<{name} {path}>")
             assert result.machine is not None and not result.failed, (name, path)
-            output = executor.execute(Node(i, machine, skill=skill, name="/".join(path) or "root"))
+            output = runner.execute(Node(i, machine, skill=skill, name="/".join(path) or "root"))
             assert output.reward == (1 if path else 0), (name, path)
             # really executed: the answer file was written by a real bash call of a tool state
             calls = [s["tool_call"] for s in _steps(output.trace) if s.get("kind") == "tool"]
             assert any(c["tool"] == "bash" and "answer.txt" in c["args"]["command"] for c in calls), (name, path)
             assert (output.workdir / "answer.txt").is_file()
-        assert executor.seconds > 0
+        assert runner.seconds > 0
 
 
 @pytest.fixture(scope="module")

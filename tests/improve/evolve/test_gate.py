@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from skillc.improve.archive import ArchivedTrace, commit, open_archive
+from skillc.improve.events import Alignment, DevTrace, Event
 from skillc.improve.evolve.gate import archive_gate, check_gate, replay_gate
 from skillc.improve.evolve.state import Node
-from skillc.improve.refine.archive import ArchivedTrace, commit, open_archive
-from skillc.improve.refine.events import Alignment, DevTrace, Event
-from skillc.improve.refine.replay import ReplayPath
+from skillc.improve import codes
+from skillc.improve.replay import ReplayPath
 
 MACHINE = """machine m {
   var notes: str
@@ -75,4 +76,4 @@ def test_the_archive_gate_reports_a_damaged_archive_instead_of_gating_without_it
     (tmp_path / "m.archive").mkdir()
     (tmp_path / "m.archive" / "manifest.json").write_text("{not json", encoding="utf-8")
     gate, problems = archive_gate(machine)
-    assert gate is None and [d.code for d in problems] == ["SKM807"]
+    assert gate is None and [d.code for d in problems] == [codes.DAMAGED_ARCHIVE]

@@ -12,7 +12,7 @@ import pytest
 from skillc.improve.evolve import codes
 from skillc.improve.evolve.loop import Evolution, Roles, evolve, no_gate, trajectory
 from skillc.improve.evolve.options import EvolveOptions
-from skillc.improve.evolve.roles import Script, ScriptedExecutor, ScriptedReflector, ScriptedVerifier, load_script
+from skillc.improve.evolve.roles import Script, ScriptedReflector, ScriptedRunner, ScriptedVerifier, load_script
 from skillc.improve.evolve.state import Node, Output
 from tests.improve.evolve import scenario
 from tests.improve.evolve.scenario import scenario as _scenario
@@ -89,12 +89,12 @@ def test_a_zero_budget_runs_the_root_and_reflects_on_nothing(script: Script, tmp
 def test_an_unscripted_execution_stops_the_search_with_skm844(script: Script, tmp_path: Path) -> None:
     broken = Script(script.reflect, script.verify, {k: v for k, v in script.execute.items() if k != "B"})
     evolution = _evolve(broken, tmp_path / "missing")
-    assert [d.code for d in evolution.diagnostics] == [codes.ROLE_FAILED.code]
+    assert [str(d.code) for d in evolution.diagnostics] == [codes.ROLE_FAILED.code]
     assert _names(evolution) == ["root", "A"] and not evolution.success
     assert evolution.best.name == "root"  # what it found before the failure
 
 
-class _Interrupted(ScriptedExecutor):
+class _Interrupted(ScriptedRunner):
     """The scenario's executor, with Ctrl-C pressed while version `at` runs."""
 
     at = "B"
@@ -108,7 +108,7 @@ class _Interrupted(ScriptedExecutor):
 def test_an_interrupt_stops_the_search_and_keeps_what_it_found(script: Script, tmp_path: Path) -> None:
     roles = Roles(_Interrupted(script, tmp_path / "int"), ScriptedReflector(script), ScriptedVerifier(script))
     evolution = evolve("machine root", roles, gate=scenario.gate)
-    assert evolution.interrupted and [d.code for d in evolution.diagnostics] == [codes.EVOLVE_INTERRUPTED.code]
+    assert evolution.interrupted and [str(d.code) for d in evolution.diagnostics] == [codes.EVOLVE_INTERRUPTED.code]
     assert _names(evolution) == ["root", "A"] and evolution.executions == 1  # B's run was cut short: not counted
     b = next(n for n in evolution.tree.nodes if n.name == "B")
     assert not b.evaluated and b.visits == 0 and b.id not in evolution.knowledge.evidence.rows
@@ -125,12 +125,12 @@ def test_an_operation_that_does_not_fit_is_dropped_with_skm842(script: Script, t
     assert isinstance(loaded, Script)
     evolution = _evolve(loaded, tmp_path / "op")
     assert evolution.success
-    assert [d.code for d in evolution.diagnostics] == [codes.INVALID_HYPOTHESIS_OPERATION.code]
+    assert [str(d.code) for d in evolution.diagnostics] == [codes.INVALID_HYPOTHESIS_OPERATION.code]
 
 
 def test_options_out_of_range_run_nothing(script: Script, tmp_path: Path) -> None:
     evolution = _evolve(script, tmp_path / "bad", branching=0)
-    assert [d.code for d in evolution.diagnostics] == [codes.INVALID_EVOLVE_OPTION.code]
+    assert [str(d.code) for d in evolution.diagnostics] == [codes.INVALID_EVOLVE_OPTION.code]
     assert evolution.steps == () and not evolution.tree.root.evaluated and not (tmp_path / "bad").exists()
 
 
@@ -156,11 +156,11 @@ def test_a_case_whose_id_another_case_holds_is_dropped_and_the_same_case_is_shar
     (tmp_path / "roles.json").write_text(json.dumps(raw), encoding="utf-8")
     script = load_script(tmp_path / "roles.json")
     assert isinstance(script, Script)
-    roles = Roles(ScriptedExecutor(script, tmp_path / "out"), ScriptedReflector(script), ScriptedVerifier(script))
+    roles = Roles(ScriptedRunner(script, tmp_path / "out"), ScriptedReflector(script), ScriptedVerifier(script))
     evolution = evolve("machine root", roles)
     (only,) = evolution.knowledge.bank.cases
     assert (only.source, only.owners) == ("true", frozenset({"h1", "h3"}))
-    assert [d.code for d in evolution.diagnostics] == [codes.UNVALIDATED_CASE.code]
+    assert [str(d.code) for d in evolution.diagnostics] == [codes.UNVALIDATED_CASE.code]
     assert "'h2'" in evolution.diagnostics[0].message and "its id is taken" in evolution.diagnostics[0].message
 
 
@@ -170,7 +170,7 @@ def test_at_most_b_children_are_kept_and_they_are_the_best_ranked(tmp_path: Path
     (tmp_path / "roles.json").write_text(json.dumps(raw), encoding="utf-8")
     script = load_script(tmp_path / "roles.json")
     assert isinstance(script, Script)
-    roles = Roles(ScriptedExecutor(script, tmp_path / "out"), ScriptedReflector(script))
+    roles = Roles(ScriptedRunner(script, tmp_path / "out"), ScriptedReflector(script))
     evolution = evolve("machine root", roles, options=EvolveOptions(branching=3))
     kept = [(n.name, n.rank) for n in evolution.tree.nodes[1:]]
     assert kept == [("C", 3), ("A", 1), ("B", 2)]  # D (rank 3, after C) is the one cut; the reply's order is kept
@@ -185,7 +185,7 @@ def test_a_name_two_nodes_share_is_shown_with_its_node_id(tmp_path: Path) -> Non
     (tmp_path / "roles.json").write_text(json.dumps(raw), encoding="utf-8")
     script = load_script(tmp_path / "roles.json")
     assert isinstance(script, Script)
-    roles = Roles(ScriptedExecutor(script, tmp_path / "out"), ScriptedReflector(script))
+    roles = Roles(ScriptedRunner(script, tmp_path / "out"), ScriptedReflector(script))
     lines = trajectory(evolve("machine root", roles, options=EvolveOptions(budget=3)))
     assert [line for line in lines if line.startswith("run")] == [
         "run root: reward 0", "run A (node 1): reward 0", "run A (node 2): reward 0 (jump)",

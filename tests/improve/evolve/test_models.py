@@ -12,6 +12,7 @@ import attrs
 import jsonschema
 import pytest
 
+from skillc.improve.edits import EDIT_FIELDS, EDIT_OPS, Patch, SkillEdit
 from skillc.improve.evolve import codes
 from skillc.improve.evolve.cases import VerifyRequest
 from skillc.improve.evolve.models import (
@@ -28,7 +29,7 @@ from skillc.improve.evolve.models import (
     skill_lines,
     verify_schema,
 )
-from skillc.improve.evolve.patch import EDIT_FIELDS, EDIT_OPS, apply_patch, build_skill
+from skillc.improve.evolve.patch import apply_patch, build_skill
 from skillc.improve.evolve.roles import ReflectRequest, RoleError
 from skillc.improve.evolve.state import (
     Case,
@@ -233,8 +234,6 @@ def test_skill_edits_are_offered_only_for_a_machine_built_from_its_skill_md(outp
 
 
 def _skill_patch(line: str) -> Any:
-    from skillc.improve.evolve.patch import Patch, SkillEdit
-
     return Patch(skill=(SkillEdit(line, line + " Use JSON."),))
 
 
@@ -272,7 +271,7 @@ def test_a_cut_off_reply_is_retried_with_a_short_echo_then_skm845(output: Output
     cut = '{"operations": [' + '{"op": "add", "id": "1"}, ' * 100
     executor = Recording([Response(cut, output_tokens=16), Response(cut, output_tokens=16)])
     reflection = ModelReflector(executor).reflect(_request(output))
-    assert reflection.children == () and [d.code for d in reflection.diagnostics] == [codes.UNUSABLE_ROLE_REPLY.code]
+    assert reflection.children == () and [str(d.code) for d in reflection.diagnostics] == [codes.UNUSABLE_ROLE_REPLY.code]
     assert "cut off at 16 tokens" in reflection.diagnostics[0].message
     retry = executor.requests[1].messages
     assert retry[1]["role"] == "assistant" and len(retry[1]["content"]) == ECHO_CHARS + 1  # shortened, then "…"
@@ -299,7 +298,7 @@ def test_two_unusable_replies_make_an_empty_round_with_skm845(output: Output, tm
                                                               problem: str) -> None:
     reflection = ModelReflector(_executor(tmp_path, {"evolve.reflect": [bad, bad]})).reflect(_request(output))
     assert reflection.children == () and reflection.operations == ()
-    assert [d.code for d in reflection.diagnostics] == [codes.UNUSABLE_ROLE_REPLY.code]
+    assert [str(d.code) for d in reflection.diagnostics] == [codes.UNUSABLE_ROLE_REPLY.code]
     assert reflection.diagnostics[0].message.startswith(f"evolve.reflect: {problem}")
 
 
@@ -317,7 +316,7 @@ def test_the_model_verifier_returns_drafts_and_asks_for_repairs(output: Output, 
     prompt = verifier.prompt(request)
     assert "- case json was rejected: line 1: bad" in prompt and "at most 2 cases" in prompt
     unusable = ModelVerifier(_executor(tmp_path, {"evolve.verify": [{"cases": "none"}]})).propose(request)
-    assert unusable.drafts == () and [d.code for d in unusable.diagnostics] == [codes.UNUSABLE_ROLE_REPLY.code]
+    assert unusable.drafts == () and [str(d.code) for d in unusable.diagnostics] == [codes.UNUSABLE_ROLE_REPLY.code]
 
 
 def test_describe_output_copes_with_a_missing_work_folder(tmp_path: Path) -> None:

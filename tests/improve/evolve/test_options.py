@@ -35,7 +35,7 @@ def test_the_defaults_are_the_issues() -> None:
 ])
 def test_out_of_range_options_are_refused(changes: dict[str, object], fragment: str) -> None:
     problems = option_problems(EvolveOptions(**changes))  # type: ignore[arg-type]
-    assert [p.code for p in problems] == [codes.INVALID_EVOLVE_OPTION.code]
+    assert [str(p.code) for p in problems] == [codes.INVALID_EVOLVE_OPTION.code]
     assert fragment in problems[0].message
 
 

@@ -11,22 +11,12 @@ import attrs
 import pytest
 
 from skillc.check.source import check_source
+from skillc.improve.edits import EDIT_FIELDS, EDIT_OPS, Edit, EditOp, Patch, PatchError, SkillEdit, patch_lines
 from skillc.improve.evolve.gate import check_gate
 from skillc.improve.evolve.loop import Roles, evolve
 from skillc.improve.evolve.options import EvolveOptions
-from skillc.improve.evolve.patch import (
-    EDIT_FIELDS,
-    EDIT_OPS,
-    Edit,
-    EditOp,
-    Patch,
-    PatchError,
-    SkillEdit,
-    apply_patch,
-    build_skill,
-    patch_lines,
-)
-from skillc.improve.evolve.roles import Script, ScriptedExecutor, ScriptedReflector, load_script
+from skillc.improve.evolve.patch import apply_patch, build_skill
+from skillc.improve.evolve.roles import Script, ScriptedReflector, ScriptedRunner, load_script
 from tests.improve.evolve.test_gate import MACHINE as GATE_MACHINE
 
 MACHINE = GATE_MACHINE.replace("  model a {", "  # the only step\n  model a {")  # a comment to keep
@@ -131,7 +121,7 @@ def test_patch_children_evolve_with_the_real_gate_and_a_bad_patch_costs_no_execu
         {"name": "whole", "rank": 4, "machine": MACHINE},
     ]
     script = _script(tmp_path, children, {"root": 0, "md": 0, "whole": 1})
-    roles = Roles(ScriptedExecutor(script, tmp_path / "out"), ScriptedReflector(script))
+    roles = Roles(ScriptedRunner(script, tmp_path / "out"), ScriptedReflector(script))
     result = evolve(root, roles, gate=check_gate, skill=SKILL, options=EvolveOptions(budget=5))
     by_name = {node.name: node for node in result.tree.nodes}
     assert by_name["bad"].invalid is not None and "the patch does not apply" in by_name["bad"].invalid
@@ -150,7 +140,7 @@ def test_the_script_refuses_a_child_that_is_both_a_patch_and_a_text(tmp_path: Pa
         path = tmp_path / "roles.json"
         path.write_text(json.dumps({"reflect": {"root": [{"children": [child]}]}}), encoding="utf-8")
         loaded = load_script(path)
-        assert not isinstance(loaded, Script) and loaded.code == "SKM841" and words in loaded.message
+        assert not isinstance(loaded, Script) and str(loaded.code) == "SKM841" and words in loaded.message
 
 
 # ---------------------------------------------------------------- edges' assignments, state lines, terminals, rules
@@ -196,7 +186,7 @@ RULE = 'rule required save "Always save the notes."'
 
 
 def _codes(text: str) -> set[str]:
-    return {d.code for d in check_source(text, path="<patched>").diagnostics if d.is_error}
+    return {str(d.code) for d in check_source(text, path="<patched>").diagnostics if d.is_error}
 
 
 def _patched(text: str, *edits: Edit) -> str:

@@ -13,7 +13,7 @@ from skillc.improve.evolve.gate import check_gate
 from skillc.improve.evolve.loop import Evolution, Roles, evolve
 from skillc.improve.evolve.options import EvolveOptions
 from skillc.improve.evolve.report import evolution_dot, evolution_json, evolution_markdown, write_evolution
-from skillc.improve.evolve.roles import Script, ScriptedExecutor, ScriptedReflector, load_script
+from skillc.improve.evolve.roles import Script, ScriptedReflector, ScriptedRunner, load_script
 from tests.improve.evolve import scenario
 from tests.improve.evolve.test_gate import MACHINE as GATE_MACHINE
 
@@ -71,7 +71,7 @@ def test_write_evolution_reports_an_unwritable_folder(evolution: scenario.Evolut
     blocker = tmp_path / "file"
     blocker.write_text("x", encoding="utf-8")
     problem = write_evolution(evolution, blocker / "result")
-    assert problem is not None and problem.code == "SKM901"
+    assert problem is not None and str(problem.code) == "SKM901"
 
 
 @pytest.fixture(scope="module")
@@ -92,7 +92,7 @@ def patched(tmp_path_factory: pytest.TempPathFactory) -> tuple[Evolution, list[d
                                 "execute": {"root": {"reward": 0}, "edited": {"reward": 1}}}), encoding="utf-8")
     script = load_script(path)
     assert isinstance(script, Script), script
-    roles = Roles(ScriptedExecutor(script, folder / "out"), ScriptedReflector(script))
+    roles = Roles(ScriptedRunner(script, folder / "out"), ScriptedReflector(script))
     return evolve(GATE_MACHINE, roles, gate=check_gate, options=EvolveOptions(budget=2)), children
 
 
@@ -124,3 +124,12 @@ def test_the_markdown_report_shows_each_revisions_edits_one_line_each(
     assert section[5:] == ["- `broken` (from `root`, rank 2; refused by the gate): a patch:",
                            '  - `remove_read state="a" name="x"`',
                            "- `whole` (from `root`, rank 3; not run): the whole machine text"]
+
+
+def test_the_markdown_report_lists_each_revisions_structural_diff(
+        patched: tuple[Evolution, list[dict[str, object]]]) -> None:
+    text = evolution_markdown(patched[0])
+    section = text.split("## What changed\n\n")[1].split("\n\n")[1].splitlines()
+    assert section[0].startswith("- `edited` (from `root`): state `a` changed; edge a -> a added"), section
+    assert section[1] == "- `broken` (from `root`): no state or edge changed"  # its patch did not apply
+    assert section[2].startswith("- `whole` (from `root`): ")

@@ -8,16 +8,16 @@ from pathlib import Path
 import attrs
 import pytest
 
+from skillc.improve.edits import EDIT_FIELDS, EDIT_OPS, Edit, Patch, SkillEdit, patch_json
 from skillc.improve.evolve import codes
 from skillc.improve.evolve.cases import Draft, VerifyRequest
-from skillc.improve.evolve.patch import EDIT_FIELDS, EDIT_OPS, Edit, Patch, SkillEdit, patch_json
 from skillc.improve.evolve.roles import (
     Reflection,
     ReflectRequest,
     RoleError,
     Script,
-    ScriptedExecutor,
     ScriptedReflector,
+    ScriptedRunner,
     ScriptedVerifier,
     load_script,
 )
@@ -40,12 +40,12 @@ def test_a_bad_script_is_refused_with_skm841(tmp_path: Path, text: str, fragment
     path.write_text(text, encoding="utf-8")
     problem = load_script(path)
     assert not isinstance(problem, Script)
-    assert problem.code == codes.INVALID_ROLE_SCRIPT.code and fragment in problem.message
+    assert str(problem.code) == codes.INVALID_ROLE_SCRIPT.code and fragment in problem.message
 
 
 def test_a_missing_script_is_refused_with_skm841(tmp_path: Path) -> None:
     problem = load_script(tmp_path / "absent.json")
-    assert not isinstance(problem, Script) and problem.code == codes.INVALID_ROLE_SCRIPT.code
+    assert not isinstance(problem, Script) and str(problem.code) == codes.INVALID_ROLE_SCRIPT.code
 
 
 def test_children_read_machine_files_next_to_the_script(tmp_path: Path) -> None:
@@ -90,7 +90,7 @@ def test_the_scripted_executor_writes_the_recorded_files(tmp_path: Path) -> None
     path.write_text('{"execute": {"root": {"reward": 1, "files": {"out/a.txt": "hi"}}}}', encoding="utf-8")
     script = load_script(path)
     assert isinstance(script, Script)
-    executor = ScriptedExecutor(script, tmp_path / "runs")
+    executor = ScriptedRunner(script, tmp_path / "runs")
     output = executor.execute(Node(0, "m", name="root"))
     assert output.reward == 1 and (output.workdir / "out" / "a.txt").read_text(encoding="utf-8") == "hi"
     assert output.trace.is_file()

@@ -7,7 +7,7 @@ from pathlib import Path
 import attrs
 import pytest
 
-from skillc.improve.evolve.patch import Edit, Patch
+from skillc.improve.edits import Edit, Patch
 from skillc.improve.evolve.state import (
     Case,
     CaseBank,

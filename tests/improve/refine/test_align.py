@@ -6,8 +6,8 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from skillc.check.source import check_source
+from skillc.improve.events import DevTrace, Event
 from skillc.improve.refine.align import align, implied_edges, model_judge
-from skillc.improve.refine.events import DevTrace, Event
 from skillc.ir.machine import Machine
 from skillc.runtime.executors.scripted import ScriptedExecutor
 
@@ -141,7 +141,7 @@ def test_an_alignment_that_bypasses_an_order_rule_is_rejected() -> None:
                      Event("tool", tool="bash", args={"command": "deploy now"}, result=OK)), "success", "chat")
     got = align(m, skip)
     assert implied_edges(m, got.alignment) == [("build", "ship")]
-    assert not got.ok and got.diagnostics[0].code == "SKM820"
+    assert not got.ok and str(got.diagnostics[0].code) == "SKM820"
     assert "`ship` can run before `test`" in got.diagnostics[0].message
     full = DevTrace((*skip.events[:1], Event("tool", tool="bash", args={"command": "pytest"}, result=OK),
                      skip.events[1]), "success", "chat")

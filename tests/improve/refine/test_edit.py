@@ -5,10 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 
 from skillc.check.source import check_source
+from skillc.improve.events import Alignment, DevTrace, Event
 from skillc.improve.refine.align import align
 from skillc.improve.refine.edit import Candidate, _Var, propose, separate
-from skillc.improve.refine.events import Alignment, DevTrace, Event
-from skillc.improve.refine.replay import replay_trace
+from skillc.improve.replay import replay_trace
 from skillc.ir import types as T
 from skillc.ir.machine import Machine
 from skillc.syntax.parser import parse

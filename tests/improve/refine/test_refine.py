@@ -22,9 +22,9 @@ from click.testing import CliRunner
 from skillc import api
 from skillc.check.source import check_source
 from skillc.cli import main
-from skillc.improve.refine.archive import open_archive
+from skillc.improve.archive import open_archive
 from skillc.improve.refine.refine import RefineOptions, refine
-from skillc.improve.refine.replay import replay_trace
+from skillc.improve.replay import replay_trace
 from skillc.runtime.interpreter import machine_hash
 from tests.improve.refine.test_align import ROOT
 
@@ -72,7 +72,7 @@ def test_the_missing_states_and_guards_appear_and_the_archive_replays(demo: tupl
     assert "when len(bash_cat_stdout) != 1 -> partial_end" in text  # the comparison, as a guard on what was read
     assert "when write_status != 0 -> failed_end" in text  # the failed write stops with failure
     checked = check_source(target)
-    assert checked.machine is not None and [d.code for d in checked.diagnostics if d.severity.name != "NOTE"] == []
+    assert checked.machine is not None and [str(d.code) for d in checked.diagnostics if d.severity.name != "NOTE"] == []
     archive, problems = open_archive(target)
     assert archive is not None and problems == [] and len(archive.entries) == 4
     assert archive.machine_hash == machine_hash(text)
@@ -86,11 +86,11 @@ def test_a_trace_that_would_break_an_accepted_one_is_dropped(demo: tuple[Path, l
     root, traces = demo
     result = refine(RefineOptions(str(fresh(root, "breaks")), tuple(traces)))
     dropped = result.summaries[-1]
-    assert dropped.status == "dropped" and dropped.reason is not None and dropped.reason.code == "SKM822"
+    assert dropped.status == "dropped" and dropped.reason is not None and str(dropped.reason.code) == "SKM822"
     assert "full-B.jsonl" in dropped.reason.message  # the accepted trace the candidate would break
     assert any("write_route" in w for w in dropped.reason.witness)
     assert [c.kind for c in dropped.tried] == ["variable", "judge"]
-    assert [d.code for d in result.diagnostics] == ["SKM823"]  # why the tried candidate had a judge
+    assert [str(d.code) for d in result.diagnostics] == ["SKM823"]  # why the tried candidate had a judge
     assert "no guard over the known values separates `write -> verified`" in result.diagnostics[0].message
     assert "judge write_route" not in (root / "refine" / "breaks.skm").read_text(encoding="utf-8")
 
@@ -215,7 +215,7 @@ def test_a_hand_edit_that_breaks_an_archived_trace_is_repaired_by_the_next_refin
         workdir=str(work), journal=str(root / "runs.sqlite"), mode="native"))
     assert report.ok
     result = refine(RefineOptions(str(target), (str(work / "t.jsonl"),)))
-    assert [d.code for d in result.diagnostics] == ["SKM808"]  # stale: every archived trace is replayed
+    assert [str(d.code) for d in result.diagnostics] == ["SKM808"]  # stale: every archived trace is replayed
     assert result.summaries[0].status == "accepted" and [c.kind for c in result.summaries[0].changes] == ["guard"]
     assert len(result.summaries[0].replays) == 5 and guard in target.read_text(encoding="utf-8")
 
@@ -236,7 +236,7 @@ def test_an_interrupt_during_a_commit_waits_for_it(demo: tuple[Path, list[str]],
 
     monkeypatch.setattr(refine_module, "commit", interrupted_commit)
     result = refine(RefineOptions(str(target), tuple(traces)))
-    assert result.interrupted and [d.code for d in result.diagnostics] == ["SKM810"]
+    assert result.interrupted and [str(d.code) for d in result.diagnostics] == ["SKM810"]
     assert [s.status for s in result.summaries] == ["accepted"] and result.written == str(target)
     archive, problems = open_archive(target)
     assert archive is not None and problems == [] and len(archive.entries) == 1

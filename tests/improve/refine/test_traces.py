@@ -14,7 +14,7 @@ EXAMPLES = ROOT / "examples" / "refine" / "traces"
 
 
 def codes(diagnostics) -> list[str]:
-    return [d.code for d in diagnostics]
+    return [str(d.code) for d in diagnostics]
 
 
 def test_a_machine_mode_run_gives_model_and_tool_events_with_states_and_the_footers_outcome() -> None:
@@ -162,7 +162,7 @@ def test_importing_the_same_run_twice_gives_one_content_address() -> None:
 
 @pytest.mark.parametrize("code", ["SKM800", "SKM801", "SKM802", "SKM803", "SKM804", "SKM805", "SKM806"])
 def test_each_import_codes_documented_examples_do_what_they_say(code: str, tmp_path: Path) -> None:
-    from skillc.improve.refine import codes as refine_codes
+    from skillc.improve import codes as refine_codes
 
     entry = next(c for c in refine_codes.ALL if c.code == code)
     bad, good = tmp_path / "bad.jsonl", tmp_path / "good.jsonl"

@@ -20,15 +20,17 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import skillc
-from skillc.improve.refine.events import Alignment, DevTrace, Event
-from skillc.improve.refine.index import ALL_EDGES, Changes, affected, build_index, changed, looked_at
-from skillc.improve.refine.replay import ReplayPath, replay_trace
+from skillc.improve.diff import MachineDiff as Changes
+from skillc.improve.diff import diff_machines as changed
+from skillc.improve.events import Alignment, DevTrace, Event
+from skillc.improve.index import ALL_EDGES, affected, build_index, looked_at
+from skillc.improve.replay import ReplayPath, replay_trace
 from skillc.ir import types as T
 from skillc.ir.machine import Machine
 from skillc.runtime.executors.base import BaseExecutor, Response
 from skillc.runtime.interpreter import Interpreter, RunOptions
 
-ROOT = Path(__file__).resolve().parents[3]
+ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = int(os.environ.get("SKILLC_REFINE_INDEX_EXAMPLES", "40"))
 
 PROP = """machine prop {
@@ -193,7 +195,7 @@ def test_incremental_replay_gives_the_verdicts_of_full_replay_after_random_edits
         full = replay_trace(new, t, a)
         if t.id not in chosen:
             assert full == before[t.id], (changes.why, t.id)
-    if changes.empty:
+    if changes.replay_same:
         assert chosen == set()
 
 
@@ -206,18 +208,19 @@ def test_the_drawn_traces_cover_ok_and_failing_verdicts() -> None:
 
 def test_changed_names_what_differs() -> None:
     old = machine()
-    assert changed(old, old).empty
+    assert changed(old, old).replay_same
     review = old.states["review"]
     swapped = (attrs.evolve(review.edges[1], index=0), attrs.evolve(review.edges[0], index=1), *review.edges[2:])
     new = attrs.evolve(old, states={**old.states, "review": attrs.evolve(review, edges=swapped)})
-    assert changed(old, new) == Changes(False, frozenset(), {"review": 0}, ("the edges of `review` changed from "
-                                                                           "edge 1",))
+    d = changed(old, new)
+    assert (d.everything, d.operations, d.edges, d.why) == (False, frozenset(), {"review": 0},
+                                                            ("the edges of `review` changed from edge 1",))
     tries = old.variables["tries"]
     bound = attrs.evolve(old, variables={**old.variables, "tries": attrs.evolve(tries, max=5)})
     assert changed(old, bound).edges == {"review": 0, "apply": 1}  # the edges that assign the counter
     assert changed(old, attrs.evolve(old, start="review")).everything
     prompt = attrs.evolve(old, states={**old.states, "ask": attrs.evolve(old.states["ask"], prompt="Other.")})
-    assert changed(old, prompt).empty
+    assert changed(old, prompt).replay_same
     gone = {k: v for k, v in old.states.items() if k != "gave_up"}
     assert "gave_up" in changed(old, attrs.evolve(old, states=gone)).operations
 
@@ -236,8 +239,8 @@ def test_affected_picks_traces_by_state_and_by_the_edges_looked_at() -> None:
 
 
 def test_an_archive_committed_with_replay_paths_indexes_back(tmp_path: Path) -> None:
-    from skillc.improve.refine.archive import ArchivedTrace, commit, open_archive
-    from skillc.improve.refine.index import index_archive
+    from skillc.improve.archive import ArchivedTrace, commit, open_archive
+    from skillc.improve.index import index_archive
 
     path = tmp_path / "prop.skm"
     path.write_text(PROP, encoding="utf-8")

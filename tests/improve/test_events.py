@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from skillc.improve.refine.events import Alignment, DevTrace, Event
+from skillc.improve.events import Alignment, DevTrace, Event
 
 EVENTS = (Event("model", text="think", output={"plan": "make"}, state="plan", line=3, inputs={"q": "x"}),
           Event("tool", tool="bash", args={"command": "make"}, result={"exit_code": 0}, line=4, call_id="c1"))

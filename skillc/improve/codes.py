@@ -9,9 +9,10 @@ from real input.
 
 from __future__ import annotations
 
+import json
 from typing import Final
 
-from skillc.diagnostics.codes import E, N, W, Code
+from skillc.diagnostics.codes import Code, E, N, W
 
 _CHAT: Final = ('{"messages": [{"role": "assistant", "content": null, "tool_calls": [{"id": "c1", "type": '
                 '"function", "function": {"name": "bash", "arguments": "{\\"command\\": \\"ls\\"}"}}]}, '
@@ -107,8 +108,6 @@ REFINE_INTERRUPTED: Final = Code(
 
 def _calls(*commands: str, outcome: str = "success", tool: str = "bash", arg: str = "command") -> str:
     """A chat-transcript line whose assistant runs these commands, each with an empty successful result."""
-    import json
-
     messages: list[dict[str, object]] = []
     for i, command in enumerate(commands):
         messages.append({"role": "assistant", "content": None, "tool_calls": [

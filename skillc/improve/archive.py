@@ -44,9 +44,9 @@ import attrs
 from skillc.diagnostics.codes import PATH_OUTSIDE_FOLDER
 from skillc.diagnostics.diagnostic import Diagnostic, make
 from skillc.diagnostics.files import FileProblem, JSONProblem, loads, open_input
-from skillc.improve.refine import codes
-from skillc.improve.refine.events import Alignment, DevTrace
-from skillc.improve.refine.replay import ReplayPath
+from skillc.improve.events import Alignment, DevTrace
+from skillc.improve import codes
+from skillc.improve.replay import ReplayPath
 from skillc.runtime.interpreter import machine_hash
 
 VERSION: Final = 1

@@ -8,13 +8,13 @@ from pathlib import Path
 import pytest
 
 from skillc.bench.suite import load_suite
-from skillc.improve.evolve.executor import BenchExecutor
-from skillc.improve.evolve.gate import check_gate
-from skillc.improve.evolve.loop import Roles, evolve
+from skillc.improve.evolve import runner as runner_module
 from skillc.improve.evolve.cases import Case, Draft, run_case
-from skillc.improve.evolve.loop import no_gate
+from skillc.improve.evolve.gate import check_gate
+from skillc.improve.evolve.loop import Roles, evolve, no_gate
 from skillc.improve.evolve.models import describe_output
 from skillc.improve.evolve.roles import Reflection, RoleError, Script, ScriptedReflector, ScriptedVerifier
+from skillc.improve.evolve.runner import BenchRunner
 from skillc.improve.evolve.state import Child, Node, Operation
 from skillc.runtime.record import load_run
 
@@ -27,10 +27,10 @@ WRONG_FILE = GOOD.replace("\" > answer.txt\")", "\" > other.txt\")")
 UNCHECKED = GOOD.replace("-> read_back", "-> readback")
 
 
-def _executor(out: Path, spec: str = SCRIPT, check: bool = True) -> BenchExecutor:
+def _executor(out: Path, spec: str = SCRIPT, check: bool = True) -> BenchRunner:
     loaded = load_suite(FIXTURE / "suite.toml")
     assert loaded.suite is not None
-    return BenchExecutor(loaded.suite, loaded.suite.tasks[0], spec, out, check=check)
+    return BenchRunner(loaded.suite, loaded.suite.tasks[0], spec, out, check=check)
 
 
 def test_a_version_runs_as_a_bench_cell_with_its_own_work_folder(tmp_path: Path) -> None:
@@ -101,15 +101,13 @@ def test_without_the_gate_the_unchecked_candidate_spends_an_execution(tmp_path: 
 
 
 def test_a_version_the_gate_checked_is_not_checked_again(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from skillc.improve.evolve import executor as executor_module
-
     checks: list[str] = []
 
     def counted(node: Node) -> str | None:
         checks.append(node.name)
         return check_gate(node)
 
-    monkeypatch.setattr(executor_module, "check_gate", counted)
+    monkeypatch.setattr(runner_module, "check_gate", counted)
     # behind the gate the command turns the executor's check off; without it the executor checks every version
     for gate, check, expected in ((check_gate, False, []), (no_gate, True, ["root", "fixed"])):
         script = Script(reflect={"root": (Reflection((), (Child(GOOD, 1, "fixed"),)),)}, verify={}, execute={})
@@ -167,7 +165,7 @@ def test_the_hidden_verifiers_writes_never_reach_the_cached_output_or_the_cases(
     (suite_dir / "suite.toml").write_text(TAMPERING_SUITE, encoding="utf-8")
     loaded = load_suite(suite_dir / "suite.toml")
     assert loaded.suite is not None
-    tampered = BenchExecutor(loaded.suite, loaded.suite.tasks[0], SCRIPT, tmp_path / "out").execute(
+    tampered = BenchRunner(loaded.suite, loaded.suite.tasks[0], SCRIPT, tmp_path / "out").execute(
         Node(0, GOOD, name="root"))
     plain = _executor(tmp_path / "plain").execute(Node(0, GOOD, name="root"))  # a verifier that only reads
     assert tampered.reward == 1  # the verifier's verdict on what the run left

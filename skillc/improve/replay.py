@@ -47,16 +47,27 @@ from typing import Any
 
 import attrs
 
+from skillc.improve.events import Alignment, DevTrace, Event
 from skillc.ir.evaluate import EvalError, evaluate
 from skillc.ir.machine import FALLBACK, Machine, State, Tool, Variable
+from skillc.ir.printexpr import show_expr
 from skillc.runtime.executors.base import BaseExecutor, ExecutorError, Response
+
 # `StepFailed` is how an operation sends the run to the fallback; the replay's operations fail the same way.
-from skillc.runtime.interpreter import (Answer, Interpreter, Operation, RunError, RunOptions, RunResult, StepFailed,
-                                       bind_results, initial_env)
+from skillc.runtime.interpreter import (
+    Answer,
+    Interpreter,
+    Operation,
+    RunError,
+    RunOptions,
+    RunResult,
+    StepFailed,
+    bind_results,
+    initial_env,
+)
 from skillc.runtime.prompts import Request
 from skillc.runtime.record import ErrorKind, Step, StepError, ToolCall, Verdict
 from skillc.runtime.values import apply_outputs, check_value, coerce
-from skillc.improve.refine.events import Alignment, DevTrace, Event
 
 #: A transition as the replay took it: the state and the index of the edge that fired, or None when none did
 #: (the operation failed, or no guard held) — every edge of that state was then, or may have been, looked at.
@@ -210,8 +221,6 @@ class _Replayer(Interpreter):
     def judge(self, terminal: State, env: Mapping[str, Any]) -> tuple[Verdict, ...]:
         """A terminal's success predicates: the trace's world is gone (its tools' results stand in for it), so they
         are taken to hold; a replay judges the path and the outcome, not the files."""
-        from skillc.ir.printexpr import show_expr
-
         return tuple(Verdict(terminal.name, show_expr(p), True) for p in terminal.predicates)
 
     def ask(self, st: State, env: dict[str, Any]) -> Answer:

@@ -1,4 +1,4 @@
-"""The bench runner as the executor of a version: one `run_cell` per node, on one task, in a fresh work folder.
+"""The bench runner as the version runner (roles.VersionRunner): one `run_cell` per node, on one task, in a fresh work folder.
 
 Each node's machine text is written to `OUT/versions/N.skm` and run as the bench cell
 (task, machine, executor spec, repeat = N), so every version gets its own `OUT/cells/…/rN/work`
@@ -27,18 +27,23 @@ from typing import TYPE_CHECKING
 
 import attrs
 
+from skillc.bench.cells import cell_paths, fresh_workdir
+from skillc.bench.results import Cell
 from skillc.bench.runner import Limits, cell_job, run_cell
+from skillc.bench.score import run_outputs
 from skillc.bench.suite import Suite, Task
 from skillc.improve.evolve.gate import check_gate
 from skillc.improve.evolve.roles import RoleError
 from skillc.improve.evolve.state import Node, Output
+from skillc.runtime.interpreter import machine_hash
+from skillc.runtime.record import EndReason, Footer, TraceError, load_run, new_header
 
 if TYPE_CHECKING:
     from skillc.bench.cells import CellPaths
 
 
 @attrs.frozen
-class BenchExecutor:
+class BenchRunner:
     """Runs versions of the suite's machine on one task with one executor spec (scripted, replay or a model)."""
 
     suite: Suite
@@ -51,12 +56,6 @@ class BenchExecutor:
 
     def execute(self, node: Node) -> Output:
         """One bench cell for the node; its work folder, trace, declared outputs and binary reward."""
-        from skillc.bench.cells import cell_paths
-        from skillc.bench.results import Cell
-        from skillc.bench.score import run_outputs
-        from skillc.runtime.interpreter import machine_hash
-        from skillc.runtime.record import TraceError, load_run
-
         machine = self.out / "versions" / f"{node.id}.skm"
         try:
             machine.parent.mkdir(parents=True, exist_ok=True)
@@ -82,10 +81,6 @@ class BenchExecutor:
 
     def _not_run(self, node: Node, paths: CellPaths, machine: Path, why: str) -> Output:
         """The cached output of a version that does not check: a fresh work folder, a trace saying why, reward 0."""
-        from skillc.bench.cells import fresh_workdir
-        from skillc.runtime.interpreter import machine_hash
-        from skillc.runtime.record import EndReason, Footer, new_header
-
         name = node.name or node.id
         problem = fresh_workdir(self.out, paths, self.task.workdir)
         if problem is not None:

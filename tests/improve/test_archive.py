@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from skillc.improve.refine import archive as A
-from skillc.improve.refine.archive import Archive, ArchivedTrace, commit, default_folder, open_archive
-from skillc.improve.refine.events import Alignment, DevTrace, Event
-from skillc.improve.refine.replay import ReplayPath
+from skillc.improve import archive as A
+from skillc.improve.archive import Archive, ArchivedTrace, commit, default_folder, open_archive
+from skillc.improve.events import Alignment, DevTrace, Event
+from skillc.improve.replay import ReplayPath
 from skillc.runtime.interpreter import machine_hash
 
 V1 = "machine m {\n  start a\n}\n"
@@ -25,7 +25,7 @@ def entry(command: str, outcome: str = "success") -> ArchivedTrace:
 
 
 def codes(diagnostics) -> list[str]:
-    return [d.code for d in diagnostics]
+    return [str(d.code) for d in diagnostics]
 
 
 def opened(machine: Path) -> Archive:

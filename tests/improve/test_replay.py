@@ -7,10 +7,10 @@ from pathlib import Path
 import pytest
 
 import skillc
-from skillc.improve.refine.events import Alignment, DevTrace, Event
-from skillc.improve.refine.replay import ReplayPath, replay_trace
+from skillc.improve.events import Alignment, DevTrace, Event
+from skillc.improve.replay import ReplayPath, replay_trace
 
-ROOT = Path(__file__).resolve().parents[3]
+ROOT = Path(__file__).resolve().parents[2]
 
 # A model step, a judge that splits on its label, a tool step whose exit status is guarded, and a bounded retry.
 FIX = """machine fix {
