@@ -29,7 +29,7 @@ import attrs
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from skillc.bench.effects import (  # noqa: E402
+from skillc.bench.effects import (
     CallPattern,
     FileRequirement,
     NoFileRequirement,
@@ -39,9 +39,9 @@ from skillc.bench.effects import (  # noqa: E402
     ToolRequirement,
     check_requirements,
 )
-from skillc.bench.results import Row, matrix, open_writer, read_results  # noqa: E402
-from skillc.bench.verify import FileVerifier, PythonVerifier, ShellVerifier, verify  # noqa: E402
-from skillc.diagnostics import Diagnostic  # noqa: E402
+from skillc.bench.results import Row, matrix, open_writer, read_results
+from skillc.bench.verify import FileVerifier, PythonVerifier, ShellVerifier, verify
+from skillc.diagnostics import Diagnostic
 
 REQUIREMENTS = (
     FileRequirement("answer", "answer.txt", r"^[A-E]\n?$"),

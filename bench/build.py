@@ -16,7 +16,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from skillc.frontends.markdown import build  # noqa: E402
+from skillc.frontends.markdown import build
 
 SKILLS = Path(__file__).resolve().parent.parent / "tests" / "frontends" / "markdown" / "skills"
 

@@ -10,9 +10,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench.gen import nested_loop_machine  # noqa: E402
-from skillc.api import check, load  # noqa: E402
-from skillc.check import CHECKS, CheckContext  # noqa: E402
+from bench.gen import nested_loop_machine
+from skillc.api import check, load
+from skillc.check import CHECKS, CheckContext
 
 
 def main() -> None:

@@ -22,10 +22,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-import skillc  # noqa: E402
-from skillc.conform.conform import conform_files  # noqa: E402
-from skillc.conform.labels import Score, labels_path, read_labels, score  # noqa: E402
-from skillc.ir.machine import Machine  # noqa: E402
+import skillc
+from skillc.conform.conform import conform_files
+from skillc.conform.labels import Score, labels_path, read_labels, score
+from skillc.ir.machine import Machine
 
 FIXTURES = Path(__file__).resolve().parent.parent / "tests" / "conform" / "fixtures"
 

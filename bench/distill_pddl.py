@@ -18,9 +18,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from skillc.frontends.distill import distill, pddl  # noqa: E402
-from skillc.frontends.distill.library import load_skills  # noqa: E402
-from skillc.frontends.distill.verify import verify  # noqa: E402
+from skillc.frontends.distill import distill, pddl
+from skillc.frontends.distill.library import load_skills
+from skillc.frontends.distill.verify import verify
 
 
 def split(name: str, args) -> tuple[list[str], list[str]]:

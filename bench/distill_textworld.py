@@ -31,11 +31,11 @@ import attrs
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from skillc.frontends.distill import distill  # noqa: E402
-from skillc.frontends.distill import textworld as tw  # noqa: E402
-from skillc.frontends.distill.library import build_library, load_skills, skill_sources  # noqa: E402
-from skillc.frontends.distill.trace import dumps  # noqa: E402
-from skillc.frontends.distill.verify import verify  # noqa: E402
+from skillc.frontends.distill import distill
+from skillc.frontends.distill import textworld as tw
+from skillc.frontends.distill.library import build_library, load_skills, skill_sources
+from skillc.frontends.distill.trace import dumps
+from skillc.frontends.distill.verify import verify
 
 
 def timed(fn, *args, **kwargs):

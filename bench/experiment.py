@@ -24,10 +24,10 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import json
-import shutil
 import math
 import os
 import shlex
+import shutil
 import subprocess
 import sys
 from collections.abc import Callable, Sequence
@@ -102,7 +102,7 @@ def mirror(suite: Path, keep: Callable[[dict[str, object]], bool], folder: Path)
         target.mkdir(parents=True, exist_ok=True)
         for entry in sibling.iterdir():
             copy = target / entry.name
-            if entry == source or sibling == source and entry.name in ("tasks.jsonl", suite.name):
+            if entry == source or (sibling == source and entry.name in ("tasks.jsonl", suite.name)):
                 continue
             if copy.is_symlink() or copy.is_file():
                 copy.unlink()
@@ -172,7 +172,7 @@ def provenance(commands: Sequence[str], note: str) -> str:
     """When, on what and how the figures were made."""
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True,
                             text=True).stdout.strip() or "unknown"
-    when = dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    when = dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC")
     cpus = os.cpu_count()
     shown = "\n".join(commands)
     return (f"Made {when} from commit {commit} (plus the working tree), on {cpus} CPU cores shared with other "

@@ -32,8 +32,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from skillc.frontends.markdown import build  # noqa: E402
-from skillc.frontends.markdown.faithfulness import load, score  # noqa: E402
+from skillc.frontends.markdown import build
+from skillc.frontends.markdown.faithfulness import load, score
 
 ROOT = Path(__file__).resolve().parent.parent
 CORPUS = ROOT / "tests" / "frontends" / "markdown" / "faithfulness"

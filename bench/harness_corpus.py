@@ -23,7 +23,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from tests.harness.cases import CASES, EXAMPLE, run_case  # noqa: E402
+from tests.harness.cases import CASES, EXAMPLE, run_case
 
 
 def main(argv: list[str] | None = None) -> int:

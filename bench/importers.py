@@ -21,10 +21,10 @@ from typing import Annotated, Literal, TypedDict
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-import yaml  # noqa: E402
+import yaml
 
-from skillc.diagnostics import Severity, SourceFile  # noqa: E402
-from skillc.frontends.importers.asl import check_asl  # noqa: E402
+from skillc.diagnostics import Severity, SourceFile
+from skillc.frontends.importers.asl import check_asl
 
 CORPUS = Path(__file__).resolve().parent.parent / "tests" / "frontends" / "importers" / "corpus"
 

@@ -21,7 +21,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from tests.check.test_injection_property import Sample, broken_shell, every_payload, generate, run_sample  # noqa: E402
+from tests.check.test_injection_property import Sample, broken_shell, every_payload, generate, run_sample
 
 
 def main() -> int:

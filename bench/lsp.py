@@ -40,10 +40,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from lsprotocol import types as lsp  # noqa: E402
-from pygls.lsp.client import LanguageClient  # noqa: E402
+from lsprotocol import types as lsp
+from pygls.lsp.client import LanguageClient
 
-from bench.gen import nested_loop_machine  # noqa: E402
+from bench.gen import nested_loop_machine
 
 COLUMNS = ("open", "symbols", "hover", "complete", "format", "comment", "prompt", "edit", "hover*", "burst")
 

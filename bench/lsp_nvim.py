@@ -34,7 +34,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench.gen import nested_loop_machine  # noqa: E402
+from bench.gen import nested_loop_machine
 
 LUA = r"""
 local path, out, repeat_n = _G.BENCH.path, _G.BENCH.out, _G.BENCH.repeat_n

@@ -22,9 +22,9 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from skillc import api  # noqa: E402
-from skillc.otel.spans import plan  # noqa: E402
-from skillc.runtime.record import Footer, RunHeader, RunTrace, Step, ToolCall  # noqa: E402
+from skillc import api
+from skillc.otel.spans import plan
+from skillc.runtime.record import Footer, RunHeader, RunTrace, Step, ToolCall
 
 
 def synthetic_trace(steps: int) -> RunTrace:
@@ -47,7 +47,7 @@ def synthetic_trace(steps: int) -> RunTrace:
 
 
 class _Sink(BaseHTTPRequestHandler):
-    def do_POST(self) -> None:  # noqa: N802
+    def do_POST(self) -> None:
         self.rfile.read(int(self.headers.get("Content-Length", 0)))
         self.send_response(200)
         self.send_header("Content-Type", "application/x-protobuf")

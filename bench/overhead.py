@@ -20,9 +20,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-import skillc  # noqa: E402
-from skillc.runtime import Interpreter, RunOptions, ToolBox  # noqa: E402
-from skillc.runtime.executors.base import BaseExecutor, Response  # noqa: E402
+import skillc
+from skillc.runtime import Interpreter, RunOptions, ToolBox
+from skillc.runtime.executors.base import BaseExecutor, Response
 
 
 def machine_text(n: int, laps: int) -> str:

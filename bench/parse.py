@@ -10,8 +10,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench.gen import synthetic_machine  # noqa: E402
-from skillc.api import load, parse  # noqa: E402
+from bench.gen import synthetic_machine
+from skillc.api import load, parse
 
 
 def measure(text: str, repeat: int) -> tuple[float, float]:

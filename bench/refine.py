@@ -30,13 +30,13 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-import skillc  # noqa: E402
-from skillc.improve.diff import diff_machines  # noqa: E402
-from skillc.improve.events import Alignment, DevTrace, Event  # noqa: E402
-from skillc.improve.index import affected, build_index  # noqa: E402
-from skillc.improve.refine.refine import RefineOptions, refine  # noqa: E402
-from skillc.improve.replay import ReplayVerdict, replay_trace  # noqa: E402
-from skillc.ir.machine import Machine  # noqa: E402
+import skillc
+from skillc.improve.diff import diff_machines
+from skillc.improve.events import Alignment, DevTrace, Event
+from skillc.improve.index import affected, build_index
+from skillc.improve.refine.refine import RefineOptions, refine
+from skillc.improve.replay import ReplayVerdict, replay_trace
+from skillc.ir.machine import Machine
 
 
 def chain_state(b: int, i: int, length: int) -> str:
@@ -107,7 +107,7 @@ def replay_all(m: Machine, items: list[tuple[DevTrace, Alignment]]) -> tuple[dic
 
 
 def revalidate(name: str, old: Machine, new_text: str, items: list[tuple[DevTrace, Alignment]],
-               before: dict[str, ReplayVerdict], index) -> dict[str, object]:  # noqa: ANN001 - TraceIndex
+               before: dict[str, ReplayVerdict], index) -> dict[str, object]:
     """One edit re-validated both ways; the row of the table."""
     new = checked(new_text)
     full, full_clock = replay_all(new, items)

@@ -26,19 +26,20 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable
-from typing import Any
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "examples" / "warehouse"))
 
+from env import Warehouse, accuracy  # type: ignore[import-not-found]  # noqa: E402
+
 import skillc  # noqa: E402
 from bench.warehouse_oracle import NativeWarehouseOracle, WarehouseOracle  # noqa: E402
-from env import Warehouse, accuracy  # type: ignore[import-not-found]  # noqa: E402
 from skillc.runtime import Interpreter, RunOptions, ToolBox  # noqa: E402
-from skillc.runtime.interpreter import RunResult  # noqa: E402
 from skillc.runtime.baselines import run_baseline, skill_document  # noqa: E402
+from skillc.runtime.interpreter import RunResult  # noqa: E402
 
 MACHINE = ROOT / "examples" / "warehouse" / "warehouse.skm"
 ENV = str(ROOT / "examples" / "warehouse" / "env.py")

@@ -23,8 +23,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from skillc.bench.suite import Task, load_suite  # noqa: E402
-from skillc.bench.verify import FileVerifier, verify, verify_here  # noqa: E402
+from skillc.bench.suite import Task, load_suite
+from skillc.bench.verify import FileVerifier, verify, verify_here
 
 ROOT = Path(__file__).resolve().parent.parent
 SUITES = sorted((ROOT / "examples").glob("*/bench/suite.toml")) + sorted((ROOT / "examples" / "evolve").glob(

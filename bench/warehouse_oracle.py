@@ -15,9 +15,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "examples" / "warehouse"))
 
-from env import apply_event  # noqa: E402
+from env import apply_event
 
-from skillc.runtime.executors.base import BaseExecutor, Response  # noqa: E402
+from skillc.runtime.executors.base import BaseExecutor, Response
 
 TOTALS = """import json
 s = json.load(open({path!r}))

@@ -28,8 +28,17 @@ _HOMES = {
 }
 
 __all__ = [
-    "CheckResult", "Diagnostic", "__version__", "LoadResult", "Machine", "ParseResult", "Severity",
-    "check", "format_text", "load", "parse",
+    "CheckResult",
+    "Diagnostic",
+    "LoadResult",
+    "Machine",
+    "ParseResult",
+    "Severity",
+    "__version__",
+    "check",
+    "format_text",
+    "load",
+    "parse",
 ]
 
 

@@ -14,9 +14,9 @@ that importing this module (and `skillc --version`) stays cheap.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Any, Iterator
+from typing import IO, TYPE_CHECKING, Any
 
 import attrs
 
@@ -275,7 +275,7 @@ class TextResult(HasDiagnostics):
 FormatResult = TextResult  # the canonical text (None when it does not parse, or would not parse back the same)
 
 
-def format(text: str, *, path: str = "<string>") -> FormatResult:  # noqa: A001 - the command's name
+def format(text: str, *, path: str = "<string>") -> FormatResult:
     """Format `.skm` text, refusing (as an internal error) any output that would not parse back identically."""
     from skillc.syntax.format import format_source
 
@@ -363,8 +363,8 @@ def check(source: str | os.PathLike[str], *, path: str | None = None, skill: str
 def check_asl(source: str | os.PathLike[str], *, path: str | None = None, config: Config | None = None,
               smt_timeout_ms: int | None = None) -> CheckResult:
     """Import an Amazon States Language definition (a file, or its text named by `path`) and check it."""
-    from skillc.config import find_config
     from skillc.check.source import CheckResult, config_place
+    from skillc.config import find_config
     from skillc.frontends.importers.asl import check_asl_file, check_asl_text
 
     config, problems = (config, []) if config is not None else find_config(config_place(source, path))

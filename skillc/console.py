@@ -98,8 +98,8 @@ def _worded(diagnostics: Sequence[Diagnostic]) -> list[Diagnostic]:
     if _STOP.signum != signal.SIGTERM:
         return list(diagnostics)
     from skillc.bench.codes import BENCH_INTERRUPTED
-    from skillc.improve.evolve.codes import EVOLVE_INTERRUPTED
     from skillc.improve.codes import REFINE_INTERRUPTED
+    from skillc.improve.evolve.codes import EVOLVE_INTERRUPTED
 
     stops = {BENCH_INTERRUPTED, EVOLVE_INTERRUPTED, REFINE_INTERRUPTED}
     return [attrs.evolve(d, message=d.message.replace("interrupted", "terminated (SIGTERM)", 1))
@@ -681,7 +681,6 @@ def bench_progress(total: int, done: int) -> Iterator[Callable[[object], None]]:
 def bench(result: api.BenchResult, as_json: bool) -> int:
     """`skillc bench`: success and RFC per mode × executor, the paired comparisons, where the files are."""
     from skillc.diagnostics.files import printable
-
     from skillc.diagnostics.render import render
 
     outcome = result.outcome

@@ -17,12 +17,12 @@ from skillc.check import codes as check_codes
 from skillc.conform import codes as conform_codes
 from skillc.diagnostics import codes as diagnostics_codes
 from skillc.diagnostics.code import Code
-from skillc.improve.evolve import codes as evolve_codes
 from skillc.export import codes as export_codes
 from skillc.frontends.distill import codes as distill_codes
+from skillc.frontends.importers import codes as importers_codes
 from skillc.frontends.markdown import codes as markdown_codes
 from skillc.improve import codes as refine_codes
-from skillc.frontends.importers import codes as importers_codes
+from skillc.improve.evolve import codes as evolve_codes
 from skillc.otel import codes as otel_codes
 from skillc.render import codes as render_codes
 from skillc.runtime import codes as runtime_codes

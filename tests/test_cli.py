@@ -175,7 +175,7 @@ def test_check_loads_no_front_end() -> None:
 
 def test_skillc_check_stays_the_api_function() -> None:
     import skillc
-    import skillc.check.config  # noqa: F401 - importing the subpackage must not rebind the public name
+    import skillc.check.config
 
     assert callable(skillc.check) and skillc.check is skillc.api.check
 

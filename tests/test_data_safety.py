@@ -97,8 +97,8 @@ def test_two_refines_at_once_lose_no_accepted_trace(traced: tuple[Path, Path],
                                                     monkeypatch: pytest.MonkeyPatch) -> None:
     import threading
 
-    from skillc.improve.refine import refine as pipeline
     from skillc.improve.archive import open_archive
+    from skillc.improve.refine import refine as pipeline
 
     machine, first = traced
     second = machine.with_name("t2.jsonl")

@@ -15,9 +15,9 @@ from pathlib import Path
 
 from tests.ecosystem.test_cli_conventions import TYPO, UNREACHABLE
 from tests.ecosystem.test_sarif_and_schemas import sarif_validator
-from tests.improve.evolve.test_cli import EXECUTOR, SUITE, _roles
 from tests.frontends.distill.conftest import jsonl, trace
 from tests.frontends.distill.kitchen import training
+from tests.improve.evolve.test_cli import EXECUTOR, SUITE, _roles
 from tests.improve.refine.test_refine import demo, fresh  # noqa: F401 - demo is a fixture
 
 ROOT = Path(__file__).parents[1]
@@ -64,7 +64,7 @@ def test_show_json_is_one_document_with_the_summary_and_the_diagnostics(tmp_path
     r = skillc("show", broken, "--format", "json")
     shown = json.loads(r.stdout)
     assert r.returncode == 1 and shown["summary"] is None and shown["diagnostics"][0]["severity"] == "error"
-    assert DIAGNOSTIC_KEYS <= shown["diagnostics"][0].keys() and r.stderr == ""
+    assert shown["diagnostics"][0].keys() >= DIAGNOSTIC_KEYS and r.stderr == ""
 
 
 def test_show_sarif_is_the_log_alone_with_the_summary_on_stderr(tmp_path: Path) -> None:

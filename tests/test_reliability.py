@@ -371,8 +371,8 @@ def test_lone_surrogates_in_answers_tool_results_and_inputs(tmp_path: Path) -> N
 
 def test_openai_replies_with_a_number_as_content_or_string_usage_are_retried(tmp_path: Path) -> None:
     from skillc.runtime.executors.openai_exec import OpenAIExecutor
-    from tests.runtime.test_openai_executor import JUDGE
     from tests.runtime.helpers import run
+    from tests.runtime.test_openai_executor import JUDGE
 
     good = json.dumps({"verdict": "accept"})
     with FakeOpenAI([{"message": {"role": "assistant", "content": 42}, "content": ""},

@@ -195,10 +195,9 @@ def test_refine_commit_guard_holds_sigterm_until_the_commit_is_whole() -> None:
 
     previous = signal.signal(signal.SIGTERM, handler)
     try:
-        with pytest.raises(console.Terminated):
-            with _whole():
-                signal.raise_signal(signal.SIGTERM)
-                seen.append("commit finished")
+        with pytest.raises(console.Terminated), _whole():
+            signal.raise_signal(signal.SIGTERM)
+            seen.append("commit finished")
         assert seen == ["commit finished", "handler"] and signal.getsignal(signal.SIGTERM) is handler
     finally:
         signal.signal(signal.SIGTERM, previous)

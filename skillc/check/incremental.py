@@ -181,7 +181,7 @@ def _mover(cls: type) -> Any:
     lines.append("    return new")
     scope: dict[str, Any] = {"NEW": object.__new__, "CLS": cls, "SET": object.__setattr__, "SPAN": Span,
                              "relocate": relocate}
-    exec("\n".join(lines), scope)  # noqa: S102 - generated from the attrs fields of skillc's own node classes
+    exec("\n".join(lines), scope)
     return scope["move"]
 
 

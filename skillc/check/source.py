@@ -54,8 +54,8 @@ def check_source(source: str | os.PathLike[str], *, path: str | None = None,
 
     `mcp_live`: start the MCP servers the machine's tools name to list their schemas (`skillc check`), else only
     the lock file is read."""
-    from skillc.config import find_config
     from skillc.check.passes import CheckContext, check_machine, fragment_machine
+    from skillc.config import find_config
     from skillc.ir.loader import load
 
     loaded = load(source, path=path, root=root, imports=imports)

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import Final
 
-from skillc.diagnostics.code import E, N, W, Code, Severity
+from skillc.diagnostics.code import Code, E, N, Severity, W
 
 __all__ = ["Code", "E", "N", "Severity", "W"]
 

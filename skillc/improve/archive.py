@@ -44,8 +44,8 @@ import attrs
 from skillc.diagnostics.codes import PATH_OUTSIDE_FOLDER
 from skillc.diagnostics.diagnostic import Diagnostic, make
 from skillc.diagnostics.files import FileProblem, JSONProblem, loads, open_input
-from skillc.improve.events import Alignment, DevTrace
 from skillc.improve import codes
+from skillc.improve.events import Alignment, DevTrace
 from skillc.improve.replay import ReplayPath
 from skillc.runtime.interpreter import machine_hash
 

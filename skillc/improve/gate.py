@@ -18,11 +18,11 @@ import attrs
 
 from skillc.check.source import check_source
 from skillc.diagnostics import Diagnostic, Severity, make
+from skillc.improve import codes
 from skillc.improve.archive import Archive
 from skillc.improve.diff import diff_machines
 from skillc.improve.events import Alignment, DevTrace
 from skillc.improve.index import affected, index_archive
-from skillc.improve import codes
 from skillc.improve.replay import ReplayVerdict, replay_trace
 from skillc.ir.machine import Machine
 

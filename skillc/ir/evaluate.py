@@ -23,7 +23,6 @@ from typing import Any, Protocol
 
 from skillc.ir import expr as ir
 
-
 Env = Mapping[str, Any]
 
 
@@ -210,7 +209,7 @@ def _call(e: ir.Call, env: Env, world: World | None) -> Any:
     raise AssertionError(e.func)
 
 
-_EVAL: dict[type[ir.Expr], Callable[[Any, Env, "World | None"], Any]] = {
+_EVAL: dict[type[ir.Expr], Callable[[Any, Env, World | None], Any]] = {
     ir.Var: _var,
     ir.Const: lambda e, env, world: e.value,
     ir.Label: lambda e, env, world: e.value,

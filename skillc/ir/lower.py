@@ -24,11 +24,11 @@ from skillc.ir.instantiate import Expansion, broken, counter_problem, instantiat
 from skillc.ir.machine import (
     FALLBACK,
     OUTCOMES,
-    OperationKind,
-    Outcome,
     Assignment,
     Edge,
     Machine,
+    OperationKind,
+    Outcome,
     Provenance,
     Rule,
     State,
@@ -38,7 +38,17 @@ from skillc.ir.machine import (
 )
 from skillc.ir.names import RESERVED_VARIABLES
 from skillc.ir.suggest import did_you_mean
-from skillc.ir.symbols import FragmentDef, Report, Scope, StateDecl, Symbols, declare, declare_types, duplicate, resolve_type
+from skillc.ir.symbols import (
+    FragmentDef,
+    Report,
+    Scope,
+    StateDecl,
+    Symbols,
+    declare,
+    declare_types,
+    duplicate,
+    resolve_type,
+)
 from skillc.ir.toolkit import PLACE_VARIABLES, PLACES, Capability, parse_capability, places_in, split_allowed
 from skillc.syntax import nodes as n
 

@@ -26,7 +26,6 @@ from skillc.diagnostics import Diagnostic, SourceFile
 from skillc.lsp.index import Index, build_index
 from skillc.lsp.resolve import Resolved, resolve
 from skillc.lsp.trivia import Layout
-
 from skillc.syntax import nodes as n
 
 if TYPE_CHECKING:

@@ -235,7 +235,7 @@ async def serve(server: Any, stdin_fd: int, stop: threading.Event | asyncio.Even
             return
         try:
             protocol.handle_message(message)
-        except Exception:  # noqa: BLE001 - one bad message must not end the session
+        except Exception:
             logger.exception("Unable to handle message")
             if "id" in data and "method" in data:
                 reply_error(data["id"], -32603, "internal error")

@@ -19,7 +19,6 @@ from lsprotocol import types as lsp
 
 from skillc.diagnostics import Span
 
-
 ENCODING = "utf-16"
 
 
@@ -41,7 +40,7 @@ def units(text: str) -> int:
 class LineIndex:
     """Line starts of one text, and conversions between offsets and LSP positions."""
 
-    __slots__ = ("text", "starts", "_ascii")
+    __slots__ = ("_ascii", "starts", "text")
 
     def __init__(self, text: str) -> None:
         self.text = text

@@ -1073,4 +1073,4 @@ def main() -> None:
         server.shutdown()
 
 
-__all__ = ["DEBOUNCE_S", "LineIndex", "SCHEDULER", "STATE", "SYMBOL_KIND", "SymbolKind", "analyse", "main", "server"]
+__all__ = ["DEBOUNCE_S", "SCHEDULER", "STATE", "SYMBOL_KIND", "LineIndex", "SymbolKind", "analyse", "main", "server"]

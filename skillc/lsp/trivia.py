@@ -234,7 +234,7 @@ class Layout:
         gap = new[g0:g1 + edit.delta]
         if not _GAP.fullmatch(gap):
             return None
-        if not gap and 0 < g0 and g1 < len(old):
+        if not gap and g0 > 0 and g1 < len(old):
             return None  # two tokens would touch
         if "#" in gap[gap.rfind("\n") + 1:] and g1 < len(old):
             return None  # a comment would swallow the token after it

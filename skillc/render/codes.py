@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Final
 
-from skillc.diagnostics.codes import W, Code
+from skillc.diagnostics.codes import Code, W
 
 TRACE_OF_ANOTHER_MACHINE: Final = Code(
     "SKM525", "trace-of-another-machine", W, "the trace overlaid on the drawing was recorded with another machine",

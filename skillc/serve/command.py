@@ -136,7 +136,7 @@ def serve(config: ServeConfig, *, announce: Callable[[str], None] | None = None)
         else:
             say(f"skillc serve: {names} over MCP on stdio (calls' folders and journal in {root})")
             anyio.run(serve_stdio, service)
-    except BaseException as exc:  # noqa: BLE001 - only a stop signal is handled here; anything else goes on up
+    except BaseException as exc:
         if not _stopped(exc):
             raise
         return ServeResult(interrupted=True, served=len(served), root=str(root))

@@ -28,9 +28,9 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypeGuard
 from re import _constants as sre
 from re import _parser as sre_parse
+from typing import Any, TypeGuard
 
 import lark
 from lark.grammar import NonTerminal, Terminal

@@ -5,8 +5,8 @@ from __future__ import annotations
 from skillc.diagnostics import codes
 from skillc.diagnostics.diagnostic import Diagnostic, make
 from skillc.diagnostics.source import SourceFile
-from skillc.syntax.parser import parse_source
 from skillc.syntax import printer
+from skillc.syntax.parser import parse_source
 
 
 def format_source(text: str, path: str = "<string>") -> tuple[str | None, list[Diagnostic]]:

@@ -70,7 +70,7 @@ class Block(Stmt):
 
     @property
     def body(self) -> tuple[Stmt, ...]:
-        items: tuple[Stmt, ...] = getattr(self, "items")  # every subclass declares `items`
+        items: tuple[Stmt, ...] = getattr(self, "items")  # noqa: B009 - every subclass declares `items`; Block does not
         return items
 
 

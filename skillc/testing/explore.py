@@ -39,9 +39,9 @@ from skillc.ir.machine import FALLBACK, Machine, State, Tool
 from skillc.runtime.executors.base import BaseExecutor, Response
 from skillc.runtime.interpreter import Interpreter, OnStep, RunOptions, initial_env, parse_inputs
 from skillc.runtime.record import Step, Verdict
+from skillc.runtime.score import passages
 from skillc.runtime.tools import ToolBox
 from skillc.runtime.toolsource import ToolSource
-from skillc.runtime.score import passages
 
 
 @attrs.define

@@ -172,8 +172,8 @@ def runs(draw: st.DrawFn, machine: Machine, max_steps: int = 500) -> RunResult:
     """A run of the machine through the scripted path, every output and tool result drawn by Hypothesis."""
     import json
 
-    from skillc.runtime.interpreter import Interpreter, RunOptions
     from skillc.runtime.executors.base import BaseExecutor, Response
+    from skillc.runtime.interpreter import Interpreter, RunOptions
     from skillc.runtime.prompts import Request
 
     class Drawn(BaseExecutor):

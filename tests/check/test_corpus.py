@@ -54,7 +54,7 @@ def test_broken_case(path: Path) -> None:
     result = _check(path, header)
     expected = set(header["expect"])
     got = {
-        f"{str(d.code)} {d.span.start_pos[0]}:{d.span.start_pos[1]}" if d.span else str(d.code)
+        f"{d.code!s} {d.span.start_pos[0]}:{d.span.start_pos[1]}" if d.span else str(d.code)
         for d in result.diagnostics
         if d.severity is not Severity.NOTE or any(e.startswith(str(d.code)) for e in expected)
     }
@@ -72,5 +72,5 @@ def test_passing_twin(path: Path) -> None:
     twin = path.with_name(path.name[: -len(".skm")] + ".ok.skm")
     assert twin.is_file(), f"{path.name} has no passing twin"
     result = _check(twin, _header(path))
-    problems = [f"{str(d.code)} {d.message}" for d in result.diagnostics if d.severity is not Severity.NOTE]
+    problems = [f"{d.code!s} {d.message}" for d in result.diagnostics if d.severity is not Severity.NOTE]
     assert problems == []

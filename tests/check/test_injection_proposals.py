@@ -8,12 +8,12 @@ splices a value inside double quotes (the issue's `echo "processing " ++ quote(b
 from __future__ import annotations
 
 from skillc.check.source import check_source
+from skillc.improve.events import Event
 from skillc.improve.evolve.gate import check_gate
 from skillc.improve.evolve.state import Node
 from skillc.improve.gate import check_candidate
-from skillc.improve.events import Event
-from tests.improve.refine.test_edit import on_retry
 from tests.improve.refine.test_align import ROOT
+from tests.improve.refine.test_edit import on_retry
 
 EVENTS = (
     Event("tool", tool="bash", args={"command": "make all"}, result={"stdout": "", "exit_code": 0}),

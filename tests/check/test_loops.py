@@ -6,7 +6,6 @@ from skillc.diagnostics import has_errors
 from tests.check.helpers import check_text as _check
 from tests.check.helpers import codes as _codes
 
-
 LOOP = """machine m {
   var answer: str
   counter tries max 2

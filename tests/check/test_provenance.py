@@ -7,7 +7,6 @@ from pathlib import Path
 
 import skillc
 
-
 SOURCED = """machine m {
   source "SKILL.md"
   var answer: str

@@ -7,7 +7,6 @@ from skillc.diagnostics import has_errors
 from tests.check.helpers import check_text as _check
 from tests.check.helpers import codes as _codes
 
-
 DELETE = """fragment guarded_delete(path: str) -> (done) {
   tool bash(command: str) -> (stdout: str, exit_code: int)
   var ok: enum { yes, no }

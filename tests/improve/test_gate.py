@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from skillc.improve import codes
 from skillc.improve.archive import ArchivedTrace, commit, open_archive
 from skillc.improve.events import Alignment, DevTrace, Event
 from skillc.improve.evolve.gate import archive_gate
 from skillc.improve.evolve.state import Node
 from skillc.improve.gate import Entry, gate, incremental
-from skillc.improve import codes
 from skillc.improve.replay import ReplayPath
 from tests.render.test_diff import machine
 

@@ -108,7 +108,7 @@ class RandomModel(BaseExecutor):
     def __init__(self, m: Machine, rng: random.Random) -> None:
         self.m, self.rng = m, rng
 
-    def complete(self, request):  # noqa: ANN001, ANN201 - the Executor protocol
+    def complete(self, request):
         import json
 
         state = self.m.states[request.state]

@@ -9,7 +9,6 @@ import time
 from pathlib import Path
 
 import attrs
-
 import pytest
 from lsprotocol import types as lsp
 from pytest_lsp import LanguageClient

@@ -14,7 +14,8 @@ from skillc.render.overlay import shortest_path
 from skillc.runtime import RunOptions, ToolBox
 from skillc.runtime.baselines import run_baseline
 from skillc.runtime.executors.scripted import ScriptedExecutor
-from tests.runtime.test_baselines import FINISH, INPUTS, MACHINE as LIVEMATH, READ, SKILL, WRITE
+from tests.runtime.test_baselines import FINISH, INPUTS, READ, SKILL, WRITE
+from tests.runtime.test_baselines import MACHINE as LIVEMATH
 
 
 def _trace(tmp_path: Path, replies: list, m=None, mode: str = "native", inputs=None) -> Path:

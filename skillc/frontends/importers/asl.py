@@ -19,7 +19,8 @@ import attrs
 from skillc.check import codes as check_codes
 from skillc.diagnostics import Diagnostic, SourceFile, Span, make
 from skillc.diagnostics.codes import INPUT_OVER_LIMIT
-from skillc.frontends.importers import aslrules as R, codes
+from skillc.frontends.importers import aslrules as R
+from skillc.frontends.importers import codes
 from skillc.frontends.importers.checking import Checked, Remap, check_module
 from skillc.frontends.importers.coverage import uncovered
 from skillc.frontends.importers.jsonpath import Steps, intrinsic, parse_path
@@ -29,9 +30,7 @@ from skillc.syntax import nodes as n
 from skillc.syntax.parser import read_source
 from skillc.syntax.printer import print_module
 
-_KEYWORDS = set("""import machine fragment record enum doc source tool input var counter max start model judge
-reads writes prompt call from when terminal fallback requires rule required order before forbid use as list map true
-false none not and or in str int float bool""".split())
+_KEYWORDS = set(["import", "machine", "fragment", "record", "enum", "doc", "source", "tool", "input", "var", "counter", "max", "start", "model", "judge", "reads", "writes", "prompt", "call", "from", "when", "terminal", "fallback", "requires", "rule", "required", "order", "before", "forbid", "use", "as", "list", "map", "true", "false", "none", "not", "and", "or", "in", "str", "int", "float", "bool"])
 #: Rules one Choice state may hold: each is checked against those before it, so the check grows with their square
 #: (200 rules take about 6 s on one core).
 MAX_CHOICE_RULES = 250

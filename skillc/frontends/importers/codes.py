@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Final
 
-from skillc.diagnostics.codes import E, N, W, Code
+from skillc.diagnostics.codes import Code, E, N, W
 
 
 def _asl(states: str, start: str = "A") -> str:

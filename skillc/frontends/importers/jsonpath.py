@@ -18,7 +18,7 @@ from jsonpath_ng.exceptions import JsonPathLexerError, JsonPathParserError
 from jsonpath_ng.ext import parser as _ext
 
 # Spelled `ExtentedJsonPathParser` before jsonpath-ng 1.7.
-ExtendedJsonPathParser = getattr(_ext, "ExtendedJsonPathParser", None) or getattr(_ext, "ExtentedJsonPathParser")
+ExtendedJsonPathParser = getattr(_ext, "ExtendedJsonPathParser", None) or getattr(_ext, "ExtentedJsonPathParser")  # noqa: B009 - the old spelling is not in the stubs
 
 # The intrinsic functions ASL accepts where a path may stand (`States.Format('…', $.x)`).
 INTRINSICS = frozenset({

@@ -21,7 +21,6 @@ from skillc.diagnostics import Diagnostic, SourceFile, Span, make
 from skillc.diagnostics.files import scrub
 from skillc.frontends.importers import codes
 
-
 NodeKind = Literal["map", "seq", "scalar"]
 
 

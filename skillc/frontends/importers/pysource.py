@@ -34,7 +34,7 @@ def function(func: Callable[..., object]) -> Function | None:
     func = inspect.unwrap(func)
     code = getattr(func, "__code__", None)
     if code is None and callable(func) and hasattr(func, "__call__"):
-        code = getattr(getattr(func, "__call__"), "__code__", None)
+        code = getattr(func.__call__, "__code__", None)
     if code is None:
         return None
     parsed = _parsed(code.co_filename)

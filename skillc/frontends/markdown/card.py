@@ -414,5 +414,13 @@ def card(level: Level = "full") -> str:
     return "\n\n".join(parts) + "\n"
 
 
-__all__ = ["CardError", "EXAMPLE_MACHINE", "EXAMPLE_SKILL", "RULE_KINDS", "card", "grammar_constructs", "problems",
-           "syntax"]
+__all__ = [
+    "EXAMPLE_MACHINE",
+    "EXAMPLE_SKILL",
+    "RULE_KINDS",
+    "CardError",
+    "card",
+    "grammar_constructs",
+    "problems",
+    "syntax",
+]

@@ -102,24 +102,7 @@ _SPLIT = re.compile(r"(?<=[.!?])[\"')\]]*\s+(?=[A-Z0-9`*_\"(\[])")
 
 # Imperative verbs that commonly open a step. A sentence outside numbered lists is a step
 # only when its first word is one of these (nouns and pronouns open knowledge).
-VERBS = frozenset("""
-add analyse analyze announce answer apply approve archive ask assign attach avoid back build bump calculate call
-cancel capture change check choose clean clear clone close collect commit compare compile compute configure confirm
-connect copy count create cut decide declare decline define delete deploy describe design determine diff disable
-document download draft drop edit email enable enter escalate estimate evaluate examine execute explain export
-extract fetch file fill find fix flag follow force format gather generate go grant grep identify implement import
-inform inspect install investigate keep label launch list load locate log look make mark measure merge migrate move
-name navigate note notify open outline page parse paste patch pick ping place plan post prepare print prioritize
-produce profile provide publish pull purge push put query read rebase rebuild record redact refactor refresh
-register reject release reload remove rename render reopen reorder repeat replace reply report reproduce request
-rerun reset resolve restart restore resume retry return review revert rewrite roll rotate route run save scan
-schedule search select send set share ship sign skim sort specify split stage start state submit summarize
-summarise switch tag take tell test trace track translate trigger triage try turn type undo uninstall unpack update
-upgrade upload use validate verify view visit wait walk watch write
-assess audit bring categorize classify compose consult convert craft deliver derive detect display draft ensure
-explain group invoke iterate lint map mirror number offer optimize pause present propose refine reinstall scaffold
-scope score show suggest understand wire
-""".split())
+VERBS = frozenset(["add", "analyse", "analyze", "announce", "answer", "apply", "approve", "archive", "ask", "assign", "attach", "avoid", "back", "build", "bump", "calculate", "call", "cancel", "capture", "change", "check", "choose", "clean", "clear", "clone", "close", "collect", "commit", "compare", "compile", "compute", "configure", "confirm", "connect", "copy", "count", "create", "cut", "decide", "declare", "decline", "define", "delete", "deploy", "describe", "design", "determine", "diff", "disable", "document", "download", "draft", "drop", "edit", "email", "enable", "enter", "escalate", "estimate", "evaluate", "examine", "execute", "explain", "export", "extract", "fetch", "file", "fill", "find", "fix", "flag", "follow", "force", "format", "gather", "generate", "go", "grant", "grep", "identify", "implement", "import", "inform", "inspect", "install", "investigate", "keep", "label", "launch", "list", "load", "locate", "log", "look", "make", "mark", "measure", "merge", "migrate", "move", "name", "navigate", "note", "notify", "open", "outline", "page", "parse", "paste", "patch", "pick", "ping", "place", "plan", "post", "prepare", "print", "prioritize", "produce", "profile", "provide", "publish", "pull", "purge", "push", "put", "query", "read", "rebase", "rebuild", "record", "redact", "refactor", "refresh", "register", "reject", "release", "reload", "remove", "rename", "render", "reopen", "reorder", "repeat", "replace", "reply", "report", "reproduce", "request", "rerun", "reset", "resolve", "restart", "restore", "resume", "retry", "return", "review", "revert", "rewrite", "roll", "rotate", "route", "run", "save", "scan", "schedule", "search", "select", "send", "set", "share", "ship", "sign", "skim", "sort", "specify", "split", "stage", "start", "state", "submit", "summarize", "summarise", "switch", "tag", "take", "tell", "test", "trace", "track", "translate", "trigger", "triage", "try", "turn", "type", "undo", "uninstall", "unpack", "update", "upgrade", "upload", "use", "validate", "verify", "view", "visit", "wait", "walk", "watch", "write", "assess", "audit", "bring", "categorize", "classify", "compose", "consult", "convert", "craft", "deliver", "derive", "detect", "display", "draft", "ensure", "explain", "group", "invoke", "iterate", "lint", "map", "mirror", "number", "offer", "optimize", "pause", "present", "propose", "refine", "reinstall", "scaffold", "scope", "score", "show", "suggest", "understand", "wire"])
 
 
 def strip_markup(text: str) -> str:

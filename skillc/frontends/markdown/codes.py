@@ -8,8 +8,7 @@ from __future__ import annotations
 
 from typing import Final
 
-from skillc.diagnostics.codes import E, N, W, Code
-
+from skillc.diagnostics.codes import Code, E, N, W
 
 _SKILL = "# Answer a question\n\n1. Read the question.\n2. Write the answer to answer.txt.\n"
 

@@ -11,13 +11,15 @@ made before the state it goes to exists, and is pointed there later.
 from __future__ import annotations
 
 from collections.abc import Iterable
+
 import attrs
 
 from skillc.diagnostics import Code
 from skillc.frontends.markdown.clauses import Clause, strip_markup
 from skillc.frontends.markdown.commands import Part
 from skillc.frontends.markdown.names import Namer, content_stems
-from skillc.ir.machine import OperationKind as StateKind, Outcome
+from skillc.ir.machine import OperationKind as StateKind
+from skillc.ir.machine import Outcome
 from skillc.syntax import nodes as n
 
 TASK = "task"

@@ -21,16 +21,36 @@ import attrs
 from skillc.frontends.markdown import codes
 from skillc.frontends.markdown.arms import NEXT, Arms, Forward
 from skillc.frontends.markdown.clauses import FOREACH, Clause, first_word, strip_markup
-from skillc.frontends.markdown.document import Document
-from skillc.frontends.markdown.commands import (Part, alternatives, cut, script_command, skill_documents,
-                                                skill_files)
+from skillc.frontends.markdown.commands import Part, alternatives, cut, script_command, skill_documents, skill_files
 from skillc.frontends.markdown.diagram import is_diagram, parse_diagram
+from skillc.frontends.markdown.document import Document
 from skillc.frontends.markdown.draft import TASK, DEdge, DMachine, DState, Options, below, bump, eq, failed
 from skillc.frontends.markdown.names import Namer, content_stems, label_slug, slug
-from skillc.frontends.markdown.phrases import (ANY_POINT, ASK, ASK_AFTER, BY_TASK, DIFFERS, EXACTLY, FAILS, FORM,
-                                               FORWARD, LETTER, NOT_BASH, OPTIONAL,
-                                               RUN_FORMED, again, if_parts, inline_command, lead_condition,
-                                               letter_range, max_times, quote, script_mention, stop_clause, unbold)
+from skillc.frontends.markdown.phrases import (
+    ANY_POINT,
+    ASK,
+    ASK_AFTER,
+    BY_TASK,
+    DIFFERS,
+    EXACTLY,
+    FAILS,
+    FORM,
+    FORWARD,
+    LETTER,
+    NOT_BASH,
+    OPTIONAL,
+    RUN_FORMED,
+    again,
+    if_parts,
+    inline_command,
+    lead_condition,
+    letter_range,
+    max_times,
+    quote,
+    script_mention,
+    stop_clause,
+    unbold,
+)
 from skillc.frontends.markdown.tree import TreeNode, parse_tree
 from skillc.frontends.markdown.units import Sections, Unit, UnitKind
 from skillc.syntax import nodes as n
@@ -100,7 +120,7 @@ class GraphBuilder:
         `yes` goes back to phase N (counted, one counter for the clause), whose `no` goes on."""
         for c in self.clauses:
             m = ANY_POINT.search(strip_markup(c.text))
-            if m is None or c.index in self.d.landings and not c.kind == "knowledge":
+            if m is None or (c.index in self.d.landings and not c.kind == "knowledge"):
                 continue
             number = int(m.group("target"))
             target = self.d.entries.get(number)

@@ -216,9 +216,7 @@ def _interface(module: n.Module) -> set[str]:
         if not isinstance(block, (n.Machine, n.Fragment)):
             continue
         for item in block.items:
-            if isinstance(item, (n.State, n.Terminal, n.ToolDecl)):
-                names.add(item.name)
-            elif isinstance(item, n.Use):
+            if isinstance(item, (n.State, n.Terminal, n.ToolDecl)) or isinstance(item, n.Use):
                 names.add(item.name)
             elif isinstance(item, n.UseTools):
                 names.update(item.tools or KITS.get(item.kit, ()))

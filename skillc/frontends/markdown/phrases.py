@@ -9,14 +9,12 @@ and the regular expressions the graph phase matches sentences against. Records
 from __future__ import annotations
 
 import re
-from typing import Literal
 
 import attrs
 
 from skillc.frontends.markdown.clauses import Clause, strip_markup
 from skillc.frontends.markdown.names import slug
 from skillc.ir.machine import Outcome
-
 
 NUMBER_WORDS = {"once": 1, "twice": 2, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6,
                 "seven": 7, "eight": 8, "nine": 9, "ten": 10}

@@ -16,8 +16,7 @@ from skillc.frontends.markdown import codes
 from skillc.frontends.markdown.clauses import Clause, extract_clauses
 from skillc.frontends.markdown.document import MAX_BYTES, Document, read_document
 from skillc.frontends.markdown.report import Row, RuleReport, coverage, landings
-from skillc.frontends.markdown.structural import (Options, allowed_tool, bash_declared, compile_document,
-                                                  runs_command)
+from skillc.frontends.markdown.structural import Options, allowed_tool, bash_declared, compile_document, runs_command
 from skillc.ir import machine as ir
 from skillc.ir.machine import Machine
 from skillc.syntax import nodes as n

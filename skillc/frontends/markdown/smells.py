@@ -294,4 +294,4 @@ def smells(machine: Machine, doc: Document | None = None, scripts: int = 0) -> l
     return sorted(found, key=lambda d: (d.code.code, d.span.start if d.span else -1, d.message))
 
 
-__all__ = ["command_text", "smells", "told_to_act", "template"]
+__all__ = ["command_text", "smells", "template", "told_to_act"]

@@ -26,8 +26,8 @@ import attrs
 from skillc.check.graph import reachable, successors
 from skillc.check.rules import check_rules
 from skillc.diagnostics import Diagnostic, make
-from skillc.improve.events import Alignment, DevTrace, Event
 from skillc.improve import codes
+from skillc.improve.events import Alignment, DevTrace, Event
 from skillc.ir import expr as ir
 from skillc.ir.machine import Edge, Machine, State
 from skillc.runtime.executors.base import ExecutorError

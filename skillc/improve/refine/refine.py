@@ -26,10 +26,10 @@ from skillc.diagnostics import Diagnostic, Severity, make
 from skillc.diagnostics import codes as diagnostics_codes
 from skillc.diagnostics.diagnostic import HasDiagnostics
 from skillc.diagnostics.files import FileProblem, open_input, output_target, refuse_inputs
+from skillc.improve import codes
 from skillc.improve.archive import Archive, ArchivedTrace, ArchiveError, commit, default_folder, open_archive
 from skillc.improve.events import DevTrace
 from skillc.improve.gate import Entry, incremental
-from skillc.improve import codes
 from skillc.improve.refine.accept import Verdict, accept
 from skillc.improve.refine.align import Judge, model_judge
 from skillc.improve.refine.report import TraceSummary, skm_diff, summarize

@@ -42,8 +42,8 @@ import attrs
 from skillc.diagnostics.diagnostic import Diagnostic, make
 from skillc.diagnostics.files import FileProblem, JSONProblem, loads, open_input, scrub
 from skillc.diagnostics.source import SourceFile, Span
-from skillc.improve.events import DevTrace, Event, TraceFormat, TraceOutcome
 from skillc.improve import codes
+from skillc.improve.events import DevTrace, Event, TraceFormat, TraceOutcome
 from skillc.runtime.record import RunTrace, Step, parse_run
 
 FORMATS: Final[tuple[str, ...]] = get_args(TraceFormat)
@@ -61,7 +61,7 @@ class _Line:
     value: object
 
 
-def load_traces(path: str | Path, format: str | None = None) -> tuple[list[DevTrace], list[Diagnostic]]:  # noqa: A002
+def load_traces(path: str | Path, format: str | None = None) -> tuple[list[DevTrace], list[Diagnostic]]:
     """The development traces of one file and the problems found (each at its file:line:col); never raises."""
     try:
         # A byte-order mark (files saved by some Windows tools) is not part of the first record.
@@ -87,7 +87,7 @@ def cleaned(trace: DevTrace, redact: Callable[[Any], Any] | None = None) -> DevT
     return attrs.evolve(new, events=events)
 
 
-def parse_traces(text: str, path: str = "<traces>", format: str | None = None  # noqa: A002
+def parse_traces(text: str, path: str = "<traces>", format: str | None = None
                  ) -> tuple[list[DevTrace], list[Diagnostic]]:
     """The development traces in a file's text (see `load_traces`)."""
     source = SourceFile(path, text)

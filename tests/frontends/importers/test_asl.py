@@ -11,9 +11,8 @@ from pathlib import Path
 import pytest
 
 import skillc
-from skillc.diagnostics import Severity
+from skillc.diagnostics import Severity, SourceFile
 from skillc.frontends.importers.asl import import_asl
-from skillc.diagnostics import SourceFile
 from skillc.syntax.printer import print_module
 from tests.conftest import ROOT
 from tests.frontends.importers.conftest import CORPUS, check_text, codes_of

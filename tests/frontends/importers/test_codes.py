@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from skillc.registry import BY_CODE as REGISTRY
 from skillc.frontends.importers import codes as importer_codes
+from skillc.registry import BY_CODE as REGISTRY
 from tests.frontends.importers.conftest import check_text, codes_of
 
 ASL = [c for c in importer_codes.ALL if c.lang == "json"]

@@ -14,14 +14,14 @@ import pytest
 
 pytest.importorskip("langgraph")
 
-from langgraph.graph import END, START, StateGraph  # noqa: E402
-from langgraph.managed import RemainingSteps  # noqa: E402
-from langgraph.types import Command  # noqa: E402
+from langgraph.graph import END, START, StateGraph
+from langgraph.managed import RemainingSteps
+from langgraph.types import Command
 
-import skillc  # noqa: E402
-from skillc.diagnostics import Severity  # noqa: E402
-from skillc.frontends.importers.langgraph import check, import_graph  # noqa: E402
-from skillc.syntax.printer import print_module  # noqa: E402
+import skillc
+from skillc.diagnostics import Severity
+from skillc.frontends.importers.langgraph import check, import_graph
+from skillc.syntax.printer import print_module
 
 
 class State(TypedDict):

@@ -19,8 +19,8 @@ import pytest
 
 pytest.importorskip("langgraph")
 
-from skillc.frontends.importers.langgraph import to_skm_confined  # noqa: E402
-from skillc.sandbox import _box  # noqa: E402
+from skillc.frontends.importers.langgraph import to_skm_confined
+from skillc.sandbox import _box
 
 AGENT = '''\
 from typing import TypedDict

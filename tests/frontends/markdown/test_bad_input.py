@@ -8,8 +8,8 @@ import pytest
 from click.testing import CliRunner
 
 from skillc.cli import main
-from skillc.registry import BY_CODE as REGISTRY
 from skillc.frontends.markdown import build
+from skillc.registry import BY_CODE as REGISTRY
 from tests.conftest import codes
 
 CASES = {

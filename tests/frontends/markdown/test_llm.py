@@ -19,9 +19,16 @@ import skillc
 from skillc.cli import main
 from skillc.frontends.markdown import build
 from skillc.frontends.markdown.card import card
-from skillc.frontends.markdown.llm import (DEFAULT_MAX_TOKENS, DRAFT_SCHEMA, Finding, LLMOptions, feedback,
-                                           read_reply, split_sections)
 from skillc.frontends.markdown.document import read_document
+from skillc.frontends.markdown.llm import (
+    DEFAULT_MAX_TOKENS,
+    DRAFT_SCHEMA,
+    Finding,
+    LLMOptions,
+    feedback,
+    read_reply,
+    split_sections,
+)
 from skillc.frontends.markdown.schema import MACHINE_SCHEMA, to_json, to_skm
 from skillc.runtime.executors.scripted import ScriptedExecutor
 from tests.conftest import codes

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from skillc.improve import codes
 from skillc.improve.archive import ArchivedTrace, commit, open_archive
 from skillc.improve.events import Alignment, DevTrace, Event
 from skillc.improve.evolve.gate import archive_gate, check_gate, replay_gate
 from skillc.improve.evolve.state import Node
-from skillc.improve import codes
 from skillc.improve.replay import ReplayPath
 
 MACHINE = """machine m {

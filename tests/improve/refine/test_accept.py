@@ -8,9 +8,9 @@ import attrs
 import pytest
 
 from skillc.diagnostics import make
+from skillc.improve import codes
 from skillc.improve.events import DevTrace, Event
 from skillc.improve.refine import accept as accept_module
-from skillc.improve import codes
 from skillc.improve.refine.accept import Attempt, accept
 from skillc.improve.refine.edit import Candidate, Change
 from tests.improve.refine.test_align import GOOD, OK, PARTIAL, ROOT, RULED, machine, native, partial
