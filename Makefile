@@ -54,6 +54,7 @@ demo: $(STAMP) system
 
 test: $(STAMP) system
 	$(BIN)/python -m mypy
+	$(BIN)/ruff check skillc bench tools tests
 	$(BIN)/python -m pytest
 
 bench: $(STAMP)

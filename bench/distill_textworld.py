@@ -74,7 +74,7 @@ def main() -> int:
         path.write_text(dumps(train))
         size = path.stat().st_size
         _, t_cli = timed(build_library, [str(path)], min_reuse=args.min_reuse)
-    files, t_emit = timed(skill_sources, distilled, distilled.clusters)
+    _, t_emit = timed(skill_sources, distilled, distilled.clusters)
     skills = load_skills(distilled, distilled.clusters)
     (kept, evaluation, problems), t_verify = timed(verify, distilled, skills, heldout, games=args.games)
 
@@ -102,7 +102,8 @@ def main() -> int:
         ("turns: primitives only", f"{evaluation.primitive_turns}"),
         ("turns: with skills", f"{evaluation.turns}"),
         ("turns saved", f"{evaluation.reduction:.1%}"),
-        ("turns saved per game (median)", f"{statistics.median([1 - g.turns / g.primitive_turns for g in evaluation.games if g.won] or [0]):.1%}"),
+        ("turns saved per game (median)",
+         f"{statistics.median([1 - g.turns / g.primitive_turns for g in evaluation.games if g.won] or [0]):.1%}"),
         (f"distil {len(distilled.programs)} traces (in memory)", f"{t_distill:.2f} s"),
         (f"read {size / 1e6:.0f} MB of JSONL + distil + emit (as `skillc distill`)", f"{t_cli:.2f} s"),
         ("emit .skm + Python for the library", f"{t_emit:.2f} s"),

@@ -90,7 +90,8 @@ class Bench:
         tb = "Traceback" in out or "SKM900" in out
         found = not needle or needle in out
         line = next((x for x in out.splitlines() if needle and needle in x), out.strip().splitlines()[-1:] or [""])
-        observed = f"exit {code}" + (", traceback" if tb else "") + (f": {line[0][:70] if isinstance(line, list) else line[:70]}")
+        observed = (f"exit {code}" + (", traceback" if tb else "")
+                    + (f": {line[0][:70] if isinstance(line, list) else line[:70]}"))
         self.row(fault, expected, code in codes and not tb and found, observed)
 
     def run_args(self, *extra) -> list:
@@ -115,7 +116,8 @@ def file_faults(b: Bench) -> None:
     (b.dir / "loop2").symlink_to(b.dir / "loop1")
     b.expect("check a FIFO", "SKM901, no hang", ["check", "fifo.skm"], {2}, "FIFO", timeout=20)
     b.expect("check /dev/zero", "SKM901 before reading", ["check", "/dev/zero"], {2}, "device", timeout=20)
-    b.expect("build /dev/zero", "SKM901 before reading", ["build", "/dev/zero", "-o", "z.skm"], {2}, "device", timeout=20)
+    b.expect("build /dev/zero", "SKM901 before reading", ["build", "/dev/zero", "-o", "z.skm"], {2}, "device",
+             timeout=20)
     for cmd in (["dot", "loop1"], ["run", "loop1", "--executor", "scripted:x"], ["test", "loop1"], ["build", "loop1"],
                 ["replay", "loop1", "loop1"], ["score", "loop1", "loop1"]):
         b.expect(f"symlink loop: {cmd[0]}", "clean error, exit 2", cmd, {2})
@@ -131,30 +133,37 @@ def file_faults(b: Bench) -> None:
     b.expect("500-file import chain", "SKM124, no RecursionError", ["check", chain / "c0.skm"], {1}, "nest more than")
     deep = "[" * 100_000 + "]" * 100_000
     b.put("in-deep.json", '{"q": ' + deep + "}")
-    b.expect("100,000-deep --input-file", "clean error", ["run", "m.skm", "--input-file", "in-deep.json", "--executor",
-                                                         f"scripted:{b.script}", "--journal", "j.sqlite"], {2}, "nested")
+    b.expect("100,000-deep --input-file", "clean error",
+             ["run", "m.skm", "--input-file", "in-deep.json", "--executor", f"scripted:{b.script}", "--journal",
+              "j.sqlite"], {2}, "nested")
     b.put("deep.jsonl", '{"type": "header", "inputs": ' + deep + "}\n")
-    for cmd in (["replay", "m.skm", "deep.jsonl"], ["score", "m.skm", "deep.jsonl"], ["dot", "m.skm", "--trace", "deep.jsonl"]):
+    for cmd in (["replay", "m.skm", "deep.jsonl"], ["score", "m.skm", "deep.jsonl"],
+                ["dot", "m.skm", "--trace", "deep.jsonl"]):
         b.expect(f"100,000-deep trace: {cmd[0]}", "clean error", cmd, {2}, "nested")
     before = (b.dir / "m.skm").read_bytes()
     code, _ = b.skillc(*b.run_args("--trace", "m.skm"))
-    b.row("run --trace onto the machine", "refused, machine intact", code == 2 and (b.dir / "m.skm").read_bytes() == before,
+    b.row("run --trace onto the machine", "refused, machine intact",
+          code == 2 and (b.dir / "m.skm").read_bytes() == before,
           f"exit {code}, machine {'intact' if (b.dir / 'm.skm').read_bytes() == before else 'OVERWRITTEN'}")
     b.expect("run --trace /dev/full", "SKM503, no traceback", b.run_args("--trace", "/dev/full"), {2}, "SKM503")
     b.put("real.dot", "old")
     (b.dir / "link.dot").symlink_to(b.dir / "real.dot")
     code, _ = b.skillc("dot", "m.skm", "-o", "link.dot")
     ok = (b.dir / "link.dot").is_symlink() and (b.dir / "real.dot").read_text().startswith("digraph")
-    b.row("dot -o onto a symlink", "written through, link kept", code == 0 and ok, f"exit {code}, link {'kept' if ok else 'REPLACED'}")
+    b.row("dot -o onto a symlink", "written through, link kept", code == 0 and ok,
+          f"exit {code}, link {'kept' if ok else 'REPLACED'}")
     code, _ = b.skillc("dot", "m.skm", "-o", "/dev/null")
-    b.row("dot -o /dev/null", "written into the device", code == 0 and Path("/dev/null").is_char_device(), f"exit {code}")
+    b.row("dot -o /dev/null", "written into the device", code == 0 and Path("/dev/null").is_char_device(),
+          f"exit {code}")
     b.expect("dot -o /dev/full", "clean error", ["dot", "m.skm", "-o", "/dev/full"], {2}, "No space left")
     os.mkfifo(b.dir / "out.fifo")
-    b.expect("dot -o a FIFO without reader", "clean error, no hang", ["dot", "m.skm", "-o", "out.fifo"], {2}, "no reader", 20)
+    b.expect("dot -o a FIFO without reader", "clean error, no hang", ["dot", "m.skm", "-o", "out.fifo"], {2},
+             "no reader", 20)
     code, _ = b.skillc("grammar", "-o", "new.lark")
     mode = oct((b.dir / "new.lark").stat().st_mode & 0o777) if (b.dir / "new.lark").exists() else "none"
     b.row("mode of a new output", "0o644 (umask 022)", mode == oct(0o666 & ~_umask()), mode)
-    crlf = b.put("crlf.skm", b"\xef\xbb\xbf" + ECHO.replace("start think", "start   think").replace("\n", "\r\n").encode())
+    crlf = b.put("crlf.skm",
+                 b"\xef\xbb\xbf" + ECHO.replace("start think", "start   think").replace("\n", "\r\n").encode())
     code, _ = b.skillc("fmt", crlf)
     data = crlf.read_bytes()
     ok = data.startswith(b"\xef\xbb\xbf") and data.count(b"\n") == data.count(b"\r\n") and b"start think" in data
@@ -200,13 +209,14 @@ def issue34_faults(b: Bench) -> None:
     b.rows[-1] = (*b.rows[-1][:3], b.rows[-1][3] and asl.read_text().startswith('{"StartAt"'))
     os.mkfifo(folder / "out.fifo")
     for target in (folder / "out.fifo", "/dev/zero"):
-        b.expect(f"refine -o {Path(target).name}", "SKM542 at once", ["refine", folder / "m.skm", folder / "in-t2.jsonl",
-                                                                     "-o", target], {2}, "SKM542", timeout=30)
+        b.expect(f"refine -o {Path(target).name}", "SKM542 at once",
+                 ["refine", folder / "m.skm", folder / "in-t2.jsonl", "-o", target], {2}, "SKM542", timeout=30)
     (b.dir / "outside.dot").write_text("keep")
     (folder / "out.dot").symlink_to(b.dir / "outside.dot")
     b.expect("dot -o a link out of its folder", "refused, target intact", ["dot", "m.skm", "-o", folder / "out.dot"],
              {2}, "out of its folder")
-    b.put("in-sur-chat.jsonl", '{"messages": [{"role": "user", "content": "a \\ud800"}, {"role": "assistant", "content": '
+    b.put("in-sur-chat.jsonl", '{"messages": [{"role": "user", "content": "a \\ud800"}, '
+          '{"role": "assistant", "content": '
           '"{\\"answer\\": \\"x\\\\ud800\\"}"}], "outcome": "success", "inputs": {"q": "\\ud800"}}\n')
     b.expect("refine a transcript with a lone surrogate", "no SKM900", ["refine", folder / "m.skm", "in-sur-chat.jsonl",
                                                                       "--dry-run"], {0, 4})
@@ -262,7 +272,8 @@ def run_faults(b: Bench) -> None:
           "        pass\n    return 'late'\n")
     b.put("tools_exit.py", "import sys\ndef slow():\n    sys.exit(7)\n")
     b.put("one.skm", "machine one {\n  tool slow() -> (out: str)\n  var out: str\n  start go\n  tool go {\n"
-          "    call slow()\n    writes out = out\n    -> done\n  }\n  terminal done: success { requires out }\n  fallback\n}\n")
+          "    call slow()\n    writes out = out\n    -> done\n  }\n"
+          "  terminal done: success { requires out }\n  fallback\n}\n")
     empty = b.put("empty.json", "{}")
     started = time.monotonic()
     b.expect("--tools function sleeps 3600 s", "fallback after --tool-timeout", [
@@ -296,11 +307,12 @@ def run_faults(b: Bench) -> None:
     code, out = b.skillc("run", "m.skm", b"--input", b"q=\xff", "--executor", f"scripted:{b.dir / 'sur.json'}",
                          "--journal", "j.sqlite", "--trace", "sur.jsonl", "--workdir", b.dir)
     rcode, _ = b.skillc("replay", "m.skm", "sur.jsonl")
-    b.row("lone surrogates in answer and input", "run ok, trace replays", code == 0 and rcode == 0 and "Traceback" not in out,
+    b.row("lone surrogates in answer and input", "run ok, trace replays",
+          code == 0 and rcode == 0 and "Traceback" not in out,
           f"run exit {code}, replay exit {rcode}")
     b.put("bad.sqlite", b"\x00not a database" * 64)
-    b.expect("resume from a corrupted journal", "SKM500", ["run", "--resume", "0123456789ab", "--journal", "bad.sqlite"],
-             {2}, "SKM500")
+    b.expect("resume from a corrupted journal", "SKM500",
+             ["run", "--resume", "0123456789ab", "--journal", "bad.sqlite"], {2}, "SKM500")
     db = sqlite3.connect(b.dir / "foreign.sqlite")
     db.execute("CREATE TABLE runs (id INTEGER)")
     db.commit()
@@ -308,12 +320,14 @@ def run_faults(b: Bench) -> None:
     b.expect("resume from a foreign SQLite file", "SKM500", ["run", "--resume", "0123456789ab", "--journal",
                                                             "foreign.sqlite"], {2}, "SKM500")
     code, _ = b.skillc(*b.run_args("--trace", "good.jsonl"))
-    b.put("other.skm", ECHO.replace("machine echo", "machine other").replace("input q: str", "input q: str\n  input z: int"))
+    b.put("other.skm",
+          ECHO.replace("machine echo", "machine other").replace("input q: str", "input q: str\n  input z: int"))
     b.expect("replay a trace of another machine", "refused (exit 1)", ["replay", "other.skm", "good.jsonl"], {1},
              "another machine")
     lines = (b.dir / "good.jsonl").read_text().splitlines()
     b.put("nofooter.jsonl", "\n".join(lines[:-1]) + "\n")
-    b.expect("replay a trace without footer", "refused (exit 1)", ["replay", "m.skm", "nofooter.jsonl"], {1}, "no footer")
+    b.expect("replay a trace without footer", "refused (exit 1)", ["replay", "m.skm", "nofooter.jsonl"], {1},
+             "no footer")
     journal = sqlite3.connect(b.dir / "j.sqlite")
     mode = oct((b.dir / "j.sqlite").stat().st_mode & 0o777)
     journal.close()
@@ -361,8 +375,9 @@ def network_faults(b: Bench) -> None:
     for fault, behaviours, codes in NETWORK:
         with FakeOpenAI([*behaviours, good, good]) as server:
             started = time.monotonic()
-            code, out = b.skillc("run", "m.skm", "--input", "q=x", "--executor", "openai:fake", "--base-url", server.url,
-                                 "--journal", "net.sqlite", "--model-timeout", "1", "--workdir", b.dir, timeout=60)
+            code, out = b.skillc("run", "m.skm", "--input", "q=x", "--executor", "openai:fake",
+                                 "--base-url", server.url, "--journal", "net.sqlite", "--model-timeout", "1",
+                                 "--workdir", b.dir, timeout=60)
             took = time.monotonic() - started
         status = sqlite3.connect(b.dir / "net.sqlite").execute(
             "SELECT status FROM runs ORDER BY created DESC LIMIT 1").fetchone()

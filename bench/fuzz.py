@@ -94,7 +94,8 @@ def valid_inputs(folder: Path) -> dict[str, bytes]:
 
     (folder / "m.skm").write_text(ECHO)
     (folder / "s.json").write_text('{"outputs": {"think": [{"answer": "hello"}]}}')
-    CliRunner().invoke(cli, ["run", str(folder / "m.skm"), "--input", "q=x", "--executor", f"scripted:{folder / 's.json'}",
+    CliRunner().invoke(cli, ["run", str(folder / "m.skm"), "--input", "q=x",
+                             "--executor", f"scripted:{folder / 's.json'}",
                              "--trace", str(folder / "seed.jsonl"), "--journal", str(folder / "seed.sqlite"),
                              "--workdir", str(folder)])
     asl = (ROOT / "tests" / "frontends" / "importers" / "corpus" / "own" / "order-processing.asl.json").read_bytes()
@@ -141,7 +142,8 @@ def mutate_file(data: bytes, rng: random.Random) -> bytes:
         return data[:rng.randrange(len(data) + 1)]
     if choice == 5:  # odd bytes: NUL, a lone surrogate in UTF-8's disguise, a BOM, CRLF, invalid UTF-8
         pos = rng.randrange(len(data) + 1)
-        return data[:pos] + rng.choice([b"\x00", b"\xed\xa0\x80", b"\xef\xbb\xbf", b"\r\n", b"\xff", b"\\ud800"]) + data[pos:]
+        odd = rng.choice([b"\x00", b"\xed\xa0\x80", b"\xef\xbb\xbf", b"\r\n", b"\xff", b"\\ud800"])
+        return data[:pos] + odd + data[pos:]
     return mutate(data, rng)
 
 
@@ -261,7 +263,8 @@ def files_main(per_command: int, jobs: int, seed: int) -> None:
 def _chain_machine(n: int) -> str:
     states = "".join(f"  model s{i} {{\n    writes answer\n    prompt \"Step {i}.\"\n    -> "
                      f"{'s' + str(i + 1) if i + 1 < n else 'done'}\n  }}\n" for i in range(n))
-    return f"machine big {{\n  var answer: str\n  start s0\n{states}  terminal done: success {{ requires answer }}\n  fallback\n}}\n"
+    return (f"machine big {{\n  var answer: str\n  start s0\n{states}"
+            "  terminal done: success { requires answer }\n  fallback\n}\n")
 
 
 def _chat(n: int) -> str:
@@ -309,8 +312,8 @@ SIZED = {
     "check": ("states", "big.skm", _chain_machine, ["check", "{f}"], 50, 20_000),
     "dot": ("states", "big.skm", _chain_machine, ["dot", "{f}"], 50, 20_000),
     "run --input-file": ("bytes of input", "in.json", lambda n: '{"q": "' + "x" * n + '"}',
-                         ["run", "{m}", "--input-file", "{f}", "--executor", "scripted:{s}", "--journal", "{d}/j.sqlite",
-                          "--workdir", "{d}"], 1 << 16, 1 << 27),
+                         ["run", "{m}", "--input-file", "{f}", "--executor", "scripted:{s}",
+                          "--journal", "{d}/j.sqlite", "--workdir", "{d}"], 1 << 16, 1 << 27),
     "refine (chat, dry run)": ("tool calls", "chat.jsonl", _chat, ["refine", "{m}", "{f}", "--dry-run"], 25, 100_000),
     "conform": ("tool calls", "chat.jsonl", _chat, ["conform", "{m}", "{f}"], 50, 200_000),
     "distill --report": ("traces", "t.jsonl", _distill_traces, ["distill", "{f}", "--report"], 10, 100_000),
@@ -369,7 +372,8 @@ def main() -> None:
         files_main(args.per_command, args.jobs, args.seed)
         return
     per = 2000
-    batches = [(args.seed * 100_003 + i, min(per, args.inputs - i * per), i % 2) for i in range((args.inputs + per - 1) // per)]
+    batches = [(args.seed * 100_003 + i, min(per, args.inputs - i * per), i % 2)
+               for i in range((args.inputs + per - 1) // per)]
     start = time.perf_counter()
     with multiprocessing.Pool(args.jobs) as pool:
         reports = pool.map(_batch, batches)

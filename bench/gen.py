@@ -27,7 +27,8 @@ def synthetic_machine(n_states: int) -> str:
                 f"  model s{i} {{",
                 "    reads task",
                 "    writes note",
-                f'    prompt """\n      Step {i}: work on the task and write a short note.\n      Keep it brief.\n      """',
+                f'    prompt """\n      Step {i}: work on the task and write a short note.\n'
+                '      Keep it brief.\n      """',
                 f"    -> {nxt}",
                 "  }",
             ]

@@ -55,7 +55,7 @@ def asl_definition(states: int) -> dict:
             out[c]["Choices"][0]["Next"] = f"Fan{i}"
         i += 1
     last = f"Task{i}"
-    for name, st in out.items():
+    for st in out.values():
         if st.get("Next") == last or any(r.get("Next") == last for r in st.get("Choices", [])):
             break
     out[last] = {"Type": "Succeed"}
@@ -69,7 +69,7 @@ def time_asl(states: int, repeat: int) -> tuple[int, float, float, int]:
     times, found = [], 0
     for _ in range(repeat):
         t0 = time.perf_counter()
-        imported, checked = check_asl(SourceFile.from_text("bench.asl.json", text), as_json=True)
+        _imported, checked = check_asl(SourceFile.from_text("bench.asl.json", text), as_json=True)
         times.append((time.perf_counter() - t0) * 1000)
         found = len([d for d in checked.diagnostics if d.severity is not Severity.NOTE])
     total = len(json.loads(text)["States"])

@@ -117,6 +117,7 @@ async def measure(sizes: list[int], repeat: int, burst: int, root: str | None, o
         guard = f"when verdict == unsure and len(note) > 10 -> b{middle}_4"
         guard_at = text.index(guard) + guard.index("10")
 
+        # The closures below run before the loop moves on, and must see the live `version`: late binding is wanted.
         async def timed(name: str, request) -> None:
             if name not in only:
                 return
@@ -130,15 +131,15 @@ async def measure(sizes: list[int], repeat: int, burst: int, root: str | None, o
                     times.append(time.perf_counter() - t)
             finally:
                 client.protocol.get_result_type = typed
-            row[name] = times
-            row[name + "_result"] = result
+            row[name] = times  # noqa: B023 - called in this iteration
+            row[name + "_result"] = result  # noqa: B023 - called in this iteration
 
-        await timed("symbols", lambda: client.text_document_document_symbol_async(lsp.DocumentSymbolParams(doc)))
-        await timed("hover", lambda: client.text_document_hover_async(lsp.HoverParams(doc, _position(text, state_at))))
+        await timed("symbols", lambda: client.text_document_document_symbol_async(lsp.DocumentSymbolParams(doc)))  # noqa: B023 - called in this iteration
+        await timed("hover", lambda: client.text_document_hover_async(lsp.HoverParams(doc, _position(text, state_at))))  # noqa: B023 - called in this iteration
         await timed("complete", lambda: client.text_document_completion_async(
-            lsp.CompletionParams(doc, _position(text, arrow_at))))
+            lsp.CompletionParams(doc, _position(text, arrow_at))))  # noqa: B023 - called in this iteration
         await timed("format", lambda: client.text_document_formatting_async(lsp.DocumentFormattingParams(
-            doc, lsp.FormattingOptions(tab_size=2, insert_spaces=True))))
+            doc, lsp.FormattingOptions(tab_size=2, insert_spaces=True))))  # noqa: B023 - called in this iteration
         assert "symbols" not in only or row["symbols_result"], "no document symbols"
         assert "hover" not in only or row["hover_result"] is not None, "no hover"
 
@@ -150,44 +151,44 @@ async def measure(sizes: list[int], repeat: int, burst: int, root: str | None, o
                 return
             times, hovers = [], []
             for i in range(repeat):
-                await session.settle(quiet)
+                await session.settle(quiet)  # noqa: B023 - called in this iteration
                 version += 1
                 t = time.perf_counter()
                 current = make_edit(i, current)
                 if name == "edit":
                     h = time.perf_counter()
-                    await client.text_document_hover_async(lsp.HoverParams(doc, _position(current, state_at)))
+                    await client.text_document_hover_async(lsp.HoverParams(doc, _position(current, state_at)))  # noqa: B023 - called in this iteration
                     hovers.append(time.perf_counter() - h)
-                done, params = await session.until_version(uri, version)
+                done, params = await session.until_version(uri, version)  # noqa: B023 - called in this iteration
                 assert not [d for d in params.diagnostics if d.severity == lsp.DiagnosticSeverity.Error], \
                     [d.message for d in params.diagnostics[:3]]
                 times.append(done - t)
-            row[name] = times
+            row[name] = times  # noqa: B023 - called in this iteration
             if hovers:
-                row["hover*"] = hovers
+                row["hover*"] = hovers  # noqa: B023 - called in this iteration
 
         start_line = current.index("  start b0_0") + len("  start b0_0")
         current = _replace(client, uri, version + 1, current, start_line, "", "  # comment")
         version += 1
         comment_at = start_line + len("  # ")
         await session.until_version(uri, version)
-        await edits("comment", lambda i, cur: _replace(client, uri, version, cur, comment_at,
-                                                      cur[comment_at:cur.index("\n", comment_at)], f"comment {i}"))
+        await edits("comment", lambda i, cur: _replace(client, uri, version, cur, comment_at,  # noqa: B023 - called in this iteration
+                                                      cur[comment_at:cur.index("\n", comment_at)], f"comment {i}"))  # noqa: B023 - called in this iteration
         prompt_at = current.index('prompt "Draft."', current.index(f"model b{middle}_1 {{")) + len('prompt "')
 
         def prompt_edit(i: int, cur: str) -> str:
-            end = cur.index('"', prompt_at)
-            return _replace(client, uri, version, cur, prompt_at, cur[prompt_at:end], f"Draft {i}.")
+            end = cur.index('"', prompt_at)  # noqa: B023 - called in this iteration
+            return _replace(client, uri, version, cur, prompt_at, cur[prompt_at:end], f"Draft {i}.")  # noqa: B023 - called in this iteration
 
         await edits("prompt", prompt_edit)
         shift = len(current) - len(text)
         bound = ["10"]
 
         def guard_edit(i: int, cur: str) -> str:  # a new constant each time: never a text checked before
-            at = guard_at + shift
-            old = bound[0]
-            bound[0] = str(11 + i)
-            return _replace(client, uri, version, cur, at, old, bound[0])
+            at = guard_at + shift  # noqa: B023 - called in this iteration
+            old = bound[0]  # noqa: B023 - called in this iteration
+            bound[0] = str(11 + i)  # noqa: B023 - called in this iteration
+            return _replace(client, uri, version, cur, at, old, bound[0])  # noqa: B023 - called in this iteration
 
         await edits("edit", guard_edit)
         if "burst" in only:

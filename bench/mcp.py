@@ -45,7 +45,7 @@ ARGS = {"question": "2+2?"}
 
 def stats(samples: list[float]) -> tuple[float, float]:
     ordered = sorted(samples)
-    return statistics.median(ordered), ordered[min(len(ordered) - 1, int(round(0.9 * (len(ordered) - 1))))]
+    return statistics.median(ordered), ordered[min(len(ordered) - 1, round(0.9 * (len(ordered) - 1)))]
 
 
 def timed(fn: Callable[[], Any], calls: int, warmup: int) -> list[float]:

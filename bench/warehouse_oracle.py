@@ -132,10 +132,12 @@ class NativeWarehouseOracle(BaseExecutor):
             n = int(action["args"]["command"].split("-v n=")[1].split()[0])
             return self._after_read(inputs, n, observation)
         if code.startswith("# totals"):
-            return {"action": "finish", "outcome": "success", "evidence": {"report": "Totals:\n" + observation["stdout"]}}
+            return {"action": "finish", "outcome": "success",
+                    "evidence": {"report": "Totals:\n" + observation["stdout"]}}
         if code.startswith("# lookup"):
-            read, seen = pairs[-2]
-            return self._apply(state, int(code.split()[2]), json.loads(seen["stdout"]), json.loads(observation["stdout"]))
+            _read, seen = pairs[-2]
+            return self._apply(state, int(code.split()[2]), json.loads(seen["stdout"]),
+                               json.loads(observation["stdout"]))
         n = 0 if code.startswith("# init") else int(code.split()[2])
         return {"action": "bash", "args": {"command": READ.format(n=n + 1, path=inputs["events_path"])}}
 

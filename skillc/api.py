@@ -178,7 +178,8 @@ def internal_error(exc: BaseException, what: str) -> Diagnostic:
         import traceback
 
         notes.append("".join(traceback.format_exception(type(exc), exc, exc.__traceback__)))
-    return make(diagnostics_codes.INTERNAL_ERROR, "internal error in skillc (this is a bug, not a problem with your input)", notes=notes)
+    return make(diagnostics_codes.INTERNAL_ERROR,
+                "internal error in skillc (this is a bug, not a problem with your input)", notes=notes)
 
 
 def unique(diagnostics: Iterable[Diagnostic]) -> list[Diagnostic]:
@@ -627,7 +628,7 @@ def bench(config: BenchConfig, *, progress: BenchProgress | None = None) -> Benc
 # ---------------------------------------------------------------- evolution
 
 def evolve(config: EvolveConfig) -> EvolveResult:
-    """`skillc evolve`: improve a machine on one suite task under an execution budget (skillc.improve.evolve's tree search)."""
+    """`skillc evolve`: improve a machine on one suite task under an execution budget (skillc.improve.evolve's tree search)."""  # noqa: E501 - docstring kept verbatim (rendered by mkdocstrings)
     from skillc.improve.evolve.command import EvolveResult, run_evolve
 
     try:

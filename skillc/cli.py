@@ -426,7 +426,8 @@ def distill(traces: tuple[str, ...], output: str | None, min_reuse: float, emit:
               help="Write the refined machine here (default: over MACHINE).")
 @click.option("--archive", "archive", type=click.Path(file_okay=False), default=None,
               help="The archive of accepted traces (default: OUT.archive/ beside the machine written).")
-@click.option("--model", default=None, metavar="SPEC", help="Let a model judge ambiguous alignments (an executor spec).")
+@click.option("--model", default=None, metavar="SPEC",
+              help="Let a model judge ambiguous alignments (an executor spec).")
 @click.option("--base-url", default=None, help="Endpoint of an OpenAI- or Anthropic-compatible server for --model.")
 @click.option("--dry-run", is_flag=True, help="Write nothing: report what would be accepted, with the diff.")
 @_json_output("one JSON object per trace and a summary")
@@ -454,7 +455,8 @@ def refine(machine_path: str, traces: tuple[str, ...], output: str | None, archi
               help="TextWorld games generated and played at once (processes).")
 @click.option("--env", "env_name", type=click.Choice(["textworld", "pddl"]), default="textworld", show_default=True,
               help="TextWorld cooking games, or PDDL problems (PDDLGym + pyperplan; --count takes the first problems).")
-@click.option("--domain", default="blocks", show_default=True, help="With --env pddl: the PDDL domain (blocks, gripper).")
+@click.option("--domain", default="blocks", show_default=True,
+              help="With --env pddl: the PDDL domain (blocks, gripper).")
 @click.option("--split", type=click.Choice(["train", "test"]), default="train", show_default=True,
               help="With --env pddl: PDDLGym's training or test problems.")
 def collect(output: str, count: int, seed: int, games_dir: str, workers: int, env_name: str, domain: str,

@@ -101,7 +101,8 @@ def _header(text: str, table: tuple[str, ...]) -> tuple[int, int]:
 
 
 def _header_pattern(table: tuple[str, ...]) -> str:
-    return r"(?m)^[ \t]*\[[ \t]*(" + r"[ \t]*\.[ \t]*".join(_key_pattern(k) for k in table) + r")[ \t]*\][ \t]*(?:#.*)?$"
+    return (r"(?m)^[ \t]*\[[ \t]*(" + r"[ \t]*\.[ \t]*".join(_key_pattern(k) for k in table)
+            + r")[ \t]*\][ \t]*(?:#.*)?$")
 
 
 def _section(text: str, table: tuple[str, ...]) -> tuple[int, int] | None:
@@ -205,7 +206,8 @@ def parse_config(table: dict[str, Any], path: Path | Where | None = None) -> tup
                 continue
             problems += _severities(config, value, where)
         else:
-            problems.append(_bad(where, f"unknown setting `{key}` (known: strict, smt-timeout-ms, quote-min-words, model, mcp, severity)", (key,)))
+            problems.append(_bad(where, f"unknown setting `{key}` (known: strict, smt-timeout-ms, quote-min-words, "
+                                 "model, mcp, severity)", (key,)))
     return config, problems
 
 

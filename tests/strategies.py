@@ -128,7 +128,8 @@ def _body_item():
         texts.flatmap(lambda t: _stmt(n.SourceDecl, t)),
         st.tuples(names, params, params).flatmap(lambda x: _stmt(n.ToolDecl, *x)),
         _record(),
-        st.tuples(names, st.lists(names, min_size=1, max_size=4)).flatmap(lambda x: _stmt(n.EnumDecl, x[0], tuple(x[1]))),
+        st.tuples(names, st.lists(names, min_size=1, max_size=4)).flatmap(
+            lambda x: _stmt(n.EnumDecl, x[0], tuple(x[1]))),
         st.tuples(st.sampled_from(["input", "var"]), names, types, st.none() | exprs)
         .flatmap(lambda x: _stmt(n.VarDecl, *x)),
         st.tuples(names, st.integers(0, 10**6)).flatmap(lambda x: _stmt(n.CounterDecl, *x)),
@@ -157,7 +158,8 @@ def _module_item():
     return st.one_of(
         texts.flatmap(lambda t: _stmt(n.Import, t)),
         _record(),
-        st.tuples(names, st.lists(names, min_size=1, max_size=4)).flatmap(lambda x: _stmt(n.EnumDecl, x[0], tuple(x[1]))),
+        st.tuples(names, st.lists(names, min_size=1, max_size=4)).flatmap(
+            lambda x: _stmt(n.EnumDecl, x[0], tuple(x[1]))),
         st.tuples(names, body).flatmap(lambda x: _stmt(n.Machine, x[0], x[1], block=True)),
         st.tuples(names, params, st.lists(names, max_size=3).map(tuple), body)
         .flatmap(lambda x: _stmt(n.Fragment, *x, block=True)),

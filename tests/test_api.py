@@ -74,7 +74,8 @@ def test_run_replay_and_score_from_one_config(tmp_path: Path) -> None:
 
 def test_run_reports_usage_and_unchecked_machines(tmp_path: Path) -> None:
     journal = str(tmp_path / "runs.sqlite")
-    assert api.run(api.RunConfig(journal=journal)).usage == api.Usage("give MACHINE and --executor (or --resume RUN_ID)")
+    assert api.run(api.RunConfig(journal=journal)).usage == api.Usage(
+        "give MACHINE and --executor (or --resume RUN_ID)")
     broken = tmp_path / "broken.skm"
     broken.write_text(BROKEN)
     report = api.run(api.RunConfig(machine=str(broken), executor="scripted:x", journal=journal))

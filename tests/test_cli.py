@@ -109,9 +109,9 @@ def test_long_lines_are_shown_as_a_window(tmp_path: Path) -> None:
     f = tmp_path / "long.skm"
     f.write_text("machine m { " + "var x: str " * 300 + " model s { when -> x } }\n")
     r = run("check", str(f), env={"NO_COLOR": "1"})
-    excerpt = [line for line in r.stdout.splitlines() if line.startswith("1 |")][0]
+    excerpt = next(line for line in r.stdout.splitlines() if line.startswith("1 |"))
     assert len(excerpt) < 200 and "when -> x" in excerpt
-    marker = [line for line in r.stdout.splitlines() if "^^" in line][0]
+    marker = next(line for line in r.stdout.splitlines() if "^^" in line)
     assert excerpt[marker.index("^^") : marker.index("^^") + 2] == "->"
 
 
@@ -170,7 +170,8 @@ def test_check_loads_no_front_end() -> None:
     assert "skillc.check.guards" in loaded  # the probe really ran the checker
     assert not {"skillc.registry", "skillc.frontends.markdown.codes", "skillc.frontends.distill.codes"} & loaded
     assert not {"skillc.frontends.markdown.pipeline", "skillc.frontends.markdown.structural", "markdown_it",
-                "skillc.frontends.distill.pipeline", "skillc.frontends.distill.cluster", "skillc.frontends.importers.asl"} & loaded
+                "skillc.frontends.distill.pipeline", "skillc.frontends.distill.cluster",
+                "skillc.frontends.importers.asl"} & loaded
 
 
 def test_skillc_check_stays_the_api_function() -> None:

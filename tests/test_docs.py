@@ -101,7 +101,8 @@ def test_every_relative_link_resolves(page: str) -> None:
             continue
         path, _, fragment = link.partition("#")
         target = (ROOT / page).parent / path if path else ROOT / page
-        if not target.exists() or (fragment and target.suffix == ".md" and fragment not in _anchors(str(target.relative_to(ROOT)))):
+        if not target.exists() or (fragment and target.suffix == ".md"
+                                   and fragment not in _anchors(str(target.relative_to(ROOT)))):
             broken.append(link)
     assert broken == []
 
@@ -204,8 +205,8 @@ def test_the_runtime_pages_baseline_request_is_measured(prompt_tokens: PromptTok
     # the counts the real local model reported for that request then, and they are the experiment's.
     rows = (ROOT / "docs/experiments/livemath-local/results.jsonl").read_text(encoding="utf-8").splitlines()
     real = {r["mode"]: r["prompt_tokens"] for r in map(json.loads, rows) if r["task"] == "lm-001"}
-    then = re.search(r"were made with the earlier harness \(the machine's tools only\) and report ([\d,]+) and ([\d,]+)",
-                     text)
+    then = re.search(r"were made with the earlier harness \(the machine's tools only\) "
+                     r"and report ([\d,]+) and ([\d,]+)", text)
     assert then is not None
     assert [real["native"], real["prompt-only"]] == [int(n.replace(",", "")) for n in then.groups()]
     assert measured[0] > real["native"]  # the kit's eight tools are now described to the native model
@@ -231,7 +232,8 @@ def test_the_readmes_livemath_suite_counts() -> None:
     assert f"so {by_letter['A']} of the {len(tasks)} answers are A" in readme
 
 
-WORDS = {n: w for n, w in enumerate(["zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve"])}
+WORDS = {n: w for n, w in enumerate(["zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine",
+                                     "ten", "eleven", "twelve"])}
 
 
 def test_the_corpus_counts_the_pages_state() -> None:
@@ -240,7 +242,8 @@ def test_the_corpus_counts_the_pages_state() -> None:
 
     faithfulness = len(list((ROOT / "tests/frontends/markdown/faithfulness").glob("*.md")))
     build_skills = len(list((ROOT / "tests/frontends/markdown/skills").glob("*.md")))
-    statelint = (ROOT / "tests/frontends/importers/corpus/statelint.yaml").read_text(encoding="utf-8").count("\n- name: ")
+    statelint = (ROOT / "tests/frontends/importers/corpus/statelint.yaml").read_text(encoding="utf-8").count(
+        "\n- name: ")
     skills = sum(1 for p in MACHINE_EXAMPLES if (p / "SKILL.md").is_file())
     expected = {"README.md": [f"{WORDS[skills]} skills, each SKILL.md", f"the {WORDS[build_skills]} test skills"],
                 "docs/build.md": [f"builds the {WORDS[build_skills]} test skills", f"({faithfulness} documents of"],

@@ -22,7 +22,8 @@ from tests.improve.refine.test_refine import demo, fresh  # noqa: F401 - demo is
 
 ROOT = Path(__file__).parents[1]
 BEATS = ROOT / "tests" / "bench" / "fixtures" / "beats"
-ASL_WARNING = ROOT / "tests" / "frontends" / "importers" / "corpus" / "own" / "missing-default.asl.json"  # SKM620, translates
+# SKM620, translates
+ASL_WARNING = ROOT / "tests" / "frontends" / "importers" / "corpus" / "own" / "missing-default.asl.json"
 DIAGNOSTIC_KEYS = {"file", "line", "column", "code", "severity", "message"}
 
 
@@ -165,7 +166,8 @@ def test_evolve_json_is_one_document_when_a_test_case_prints(tmp_path: Path) -> 
     assert r.returncode == 0 and found["best"]["name"] == "B", r.stderr
 
 
-def test_refine_json_is_one_object_per_trace_and_a_summary(demo: tuple[Path, list[str]]) -> None:
+def test_refine_json_is_one_object_per_trace_and_a_summary(
+        demo: tuple[Path, list[str]]) -> None:  # noqa: F811 - demo is the imported fixture
     root, traces = demo
     target = fresh(root, "machine-output")
     r = skillc("refine", target, *traces, "--dry-run", "--json")

@@ -88,7 +88,8 @@ def test_loading_the_registry_imports_no_stage() -> None:
     """Only the tables: no checker, no solver, no parser, no front end."""
     probe = ("import sys, skillc.registry\n"
              "heavy = ['z3', 'lark', 'skillc.check.smt', 'skillc.check.guards', 'skillc.syntax.parser', "
-             "'skillc.ir.lower', 'skillc.frontends.markdown.structural', 'skillc.frontends.importers.asl', 'skillc.api']\n"
+             "'skillc.ir.lower', 'skillc.frontends.markdown.structural', 'skillc.frontends.importers.asl', "
+             "'skillc.api']\n"
              "print(' '.join(m for m in heavy if m in sys.modules))\n")
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True,
                          cwd=SKILLC.parent, timeout=120)

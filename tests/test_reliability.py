@@ -107,7 +107,7 @@ def test_two_concurrent_resumes_one_is_refused_and_no_tool_step_runs_twice(tmp_p
     calls = [int(x) for x in log.read_text().split()]
     assert sorted(set(calls)) == list(range(7))
     assert len(calls) - len(set(calls)) <= 1 and len(calls) <= before + 7  # only the step in flight may repeat
-    header, steps, footer = read_trace(tmp_path / "t.jsonl")
+    _header, steps, footer = read_trace(tmp_path / "t.jsonl")
     assert [s["step"] for s in steps] == list(range(7))  # no duplicate steps, none missing
     assert (tmp_path / "t.jsonl").read_text().count('"type": "footer"') == 1
     assert footer["skillc.outcome"] == "success"
@@ -152,8 +152,8 @@ def _umask() -> int:
 
 def test_short_secrets_and_secret_keys_are_redacted_in_traces() -> None:
     red = trace_mod.Redactor({"PIN": "4711", "KEY": "sk-abcdefgh"})
-    assert red({"4711": "x", "sk-abcdefgh": "pin 4711, id 947110"}) == {
-        "[redacted]": "x", "[redacted]": "pin [redacted], id 947110"}
+    # both keys redact to the same key, so the later value wins
+    assert red({"4711": "x", "sk-abcdefgh": "pin 4711, id 947110"}) == {"[redacted]": "pin [redacted], id 947110"}
     os.environ["SKILLC_TEST_TOKEN"] = "abc"
     try:
         assert "abc" in trace_mod.secrets_from_env()
@@ -363,7 +363,7 @@ def test_lone_surrogates_in_answers_tool_results_and_inputs(tmp_path: Path) -> N
                         str(tmp_path / "j.sqlite"), "--workdir", str(tmp_path)], capture_output=True, cwd=ROOT,
                        timeout=120)
     assert b"Traceback" not in r.stderr and r.returncode == 0, r.stderr
-    header, steps, footer = read_trace(trace)
+    _header, steps, footer = read_trace(trace)
     assert footer["skillc.outcome"] == "success" and "\ufffd" in steps[0]["output"]["answer"]
     r = skillc_cli("replay", str(machine), str(trace))
     assert r.returncode == 0, r.stdout
@@ -457,7 +457,8 @@ def _recorded(tmp_path: Path) -> tuple[Path, Path]:
 
 def test_replay_checks_the_machine_hash_and_the_footer(tmp_path: Path) -> None:
     machine, trace = _recorded(tmp_path)
-    other = _machine(tmp_path, ECHO.replace("machine echo", "machine other").replace("input q: str", "input q: str\n  input z: int"),
+    other = _machine(tmp_path, ECHO.replace("machine echo", "machine other").replace("input q: str",
+                                                                                      "input q: str\n  input z: int"),
                      "other.skm")
     r = skillc_cli("replay", str(other), str(trace))
     clean(r)

@@ -1,7 +1,7 @@
 """Before/after evidence for a restructuring: every command's output over every fixture, example and demo.
 
 Run: python tools/equivalence.py ROOT OUT_DIR     (ROOT: a skillc checkout; OUT_DIR must not exist)
-     python tools/equivalence.py --compare BEFORE_DIR AFTER_DIR
+     python tools/equivalence.py --compare BEFORE_DIR AFTER_DIR [--roots BEFORE_ROOT AFTER_ROOT]
 
 The first form runs the `skillc` of ROOT (`python -m skillc` with ROOT first on the path, ROOT as the current
 folder) over every tracked `.skm` file (`check --output-format json`, `fmt --diff`, `show`, `dot`, `dot
@@ -32,12 +32,17 @@ _VOLATILE = [
     (re.compile(r"\b\d+(\.\d+)?\s?(ms|s)\b"), "<DUR>"),
     (re.compile(r"\b[0-9a-f]{32,64}\b"), "<HASH>"),
     (re.compile(r"pid \d+"), "pid <N>"),
+    (re.compile(r'("[\w.]*(?:latency_ms|_ms|_s|seconds)"\s*:\s*)[0-9.e+-]+'), r"\1<N>"),
+    (re.compile(r"process \d+ since \d\d:\d\d:\d\d"), "process <N> since <TIME>"),
 ]
 
 
 def normalise(text: str, scratch: str, root: str) -> str:
-    """The text with scratch and root paths and volatile figures replaced."""
+    """The text with scratch and root paths (also as a file name: `/` → `_`) and volatile figures replaced."""
     text = text.replace(scratch, "<SCRATCH>").replace(root, "<ROOT>")
+    if root.startswith("/"):
+        text = text.replace(root.strip("/").replace("/", "_"), "ROOT")
+        text = re.sub(r"ROOT[\w.-]*-[0-9a-f]{8}\b", "ROOT…-<CELL>", text)  # a cut name, its hash
     for pattern, repl in _VOLATILE:
         text = pattern.sub(repl, text)
     return text
@@ -104,15 +109,16 @@ def record_all(root: Path, out: Path) -> None:
                     "--reflect-model", f"scripted:{scenario / 'roles.json'}", "-o", str(dest)], (dest,))
 
 
-def compare(before: Path, after: Path) -> int:
-    """Print the files that differ (with a unified diff of each); 1 if any does."""
+def compare(before: Path, after: Path, roots: tuple[str, str] = ("<ROOT>", "<ROOT>")) -> int:
+    """Print the files that differ (with a unified diff of each); 1 if any does. `roots`: the checkouts each side
+    was recorded in, for outputs that name them as a file name."""
     names = sorted({p.relative_to(before) for p in before.rglob("*.txt")} |
                    {p.relative_to(after) for p in after.rglob("*.txt")})
     differing = 0
     for name in names:
         a, b = before / name, after / name
-        old = a.read_text().splitlines() if a.exists() else ["<missing>"]
-        new = b.read_text().splitlines() if b.exists() else ["<missing>"]
+        old = normalise(a.read_text(), "<SCRATCH>", roots[0]).splitlines() if a.exists() else ["<missing>"]
+        new = normalise(b.read_text(), "<SCRATCH>", roots[1]).splitlines() if b.exists() else ["<missing>"]
         if old != new:
             differing += 1
             print(f"DIFFERS {name}")
@@ -126,9 +132,11 @@ def main() -> int:
     ap.add_argument("--compare", action="store_true", help="Compare two output folders instead of recording.")
     ap.add_argument("first", type=Path)
     ap.add_argument("second", type=Path)
+    ap.add_argument("--roots", nargs=2, metavar=("BEFORE_ROOT", "AFTER_ROOT"), default=("<ROOT>", "<ROOT>"),
+                    help="With --compare: the checkouts the two folders were recorded from.")
     args = ap.parse_args()
     if args.compare:
-        return compare(args.first, args.second)
+        return compare(args.first, args.second, tuple(args.roots))
     if args.second.exists():
         sys.exit(f"{args.second} exists")
     record_all(args.first.resolve(), args.second.resolve())

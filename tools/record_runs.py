@@ -131,7 +131,8 @@ def record(lane: Path, out: Path, kind: str, case_id: str, machine: Path) -> dic
     result = report.result if report is not None else None
     row = {"id": case_id, "kind": kind, "inputs": inputs,
            "outcome": result.outcome if result is not None else "error",
-           "error": (report.error_line if report is not None else None) or (result.error if result is not None else None),
+           "error": ((report.error_line if report is not None else None)
+                     or (result.error if result is not None else None)),
            "delivered": delivered is None, "verified": verdict is None, "why": verdict,
            "changed": sorted(p for p, h in after.items() if before.get(p) != h),
            "model_requests": len(list((folder / "requests").glob("*.json"))), "seconds": round(seconds, 1)}

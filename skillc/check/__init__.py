@@ -17,6 +17,7 @@ _NAMES = ("CHECKS", "Check", "CheckContext", "check_machine", "fragment_machine"
 __getattr__ = exports(__name__, dict.fromkeys(_NAMES, "skillc.check.passes"))
 
 if TYPE_CHECKING:
-    from skillc.check.passes import CHECKS, Check, CheckContext, check_machine, fragment_machine
+    from skillc.check.passes import CHECKS, CheckContext, check_machine, fragment_machine
+    from skillc.check.passes import Check as Check
 
 __all__ = ["CHECKS", "CheckContext", "check_machine", "fragment_machine"]

@@ -2,7 +2,7 @@
 
 Plain records the checker receives; reading them from `[tool.skillc]` (pyproject.toml or skillc.toml) and from
 the command line needs every stage's codes, so it is `skillc.config`'s, beside `skillc.registry`.
-"""
+"""  # noqa: E501 - module docstring kept verbatim
 
 from __future__ import annotations
 

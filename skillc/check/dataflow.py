@@ -167,14 +167,15 @@ def check_definite_assignment(m: Machine, context: CheckContext | None = None) -
         for e in st.edges:
             used = sorted(ir.variables(e.guard))
             for var in flow.missing(used, after):
-                yield make(codes.GUARD_BEFORE_ASSIGNMENT, f"the guard of edge {e.index + 1} of `{name}` uses `{var}`, which may not "
-                           "be assigned yet", _use_of(e.guard, var) or e.span,
+                yield make(codes.GUARD_BEFORE_ASSIGNMENT, f"the guard of edge {e.index + 1} of `{name}` uses `{var}`, "
+                           "which may not be assigned yet", _use_of(e.guard, var) or e.span,
                            label=f"uses `{var}`", witness=witness(m, var, name),
                            hint=f"assign `{var}` before this state, or test a variable that is")
             assigned = after
             for a in e.assigns:
                 for var in flow.missing(sorted(ir.variables(a.value)), assigned):
-                    yield make(codes.GUARD_BEFORE_ASSIGNMENT, f"the assignment to `{a.var}` uses `{var}`, which may not be assigned yet",
+                    yield make(codes.GUARD_BEFORE_ASSIGNMENT,
+                               f"the assignment to `{a.var}` uses `{var}`, which may not be assigned yet",
                                _use_of(a.value, var) or a.span, label=f"uses `{var}`",
                                witness=witness(m, var, name))
                 assigned |= flow.mask([a.var])

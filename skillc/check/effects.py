@@ -81,10 +81,7 @@ def _along_edge(e: Edge, mask: int, bits: dict[str, int]) -> int:
             continue
         used = ir.variables(a.value)
         proved = all(v in bits and mask >> bits[v] & 1 for v in used)
-        if a.op == "=":
-            proved = proved and bool(used)
-        else:
-            proved = proved and bool(mask >> bits[a.var] & 1)
+        proved = proved and (bool(used) if a.op == "=" else bool(mask >> bits[a.var] & 1))
         mask = mask | 1 << bits[a.var] if proved else mask & ~(1 << bits[a.var])
     return mask
 

@@ -26,7 +26,8 @@ def check_terminal_evidence(m: Machine, context: CheckContext | None = None) -> 
         if not st.is_terminal or name not in flow.reached:
             continue
         for var in flow.missing(st.requires, flow.defined[name]):
-            yield make(codes.EVIDENCE_NOT_ASSIGNED, f"terminal `{name}` requires `{var}`, which may not be assigned when it is reached",
+            yield make(codes.EVIDENCE_NOT_ASSIGNED,
+                       f"terminal `{name}` requires `{var}`, which may not be assigned when it is reached",
                        st.span_of(f"requires:{var}"), label=f"requires `{var}`", witness=witness(m, var, name),
                        hint=f"assign `{var}` on every path into `{name}`, or drop it from `requires`")
         for predicate in st.predicates:

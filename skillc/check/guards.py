@@ -152,12 +152,12 @@ def _report(st: State, verdicts: list[Verdict]) -> Iterator[Diagnostic]:
                     secondary = [Label(span, "this earlier guard takes the witness" if winner else
                                        "this earlier guard already covers it")]
             if e.guard is None:
-                yield make(codes.SHADOWED_EDGE, f"the default edge of `{st.name}` can never fire: the guards above cover "
-                           "every case", e.span, label="never taken",
+                yield make(codes.SHADOWED_EDGE, f"the default edge of `{st.name}` can never fire: the guards above "
+                           "cover every case", e.span, label="never taken",
                            hint="make the last guarded edge the default (drop its guard), or narrow the guards")
             else:
-                yield make(codes.SHADOWED_EDGE, f"edge {e.index + 1} of `{st.name}` can never fire: earlier edges take every "
-                           "case it admits", e.guard.span, label="shadowed", secondary=secondary,
+                yield make(codes.SHADOWED_EDGE, f"edge {e.index + 1} of `{st.name}` can never fire: earlier edges take "
+                           "every case it admits", e.guard.span, label="shadowed", secondary=secondary,
                            witness=witness, hint="reorder the edges or narrow the earlier guard")
         elif verdict == "unknown":
             yield _unknown(st, e, "this edge can fire")
@@ -180,7 +180,8 @@ def check_judge_coverage(m: Machine, context: CheckContext | None = None) -> Ite
         labels = sorted(var.type.labels)
         plain = _label_routes(st, var.name, labels)
         if plain is not None:  # every guard is `label == L` or the default: routes are constants, no solver needed
-            classes = _same_route_groups(labels, lambda i, j: plain[i] == plain[j])
+            # the lambda is called only inside _same_route_groups, within this iteration
+            classes = _same_route_groups(labels, lambda i, j: plain[i] == plain[j])  # noqa: B023
         else:
             found = _solver_routes(m, st, var.name, labels, timeout_ms(context))
             if found is None:
@@ -188,8 +189,8 @@ def check_judge_coverage(m: Machine, context: CheckContext | None = None) -> Ite
             classes = found
         for group in classes:
             names = ", ".join(f"`{x}`" for x in group)
-            yield make(codes.INDISTINCT_LABELS, f"judge `{st.name}`: labels {names} of `{var.name}` are routed the same way in "
-                       "every case", st.span, label="no guard tells them apart",
+            yield make(codes.INDISTINCT_LABELS, f"judge `{st.name}`: labels {names} of `{var.name}` are routed the "
+                       "same way in every case", st.span, label="no guard tells them apart",
                        hint=f"add a guard on `{var.name} == {group[0]}` (or merge the labels)")
 
 

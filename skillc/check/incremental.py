@@ -175,7 +175,8 @@ def _mover(cls: type) -> Any:
             lines.append(f"    SET(new, {a.name!r}, node.{a.name})")
         elif kind in ("Span | None", "Span"):
             lines.append(f"    v = node.{a.name}")
-            lines.append(f"    SET(new, {a.name!r}, None if v is None else SPAN(source, v.start + delta, v.end + delta))")
+            lines.append(f"    SET(new, {a.name!r}, None if v is None else "
+                         "SPAN(source, v.start + delta, v.end + delta))")
         else:
             lines.append(f"    SET(new, {a.name!r}, relocate(node.{a.name}, source, delta))")
     lines.append("    return new")

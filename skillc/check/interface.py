@@ -22,10 +22,12 @@ def check_interface(m: Machine, context: CheckContext | None = None) -> Iterator
         if st.kind != "judge":
             continue
         if len(st.writes) != 1:
-            yield make(codes.JUDGE_OUTPUT, f"judge `{name}` writes {len(st.writes)} variables; a judge writes exactly one label",
+            yield make(codes.JUDGE_OUTPUT,
+                       f"judge `{name}` writes {len(st.writes)} variables; a judge writes exactly one label",
                        st.span, label="judge", hint="write one `enum` variable; use a `model` state for other outputs")
             continue
         var = m.variables[st.writes[0]]
         if not isinstance(var.type, T.EnumT):
-            yield make(codes.JUDGE_OUTPUT, f"judge `{name}` writes `{var.name}`, which is {T.show(var.type)}, not an enum",
+            yield make(codes.JUDGE_OUTPUT,
+                       f"judge `{name}` writes `{var.name}`, which is {T.show(var.type)}, not an enum",
                        st.span, label="judge", hint=f"declare `{var.name}` as `enum {{ … }}` or use a `model` state")

@@ -140,7 +140,8 @@ def _unpaid(m: Machine, comp: list[str], succ: Succ, members: set[str], incremen
     for c in sorted(incremented & set(reset)):
         e = reset[c]
         notes.append(f"counter `{c}` is incremented in the loop but also reset on {e.source} -> {e.target}")
-    return make(codes.UNBOUNDED_LOOP, f"the loop {show_path(cycle)} is not bounded by any counter", m.states[comp[0]].span,
+    return make(codes.UNBOUNDED_LOOP, f"the loop {show_path(cycle)} is not bounded by any counter",
+                m.states[comp[0]].span,
                 label="unbounded loop", notes=notes, witness=[show_path(cycle)],
                 hint="declare `counter tries max N` and increment it on an edge of the loop whose guard "
                 "checks `tries < N`")
@@ -195,8 +196,8 @@ def _increment_question(st: State, e: Edge, var: Variable, eff: Effect, enc: Enc
         witness = describe_model(s.model(), enc, ir.variables(e.guard) | {var.name})
         s.pop()
         if eff.peak is not None and eff.peak > var.max:
-            yield make(codes.COUNTER_OVERFLOW, f"edge {e.index + 1} of `{st.name}` sets counter `{var.name}` to {eff.peak}, past "
-                       f"its maximum {var.max}", e.span, label=f"reaches {eff.peak}", witness=witness,
+            yield make(codes.COUNTER_OVERFLOW, f"edge {e.index + 1} of `{st.name}` sets counter `{var.name}` to "
+                       f"{eff.peak}, past its maximum {var.max}", e.span, label=f"reaches {eff.peak}", witness=witness,
                        hint=f"keep the assignments to `{var.name}` on this edge within 0 … {var.max}")
             return
         step = eff.rise
@@ -210,7 +211,7 @@ def _increment_question(st: State, e: Edge, var: Variable, eff: Effect, enc: Enc
     if result == z3.unsat:
         proven.add(key)
     elif result == z3.unknown:
-        yield make(codes.COUNTER_BOUND_UNPROVEN, f"the solver could not prove that edge {e.index + 1} of `{st.name}` keeps "
-                   f"`{var.name}` within {var.max}", where, label="bound not proven",
+        yield make(codes.COUNTER_BOUND_UNPROVEN, f"the solver could not prove that edge {e.index + 1} of `{st.name}` "
+                   f"keeps `{var.name}` within {var.max}", where, label="bound not proven",
                    hint=f"guard the edge with a plain `{var.name} < {var.max - eff.rise + 1}`, "
                    "or raise the SMT timeout")

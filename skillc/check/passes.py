@@ -52,7 +52,8 @@ def check_machine(m: Machine, context: CheckContext | None = None) -> list[Diagn
         try:
             found.extend(check(m, context))
         except Exception as exc:  # noqa: BLE001 - a crash in a check is a bug, reported as one
-            found.append(make(codes.INTERNAL_ERROR, "internal error in skillc (this is a bug, not a problem with your input)",
+            found.append(make(codes.INTERNAL_ERROR,
+                              "internal error in skillc (this is a bug, not a problem with your input)",
                               m.span, notes=[f"in {check.__name__}: {type(exc).__name__}: {exc}"]))
     return found
 

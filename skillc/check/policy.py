@@ -33,8 +33,8 @@ def check_call_reads(m: Machine, context: CheckContext | None = None) -> Iterato
                     continue  # one call of an imported fragment, met again in another instance
                 if where is not None:
                     seen.add(where)
-                yield make(codes.UNDECLARED_READ, f"argument `{name}` reads `{var}`, which the state does not declare in "
-                           "`reads`", value.span, label=f"reads `{var}`")
+                yield make(codes.UNDECLARED_READ, f"argument `{name}` reads `{var}`, which the state does not "
+                           "declare in `reads`", value.span, label=f"reads `{var}`")
 
 
 def _checked_on_its_own(st: State, m: Machine) -> bool:

@@ -122,7 +122,8 @@ def check_quotes(m: Machine, context: CheckContext | None = None) -> Iterator[Di
         text = doc.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         named_here = context is None or context.skill is None  # else `--skill PATH` named it
-        yield make(codes.SKILL_DOCUMENT_UNREADABLE, f"cannot read the skill document {doc}: {getattr(exc, 'strerror', None) or exc}",
+        yield make(codes.SKILL_DOCUMENT_UNREADABLE,
+                   f"cannot read the skill document {doc}: {getattr(exc, 'strerror', None) or exc}",
                    (m.source_span if named_here else None) or m.span, label="quotations not checked",
                    hint="pass `--skill PATH`, or fix `source` in the machine")
         return
@@ -132,7 +133,8 @@ def check_quotes(m: Machine, context: CheckContext | None = None) -> Iterator[Di
     for rule in own:
         words = len(_WORD.findall(normalise(rule.quote)))
         if words < least:
-            yield make(codes.QUOTATION_TOO_SHORT, f"the quotation of this rule has {words} word{'s' if words != 1 else ''}; "
+            yield make(codes.QUOTATION_TOO_SHORT,
+                       f"the quotation of this rule has {words} word{'s' if words != 1 else ''}; "
                        f"a quotation needs at least {least}", rule.span, label="too short to locate",
                        hint="quote the whole sentence the rule encodes (or set `quote-min-words`)")
             continue

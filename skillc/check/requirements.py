@@ -45,8 +45,9 @@ def _ends(m: Machine, rule: Rule, succ: Succ) -> Iterator[Diagnostic]:
         path = shortest_path(succ, p, lambda s: m.states[s].is_terminal and _outcome(m, s) != want)
         if path:
             end = path[-1]
-            yield make(codes.TERMINATION_RULE_VIOLATED, f"a run through `{rule.ops[0]}` can end `{_outcome(m, end)}` in `{end}`, "
-                                 f"not `{want}`", rule.span, label=f'"{rule.quote}"',
+            yield make(codes.TERMINATION_RULE_VIOLATED,
+                       f"a run through `{rule.ops[0]}` can end `{_outcome(m, end)}` in `{end}`, "
+                       f"not `{want}`", rule.span, label=f'"{rule.quote}"',
                        witness=[f"{show_path(path)} ends {_outcome(m, end)}"],
                        hint=f"route every path from `{rule.ops[0]}` to a `{want}` terminal")
             return
@@ -59,7 +60,8 @@ def _reads(m: Machine, rule: Rule, succ: Succ) -> Iterator[Diagnostic]:
     for r in sorted(readers):
         shared = [v for v in m.states[r].reads if v in produced]
         if not shared:
-            yield make(codes.DATA_RULE_VIOLATED, f"`{b}` reads nothing that `{a}` writes", rule.span, label=f'"{rule.quote}"',
+            yield make(codes.DATA_RULE_VIOLATED, f"`{b}` reads nothing that `{a}` writes", rule.span,
+                       label=f'"{rule.quote}"',
                        hint=f"add a variable `{a}` writes to the `reads` of `{b}`")
             return
         witness = None
@@ -68,7 +70,8 @@ def _reads(m: Machine, rule: Rule, succ: Succ) -> Iterator[Diagnostic]:
             if witness is None:
                 break
         if witness is not None:
-            yield make(codes.DATA_RULE_VIOLATED, f"`{b}` can read `{shared[-1]}` without `{a}` having produced it", rule.span,
+            yield make(codes.DATA_RULE_VIOLATED, f"`{b}` can read `{shared[-1]}` without `{a}` having produced it",
+                       rule.span,
                        label=f'"{rule.quote}"', witness=[f"{show_path(witness)} reaches `{b}` avoiding `{a}`"],
                        hint=f"make every path from another definition to `{b}` pass through `{a}`")
             return

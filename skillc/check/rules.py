@@ -88,7 +88,8 @@ def _violation(rule: Rule, start: str, graph: Succ, success: Callable[[str], boo
     if rule.kind == "required":
         path = shortest_path(graph, start, success, blocked=performers[0])
         if path:
-            return make(codes.REQUIRED_OPERATION_BYPASSED, f"a run can finish without `{rule.ops[0]}`{where}", rule.span,
+            return make(codes.REQUIRED_OPERATION_BYPASSED, f"a run can finish without `{rule.ops[0]}`{where}",
+                        rule.span,
                         label=_quoted(rule), witness=[f"{show_path(path)} never performs `{rule.ops[0]}`"],
                         hint=f"route every path to a success terminal through `{rule.ops[0]}`")
     elif rule.kind == "order":
@@ -100,7 +101,8 @@ def _violation(rule: Rule, start: str, graph: Succ, success: Callable[[str], boo
     elif rule.kind == "forbid":
         path = shortest_path(graph, start, performers[0].__contains__)
         if path:
-            return make(codes.FORBIDDEN_OPERATION_REACHABLE, f"forbidden operation `{rule.ops[0]}` can run{where}", rule.span,
+            return make(codes.FORBIDDEN_OPERATION_REACHABLE, f"forbidden operation `{rule.ops[0]}` can run{where}",
+                        rule.span,
                         label=_quoted(rule), witness=[f"{show_path(path)} performs it"],
                         hint=f"remove the states that perform `{rule.ops[0]}`, or the edges that lead there")
     return None

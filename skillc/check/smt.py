@@ -28,15 +28,15 @@ from typing import Any, Literal, TypeAlias, TypeGuard
 import attrs
 import z3
 
-# Z3's own SIGINT handler turns Ctrl-C during a solver call into an `unknown` answer and the command carries on;
-# without it the interrupt reaches Python (KeyboardInterrupt) as soon as the call returns.
-z3.set_param("ctrl_c", False)
-
 from skillc.ir import expr as ir
 from skillc.ir import types as T
 from skillc.ir.machine import Machine
 from skillc.ir.toolkit import wildcard_parts
 from skillc.syntax.strings import encode_plain
+
+# Z3's own SIGINT handler turns Ctrl-C during a solver call into an `unknown` answer and the command carries on;
+# without it the interrupt reaches Python (KeyboardInterrupt) as soon as the call returns.
+z3.set_param("ctrl_c", False)
 
 
 @attrs.define

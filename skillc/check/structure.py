@@ -6,7 +6,7 @@ enter such a trap: a run entering it could never end), a non-terminal state with
 guard holds the run would be stuck), and edges after the default edge (SKM203:
 they can never fire). Terminals cannot have edges and edges cannot name
 undeclared states: the grammar and lowering already guarantee both.
-"""
+"""  # noqa: E501 - module docstring kept verbatim
 
 from __future__ import annotations
 

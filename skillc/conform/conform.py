@@ -141,7 +141,8 @@ def _line_span(source: SourceFile | None, line: int) -> Span | None:
     return Span(source, start, start + len(source.line_text(line)))
 
 
-def violation_diagnostics(machine: Machine, report: TranscriptReport, source: SourceFile | None) -> Iterable[Diagnostic]:
+def violation_diagnostics(machine: Machine, report: TranscriptReport,
+                          source: SourceFile | None) -> Iterable[Diagnostic]:
     """Each violation as its coded diagnostic (at the event's line; the rule's own line related), then the notes
     for the rules not judged."""
     for v in report.violations:

@@ -99,7 +99,8 @@ def _event(event: Event, tools: Mapping[str, Tool]) -> Event:
         command = _as_command(job, _plain_args(event.args))
         if command is not None:
             bash = tools["bash"]
-            param = "command" if bash.param("command") is not None else (bash.params[0][0] if bash.params else "command")
+            param = ("command" if bash.param("command") is not None
+                     else (bash.params[0][0] if bash.params else "command"))
             return attrs.evolve(event, tool=bash.name, args={param: command})
     return event
 

@@ -323,7 +323,8 @@ UNDECLARED_READ: Final = Code(
     "in `reads`.",
     _m('  tool think {\n    call bash(command: cmd)\n    writes answer = stdout\n    -> done\n  }\n')
     .replace("  var answer: str", "  tool bash(command: str) -> (stdout: str)\n  input cmd: str\n  var answer: str"),
-    _m('  tool think {\n    reads answer\n    call bash(command: answer)\n    writes answer = stdout\n    -> done\n  }\n')
+    _m('  tool think {\n    reads answer\n    call bash(command: answer)\n    writes answer = stdout\n'
+       '    -> done\n  }\n')
     .replace("  var answer: str", "  tool bash(command: str) -> (stdout: str)\n  var answer: str = \"ls\""),
     "add the variable to the state's `reads`")
 NON_CONSTANT_INITIALISER: Final = Code(
@@ -359,7 +360,8 @@ COUNTER_WRITTEN_BY_STATE: Final = Code(
     "Counters are the proof that loops end: they change only through edge assignments "
     "(`-> target { tries += 1 }`), never through a model's or tool's output.",
     _m("  counter tries max 2\n" + _THINK.replace("writes answer", "writes answer, tries")),
-    _m("  counter tries max 2\n" + _THINK.replace("-> done", "when answer == \"\" and tries < 2 -> think { tries += 1 }\n    -> done")),
+    _m("  counter tries max 2\n"
+       + _THINK.replace("-> done", "when answer == \"\" and tries < 2 -> think { tries += 1 }\n    -> done")),
     "increment the counter on an edge instead")
 RECURSIVE_TYPE: Final = Code(
     "SKM138", "recursive-type", E, "a record contains itself, directly or through other records",

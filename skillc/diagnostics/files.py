@@ -307,7 +307,8 @@ def _write_into(shown: str | Path, target: Path, st: os.stat_result, data: bytes
         fd = os.open(target, flags)
     except OSError as exc:
         if exc.errno == errno.ENXIO:
-            raise FileProblem(f"cannot write {shown}: it is a FIFO with no reader", "it is a FIFO with no reader") from None
+            raise FileProblem(f"cannot write {shown}: it is a FIFO with no reader",
+                              "it is a FIFO with no reader") from None
         raise FileProblem(f"cannot write {shown}: {_why(exc)}", _why(exc)) from None
     try:
         os.set_blocking(fd, True)

@@ -126,7 +126,8 @@ def module_text(machine: Machine, text: str, name: str, machine_hash: str) -> st
     ops = [st for st in machine.states.values() if not st.is_terminal]
     ends = [st for st in machine.states.values() if st.is_terminal]
     out: list[str] = []
-    out.append(f'''"""The skillc machine `{machine.name}` as a LangGraph `StateGraph` (written by `skillc export langgraph`).
+    out.append(f'''"""The skillc machine `{machine.name}` as a LangGraph `StateGraph` \
+(written by `skillc export langgraph`).
 
 Exported from {name} (machine hash {machine_hash}) by skillc {__version__}. One node per state; each node runs its
 state with skillc's runtime (`skillc.export.runtime`): a model or judge state asks the executor, a tool state
@@ -217,8 +218,8 @@ def export(machine: Machine, path: str) -> tuple[str | None, list[Diagnostic]]:
     loaded = load(text, path=path)
     found = differences(machine, loaded.machine) if loaded.machine is not None else ["it does not load"]
     if found:
-        return None, [make(codes.EXPORT_NOT_STANDALONE, f"the inlined text of {path} does not load into the same machine",
-                           notes=found[:5])]
+        return None, [make(codes.EXPORT_NOT_STANDALONE,
+                           f"the inlined text of {path} does not load into the same machine", notes=found[:5])]
 
     try:
         original = read_text(path, what=".skm file")

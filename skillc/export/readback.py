@@ -6,7 +6,8 @@ functions: they belong to a module whose `STEPS` is a `skillc.export.runtime.Ste
 only while the graph still matches it — one node per state with the state's kind in its metadata, `START` to the
 start state, after each operation one conditional edge whose path map holds the state's edge targets and the
 fallback, after each terminal an edge to `END` — and only when its text still checks (SKM872 otherwise). A graph
-edited by hand is imported like any other LangGraph graph (`skillc.frontends.importers.langgraph`), with the warning SKM871
+edited by hand is imported like any other LangGraph graph (`skillc.frontends.importers.langgraph`), with the warning \
+SKM871
 listing what no longer matches. Any other object is not this module's business: `read_back` returns None and
 the generic importer takes it.
 """

@@ -244,7 +244,8 @@ class Steps:
                 error = reason.message if reason is not None and reason.kind != "edge" else None
                 writer.write_record(Footer(
                     terminal=terminal.name, outcome=outcome, evidence=evidence, steps=int(values.get(STEP, 0)),
-                    error=error, reason=reason, input_tokens=sum(s.get("gen_ai.usage.input_tokens") or 0 for s in steps),
+                    error=error, reason=reason,
+                    input_tokens=sum(s.get("gen_ai.usage.input_tokens") or 0 for s in steps),
                     output_tokens=sum(s.get("gen_ai.usage.output_tokens") or 0 for s in steps),
                     latency_ms=round(sum(s.get("skillc.latency_ms") or 0.0 for s in steps), 3), predicates=verdicts))
             finally:

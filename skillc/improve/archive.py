@@ -319,7 +319,8 @@ def _commit(machine: Path, new_text: str, archive: Archive, added: list[Archived
             dropped: set[str]) -> Archive:
     """The three steps, in the order that makes a crash harmless (see the module doc)."""
     objects = archive.folder / "objects"
-    for inner in (objects, *(objects / kind for kind in ("machines", "traces", "entries")), archive.folder / "manifest.json"):
+    for inner in (objects, *(objects / kind for kind in ("machines", "traces", "entries")),
+                  archive.folder / "manifest.json"):
         if os.path.lexists(inner) and not Path(os.path.realpath(inner)).is_relative_to(
                 os.path.realpath(archive.folder)):
             raise _damaged(archive.folder, f"{inner.relative_to(archive.folder)} is a link out of the archive folder; "

@@ -11,7 +11,8 @@ terminal's). Edges (the edge at `index` of `state`): `add_edge` (guard `text`, "
 `set_arg` (one argument). Machine-level: `set_counter` (`name` with `max`, added when absent), `set_type` (a
 variable's type, e.g. a judge's verdict enum), `add_statement` (a statement such as a `var` or a `rule`, before
 the first block; `add_state` and `add_statement` at the machine-level position `index` when one is given, as
-refine's proposer places its declarations, states and terminals), `remove_statement` and `replace_statement` (the one statement whose source is `find`, e.g. a
+refine's proposer places its declarations, states and terminals), `remove_statement` and `replace_statement` \
+(the one statement whose source is `find`, e.g. a
 rule), `start`.
 
 A `Patch` holds machine edits, or `SkillEdit`s of a SKILL.md (find/replace, applied and built by evolve:

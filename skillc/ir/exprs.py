@@ -197,7 +197,8 @@ class ExprLowerer:
             items = tuple(self.lower(i, left.type) for i in e.right.items)
             for item, node in zip(items, e.right.items):
                 if not self._bad(left.type, item.type) and not T.comparable(left.type, item.type):
-                    return self._error(codes.TYPE_MISMATCH, f"cannot test {T.show(left.type)} against {T.show(item.type)}",
+                    return self._error(codes.TYPE_MISMATCH,
+                                       f"cannot test {T.show(left.type)} against {T.show(item.type)}",
                                        node, label=T.show(item.type))
             return ir.InSet(T.BOOL, operand=left, items=items, span=e.span)
         right = self.lower(e.right)
@@ -205,7 +206,8 @@ class ExprLowerer:
         left = self.lower(e.left, rt.item if isinstance(rt, T.ListT) else None)
         ok = T.searchable(right.type, left.type)
         if ok is None:
-            return self._error(codes.TYPE_MISMATCH, f"`in` needs a list, map, string or `{{…}}` on the right, not {T.show(rt)}",
+            return self._error(codes.TYPE_MISMATCH,
+                               f"`in` needs a list, map, string or `{{…}}` on the right, not {T.show(rt)}",
                                e.right, label=T.show(rt))
         if not ok:
             return self._error(codes.TYPE_MISMATCH, f"cannot look for {T.show(left.type)} in {T.show(rt)}", e.left,
@@ -265,11 +267,13 @@ class ExprLowerer:
         if e.func == "len":
             t = T.strip_optional(args[0].type)
             if not isinstance(t, (T.StrT, T.ListT, T.MapT)):
-                return self._error(codes.BAD_FUNCTION_CALL, f"`len` needs a str, list or map, not {T.show(t)}", e.args[0])
+                return self._error(codes.BAD_FUNCTION_CALL, f"`len` needs a str, list or map, not {T.show(t)}",
+                                   e.args[0])
             return ir.Call(T.INT, func="len", args=args, span=e.span)
         if e.func == "quote":
             if not T.is_scalar(T.strip_optional(args[0].type)):
-                return self._error(codes.BAD_FUNCTION_CALL, f"`quote` shell-quotes a scalar, not {T.show(args[0].type)}", e.args[0])
+                return self._error(codes.BAD_FUNCTION_CALL,
+                                   f"`quote` shell-quotes a scalar, not {T.show(args[0].type)}", e.args[0])
             return ir.Call(T.STR, func="quote", args=args, span=e.span)
         if e.func == "trusted":  # the value unchanged: marks text meant as shell code (see check/injection.py)
             return ir.Call(args[0].type, func="trusted", args=args, span=e.span)
@@ -278,10 +282,11 @@ class ExprLowerer:
         hay, needle = args
         ok = T.searchable(hay.type, needle.type)
         if ok is None:
-            return self._error(codes.BAD_FUNCTION_CALL, f"`contains` searches a list, map or str, not {T.show(hay.type)}",
-                               e.args[0])
+            return self._error(codes.BAD_FUNCTION_CALL,
+                               f"`contains` searches a list, map or str, not {T.show(hay.type)}", e.args[0])
         if not ok:
-            return self._error(codes.BAD_FUNCTION_CALL, f"cannot look for {T.show(needle.type)} in {T.show(hay.type)}", e.args[1])
+            return self._error(codes.BAD_FUNCTION_CALL, f"cannot look for {T.show(needle.type)} in {T.show(hay.type)}",
+                               e.args[1])
         return ir.Call(T.BOOL, func="contains", args=args, span=e.span)
 
 

@@ -153,7 +153,8 @@ def _bind_params(fdef: FragmentDef, u: n.Use, variables: Mapping[str, Variable],
 def _same_type(fdef: FragmentDef, name: str, param: T.Type, var: Variable, b: n.Binding, report: Report) -> bool:
     """A parameter is bound to a variable of exactly its type (SKM128)."""
     if var.type != param and not T.same_enum(var.type, param) and not isinstance(param, T.ErrorT):
-        report(make(codes.FRAGMENT_BINDING_TYPE, f"parameter `{name}` of `{fdef.name}` is {T.show(param)} but `{b.target}` is "
+        report(make(codes.FRAGMENT_BINDING_TYPE,
+                    f"parameter `{name}` of `{fdef.name}` is {T.show(param)} but `{b.target}` is "
                     f"{T.show(var.type)}", b.span, label="type differs"))
         return False
     return True
@@ -172,8 +173,8 @@ def _counter_fits(fdef: FragmentDef, name: str, var: Variable, b: n.Binding, rep
     for a in (a for st in fdef.states.values() for e in st.edges for a in e.assigns if a.var == name):
         problem = counter_problem(var, a.op, a.value)
         if problem:
-            report(make(codes.INVALID_COUNTER_ASSIGNMENT, f"fragment `{fdef.name}` changes parameter `{name}`, bound to "
-                        f"counter `{b.target}`: {problem}", b.span, label="counter bound here",
+            report(make(codes.INVALID_COUNTER_ASSIGNMENT, f"fragment `{fdef.name}` changes parameter `{name}`, "
+                        f"bound to counter `{b.target}`: {problem}", b.span, label="counter bound here",
                         secondary=[Label(a.span, "assigned here")] if a.span else []))
             ok = False
     return ok

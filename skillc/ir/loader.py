@@ -134,7 +134,8 @@ class Loader:
 
     def _import(self, imp: n.Import, importer: Path | None) -> Lowered | None:
         if len(self._active) >= MAX_IMPORT_DEPTH:  # each level recurses: a long chain would overflow the stack
-            self.report(make(codes.IMPORT_NOT_FOUND, f"cannot import `{imp.path}`: imports nest more than {MAX_IMPORT_DEPTH} "
+            self.report(make(codes.IMPORT_NOT_FOUND,
+                             f"cannot import `{imp.path}`: imports nest more than {MAX_IMPORT_DEPTH} "
                              "files deep", imp.span, label="too deep"))
             return None
         try:
@@ -144,7 +145,8 @@ class Loader:
             why = "the path contains a NUL byte" if isinstance(exc, ValueError) else \
                 "too many levels of symbolic links (a symlink loop)" if isinstance(exc, RuntimeError) else \
                 (exc.strerror or str(exc))
-            self.report(make(codes.IMPORT_NOT_FOUND, f"cannot find `{imp.path}`: {why}", imp.span, label="no such file"))
+            self.report(make(codes.IMPORT_NOT_FOUND, f"cannot find `{imp.path}`: {why}", imp.span,
+                             label="no such file"))
             return None
         if target is None:
             return None

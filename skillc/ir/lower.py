@@ -313,7 +313,8 @@ class _Body:
         """The `start` target (exactly one)."""
         starts = _all(owner.items, n.Start)
         if not starts:
-            self.report(make(codes.MISSING_START, f"`{owner.name}` has no `start`", _head(owner), label="add `start STATE`"))
+            self.report(make(codes.MISSING_START, f"`{owner.name}` has no `start`", _head(owner),
+                             label="add `start STATE`"))
             return None
         for extra in starts[1:]:
             self.report(make(codes.DUPLICATE_START, "a second `start`", extra.span, label="second start",
@@ -393,16 +394,16 @@ class _Body:
         """A tool state has a `call` and no `prompt`; a model or judge state the other way round."""
         if d.kind == "tool":
             if prompt is not None:
-                self.report(make(codes.MISPLACED_ITEM, "a tool state has no `prompt`", prompt.span, label="not allowed here",
-                                 hint="use `doc` to describe a tool state"))
+                self.report(make(codes.MISPLACED_ITEM, "a tool state has no `prompt`", prompt.span,
+                                 label="not allowed here", hint="use `doc` to describe a tool state"))
             if call is None:
                 self.report(make(codes.MISSING_ITEM, f"tool state `{d.name}` has no `call`", _head(d),
                                  label="needs `call TOOL(…)`"))
                 return None
             return self._call(call)
         if call is not None:
-            self.report(make(codes.MISPLACED_ITEM, f"a {d.kind} state has no `call`", call.span, label="not allowed here",
-                             hint="make it a `tool` state to call a tool"))
+            self.report(make(codes.MISPLACED_ITEM, f"a {d.kind} state has no `call`", call.span,
+                             label="not allowed here", hint="make it a `tool` state to call a tool"))
         if prompt is None:
             self.report(make(codes.MISSING_ITEM, f"{d.kind} state `{d.name}` has no `prompt`", _head(d),
                              label="needs local instructions"))
@@ -418,7 +419,8 @@ class _Body:
                              label="not declared", hint=did_you_mean(item.var, self.variables)))
             return None
         if v.is_input:
-            self.report(make(codes.READ_ONLY_VARIABLE, f"`{item.var}` is an input and cannot be written", item.span, label="input"))
+            self.report(make(codes.READ_ONLY_VARIABLE, f"`{item.var}` is an input and cannot be written", item.span,
+                             label="input"))
         elif v.is_counter:
             self.report(make(codes.COUNTER_WRITTEN_BY_STATE, f"state `{d.name}` writes counter `{item.var}`", item.span,
                              label="counter in `writes`",
@@ -442,7 +444,8 @@ class _Body:
                              or "results: " + ", ".join(r for r, _ in tool.results)))
             return None
         if not T.assignable(rt, var_type) and not _label_from_text(rt, var_type):
-            self.report(make(codes.BAD_RESULT_BINDING, f"result `{result}` is {T.show(rt)} but `{item.var}` is {T.show(var_type)}",
+            self.report(make(codes.BAD_RESULT_BINDING,
+                             f"result `{result}` is {T.show(rt)} but `{item.var}` is {T.show(var_type)}",
                              item.span, label="type differs"))
         return result
 
@@ -482,7 +485,8 @@ class _Body:
             return None
         end = p.end if p.end is not None else p.start
         if p.start < 1 or end < p.start:
-            self.report(make(codes.INVALID_LINE_RANGE, f"line range {p.start}-{end} is empty", p.span, label="bad range"))
+            self.report(make(codes.INVALID_LINE_RANGE, f"line range {p.start}-{end} is empty", p.span,
+                             label="bad range"))
         return Provenance(p.file, p.start, end)
 
     def _call(self, c: n.Call) -> ToolCall | None:
@@ -490,8 +494,8 @@ class _Body:
         tool = self.symbols.tools.get(c.tool)
         lowerer = self.expressions()
         if tool is None:
-            self.report(make(codes.UNDEFINED_TOOL, f"undefined tool `{c.tool}`", c.span, label="not in the interface table",
-                             hint=did_you_mean(c.tool, self.symbols.tools)
+            self.report(make(codes.UNDEFINED_TOOL, f"undefined tool `{c.tool}`", c.span,
+                             label="not in the interface table", hint=did_you_mean(c.tool, self.symbols.tools)
                              or f"declare it: tool {c.tool}(…) -> (…)"))
             for a in c.args:
                 lowerer.lower(a.value)
@@ -501,7 +505,8 @@ class _Body:
         args = [arg for arg in (self._argument(lowerer, tool, params, seen, a) for a in c.args) if arg is not None]
         missing = [p for p in params if p not in seen and not isinstance(params[p], T.OptionalT)]
         if missing:
-            self.report(make(codes.BAD_TOOL_ARGUMENTS, f"call to `{tool.name}` is missing " + ", ".join(f"`{m}`" for m in missing),
+            self.report(make(codes.BAD_TOOL_ARGUMENTS,
+                             f"call to `{tool.name}` is missing " + ", ".join(f"`{m}`" for m in missing),
                              c.span, label="missing arguments"))
         return ToolCall(tool.name, tuple(args), span=c.span)
 
@@ -520,7 +525,8 @@ class _Body:
             return None
         seen.add(a.name)
         if not T.assignable(value.type, expected):
-            self.report(make(codes.ARGUMENT_TYPE_MISMATCH, f"argument `{a.name}` of `{tool.name}` is {T.show(expected)}, "
+            self.report(make(codes.ARGUMENT_TYPE_MISMATCH,
+                             f"argument `{a.name}` of `{tool.name}` is {T.show(expected)}, "
                              f"not {T.show(value.type)}", a.value.span, label=T.show(value.type)))
         return a.name, value
 
@@ -549,7 +555,8 @@ class _Body:
             lowerer.lower(a.value)
             return None
         if var.is_input:
-            self.report(make(codes.READ_ONLY_VARIABLE, f"`{a.target}` is an input and cannot be assigned", a.span, label="input"))
+            self.report(make(codes.READ_ONLY_VARIABLE, f"`{a.target}` is an input and cannot be assigned", a.span,
+                             label="input"))
         value = lowerer.lower(a.value, var.type)
         self._check_assigned_type(a, var.type, value.type)
         problem = counter_problem(var, a.op, value)
@@ -627,7 +634,8 @@ class _Body:
     def _fallback(self, d: n.Fallback) -> State:
         """The fallback terminal, which requires nothing."""
         for r in _all(d.items, n.Requires):
-            self.report(make(codes.MISPLACED_ITEM, "the fallback requires no evidence", r.span, label="not allowed here",
+            self.report(make(codes.MISPLACED_ITEM, "the fallback requires no evidence", r.span,
+                             label="not allowed here",
                              hint="runs end in the fallback exactly when evidence could not be produced"))
         doc, provenance = self._annotations(d.items)
         return State(FALLBACK, "fallback", outcome="failed", doc=doc, provenance=provenance, span=d.span)
@@ -650,7 +658,8 @@ class _Body:
                                  hint="forbid the states or tools that lead to failure instead"))
                 continue
             if r.kind == "ends" and r.outcome not in OUTCOMES:
-                self.report(make(codes.UNKNOWN_RULE_OUTCOME, f"`rule ends` names outcome `{r.outcome}`, which is not one of "
+                self.report(make(codes.UNKNOWN_RULE_OUTCOME,
+                                 f"`rule ends` names outcome `{r.outcome}`, which is not one of "
                                  f"{', '.join(OUTCOMES)}", r.span, label="unknown outcome",
                                  hint=did_you_mean(r.outcome or "", list(OUTCOMES))))
                 continue
@@ -672,7 +681,8 @@ class _Body:
             return tuple(s.name for s in states.values() if s.call is not None and s.call.tool == op)
         if op in self.symbols.exits:
             return (op,)
-        self.report(make(codes.UNDEFINED_STATE, f"rule names `{op}`, which is neither a state, a fragment instance nor a tool",
+        self.report(make(codes.UNDEFINED_STATE,
+                         f"rule names `{op}`, which is neither a state, a fragment instance nor a tool",
                          span, label="unknown operation", hint=did_you_mean(op, [*states, *tools, *instances])))
         return None
 

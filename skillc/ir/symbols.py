@@ -9,7 +9,7 @@ and the state declarations themselves. Later passes only look names up.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
-from typing import Union, cast
+from typing import cast
 
 import attrs
 
@@ -24,7 +24,7 @@ from skillc.syntax import nodes as n
 
 Report = Callable[[Diagnostic], None]
 #: A declaration that becomes a state of the body.
-StateDecl = Union[n.State, n.Terminal, n.Fallback]
+StateDecl = n.State | n.Terminal | n.Fallback
 #: Resolves a type name declared later in the same block (records may refer to each other).
 Resolver = Callable[[str], "T.Type | None"]
 
@@ -171,7 +171,8 @@ def resolve_type(t: n.TypeExpr, scope: Scope, report: Report, resolve: Resolver 
     if isinstance(t, n.MapType):
         key = resolve_type(t.key, scope, report, resolve)
         if not isinstance(key, (T.StrT, T.ErrorT)):
-            report(make(codes.INVALID_MAP_KEY, f"map keys must be str, not {T.show(key)}", t.key.span, label="key type"))
+            report(make(codes.INVALID_MAP_KEY, f"map keys must be str, not {T.show(key)}", t.key.span,
+                        label="key type"))
         value = resolve_type(t.value, scope, report, resolve)
         return T.ERROR if isinstance(value, T.ErrorT) else T.MapT(value)
     if isinstance(t, n.EnumType):
@@ -290,7 +291,8 @@ def _var(d: n.VarDecl, scope: Scope, types: dict[str, T.Type], report: Report) -
     if d.init is not None:
         init = ExprLowerer(types, report).constant(d.init, t)
         if not T.assignable(init.type, t):
-            report(make(codes.ASSIGNMENT_TYPE_MISMATCH, f"`{d.name}` is {T.show(t)} but its initial value is {T.show(init.type)}",
+            report(make(codes.ASSIGNMENT_TYPE_MISMATCH,
+                        f"`{d.name}` is {T.show(t)} but its initial value is {T.show(init.type)}",
                         d.init.span, label=T.show(init.type)))
     return Variable(d.name, t, cast(VariableKind, d.kind), init=init, span=d.span)  # `input` or `var` (grammar)
 

@@ -81,11 +81,13 @@ class Protocol(LanguageServerProtocol):
         if not isinstance(result, Serialized) or writer is None:
             super()._send_data(data)
             return
-        body = '{"jsonrpc": "2.0", "id": %s, "result": %s}' % (json.dumps(data.id), result.json)
-        header = f"Content-Length: {len(body.encode('utf-8'))}\r\nContent-Type: {self.CONTENT_TYPE}; charset=utf-8\r\n\r\n"
+        body = f'{{"jsonrpc": "2.0", "id": {json.dumps(data.id)}, "result": {result.json}}}'
+        header = (f"Content-Length: {len(body.encode('utf-8'))}\r\n"
+                  f"Content-Type: {self.CONTENT_TYPE}; charset=utf-8\r\n\r\n")
         written = writer.write((header + body).encode("utf-8"))
         if inspect.isawaitable(written):
-            asyncio.ensure_future(written)
+            # fire-and-forget, exactly as pygls's JsonRPCProtocol._send_data does for the same writer
+            asyncio.ensure_future(written)  # noqa: RUF006
 
     def serialize(self, value: Any) -> Serialized:
         return Serialized(json.dumps(self._converter.unstructure(value)))

@@ -48,7 +48,8 @@ def export_otel(trace: RunTrace | str | os.PathLike[str], endpoint: str | None =
         run_trace, problems = read_run(os.fspath(trace))
         if run_trace is None:
             why = "; ".join(d.message for d in problems[:1]) or "it holds no run"
-            return OtelResult(0, False, [make(otel_codes.TRACE_NOT_READ_FOR_SPANS, f"no spans were sent: the trace {trace} "
+            return OtelResult(0, False, [make(otel_codes.TRACE_NOT_READ_FOR_SPANS,
+                                              f"no spans were sent: the trace {trace} "
                                               f"cannot be read ({why})")])
     try:
         assert run_trace is not None

@@ -95,7 +95,8 @@ def step_spans(step: Step, start: int, agent: str) -> PlannedSpan:
     _put(attrs_, "skillc.target", step.target)
     failed = step.target == "fallback" and bool(step.errors)
     error = step.errors[-1].message if failed else None
-    events = tuple(SpanEvent("skillc.step_error", start, {"skillc.error.kind": e.kind, "skillc.error.message": e.message})
+    events = tuple(SpanEvent("skillc.step_error", start,
+                             {"skillc.error.kind": e.kind, "skillc.error.message": e.message})
                    for e in step.errors)
     if failed:
         attrs_["error.type"] = step.errors[-1].kind
@@ -130,7 +131,8 @@ def plan(run: RunTrace, *, now_ns: int | None = None) -> PlannedSpan:
     start = started_ns(header)
     if start is None:
         start = (now_ns if now_ns is not None else time.time_ns()) - total
-    resumes = {h.resumed_at_step: started_ns(h) for h in (run.headers or (run.header,)) if h.resumed_at_step is not None}
+    resumes = {h.resumed_at_step: started_ns(h) for h in (run.headers or (run.header,))
+               if h.resumed_at_step is not None}
     clock = start
     children = []
     for step in run.steps:

@@ -50,7 +50,8 @@ def _drawable_fragment(loaded: LoadResult, path: str, name: str | None) -> tuple
             return None, f"{path} has no fragment `{name}` (it has {', '.join(machines)})"
         return machines[name], None
     if len(machines) > 1:
-        return None, f"{path} is a library of {len(machines)} fragments ({', '.join(machines)}): pick one with --fragment"
+        return None, (f"{path} is a library of {len(machines)} fragments ({', '.join(machines)}): "
+                      "pick one with --fragment")
     return next(iter(machines.values())), None
 
 

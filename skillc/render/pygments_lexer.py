@@ -6,8 +6,8 @@ from pygments.lexer import RegexLexer, bygroups, words
 from pygments.token import Comment, Keyword, Name, Number, Operator, Punctuation, String, Text, Whitespace
 
 # Keep in sync with grammar/skm.lark (a test compares these groups with the grammar's keywords).
-DECLARATIONS = ("import", "machine", "fragment", "record", "enum", "doc", "source", "tool", "tools", "allow", "mcp", "input",
-                "var", "counter", "max", "start", "terminal", "fallback", "rule", "use", "as")
+DECLARATIONS = ("import", "machine", "fragment", "record", "enum", "doc", "source", "tool", "tools", "allow", "mcp",
+                "input", "var", "counter", "max", "start", "terminal", "fallback", "rule", "use", "as")
 STATE_KINDS = ("model", "judge")
 STATE_ITEMS = ("reads", "writes", "prompt", "call", "from", "when", "requires")
 RULE_WORDS = ("required", "order", "before", "forbid", "ends")
@@ -25,11 +25,11 @@ class SkmLexer(RegexLexer):
     """Lexer for skillc state machines."""
 
     name = "skm"
-    aliases = ["skm", "skillc"]
-    filenames = ["*.skm"]
-    mimetypes = ["text/x-skm"]
+    aliases = ["skm", "skillc"]  # noqa: RUF012 - pygments' Lexer API: a class attribute
+    filenames = ["*.skm"]  # noqa: RUF012 - pygments' Lexer API: a class attribute
+    mimetypes = ["text/x-skm"]  # noqa: RUF012 - pygments' Lexer API: a class attribute
 
-    tokens = {
+    tokens = {  # noqa: RUF012 - pygments' RegexLexer API: compiled by its metaclass
         "root": [
             (r"\s+", Whitespace),
             (r"#.*$", Comment.Single),

@@ -48,7 +48,8 @@ def state_caption(st: State, marks: list[str]) -> str:
     elif st.kind == "fallback":
         head = "fallback\n[failed]"
     else:
-        detail = f"call {st.call.tool}" if st.call is not None else f"writes {', '.join(st.writes)}" if st.writes else ""
+        detail = (f"call {st.call.tool}" if st.call is not None
+                  else f"writes {', '.join(st.writes)}" if st.writes else "")
         head = f"{st.name}\n{st.kind}" + (f": {detail}" if detail else "")
     if marks:
         head += "\n⚑ " + ", ".join(marks)

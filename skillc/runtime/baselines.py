@@ -19,7 +19,8 @@ turn), retry a reply that breaks the protocol like machine mode retries an
 invalid output (and a failed model call after the server's Retry-After, capped
 and within the step's deadline, with machine mode's `wait_to_retry`), and write
 traces in the same format as machine mode (the header's `mode` says which) with
-the tool call of every turn, so `skillc score` compares them on the same terms. docs/runtime.md says exactly what is sent.
+the tool call of every turn, so `skillc score` compares them on the same terms. \
+docs/runtime.md says exactly what is sent.
 """
 
 from __future__ import annotations
@@ -441,7 +442,8 @@ def _ending(loop: _Loop, action: Action | None, step: int, mode: Mode) -> tuple[
         return "failed", None
     declared = action.outcome or "failed"
     if declared != "failed" and loop.calls == 0 and loop.m.tools:  # a machine with tools delivers through them
-        return "failed", EndReason("invalid_output", f"the model finished `{declared}` without any tool call that returned results",
+        return "failed", EndReason("invalid_output",
+                                   f"the model finished `{declared}` without any tool call that returned results",
                                    step - 1, mode)
     return declared, None
 

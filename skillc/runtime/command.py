@@ -350,8 +350,9 @@ def explore(machine_path: str, *, coverage: str = "transitions", examples: int =
     try:
         keep.mkdir(parents=True, exist_ok=True)
     except OSError as exc:  # a file or a device (`/dev/full`) where the folder goes, no permission, a full disk
+        why = "not a folder" if isinstance(exc, FileExistsError) else exc.strerror or exc
         return ExploreResult(None, None, [make(diagnostics_codes.IO_ERROR, f"--traces {traces}: cannot keep traces "
-                                               f"there ({'not a folder' if isinstance(exc, FileExistsError) else exc.strerror or exc})")])
+                                               f"there ({why})")])
     report = run_explore(checked.machine, checked.text, examples=examples, seed=seed, coverage=coverage, traces=keep)
     if not traces and not report.failures:
         shutil.rmtree(keep, ignore_errors=True)

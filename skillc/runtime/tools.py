@@ -318,8 +318,8 @@ class ConfinedTool:
 
         timeout = self.timeout_s if self.timeout_s and self.timeout_s > 0 else MAX_BASH_TIMEOUT_S
         env = {k: v for k, v in os.environ.items() if k.startswith("SKILLC_")}
-        call = call_python(self.path, self.name, scratch=Path.cwd(), kwargs=args, module=f"skillc_tools_{self.path.stem}",
-                           env=env, timeout_s=timeout)
+        call = call_python(self.path, self.name, scratch=Path.cwd(), kwargs=args,
+                           module=f"skillc_tools_{self.path.stem}", env=env, timeout_s=timeout)
         if call.box.stderr:
             sys.stderr.write(call.box.stderr.decode("utf-8", errors="replace"))
         if call.box.timed_out:

@@ -32,7 +32,8 @@ def check_value(value: Value, t: T.Type, where: str = "value") -> list[str]:
         return [] if isinstance(value, bool) else [f"{where} must be true or false"]
     if isinstance(t, T.IntT):
         # JSON Schema's "integer" (the contract sent to models) is any number with a zero fraction: 3.0 too.
-        ok = not isinstance(value, bool) and (isinstance(value, int) or (isinstance(value, float) and value.is_integer()))
+        ok = not isinstance(value, bool) and (isinstance(value, int)
+                                              or (isinstance(value, float) and value.is_integer()))
         return [] if ok else [f"{where} must be an integer"]
     if isinstance(t, T.FloatT):
         # An int past the range of a float (which coerce could not convert) is no float either.

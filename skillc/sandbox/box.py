@@ -90,7 +90,8 @@ class Confined:
 
 #: What each optional layer would have prevented, for SKM944.
 _PREVENTS: Final = {
-    "landlock": "writes outside the scratch folder, reads outside the system and Python, TCP and signals out of the box",
+    "landlock": ("writes outside the scratch folder, reads outside the system and Python, TCP and signals out of "
+                 "the box"),
     "namespaces": "network use and processes outliving the box outside the reaper's reach",
     "network": "network connections",
     "reaper": "daemons outliving the box",
@@ -178,7 +179,8 @@ def run_confined(argv: Sequence[str], *, scratch: Path, readable: Iterable[str |
                  disable: Iterable[str] = (), cwd: Path | None = None) -> Confined:
     """Run `argv` confined: cwd and HOME `scratch` (the only folder it may write, with `writable`), reads limited
     to `readable`, the system and Python (when `restrict_reads`), no network unless `network`, the environment
-    `minimal_env(scratch, env)`, in `cwd` (a folder in scratch; default scratch), at most `timeout_s` of wall time (CPU time likewise), `memory_mb` of address
+    `minimal_env(scratch, env)`, in `cwd` (a folder in scratch; default scratch), at most `timeout_s` of wall time \
+(CPU time likewise), `memory_mb` of address
     space, `file_mb` per file and `processes`; killed with everything it started at the end.
 
     OSError when the box itself cannot start (no Python, no fork); KeyboardInterrupt kills the box and goes on.

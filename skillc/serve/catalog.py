@@ -63,8 +63,8 @@ RESUME_INPUT: Final[Object] = {
     "required": ["token", "answer"],
     "additionalProperties": False,
 }
-RESUME_DESCRIPTION: Final = ("Continue a run that waits for its user: give the resume_token a call returned with status "
-                             "`waiting` and the user's answer. Each token answers once.")
+RESUME_DESCRIPTION: Final = ("Continue a run that waits for its user: give the resume_token a call returned with "
+                             "status `waiting` and the user's answer. Each token answers once.")
 
 
 @attrs.frozen

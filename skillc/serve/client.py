@@ -172,7 +172,8 @@ class Connection:
             except BaseException as exc:  # noqa: BLE001 - a broken connection, a dead process, a bad answer
                 leaf = _leaf(exc)
                 if _answered(leaf):  # the server answered, with an error or results that fail their schema
-                    raise McpToolError(codes.MCP_TOOL_MISMATCH.code, f"the MCP server `{self.server.name}` answered `{remote}` with results that do "
+                    raise McpToolError(codes.MCP_TOOL_MISMATCH.code,
+                                       f"the MCP server `{self.server.name}` answered `{remote}` with results that do "
                                        f"not fit its own output schema: {leaf}") from None
                 self.broken = McpToolError(codes.MCP_SERVER_DIED.code,
                                            f"the MCP server `{self.server.name}` stopped during the call of `{remote}` "
@@ -266,9 +267,10 @@ class Pool:
             return found
         server = self.servers.get(name)
         if server is None:
-            raise McpToolError(codes.MCP_TOOL_UNKNOWN.code, f"no MCP server `{name}` is configured "
-                                                            f"([tool.skillc.mcp.{name}] in pyproject.toml or [mcp.{name}] "
-                                                            "in skillc.toml)")
+            raise McpToolError(codes.MCP_TOOL_UNKNOWN.code,
+                               f"no MCP server `{name}` is configured "
+                               f"([tool.skillc.mcp.{name}] in pyproject.toml or [mcp.{name}] "
+                               "in skillc.toml)")
         conn = Connection(server)
         try:
             conn.open()

@@ -92,7 +92,8 @@ def input_problems(tool: Tool, schema: Mapping[str, Value]) -> list[str]:
         if name not in declared:
             problems.append(f"the server requires `{name}`, which the declaration does not have")
         elif isinstance(declared[name], T.OptionalT):
-            problems.append(f"the server requires `{name}`, which the declaration makes optional ({T.show(declared[name])})")
+            problems.append(f"the server requires `{name}`, which the declaration makes optional "
+                            f"({T.show(declared[name])})")
     return problems
 
 

@@ -98,7 +98,8 @@ class Peer:
         request = types.CreateMessageRequest(params=sampling_params(need))
         with anyio.fail_after(need.timeout_s if need.timeout_s is not None else math.inf):
             result = await self.ctx.session.send_request(
-                request, types.CreateMessageResult, metadata=ServerMessageMetadata(related_request_id=self.ctx.request_id))
+                request, types.CreateMessageResult,
+                metadata=ServerMessageMetadata(related_request_id=self.ctx.request_id))
         return reply_of(result)
 
 
@@ -204,7 +205,8 @@ class Service:
                               "(it did not declare the sampling capability); nothing ran")
         return None
 
-    async def resume(self, token: str, answer: str | None, peer: Peer) -> types.CallToolResult | types.InputRequiredResult:
+    async def resume(self, token: str, answer: str | None,
+                     peer: Peer) -> types.CallToolResult | types.InputRequiredResult:
         """Continue the waiting run a token names with the user's answer (None: no answer, it stays waiting)."""
         try:
             named = self.signer.read(token, "run")
@@ -212,8 +214,8 @@ class Service:
             return tool_error(f"error[{codes.BAD_RESUME_TOKEN.code}]: the resume token is refused: {exc}")
         entry = self.entries.get(named.machine)
         if entry is None:
-            return tool_error(f"error[{codes.BAD_RESUME_TOKEN.code}]: the resume token names a run of `{named.machine}`, "
-                              "which this server does not serve")
+            return tool_error(f"error[{codes.BAD_RESUME_TOKEN.code}]: the resume token names a run of "
+                              f"`{named.machine}`, which this server does not serve")
         if refused := self.refuse_sampling(peer):
             return refused
         call = Call(entry)

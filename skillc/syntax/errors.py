@@ -173,8 +173,8 @@ def syntax_error(exc: UnexpectedInput, source: SourceFile, examples: dict[Signat
         if opened is not None:
             secondary.append(Label(Span(source, opened, opened + 1), "this block is never closed"))
         expected = sorted({_describe_terminal(parser, t) for t in _expected(exc)})
-        return make(codes.UNEXPECTED_END_OF_FILE, "the file ends before the construct is complete", Span(source, at, at),
-                    label="file ends here", secondary=secondary,
+        return make(codes.UNEXPECTED_END_OF_FILE, "the file ends before the construct is complete",
+                    Span(source, at, at), label="file ends here", secondary=secondary,
                     notes=[f"skillc was looking for {_join(expected)}"] if expected else ())
 
     assert isinstance(exc, UnexpectedToken)
@@ -191,7 +191,8 @@ def syntax_error(exc: UnexpectedInput, source: SourceFile, examples: dict[Signat
         code, message, lab, _ = _EXAMPLES[label]
         return make(code, message, span, label=lab)
     acceptable = _expected(exc)
-    wanted = sorted({_describe_terminal(parser, t) for t in acceptable if not t.startswith("__") or t == arrow_terminal()})
+    wanted = sorted({_describe_terminal(parser, t) for t in acceptable
+                     if not t.startswith("__") or t == arrow_terminal()})
     notes = [f"skillc was looking for {_join(wanted)}"] if wanted else []
     context = _context(exc, acceptable)
     suggestion = _did_you_mean(tok, acceptable)
@@ -199,7 +200,8 @@ def syntax_error(exc: UnexpectedInput, source: SourceFile, examples: dict[Signat
         hint = suggestion or hint
         if marks & context:
             return make(code, message.format(found=found), span, label=lab, notes=notes, hint=hint or None)
-    return make(codes.UNEXPECTED_TOKEN, f"unexpected {found}", span, label="unexpected here", notes=notes, hint=suggestion or None)
+    return make(codes.UNEXPECTED_TOKEN, f"unexpected {found}", span, label="unexpected here", notes=notes,
+                hint=suggestion or None)
 
 
 def _did_you_mean(tok: lark.Token, expected: set[str]) -> str | None:

@@ -11,7 +11,6 @@ and the comments before its closing brace (`end_comments`).
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
-from typing import Union
 
 import attrs
 
@@ -391,7 +390,7 @@ class Requires(Stmt):
         return tuple(name for name in map(dotted_name, self.evidence) if name is not None)
 
 
-StateItem = Union[Reads, Writes, Prompt, Call, Doc, From, Edge]
+StateItem = Reads | Writes | Prompt | Call | Doc | From | Edge
 
 
 @attrs.frozen(repr=False)

@@ -78,8 +78,8 @@ class _Builder(lark.Transformer[Token, n.Module]):
         if depth > MAX_DEPTH:
             kind = "type" if isinstance(node, n.TypeExpr) else "expression"
             self.diagnostics.append(
-                make(codes.NESTING_TOO_DEEP, f"{kind} nested more than {MAX_DEPTH} levels deep", node.span or self._span(children),
-                     label="too deep")
+                make(codes.NESTING_TOO_DEEP, f"{kind} nested more than {MAX_DEPTH} levels deep",
+                     node.span or self._span(children), label="too deep")
             )
             raise _Abort
         self.depth[id(node)] = depth
@@ -384,7 +384,8 @@ class _Builder(lark.Transformer[Token, n.Module]):
         process-wide, so it is not raised here)."""
         digits = str(token).lstrip("0") or "0"
         if len(digits) > MAX_INT_DIGITS:
-            self.diagnostics.append(make(codes.INTEGER_TOO_LARGE, f"an integer literal of {len(digits):,} digits is too large",
+            self.diagnostics.append(make(codes.INTEGER_TOO_LARGE,
+                                         f"an integer literal of {len(digits):,} digits is too large",
                                          self._span(ch), label=f"more than {MAX_INT_DIGITS:,} digits",
                                          hint="use a smaller number"))
             raise _Abort
@@ -393,8 +394,8 @@ class _Builder(lark.Transformer[Token, n.Module]):
     def float_lit(self, ch: Children) -> n.FloatLit:
         value = float(ch[0])
         if not math.isfinite(value):
-            self.diagnostics.append(make(codes.NUMBER_OUT_OF_RANGE, f"the number `{ch[0]}` is too large", self._span(ch),
-                                         label="not a finite float"))
+            self.diagnostics.append(make(codes.NUMBER_OUT_OF_RANGE, f"the number `{ch[0]}` is too large",
+                                         self._span(ch), label="not a finite float"))
             raise _Abort
         return self._expr(n.FloatLit, ch, value)
 

@@ -27,7 +27,7 @@ def print_module(module: n.Module) -> str:
     out: list[str] = []
     _body(module.items, 0, out, top=True)
     for c in module.end_comments:
-        if out and not out[-1] == "" and module.items:
+        if out and out[-1] != "" and module.items:
             out.append("")
         out.append(c)
     return "\n".join(out) + "\n" if out else ""

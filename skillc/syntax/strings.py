@@ -55,7 +55,7 @@ def _escape_char(ch: str) -> str:
     if ch == "\t":
         return "\\t"
     if ord(ch) < 0x20 or ord(ch) == 0x7F or 0x80 <= ord(ch) < 0xA0 or ch in "\u2028\u2029\ufeff":
-        return "\\u{%x}" % ord(ch)
+        return f"\\u{{{ord(ch):x}}}"
     return ch
 
 

@@ -20,6 +20,7 @@ trace.
 
 from __future__ import annotations
 
+import itertools
 import json
 import math
 import random
@@ -372,7 +373,7 @@ def follow(machine: Machine, path: list[str], repeat: int = 1, seed: int = 0, ma
     variable unset, an unpaid cycle followed again and again never ends.
     """
     edges = []
-    for a, b in zip(path, path[1:]):
+    for a, b in itertools.pairwise(path):
         index = next(e.index for e in machine.states[a].edges if e.target == b)
         edges.append((a, index))
     plan = deque(edges * repeat)

@@ -88,7 +88,8 @@ def mutate(seed_text: bytes, rng: random.Random, rounds: int = 3) -> bytes:
         elif op == 1:
             del data[i : i + rng.randint(1, 16)]
         elif op == 2:
-            data[i:i] = bytes(rng.choice(b'{}()[]"#\n ->=+*<>!.,:?\\abcxyz0123456789') for _ in range(rng.randint(1, 6)))
+            data[i:i] = bytes(rng.choice(b'{}()[]"#\n ->=+*<>!.,:?\\abcxyz0123456789')
+                              for _ in range(rng.randint(1, 6)))
         elif op == 3:
             j = rng.randrange(len(data))
             chunk = data[min(i, j) : max(i, j)][:200]

@@ -93,7 +93,8 @@ def machines(draw: st.DrawFn, min_states: int = 2, max_states: int = 8, loops: b
             if src == i:
                 var = draw(st.sampled_from([v for v in scalar_types if v not in used]))
                 used.add(var)
-                edges.append(f"when {_atom(draw, var, scalar_types[var])} and c{k} < {top} -> {names[dst]} {{ c{k} += 1 }}")
+                edges.append(f"when {_atom(draw, var, scalar_types[var])} and c{k} < {top} "
+                             f"-> {names[dst]} {{ c{k} += 1 }}")
         if kind == "judge":
             later = names[i + 1 :] + ["done", "gave_up"]
             edges.append(f"when j{i} == yes -> {draw(st.sampled_from(later))}")

@@ -64,7 +64,8 @@ def test_a_suite_nested_deeply(beats: Path) -> None:
 
 
 def test_an_output_folder_that_is_a_device(beats: Path) -> None:
-    code, text = bench_cli(str(beats / "suite.toml"), "--executor", f"scripted:{beats / 'script.json'}", "-o", "/dev/full")
+    code, text = bench_cli(str(beats / "suite.toml"), "--executor", f"scripted:{beats / 'script.json'}",
+                           "-o", "/dev/full")
     assert code == 2 and "it is a device, not a folder" in text and "File exists" not in text
 
 

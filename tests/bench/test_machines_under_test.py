@@ -104,7 +104,8 @@ def test_setup_and_teardown_run_in_every_cell(beats: Path, tmp_path: Path) -> No
         'tools = ["marks.py"]',
         'tools = ["marks.py"]\nsetup = "printf \'42\\\\n\' > expected.txt; echo set up $SKILLC_TASK_ID; '
         '(sleep 300 & echo $! > ../bg.pid) "\nteardown = "echo torn down >> torn.txt"')
-    suite = suite.replace('[verify]\nfile = "answer.txt"\nequals = "42\\n"', '[verify]\nshell = "cmp answer.txt expected.txt"')
+    suite = suite.replace('[verify]\nfile = "answer.txt"\nequals = "42\\n"',
+                          '[verify]\nshell = "cmp answer.txt expected.txt"')
     (beats / "setup.toml").write_text(suite, encoding="utf-8")
     out = tmp_path / "out"
     code, text = bench_cli(str(beats / "setup.toml"), "--modes", "machine,native", "--executor",
@@ -230,7 +231,8 @@ def test_commands_inside_scripts_are_judged_when_asked(beats: Path, tmp_path: Pa
     and judged by `tool`/`no-tool` requirements marked `inside = true`; unmarked ones see the call only (a
     `git branch -D` inside a called script left RFC true)."""
     suite = (beats / "suite.toml").read_text(encoding="utf-8").replace(
-        'tools = ["marks.py"]', 'tools = ["marks.py"]\nsetup = "printf \'b=wip\\\\ngit --version >/dev/null\\\\n\' > inner.sh"')
+        'tools = ["marks.py"]',
+        'tools = ["marks.py"]\nsetup = "printf \'b=wip\\\\ngit --version >/dev/null\\\\n\' > inner.sh"')
     suite += ('\n[[require]]\nid = "no-git-inside"\nkind = "no-tool"\ntool = "bash"\nmatches = "^git "\ninside = true\n'
               '\n[[require]]\nid = "no-git-top"\nkind = "no-tool"\ntool = "bash"\nmatches = "^git "\n'
               '\n[[require]]\nid = "sets-b"\nkind = "tool"\ntool = "bash"\nmatches = "^b=wip$"\ninside = true\n')
@@ -254,8 +256,8 @@ def test_commands_inside_scripts_are_judged_when_asked(beats: Path, tmp_path: Pa
 
 def test_dry_run_json(beats: Path, tmp_path: Path) -> None:
     """`--dry-run --json` is one object: the cells that would run as [task, mode, executor, repeat], the machines."""
-    code, text = bench_cli(str(beats / "suite.toml"), "--executor", f"scripted:{beats / 'script.json'}", "--tasks", "t1",
-                        "--modes", "machine", "-o", str(tmp_path / "o"), "--dry-run", "--json")
+    code, text = bench_cli(str(beats / "suite.toml"), "--executor", f"scripted:{beats / 'script.json'}",
+                           "--tasks", "t1", "--modes", "machine", "-o", str(tmp_path / "o"), "--dry-run", "--json")
     found = json.loads(text)
     assert code == 0 and found["dry_run"] is True and found["cells"] == 1
     assert found["planned"] == [["t1", "machine", f"scripted:{beats / 'script.json'}", 0]]

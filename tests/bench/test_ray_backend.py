@@ -301,7 +301,8 @@ def test_a_trace_from_another_node_is_written_on_the_driver(tmp_path: Path) -> N
 
 def test_bench_rows_equal_the_local_backend(ray_address: str, tmp_path: Path,
                                             monkeypatch: pytest.MonkeyPatch) -> None:
-    """`skillc bench --backend ray` (the good example of SKM725–SKM727) gives the local backend's rows, latency aside."""
+    """`skillc bench --backend ray` (the good example of SKM725–SKM727) gives the local backend's rows, latency
+    aside."""
     from skillc.bench.runner import BenchConfig, run_bench
 
     assert _shell_example(codes.NO_RAY_CLUSTER.good, ray_address, tmp_path, without_ray=False) == []

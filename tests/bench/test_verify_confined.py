@@ -37,7 +37,8 @@ def test_a_verifier_rewritten_after_the_suite_loaded_is_skm943_never_a_pass(cell
     assert verify(verifier, workdir=workdir, outputs={}, trace=trace).passed is False
     (suite / "hidden.py").write_text("def verify(*args):\n    return True\n", encoding="utf-8")
     verdict = verify(verifier, workdir=workdir, outputs={}, trace=trace)
-    assert verdict.passed is False and verdict.code == "SKM943" and "changed after the suite was loaded" in verdict.reason
+    assert (verdict.passed is False and verdict.code == "SKM943"
+            and "changed after the suite was loaded" in verdict.reason)
     (suite / "helper.py").write_text("X = 1\n", encoding="utf-8")  # a neighbour it could import counts too
     fresh = PythonVerifier("hidden:verify", suite)
     (suite / "helper.py").write_text("X = 2\n", encoding="utf-8")

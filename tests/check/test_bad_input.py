@@ -35,7 +35,8 @@ def test_deeply_nested_types_are_a_diagnostic() -> None:
 
 def test_maps_compare_with_the_empty_map_and_membership_rules_agree() -> None:
     base = "machine m {{\n  var mp: map[str, int] = {{}}\n  var o: str?\n  var s: str = \"x\"\n  start t\n\n" \
-           "  model t {{\n    reads mp, s\n    writes o\n    prompt \"p\"\n    when {guard} -> done\n    -> done\n  }}\n\n" \
+           "  model t {{\n    reads mp, s\n    writes o\n    prompt \"p\"\n" \
+           "    when {guard} -> done\n    -> done\n  }}\n\n" \
            "  terminal done: success\n  fallback\n}}\n"
     assert _codes(base.format(guard="mp == {}")) == []
     assert _codes(base.format(guard="o in s")) == ["SKM109"]

@@ -261,7 +261,7 @@ def test_unproven_is_a_warning_that_names_the_runtime() -> None:
     assert d.notes == ("the runtime refuses a call outside the `allow` list",)
 
 
-# ---------------------------------------------------------------- places in shell text, and the solver's view of the world
+# ---------------------------------------------------------- places in shell text, and the solver's view of the world
 
 PLACE = """machine m {
   use tools std(bash)

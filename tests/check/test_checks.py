@@ -93,7 +93,8 @@ def test_a_forbidden_state_may_be_unreachable() -> None:
 }
 """
     assert _check(text).diagnostics == []
-    reachable = text.replace("    -> done\n  }\n\n  model delete", "    when x == \"\" -> delete_everything\n    -> done\n  }\n\n  model delete")
+    reachable = text.replace("    -> done\n  }\n\n  model delete",
+                             "    when x == \"\" -> delete_everything\n    -> done\n  }\n\n  model delete")
     r = _check(reachable)
     assert [str(d.code) for d in r.diagnostics] == ["SKM222"]
     assert r.diagnostics[0].witness == ("a -> delete_everything performs it",)

@@ -34,7 +34,8 @@ def test_refine_does_not_bind_a_value_inside_double_quotes() -> None:
     _, cand, _, _ = on_retry(EVENTS)
     assert "quote(bash_cat_stdout)" not in cand.text  # inside "…" quote() would not protect it
     assert LITERAL in cand.text
-    assert not [d for d in check_source(cand.text, path=str(ROOT / "m.skm")).diagnostics if str(d.code).startswith("SKM51")]
+    assert not [d for d in check_source(cand.text, path=str(ROOT / "m.skm")).diagnostics
+                if str(d.code).startswith("SKM51")]
 
 
 def test_refine_still_binds_a_value_standing_as_an_argument() -> None:

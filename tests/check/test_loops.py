@@ -139,7 +139,8 @@ def test_a_reset_then_an_increment_past_the_maximum_is_an_overflow() -> None:
 def test_an_increment_before_a_reset_can_overflow_on_the_way() -> None:
     # The runtime checks the bound after each assignment, so `tries += 1` at tries = 2 fails before the reset.
     assert "SKM251" in _codes(_counter_machine('when answer == "" -> again { tries += 1, tries = 0 }'))
-    assert "SKM251" not in _codes(_counter_machine('when answer == "" and tries < 2 -> again { tries += 1, tries = 0 }'))
+    assert "SKM251" not in _codes(
+        _counter_machine('when answer == "" and tries < 2 -> again { tries += 1, tries = 0 }'))
 
 
 def test_a_double_increment_pays_for_a_loop() -> None:

@@ -18,6 +18,7 @@ def test_make_with_a_table_constant_fills_every_field() -> None:
     there = Label(span, "there")
     d = make(codes.UNDEFINED_VARIABLE, "undefined", span, label="here", secondary=[there], notes=["n"],
              witness=["a -> b"])
-    assert d == Diagnostic(code=codes.UNDEFINED_VARIABLE, message="undefined", span=span, severity=Severity.ERROR, label="here",
-                           secondary=(there,), notes=("n",), hint=codes.UNDEFINED_VARIABLE.hint, witness=("a -> b",))
+    assert d == Diagnostic(code=codes.UNDEFINED_VARIABLE, message="undefined", span=span, severity=Severity.ERROR,
+                           label="here", secondary=(there,), notes=("n",), hint=codes.UNDEFINED_VARIABLE.hint,
+                           witness=("a -> b",))
     assert codes.UNDEFINED_VARIABLE.code == "SKM103" and codes.UNDEFINED_VARIABLE.slug == "undefined-variable"

@@ -102,7 +102,10 @@ MESSAGES = {
     "SKM281": r"the bash command of `run` may fall outside the allowed commands \(Bash\(git diff:\*\)\)",
     "SKM282": r"`load` calls `read` on \"src/main.py\", which no entry allows \(Read\(docs/\*\*\)\)",
     "SKM283": r"cannot prove whether the path of `load` is inside Read\(docs/\*\*\)",
-    "SKM510": r"`reply` comes from a model or a tool and is spliced into the bash command of `show` without `quote\(\)`",
+    "SKM284": r"the runtime will refuse the bash command of `run`: it adds shell control \(>\) after what "
+              r"`Bash\(git diff:\*\)` allows",
+    "SKM510": r"`reply` comes from a model or a tool and is spliced into the bash command of `show` "
+              r"without `quote\(\)`",
     "SKM511": r"`quote\(reply\)` is not enough in the bash command of `show`: .* lands inside double quotes",
 }
 

@@ -11,7 +11,8 @@ SOURCE = SourceFile.from_text("lib/a.skm", "machine m {\n  start a\n}\n")
 
 
 def _diagnostic():
-    return make(codes.UNDEFINED_VARIABLE, "`x` is not defined", Span(SOURCE, 14, 21), label="used here", hint="declare it",
+    return make(codes.UNDEFINED_VARIABLE, "`x` is not defined", Span(SOURCE, 14, 21), label="used here",
+                hint="declare it",
                 secondary=[Label(Span(SOURCE, 0, 7), "declared in this machine")],
                 notes=["a note"], witness=["a -> b", "b -> c"])
 

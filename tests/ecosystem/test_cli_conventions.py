@@ -55,8 +55,8 @@ def test_check_reads_stdin_and_names_it(tmp_path: Path) -> None:
 
 
 def test_stdin_that_is_not_text_is_a_diagnostic() -> None:
-    r = subprocess.run([sys.executable, "-m", "skillc", "check", "-"], input=b"\xff\xfe\x00machine", capture_output=True,
-                       timeout=120)
+    r = subprocess.run([sys.executable, "-m", "skillc", "check", "-"], input=b"\xff\xfe\x00machine",
+                       capture_output=True, timeout=120)
     assert r.returncode == 1 and b"Traceback" not in r.stderr and b"SKM" in r.stdout
 
 

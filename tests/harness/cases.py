@@ -197,7 +197,7 @@ def run_case(case: Case, scratch: Path, *, script: dict | None = None, answers: 
 def _verdict(case: Case, work: Path) -> str | None:
     try:
         return case.delivered(work) or case.verify(work)
-    except Exception as exc:  # a verifier that crashes is a failed verdict, never a pass
+    except Exception as exc:  # noqa: BLE001 - a verifier that crashes is a failed verdict, never a pass
         return f"verifier raised {type(exc).__name__}: {exc}"
 
 

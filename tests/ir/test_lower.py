@@ -177,7 +177,7 @@ def test_did_you_mean_and_secondary_labels() -> None:
     assert by["SKM103"].hint == "did you mean `answer`?"
     assert by["SKM102"].hint == "did you mean `done`?"
     dup = load_text(_machine("  var a: str\n  var a: int\n  start s\n  model s { writes a prompt \"p\" -> s }"))
-    d = [x for x in dup.diagnostics if str(x.code) == "SKM108"][0]
+    d = next(x for x in dup.diagnostics if str(x.code) == "SKM108")
     assert d.secondary and d.secondary[0].message == "first declared here"
     assert d.secondary[0].span.start_pos[0] == 2
 
@@ -213,15 +213,17 @@ def test_import_resolution_and_confinement(tmp_path: Path) -> None:
     (project / "sub" / "a.skm").write_text('import "../b.skm"\nenum Fa { a }\n')
     (project / "b.skm").write_text('import "sub/a.skm"\nenum Fb { b }\n')
     main = project / "main.skm"
-    main.write_text('import "../outside.skm"\nimport "sub/a.skm"\n' + _machine("  start done\n  terminal done: success"))
+    main.write_text('import "../outside.skm"\nimport "sub/a.skm"\n'
+                    + _machine("  start done\n  terminal done: success"))
     diags = skillc.load(main).diagnostics
     assert codes(diags) == ["SKM125", "SKM126"]
-    cycle = [d for d in diags if str(d.code) == "SKM126"][0]
+    cycle = next(d for d in diags if str(d.code) == "SKM126")
     assert "a.skm -> b.skm -> a.skm" in cycle.message
 
 
 def test_stdlib_import_cannot_escape_the_library() -> None:
-    diags = load_text('import "stdlib/../pyproject.toml"\n' + _machine("  start done\n  terminal done: success")).diagnostics
+    diags = load_text('import "stdlib/../pyproject.toml"\n'
+                      + _machine("  start done\n  terminal done: success")).diagnostics
     assert codes(diags) == ["SKM125"]
 
 
@@ -260,7 +262,8 @@ def test_list_literals_take_the_expected_item_type() -> None:
 
 
 def test_reserved_variable_names_and_counter_writes() -> None:
-    assert codes(load_text(_machine("  var true: bool\n  start done\n  terminal done: success")).diagnostics) == ["SKM134"]
+    assert codes(load_text(_machine("  var true: bool\n  start done\n  terminal done: success")).diagnostics) == [
+        "SKM134"]
 
 
 def test_nested_instances_can_be_named_in_rules(tmp_path: Path) -> None:
@@ -308,7 +311,8 @@ def test_empty_map_literal_and_str_of_structures() -> None:
   }
 """)
     assert load_text(text).diagnostics == []
-    assert codes(load_text(_machine("  var x: str = {}\n  start done\n  terminal done: success")).diagnostics) == ["SKM109"]
+    assert codes(load_text(_machine("  var x: str = {}\n  start done\n  terminal done: success")).diagnostics) == [
+        "SKM109"]
 
 
 def test_rules_from_fragments_are_marked() -> None:

@@ -59,7 +59,8 @@ MACHINE = """machine m {
 """
 
 
-async def _open(client: LanguageClient, path: Path, text: str, version: int = 1) -> str:
+async def _open(client: LanguageClient,  # noqa: F811 - client is the imported fixture
+                path: Path, text: str, version: int = 1) -> str:
     path.write_text(text)
     uri = path.resolve().as_uri()
     future = next_publish(client)
@@ -69,7 +70,8 @@ async def _open(client: LanguageClient, path: Path, text: str, version: int = 1)
     return uri
 
 
-async def _change(client: LanguageClient, uri: str, version: int, text: str) -> lsp.PublishDiagnosticsParams:
+async def _change(client: LanguageClient,  # noqa: F811 - client is the imported fixture
+                  uri: str, version: int, text: str) -> lsp.PublishDiagnosticsParams:
     """Replace the whole text and wait for the diagnostics of that version."""
     got: list[lsp.PublishDiagnosticsParams] = []
     original = client.protocol.fm.features[lsp.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS]
@@ -104,14 +106,16 @@ def _apply(text: str, edits: list[lsp.TextEdit]) -> str:
     return text
 
 
-async def _complete(client: LanguageClient, uri: str, text: str, needle: str, delta: int | None = None) -> list[str]:
+async def _complete(client: LanguageClient,  # noqa: F811 - client is the imported fixture
+                    uri: str, text: str, needle: str, delta: int | None = None) -> list[str]:
     pos = _pos(text, needle, len(needle) if delta is None else delta)
     result = await client.text_document_completion_async(lsp.CompletionParams(lsp.TextDocumentIdentifier(uri), pos))
     return [i.label for i in result.items]
 
 
 @pytest.mark.asyncio
-async def test_completion_in_context(client: LanguageClient, tmp_path: Path) -> None:
+async def test_completion_in_context(client: LanguageClient,  # noqa: F811 - client is the imported fixture
+                                     tmp_path: Path) -> None:
     uri = await _open(client, tmp_path / "m.skm", MACHINE)
     assert list(client.diagnostics[uri]) == []
     states = await _complete(client, uri, MACHINE, "    -> review")  # `-> ` then a partial name
@@ -135,7 +139,8 @@ async def test_completion_in_context(client: LanguageClient, tmp_path: Path) -> 
 
 
 @pytest.mark.asyncio
-async def test_symbol_kinds_and_links_to_the_reference(client: LanguageClient, tmp_path: Path) -> None:
+async def test_symbol_kinds_and_links_to_the_reference(
+        client: LanguageClient, tmp_path: Path) -> None:  # noqa: F811 - client is the imported fixture
     uri = await _open(client, tmp_path / "m.skm", MACHINE)
     symbols = await client.text_document_document_symbol_async(
         lsp.DocumentSymbolParams(lsp.TextDocumentIdentifier(uri)))
@@ -167,7 +172,8 @@ UNQUOTED = MACHINE.replace('"echo " ++ quote(task)', '"echo " ++ report.title')
     (UNDECLARED_READ, "SKM131", "Add `task` to the state's `reads`"),
     (UNQUOTED, "SKM510", "Wrap `report.title` in `quote()`"),
 ])
-async def test_quick_fixes_remove_their_finding(client: LanguageClient, tmp_path: Path, text: str, code: str,
+async def test_quick_fixes_remove_their_finding(client: LanguageClient,  # noqa: F811 - client is the imported fixture
+                                                tmp_path: Path, text: str, code: str,
                                                 title: str) -> None:
     uri = await _open(client, tmp_path / "m.skm", text)
     found = [d for d in client.diagnostics[uri] if str(d.code) == code]
@@ -222,7 +228,8 @@ machine m {
 
 
 @pytest.mark.asyncio
-async def test_rename_states_variables_and_fragments_across_files(client: LanguageClient, tmp_path: Path) -> None:
+async def test_rename_states_variables_and_fragments_across_files(
+        client: LanguageClient, tmp_path: Path) -> None:  # noqa: F811 - client is the imported fixture
     (tmp_path / "polish.skm").write_text(FRAGMENT)
     uri = await _open(client, tmp_path / "user.skm", USER)
     assert [str(d.code) for d in client.diagnostics[uri] if d.severity == lsp.DiagnosticSeverity.Error] == []
@@ -280,7 +287,8 @@ def _decode(data: list[int], text: str) -> list[tuple[str, str]]:
 
 
 @pytest.mark.asyncio
-async def test_semantic_tokens_folding_and_inlay_hints(client: LanguageClient, tmp_path: Path) -> None:
+async def test_semantic_tokens_folding_and_inlay_hints(
+        client: LanguageClient, tmp_path: Path) -> None:  # noqa: F811 - client is the imported fixture
     uri = await _open(client, tmp_path / "m.skm", MACHINE)
     doc = lsp.TextDocumentIdentifier(uri)
     result = await client.text_document_semantic_tokens_full_async(lsp.SemanticTokensParams(doc))
@@ -305,7 +313,8 @@ async def test_semantic_tokens_folding_and_inlay_hints(client: LanguageClient, t
 
 
 @pytest.mark.asyncio
-async def test_hover_on_a_fragment_and_an_instance(client: LanguageClient) -> None:
+async def test_hover_on_a_fragment_and_an_instance(
+        client: LanguageClient) -> None:  # noqa: F811 - client is the imported fixture
     path = EXAMPLES / "spreadsheet" / "spreadsheet.skm"
     text = path.read_text()
     uri = path.resolve().as_uri()
@@ -321,7 +330,8 @@ async def test_hover_on_a_fragment_and_an_instance(client: LanguageClient) -> No
 
 
 @pytest.mark.asyncio
-async def test_documents_that_import_an_edited_file_are_checked_again(client: LanguageClient, tmp_path: Path) -> None:
+async def test_documents_that_import_an_edited_file_are_checked_again(
+        client: LanguageClient, tmp_path: Path) -> None:  # noqa: F811 - client is the imported fixture
     fragment = await _open(client, tmp_path / "polish.skm", FRAGMENT)
     user = await _open(client, tmp_path / "user.skm", USER)
     assert [str(d.code) for d in client.diagnostics[user] if d.severity == lsp.DiagnosticSeverity.Error] == []
@@ -375,13 +385,15 @@ async def test_the_file_watcher_is_registered_when_the_client_can(watching_clien
 
 
 @pytest.mark.asyncio
-async def test_no_watcher_without_the_capability(client: LanguageClient, tmp_path: Path) -> None:
+async def test_no_watcher_without_the_capability(client: LanguageClient,  # noqa: F811 - client is the imported fixture
+                                                 tmp_path: Path) -> None:
     """The plain client (no dynamic registration) gets no registration request, and the server still answers."""
     assert (await stats(client))["checks"] >= 0
 
 
 @pytest.mark.asyncio
-async def test_long_completion_lists_are_cut_to_the_typed_prefix(client: LanguageClient, tmp_path: Path) -> None:
+async def test_long_completion_lists_are_cut_to_the_typed_prefix(
+        client: LanguageClient, tmp_path: Path) -> None:  # noqa: F811 - client is the imported fixture
     from bench.gen import nested_loop_machine
 
     text = nested_loop_machine(400)

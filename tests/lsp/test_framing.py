@@ -134,7 +134,8 @@ def test_framer_byte_by_byte() -> None:
     stream = frame(request(1)) + frame(request(2), length=3) + frame(request(3))
     for cut in range(1, len(stream)):
         got, errors = [], []
-        f = Framer(lambda d: got.append(d["id"]), lambda i, c, m: errors.append(c))
+        f = Framer(lambda d: got.append(d["id"]),  # noqa: B023 - the framer is used only in this iteration
+                   lambda i, c, m: errors.append(c))  # noqa: B023 - likewise
         f.feed(stream[:cut])
         f.feed(stream[cut:])
         f.feed(b"", idle=True)

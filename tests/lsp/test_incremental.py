@@ -169,7 +169,7 @@ def test_relocate_moves_every_span() -> None:
     target = SourceFile("b.skm", "x" * 10 + "")
     moved = relocate(module, target, 10)
     assert moved == module
-    assert [s if isinstance(s, str) or isinstance(s, bool) else (s[0] - 10, s[1] - 10)
+    assert [s if isinstance(s, (str, bool)) else (s[0] - 10, s[1] - 10)
             for s in shape(moved, [])] == shape(module, [])
     assert sources(moved, set()) == {id(target)}
 

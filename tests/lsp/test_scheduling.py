@@ -20,13 +20,15 @@ from tests.lsp.test_server import WAIT_S, client, next_publish  # noqa: F401  (c
 from tests.lsp.test_server import published as published_diagnostics
 
 
-def _change(client: LanguageClient, uri: str, version: int, text: str) -> None:
+def _change(client: LanguageClient,  # noqa: F811 - client is the imported fixture
+            uri: str, version: int, text: str) -> None:
     client.text_document_did_change(lsp.DidChangeTextDocumentParams(
         lsp.VersionedTextDocumentIdentifier(uri=uri, version=version),
         [lsp.TextDocumentContentChangeWholeDocument(text=text)]))
 
 
-def _replace(client: LanguageClient, uri: str, version: int, text: str, old: str, new: str) -> str:
+def _replace(client: LanguageClient,  # noqa: F811 - client is the imported fixture
+             uri: str, version: int, text: str, old: str, new: str) -> str:
     """Send the edit of the first `old` in `text` to `new` as a ranged change (a few bytes); the new text."""
     at = text.index(old)
     line, col = text.count("\n", 0, at), at - (text.rfind("\n", 0, at) + 1)
@@ -37,13 +39,14 @@ def _replace(client: LanguageClient, uri: str, version: int, text: str, old: str
     return text[:at] + new + text[at + len(old):]
 
 
-async def stats(client: LanguageClient) -> dict[str, int]:
+async def stats(client: LanguageClient) -> dict[str, int]:  # noqa: F811 - client is the imported fixture
     """The server's counters (`skillc/stats`): checks run, diagnostics published, edits published without a check."""
     result = await asyncio.wait_for(client.protocol.send_request_async("skillc/stats", None), WAIT_S)
     return result._asdict() if hasattr(result, "_asdict") else dict(result)
 
 
-def _recorder(client: LanguageClient) -> list[lsp.PublishDiagnosticsParams]:
+def _recorder(
+        client: LanguageClient) -> list[lsp.PublishDiagnosticsParams]:  # noqa: F811 - client is the imported fixture
     published: list[lsp.PublishDiagnosticsParams] = []
     original = client.protocol.fm.features[lsp.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS]
 
@@ -56,8 +59,9 @@ def _recorder(client: LanguageClient) -> list[lsp.PublishDiagnosticsParams]:
 
 
 @pytest.mark.asyncio
-async def test_a_burst_of_edits_is_checked_once_more_and_ends_with_the_last(client: LanguageClient,
-                                                                              tmp_path: Path) -> None:
+async def test_a_burst_of_edits_is_checked_once_more_and_ends_with_the_last(
+        client: LanguageClient,  # noqa: F811 - client is the imported fixture
+        tmp_path: Path) -> None:
     uri = (tmp_path / "m.skm").as_uri()
     published = _recorder(client)
     text = nested_loop_machine(200)  # checked in about a second: the edits come while the first one's check runs
@@ -88,8 +92,9 @@ async def test_a_burst_of_edits_is_checked_once_more_and_ends_with_the_last(clie
 
 
 @pytest.mark.asyncio
-async def test_comment_prompt_and_layout_edits_are_published_without_a_check(client: LanguageClient,
-                                                                              tmp_path: Path) -> None:
+async def test_comment_prompt_and_layout_edits_are_published_without_a_check(
+        client: LanguageClient,  # noqa: F811 - client is the imported fixture
+        tmp_path: Path) -> None:
     """Edits that leave the tokens outside comments, whitespace and prompt text alone are published at once from
     the last findings, moved, with no check; one check refreshes the analysis once typing pauses."""
     uri = (tmp_path / "m.skm").as_uri()
@@ -106,7 +111,8 @@ async def test_comment_prompt_and_layout_edits_are_published_without_a_check(cli
              ("  # the first state, always", "")]
     for version, (old, new) in enumerate(edits, start=2):
         text = _replace(client, uri, version, text, old, new)
-        await wait_until(lambda: any(p.version == version for p in published), f"the diagnostics of version {version}")
+        await wait_until(lambda: any(p.version == version for p in published),  # noqa: B023 - awaited right here
+                         f"the diagnostics of version {version}")
         (moved,) = next(p for p in published if p.version == version).diagnostics
         line = next(i for i, x in enumerate(text.split("\n")) if "requires answr" in x)
         column = text.split("\n")[line].index("answr")
@@ -132,7 +138,8 @@ async def wait_until(condition, what: str) -> None:
 
 
 @pytest.mark.asyncio
-async def test_hover_is_answered_while_a_check_runs(client: LanguageClient, tmp_path: Path) -> None:
+async def test_hover_is_answered_while_a_check_runs(
+        client: LanguageClient, tmp_path: Path) -> None:  # noqa: F811 - client is the imported fixture
     uri = (tmp_path / "big.skm").as_uri()
     big = nested_loop_machine(500)
     client.text_document_did_open(lsp.DidOpenTextDocumentParams(lsp.TextDocumentItem(

@@ -74,19 +74,22 @@ async def test_symbols_definition_references_hover(client: LanguageClient) -> No
     text = LIVEMATH.read_text()
     uri = await _open(client, LIVEMATH)
     assert list(client.diagnostics[uri]) == []
-    symbols = await client.text_document_document_symbol_async(lsp.DocumentSymbolParams(lsp.TextDocumentIdentifier(uri)))
+    symbols = await client.text_document_document_symbol_async(
+        lsp.DocumentSymbolParams(lsp.TextDocumentIdentifier(uri)))
     machine = next(s for s in symbols if s.name == "livemath")
     names = {c.name: c.kind for c in machine.children}
     assert names["analyze"] == lsp.SymbolKind.Function and names["repairs"] == lsp.SymbolKind.Variable
     assert names["bash"] == lsp.SymbolKind.Interface and any(n.startswith("rule required") for n in names)
     use = _pos(text, "-> review_options", 3)
-    defs = await client.text_document_definition_async(lsp.DefinitionParams(text_document=lsp.TextDocumentIdentifier(uri), position=use))
+    defs = await client.text_document_definition_async(
+        lsp.DefinitionParams(text_document=lsp.TextDocumentIdentifier(uri), position=use))
     assert defs[0].range.start == _pos(text, "model review_options", 6)
     refs = await client.text_document_references_async(lsp.ReferenceParams(
         text_document=lsp.TextDocumentIdentifier(uri), position=use,
         context=lsp.ReferenceContext(include_declaration=True)))
     assert len(refs) == text.count("review_options")
-    hover = await client.text_document_hover_async(lsp.HoverParams(text_document=lsp.TextDocumentIdentifier(uri), position=use))
+    hover = await client.text_document_hover_async(
+        lsp.HoverParams(text_document=lsp.TextDocumentIdentifier(uri), position=use))
     assert "**model** `review_options`" in hover.contents.value and "reads: question, options, restatement, " \
         "result" in hover.contents.value
     assert "from `SKILL.md:" in hover.contents.value and "```markdown" in hover.contents.value
@@ -107,7 +110,8 @@ async def test_fragment_definition_in_an_imported_file(client: LanguageClient) -
 
 @pytest.mark.asyncio
 async def test_formatting_and_completion(client: LanguageClient, tmp_path: Path) -> None:
-    messy = "machine m {var v: enum { yes, no }\nstart s\nmodel s {writes v prompt \"p\"\nwhen v ==  -> done\n-> done}\nterminal done: success\nfallback}\n"
+    messy = ("machine m {var v: enum { yes, no }\nstart s\nmodel s {writes v prompt \"p\"\nwhen v ==  -> done\n"
+             "-> done}\nterminal done: success\nfallback}\n")
     path = tmp_path / "messy.skm"
     uri = await _open(client, path, messy)
     edits = await client.text_document_formatting_async(lsp.DocumentFormattingParams(
@@ -115,7 +119,8 @@ async def test_formatting_and_completion(client: LanguageClient, tmp_path: Path)
     assert not edits  # the guard is incomplete: no formatting of a file that does not parse
     fixed = messy.replace("when v ==  -> done", "when v == yes -> done")
     client.text_document_did_change(lsp.DidChangeTextDocumentParams(
-        lsp.VersionedTextDocumentIdentifier(uri=uri, version=2), [lsp.TextDocumentContentChangeWholeDocument(text=fixed)]))
+        lsp.VersionedTextDocumentIdentifier(uri=uri, version=2),
+        [lsp.TextDocumentContentChangeWholeDocument(text=fixed)]))
     await published(client)
     edits = await client.text_document_formatting_async(lsp.DocumentFormattingParams(
         text_document=lsp.TextDocumentIdentifier(uri), options=lsp.FormattingOptions(tab_size=2, insert_spaces=True)))

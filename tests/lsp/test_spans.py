@@ -137,7 +137,8 @@ def test_an_unreadable_skill_document_is_reported_at_source(tmp_path: Path) -> N
 
 
 @pytest.mark.asyncio
-async def test_the_editor_underlines_the_source_line(client: LanguageClient, tmp_path: Path) -> None:
+async def test_the_editor_underlines_the_source_line(
+        client: LanguageClient, tmp_path: Path) -> None:  # noqa: F811 - client is the imported fixture
     path = tmp_path / "m.skm"
     path.write_text(SOURCED)
     client.text_document_did_open(lsp.DidOpenTextDocumentParams(lsp.TextDocumentItem(

@@ -278,7 +278,8 @@ def test_sampling_answers_model_states_validated_and_retried(serve_root: Path, e
     assert out["outcome"] == "success" and (Path(out["workdir"]) / "answer.txt").read_text() == "four"
     assert len(asked) == 2
     first = asked[0]
-    assert first.system_prompt is not None and '"answer"' in first.system_prompt and "JSON Schema" in first.system_prompt
+    assert (first.system_prompt is not None
+            and '"answer"' in first.system_prompt and "JSON Schema" in first.system_prompt)
     assert "Answer the question in one short line." in first.messages[0].content.text  # the state's prompt
     assert '"question": "2+2?"' in first.messages[0].content.text  # and its reads, nothing else
     retry = asked[1].messages

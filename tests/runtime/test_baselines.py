@@ -67,7 +67,8 @@ def test_native_sends_the_skill_tools_protocol_and_the_whole_growing_transcript(
     assert PROTOCOL in system["content"] and "success: choice, readback" in system["content"]
     assert json.loads(requests[0].messages[1]["content"].removeprefix("Inputs:\n"))["options"][1] == "4"
     for before, after in itertools.pairwise(requests):  # every prompt holds the previous one whole
-        assert after.messages[:len(before.messages)] == before.messages and len(after.messages) == len(before.messages) + 2
+        assert (after.messages[:len(before.messages)] == before.messages
+                and len(after.messages) == len(before.messages) + 2)
     assert requests[2].messages[-1]["content"] == 'Observation:\n{"stdout": "B", "stderr": "", "exit_code": 0}'
     assert [s.tool_call.args["command"] for s in run.steps if s.tool_call] == ["printf %s B > answer.txt",
                                                                                "cat answer.txt"]

@@ -46,7 +46,8 @@ def test_unclosed_block_points_at_the_open_brace() -> None:
 
 
 def test_keywords_are_whole_words_and_contextual() -> None:
-    module, diags = parse("machine m { var variable: int var model: str start model model model { reads model -> model } }")
+    module, diags = parse("machine m { var variable: int var model: str start model "
+                          "model model { reads model -> model } }")
     assert diags == []
     state = module.machines[0].items[-1]
     assert state.name == "model" and state.kind == "model"

@@ -1,4 +1,5 @@
-"""The shipped LALR tables (`skillc/syntax/_tables.py`): current, used only when fresh, and parsing as a built parser does."""
+"""The shipped LALR tables (`skillc/syntax/_tables.py`): current, used only when fresh, and parsing as a built parser
+does."""
 
 from __future__ import annotations
 
@@ -59,7 +60,8 @@ def _parsed(text: str, name: str) -> object:
 
 
 def test_the_shipped_tables_were_generated_from_this_grammar() -> None:
-    """Fails when grammar/skm.lark changed: run `python -c 'from skillc.syntax.grammar import write_tables as w; w()'`."""
+    """Fails when grammar/skm.lark changed: run
+    `python -c 'from skillc.syntax.grammar import write_tables as w; w()'`."""
     assert grammar.tables_key(_tables.LARK_VERSION) == _tables.KEY
 
 
@@ -83,7 +85,8 @@ def test_loaded_and_built_parsers_agree_on_every_source() -> None:
     loaded, built = grammar.make_lark(), grammar.build_lark()
     if grammar.shipped_tables() is None:
         pytest.fail(f"the shipped tables are for Lark {_tables.LARK_VERSION}, this is Lark {lark.__version__}")
-    terminals = {t.name: (t.pattern.type, t.pattern.value, sorted(t.pattern.flags), t.priority) for t in built.terminals}
+    terminals = {t.name: (t.pattern.type, t.pattern.value, sorted(t.pattern.flags), t.priority)
+                 for t in built.terminals}
     assert {t.name: (t.pattern.type, t.pattern.value, sorted(t.pattern.flags), t.priority)
             for t in loaded.terminals} == terminals
     assert len(SOURCES) > 100

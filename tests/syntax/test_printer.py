@@ -34,7 +34,8 @@ def test_shipped_files_are_formatted(path: Path) -> None:
 
 
 def test_comments_are_kept_and_moved_predictably() -> None:
-    text = "machine m { # after brace\n  var x: str # t\n  start s # t2\n  model s { writes x prompt \"p\" -> s # edge\n # tail\n } }\n"
+    text = ("machine m { # after brace\n  var x: str # t\n  start s # t2\n"
+            "  model s { writes x prompt \"p\" -> s # edge\n # tail\n } }\n")
     out, diags = format_text(text)
     assert diags == []
     assert out == (

@@ -50,7 +50,8 @@ def test_requires_takes_names_and_predicates_in_order() -> None:
     assert [type(e).__name__ for e in req.evidence] == ["Name", "Field", "BinOp", "CallExpr"]
     # names may still be given as text: the node is the same
     assert n.Requires(("a", "b.c")) == n.Requires((n.Name("a"), n.Field(n.Name("b"), "c")))
-    assert n.dotted_name(n.Field(n.Name("b"), "c")) == "b.c" and n.dotted_name(n.Index(n.Name("b"), n.IntLit(0))) is None
+    assert (n.dotted_name(n.Field(n.Name("b"), "c")) == "b.c"
+            and n.dotted_name(n.Index(n.Name("b"), n.IntLit(0))) is None)
 
 
 @pytest.mark.parametrize(("text", "code"), [

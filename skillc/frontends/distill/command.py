@@ -48,11 +48,13 @@ def distill(traces: Sequence[str], *, output: str | None = None, min_reuse: floa
 
     kinds = tuple(k.strip() for k in emit.split(",") if k.strip())
     if not kinds or any(k not in ("skm", "python") for k in kinds):
-        return DistillOutcome(None, [make(diagnostics_codes.IO_ERROR, f"expected a comma-separated subset of skm,python, not "
-                                                    f"{emit!r}")], usage=True)
+        return DistillOutcome(None, [make(diagnostics_codes.IO_ERROR,
+                                          f"expected a comma-separated subset of skm,python, not {emit!r}")],
+                              usage=True)
     if output is None and not report:
-        return DistillOutcome(None, [make(diagnostics_codes.IO_ERROR, "say where to write the library (-o DIR), or ask only for "
-                                                    "--report")], usage=True)
+        return DistillOutcome(None, [make(diagnostics_codes.IO_ERROR,
+                                          "say where to write the library (-o DIR), or ask only for --report")],
+                              usage=True)
     problem = target_problem(output) if output else None
     if problem:
         return DistillOutcome(None, [make(diagnostics_codes.IO_ERROR, problem)], usage=True)

@@ -166,7 +166,8 @@ def python_source(cluster: Cluster, effects: dict[str, str], meta: Object) -> st
         if step.loop:
             length, *others = step.lists
             body += [f"    if not 1 <= len({length}) <= {step.bound}:",
-                     f"        return run.fail(f\"`{length}` must have 1 to {step.bound} items, not {{len({length})}}\")",
+                     f"        return run.fail(f\"`{length}` must have 1 to {step.bound} items, "
+                     f"not {{len({length})}}\")",
                      *[f"    if len({other}) != len({length}):\n"
                        f"        return run.fail(\"`{other}` and `{length}` differ in length\")" for other in others],
                      f"    for i in range(len({length})):",
@@ -197,7 +198,8 @@ def python_source(cluster: Cluster, effects: dict[str, str], meta: Object) -> st
         "    return run.result()",
         "",
         "",
-        f"def preconditions_hold({_signature(cluster, 'available_actions_now: Sequence[str]', observed=False)}) -> bool:",
+        f"def preconditions_hold("
+        f"{_signature(cluster, 'available_actions_now: Sequence[str]', observed=False)}) -> bool:",
         '    """Whether the skill may be called now: its first core action is available, or its support actions '
         'may make it so (see PRECONDITIONS)."""',
         "    run = SkillRun(None, available_actions_now)",

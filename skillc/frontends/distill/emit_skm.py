@@ -209,7 +209,7 @@ def _route(ctx: _Context, k: int, after: int, same_iteration: bool = False) -> l
     out.append(f"    when {command(step.core, listed, index)} in admissible -> {ctx.core_names[k]}")
     for j, g in enumerate(step.pre):
         if j > after:
-            out.append(f"    when {_present(g.slot, ctx.optional, index)}{command(g.slot, listed, index)} in admissible "
-                       f"-> {ctx.pre_names[k][j]}")
+            out.append(f"    when {_present(g.slot, ctx.optional, index)}{command(g.slot, listed, index)} "
+                       f"in admissible -> {ctx.pre_names[k][j]}")
     out.append("    -> failed " + _why(_missing(command(step.core, listed, index))))
     return out

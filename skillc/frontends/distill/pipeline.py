@@ -50,8 +50,9 @@ def distill(traces: Iterable[Episode], *, min_reuse: float = DEFAULT_MIN_REUSE) 
     kept_clusters = [c for c in everything if c.reuse >= min_reuse]
     if not kept_clusters:
         best = max((c.reuse for c in everything), default=0.0)
-        diagnostics.append(make(codes.NO_REUSABLE_SKILL, f"no operation is reused in {min_reuse:.0%} of the {len(programs)} traces "
-                                          f"(the most reused reaches {best:.0%})",
+        diagnostics.append(make(codes.NO_REUSABLE_SKILL,
+                                f"no operation is reused in {min_reuse:.0%} of the {len(programs)} traces "
+                                f"(the most reused reaches {best:.0%})",
                                 hint="lower --min-reuse, or distil from more traces"))
     return Distilled(kept_clusters, programs, ops, loops, diagnostics, len(everything), min_reuse)
 

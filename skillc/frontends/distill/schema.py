@@ -49,8 +49,8 @@ def identifier(text: str, *, variable: bool = True) -> str:
     name = re.sub(r"\W+", "_", ascii_text).strip("_").lower() or "value"
     if name[0].isdigit():
         name = "n_" + name
-    if (variable and name in RESERVED) or name in {"true", "false", "none"} or keyword.iskeyword(name) or keyword.issoftkeyword(name) or \
-            re.fullmatch(r"(i|rounds)_\d+", name):
+    if (variable and name in RESERVED) or name in {"true", "false", "none"} or keyword.iskeyword(name) \
+            or keyword.issoftkeyword(name) or re.fullmatch(r"(i|rounds)_\d+", name):
         name += "_value"
     return name
 
@@ -272,7 +272,8 @@ def declared_profile(declared: Object | str, base: Profile, folder: Path | None 
     for item in _list(declared, "templates"):
         if isinstance(item, str):
             rows.append((item, None))
-        elif isinstance(item, dict) and isinstance(item.get("template"), str) and isinstance(item.get("schema", ""), str):
+        elif isinstance(item, dict) and isinstance(item.get("template"), str) \
+                and isinstance(item.get("schema", ""), str):
             rows.append((item["template"], identifier(item["schema"], variable=False) if item.get("schema") else None))
         else:
             raise ValueError("each profile template is a string or {\"template\": …, \"schema\": …}")
@@ -356,14 +357,16 @@ def normalise(trace: Episode, profile: Profile | None = None) -> tuple[Program |
         try:
             profile = profile_for(trace)
         except (ValueError, re.error) as exc:
-            return None, [make(codes.UNPARSABLE_ACTION, f"trace `{trace.id}` is left out: its templates are not valid ({exc})",
+            return None, [make(codes.UNPARSABLE_ACTION,
+                               f"trace `{trace.id}` is left out: its templates are not valid ({exc})",
                                trace.span, hint="holes are `{role}` or `{role:word|word}`, each role used once")]
     actions = []
     for index, step in enumerate(trace.steps, 1):
         action = parse_action(step.action, profile, trace.entities)
         if action is None:
-            return None, [make(codes.UNPARSABLE_ACTION, f"trace `{trace.id}` is left out: step {index} `{step.action}` matches "
-                                         f"no action schema", trace.span, hint=_hint(step.action, profile, trace))]
+            return None, [make(codes.UNPARSABLE_ACTION,
+                               f"trace `{trace.id}` is left out: step {index} `{step.action}` matches no action schema",
+                               trace.span, hint=_hint(step.action, profile, trace))]
         actions.append(action)
     return Program(trace, tuple(actions), profile), []
 

@@ -173,7 +173,8 @@ def parse_traces(text: str, path: str = "<traces>") -> tuple[list[Episode], list
                 raise RecursionError
         except RecursionError:
             diagnostics.append(make(codes.BAD_TRACE, f"line {number} nests too deeply to be a trace (more than "
-                                    f"{MAX_JSON_DEPTH} levels)", span, hint="each line of a trace file is one JSON object"))
+                                    f"{MAX_JSON_DEPTH} levels)", span,
+                                    hint="each line of a trace file is one JSON object"))
             continue
         except json.JSONDecodeError as exc:
             diagnostics.append(make(codes.BAD_TRACE, f"line {number} is not JSON: {exc.msg} (column {exc.colno})",
@@ -216,14 +217,15 @@ def read_traces(paths: Iterable[str | Path]) -> tuple[list[Episode], list[Diagno
         try:
             text = data.decode("utf-8-sig")
         except UnicodeDecodeError:
-            diagnostics.append(make(codes.BAD_TRACE, f"{path} is not UTF-8 text", hint="trace files are JSONL in UTF-8"))
+            diagnostics.append(make(codes.BAD_TRACE, f"{path} is not UTF-8 text",
+                                    hint="trace files are JSONL in UTF-8"))
             continue
         found, problems = parse_traces(text, str(path))
         diagnostics += problems
         for trace in found:
             if trace.id in ids:
-                diagnostics.append(make(codes.BAD_TRACE, f"trace id `{trace.id}` appears in more than one file", trace.span,
-                                        hint="give every trace its own id"))
+                diagnostics.append(make(codes.BAD_TRACE, f"trace id `{trace.id}` appears in more than one file",
+                                        trace.span, hint="give every trace its own id"))
                 continue
             ids.add(trace.id)
             traces.append(trace)

@@ -82,7 +82,8 @@ class Call:
         missing = ", ".join(f"`{a}`" for a in (replaced - played))
         extra = ", ".join(f"`{a}`" for a in (played - replaced))
         parts = ([f"it did not play {missing}"] if missing else []) + ([f"it played {extra}"] if extra else [])
-        return ("; ".join(parts) + " (the walkthrough did otherwise)") if parts else "it played the walkthrough's actions"
+        return (("; ".join(parts) + " (the walkthrough did otherwise)") if parts
+                else "it played the walkthrough's actions")
 
 
 @attrs.define
@@ -169,7 +170,8 @@ def _evaluate(distilled: Distilled, clusters: Sequence[Cluster], skills: dict[st
         try:
             game = open_game(trace, games)
         except Unavailable as exc:
-            evaluation.diagnostics.append(make(codes.GAME_UNAVAILABLE, f"held-out trace `{trace.id}`: {exc}", trace.span))
+            evaluation.diagnostics.append(make(codes.GAME_UNAVAILABLE, f"held-out trace `{trace.id}`: {exc}",
+                                               trace.span))
             continue
         with game:
             evaluation.games.append(_play(game, trace, ops, clusters, skills, distilled.loops, evaluation.skills))
@@ -292,8 +294,9 @@ def verify(distilled: Distilled, skills: dict[str, Skill], heldout: Sequence[Epi
             s = evaluation.skills[name]
             first = s.failures[0]
             diagnostics.append(make(
-                codes.SKILL_FAILED_VERIFICATION, f"skill `{name}` failed {s.errors} of {s.calls} held-out calls and is dropped (first, in "
-                          f"`{first['trace']}`: {first['error']}, after the call {first['call']})",
+                codes.SKILL_FAILED_VERIFICATION,
+                f"skill `{name}` failed {s.errors} of {s.calls} held-out calls and is dropped (first, in "
+                f"`{first['trace']}`: {first['error']}, after the call {first['call']})",
                 notes=[f"the call {first['call']}: {first['difference']}"],
                 hint=f"the witness lists what `{name}` played in that call; compare it with the held-out trace",
                 witness=first["process_trace"]))
@@ -305,7 +308,8 @@ def verify(distilled: Distilled, skills: dict[str, Skill], heldout: Sequence[Epi
         if not game.won and game.blame is None:
             trace = next(t for t, _ops in prepared if t.id == game.trace_id)
             how = "with no skill call" if not game.calls else "and every skill call played the walkthrough's actions"
-            diagnostics.append(make(codes.HELDOUT_GAME_LOST, f"held-out game `{game.trace_id}` was lost {how}: {game.error}",
+            diagnostics.append(make(codes.HELDOUT_GAME_LOST,
+                                    f"held-out game `{game.trace_id}` was lost {how}: {game.error}",
                                     trace.span, hint="check that the held-out trace replays in its game "
                                                      "(same game file or generator settings)"))
     evaluation.dropped = dropped

@@ -30,7 +30,12 @@ from skillc.syntax import nodes as n
 from skillc.syntax.parser import read_source
 from skillc.syntax.printer import print_module
 
-_KEYWORDS = set(["import", "machine", "fragment", "record", "enum", "doc", "source", "tool", "input", "var", "counter", "max", "start", "model", "judge", "reads", "writes", "prompt", "call", "from", "when", "terminal", "fallback", "requires", "rule", "required", "order", "before", "forbid", "use", "as", "list", "map", "true", "false", "none", "not", "and", "or", "in", "str", "int", "float", "bool"])
+_KEYWORDS = set([
+    "import", "machine", "fragment", "record", "enum", "doc", "source", "tool", "input", "var", "counter", "max",
+    "start", "model", "judge", "reads", "writes", "prompt", "call", "from", "when", "terminal", "fallback",
+    "requires", "rule", "required", "order", "before", "forbid", "use", "as", "list", "map", "true", "false",
+    "none", "not", "and", "or", "in", "str", "int", "float", "bool",
+])
 #: Rules one Choice state may hold: each is checked against those before it, so the check grows with their square
 #: (200 rules take about 6 s on one core).
 MAX_CHOICE_RULES = 250
@@ -122,14 +127,14 @@ def import_asl(source: SourceFile, *, as_json: bool) -> AslImport:
 def _is_states_object(node: Node, what: str, fields: set[str], doc: Document) -> bool:
     """SKM601 unless `node` has a string StartAt and an object States; SKM603 for other fields."""
     if not node.is_map:
-        doc.report(make(codes.NOT_A_STATE_MACHINE, f"{what} must be a JSON object with `StartAt` and `States`", node.span,
-                        label="not an object"))
+        doc.report(make(codes.NOT_A_STATE_MACHINE, f"{what} must be a JSON object with `StartAt` and `States`",
+                        node.span, label="not an object"))
         return False
     ok = True
     start = node.get("StartAt")
     if start is None or start.text is None:
-        doc.report(make(codes.NOT_A_STATE_MACHINE, f"{what} has no string `StartAt`", start.span if start else _head(node),
-                        label="needs `StartAt`"))
+        doc.report(make(codes.NOT_A_STATE_MACHINE, f"{what} has no string `StartAt`",
+                        start.span if start else _head(node), label="needs `StartAt`"))
         ok = False
     states = node.get("States")
     if states is None or not states.is_map or not states.pairs:
@@ -181,7 +186,7 @@ class Graph:
         self._collect_states()
         for asl, span, st in self.states:
             self._validate(asl, span, st)
-        for asl, span, st in self.states:
+        for _asl, _span, st in self.states:
             self._scan_paths(st)
         targets = [p.steps for p in self.paths.values() if p.written]
         for p in self.paths.values():
@@ -221,7 +226,8 @@ class Graph:
             if asl in self.state_names:
                 continue  # a repeated key of this object: SKM607 says so already
             if asl in self.doc.state_names:
-                self.report(make(codes.DUPLICATE_ASL_NAME, f"the state name `{asl}` is used twice", span, label="second definition",
+                self.report(make(codes.DUPLICATE_ASL_NAME, f"the state name `{asl}` is used twice", span,
+                                 label="second definition",
                                  notes=[f"first defined at line {self.doc.state_names[asl].start_pos[0]}; names "
                                         "must be unique across the whole definition, branches included"]))
             else:
@@ -247,14 +253,16 @@ class Graph:
     def _validate(self, asl: str, span: Span, st: Node) -> None:
         """The field rules of one state."""
         if not st.is_map:
-            self.report(make(codes.NOT_A_STATE_MACHINE, f"state `{asl}` must be an object", st.span, label="not an object"))
+            self.report(make(codes.NOT_A_STATE_MACHINE, f"state `{asl}` must be an object", st.span,
+                             label="not an object"))
             return
         t = st.get("Type")
         kind = self._type(st)
         if kind is None:
             where = t.span if t is not None else _head(st)
-            self.report(make(codes.UNKNOWN_STATE_TYPE, f"state `{asl}` has " + (f"unknown type `{t.value}`" if t is not None
-                                                               else "no `Type`"), where,
+            self.report(make(codes.UNKNOWN_STATE_TYPE,
+                             f"state `{asl}` has " + (f"unknown type `{t.value}`" if t is not None else "no `Type`"),
+                             where,
                              label="not a state type", hint=(did_you_mean(str(t.value), R.TYPES) if t is not None
                                                              else None) or "one of " + ", ".join(R.TYPES)))
             return
@@ -275,19 +283,21 @@ class Graph:
             R.check_path_field(st, key, self.report, reference=True, intrinsics=True)
         terminal = kind in ("Succeed", "Fail") or self._ends(st)
         if not terminal and kind != "Choice" and st.get("Next") is None:
-            self.report(make(codes.MISSING_FIELD, f"{kind} state `{asl}` has neither `Next` nor `\"End\": true`", _head(st),
-                             label="needs `Next` or `End`"))
+            self.report(make(codes.MISSING_FIELD, f"{kind} state `{asl}` has neither `Next` nor `\"End\": true`",
+                             _head(st), label="needs `Next` or `End`"))
         need = {"Task": ("Resource",), "Choice": ("Choices",), "Parallel": ("Branches",)}.get(kind, ())
         for key in need:
             if st.get(key) is None:
-                self.report(make(codes.MISSING_FIELD, f"{kind} state `{asl}` has no `{key}`", _head(st), label=f"needs `{key}`"))
+                self.report(make(codes.MISSING_FIELD, f"{kind} state `{asl}` has no `{key}`", _head(st),
+                                 label=f"needs `{key}`"))
         if kind == "Map" and st.get("Iterator") is None and st.get("ItemProcessor") is None:
             self.report(make(codes.MISSING_FIELD, f"Map state `{asl}` has no `ItemProcessor`", _head(st),
                              label="needs `ItemProcessor`"))
         if kind == "Wait" and not any(st.get(k) is not None for k in ("Seconds", "SecondsPath", "Timestamp",
                                                                        "TimestampPath")):
-            self.report(make(codes.MISSING_FIELD, f"Wait state `{asl}` has none of `Seconds`, `SecondsPath`, `Timestamp`, "
-                             "`TimestampPath`", _head(st), label="needs a wait"))
+            self.report(make(codes.MISSING_FIELD,
+                             f"Wait state `{asl}` has none of `Seconds`, `SecondsPath`, `Timestamp`, `TimestampPath`",
+                             _head(st), label="needs a wait"))
         for field in ("Retry", "Catch"):
             v = st.get(field)
             if v is not None and not v.is_seq:
@@ -369,7 +379,7 @@ class Graph:
         if not rule.is_map:
             return
         var = rule.get("Variable")
-        for op in (k for k in rule.keys() if k in R.COMPARISONS):
+        for op in (k for k in rule.keys() if k in R.COMPARISONS):  # noqa: SIM118 - positions.Node has keys() but no __iter__
             typed = _typed(op)
             if var is not None:
                 pv = self._path(var.text, var.span, type_=typed)
@@ -511,8 +521,8 @@ class Graph:
         name = self.state_names.get(node.text)
         if name is None:
             where = ("another level of the definition" if node.text in self.doc.state_names else None)
-            self.report(make(codes.UNDEFINED_ASL_STATE, f"`{field}` names `{node.text}`, which is not a state here", node.span,
-                             label="no such state",
+            self.report(make(codes.UNDEFINED_ASL_STATE, f"`{field}` names `{node.text}`, which is not a state here",
+                             node.span, label="no such state",
                              hint=did_you_mean(node.text, list(self.state_names)) or "name a state of this `States`",
                              notes=[f"`{node.text}` is a state of {where}; transitions cannot leave their branch"]
                              if where else []))
@@ -605,8 +615,10 @@ class Graph:
         for rule in _items(st.get("Choices")):
             if not rule.is_map:
                 continue
-            if rule.get("Variable") is not None and not any(k in R.COMPARISONS for k in rule.keys()):
-                continue  # a comparison without an operator (SKM604): no edge to check
+            # a comparison without an operator (SKM604): no edge to check
+            if rule.get("Variable") is not None and not any(
+                    k in R.COMPARISONS for k in rule.keys()):  # noqa: SIM118 - positions.Node has keys() but no __iter__
+                continue
             target = self._target(rule.get("Next"), "Next") or "fallback"
             edges.append(n.Edge(self._guard(name, rule), target, span=rule.span))
         default = st.get("Default")
@@ -639,7 +651,7 @@ class Graph:
         negated = rule.get("Not")
         if negated is not None and negated.is_map:
             return n.Not(self._guard(state, negated), span=rule.span)
-        ops = [k for k in rule.keys() if k in R.COMPARISONS]
+        ops = [k for k in rule.keys() if k in R.COMPARISONS]  # noqa: SIM118 - positions.Node has keys() but no __iter__
         var = rule.get("Variable")
         if not ops or var is None:
             return n.BoolLit(False, span=rule.span)
@@ -657,8 +669,9 @@ class Graph:
             return self._opaque(state, (op, var.text, str(value.value)), value.span, what)
         want = _TYPES[kind]
         if pv.type != want:
-            self.report(make(codes.PATH_TYPE_CONFLICT, f"`{var.text}` is compared as {want} here but as {pv.type} elsewhere",
-                             value.span, label=f"{want} comparison"))
+            self.report(make(codes.PATH_TYPE_CONFLICT,
+                             f"`{var.text}` is compared as {want} here but as {pv.type} elsewhere", value.span,
+                             label=f"{want} comparison"))
             return self._opaque(state, (op, var.text, str(value.value)), value.span, f"`{op}`")
         sym = _OPS.get(family.group(2), "==")
         if family.group(3):
@@ -682,7 +695,8 @@ class Graph:
             self.opaque_by_state.setdefault(state, []).append(name)
             self._extra_vars.append(n.VarDecl("var", name, n.NamedType("bool"), span=span))
             self.doc.names.setdefault(name, f"the condition at line {span.start_pos[0]}")
-            self.report(make(codes.OPAQUE_CONDITION, f"{what} is treated as an unknown Boolean", span, label="not modelled"))
+            self.report(make(codes.OPAQUE_CONDITION, f"{what} is treated as an unknown Boolean", span,
+                             label="not modelled"))
         return n.Name(name, span=span)
 
     # ------------------------------------------------------------ nested machines
@@ -796,7 +810,8 @@ def _no_default(nd: NoDefault, names: dict[str, str], timeout_ms: int) -> Diagno
     if verdict == "covered":
         return None
     shown = [f"{names.get(k, k)} = {v}" for k, v in sorted(model.items()) if k in names and names[k].startswith("$")]
-    return make(codes.CHOICE_WITHOUT_DEFAULT, f"Choice state `{nd.state}` has no `Default`, and some input matches none of its rules",
+    return make(codes.CHOICE_WITHOUT_DEFAULT,
+                f"Choice state `{nd.state}` has no `Default`, and some input matches none of its rules",
                 nd.span, label="no Default", witness=["; ".join(shown)] if shown else (),
                 notes=["such an input fails the execution with `States.NoChoiceMatched`"]
                 + (["the solver gave up (timeout): the rules may cover every case"] if verdict == "unknown" else []))

@@ -76,7 +76,8 @@ def duplicate_keys(node: Node, report: Report) -> None:
         seen: dict[str, Span] = {}
         for key, span, value in node.pairs:
             if key in seen:
-                report(make(codes.DUPLICATE_ASL_NAME, f"the key `{key}` appears twice in this object", span, label="repeated",
+                report(make(codes.DUPLICATE_ASL_NAME, f"the key `{key}` appears twice in this object", span,
+                            label="repeated",
                             notes=[f"first at line {seen[key].start_pos[0]}; JSON parsers keep only the last"]))
             else:
                 seen[key] = span
@@ -104,7 +105,8 @@ def check_value(state: Node, key: str, kind: str, report: Report, minimum: float
         report(make(codes.BAD_FIELD_VALUE, f"`{key}` must be {'an' if kind[0] in 'aeio' else 'a'} {kind}", v.span,
                     label=f"not {'an' if kind[0] in 'aeio' else 'a'} {kind}"))
     elif minimum is not None and isinstance(v.value, (int, float)) and v.value < minimum:
-        report(make(codes.BAD_FIELD_VALUE, f"`{key}` is {v.value}; the allowed minimum is {minimum:g}", v.span, label="too small"))
+        report(make(codes.BAD_FIELD_VALUE, f"`{key}` is {v.value}; the allowed minimum is {minimum:g}", v.span,
+                    label="too small"))
 
 
 def exclusive(state: Node, report: Report) -> None:
@@ -138,8 +140,8 @@ def check_path_field(state: Node, key: str, report: Report, *, reference: bool, 
         return
     problem = path_problem(v, reference=reference)
     if problem:
-        report(make(codes.INVALID_PATH, f"`{key}` is not a {'reference path' if reference else 'JSONPath'}: {problem}", v.span,
-                    label="bad path"))
+        report(make(codes.INVALID_PATH, f"`{key}` is not a {'reference path' if reference else 'JSONPath'}: {problem}",
+                    v.span, label="bad path"))
 
 
 def path_problem(v: Node, *, reference: bool) -> str | None:
@@ -155,7 +157,7 @@ def path_problem(v: Node, *, reference: bool) -> str | None:
 
 
 def payload_paths(node: Node, field: str, report: Report) -> list[tuple[str, Node]]:
-    """The paths read by the `.$` fields of a payload template; SKM609 for values that are neither path nor intrinsic."""
+    """The paths read by the `.$` fields of a payload template; SKM609 for values that are neither path nor intrinsic."""  # noqa: E501
     found: list[tuple[str, Node]] = []
     if node.is_map:
         for key, _, value in node.pairs:
@@ -172,8 +174,9 @@ def payload_paths(node: Node, field: str, report: Report) -> list[tuple[str, Nod
                 continue
             problem = path_problem(value, reference=False)
             if problem:
-                report(make(codes.INVALID_PATH, f"`{key}` of {field} is not a JSONPath or intrinsic function expression: "
-                            f"{problem}", value.span, label="bad path"))
+                report(make(codes.INVALID_PATH,
+                            f"`{key}` of {field} is not a JSONPath or intrinsic function expression: {problem}",
+                            value.span, label="bad path"))
             elif value.text is not None:  # always, when there is no problem
                 found.append((value.text, value))
     for item in node.items:
@@ -185,14 +188,16 @@ def check_error_list(holder: Node, index: int, field: str, last: bool, report: R
     """Checks `ErrorEquals` of one retrier or catcher; returns its error names."""
     ee = holder.get("ErrorEquals")
     if ee is None:
-        report(make(codes.MISSING_FIELD, f"{field}[{index}] has no `ErrorEquals`", holder.span, label="needs `ErrorEquals`"))
+        report(make(codes.MISSING_FIELD, f"{field}[{index}] has no `ErrorEquals`", holder.span,
+                    label="needs `ErrorEquals`"))
         return []
     names = [i.text for i in ee.items if i.text is not None]
     if not ee.is_seq or not ee.items or len(names) != len(ee.items):
-        report(make(codes.BAD_FIELD_VALUE, f"`ErrorEquals` of {field}[{index}] must be a non-empty list of strings", ee.span,
-                    label="non-empty list of strings required"))
+        report(make(codes.BAD_FIELD_VALUE, f"`ErrorEquals` of {field}[{index}] must be a non-empty list of strings",
+                    ee.span, label="non-empty list of strings required"))
     if "States.ALL" in names and (not last or len(names) != 1):
-        report(make(codes.STATES_ALL_NOT_LAST, f"{field}[{index}]: `States.ALL` can only appear in the last element, and by itself",
+        report(make(codes.STATES_ALL_NOT_LAST,
+                    f"{field}[{index}]: `States.ALL` can only appear in the last element, and by itself",
                     ee.span, label="States.ALL here"))
     return names
 
@@ -247,8 +252,8 @@ def check_rule(rule: Node, where: str, nested: bool, report: Report) -> None:
     if not nested and rule.get("Next") is None:
         report(make(codes.MISSING_FIELD, f"{where} has no `Next`", rule.span, label="needs `Next`"))
     check_value(rule, "Next", "string", report)
-    ops = [k for k in rule.keys() if k in COMPARISONS]
-    bools = [k for k in rule.keys() if k in ("And", "Or", "Not")]
+    ops = [k for k in rule.keys() if k in COMPARISONS]  # noqa: SIM118 - positions.Node has keys() but no __iter__
+    bools = [k for k in rule.keys() if k in ("And", "Or", "Not")]  # noqa: SIM118 - positions.Node has keys() but no __iter__
     if rule.get("Condition") is not None:
         return
     if rule.get("Variable") is not None:
@@ -272,7 +277,8 @@ def check_rule(rule: Node, where: str, nested: bool, report: Report) -> None:
     if bools[0] == "Not":
         check_rule(inner, f"{where}.Not", True, report)
     elif not inner.is_seq or not inner.items:
-        report(make(codes.BAD_FIELD_VALUE, f"`{bools[0]}` must be a non-empty list of rules", inner.span, label="not a list"))
+        report(make(codes.BAD_FIELD_VALUE, f"`{bools[0]}` must be a non-empty list of rules", inner.span,
+                    label="not a list"))
     else:
         for i, sub in enumerate(inner.items):
             check_rule(sub, f"{where}.{bools[0]}[{i}]", True, report)

@@ -70,7 +70,8 @@ def translate(found: Iterable[Diagnostic], remap: Remap) -> list[Diagnostic]:
         if code is not None:
             d = make(code, d.message, d.span, label=d.label, secondary=d.secondary, notes=d.notes,
                      witness=d.witness, data=dict(d.data))
-        out.append(attrs.evolve(d, message=rename(d.message), label=rename(d.label), notes=tuple(rename(x) for x in d.notes),
+        out.append(attrs.evolve(d, message=rename(d.message), label=rename(d.label),
+                                notes=tuple(rename(x) for x in d.notes),
                                 witness=tuple(rename(x, arrows=True) for x in d.witness),
                                 data=tuple((k, remap.names.get(v, v)) for k, v in d.data)))
     return out

@@ -69,7 +69,8 @@ def builder_of(obj: object) -> tuple[Any, Diagnostic | None]:
     builder = getattr(obj, "builder", None)
     if isinstance(builder, StateGraph):
         return builder, None
-    return None, make(codes.NOT_A_GRAPH, f"{type(obj).__module__}.{type(obj).__qualname__} is not a LangGraph StateGraph",
+    return None, make(codes.NOT_A_GRAPH,
+                      f"{type(obj).__module__}.{type(obj).__qualname__} is not a LangGraph StateGraph",
                       notes=["pass the StateGraph builder or the graph `compile()` returned"])
 
 
@@ -133,7 +134,8 @@ class _Translator:
         targets = self._targets(name, spec, fn, span)
         managed = set(self.b.managed)
         own_schema = spec.input_schema is not self.b.state_schema
-        counted = bool(managed & schema_keys) if own_schema else (func is not None and pysource.refers_to(func, managed))
+        counted = (bool(managed & schema_keys) if own_schema
+                   else (func is not None and pysource.refers_to(func, managed)))
         for branch in self.b.branches.get(name, {}).values():
             bfunc = _func(branch.path)
             bfn = pysource.function(bfunc) if bfunc is not None else None
@@ -144,14 +146,16 @@ class _Translator:
     def _writes(self, name: str, fn: pysource.Function | None, span: Span | None) -> frozenset[str] | None:
         """The channels the node writes on every return; None (with SKM656) when some return is not a literal."""
         if fn is None:
-            self.report(make(codes.UNKNOWN_WRITES, f"the source of node `{name}` is not available: its writes are unknown", span,
-                             label="writes unknown"))
+            self.report(make(codes.UNKNOWN_WRITES,
+                             f"the source of node `{name}` is not available: its writes are unknown",
+                             span, label="writes unknown"))
             return None
         found = [pysource.dict_keys(v) for v in pysource.returns(fn)]
         sets = [s for s in found if s is not None]
         if len(sets) < len(found):
-            self.report(make(codes.UNKNOWN_WRITES, f"node `{name}` returns something other than a dict literal: its writes are "
-                             "unknown", span, label="writes unknown",
+            self.report(make(codes.UNKNOWN_WRITES,
+                             f"node `{name}` returns something other than a dict literal: its writes are unknown",
+                             span, label="writes unknown",
                              notes=["it is assumed to write every channel"]))
             return None
         common = set.intersection(*sets) if sets else set()
@@ -169,15 +173,17 @@ class _Translator:
         if fn is not None and not ends:
             gotos = pysource.gotos(fn)
             if gotos is None:
-                self.report(make(codes.UNKNOWN_BRANCH_TARGETS, f"node `{name}` returns a `Command` whose `goto` is not a constant, and "
-                                 "declares no destinations", span, label="destinations unknown",
+                self.report(make(codes.UNKNOWN_BRANCH_TARGETS,
+                                 f"node `{name}` returns a `Command` whose `goto` is not a constant, "
+                                 "and declares no destinations", span, label="destinations unknown",
                                  hint="annotate it `-> Command[Literal[...]]` or pass `destinations=` to add_node"))
                 out += sorted(nodes) + [END]
             else:
                 out += sorted(gotos)
         for t in out:
             if t not in nodes and t != END:
-                self.report(make(codes.BRANCH_TARGET_MISMATCH, f"node `{name}` can go to `{t}`, which is not a node of the graph", span,
+                self.report(make(codes.BRANCH_TARGET_MISMATCH,
+                                 f"node `{name}` can go to `{t}`, which is not a node of the graph", span,
                                  label="unknown destination", hint=_near(t, nodes)))
         return tuple(dict.fromkeys(t for t in out if t in nodes or t == END))
 
@@ -187,13 +193,15 @@ class _Translator:
         where = fn.span if fn is not None else span
         literal = _literal_returns(func)
         if branch.ends is None:
-            self.report(make(codes.UNKNOWN_BRANCH_TARGETS, f"the router `{bname}` of `{source}` declares no destinations: every node "
-                             "is assumed", where, label="destinations unknown"))
+            self.report(make(codes.UNKNOWN_BRANCH_TARGETS,
+                             f"the router `{bname}` of `{source}` declares no destinations: every node is assumed",
+                             where, label="destinations unknown"))
             return sorted(self.b.nodes) + [END]
         if literal is not None and set(branch.ends) != set(literal):
             missing = sorted(map(str, set(literal) - set(branch.ends)))
             if missing:
-                self.report(make(codes.BRANCH_TARGET_MISMATCH, f"the router `{bname}` of `{source}` can return {', '.join(missing)}, "
+                self.report(make(codes.BRANCH_TARGET_MISMATCH,
+                                 f"the router `{bname}` of `{source}` can return {', '.join(missing)}, "
                                  "which its path map does not handle", where, label="incomplete path map",
                                  hint="map every value of the router's Literal[...] return type"))
         return list(branch.ends.values())
@@ -385,7 +393,8 @@ def check(graph: object, *, smt_timeout_ms: int = 2000) -> Checked:
     joined = _joined(graph, imported.nodes)
     # The terminals the importer adds are not the graph's nodes: whether they are reached is SKM653's business.
     found = list(imported.diagnostics) + [_at_node(d, spans, imported.names) for d in checked.diagnostics
-                                          if not (d.code == check_codes.UNREACHABLE_STATE and d.span is None) and not _after_join(d, joined)]
+                                          if not (d.code == check_codes.UNREACHABLE_STATE and d.span is None)
+                                          and not _after_join(d, joined)]
     found += list(_no_path_to_end(imported.nodes))
     return Checked(checked.machine, found)
 
@@ -412,7 +421,7 @@ def _at_node(d: Diagnostic, spans: dict[str, Span | None], names: dict[str, str]
     """Checker findings without a span (the generated module has none) point at the node they name."""
     if d.span is not None:
         return d
-    for skm, original in names.items():
+    for _skm, original in names.items():
         if f"`{original}`" in d.message and spans.get(original) is not None:
             return attrs.evolve(d, span=spans[original])
     return d
@@ -446,7 +455,8 @@ def load_spec(spec: str) -> tuple[object | None, Diagnostic | None]:
     """
     module_name, sep, attr = spec.partition(":")
     if not sep or not module_name or not attr:
-        return None, make(codes.GRAPH_IMPORT_FAILED, f"`{spec}` is not MODULE:ATTR", hint="e.g. `my_agent.graph:builder`")
+        return None, make(codes.GRAPH_IMPORT_FAILED, f"`{spec}` is not MODULE:ATTR",
+                          hint="e.g. `my_agent.graph:builder`")
     if os.getcwd() not in sys.path:
         sys.path.insert(0, os.getcwd())
     limit = sys.getrecursionlimit()

@@ -159,7 +159,8 @@ def read_document(source: SourceFile, *, as_json: bool) -> tuple[Node | None, li
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         at = mark.index if mark is not None else 0
-        return None, [make(codes.INVALID_DOCUMENT, f"invalid YAML: {exc.problem or exc}", Span(source, at, at + 1), label="here")]
+        return None, [make(codes.INVALID_DOCUMENT, f"invalid YAML: {exc.problem or exc}", Span(source, at, at + 1),
+                           label="here")]
     except (yaml.YAMLError, RecursionError) as exc:
         return None, [make(codes.INVALID_DOCUMENT, f"invalid document: {exc}", Span(source, 0, 0))]
     if root is None:

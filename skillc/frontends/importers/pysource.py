@@ -33,7 +33,8 @@ def function(func: Callable[..., object]) -> Function | None:
     """The source of `func` (a def or a lambda), or None when it cannot be found."""
     func = inspect.unwrap(func)
     code = getattr(func, "__code__", None)
-    if code is None and callable(func) and hasattr(func, "__call__"):
+    # hasattr also guards the `func.__call__` lookup below (callable() checks the type only)
+    if code is None and callable(func) and hasattr(func, "__call__"):  # noqa: B004
         code = getattr(func.__call__, "__code__", None)
     if code is None:
         return None

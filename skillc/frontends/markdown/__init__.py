@@ -23,6 +23,9 @@ _NAMES = (
 __getattr__ = exports(__name__, dict.fromkeys(_NAMES, "skillc.frontends.markdown.pipeline"))
 
 if TYPE_CHECKING:
-    from skillc.frontends.markdown.pipeline import BuildResult, Draft, Options, build, check_text, source_name
+    from skillc.frontends.markdown.pipeline import BuildResult, Options, build
+    from skillc.frontends.markdown.pipeline import Draft as Draft
+    from skillc.frontends.markdown.pipeline import check_text as check_text
+    from skillc.frontends.markdown.pipeline import source_name as source_name
 
 __all__ = ["BuildResult", "Options", "build"]

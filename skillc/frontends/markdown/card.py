@@ -14,7 +14,7 @@ The card is assembled, never written by hand, so it cannot drift from the langua
 
 `card()` is deterministic: the same sources give the same text, byte for byte. `card("brief")` leaves the
 reference sections out, for executors with a small context (the local model).
-"""
+"""  # noqa: E501 - docstring text kept verbatim
 
 from __future__ import annotations
 
@@ -217,13 +217,13 @@ def stdlib() -> str:
                              "machine that took the kit's `bash` (`use tools std`).")
 
 
-OUTCOMES: Final = """A terminal's outcome is `success` (the skill's deliverable exists), `partial` (the run stopped with \
-something usable but unfinished: unverified, not approved, out of rounds) or `failed` (a failure the skill \
+OUTCOMES: Final = """A terminal's outcome is `success` (the skill's deliverable exists), `partial` (the run stopped \
+with something usable but unfinished: unverified, not approved, out of rounds) or `failed` (a failure the skill \
 describes). `fallback` (outcome failed) is where the runtime sends failed operations; name the skill's own \
 failures with terminals of their own."""
 
-CONVENTIONS: Final = """- **The compile unit is the folder.** The front matter's `allowed-tools` becomes `allow` with the \
-same entries, in the same spelling; take the kit tools you call with `use tools std(…)` (only those). \
+CONVENTIONS: Final = """- **The compile unit is the folder.** The front matter's `allowed-tools` becomes `allow` with \
+the same entries, in the same spelling; take the kit tools you call with `use tools std(…)` (only those). \
 Loading the skill's own references with `read` needs `"Read"` in `allow`. A skill's `$ARGUMENTS` (or \
 `argument-hint`) is an `input`; so is anything else the run is given.
 - **Steps are states; knowledge is not.** Every action the skill tells the agent to do is a state, in the \
@@ -375,7 +375,7 @@ EXAMPLE_MACHINE: Final = '''machine release_notes {
   rule reads save from draft "Save the approved notes to NOTES.md." from "SKILL.md":13
   rule ends report_failure in failed "If the script fails, stop and report that the history could not be read." from "SKILL.md":10
 }
-'''
+'''  # noqa: E501 - a verbatim example program
 
 
 def example() -> str:
@@ -398,8 +398,8 @@ def card(level: Level = "full") -> str:
     """The language card: syntax, semantics, tool kit, built-ins, rules, stdlib, conventions, an example."""
     reference = language_path().read_text(encoding="utf-8")
     parts = ["# The .skm language",
-             "## Syntax (grammar/skm.lark, Lark EBNF: quoted words are keywords, `[x]` and `x?` optional, `x*` repeated, "
-             "a rule whose name starts with `_` is inlined)\n\n"
+             "## Syntax (grammar/skm.lark, Lark EBNF: quoted words are keywords, `[x]` and `x?` optional, "
+             "`x*` repeated, a rule whose name starts with `_` is inlined)\n\n"
              f"```lark\n{syntax()}\n```"]
     if level == "full":
         parts.append(f"## Reference (docs/language.md)\n\n{_semantics(reference)}")

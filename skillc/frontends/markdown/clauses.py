@@ -56,7 +56,8 @@ _FORBID = re.compile(r"^(?:\w+:\s*)?(?:never|do not|don't|must not|mustn't|shall
 _REQUIRE = re.compile(r"\b(?:must|always|required|mandatory|shall|critical|important|be sure to|"
                       r"it is essential)\b", re.I)
 _BRANCH = re.compile(r"^(?:if|in case|unless|should|otherwise|else|when(?=.*,\s*(?:then\s+)?\w))\b", re.I)
-_LOOP = re.compile(r"^(?:repeat|retry|keep \w+ing)\b|\buntil\b|\b(?:try|attempt|retry|repeat)\b.*\b(?:at most|up to)\b", re.I)
+_LOOP = re.compile(r"^(?:repeat|retry|keep \w+ing)\b|\buntil\b|"
+                   r"\b(?:try|attempt|retry|repeat)\b.*\b(?:at most|up to)\b", re.I)
 _VERIFY = re.compile(r"^(?:verify|check|make sure|ensure|confirm|validate|double-check|test that|assert)\b", re.I)
 _TERMINATE = re.compile(r"^(?:stop|you are done|you're done|finish|the task is (?:done|complete)|"
                         r"done when|end the|terminate|exit)\b|\b(?:you are done when|stop when)\b", re.I)
@@ -102,7 +103,31 @@ _SPLIT = re.compile(r"(?<=[.!?])[\"')\]]*\s+(?=[A-Z0-9`*_\"(\[])")
 
 # Imperative verbs that commonly open a step. A sentence outside numbered lists is a step
 # only when its first word is one of these (nouns and pronouns open knowledge).
-VERBS = frozenset(["add", "analyse", "analyze", "announce", "answer", "apply", "approve", "archive", "ask", "assign", "attach", "avoid", "back", "build", "bump", "calculate", "call", "cancel", "capture", "change", "check", "choose", "clean", "clear", "clone", "close", "collect", "commit", "compare", "compile", "compute", "configure", "confirm", "connect", "copy", "count", "create", "cut", "decide", "declare", "decline", "define", "delete", "deploy", "describe", "design", "determine", "diff", "disable", "document", "download", "draft", "drop", "edit", "email", "enable", "enter", "escalate", "estimate", "evaluate", "examine", "execute", "explain", "export", "extract", "fetch", "file", "fill", "find", "fix", "flag", "follow", "force", "format", "gather", "generate", "go", "grant", "grep", "identify", "implement", "import", "inform", "inspect", "install", "investigate", "keep", "label", "launch", "list", "load", "locate", "log", "look", "make", "mark", "measure", "merge", "migrate", "move", "name", "navigate", "note", "notify", "open", "outline", "page", "parse", "paste", "patch", "pick", "ping", "place", "plan", "post", "prepare", "print", "prioritize", "produce", "profile", "provide", "publish", "pull", "purge", "push", "put", "query", "read", "rebase", "rebuild", "record", "redact", "refactor", "refresh", "register", "reject", "release", "reload", "remove", "rename", "render", "reopen", "reorder", "repeat", "replace", "reply", "report", "reproduce", "request", "rerun", "reset", "resolve", "restart", "restore", "resume", "retry", "return", "review", "revert", "rewrite", "roll", "rotate", "route", "run", "save", "scan", "schedule", "search", "select", "send", "set", "share", "ship", "sign", "skim", "sort", "specify", "split", "stage", "start", "state", "submit", "summarize", "summarise", "switch", "tag", "take", "tell", "test", "trace", "track", "translate", "trigger", "triage", "try", "turn", "type", "undo", "uninstall", "unpack", "update", "upgrade", "upload", "use", "validate", "verify", "view", "visit", "wait", "walk", "watch", "write", "assess", "audit", "bring", "categorize", "classify", "compose", "consult", "convert", "craft", "deliver", "derive", "detect", "display", "draft", "ensure", "explain", "group", "invoke", "iterate", "lint", "map", "mirror", "number", "offer", "optimize", "pause", "present", "propose", "refine", "reinstall", "scaffold", "scope", "score", "show", "suggest", "understand", "wire"])
+VERBS = frozenset([
+    "add", "analyse", "analyze", "announce", "answer", "apply", "approve", "archive", "ask", "assign", "attach",
+    "avoid", "back", "build", "bump", "calculate", "call", "cancel", "capture", "change", "check", "choose",
+    "clean", "clear", "clone", "close", "collect", "commit", "compare", "compile", "compute", "configure",
+    "confirm", "connect", "copy", "count", "create", "cut", "decide", "declare", "decline", "define", "delete",
+    "deploy", "describe", "design", "determine", "diff", "disable", "document", "download", "draft", "drop",
+    "edit", "email", "enable", "enter", "escalate", "estimate", "evaluate", "examine", "execute", "explain",
+    "export", "extract", "fetch", "file", "fill", "find", "fix", "flag", "follow", "force", "format", "gather",
+    "generate", "go", "grant", "grep", "identify", "implement", "import", "inform", "inspect", "install",
+    "investigate", "keep", "label", "launch", "list", "load", "locate", "log", "look", "make", "mark", "measure",
+    "merge", "migrate", "move", "name", "navigate", "note", "notify", "open", "outline", "page", "parse", "paste",
+    "patch", "pick", "ping", "place", "plan", "post", "prepare", "print", "prioritize", "produce", "profile",
+    "provide", "publish", "pull", "purge", "push", "put", "query", "read", "rebase", "rebuild", "record", "redact",
+    "refactor", "refresh", "register", "reject", "release", "reload", "remove", "rename", "render", "reopen",
+    "reorder", "repeat", "replace", "reply", "report", "reproduce", "request", "rerun", "reset", "resolve",
+    "restart", "restore", "resume", "retry", "return", "review", "revert", "rewrite", "roll", "rotate", "route",
+    "run", "save", "scan", "schedule", "search", "select", "send", "set", "share", "ship", "sign", "skim", "sort",
+    "specify", "split", "stage", "start", "state", "submit", "summarize", "summarise", "switch", "tag", "take",
+    "tell", "test", "trace", "track", "translate", "trigger", "triage", "try", "turn", "type", "undo", "uninstall",
+    "unpack", "update", "upgrade", "upload", "use", "validate", "verify", "view", "visit", "wait", "walk", "watch",
+    "write", "assess", "audit", "bring", "categorize", "classify", "compose", "consult", "convert", "craft",
+    "deliver", "derive", "detect", "display", "draft", "ensure", "explain", "group", "invoke", "iterate", "lint",
+    "map", "mirror", "number", "offer", "optimize", "pause", "present", "propose", "refine", "reinstall",
+    "scaffold", "scope", "score", "show", "suggest", "understand", "wire",
+])
 
 
 def strip_markup(text: str) -> str:
@@ -148,7 +173,8 @@ def classify(text: str) -> str:
         return "forbid"
     if _TERMINATE.search(plain):
         return "terminate"
-    if re.match(r"^(?:repeat|retry|keep (?:going|trying|\w+ing\b))", plain, re.I) or (_LOOP.search(plain) and not _BRANCH.match(plain)):
+    if re.match(r"^(?:repeat|retry|keep (?:going|trying|\w+ing\b))", plain, re.I) or (
+            _LOOP.search(plain) and not _BRANCH.match(plain)):
         return "loop"
     if _BRANCH.match(plain) or _BRANCH.match(re.sub(r"^[A-Z][\w ]{0,20}:\s+", "", plain)):
         return "branch"  # "Fallback: If the script fails, …"

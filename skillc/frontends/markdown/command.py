@@ -73,7 +73,8 @@ def build(skill: str, *, output: str | None = None, model: str | None = None, ba
 
 
 def _build(path: Path, output: str | None, model: str | None, base_url: str | None, rounds: int, options: Any,
-           max_bytes: int, verbose: bool, stdin_as: str | None, budgets: dict[str, float] | None = None) -> BuildOutcome:
+           max_bytes: int, verbose: bool, stdin_as: str | None,
+           budgets: dict[str, float] | None = None) -> BuildOutcome:
     """`build` once the skill document is a file."""
     import json
 
@@ -84,10 +85,13 @@ def _build(path: Path, output: str | None, model: str | None, base_url: str | No
 
     out = None if output == "-" else Path(output) if output else path.with_suffix(".skm")
     if out is not None and same_file(out, path):
-        return BuildOutcome(None, None, out, [make(diagnostics_codes.IO_ERROR, f"refusing to overwrite the skill document {path} "
-                                                              "with the machine")], usage=True)
+        return BuildOutcome(None, None, out,
+                            [make(diagnostics_codes.IO_ERROR,
+                                  f"refusing to overwrite the skill document {path} with the machine")],
+                            usage=True)
     if out is not None and not out.parent.is_dir():
-        return BuildOutcome(None, None, out, [make(diagnostics_codes.IO_ERROR, f"no such folder for the output: {out.parent}")],
+        return BuildOutcome(None, None, out,
+                            [make(diagnostics_codes.IO_ERROR, f"no such folder for the output: {out.parent}")],
                             usage=True)
     try:
         llm = None

@@ -106,7 +106,8 @@ def parse_document(data: bytes | str, path: str = "SKILL.md", *,
         data = data.encode("utf-8")
     whole = SourceFile.from_text(path, "")
     if len(data) > max_bytes:
-        return None, [make(codes.SKILL_TOO_LARGE, f"{path} is {len(data):,} bytes; skill documents are limited to {max_bytes:,}",
+        return None, [make(codes.SKILL_TOO_LARGE,
+                           f"{path} is {len(data):,} bytes; skill documents are limited to {max_bytes:,}",
                            Span(whole, 0, 0), hint="split the document, or raise the limit with --max-bytes")]
     if b"\0" in data[:8192] or _binary(data):
         return None, [make(codes.BINARY_SKILL, f"{path} is not a text document (it contains binary data)",
@@ -147,8 +148,9 @@ def _front_matter(text: str, source: SourceFile) -> tuple[FrontMatter | None, li
     lines = text.split("\n")
     close = next((i for i in range(1, len(lines)) if lines[i].rstrip() in ("---", "...")), None)
     if close is None:
-        return None, [make(codes.BAD_FRONT_MATTER, "the front matter opened on line 1 is never closed", lines_span(source, 1),
-                           label="opened here", hint="end the YAML header with a line holding only `---`")]
+        return None, [make(codes.BAD_FRONT_MATTER, "the front matter opened on line 1 is never closed",
+                           lines_span(source, 1), label="opened here",
+                           hint="end the YAML header with a line holding only `---`")]
     body = "\n".join(lines[1:close])
     header = lines_span(source, 1, close + 1)
     try:
@@ -163,7 +165,8 @@ def _front_matter(text: str, source: SourceFile) -> tuple[FrontMatter | None, li
         return None, [make(codes.BAD_FRONT_MATTER, f"the front matter is not valid YAML: {problem}", where,
                            label="here", hint="fix the YAML between the `---` lines (quote values with `:`)")]
     if not isinstance(raw, dict):
-        return None, [make(codes.BAD_FRONT_MATTER, f"the front matter must be a mapping of keys to values, not a {type(raw).__name__}",
+        return None, [make(codes.BAD_FRONT_MATTER,
+                           f"the front matter must be a mapping of keys to values, not a {type(raw).__name__}",
                            header, hint="write `name: ...`, `description: ...` lines")]
     diags: list[Diagnostic] = []
     fields = {}

@@ -26,7 +26,7 @@ narrowest width). Every requirement is a graph or dataflow query over the IR:
 
 `#` starts a comment. A malformed line or an anchor that is not in the
 document is a `RequirementsError` (the requirements file is wrong, not the machine).
-"""
+"""  # noqa: E501 - a markdown table, kept one row a line
 
 from __future__ import annotations
 
@@ -136,7 +136,8 @@ def _arity(r: Requirement) -> None:
     if len(r.anchors) != need:
         raise RequirementsError(f"line {r.line}: `{r.kind}` takes {need} quoted anchor(s)")
     if r.kind in ("ends", "tool", "loop") and not r.words:
-        raise RequirementsError(f"line {r.line}: `{r.kind}` needs its {'outcome' if r.kind == 'ends' else 'tool' if r.kind == 'tool' else 'bound N'}")
+        raise RequirementsError(f"line {r.line}: `{r.kind}` needs its "
+                                f"{'outcome' if r.kind == 'ends' else 'tool' if r.kind == 'tool' else 'bound N'}")
 
 
 class Query:
@@ -214,7 +215,7 @@ class Query:
         if not x:
             return "no state at the target anchor"
         cond = self.m.states
-        for d, t in self._arm_targets(r):
+        for _d, t in self._arm_targets(r):
             if t in x:
                 return ""
             p = cond[t].provenance

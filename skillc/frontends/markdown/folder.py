@@ -130,7 +130,8 @@ def _argparse(tree: ast.Module) -> list[str]:
                 continue
             parts = [" / ".join(flags)]
             action = _literal(kwargs.get("action"))
-            if (isinstance(action, str) and action.startswith("store_")) or isinstance(_literal(kwargs.get("is_flag")), bool):
+            if (isinstance(action, str) and action.startswith("store_")) \
+                    or isinstance(_literal(kwargs.get("is_flag")), bool):
                 parts.append("(flag)")
             choices = _literal(kwargs.get("choices"))
             if isinstance(choices, (list, tuple)) and choices:

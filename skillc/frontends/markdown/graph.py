@@ -120,7 +120,7 @@ class GraphBuilder:
         `yes` goes back to phase N (counted, one counter for the clause), whose `no` goes on."""
         for c in self.clauses:
             m = ANY_POINT.search(strip_markup(c.text))
-            if m is None or (c.index in self.d.landings and not c.kind == "knowledge"):
+            if m is None or (c.index in self.d.landings and c.kind != "knowledge"):
                 continue
             number = int(m.group("target"))
             target = self.d.entries.get(number)
@@ -315,7 +315,8 @@ class GraphBuilder:
             f.edge.target = self.d.entries.get(f.number)
             if f.edge.target is None:
                 f.edge.target = done
-                self.d.problem(codes.MISSING_STEP_REFERENCE, f"the document refers to step {f.number}, which does not exist", f.clause)
+                self.d.problem(codes.MISSING_STEP_REFERENCE,
+                               f"the document refers to step {f.number}, which does not exist", f.clause)
                 owner = next((name for name, s in self.d.states.items() if any(e is f.edge for e in s.edges)), None)
                 if owner is not None:
                     self.d.unencoded(owner, f.clause, f"a jump to step {f.number}, which does not exist")
@@ -451,8 +452,9 @@ class GraphBuilder:
         elif parts is None and script is not None and self.d.bash and command is None:
             parts = list(cut(script_command(script), self.scripts | {script}).parts)
         if command is not None and command.block is not None and command.block.info in NOT_BASH:
-            self.d.problem(codes.COMMANDS_NOT_SHELL, f"the commands are `{command.block.info}`, which `bash` cannot run: kept "
-                                     "as instructions", command)
+            self.d.problem(codes.COMMANDS_NOT_SHELL,
+                           f"the commands are `{command.block.info}`, which `bash` cannot run: kept as instructions",
+                           command)
         elif command is not None and self.d.bash:  # sample invocations: the first, its sample values holes
             parts = list(cut(alternatives(command.text) or command.text.strip(), self.scripts).parts)
         return parts

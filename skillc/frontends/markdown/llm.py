@@ -24,7 +24,7 @@ go to the parts whose lines hold findings.
 
 Backends are the runtime's executors (`openai:`, `anthropic:`, `local`, and `recorded:DIR` to replay an
 exchange recorded with `tools/standin.py`), with budgets for whole machines (`max_tokens`, default 16,384).
-"""
+"""  # noqa: E501 - docstring text kept verbatim
 
 from __future__ import annotations
 
@@ -216,7 +216,7 @@ def _interface(module: n.Module) -> set[str]:
         if not isinstance(block, (n.Machine, n.Fragment)):
             continue
         for item in block.items:
-            if isinstance(item, (n.State, n.Terminal, n.ToolDecl)) or isinstance(item, n.Use):
+            if isinstance(item, (n.State, n.Terminal, n.ToolDecl, n.Use)):
                 names.add(item.name)
             elif isinstance(item, n.UseTools):
                 names.update(item.tools or KITS.get(item.kit, ()))
@@ -523,7 +523,8 @@ class Compiler:
         if not errors and checked.module is not None:
             for row in landings(with_fragment_states(checked.module), self.clauses):
                 if not row.covered:
-                    found.append(make(codes.UNCOVERED_CLAUSE, f"this clause landed nowhere: \"{row.clause.text[:100]}\"",
+                    found.append(make(codes.UNCOVERED_CLAUSE,
+                                      f"this clause landed nowhere: \"{row.clause.text[:100]}\"",
                                       self.doc.span(row.clause.start, row.clause.end),
                                       hint="add it to a state's prompt or doc, cover its line with `from`, or quote "
                                            "it in a rule"))
@@ -662,7 +663,8 @@ class Compiler:
         s = part.section
         assert s is not None, "a section part has its section"
         return (f"{describe(self.folder)}\n\nDocument outline:\n{outline(self.doc)}\n\n"
-                f"The machine (the outline, already written):\n```skm\n{machine.reply.skm if machine.reply and machine.reply.skm else ''}\n```\n\n"
+                f"The machine (the outline, already written):\n"
+                f"```skm\n{machine.reply.skm if machine.reply and machine.reply.skm else ''}\n```\n\n"
                 f"Now write section `{s.name}`: SKILL.md lines {s.start}-{s.end} (`source \"{self.source}\"`):\n"
                 f"{numbered(self.doc, s.start, s.end)}\n\n"
                 f"as the fragment with exactly this signature:\n  {part.signature} {{ … }}\n"

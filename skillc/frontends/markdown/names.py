@@ -6,8 +6,21 @@ import re
 
 from skillc.ir.names import unique
 
-STOP = frozenset(["a", "an", "the", "to", "of", "for", "and", "or", "with", "in", "on", "at", "by", "from", "into", "onto", "your", "you", "we", "our", "this", "that", "these", "those", "it", "its", "their", "is", "are", "be", "been", "was", "were", "will", "would", "can", "could", "should", "may", "might", "must", "shall", "do", "does", "did", "not", "no", "any", "all", "each", "every", "some", "then", "than", "so", "if", "when", "whether", "while", "as", "about", "above", "below", "after", "before", "under", "over", "up", "down", "out", "off", "only", "just", "also", "very", "more", "most", "less", "such", "there", "here", "which", "who", "whom", "what", "where", "how", "why", "i", "me", "my", "he", "she", "they", "them", "his", "her"])
-KEYWORDS = frozenset(["and", "or", "not", "in", "true", "false", "none", "machine", "fragment", "import", "record", "enum", "input", "var", "counter", "max", "start", "model", "judge", "tool", "reads", "writes", "prompt", "call", "from", "when", "terminal", "fallback", "rule", "required", "order", "before", "forbid", "ends", "use", "as", "doc", "source", "requires", "success", "partial", "failed", "list", "map", "str", "int", "float", "bool"])
+STOP = frozenset([
+    "a", "an", "the", "to", "of", "for", "and", "or", "with", "in", "on", "at", "by", "from", "into", "onto",
+    "your", "you", "we", "our", "this", "that", "these", "those", "it", "its", "their", "is", "are", "be", "been",
+    "was", "were", "will", "would", "can", "could", "should", "may", "might", "must", "shall", "do", "does", "did",
+    "not", "no", "any", "all", "each", "every", "some", "then", "than", "so", "if", "when", "whether", "while",
+    "as", "about", "above", "below", "after", "before", "under", "over", "up", "down", "out", "off", "only",
+    "just", "also", "very", "more", "most", "less", "such", "there", "here", "which", "who", "whom", "what",
+    "where", "how", "why", "i", "me", "my", "he", "she", "they", "them", "his", "her",
+])
+KEYWORDS = frozenset([
+    "and", "or", "not", "in", "true", "false", "none", "machine", "fragment", "import", "record", "enum", "input",
+    "var", "counter", "max", "start", "model", "judge", "tool", "reads", "writes", "prompt", "call", "from",
+    "when", "terminal", "fallback", "rule", "required", "order", "before", "forbid", "ends", "use", "as", "doc",
+    "source", "requires", "success", "partial", "failed", "list", "map", "str", "int", "float", "bool",
+])
 
 
 def words(text: str) -> list[str]:

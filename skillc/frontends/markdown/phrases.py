@@ -169,7 +169,7 @@ def in_example(text: str, at: int) -> bool:
     clause."""
     before = text[:at]
     cue = None
-    for cue in EXAMPLE_CUE.finditer(before):
+    for cue in EXAMPLE_CUE.finditer(before):  # noqa: B007 - keeps the last match, used after the loop
         pass
     if cue is None:
         return False

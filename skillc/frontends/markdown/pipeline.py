@@ -88,12 +88,14 @@ def structural_draft(doc: Document, skill: Path, output: Path | None,
         notes.append(make(codes.NO_PROCEDURE, f"{doc.path} has no procedure: built a one-state machine that applies it",
                           doc.span(1), hint="number the steps, or add a `## Procedure` section"))
     if compiled.bash_added:
-        notes.append(make(codes.BASH_DECLARED_FOR_COMMANDS, "the skill has commands to run: declared `bash` (runs in the run's working "
-                                    "directory)", doc.span(doc.front.start or 1),
+        notes.append(make(codes.BASH_DECLARED_FOR_COMMANDS,
+                          "the skill has commands to run: declared `bash` (runs in the run's working directory)",
+                          doc.span(doc.front.start or 1),
                           hint="list `Bash` under `allowed-tools` to say so in the skill itself"))
     hints = {codes.MISSING_STEP_REFERENCE: "number the reference after a step that exists",
              codes.CONTRADICTORY_ORDER: "keep the order the procedure follows",
-             codes.COMMANDS_NOT_SHELL: "give the command as a shell command, or run it with an interpreter (`python3 script.py`)"}
+             codes.COMMANDS_NOT_SHELL: "give the command as a shell command, "
+                                       "or run it with an interpreter (`python3 script.py`)"}
     for code, message, start, end in compiled.problems:
         notes.append(make(code, message, doc.span(start, end), hint=hints[code]))
     for u in compiled.unencoded:
@@ -179,15 +181,17 @@ def build(skill: str | os.PathLike[str], *, output: str | os.PathLike[str] | Non
         listed = ", ".join(doc.front.allowed_tools)
         for c in [c for c in clauses if runs_command(c)][:5]:
             diags.append(make(codes.STEP_OUTSIDE_ALLOWED_TOOLS, f"this step runs a command, but the skill's "
-                              f"allowed-tools ({listed}) do not include Bash: nothing is written", doc.span(c.start, c.end),
+                              f"allowed-tools ({listed}) do not include Bash: nothing is written",
+                              doc.span(c.start, c.end),
                               label="needs `bash`",
-                              hint="list `Bash` (or a pattern such as `Bash(pytest:*)`) under `allowed-tools`, or build "
-                                   "with `--allow-tool bash`"))
+                              hint="list `Bash` (or a pattern such as `Bash(pytest:*)`) under `allowed-tools`, "
+                                   "or build with `--allow-tool bash`"))
         return BuildResult(None, None, diags, clauses)
     for name in doc.front.allowed_tools:
         if allowed_tool(name) is None:
-            diags.append(make(codes.UNKNOWN_ALLOWED_TOOL, f"allowed tool `{name}` has no skillc interface; steps that use it stay model "
-                                        "states", doc.span(doc.front.start, doc.front.end),
+            diags.append(make(codes.UNKNOWN_ALLOWED_TOOL,
+                              f"allowed tool `{name}` has no skillc interface; steps that use it stay model states",
+                              doc.span(doc.front.start, doc.front.end),
                               hint="declare it in the machine by hand, or register an implementation"))
     history: list[Round] = []
     if model is not None or executor is not None:
@@ -212,7 +216,8 @@ def build(skill: str | os.PathLike[str], *, output: str | os.PathLike[str] | Non
                               doc.span(r.clause.start, r.clause.end), label=r.clause.kind,
                               hint="add it to a state's prompt, or make it a rule"))
     diags += result.diagnostics
-    summary = rule_report(result.machine, rows, diags, bash_added=any(d.code == codes.BASH_DECLARED_FOR_COMMANDS for d in diags))
+    summary = rule_report(result.machine, rows, diags,
+                          bash_added=any(d.code == codes.BASH_DECLARED_FOR_COMMANDS for d in diags))
     if any(d.is_error for d in result.diagnostics):
         return BuildResult(None, result.machine, diags, clauses, rows, history, summary)
     return BuildResult(text, result.machine, diags, clauses, rows, history, summary)

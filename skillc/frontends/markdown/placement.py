@@ -12,6 +12,7 @@ instructions of the state it concerns most. Clause kinds are dispatched through
 from __future__ import annotations
 
 import bisect
+import itertools
 import re
 from collections.abc import Callable, Iterable
 
@@ -208,7 +209,7 @@ def _contradictions(d: DMachine, clauses: list[Clause]) -> None:
 
 def _foreign_code(d: DMachine, clauses: list[Clause]) -> None:
     """A step that says to run code in a language other than shell: the code stays an instruction (SKM319)."""
-    for prev, c in zip(clauses, clauses[1:]):
+    for prev, c in itertools.pairwise(clauses):
         info = c.block.info if c.block is not None else ""
         if c.block is not None and c.block.kind == "code" and c.kind == "knowledge" and info \
                 and info not in NOT_BASH and prev.kind == "step" and re.search(r"\b(?:run|execute)\b",

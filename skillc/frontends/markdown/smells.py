@@ -16,7 +16,7 @@ to the model with the checker's errors, and reports as warnings on the machine i
 | SKM305 | a clause of the skill that landed nowhere in the machine |
 
 Every function is pure: a machine (and the document) in, diagnostics out, spans into the draft's text.
-"""
+"""  # noqa: E501 - a markdown table, kept one row a line
 
 from __future__ import annotations
 

@@ -58,7 +58,7 @@ class EvolveConfig:
     executor: str | None = None
     reflect_model: str | None = None
     verifier_model: str | None = None
-    options: EvolveOptions = EvolveOptions()
+    options: EvolveOptions = EvolveOptions()  # noqa: RUF009 - frozen, so one shared default is safe
     gate: bool = True
     output: str | None = None
     model_timeout_s: float = 120.0

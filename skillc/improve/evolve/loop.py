@@ -105,7 +105,7 @@ class _Search:
     options: EvolveOptions
     run_case: CaseRunner
     tree: PatchTree
-    knowledge: Knowledge = Knowledge()
+    knowledge: Knowledge = Knowledge()  # noqa: RUF009 - frozen, so one shared default is safe
     executions: int = 0
     saved: int = 0
     last_run: int | None = None
@@ -199,7 +199,8 @@ class _Search:
 
             def run(case: Case, cached: Output) -> int:
                 """The validation's verdict on this node's output (already run), else a fresh run."""
-                return int(case.id in made.held) if cached is output else self.run_case(case, cached)
+                # B023 suppressed below: `run` is called only within this iteration (by expand_case)
+                return int(case.id in made.held) if cached is output else self.run_case(case, cached)  # noqa: B023
 
             for case in made.cases:
                 k = self.knowledge
@@ -249,7 +250,8 @@ def resolve(parent: Node, child: Child) -> tuple[Child, str | None]:
     return attrs.evolve(child, machine=machine, skill=skill), None
 
 
-def evolve(machine: str, roles: Roles, *, gate: Gate = no_gate, options: EvolveOptions = EvolveOptions(),
+def evolve(machine: str, roles: Roles, *, gate: Gate = no_gate,
+           options: EvolveOptions = EvolveOptions(),  # noqa: B008 - frozen, so one shared default is safe
            skill: str | None = None, run_case: CaseRunner | None = None) -> Evolution:
     """Evolve a version under the budget; a role that fails stops the search with SKM844, keeping what it found.
 

@@ -99,8 +99,9 @@ NOTES: dict[tuple[str, str], str] = {
 T = TypeVar("T")
 #: A shell case and a Python case: one line (a one-line `check` for Python) with no double quotes or backslashes,
 #: so its JSON string needs no escapes.
-SHELL_CASE = r'^[^"\\]{1,%d}$' % CODE_CHARS
-PYTHON_CASE = r'^def check\(workdir, outputs, trace\): return [^"\\]{1,%d}$' % CODE_CHARS
+SHELL_CASE = r'^[^"\\]{1,%d}$' % CODE_CHARS  # noqa: UP031 - an f-string would double the regex's braces
+# UP031 suppressed below: an f-string would double the regex's braces
+PYTHON_CASE = r'^def check\(workdir, outputs, trace\): return [^"\\]{1,%d}$' % CODE_CHARS  # noqa: UP031
 
 
 # ---------------------------------------------------------------- what the prompts show

@@ -5,13 +5,15 @@ The JSON holds every node (rank, prior, visits, reward, s, Q, Q̂, why the gate 
 trace, why it did not really run (`note`), whether it is exhausted, the patch that made it in the role-script
 format), the hypotheses and every operation applied to them, the test bank, the evidence matrix, the trajectory
 and whether an interrupt stopped the search; the Markdown shows the same for a reader (each revision with what
-became of it and its edits one line each, what changed in it (its structural diff from its parent), each case with its strength and owners, the matrix with s); the drawing
+became of it and its edits one line each, what changed in it (its structural diff from its parent), each case \
+with its strength and owners, the matrix with s); the drawing
 colours rewarded versions, greys out refused ones (with the gate's reason cut short), dots the ones not run,
 outlines the best one and draws each backtracking jump as a dashed red edge labelled "jump".
 """
 
 from __future__ import annotations
 
+import itertools
 import json
 from pathlib import Path
 
@@ -188,7 +190,7 @@ def evolution_dot(evolution: Evolution) -> str:
     runs = [s for s in evolution.steps if s.kind == "run"]
     out += [f'  n{before.node} -> n{after.node} [style=dashed, color=red, constraint=false, label="jump", '
             'fontcolor=red];'
-            for before, after in zip(runs, runs[1:]) if after.jump]
+            for before, after in itertools.pairwise(runs) if after.jump]
     return "\n".join(out) + "\n}\n"
 
 

@@ -1,6 +1,7 @@
 """The roles of the search as Protocols, and scripted implementations that replay recorded JSON replies.
 
-The version runner (`VersionRunner`) runs a version on the task and returns its cached output with the binary reward (the
+The version runner (`VersionRunner`) runs a version on the task and returns its cached output with the binary \
+reward (the
 only thing the search learns from the hidden verifier); reflection reads a failed version and the
 evidence and answers with hypothesis operations and ranked children; the self-verifier (Protocol in
 cases.py) turns a hypothesis into test cases. The scripted roles read one JSON file:

@@ -1,4 +1,5 @@
-"""The bench runner as the version runner (roles.VersionRunner): one `run_cell` per node, on one task, in a fresh work folder.
+"""The bench runner as the version runner (roles.VersionRunner): one `run_cell` per node, on one task, in a fresh \
+work folder.
 
 Each node's machine text is written to `OUT/versions/N.skm` and run as the bench cell
 (task, machine, executor spec, repeat = N), so every version gets its own `OUT/cells/…/rN/work`
@@ -50,7 +51,7 @@ class BenchRunner:
     task: Task
     spec: str
     out: Path
-    limits: Limits = Limits()
+    limits: Limits = Limits()  # noqa: RUF009 - frozen, so one shared default is safe
     #: Check each version before its cell; off when a gate checked every candidate already (no second check).
     check: bool = True
 

@@ -26,6 +26,7 @@ Unevaluable guards (a variable no event wrote) are taken not to fire — the rep
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
@@ -76,7 +77,8 @@ class Candidate:
     text: str
     changes: tuple[Change, ...]
     problems: tuple[str, ...] = ()  # edits that could not be made (a successor no guard separates, …)
-    patch: Patch = Patch()  # the edits that made `text`, in the one machine-edit language
+    # the edits that made `text`, in the one machine-edit language (frozen, so one shared default is safe)
+    patch: Patch = Patch()  # noqa: RUF009
 
 
 @attrs.frozen
@@ -127,7 +129,7 @@ def observe(machine: Machine, traces: Iterable[tuple[DevTrace, Alignment]],
         seed = {**initial_values(machine), **{k: v for k, v in trace.inputs.items() if k in machine.variables}}
         envs = [{**seed, **env} for env in known_values(machine, trace, alignment, new_writes)]
         path = [(i, s) for i, s in enumerate(alignment.states) if s is not None]
-        for (i, a), (_, b) in zip(path, path[1:]):
+        for (i, a), (_, b) in itertools.pairwise(path):
             steps.append(Step(a, b, envs[i], trace.id))
         if path and trace.outcome != "unfinished":
             steps.append(Step(path[-1][1], END, envs[path[-1][0]], trace.id, trace.outcome))

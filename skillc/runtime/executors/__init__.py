@@ -8,7 +8,8 @@ from skillc.runtime.executors.base import BaseExecutor, Executor, ExecutorError,
 from skillc.runtime.jsonvalue import Object
 
 SPECS = "scripted:FILE, replay:TRACE, recorded:DIR, openai:MODEL, anthropic:MODEL, local[:PATH.gguf][?NAME=VALUE&…]"
-MODEL_SPECS = "openai:MODEL, anthropic:MODEL, recorded:DIR or local[:PATH.gguf][?NAME=VALUE&…]"  # the specs that name a model
+# the specs that name a model
+MODEL_SPECS = "openai:MODEL, anthropic:MODEL, recorded:DIR or local[:PATH.gguf][?NAME=VALUE&…]"
 
 
 @attrs.frozen

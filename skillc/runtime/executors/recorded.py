@@ -9,7 +9,8 @@ budget replays under another). System messages are left out of the hash too: the
 message is the language card, the same for every skill and generated from the grammar and the language
 reference, so an edit to the reference would otherwise orphan every recording. A request whose system
 message differs from the recording's is still answered and counted in `card_drift` (the reply was given
-to the older card: say so when reporting figures from it). Matches are taken in order: the next unused recording with that hash, so
+to the older card: say so when reporting figures from it). Matches are taken in order: the next unused recording \
+with that hash, so
 the same request asked twice gets the two replies it was given.
 
 A request with no recording raises `NoRecording`, naming the first message that differs from the recording
@@ -74,7 +75,8 @@ def first_difference(now: Sequence[Object], recorded: Sequence[Object]) -> str:
             at = next((k for k in range(min(len(x), len(y))) if x[k] != y[k]), min(len(x), len(y)))
             line = x.count("\n", 0, at) + 1
             return (f"message {i} ({a['role']}) differs at character {at} (line {line}): now "
-                    f"{json.dumps(x[at:at + 60], ensure_ascii=False)}, recorded {json.dumps(y[at:at + 60], ensure_ascii=False)}")
+                    f"{json.dumps(x[at:at + 60], ensure_ascii=False)}, "
+                    f"recorded {json.dumps(y[at:at + 60], ensure_ascii=False)}")
     return "the messages are the same"
 
 

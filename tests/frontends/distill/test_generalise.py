@@ -28,7 +28,8 @@ from tests.frontends.distill.test_emit import host
 
 def walk(pairs, ident="w") -> Episode:
     """A trace of (action, actions available before it) pairs; the last step is done."""
-    steps = tuple(Transition("", a, "", tuple(available), 0.0, i == len(pairs) - 1) for i, (a, available) in enumerate(pairs))
+    steps = tuple(Transition("", a, "", tuple(available), 0.0, i == len(pairs) - 1)
+                  for i, (a, available) in enumerate(pairs))
     return Episode(ident, steps, True, env="textworld", entities=KITCHEN)
 
 
@@ -243,7 +244,8 @@ class Rooms:
 
 def _fragment_run(folder, cluster, world, binding):
     # The host requires `error` on failure, so the run's evidence shows the reason the fragment gave.
-    text = host(cluster.name, cluster.params).replace("terminal broken: failed", "terminal broken: failed { requires error }")
+    text = host(cluster.name, cluster.params).replace("terminal broken: failed",
+                                                      "terminal broken: failed { requires error }")
     machine = skillc.check(text, path=str(folder / "host.skm")).machine
 
     def act(command):

@@ -53,7 +53,8 @@ def test_a_door_opened_before_something_else_stands_alone():
     # Found on held-out games: grouped with `take knife`, the door was skipped (the knife needs no door),
     # and the move after it failed.
     ops = ops_of(["go north", "open wooden door", "take knife from counter", "go west", "chop apple with knife"])
-    assert shape(ops)[1:3] == [("wooden door", [([], "open wooden door")]), ("knife", [([], "take knife from counter")])]
+    assert shape(ops)[1:3] == [("wooden door", [([], "open wooden door")]),
+                               ("knife", [([], "take knife from counter")])]
 
 
 def test_support_actions_join_the_action_they_prepare():

@@ -21,7 +21,8 @@ def test_a_skill_that_fails_for_real_is_dropped(distilled, heldout_traces, games
     kept, evaluation, problems = verify(distilled, skills, heldout_traces[:2], games=games)
     assert "prepare_meal_eat" not in [c.name for c in kept] and len(kept) == len(distilled.clusters) - 1
     assert codes(problems) == ["SKM405"]
-    assert "failed 2 of 2 held-out calls" in problems[0].message and "`eat pizza` is not available" in problems[0].message
+    assert ("failed 2 of 2 held-out calls" in problems[0].message
+            and "`eat pizza` is not available" in problems[0].message)
     assert problems[0].witness == ("prepare meal",)
     stats = evaluation.dropped["prepare_meal_eat"]
     assert stats.error_rate == 1.0 and stats.failures[0]["process_trace"] == ["prepare meal"]

@@ -1,4 +1,5 @@
-"""The ASL coverage encoder dispatches through a type-keyed table; the AST classes the importer never writes are errors."""
+"""The ASL coverage encoder dispatches through a type-keyed table; the AST classes the importer never writes are
+errors."""
 
 from __future__ import annotations
 
@@ -26,6 +27,7 @@ def _sample(cls: type[n.Expr]) -> n.Expr:
     x = n.Name(id="x")
     samples: dict[type[n.Expr], n.Expr] = {
         n.NoneLit: n.NoneLit(), n.ListLit: n.ListLit(items=()), n.SetLit: n.SetLit(items=()),
-        n.Field: n.Field(obj=x, name="y"), n.Index: n.Index(obj=x, key=x), n.CallExpr: n.CallExpr(func="len", args=(x,)),
+        n.Field: n.Field(obj=x, name="y"), n.Index: n.Index(obj=x, key=x),
+        n.CallExpr: n.CallExpr(func="len", args=(x,)),
     }
     return samples[cls]

@@ -156,8 +156,9 @@ def test_requirements_files_are_checked_against_the_document() -> None:
 def _rules(target: str = "write_failed", ends: str = "write_failed", reads: str = "save from think",
            outcome: str = "failed") -> str:
     """The registry's example machine (think -> save, a failed terminal) with an `ends` and a `reads` rule."""
-    return EXAMPLE_MACHINE.format(failure=target, rule=f'ends {ends} in {outcome} "If the write fails, stop with failure."'
-                                                f'\n  rule reads {reads} "Write the answer you found."')
+    return EXAMPLE_MACHINE.format(failure=target,
+                                  rule=f'ends {ends} in {outcome} "If the write fails, stop with failure."'
+                                       f'\n  rule reads {reads} "Write the answer you found."')
 
 
 def test_ends_and_reads_rules_are_proved_or_reported() -> None:
@@ -320,7 +321,8 @@ def test_contradictory_orders_and_foreign_commands_are_reported(tmp_path: Path) 
     md = tmp_path / "SKILL.md"
     md.write_text("# Deploy\n\n## Rules\n\n- Test the build before you deploy the build.\n"
                   "- Deploy the build before you test the build.\n\n## Procedure\n\n1. Test the build.\n"
-                  "2. Deploy the build.\n3. Run the cleanup script.\n\n   ```powershell\n   Remove-Item build\n   ```\n")
+                  "2. Deploy the build.\n3. Run the cleanup script.\n\n"
+                  "   ```powershell\n   Remove-Item build\n   ```\n")
     result = build(md)
     assert result.ok, codes(result.diagnostics)
     clash = [d for d in result.diagnostics if str(d.code) == "SKM318"]

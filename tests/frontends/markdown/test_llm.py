@@ -156,7 +156,8 @@ def test_a_draft_may_not_allow_more_than_the_front_matter(skill: Path, allow: st
     """SKM347: `allowed-tools` is the author's grant; a draft that widens it is sent back, never kept."""
     skill.write_text("---\nname: answer\nallowed-tools: Write, AskUserQuestion\n---\n" + SKILL, encoding="utf-8")
     narrow = GOOD.replace('"SKILL.md":3', '"SKILL.md":7').replace('"SKILL.md":4', '"SKILL.md":8').replace(
-        '"SKILL.md":6', '"SKILL.md":10').replace("  use tools std(write)\n", '  use tools std(write)\n  allow "Write"\n')
+        '"SKILL.md":6', '"SKILL.md":10').replace("  use tools std(write)\n",
+                                                 '  use tools std(write)\n  allow "Write"\n')
     wide = narrow.replace('  allow "Write"\n', allow)
     with FakeOpenAI([reply(wide), reply(wide), reply(narrow)]) as server:
         result = build(skill, output=out_of(skill), model="openai:fake", base_url=server.url)
@@ -337,7 +338,8 @@ def test_large_skills_are_drafted_section_by_section(tmp_path: Path) -> None:
 
     def fragment(name: str, reads: str, writes: str, lines: tuple[int, int], text: str) -> str:
         return (f"{signatures[0] if name.startswith('part1') else signatures[1]} {{\n  start work\n"
-                f"  model work {{\n    from \"SKILL.md\":{lines[0]}-{lines[1]}\n    reads {reads}\n    writes {writes}\n"
+                f"  model work {{\n    from \"SKILL.md\":{lines[0]}-{lines[1]}\n"
+                f"    reads {reads}\n    writes {writes}\n"
                 f"    prompt \"{text}\"\n    -> next\n  }}\n}}\n")
 
     one = fragment("part1", "task", "notes", (sections[0].start, sections[0].end), "Collect the items.")

@@ -423,7 +423,8 @@ def test_cli_strict_exits_1(tmp_path: Path) -> None:
     (tmp_path / "SKILL.md").write_text(UNENCODED, encoding="utf-8")
     out = tmp_path / "x.skm"
     r = subprocess.run([sys.executable, "-m", "skillc", "build", str(tmp_path / "SKILL.md"), "-o", str(out),
-                        "--strict"], capture_output=True, text=True, cwd=Path(__file__).resolve().parents[3], timeout=120)
+                        "--strict"], capture_output=True, text=True, cwd=Path(__file__).resolve().parents[3],
+                       timeout=120)
     assert r.returncode == 1 and "SKM321" in r.stdout + r.stderr and not out.exists()
 
 

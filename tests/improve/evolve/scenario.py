@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 from pathlib import Path
 from typing import Any
@@ -51,7 +52,7 @@ def scenario() -> dict[str, Any]:
                  "prediction": "checked.txt does not exist"}]},
             {"children": [_child("B1", 1)]}],
     }
-    for parent, child in zip(chain, chain[1:]):
+    for parent, child in itertools.pairwise(chain):
         reflect[parent] = [{"children": [_child(child, 1)]}]
     verify = {
         "h1": [[{"id": "value42", "kind": "python", "source": _VALUE_CASE, "strength": "semantic"}]],

@@ -9,6 +9,7 @@ fewer cases than the root) and succeeds; greedy refinement spends the budget on 
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import signal
@@ -46,7 +47,7 @@ def _roles() -> dict[str, Any]:
          "children": [{"name": "A", "rank": 1, "machine": WRONG_FILE},
                       {"name": "C", "rank": 2, "machine": UNCHECKED},
                       {"name": "B", "rank": 3, "machine": GOOD}]}]}
-    for i, (parent, child) in enumerate(zip(chain, chain[1:])):
+    for i, (parent, child) in enumerate(itertools.pairwise(chain)):
         reflect[parent] = [{"children": [{"name": child, "rank": 1, "machine": f"# attempt {i}\n{WRONG_FILE}"}]}]
     verify = {"h1": [[{"id": "value42", "kind": "python", "source": VALUE_CASE, "strength": "semantic"}]],
               "h2": [[{"id": "exists", "kind": "shell", "source": "test -f answer.txt", "strength": "hard"}]]}
@@ -305,7 +306,7 @@ def test_the_gate_replays_the_traces_a_real_refine_archive_accepted(setup: tuple
 
 def test_the_default_folder_is_relative_to_the_current_one(setup: tuple[Path, Path], tmp_path: Path,
                                                            monkeypatch: pytest.MonkeyPatch) -> None:
-    machine, roles = setup
+    _machine, _roles_file = setup
     monkeypatch.chdir(tmp_path)
     args = ["evolve", "root.skm", "--suite", SUITE, "--task", "t1", "--executor", EXECUTOR,
             "--reflect-model", "scripted:roles.json"]

@@ -143,7 +143,7 @@ def test_a_candidate_identical_to_a_version_that_ran_is_refused(tmp_path: Path) 
     assert isinstance(loaded, Script)
     evolution = _evolve(loaded, tmp_path / "twin")
     refused = [evolution.tree.node(s.node) for s in evolution.steps if s.kind == "refused"]
-    assert [n.name for n in refused][0] == "same" and "the same version as root" in (refused[0].invalid or "")
+    assert next(n.name for n in refused) == "same" and "the same version as root" in (refused[0].invalid or "")
     assert evolution.success and "same" not in _names(evolution)
 
 

@@ -217,7 +217,7 @@ def test_skill_edits_are_offered_only_for_a_machine_built_from_its_skill_md(outp
     lines = skill_lines(node)
     assert lines == ("# Answer", "Work out the answer to the question.", "Write the answer to answer.txt.")
     schema = reflect_schema(node, (), children=3, must=False)
-    machine_form, skill_form = _props(schema, "children", "items", "patch")["anyOf"]
+    _machine_form, skill_form = _props(schema, "children", "items", "patch")["anyOf"]
     assert _props(skill_form, "skill", "items", "find") == {"enum": list(lines)}
     prompt = ModelReflector(_executor(tmp_path, {})).prompt(_request(output, machine=built, skill=SKILL))
     assert "- Write the answer to answer.txt." in prompt and '{"skill": [{"find": ' in prompt
@@ -271,7 +271,8 @@ def test_a_cut_off_reply_is_retried_with_a_short_echo_then_skm845(output: Output
     cut = '{"operations": [' + '{"op": "add", "id": "1"}, ' * 100
     executor = Recording([Response(cut, output_tokens=16), Response(cut, output_tokens=16)])
     reflection = ModelReflector(executor).reflect(_request(output))
-    assert reflection.children == () and [str(d.code) for d in reflection.diagnostics] == [codes.UNUSABLE_ROLE_REPLY.code]
+    assert (reflection.children == ()
+            and [str(d.code) for d in reflection.diagnostics] == [codes.UNUSABLE_ROLE_REPLY.code])
     assert "cut off at 16 tokens" in reflection.diagnostics[0].message
     retry = executor.requests[1].messages
     assert retry[1]["role"] == "assistant" and len(retry[1]["content"]) == ECHO_CHARS + 1  # shortened, then "…"
@@ -303,7 +304,7 @@ def test_two_unusable_replies_make_an_empty_round_with_skm845(output: Output, tm
 
 
 def test_a_model_that_fails_outright_is_a_role_error(output: Output, tmp_path: Path) -> None:
-    with pytest.raises(RoleError, match="evolve.reflect"):
+    with pytest.raises(RoleError, match=r"evolve.reflect"):
         ModelReflector(_executor(tmp_path, {})).reflect(_request(output))  # the script has no such state
 
 

@@ -95,7 +95,7 @@ def test_a_skill_patch_is_built_offline_and_keeps_the_patched_document() -> None
                        (Patch(skill=(SkillEdit("answer", "x"),)), "occurs 3 times")]:
         with pytest.raises(PatchError, match=words):
             apply_patch(root, SKILL, bad)
-    with pytest.raises(PatchError, match="needs a parent with a SKILL.md"):
+    with pytest.raises(PatchError, match=r"needs a parent with a SKILL.md"):
         apply_patch(root, None, Patch(skill=(SkillEdit("a", "b"),)))
     with pytest.raises(PatchError, match="not both"):
         apply_patch(root, SKILL, Patch((Edit("start", target="x"),), (SkillEdit("a", "b"),)))

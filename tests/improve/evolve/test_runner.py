@@ -120,7 +120,7 @@ def test_a_version_the_gate_checked_is_not_checked_again(tmp_path: Path, monkeyp
 
 def test_a_version_file_that_cannot_be_written_is_a_role_error(tmp_path: Path) -> None:
     (tmp_path / "versions").write_text("not a folder", encoding="utf-8")
-    with pytest.raises(RoleError, match="version fine did not run: cannot write .*versions/1.skm"):
+    with pytest.raises(RoleError, match=r"version fine did not run: cannot write .*versions/1.skm"):
         _executor(tmp_path).execute(Node(1, GOOD, name="fine"))
 
 
