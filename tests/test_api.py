@@ -115,7 +115,8 @@ def test_every_command_lives_in_its_package_and_api_names_it() -> None:
         assert getattr(api, name).__module__ == home, name
     code = ("import sys, skillc.api; print(sorted(m for m in sys.modules if m.startswith('skillc.') and "
             "m.split('.')[1] not in ('api', 'diagnostics', 'lazy', 'version')))")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                         timeout=60).stdout
     assert out.strip() == "[]"  # importing the API loads no stage and no command module
 
 
