@@ -9,6 +9,7 @@ stops finds its pool gone; it exits without printing a traceback on the bench's 
 
 from __future__ import annotations
 
+import ctypes
 import os
 import signal
 import sys
@@ -24,8 +25,6 @@ def die_with_parent(parent: int) -> None:
     """Ask for SIGKILL when this process's parent dies; exit now if `parent` is already gone."""
     if sys.platform != "linux":
         return
-    import ctypes
-
     libc = ctypes.CDLL(None, use_errno=True)
     libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
     if os.getppid() != parent:  # the parent died before the request was made

@@ -108,7 +108,7 @@ class RayBackend:
         ray = self._connected()
         task = ray.remote(run_shipped).options(num_cpus=self.num_cpus, max_retries=self.retries)
         queue = iter(jobs)
-        running: dict[Any, J] = {}
+        running: dict[object, J] = {}  # by Ray object ref
         died: list[str] = []
         try:
             for job in queue:

@@ -344,7 +344,7 @@ def to_markdown(report: Report, title: str = "skillc bench", meta: ReportMeta | 
 
 def _png(draw: Callable[[Axes], None], size: tuple[float, float]) -> str:
     """A chart drawn by `draw(axes)` as a base64 PNG data URI."""
-    from matplotlib.figure import Figure
+    from matplotlib.figure import Figure  # optional extra (skillc[bench])
 
     fig = Figure(figsize=size, dpi=100, layout="constrained")
     draw(fig.subplots())
@@ -367,7 +367,7 @@ def success_chart(report: Report) -> str:
     """Horizontal bars of success and RFC per group with their confidence intervals (one row per mode / executor,
     its label written out level on the left: long executor specs stay readable)."""
     def draw(ax: Axes) -> None:
-        import numpy as np
+        import numpy as np  # optional extra (skillc[bench], with matplotlib)
 
         s = report.summaries
         y = np.arange(len(s))
@@ -406,7 +406,7 @@ def tokens_chart(report: Report) -> str:
         return _png(lambda ax: _tokens_boxes(ax, report), (max(4.0, 1.6 * len(report.summaries) + 2), 3.6))
 
     def draw(ax: Axes) -> None:
-        import numpy as np
+        import numpy as np  # optional extra (skillc[bench], with matplotlib)
 
         tasks = _tasks(t.task for t in report.tokens)
         groups = _ordered(f"{t.mode} / {t.executor}" for t in report.tokens)

@@ -93,7 +93,7 @@ def make_backend(name: str, workers: int = 1, address: str | None = None) -> Bac
         return LocalBackend(workers)
     if name == "ray":
         try:
-            from skillc.bench.ray_backend import RayBackend
+            from skillc.bench.ray_backend import RayBackend  # local, guarded: the ray backend (optional extra)
         except ImportError as exc:
             raise BackendError(f"the ray backend is not available: {exc} (pip install 'skillc[bench]')") from None
         backend: Backend = RayBackend(address, workers=workers)

@@ -27,7 +27,7 @@ class Interval:
 
 def _z(confidence: float) -> float:
     """The two-sided standard normal quantile for `confidence` (1.959964 for 0.95)."""
-    from scipy.stats import norm
+    from scipy.stats import norm  # optional extra (skillc[bench])
 
     return float(norm.ppf(0.5 + confidence / 2))
 
@@ -45,7 +45,7 @@ def wilson(successes: int, n: int, confidence: float = 0.95) -> Interval:
 
 def clopper_pearson(successes: int, n: int, confidence: float = 0.95) -> Interval:
     """The exact Clopper-Pearson interval of successes/n."""
-    from scipy.stats import beta
+    from scipy.stats import beta  # optional extra (skillc[bench])
 
     if n == 0:
         return Interval(math.nan, 0.0, 1.0)
@@ -87,7 +87,7 @@ def mcnemar_pairs(pairs: Sequence[tuple[bool, bool]]) -> McNemar:
 def paired_bootstrap(first: Sequence[float], second: Sequence[float], *, resamples: int = 10_000,
                      confidence: float = 0.95, seed: int = 0) -> Interval:
     """A percentile bootstrap interval of mean(first - second) over pairs resampled with replacement."""
-    import numpy as np
+    import numpy as np  # optional extra (skillc[bench], with scipy)
 
     if len(first) != len(second):
         raise ValueError(f"paired samples differ in length ({len(first)} and {len(second)})")

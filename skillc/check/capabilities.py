@@ -89,7 +89,7 @@ def _spelling(tool: str) -> str:
 def _bash(m: Machine, st: State, entries: list[Capability], args: dict[str, ir.Expr], known: Known,
           context: CheckContext | None) -> Iterator[Diagnostic]:
     """The command (or argv) of a bash call starts with an allowed prefix on every path."""
-    from skillc.check.smt import argv_allowed_proof, command_allowed_proof
+    from skillc.check.smt import argv_allowed_proof, command_allowed_proof  # the solver loads only when needed
 
     prefixes = [c.prefix for c in entries if c.prefix is not None]
     exact = [c.command for c in entries if c.command is not None]

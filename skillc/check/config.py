@@ -8,12 +8,15 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 import attrs
 
 from skillc.check.context import DEFAULT_QUOTE_MIN_WORDS, DEFAULT_SMT_TIMEOUT_MS
 from skillc.diagnostics import Diagnostic, Severity
+
+if TYPE_CHECKING:
+    from skillc.serve.mcpconfig import McpServer
 
 LEVELS: dict[str, Severity | None] = {
     "error": Severity.ERROR, "warning": Severity.WARNING, "note": Severity.NOTE, "off": None,
@@ -31,7 +34,7 @@ class Config:
     model: str | None = None  # `skillc build`'s model spec (the LLM compiler); None: offline unless --model/env
     path: Path | None = None
     #: `[tool.skillc.mcp.NAME]`: the MCP servers machines' `tool … from mcp "NAME"` name (`skillc.serve.mcpconfig`).
-    mcp: dict[str, Any] = attrs.Factory(dict)
+    mcp: dict[str, McpServer] = attrs.Factory(dict)
 
     def apply(self, diagnostics: Iterable[Diagnostic]) -> list[Diagnostic]:
         """Diagnostics with the configured severities; silenced ones dropped."""

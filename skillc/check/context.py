@@ -4,9 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import attrs
+
+if TYPE_CHECKING:
+    from skillc.serve.mcpconfig import McpServer
 
 _T = TypeVar("_T")
 
@@ -30,7 +33,7 @@ class CheckContext:
     #: The MCP servers of the configuration (name → `skillc.serve.mcpconfig.McpServer`) and the file naming them
     #: (its folder holds the lock file); `mcp_live`: start them to list their tools (`skillc check`), else the
     #: lock file alone is read (the language server, a run's own check).
-    mcp_servers: dict[str, Any] = attrs.Factory(dict)
+    mcp_servers: dict[str, McpServer] = attrs.Factory(dict)
     mcp_config: Path | None = None
     mcp_live: bool = False
 

@@ -14,7 +14,7 @@ Reported:
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from skillc.check import codes
 from skillc.check.context import CheckContext, timeout_ms
@@ -24,6 +24,8 @@ from skillc.ir import types as T
 from skillc.ir.machine import Edge, Machine, State
 
 if TYPE_CHECKING:
+    import z3
+
     from skillc.check.smt import Encoder
 
 # One verdict per edge: ("dead" | "shadowed" | "unknown" | "ok", witness lines, index of the shadowing edge).
@@ -80,14 +82,14 @@ def _live(st: State) -> tuple[Edge, ...]:
     return st.edges[: first_default + 1]
 
 
-def _analyse_state(st: State, enc: Encoder, s: Any) -> list[Verdict]:
+def _analyse_state(st: State, enc: Encoder, s: z3.Solver) -> list[Verdict]:
     """For each edge: ("dead" | "shadowed" | "unknown" | "ok", witness lines, index of the shadowing edge)."""
-    import z3
+    import z3  # optional extra, loaded only for machines with guards (start-up)
 
     from skillc.check.smt import describe_model
 
     out: list[Verdict] = []
-    previous: list[Any] = []
+    previous: list[z3.BoolRef] = []
     live = _live(st)
     enc.begin(e.guard for e in live)
     guards = [z3.BoolVal(True) if e.guard is None else enc.fires(e.guard) for e in live]
@@ -126,9 +128,9 @@ def _analyse_state(st: State, enc: Encoder, s: Any) -> list[Verdict]:
     return out
 
 
-def _first_cover(s: Any, g: Any, previous: list[Any]) -> tuple[int | None, Any]:
+def _first_cover(s: z3.Solver, g: z3.BoolRef, previous: list[z3.BoolRef]) -> tuple[int | None, z3.ModelRef | None]:
     """The first earlier edge j such that edges 0..j take every case of `g`, and a case edge j takes."""
-    import z3
+    import z3  # lazy: see _analyse_state
 
     for j in range(len(previous)):
         if s.check(g, z3.Not(z3.Or(previous[: j + 1]))) == z3.unsat:
@@ -196,7 +198,7 @@ def check_judge_coverage(m: Machine, context: CheckContext | None = None) -> Ite
 
 def _solver_routes(m: Machine, st: State, label: str, labels: list[str], timeout: int) -> list[list[str]] | None:
     """Classes of labels the solver proves routed identically (None when an opaque term hides the label)."""
-    import z3
+    import z3  # lazy: see _analyse_state
 
     from skillc.check.smt import Encoder, solver
 
@@ -207,7 +209,7 @@ def _solver_routes(m: Machine, st: State, label: str, labels: list[str], timeout
     if any(label in ir.variables(o) for o in enc.opaque_exprs if _in_state(o, st)):
         return None
 
-    def route(i: int) -> Any:
+    def route(i: int) -> z3.ArithRef:
         out = z3.IntVal(len(guards))
         for k in range(len(guards) - 1, -1, -1):
             out = z3.If(z3.substitute(guards[k], (term, z3.IntVal(i))), z3.IntVal(k), out)

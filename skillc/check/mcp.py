@@ -12,11 +12,15 @@ the one the runtime makes again when it starts the server.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Any
+from types import ModuleType
+from typing import TYPE_CHECKING
 
 from skillc.check.context import CheckContext
 from skillc.diagnostics import Diagnostic, make
 from skillc.ir.machine import Machine, Tool
+
+if TYPE_CHECKING:
+    from skillc.runtime.jsonvalue import Object
 
 
 def check_mcp_tools(m: Machine, context: CheckContext | None = None) -> Iterator[Diagnostic]:
@@ -24,14 +28,14 @@ def check_mcp_tools(m: Machine, context: CheckContext | None = None) -> Iterator
     tools = [t for t in m.tools.values() if t.mcp is not None]
     if not tools:
         return
-    from skillc.serve import codes
+    from skillc.serve import codes  # skillc.serve loads only for machines with MCP tools (start-up)
     from skillc.serve.mcpconfig import lock_path, read_lock, write_lock
 
     context = context or CheckContext()
     servers = context.mcp_servers
     lock = lock_path(context.mcp_config) if context.mcp_config is not None else None
     locked, lock_problem = read_lock(lock) if lock is not None else ({}, None)
-    listings: dict[str, dict[str, dict[str, Any]] | None] = {}
+    listings: dict[str, dict[str, Object] | None] = {}
     warned: set[str] = set()
     for tool in tools:
         assert tool.mcp is not None
@@ -44,9 +48,9 @@ def check_mcp_tools(m: Machine, context: CheckContext | None = None) -> Iterator
                             "to skillc.toml)")
             continue
         if tool.mcp not in listings:
-            listing: dict[str, dict[str, Any]] | None = None
+            listing: dict[str, Object] | None = None
             if context.mcp_live:
-                from skillc.serve.client import McpToolError, list_tools
+                from skillc.serve.client import McpToolError, list_tools  # only when servers start
 
                 try:
                     listing = list_tools(server)
@@ -71,8 +75,8 @@ def check_mcp_tools(m: Machine, context: CheckContext | None = None) -> Iterator
         yield from _fits(tool, listing, codes)
 
 
-def _fits(tool: Tool, listing: dict[str, dict[str, Any]], codes: Any) -> Iterator[Diagnostic]:
-    from skillc.serve.schemas import input_problems, output_problems
+def _fits(tool: Tool, listing: dict[str, Object], codes: ModuleType) -> Iterator[Diagnostic]:
+    from skillc.serve.schemas import input_problems, output_problems  # start-up: see check_mcp_tools
 
     record = listing.get(tool.mcp_name)
     if record is None:

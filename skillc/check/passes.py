@@ -21,7 +21,8 @@ from skillc.check.rules import check_rules
 from skillc.check.structure import check_graph
 from skillc.diagnostics import Diagnostic, codes, make
 from skillc.ir.lower import FragmentDef
-from skillc.ir.machine import FALLBACK, Machine, State
+from skillc.ir.machine import FALLBACK, Machine, State, Variable
+from skillc.ir.toolkit import PLACE_VARIABLES, places_in
 
 Check = Callable[[Machine, CheckContext | None], Iterator[Diagnostic]]
 
@@ -60,9 +61,6 @@ def check_machine(m: Machine, context: CheckContext | None = None) -> list[Diagn
 
 def fragment_machine(f: FragmentDef, path: str | None) -> Machine:
     """A fragment seen as a machine: parameters are inputs, exits are success terminals."""
-    from skillc.ir.machine import Variable
-    from skillc.ir.toolkit import PLACE_VARIABLES, places_in
-
     variables = {name: Variable(name, t, "input") for name, t in f.params}
     variables.update(f.variables)
     variables.update({p: PLACE_VARIABLES[p] for p in places_in(f.states.values())})

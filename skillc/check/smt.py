@@ -308,7 +308,8 @@ class Encoder:
                 return Val("bool", _compare(op, x, y) if kind == "real" else _FP_COMPARE[op](x, y), ok=ok)
         return self._opaque(e)
 
-    def _int_float(self, left: ir.Expr, a: Val, right: ir.Expr, b: Val) -> tuple[Any, Any, str] | None:
+    def _int_float(self, left: ir.Expr, a: Val, right: ir.Expr,
+                   b: Val) -> tuple[z3.ArithRef | z3.FPRef, z3.ArithRef | z3.FPRef, str] | None:
         """An int beside a float as two comparable terms, where Python's exact comparison can be expressed:
         beside a finite float constant both become reals; an int constant within ±2**53 (so exactly a double)
         beside a float becomes that double. Returns (x, y, "real" | "fp"), or None."""
@@ -440,7 +441,7 @@ _ENCODE: dict[type[ir.Expr], Callable[[Encoder, Any], Val]] = {
 _FP_COMPARE = {"<": z3.fpLT, "<=": z3.fpLEQ, ">": z3.fpGT, ">=": z3.fpGEQ}
 
 
-def _compare(op: str, x: Any, y: Any) -> z3.BoolRef:
+def _compare(op: str, x: z3.ArithRef, y: z3.ArithRef) -> z3.BoolRef:
     return {"<": x < y, "<=": x <= y, ">": x > y, ">=": x >= y}[op]
 
 
@@ -520,7 +521,7 @@ def _unescape(text: str) -> str:
 Scalar = bool | int | float | str | fractions.Fraction
 
 
-def model_value(model: z3.ModelRef, term: Any) -> Scalar | None:
+def model_value(model: z3.ModelRef, term: z3.ExprRef) -> Scalar | None:
     """The Python value a model gives a term (completed where the model leaves it free); None when not a scalar.
 
     Booleans, integers, reals (as exact fractions), IEEE doubles (as floats, NaN
@@ -610,7 +611,7 @@ def describe_model(model: z3.ModelRef, enc: Encoder, names: Iterable[str]) -> li
     return out
 
 
-def float_value(model: z3.ModelRef, term: Any) -> float:
+def float_value(model: z3.ModelRef, term: z3.FPRef) -> float:
     """The Python float a model gives an IEEE double term."""
     value = model.eval(term, model_completion=True)
     if value.isNaN():
@@ -737,9 +738,9 @@ def command_allowed_proof(m: Machine, command: ir.Expr, known: Known, prefixes: 
     return verdict, value if isinstance(value, str) else None
 
 
-def _wildcard_re(pattern: str) -> Any:
+def _wildcard_re(pattern: str) -> z3.ReRef | None:
     """A wildcard command (`npx *eas-cli@*`) as a Z3 regular expression (each `*`: any string), or None."""
-    pieces: list[Any] = []
+    pieces: list[z3.ReRef] = []
     for i, part in enumerate(wildcard_parts(pattern.strip())):
         if i:
             pieces.append(z3.Full(z3.ReSort(z3.StringSort())))
@@ -757,7 +758,7 @@ def argv_allowed_proof(m: Machine, items: Sequence[ir.Expr], known: Known,
     when `exact`): ("proved" | "refuted" | "unknown", a counterexample argv)."""
     enc = Encoder(m)
     enc.begin(items)
-    terms: list[Any] = []
+    terms: list[z3.SeqRef] = []
     oks: list[z3.BoolRef | None] = []
     for i, item in enumerate(items):
         text = enc._text(item)

@@ -13,11 +13,13 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
+from skillc.check.passes import CheckContext, check_machine, fragment_machine
+from skillc.config import find_config
 from skillc.diagnostics.diagnostic import Diagnostic, HasDiagnostics, Severity
+from skillc.ir.loader import ImportCache, load
 
 if TYPE_CHECKING:
     from skillc.check.config import Config
-    from skillc.ir.loader import ImportCache
     from skillc.ir.machine import Machine
     from skillc.syntax import nodes
 
@@ -54,10 +56,6 @@ def check_source(source: str | os.PathLike[str], *, path: str | None = None,
 
     `mcp_live`: start the MCP servers the machine's tools name to list their schemas (`skillc check`), else only
     the lock file is read."""
-    from skillc.check.passes import CheckContext, check_machine, fragment_machine
-    from skillc.config import find_config
-    from skillc.ir.loader import load
-
     loaded = load(source, path=path, root=root, imports=imports)
     found = list(loaded.diagnostics)
     if config is None:

@@ -5,14 +5,11 @@ its rules. `skillc.api.conform` is `conform` here; the command line renders its 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
 
 import attrs
 
+from skillc.conform.conform import ConformReport, conform_files
 from skillc.diagnostics.diagnostic import Diagnostic, HasDiagnostics
-
-if TYPE_CHECKING:
-    from skillc.conform.conform import ConformReport
 
 
 @attrs.define
@@ -28,8 +25,7 @@ class ConformResult(HasDiagnostics):
 def conform(machine_path: str, transcripts: Sequence[str], *, trace_format: str | None = None) -> ConformResult:
     """Align native transcripts (skillc run traces of any mode, chat transcripts, Claude Code logs) to a checked
     machine without replaying any model, and report the rules and success evidence each one broke, and where."""
-    from skillc.api import internal_error, load_checked
-    from skillc.conform.conform import conform_files
+    from skillc.api import internal_error, load_checked  # local: the facade re-exporting this module
 
     checked = load_checked(machine_path)
     if checked.machine is None:

@@ -27,11 +27,14 @@ import stat
 import tempfile
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from skillc.diagnostics import codes
 from skillc.diagnostics.code import Code
 from skillc.diagnostics.diagnostic import Diagnostic, make
+
+if TYPE_CHECKING:
+    from skillc.runtime.jsonvalue import Value
 
 #: What any input file may hold at most unless the caller says otherwise (a .skm, a trace, a script).
 MAX_INPUT_BYTES = 128 << 20
@@ -121,7 +124,7 @@ class JSONProblem(ValueError):
     """JSON text that does not decode, or that nests deeper than the limit."""
 
 
-def loads(text: str | bytes, *, max_depth: int = MAX_JSON_DEPTH) -> Any:
+def loads(text: str | bytes, *, max_depth: int = MAX_JSON_DEPTH) -> Value:
     """`json.loads` that never overflows the stack: deeper than `max_depth` is a JSONProblem."""
     try:
         value = json.loads(text)
@@ -136,12 +139,12 @@ def loads(text: str | bytes, *, max_depth: int = MAX_JSON_DEPTH) -> Any:
     return value
 
 
-def depth_exceeds(value: Any, max_depth: int) -> bool:
+def depth_exceeds(value: object, max_depth: int) -> bool:
     """True when lists/objects nest deeper than `max_depth` (iterative: safe on any depth)."""
     stack = [(value, 1)]
     while stack:
         v, d = stack.pop()
-        children: Iterable[Any]
+        children: Iterable[object]
         if isinstance(v, dict):
             children = v.values()
         elif isinstance(v, list):
@@ -154,7 +157,7 @@ def depth_exceeds(value: Any, max_depth: int) -> bool:
     return False
 
 
-def scrub(value: Any) -> Any:
+def scrub(value: Value) -> Value:
     """A copy of a JSON value with lone surrogates (not valid Unicode) replaced by U+FFFD, keys included."""
     if isinstance(value, str):
         try:

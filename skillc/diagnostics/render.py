@@ -9,10 +9,14 @@ import re
 import sys
 from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, TextIO
 from urllib.parse import quote
 
 from skillc.diagnostics.diagnostic import Diagnostic, Label, Severity
+from skillc.version import __version__
+
+if TYPE_CHECKING:
+    from skillc.runtime.jsonvalue import Object
 
 FORMATS = ("full", "concise", "json", "github", "sarif")
 
@@ -117,10 +121,10 @@ def render_concise(d: Diagnostic) -> str:
     return f"{where}{d.severity}[{d.code}]: {d.message}"
 
 
-def to_json(d: Diagnostic) -> dict[str, Any]:
+def to_json(d: Diagnostic) -> Object:
     """The JSON object for one diagnostic (the `json` format writes one per line)."""
     path, line, col, end_line, end_col = _location(d)
-    obj: dict[str, Any] = {
+    obj: Object = {
         "file": path or None,
         "line": line or None,
         "column": col or None,
@@ -142,7 +146,7 @@ def to_json(d: Diagnostic) -> dict[str, Any]:
     return obj
 
 
-def _json_label(label: Label) -> dict[str, Any]:
+def _json_label(label: Label) -> dict[str, str | int]:
     """A secondary span as JSON: where it is and what it says."""
     (line, col), (end_line, end_col) = label.span.start_pos, label.span.end_pos
     return {"file": label.span.source.display_path, "line": line, "column": col, "end_line": end_line,
@@ -210,10 +214,8 @@ def _artifact(path: str) -> dict[str, str]:
 _SARIF_LEVEL = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.NOTE: "note"}
 
 
-def to_sarif(diagnostics: Iterable[Diagnostic]) -> dict[str, Any]:
+def to_sarif(diagnostics: Iterable[Diagnostic]) -> Object:
     """A SARIF 2.1.0 log with one run: the rules used and one result per diagnostic."""
-    from skillc.version import __version__
-
     items = list(diagnostics)
     codes = sorted({d.code for d in items}, key=lambda c: c.code)
     rules = []
@@ -229,7 +231,7 @@ def to_sarif(diagnostics: Iterable[Diagnostic]) -> dict[str, Any]:
     index = {code: i for i, code in enumerate(codes)}
     results = []
     for d in items:
-        result: dict[str, Any] = {"ruleId": d.code.code, "ruleIndex": index[d.code], "level": _SARIF_LEVEL[d.severity],
+        result: Object = {"ruleId": d.code.code, "ruleIndex": index[d.code], "level": _SARIF_LEVEL[d.severity],
                         "message": {"text": flat_text(d)}}
         if d.span is not None:
             path, line, col, end_line, end_col = _location(d)

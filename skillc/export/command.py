@@ -4,24 +4,18 @@ skillc's own steps. `skillc.api.export_graph` is `export_graph` here.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    from skillc.api import TextResult
+from skillc.api import TextResult, internal_error, load_checked
+from skillc.export.langgraph import export
 
 
 def export_graph(kind: str, machine_path: str) -> TextResult:
     """`skillc export langgraph MACHINE`: a Python module building the checked machine as a LangGraph `StateGraph`
     whose nodes run skillc's own steps (`kind` is `langgraph`, the one system written so far); the module is None
     when the machine cannot be exported."""
-    from skillc.api import TextResult, internal_error, load_checked
-
     checked = load_checked(machine_path)
     if checked.machine is None:
         return TextResult(None, checked.diagnostics)
     try:
-        from skillc.export.langgraph import export
-
         return TextResult(*export(checked.machine, machine_path))
     except Exception as exc:  # noqa: BLE001 - an internal error is reported, not raised
         return TextResult(None, [internal_error(exc, f"exporting {machine_path}")])

@@ -16,12 +16,15 @@ operation of `machine` may reach when it fails, counted as a successor). It is w
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import TypeVar
 
 from skillc.ir import expr as ir
 from skillc.ir.machine import FALLBACK, Machine, Rule, State
 from skillc.ir.printexpr import show_expr
-from skillc.runtime.jsonvalue import Object, Value
+from skillc.runtime.jsonvalue import Object
+
+V = TypeVar("V")
+K = TypeVar("K")
 
 
 def _show(e: ir.Expr | None) -> str | None:
@@ -51,7 +54,7 @@ def _state(st: State, rn: _Names) -> Object:
             "provenance": str(st.provenance) if st.provenance else None}
 
 
-def _rule(r: Rule, rn: _Names) -> tuple[Any, ...]:
+def _rule(r: Rule, rn: _Names) -> tuple[object, ...]:
     return (r.kind, tuple(map(rn, r.ops)), r.quote, r.outcome)
 
 
@@ -89,8 +92,8 @@ def differences(a: Machine, b: Machine, names: Mapping[str, str] | None = None) 
     return out
 
 
-def _keyed(out: list[str], what: str, a: Mapping[str, Value], b: Mapping[str, Value], key: Callable[[Any], Any],
-           same: Callable[[Any, Any], bool]) -> None:
+def _keyed(out: list[str], what: str, a: Mapping[str, V], b: Mapping[str, V], key: Callable[[V], K],
+           same: Callable[[K, K], bool]) -> None:
     for name in sorted(set(a) | set(b)):
         if name not in b:
             out.append(f"{what} `{name}` is missing")

@@ -43,7 +43,7 @@ from skillc.runtime.interpreter import (
     place_values,
 )
 from skillc.runtime.jsonvalue import Object, Value
-from skillc.runtime.record import EndReason, Footer, new_header
+from skillc.runtime.record import EndReason, Footer, Verdict, new_header
 from skillc.runtime.session import run_tools
 from skillc.runtime.trace import TraceWriter, named_secrets
 
@@ -224,7 +224,7 @@ class Steps:
         env = self._env(values)
         terminal = self.machine.states[name]
         reason = EndReason.from_json(values[REASON]) if isinstance(values.get(REASON), dict) else None
-        verdicts: tuple[Any, ...] = ()
+        verdicts: tuple[Verdict, ...] = ()
         if terminal.predicates:
             verdicts = tuple(config.interpreter.judge(terminal, env))
             failed = next((v for v in verdicts if not v.holds), None)

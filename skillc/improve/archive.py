@@ -37,7 +37,7 @@ import re
 from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Final
+from typing import Final
 
 import attrs
 
@@ -48,6 +48,7 @@ from skillc.improve import codes
 from skillc.improve.events import Alignment, DevTrace
 from skillc.improve.replay import ReplayPath
 from skillc.runtime.interpreter import machine_hash
+from skillc.runtime.jsonvalue import Value
 
 VERSION: Final = 1
 _TMP: Final = ".tmp"
@@ -176,7 +177,7 @@ def _damaged(folder: Path, why: str) -> ArchiveError:
     return ArchiveError(make(codes.DAMAGED_ARCHIVE, f"archive {folder}: {why}"))
 
 
-def _read_json(path: Path, folder: Path) -> Any:
+def _read_json(path: Path, folder: Path) -> Value:
     try:
         data = _inside(folder, path)
         if data is None:

@@ -43,7 +43,6 @@ Events aligned to no state (None) are skipped. What a state is answered with:
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import Any
 
 import attrs
 
@@ -65,6 +64,7 @@ from skillc.runtime.interpreter import (
     bind_results,
     initial_env,
 )
+from skillc.runtime.jsonvalue import Env, Object, Value
 from skillc.runtime.prompts import Request
 from skillc.runtime.record import ErrorKind, Step, StepError, ToolCall, Verdict
 from skillc.runtime.values import apply_outputs, check_value, coerce
@@ -165,7 +165,7 @@ class _Cursor:
         return event
 
 
-def model_values(state: State, event: Event) -> dict[str, Any] | None:
+def model_values(state: State, event: Event) -> dict[str, object] | None:
     """The values a model/judge state takes from its event: its `output` on the state's writes, or None (unknown)."""
     if event.output is None or any(w not in event.output for w in state.writes):
         return None
@@ -198,7 +198,7 @@ class _Tools:
     def missing(self, machine: Machine) -> list[str]:
         return []
 
-    def result(self, state: str, tool: Tool, args: dict[str, Any]) -> dict[str, Any]:
+    def result(self, state: str, tool: Tool, args: Object) -> Object:
         result = self.cursor.take(state).result
         assert isinstance(result, dict)  # _Replayer.call_tool sends results that are not objects the unknown way
         return result
@@ -207,7 +207,7 @@ class _Tools:
 class _Replayer(Interpreter):
     """The interpreter with operations answered from a trace; unknown values leave the writes without a value."""
 
-    def __init__(self, machine: Machine, cursor: _Cursor, strict: bool, reported: dict[str, Any]) -> None:
+    def __init__(self, machine: Machine, cursor: _Cursor, strict: bool, reported: Env) -> None:
         # No retries: the same event would answer again. The step limit leaves room for every aligned event and
         # stops a cycle of unobserved turns whose unknown values keep the default edges firing.
         options = RunOptions(retries=0, max_steps=1000 + len(cursor.events))
@@ -218,12 +218,12 @@ class _Replayer(Interpreter):
         self.unknown: list[str] = []  # states whose values stayed unknown (unobserved ones included)
         self.unobserved: list[str] = []  # model/judge states entered with no aligned event at that point
 
-    def judge(self, terminal: State, env: Mapping[str, Any]) -> tuple[Verdict, ...]:
+    def judge(self, terminal: State, env: Mapping[str, Value]) -> tuple[Verdict, ...]:
         """A terminal's success predicates: the trace's world is gone (its tools' results stand in for it), so they
         are taken to hold; a replay judges the path and the outcome, not the files."""
         return tuple(Verdict(terminal.name, show_expr(p), True) for p in terminal.predicates)
 
-    def ask(self, st: State, env: dict[str, Any]) -> Answer:
+    def ask(self, st: State, env: Env) -> Answer:
         """A model or judge state answered by its aligned event's values (unknown ones forgotten); no prompt."""
         try:
             event = self.cursor.peek(st.name)
@@ -243,7 +243,7 @@ class _Replayer(Interpreter):
         label = new_env[st.writes[0]] if st.kind == "judge" else None
         return Answer(new_env, Operation("chat", output=values, label=label))
 
-    def call_tool(self, st: State, env: dict[str, Any]) -> Answer:
+    def call_tool(self, st: State, env: Env) -> Answer:
         """A tool state answered by its aligned event's result: the runtime's own call when the machine's arguments
         can be evaluated and the result is an object, else the trace's arguments recorded and the bindings bound
         (or forgotten, for a result that is not an object)."""
@@ -269,7 +269,7 @@ class _Replayer(Interpreter):
         except _Diverged as exc:
             raise StepFailed(StepError("divergence", str(exc))) from exc
 
-    def _forget(self, st: State, env: Mapping[str, Any], names: tuple[str, ...]) -> dict[str, Any]:
+    def _forget(self, st: State, env: Mapping[str, Value], names: tuple[str, ...]) -> Env:
         """The variables with `names` take the values the run reported at its end, else are left without one."""
         new_env = {k: v for k, v in env.items() if k not in names}
         for name in names:
@@ -280,7 +280,7 @@ class _Replayer(Interpreter):
         return new_env
 
     @staticmethod
-    def _evaluable(st: State, env: Mapping[str, Any]) -> bool:
+    def _evaluable(st: State, env: Mapping[str, Value]) -> bool:
         """Whether every argument of the state's call can be evaluated with the values known."""
         assert st.call is not None
         try:
@@ -290,15 +290,15 @@ class _Replayer(Interpreter):
             return False
         return True
 
-    def _args(self, st: State, env: Mapping[str, Any], event: Event) -> dict[str, Any]:
+    def _args(self, st: State, env: Mapping[str, Value], event: Event) -> Object:
         """The machine's arguments where they can be evaluated, else the trace's."""
         return {name: evaluate(value, env) for name, value in st.call.args} if st.call is not None \
             and self._evaluable(st, env) else dict(event.args)
 
 
-def _known(machine: Machine, values: Mapping[str, object], fits: Callable[[Variable], bool]) -> dict[str, Any]:
+def _known(machine: Machine, values: Mapping[str, object], fits: Callable[[Variable], bool]) -> Env:
     """The values that name a variable of the machine `fits` accepts and have its type; the others are left out."""
-    known: dict[str, Any] = {}
+    known: Env = {}
     for name, value in values.items():
         var = machine.variables.get(name)
         if var is not None and fits(var) and not check_value(value, var.type, name):

@@ -19,11 +19,14 @@ import os
 import shlex
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, TypeAlias
 
 from skillc.ir import expr as ir
 
-Env = Mapping[str, Any]
+if TYPE_CHECKING:
+    from skillc.runtime.jsonvalue import Value
+
+Env: TypeAlias = "Mapping[str, Value]"
 
 
 class EvalError(Exception):
@@ -38,7 +41,7 @@ class UnsetVariable(EvalError):
         self.name = name
 
 
-def text(value: Any) -> str:
+def text(value: object) -> str:
     """How a value prints inside `++` and `str()`: scalars plainly, structures as JSON."""
     if isinstance(value, bool):
         return "true" if value else "false"
@@ -106,7 +109,7 @@ class WorkFolder:
         return data.decode("utf-8", errors="replace")
 
 
-def evaluate(e: ir.Expr, env: Mapping[str, Any], world: World | None = None) -> Any:
+def evaluate(e: ir.Expr, env: Env, world: World | None = None) -> Value:
     """The value of an expression; `env` maps assigned variables to values, `world` answers `exists`/`file`."""
     method = _EVAL.get(type(e))
     if method is None:  # pragma: no cover - every IR class is listed
@@ -114,13 +117,13 @@ def evaluate(e: ir.Expr, env: Mapping[str, Any], world: World | None = None) -> 
     return method(e, env, world)
 
 
-def _var(e: ir.Var, env: Env, world: World | None) -> Any:
+def _var(e: ir.Var, env: Env, world: World | None) -> Value:
     if e.name not in env:
         raise UnsetVariable(e.name)
     return env[e.name]
 
 
-def _binop(e: ir.BinOp, env: Env, world: World | None) -> Any:
+def _binop(e: ir.BinOp, env: Env, world: World | None) -> Value:
     op = e.op
     if op == "and":
         return bool(evaluate(e.left, env, world)) and bool(evaluate(e.right, env, world))
@@ -161,14 +164,14 @@ def _binop(e: ir.BinOp, env: Env, world: World | None) -> Any:
     raise AssertionError(op)
 
 
-def _equal(a: Any, b: Any) -> bool:
+def _equal(a: object, b: object) -> bool:
     """Equality in which `true` is not `1` (Python's bool is an int)."""
     if isinstance(a, bool) or isinstance(b, bool):
         return type(a) is type(b) and bool(a == b)
     return bool(a == b)
 
 
-def _index(e: ir.GetIndex, env: Env, world: World | None) -> Any:
+def _index(e: ir.GetIndex, env: Env, world: World | None) -> Value:
     obj, key = evaluate(e.obj, env, world), evaluate(e.key, env, world)
     try:
         return obj[key]
@@ -176,7 +179,7 @@ def _index(e: ir.GetIndex, env: Env, world: World | None) -> Any:
         raise EvalError(f"no item {key!r}") from None
 
 
-def _field(e: ir.GetField, env: Env, world: World | None) -> Any:
+def _field(e: ir.GetField, env: Env, world: World | None) -> Value:
     obj = evaluate(e.obj, env, world)
     if obj is None:
         return None
@@ -186,7 +189,7 @@ def _field(e: ir.GetField, env: Env, world: World | None) -> Any:
         raise EvalError(f"no field `{e.field}`") from None
 
 
-def _call(e: ir.Call, env: Env, world: World | None) -> Any:
+def _call(e: ir.Call, env: Env, world: World | None) -> Value:
     args = [evaluate(a, env, world) for a in e.args]
     if e.func == "len":
         return len(args[0]) if args[0] is not None else 0
@@ -209,7 +212,7 @@ def _call(e: ir.Call, env: Env, world: World | None) -> Any:
     raise AssertionError(e.func)
 
 
-_EVAL: dict[type[ir.Expr], Callable[[Any, Env, World | None], Any]] = {
+_EVAL: dict[type[ir.Expr], Callable[[Any, Env, World | None], Value]] = {
     ir.Var: _var,
     ir.Const: lambda e, env, world: e.value,
     ir.Label: lambda e, env, world: e.value,

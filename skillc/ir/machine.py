@@ -11,7 +11,7 @@ entry state.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import TYPE_CHECKING, Any, Final, Literal, TypeAlias, get_args
+from typing import TYPE_CHECKING, Final, Literal, TypeAlias, TypedDict, get_args
 
 import attrs
 
@@ -198,6 +198,20 @@ class Rule:
         return self.fragment is not None
 
 
+
+class Summary(TypedDict):
+    """`Machine.summary()`: the counts users ask about first, and the states by kind."""
+
+    states: int
+    transitions: int
+    variables: int
+    counters: int
+    inputs: int
+    tools: int
+    rules: int
+    kinds: dict[str, int]
+
+
 @attrs.frozen(hash=False)
 class Machine:
     """A resolved machine."""
@@ -237,7 +251,7 @@ class Machine:
         for s in self.states.values():
             yield from s.edges
 
-    def summary(self) -> dict[str, Any]:
+    def summary(self) -> Summary:
         """Counts users ask about first."""
         kinds: dict[str, int] = {}
         for s in self.states.values():

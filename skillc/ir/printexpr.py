@@ -38,7 +38,7 @@ _TO_AST: dict[type[ir.Expr], Callable[[Any], n.Expr]] = {
 }
 
 
-def _const(v: Any) -> n.Expr:
+def _const(v: object) -> n.Expr:
     if v is None:
         return n.NoneLit()
     if isinstance(v, bool):

@@ -21,6 +21,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from typing import Final
+from urllib.parse import urlsplit
 
 import attrs
 
@@ -411,8 +412,6 @@ def path_allowed(caps: Iterable[Capability], tool: str, path: str) -> bool:
 
 def url_host(url: str) -> str | None:
     """The host of a URL, lowercased (None when it has none)."""
-    from urllib.parse import urlsplit
-
     try:
         host = urlsplit(url.strip()).hostname
     except ValueError:

@@ -7,9 +7,12 @@ except records and named enums, whose names are part of their identity.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 import attrs
+
+if TYPE_CHECKING:
+    from skillc.runtime.jsonvalue import Object
 
 
 @attrs.frozen
@@ -194,7 +197,7 @@ def strip_optional(t: Type) -> Type:
     return t.inner if isinstance(t, OptionalT) else t
 
 
-def json_schema(t: Type) -> dict[str, Any]:
+def json_schema(t: Type) -> Object:
     """The JSON Schema of a type (used for output contracts and exports)."""
     if isinstance(t, StrT):
         return {"type": "string"}

@@ -23,13 +23,13 @@ import attrs
 from skillc import api
 from skillc.check.incremental import ItemParser
 from skillc.diagnostics import Diagnostic, SourceFile
+from skillc.ir.loader import ImportCache
 from skillc.lsp.index import Index, build_index
 from skillc.lsp.resolve import Resolved, resolve
 from skillc.lsp.trivia import Layout
 from skillc.syntax import nodes as n
 
 if TYPE_CHECKING:
-    from skillc.ir.loader import ImportCache
     from skillc.ir.machine import Machine
     from skillc.ir.symbols import FragmentDef
 
@@ -56,8 +56,6 @@ def run_check(text: str, path: str, overlay: Mapping[Path, str],
               root: str | None = None) -> tuple[api.CheckResult, ImportCache]:
     """One full check (in the checking thread), open buffers read instead of their files; imports confined to
     `root` when given (the workspace), else to the document's project root as `skillc check` does."""
-    from skillc.ir.loader import ImportCache
-
     imports = ImportCache()
     texts = getattr(imports, "texts", None)
     if isinstance(texts, dict):

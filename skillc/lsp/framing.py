@@ -28,7 +28,12 @@ import os
 import re
 import threading
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING
+
+from skillc.runtime.jsonvalue import Object, Value
+
+if TYPE_CHECKING:
+    from pygls.lsp.server import LanguageServer
 
 MAX_BODY = 64 << 20  # bytes; far above any real document, far below what could exhaust memory
 MAX_HEADER = 8 << 10
@@ -45,12 +50,12 @@ logger = logging.getLogger(__name__)
 class TooDeep(ValueError):
     """A JSON message nested deeper than MAX_DEPTH (`message`: the decoded object, when it could be decoded)."""
 
-    def __init__(self, message: Any = None) -> None:
+    def __init__(self, message: Value = None) -> None:
         super().__init__(f"message nested deeper than {MAX_DEPTH} levels")
         self.message = message
 
 
-def depth(value: Any) -> int:
+def depth(value: Value) -> int:
     """How deeply arrays and objects nest in a decoded JSON value (iteratively: no recursion to run out of)."""
     deepest, stack = 0, [(value, 1)]
     while stack:
@@ -65,7 +70,7 @@ def depth(value: Any) -> int:
     return deepest
 
 
-def loads(body: bytes) -> Any:
+def loads(body: bytes) -> Value:
     """Decode one JSON message; ValueError when it is not JSON, TooDeep when it nests past MAX_DEPTH."""
     try:
         value = json.loads(body)
@@ -79,7 +84,7 @@ def loads(body: bytes) -> Any:
 class Framer:
     """Split a byte stream into JSON messages; errors go to `reply_error(id, code, message)`."""
 
-    def __init__(self, handle: Callable[[Any], None], reply_error: Callable[[Any, int, str], None]) -> None:
+    def __init__(self, handle: Callable[[Object], None], reply_error: Callable[[Value, int, str], None]) -> None:
         self.handle = handle
         self.reply_error = reply_error
         self.buffer = bytearray()
@@ -212,18 +217,18 @@ class Framer:
         self.handle(data)
 
 
-async def serve(server: Any, stdin_fd: int, stop: threading.Event | asyncio.Event) -> None:
+async def serve(server: LanguageServer, stdin_fd: int, stop: threading.Event | asyncio.Event) -> None:
     """The message loop of `skillc lsp` over a file descriptor, with pygls's protocol doing the rest."""
-    from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
+    from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams  # optional extra (pygls)
 
     protocol = server.protocol
     loop = asyncio.get_running_loop()
 
-    def reply_error(msg_id: Any, code: int, message: str) -> None:
+    def reply_error(msg_id: Value, code: int, message: str) -> None:
         logger.warning("LSP input: %s", message)
         protocol._send_data({"jsonrpc": "2.0", "id": msg_id, "error": {"code": code, "message": message}})
 
-    def handle(data: dict[str, Any]) -> None:
+    def handle(data: Object) -> None:
         try:
             message = protocol.structure_message(data)
         except (JsonRpcException, RecursionError, TypeError, ValueError) as exc:

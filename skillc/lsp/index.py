@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import bisect
 import re
-from typing import Any, Literal
+from typing import Literal
 
 import attrs
 
@@ -32,7 +32,7 @@ class Definition:
     kind: SymbolKind
     span: Span
     name_span: Span
-    node: Any = None
+    node: n.Node | None = None
 
 
 @attrs.define

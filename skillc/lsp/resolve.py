@@ -19,8 +19,7 @@ from __future__ import annotations
 
 import bisect
 import re
-from collections.abc import Iterator, Mapping
-from typing import Any
+from collections.abc import Callable, Iterator, Mapping
 
 import attrs
 
@@ -35,7 +34,7 @@ _NUMBER = re.compile(r"(?<![\w.])[0-9]+(?:\.[0-9]+(?:[eE][+-]?[0-9]+)?|[eE][+-]?
 
 def builtin_functions() -> tuple[str, ...]:
     try:
-        from skillc.ir import exprs
+        from skillc.ir import exprs  # guarded: a stage being rewritten must not break the editor
 
         return tuple(getattr(exprs, "FUNCTIONS", ())) + tuple(getattr(exprs, "WORLD", ()))
     except Exception:  # noqa: BLE001 - a stage being rewritten must not break the editor
@@ -44,7 +43,7 @@ def builtin_functions() -> tuple[str, ...]:
 
 def place_names() -> frozenset[str]:
     try:
-        from skillc.ir.names import PLACE_NAMES
+        from skillc.ir.names import PLACE_NAMES  # guarded, as in builtin_functions
 
         return frozenset(PLACE_NAMES)
     except Exception:  # noqa: BLE001
@@ -314,7 +313,8 @@ class _Resolver:
                                  else self.key("variable", scope, head)]
         return out + [("field", r) for r in rest]
 
-    def qualnames(self, node: n.Node, names: list[str], scope: Scope, resolver: Any, skip: int = 1) -> None:
+    def qualnames(self, node: n.Node, names: list[str], scope: Scope,
+                  resolver: Callable[[Scope, str], list[Key | None]], skip: int = 1) -> None:
         for start, word in self.find(node, names, skip=skip):
             self.add_dotted(start, word, resolver(scope, word))
 

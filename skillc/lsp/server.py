@@ -35,13 +35,16 @@ from skillc.diagnostics import Diagnostic, Severity, SourceFile, Span
 from skillc.diagnostics.render import flat_text
 from skillc.ir import machine as M
 from skillc.ir import types as T
+from skillc.ir.loader import project_root
 from skillc.lsp import actions, completion, rename, tokens
 from skillc.lsp.analysis import Analysis, ResultCache, normalise, run_check
+from skillc.lsp.framing import serve
 from skillc.lsp.index import Definition, Index, SymbolKind, name_offset
 from skillc.lsp.lines import LineIndex, line_index, set_encoding, span_range
 from skillc.lsp.resolve import Resolved, resolve
 from skillc.lsp.trivia import Layout, shift_diagnostics, text_edit
 from skillc.syntax import nodes as n
+from skillc.syntax.grammar import stdlib_path
 from skillc.syntax.printer import print_module
 from skillc.version import __version__
 
@@ -89,7 +92,7 @@ class Protocol(LanguageServerProtocol):
             # fire-and-forget, exactly as pygls's JsonRPCProtocol._send_data does for the same writer
             asyncio.ensure_future(written)  # noqa: RUF006
 
-    def serialize(self, value: Any) -> Serialized:
+    def serialize(self, value: object) -> Serialized:
         return Serialized(json.dumps(self._converter.unstructure(value)))
 
 
@@ -127,9 +130,6 @@ def _workspace() -> list[Path]:
     """The folders the server reads files in: the workspace folders, and for a document the user opened from
     outside them (or when the client named none) that document's project root, the folder `skillc check`
     confines its imports to; the standard library is always readable."""
-    from skillc.ir.loader import project_root
-    from skillc.syntax.grammar import stdlib_path
-
     roots = [Path(r) for r in STATE.roots]
     outside = [project_root(Path(d.path)) for d in STATE.docs.values() if d.uri.startswith("file:")
                and not any(Path(_resolved_path(d.path)).is_relative_to(r) for r in roots)]
@@ -146,8 +146,6 @@ def import_root(path: str) -> str | None:
     """The folder a document's imports are confined to: its project root when that lies inside the workspace
     folder holding it, else that folder. None (the project root, as `skillc check`) for a document outside every
     workspace folder, which the user opened on purpose, and when the client named no workspace."""
-    from skillc.ir.loader import project_root
-
     if not STATE.roots or not path.endswith(".skm"):
         return None
     here = Path(_resolved_path(path))
@@ -163,7 +161,7 @@ class Settings:
     docs_url: str = DEFAULT_DOCS_URL
     inlay_hints: bool = True
 
-    def update(self, options: Any) -> None:
+    def update(self, options: object) -> None:
         if not isinstance(options, dict):
             return
         options = options.get("skillc", options) if isinstance(options.get("skillc"), dict) else options
@@ -563,7 +561,7 @@ def did_change_watched_files(ls: LanguageServer, params: lsp.DidChangeWatchedFil
 
 
 @server.feature("skillc/stats")
-def stats(ls: LanguageServer, params: Any) -> dict[str, int]:
+def stats(ls: LanguageServer, params: object) -> dict[str, int]:
     """Counters of this session (checks run, diagnostics published, edits published without a check)."""
     return dict(STATE.stats)
 
@@ -1059,9 +1057,7 @@ def freeze_loaded() -> None:
 
 def main() -> None:
     """Serve over stdio: skillc's framing (skillc.lsp.framing), pygls for the protocol and features."""
-    from pygls.io_ import StdoutWriter
-
-    from skillc.lsp.framing import serve
+    from pygls.io_ import StdoutWriter  # optional extra (pygls), needed only to serve
 
     server._stop_event = stop = threading.Event()
     server.protocol.set_writer(StdoutWriter(sys.stdout.buffer))

@@ -6,18 +6,24 @@ exception, and never changes the run's result or exit status.
 from __future__ import annotations
 
 import os
+import tempfile
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import attrs
 
+from skillc.api import internal_error
 from skillc.diagnostics import codes as diagnostics_codes
 from skillc.diagnostics.diagnostic import Diagnostic, HasDiagnostics, make
+from skillc.otel import codes as otel_codes
+from skillc.otel.send import endpoint_problem, send
+from skillc.runtime.command import RunConfig, RunReport, Usage, run
+from skillc.runtime.record import RunTrace, read_run
 
 if TYPE_CHECKING:
+    from opentelemetry.sdk.trace.export import SpanExporter
+
     from skillc.api import BenchResult
-    from skillc.runtime.command import RunConfig, RunReport
-    from skillc.runtime.record import RunTrace
 
 
 @attrs.define
@@ -29,21 +35,16 @@ class OtelResult(HasDiagnostics):
     diagnostics: list[Diagnostic]
 
 
-def export_otel(trace: RunTrace | str | os.PathLike[str], endpoint: str | None = None, *, exporter: Any = None,
-                timeout_s: float = 5.0) -> OtelResult:
+def export_otel(trace: RunTrace | str | os.PathLike[str], endpoint: str | None = None, *,
+                exporter: SpanExporter | None = None, timeout_s: float = 5.0) -> OtelResult:
     """Send a finished run (a `RunTrace`, or a trace file) as OpenTelemetry spans: `invoke_agent {machine}` with one
     `chat {model}` / `execute_tool {tool}` span per step, by OTLP/HTTP to `endpoint` (or to an SDK `exporter`).
     A collector that refuses or cannot be reached is the warning SKM880, never an exception."""
-    from skillc.otel import codes as otel_codes
-    from skillc.otel.send import endpoint_problem, send
-    from skillc.runtime.record import RunTrace as Run
-    from skillc.runtime.record import read_run
-
     problem = endpoint_problem(endpoint) if endpoint is not None else None
     if problem is not None:
         return OtelResult(0, False, [make(diagnostics_codes.IO_ERROR, problem)])
-    if isinstance(trace, Run):
-        run_trace: Run | None = trace
+    if isinstance(trace, RunTrace):
+        run_trace: RunTrace | None = trace
     else:
         run_trace, problems = read_run(os.fspath(trace))
         if run_trace is None:
@@ -55,8 +56,6 @@ def export_otel(trace: RunTrace | str | os.PathLike[str], endpoint: str | None =
         assert run_trace is not None
         sent = send(run_trace, endpoint, exporter=exporter, timeout_s=timeout_s)
     except Exception as exc:  # noqa: BLE001 - an internal error is reported, not raised
-        from skillc.api import internal_error
-
         return OtelResult(0, False, [internal_error(exc, "sending the run's spans")])
     return OtelResult(sent.spans, sent.exported, list(sent.diagnostics))
 
@@ -65,11 +64,6 @@ def run_with_otel(config: RunConfig, endpoint: str, *, timeout_s: float = 5.0) -
     """`skillc run --otel ENDPOINT`: `run`, then its spans sent once the run has ended (built from its trace; a run
     without `--trace` writes one to a temporary folder for the purpose). A failure to send is a warning in the
     report's diagnostics: the run's result, its trace and its exit status do not change."""
-    import tempfile
-
-    from skillc.otel.send import endpoint_problem
-    from skillc.runtime.command import RunReport, Usage, run
-
     problem = endpoint_problem(endpoint)
     if problem is not None:
         return RunReport(None, usage=Usage(problem, "--otel"))

@@ -14,7 +14,7 @@ import functools
 import logging
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Final
 from urllib.parse import urlsplit, urlunsplit
 
 import attrs
@@ -26,8 +26,12 @@ from skillc.runtime.jsonvalue import Object
 from skillc.runtime.record import RunTrace
 from skillc.version import __version__
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # the SDK (an extra) is imported only when spans are sent
+    from opentelemetry.context import Context
+    from opentelemetry.sdk.resources import Resource
+    from opentelemetry.sdk.trace import ReadableSpan
     from opentelemetry.sdk.trace.export import SpanExporter
+    from opentelemetry.trace import Tracer
 
 #: The OTLP/HTTP path of traces, added to an endpoint given without a path.
 TRACES_PATH: Final = "/v1/traces"
@@ -98,9 +102,9 @@ def _reason(messages: list[str]) -> str:
     return text if len(text) <= 400 else text[:399] + "…"
 
 
-def _emit(tracer: Any, span: PlannedSpan, parent: Any) -> None:
+def _emit(tracer: Tracer, span: PlannedSpan, parent: Context | None) -> None:
     """Create `span` (and its children) with the SDK, under `parent` (a context, None for the root)."""
-    from opentelemetry import trace
+    from opentelemetry import trace  # the SDK (an extra): imported only when spans are sent
     from opentelemetry.trace import SpanKind, Status, StatusCode
 
     kind = SpanKind.CLIENT if span.kind == "client" else SpanKind.INTERNAL
@@ -120,16 +124,16 @@ _BASE: Final = {"service.name": "skillc"}
 
 
 @functools.cache
-def _resource() -> Any:
+def _resource() -> Resource:
     """The resource of skillc's spans (made once: the SDK's detectors run in threads and take milliseconds)."""
-    from opentelemetry.sdk.resources import Resource
+    from opentelemetry.sdk.resources import Resource  # the SDK (an extra): imported only when spans are sent
 
     return Resource.create(dict(_BASE))
 
 
-def build_spans(root: PlannedSpan, resource: Object | None = None) -> list[Any]:
+def build_spans(root: PlannedSpan, resource: Object | None = None) -> list[ReadableSpan]:
     """The planned spans as the SDK's finished `ReadableSpan`s, in the order they ended (children first)."""
-    from opentelemetry.sdk.resources import Resource
+    from opentelemetry.sdk.resources import Resource  # the SDK (an extra): imported only when spans are sent
     from opentelemetry.sdk.trace import TracerProvider
     from opentelemetry.sdk.trace.export import SimpleSpanProcessor
     from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
@@ -151,13 +155,13 @@ def send(run: RunTrace, endpoint: str | None = None, *, exporter: SpanExporter |
     try:
         spans = build_spans(root)
         if exporter is None:
-            from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+            from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter  # the extra's
 
             exporter = OTLPSpanExporter(endpoint=traces_url(endpoint or "http://127.0.0.1:4318"), timeout=timeout_s)
     except ImportError as exc:
         return Sent(root.count(), False, (make(codes.TELEMETRY_UNAVAILABLE, f"no spans were sent: {exc.name or exc} "
                                                "is not installed"),))
-    from opentelemetry.sdk.trace.export import SpanExportResult
+    from opentelemetry.sdk.trace.export import SpanExportResult  # the SDK (an extra), found installed above
 
     where = traces_url(endpoint) if endpoint else type(exporter).__name__
     with _quiet_sdk() as log:

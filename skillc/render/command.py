@@ -1,7 +1,6 @@
 """`skillc dot`: drawing a checked machine (or a library's fragment, or what changed between two versions) as DOT,
 SVG, PNG or Mermaid, optionally with a run's trace over it. `skillc.api.draw` is `draw` here, and
-`skillc.api.draw_diff` is `draw_diff` with skillc.improve's diff; the machines are checked with `skillc.api.check`,
-imported when a drawing is made.
+`skillc.api.draw_diff` is `draw_diff` with skillc.improve's diff; the machines are checked with `skillc.api.check`.
 """
 
 from __future__ import annotations
@@ -12,8 +11,14 @@ from typing import IO, TYPE_CHECKING
 
 import attrs
 
+from skillc.api import _fragment_machines, check, load, read_stream
+from skillc.check.source import CheckResult
 from skillc.diagnostics import codes as diagnostics_codes
 from skillc.diagnostics.diagnostic import Diagnostic, HasDiagnostics, Severity, make
+from skillc.render import RenderError, overlay_from_trace, render_image, to_dot, to_mermaid
+from skillc.render.codes import TRACE_OF_ANOTHER_MACHINE
+from skillc.render.diff import to_dot_diff
+from skillc.runtime.trace import TraceError
 
 if TYPE_CHECKING:
     from skillc.ir.loader import LoadResult
@@ -32,16 +37,12 @@ class DrawResult(HasDiagnostics):
 
 def _foreign_trace(trace: str, reason: str) -> Diagnostic:
     """SKM525: the trace drawn over a machine that did not record it."""
-    from skillc.render.codes import TRACE_OF_ANOTHER_MACHINE
-
     return make(TRACE_OF_ANOTHER_MACHINE, f"{trace}: {reason}, so the drawing does not show its run",
                 hint="overlay the trace on the machine that recorded it (its header's `skillc.machine`)")
 
 
 def _drawable_fragment(loaded: LoadResult, path: str, name: str | None) -> tuple[Machine | None, str | None]:
     """The fragment of a library to draw (the only one, or `name`), or why there is none."""
-    from skillc.api import _fragment_machines
-
     machines = _fragment_machines(loaded, path)
     if not machines:
         return None, f"{path} defines neither a machine nor a fragment: nothing to draw"
@@ -61,10 +62,6 @@ def draw_diff(old_path: str, new_path: str, fmt: str = "dot", *,
 
     `diff` computes the structural diff (`skillc.improve.diff.diff_machines`, which `skillc.api.draw_diff` passes:
     render is a lower stage than improve and never imports it)."""
-    from skillc.api import check
-    from skillc.render import RenderError, render_image
-    from skillc.render.diff import to_dot_diff
-
     if fmt == "mermaid":
         return DrawResult(None, error="--diff draws dot, svg or png, not mermaid")
     machines, found = [], []
@@ -84,11 +81,6 @@ def draw_diff(old_path: str, new_path: str, fmt: str = "dot", *,
 def draw(machine_path: str, fmt: str = "dot", *, trace: str | None = None, fragment: str | None = None,
          stdin: IO[bytes] | None = None, stdin_filename: str | None = None) -> DrawResult:
     """Draw a checked machine (or a library's fragment) as `dot`, `svg`, `png` or `mermaid`; `-` reads `stdin`."""
-    from skillc.api import check, load, read_stream
-    from skillc.check.source import CheckResult
-    from skillc.render import RenderError, overlay_from_trace, render_image, to_dot, to_mermaid
-    from skillc.runtime.trace import TraceError
-
     source = None
     if machine_path == "-":
         name = stdin_filename or "<stdin>"

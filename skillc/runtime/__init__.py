@@ -7,7 +7,7 @@ record in `skillc.runtime.record`. Names are imported on first use, so `import s
 from __future__ import annotations
 
 import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 _EXPORTS = {
     "Executor": "skillc.runtime.executors", "ExecutorError": "skillc.runtime.executors",
@@ -42,7 +42,7 @@ if TYPE_CHECKING:
     from skillc.runtime.toolsource import ToolSource as ToolSource
 
 
-def __getattr__(name: str) -> Any:
+def __getattr__(name: str) -> object:
     """Import an exported name on first use."""
     module = _EXPORTS.get(name)
     if module is None:

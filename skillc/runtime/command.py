@@ -8,20 +8,38 @@ an exception.
 
 from __future__ import annotations
 
+import json
+import shutil
+import tempfile
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Literal
 
 import attrs
 
+from skillc import registry, runtime
+from skillc.bench.score import TraceScore, score_trace_file, tally
+from skillc.bench.suite import load_suite
 from skillc.diagnostics import codes as diagnostics_codes
+from skillc.diagnostics.code import Code
 from skillc.diagnostics.diagnostic import Diagnostic, HasDiagnostics, make
+from skillc.diagnostics.files import FileProblem, JSONProblem, loads, read_text
+from skillc.ir import types as T
+from skillc.ir.machine import Machine
+from skillc.ir.suggest import did_you_mean
+from skillc.runtime.executors import ExecutorError, make_executor, spec_file
+from skillc.runtime.executors.scripted import ScriptError
+from skillc.runtime.guard import refuse_resume_changes, refuse_trace_target
+from skillc.runtime.interaction import AskUser, Question
+from skillc.runtime.interpreter import RunError, RunOptions, RunResult
+from skillc.runtime.journal import Journal, JournalError, Wait
+from skillc.runtime.jsonvalue import Object, Value
+from skillc.runtime.replay import ReplayReport
+from skillc.runtime.session import default_skill_dir, run_mode, run_tools
+from skillc.runtime.tools import ToolError
+from skillc.runtime.trace import TraceError
 
 if TYPE_CHECKING:
-    from skillc.bench.score import TraceScore
-    from skillc.ir.machine import Machine
-    from skillc.runtime import ReplayReport, RunResult
-    from skillc.runtime.journal import Wait
     from skillc.testing.explore import TestReport
 
 
@@ -102,12 +120,8 @@ class RunReport(HasDiagnostics):
         return f"error[{self.error.code}]: {self.error.message}" if self.error_coded else self.error.message
 
 
-def _input_value(machine: Machine, raw: str) -> tuple[str, Any]:
+def _input_value(machine: Machine, raw: str) -> tuple[str, Value]:
     """`name=value` from --input: strings as written, anything else as JSON."""
-    import json
-
-    from skillc.ir import types as T
-
     name, sep, value = raw.partition("=")
     if not sep:
         raise _UsageError(f"expected NAME=VALUE, got {raw!r}", "--input")
@@ -128,25 +142,20 @@ class _UsageError(Exception):
         self.usage = Usage(message, param)
 
 
+class _Journal(Journal):
+    """The journal, remembering the run it registered (an interrupt names it for `--resume`)."""
+
+    started: str | None = None
+
+    def start(self, machine_path: str, machine_hash: str, inputs: Object, executor: str,
+              trace_path: str | None) -> str:
+        self.started = super().start(machine_path, machine_hash, inputs, executor, trace_path)
+        return self.started
+
+
 def run(config: RunConfig) -> RunReport:
     """Run a checked machine (or resume a crashed or waiting run) with the executor, tools and limits of `config`."""
-    from skillc.api import load_checked, seconds_problem
-    from skillc.diagnostics.files import FileProblem, JSONProblem, loads, read_text
-    from skillc.runtime import ExecutorError, Journal, JournalError, RunError, RunOptions, ToolError, make_executor
-    from skillc.runtime.executors import spec_file
-    from skillc.runtime.executors.scripted import ScriptError
-    from skillc.runtime.guard import refuse_resume_changes, refuse_trace_target
-    from skillc.runtime.interaction import AskUser, Question
-    from skillc.runtime.trace import TraceError
-
-    class _Journal(Journal):
-        """The journal, remembering the run it registered (an interrupt names it for `--resume`)."""
-
-        started: str | None = None
-
-        def start(self, *args: Any, **kwargs: Any) -> str:
-            self.started = super().start(*args, **kwargs)
-            return self.started
+    from skillc.api import load_checked, seconds_problem  # local: the facade that re-exports this module (docstring)
 
     c = config
     journal: _Journal | None = None
@@ -183,14 +192,12 @@ def run(config: RunConfig) -> RunReport:
         if checked.machine is None:
             return RunReport(None, checked.diagnostics, checked.unchecked, machine_path=machine_path)
         machine = checked.machine
-        given: dict[str, Any] = {}
+        given: Object = {}
         if c.input_file:
             given = loads(read_text(c.input_file, what="JSON file"))
             if not isinstance(given, dict):
                 return RunReport(None, usage=Usage("the input file must hold a JSON object", "--input-file"))
         given.update(dict(_input_value(machine, raw) for raw in c.inputs))
-        from skillc.runtime.session import default_skill_dir, run_mode, run_tools
-
         executor = make_executor(executor_spec, base_url=c.base_url, strategy=c.strategy, timeout_s=c.model_timeout_s)
         workdir = Path(c.workdir or ".").resolve()
         skill_dir = Path(c.skill_dir).resolve() if c.skill_dir is not None else default_skill_dir(machine)
@@ -224,14 +231,10 @@ def run(config: RunConfig) -> RunReport:
 def _runtime_error(exc: Exception) -> tuple[Diagnostic, bool]:
     """A runtime error as a coded diagnostic, and whether the code is its own (the runtime's errors carry their
     SKM5xx code; one without is SKM501, a run that cannot start as asked)."""
-    from skillc.diagnostics.code import Code
-
     code = getattr(exc, "code", None)
     if isinstance(code, Code):
         return make(code, str(exc)), True
     if code is not None:
-        from skillc import registry
-
         entry = registry.resolve(str(code))
         if entry is not None:
             return make(entry, str(exc)), True
@@ -250,9 +253,7 @@ class ReplayResult(HasDiagnostics):
 
 def replay(machine_path: str, trace: str, *, other_machine: bool = False) -> ReplayResult:
     """Replay a trace through a checked machine without calling models or tools."""
-    from skillc import runtime
-    from skillc.api import load_checked
-    from skillc.runtime.trace import TraceError
+    from skillc.api import load_checked  # local: the facade that re-exports this module (docstring)
 
     checked = load_checked(machine_path)
     if checked.machine is None:
@@ -277,25 +278,18 @@ class ScoreResult(HasDiagnostics):
     @property
     def compliance(self) -> float | None:
         """Request-level full compliance: the share of compliant traces among those judged (None: none judged)."""
-        from skillc.bench.score import tally
-
         return tally([sc.score.rfc for sc in self.scores]).rate
 
     @property
     def success(self) -> float | None:
         """Task success: the share of traces their verifier passed among those verified (None: none verified)."""
-        from skillc.bench.score import tally
-
         return tally([sc.score.success for sc in self.scores]).rate
 
 
 def score(machine_path: str, traces: Sequence[str], *, suite: str | None = None, task: str | None = None,
           workdir: str | None = None) -> ScoreResult:
     """Score traces against a checked machine: task success from the suite task's verifier, RFC from effects."""
-    from skillc.api import load_checked
-    from skillc.bench.score import score_trace_file
-    from skillc.bench.suite import load_suite
-    from skillc.runtime.trace import TraceError
+    from skillc.api import load_checked  # local: the facade that re-exports this module (docstring)
 
     if task is not None and suite is None:
         return ScoreResult([], usage=Usage("--task needs --suite", "--task"))
@@ -307,8 +301,6 @@ def score(machine_path: str, traces: Sequence[str], *, suite: str | None = None,
         return ScoreResult([], list(loaded.diagnostics), error=f"{suite}: the suite has errors")
     the_suite = loaded.suite if loaded is not None else None
     if the_suite is not None and task is not None and task not in {t.id for t in the_suite.tasks}:
-        from skillc.ir.suggest import did_you_mean
-
         hint = did_you_mean(task, [t.id for t in the_suite.tasks]) or ""
         return ScoreResult([], usage=Usage(f"the suite has no task `{task}`. {hint}".strip(), "--task"))
     try:
@@ -337,11 +329,8 @@ class ExploreResult(HasDiagnostics):
 def explore(machine_path: str, *, coverage: str = "transitions", examples: int = 200, seed: int = 0,
             traces: str | None = None) -> ExploreResult:
     """Explore a checked machine with generated outputs; traces are kept in `traces` (else only failing ones)."""
-    import shutil
-    import tempfile
-
-    from skillc.api import load_checked
-    from skillc.testing.explore import explore as run_explore
+    from skillc.api import load_checked  # local: the facade that re-exports this module (docstring)
+    from skillc.testing.explore import explore as run_explore  # local: it loads the solver (z3)
 
     checked = load_checked(machine_path)
     if checked.machine is None:

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable, Iterable, Sequence
-from typing import Any
+from typing import TextIO
 
 import attrs
 
@@ -71,8 +71,8 @@ class AskUser:
 
     answer: Callable[[str], str] | None = None
     prepared: list[str] = attrs.Factory(list)
-    stdin: Any = None
-    stderr: Any = None
+    stdin: TextIO | None = None
+    stderr: TextIO | None = None
     terminal: bool = True
     last_source: str | None = attrs.field(default=None, init=False)
 
@@ -86,7 +86,7 @@ class AskUser:
         """An `ask_user` that never answers (a bench task without `answers`): every call needs a user."""
         return cls(terminal=False)
 
-    def __call__(self, question: str = "", options: Sequence[str] | None = None, **_: Any) -> dict[str, str]:
+    def __call__(self, question: str = "", options: Sequence[str] | None = None, **_: object) -> dict[str, str]:
         self.last_source = None
         menu = tuple(str(o) for o in options) if options else None
         if self.answer is not None:

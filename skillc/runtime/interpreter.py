@@ -35,7 +35,7 @@ import re
 import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any, cast
+from typing import cast
 
 import attrs
 
@@ -46,7 +46,7 @@ from skillc.ir.evaluate import EvalError, WorkFolder, World, evaluate
 from skillc.ir.machine import FALLBACK, Edge, Machine, State
 from skillc.ir.printexpr import show_expr
 from skillc.runtime.executors.base import DeadlineError, Executor, ExecutorError, Response, count
-from skillc.runtime.interaction import NeedsUser, menu_problem
+from skillc.runtime.interaction import AskUser, NeedsUser, menu_problem
 from skillc.runtime.journal import Journal, JournalError, Lease, Wait
 from skillc.runtime.jsonvalue import Env, Object, Value
 from skillc.runtime.prompts import Prompts, Request
@@ -158,7 +158,7 @@ class RunOptions:
     skill_dir: str | None = None
     #: The `ask_user` implementation the run's tools call (an `interaction.AskUser`), so each answer's step can
     #: record who gave it; None: not recorded.
-    user: Any = None
+    user: AskUser | None = None
 
 
 @attrs.frozen

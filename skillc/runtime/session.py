@@ -9,14 +9,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Literal
+from typing import Literal
 
 from skillc.ir.machine import Machine
 from skillc.runtime.baselines import harness_machine, run_baseline, skill_document
 from skillc.runtime.executors.base import Executor
 from skillc.runtime.interpreter import Interpreter, RunOptions, RunResult
 from skillc.runtime.jsonvalue import Object
-from skillc.runtime.tools import ToolBox
+from skillc.runtime.tools import ToolBox, ToolFn
 from skillc.runtime.toolsource import ToolSource
 
 Mode = Literal["machine", "native", "prompt-only"]
@@ -34,7 +34,7 @@ def default_skill_dir(machine: Machine) -> Path | None:
 
 def run_tools(machine: Machine, mode: Mode, *, workdir: str | Path, skill_dir: str | Path | None = None,
               modules: Sequence[str | Path] = (), timeout_s: float = 60.0, allow_hosts: Sequence[str] = (),
-              ask_user: Any = None) -> ToolBox:
+              ask_user: ToolFn | None = None) -> ToolBox:
     """The tools of one run: the kit in the run's places, the `modules`' functions, `ask_user` as given.
 
     A baseline's harness offers tools the machine may not declare (the whole kit: `baselines.harness_machine`);

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import codecs
 import hashlib
+import http.client
 import importlib
 import inspect
 import ipaddress
@@ -46,7 +47,8 @@ import urllib.parse
 import urllib.request
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
-from typing import Any, Final
+from types import ModuleType
+from typing import IO, Any, BinaryIO, Final
 
 from skillc.ir.toolkit import Capability, command_allowed, refused_control
 from skillc.runtime.jsonvalue import Object, Value
@@ -258,7 +260,7 @@ def _regular(real: Path, shown: str, *, missing: str = "does not exist") -> os.s
     return st
 
 
-def _open(real: Path, shown: str) -> Any:
+def _open(real: Path, shown: str) -> BinaryIO:
     try:
         fd = os.open(real, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
     except OSError as exc:
@@ -399,7 +401,7 @@ class Read(KitTool):
         return {"content": text, "lines": lines}, effect
 
 
-def _read_lines(f: Any, start: int, count: int | None, cap: int) -> tuple[bytes, int | None]:
+def _read_lines(f: BinaryIO, start: int, count: int | None, cap: int) -> tuple[bytes, int | None]:
     """Lines `start` .. `start + count - 1` (1-based) of a binary file, at most `cap` bytes; the line number where
     the cap cut them, or None."""
     if start == 1 and count is None:
@@ -639,7 +641,7 @@ def _grep_regex(pattern: str, fold: bool, only: bool, files: list[tuple[str, str
     if _REGEX_DISABLED:
         return None
     try:
-        regex: Any = importlib.import_module("regex")  # optional, untyped: matching with a time limit
+        regex: ModuleType = importlib.import_module("regex")  # optional, untyped: matching with a time limit
     except ImportError:
         return None
     try:
@@ -757,7 +759,8 @@ class _Redirects(urllib.request.HTTPRedirectHandler):
         self.check = check
         self.seen: list[str] = []
 
-    def redirect_request(self, req: Any, fp: Any, code: int, msg: str, headers: Any, newurl: str) -> Any:
+    def redirect_request(self, req: urllib.request.Request, fp: IO[bytes], code: int, msg: str,
+                         headers: http.client.HTTPMessage, newurl: str) -> urllib.request.Request | None:
         newurl = urllib.parse.urljoin(req.full_url, newurl)
         problem = self.check(newurl)
         if problem is not None:

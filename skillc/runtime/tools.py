@@ -30,7 +30,7 @@ import time
 from collections.abc import Callable, Iterable, Sequence
 from importlib.metadata import entry_points
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeAlias
+from typing import TYPE_CHECKING, TypeAlias
 
 import attrs
 
@@ -42,8 +42,9 @@ from skillc.sandbox.box import call_python
 
 if TYPE_CHECKING:
     from skillc.runtime.places import Places
+    from skillc.runtime.toolkit import Capabilities
 
-ToolFn = Callable[..., Any]
+ToolFn = Callable[..., Value]
 #: One effect of a kit call, as the trace records it (`{"op": "write", "path": ..., "bytes": ..., "sha256": ...}`).
 Effect: TypeAlias = Object
 #: How long `bash` reads on after its command ended: its output is in the pipes then, and only a process that
@@ -143,7 +144,7 @@ class BashTool(KitTool):
 
     def _places(self) -> Places:
         if self.places is None:
-            from skillc.runtime.places import Places
+            from skillc.runtime.places import Places  # local: places imports this module (ToolError)
 
             self.places = Places(self.cwd or os.getcwd())
         return self.places
@@ -156,7 +157,7 @@ class BashTool(KitTool):
             raise ToolError(f"`command` must be text, not {type(command).__name__}")
         if argv is not None and not (isinstance(argv, list) and all(isinstance(a, str) for a in argv)):
             raise ToolError("`argv` must be a list of strings")
-        args: Any = [SHELL, "-c", command] if command is not None else list(argv or [])
+        args: list[str] = [SHELL, "-c", command] if command is not None else list(argv or [])
         if not args:
             raise ToolError("`argv` is empty")
         limit = self.timeout_s
@@ -252,7 +253,7 @@ def _untimed(fn: ToolFn) -> bool:
     tool that bounds every wait itself (`bounded`: an MCP server's tool) gets no second limit."""
     if isinstance(fn, BashTool) or getattr(fn, "bounded", False) is True:
         return True
-    from skillc.runtime.interaction import AskUser
+    from skillc.runtime.interaction import AskUser  # local: interaction imports this module (ToolError)
 
     return isinstance(fn, AskUser)
 
@@ -390,7 +391,7 @@ class ToolBox:
     #: The run's places (`for_run`), None for a tool box built by hand.
     places: Places | None = attrs.field(default=None, kw_only=True)
     #: The machine's capability set, enforced on every call (None: no list, every declared tool allowed).
-    guard: Any = attrs.field(default=None, kw_only=True)
+    guard: Capabilities | None = attrs.field(default=None, kw_only=True)
     #: The effects of the last call (None: the tool reports none, or no call yet); `ToolResults.effects` too.
     last_effects: tuple[Effect, ...] | None = attrs.field(default=None, init=False)
 
@@ -403,6 +404,7 @@ class ToolBox:
         read-only, the extras), `fetch` limited to `allow_hosts` and the machine's `WebFetch(domain:...)`
         entries, the machine's `allow` list enforced, then entry-point and `--tools` module tools (a module's
         function of a kit name replaces the kit's). `ask_user`: the `ask_user` tool (default: the terminal)."""
+        # local: interaction, places and toolkit each import this module (ToolError, KitTool)
         from skillc.runtime.interaction import AskUser
         from skillc.runtime.places import Places
         from skillc.runtime.toolkit import Capabilities, kit_tools
@@ -418,7 +420,8 @@ class ToolBox:
         for m in modules:
             functions.update(load_module_tools(m, timeout_s=timeout_s))
         if machine is not None and any(t.mcp is not None for t in machine.tools.values()):
-            from skillc.serve.client import mcp_tools  # the MCP SDK itself is imported when a server starts
+            # local: serve.client imports this module; the MCP SDK itself is imported when a server starts
+            from skillc.serve.client import mcp_tools
 
             functions.update(mcp_tools(machine, workdir=places.workdir, timeout_s=timeout_s))
         return cls(functions, timeout_s, str(places.workdir), places=places, guard=guard)

@@ -11,10 +11,10 @@ the tools a run was given, so callers keep passing one executor and one tool box
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, Protocol, runtime_checkable
+from typing import Protocol, runtime_checkable
 
 from skillc.ir.machine import Machine, Tool
-from skillc.runtime.jsonvalue import Object
+from skillc.runtime.jsonvalue import Object, Value
 from skillc.runtime.tools import ToolError
 
 
@@ -39,7 +39,8 @@ def _calls(machine: Machine) -> list[tuple[str, str]]:
 class ScriptedTools:
     """Results per state from a script (used in order, the last one repeats); other states go to `over`."""
 
-    def __init__(self, results: Mapping[str, list[Any]], over: ToolSource, used: dict[str, int] | None = None) -> None:
+    def __init__(self, results: Mapping[str, list[Value]], over: ToolSource,
+                 used: dict[str, int] | None = None) -> None:
         self.results = results
         self.over = over
         self.used = {} if used is None else used  # shared with the script's executor: one count per script

@@ -45,7 +45,7 @@ def _describe(module: object) -> dict:
 
 def _failure(kind: str, exc: BaseException) -> dict:
     """An error answer naming the exception."""
-    import traceback
+    import traceback  # only here, on failure: it costs every call's start-up (standard library only)
 
     last = traceback.format_exception_only(type(exc), exc)[-1].strip()
     return {"ok": False, "kind": kind, "error": last}

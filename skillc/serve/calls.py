@@ -28,7 +28,7 @@ import tempfile
 import threading
 import time
 import uuid
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
@@ -37,7 +37,7 @@ import anyio.from_thread
 import anyio.lowlevel
 import attrs
 
-from skillc.ir.machine import Machine
+from skillc.ir.machine import Machine, Tool
 from skillc.runtime import make_executor
 from skillc.runtime.executors.base import Executor, ExecutorError, Response
 from skillc.runtime.interaction import USER, AskUser, NeedsUser
@@ -47,7 +47,7 @@ from skillc.runtime.jsonvalue import Object, Value
 from skillc.runtime.prompts import Request
 from skillc.runtime.record import read_run
 from skillc.runtime.session import default_skill_dir, run_tools
-from skillc.runtime.tools import BashTool
+from skillc.runtime.tools import BashTool, ToolBox
 from skillc.runtime.toolsource import ToolSource, tools_for
 from skillc.serve.catalog import WORKDIR_ARG, Entry
 
@@ -156,7 +156,7 @@ class GuardedTools:
     def missing(self, machine: Machine) -> list[str]:
         return self.inner.missing(machine)
 
-    def result(self, state: str, tool: Any, args: Object) -> Object:
+    def result(self, state: str, tool: Tool, args: Object) -> Object:
         self.guard.enter()
         try:
             return self.inner.result(state, tool, args)
@@ -286,7 +286,7 @@ class Call:
         self.done = threading.Event()
         self._token = anyio.lowlevel.current_token()
         self._send, self._receive = anyio.create_memory_object_stream[Event](max_buffer_size=64)
-        self._inbox: queue.Queue[Any] = queue.Queue()
+        self._inbox: queue.Queue[object] = queue.Queue()  # answers (values, replies) and exceptions
         self.run_id: str | None = None
         self.thread: threading.Thread | None = None
 
@@ -358,7 +358,7 @@ class ElicitingUser(AskUser):
         super().__init__(answer=None, terminal=False)
         self.call = call
 
-    def __call__(self, question: str = "", options: Any = None, **_: Any) -> dict[str, str]:
+    def __call__(self, question: str = "", options: Sequence[str] | None = None, **_: object) -> dict[str, str]:
         if self.call is None:
             return super().__call__(question, options)
         self.last_source = None
@@ -477,8 +477,9 @@ class _Journal(Journal):
 
     call: Call | None = None
 
-    def start(self, *args: Any, **kwargs: Any) -> str:
-        run_id = super().start(*args, **kwargs)
+    def start(self, machine_path: str, machine_hash: str, inputs: Object, executor: str,
+              trace_path: str | None) -> str:
+        run_id = super().start(machine_path, machine_hash, inputs, executor, trace_path)
         if self.call is not None:
             self.call.run_id = run_id
         return run_id
@@ -527,7 +528,7 @@ class Runner:
                              timeout_s=self.settings.model_timeout_s)
 
     def _interpreter(self, call: Call, entry: Entry, workdir: Path, trace: Path | None, journal: Journal,
-                     elicit: bool) -> tuple[Interpreter, Any]:
+                     elicit: bool) -> tuple[Interpreter, ToolBox]:
 
         inner = self.executor(call)
         skill_dir = default_skill_dir(entry.machine)

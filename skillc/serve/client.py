@@ -20,23 +20,32 @@ from __future__ import annotations
 
 import atexit
 import math
+import os
 import tempfile
 import threading
 import time
 import weakref
+from concurrent.futures import Future
 from contextlib import AbstractContextManager
 from pathlib import Path
-from typing import Any
+from typing import IO, TYPE_CHECKING, Any
 
 import attrs
 import jsonschema
 
-from skillc.ir.machine import Tool
-from skillc.runtime.jsonvalue import Object
+from skillc.ir.machine import Machine, Tool
+from skillc.runtime.jsonvalue import Object, Value
 from skillc.runtime.tools import KitTool, ToolError
 from skillc.serve import codes
 from skillc.serve.mcpconfig import McpServer, servers_near, tool_record
 from skillc.serve.schemas import input_problems, output_problems, results
+
+if TYPE_CHECKING:  # the MCP SDK (an extra) is imported when a server starts
+    import anyio
+    from anyio.abc import TaskStatus
+    from anyio.from_thread import BlockingPortal
+    from mcp_types import CallToolResult
+    from mcp_types import Tool as ListedTool
 
 #: Seconds `close` lets a server take to stop (the SDK's own bounds: stdin closed, then SIGTERM, then SIGKILL).
 STOP_BOUND_S = 10.0
@@ -50,7 +59,7 @@ class McpToolError(ToolError):
         self.code = code
 
 
-def _tail(log: Any, limit: int = 600) -> str:
+def _tail(log: IO[str], limit: int = 600) -> str:
     """The last characters the server wrote on stderr, as a quoted note (empty when it wrote nothing)."""
     try:
         log.flush()
@@ -71,11 +80,11 @@ class Connection:
         self.server = server
         self.tools: dict[str, Object] = {}
         self.broken: McpToolError | None = None
-        self._portal_cm: AbstractContextManager[Any] | None = None
-        self._portal: Any = None
-        self._client: Any = None
-        self._closing: Any = None
-        self._held: Any = None
+        self._portal_cm: AbstractContextManager[BlockingPortal] | None = None
+        self._portal: Any = None  # the BlockingPortal while the server runs (a call after `close` fails as died)
+        self._client: Any = None  # the SDK's `Client` once the handshake is done
+        self._closing: anyio.Event | None = None
+        self._held: Future[None] | None = None
         # the server's stderr for the whole session, closed in `close` (no `with`: it outlives this method)
         self._log = tempfile.TemporaryFile(mode="w+", encoding="utf-8", errors="replace")  # noqa: SIM115
         self._lock = threading.Lock()
@@ -85,13 +94,13 @@ class Connection:
     def open(self) -> dict[str, Object]:
         """Start the server, finish the handshake and list its tools (their lock records), within the server's
         start timeout; McpToolError SKM894 otherwise (what was started is stopped)."""
-        import anyio.from_thread
+        import anyio.from_thread  # the MCP extra: imported when a server starts
 
         self._portal_cm = anyio.from_thread.start_blocking_portal()
-        self._portal = self._portal_cm.__enter__()
+        self._portal = portal = self._portal_cm.__enter__()
         started = time.monotonic()
         try:
-            self._held, listed = self._portal.start_task(self._hold)
+            self._held, listed = portal.start_task(self._hold)
         except BaseException as exc:  # noqa: BLE001 - whatever kept it from starting is the diagnostic
             self._end_portal()
             self.broken = McpToolError(codes.MCP_SERVER_NOT_STARTED.code, self._why_not_started(exc, started))
@@ -116,17 +125,17 @@ class Connection:
             why = f"stopped before it answered the MCP handshake ({type(leaf).__name__}: {leaf})"
         return head + why + _tail(self._log)
 
-    async def _hold(self, *, task_status: Any) -> None:
-        import anyio
+    async def _hold(self, *, task_status: TaskStatus[list[ListedTool]]) -> None:
+        import anyio  # the MCP extra, as the SDK below
         from mcp import Client
         from mcp.client.stdio import StdioServerParameters, stdio_client
 
-        self._closing = anyio.Event()
+        self._closing = closing = anyio.Event()
         params = StdioServerParameters(command=self.server.command[0], args=list(self.server.command[1:]),
                                        env=self.server.environment() or None, cwd=self.server.cwd)
         with anyio.CancelScope(deadline=anyio.current_time() + self.server.start_timeout_s) as scope:
             async with Client(stdio_client(params, errlog=self._log), mode="legacy") as client:
-                listed: list[Any] = []
+                listed: list[ListedTool] = []
                 cursor = None
                 for _ in range(100):  # a paginator that never ends cannot hang the start
                     page = await client.list_tools(cursor=cursor)
@@ -137,7 +146,7 @@ class Connection:
                 scope.deadline = math.inf
                 self._client = client
                 task_status.started(listed)
-                await self._closing.wait()
+                await closing.wait()
         if scope.cancelled_caught:
             raise TimeoutError()
 
@@ -157,7 +166,7 @@ class Connection:
                                                              f"the MCP server `{self.server.name}`: "
                                                              + "; ".join(problems))
 
-    def call(self, remote: str, args: Object, timeout_s: float) -> Any:
+    def call(self, remote: str, args: Object, timeout_s: float) -> CallToolResult:
         """Call a tool; its `CallToolResult`. McpToolError SKM897 after `timeout_s`, SKM895 when the server died or
         broke the connection (the server is then stopped; later calls fail the same way)."""
         with self._lock:
@@ -181,8 +190,8 @@ class Connection:
         self.close()
         raise self.broken
 
-    async def _call(self, remote: str, args: Object, timeout_s: float) -> Any:
-        import anyio
+    async def _call(self, remote: str, args: Object, timeout_s: float) -> CallToolResult:
+        import anyio  # the MCP extra: imported when a server starts
 
         with anyio.fail_after(timeout_s):
             return await self._client.call_tool(remote, args)
@@ -243,7 +252,7 @@ def _leaf(exc: BaseException) -> BaseException:
 def _answered(exc: BaseException) -> bool:
     """An error raised after the server answered (its results failed their output schema)."""
     try:
-        from pydantic import ValidationError
+        from pydantic import ValidationError  # the MCP SDK's dependency (an extra)
     except ImportError:  # pragma: no cover - the SDK needs pydantic
         return False
 
@@ -300,7 +309,7 @@ class McpTool(KitTool):
         self.timeout_s = timeout_s
         self._checked = False
 
-    def invoke(self, **args: Any) -> tuple[Object, Object]:
+    def invoke(self, **args: Value) -> tuple[Object, Object]:
         started = time.monotonic()
         conn = self.pool.connection(self.server)
         if not self._checked:
@@ -344,12 +353,13 @@ def list_tools(server: McpServer) -> dict[str, Object]:
     return found
 
 
-def mcp_tools(machine: Any, *, workdir: Any = None, timeout_s: float = 60.0) -> dict[str, McpTool]:
+def mcp_tools(machine: Machine, *, workdir: str | os.PathLike[str] | None = None,
+              timeout_s: float = 60.0) -> dict[str, McpTool]:
     """The `McpTool`s of a machine's `from mcp` declarations, sharing one `Pool` (servers from the configuration
     governing the machine's file, else the work folder)."""
 
 
-    where = Path(machine.path) if getattr(machine, "path", None) else Path(workdir or ".")
+    where = Path(machine.path) if machine.path else Path(workdir or ".")
     servers, _ = servers_near(where.resolve())
     pool = Pool(servers)
     return {t.name: McpTool(pool, t.mcp, t.mcp_name, t, timeout_s) for t in machine.tools.values() if t.mcp}

@@ -8,13 +8,18 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 import attrs
 
+from skillc.api import load_checked
 from skillc.diagnostics import codes as diagnostics_codes
 from skillc.diagnostics.diagnostic import Diagnostic, HasDiagnostics, make
+from skillc.ir.machine import Machine
+from skillc.runtime import ExecutorError, make_executor
+from skillc.runtime.executors.scripted import ScriptError
+from skillc.runtime.trace import TraceError
 from skillc.serve import codes
+from skillc.serve.catalog import entries
 
 
 @attrs.define
@@ -64,7 +69,7 @@ def serve(config: ServeConfig, *, announce: Callable[[str], None] | None = None)
     """
     say = announce or (lambda line: print(line, file=sys.stderr, flush=True))
     try:
-        import anyio
+        import anyio  # the MCP extra (anyio comes with it): imported only when serving
         import mcp  # noqa: F401 - the SDK is the extra this command needs
     except ImportError as exc:
         return ServeResult([make(codes.MCP_UNAVAILABLE, f"skillc serve --mcp needs the MCP SDK ({exc}); "
@@ -75,11 +80,10 @@ def serve(config: ServeConfig, *, announce: Callable[[str], None] | None = None)
     if not c.executor:
         return _usage("give the executor that answers model and judge states: --executor SPEC (or sampling: the "
                       "client's own model)", "--executor")
-    from skillc.api import load_checked
+    # anyio, which serve.calls imports, is of the MCP extra: imported once the SDK is known to be there
     from skillc.serve.calls import PER_CALL_KINDS, Runner, Settings, make_root
-    from skillc.serve.catalog import entries
 
-    loaded: list[tuple[str, Any, str]] = []
+    loaded: list[tuple[str, Machine, str]] = []
     problems: list[Diagnostic] = []
     unchecked = False
     for path in c.machines:
@@ -96,10 +100,6 @@ def serve(config: ServeConfig, *, announce: Callable[[str], None] | None = None)
         return ServeResult(clashes)
     shared = None
     if c.executor != "sampling":
-        from skillc.runtime import ExecutorError, make_executor
-        from skillc.runtime.executors.scripted import ScriptError
-        from skillc.runtime.trace import TraceError
-
         try:
             executor = make_executor(c.executor, base_url=c.base_url, strategy=c.strategy,
                                      timeout_s=c.model_timeout_s)
@@ -117,7 +117,7 @@ def serve(config: ServeConfig, *, announce: Callable[[str], None] | None = None)
                         retries=c.retries, max_steps=c.max_steps, tool_timeout_s=c.tool_timeout_s,
                         model_timeout_s=c.model_timeout_s, step_deadline_s=c.step_deadline_s,
                         allow_hosts=c.allow_hosts, max_tokens=c.max_tokens)
-    from skillc.serve.server import Service, bind, serve_http, serve_stdio
+    from skillc.serve.server import Service, bind, serve_http, serve_stdio  # the MCP SDK (the extra)
 
     service = Service(served, settings, Runner(settings, shared), input_timeout_s=c.input_timeout_s)
     names = ", ".join(e.name for e in served)

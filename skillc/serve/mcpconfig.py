@@ -20,12 +20,15 @@ import os
 import tomllib
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Final
+from typing import TYPE_CHECKING, Final
 
 import attrs
 
 from skillc.ir.loader import project_root
 from skillc.runtime.jsonvalue import Object, Value
+
+if TYPE_CHECKING:  # a leaf: the MCP SDK is not imported here
+    from mcp_types import Tool
 
 LOCK_NAME: Final = "skillc.mcp.lock"
 LOCK_VERSION: Final = 1
@@ -148,15 +151,14 @@ def read_lock(path: Path) -> tuple[dict[str, Object], str | None]:
     return servers, None
 
 
-def tool_record(tool: Any) -> Object:
+def tool_record(tool: Tool | Mapping[str, Value]) -> Object:
     """What the lock keeps of one listed tool (an `mcp_types.Tool`, or its JSON)."""
-    if not isinstance(tool, Mapping):
-        tool = tool.model_dump(by_alias=True, mode="json", exclude_none=True)
-    out = {"inputSchema": tool.get("inputSchema", {})}
-    if tool.get("outputSchema") is not None:
-        out["outputSchema"] = tool["outputSchema"]
-    if tool.get("description"):
-        out["description"] = tool["description"]
+    record = tool if isinstance(tool, Mapping) else tool.model_dump(by_alias=True, mode="json", exclude_none=True)
+    out = {"inputSchema": record.get("inputSchema", {})}
+    if record.get("outputSchema") is not None:
+        out["outputSchema"] = record["outputSchema"]
+    if record.get("description"):
+        out["description"] = record["description"]
     return out
 
 

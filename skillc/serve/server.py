@@ -26,8 +26,8 @@ import os
 import socket
 import sys
 import threading
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import Callable, Mapping
+from typing import IO, Any
 
 import anyio
 import anyio.abc
@@ -127,7 +127,7 @@ def sampling_params(need: Sample) -> types.CreateMessageRequestParams:
                                             temperature=0.0, metadata={"skillc.state": need.state})
 
 
-def reply_of(result: Any) -> Reply:
+def reply_of(result: object) -> Reply:
     """The text of a sampled reply; ExecutorError for one that holds no text."""
     content = getattr(result, "content", None)
     blocks = content if isinstance(content, list) else [content]
@@ -151,7 +151,7 @@ class Service:
     """The server's state: the machines, the runner, the signer, the calls in flight and those parked."""
 
     def __init__(self, entries: list[Entry], settings: Settings, runner: Runner, *,
-                 input_timeout_s: float = INPUT_TIMEOUT_S, log: Any = None) -> None:
+                 input_timeout_s: float = INPUT_TIMEOUT_S, log: IO[str] | None = None) -> None:
         self.entries = {e.name: e for e in entries}
         self.settings = settings
         self.runner = runner
@@ -401,7 +401,7 @@ class _Stdin:
 async def serve_stdio(service: Service) -> None:
     """Serve over stdin/stdout until the client closes stdin (or a signal stops the server); every run still going
     is stopped."""
-    from mcp.server.stdio import stdio_server
+    from mcp.server.stdio import stdio_server  # the SDK's stdio transport: loaded only when serving on stdio
 
     server = build(service)
     async with anyio.create_task_group() as tasks:
@@ -429,10 +429,10 @@ def bind(port: int) -> socket.socket:
     return sock
 
 
-async def serve_http(service: Service, sock: socket.socket, *, announce: Any = None) -> None:
+async def serve_http(service: Service, sock: socket.socket, *, announce: Callable[[str], None] | None = None) -> None:
     """Serve streamable HTTP at `http://127.0.0.1:PORT/mcp` on `sock` until SIGINT/SIGTERM; runs still going are
     stopped. DNS-rebinding protection admits only loopback hosts and origins."""
-    import uvicorn
+    import uvicorn  # the HTTP server (an MCP SDK dependency): loaded only when serving over HTTP
 
     server = build(service)
     app = server.streamable_http_app(host="127.0.0.1")

@@ -15,7 +15,7 @@ def _import_lark() -> None:
         return
     threading = sys.modules.get("threading")
     if threading is not None and threading.active_count() > 1:
-        import lark
+        import lark  # the point of this function: Lark loads here, on the module's import
         return
     sys.modules["regex"] = None  # type: ignore[assignment]  # `import regex` raises ImportError while set
     try:

@@ -255,7 +255,7 @@ class _RegexTranslator:
             i += 1
         return _seq(out, join_literals=True)
 
-    def item(self, op: Any, av: Any) -> _IR:
+    def item(self, op: object, av: Any) -> _IR:
         if op is sre.LITERAL:
             return _Lit(chr(av))
         if op is sre.NOT_LITERAL:
@@ -465,7 +465,7 @@ class _GbnfConverter:
 
     # -- reading Lark's grammar
 
-    def tree_ir(self, tree: Any, by_raw: dict[str, TerminalDef], rule: str) -> _IR:
+    def tree_ir(self, tree: object, by_raw: dict[str, TerminalDef], rule: str) -> _IR:
         """IR of a rule's EBNF tree, as `lark.load_grammar` builds it."""
         if isinstance(tree, NonTerminal | Terminal):
             return _Ref(tree.name)

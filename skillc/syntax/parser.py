@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any, TypeVar, cast
 
@@ -66,7 +66,7 @@ class _Builder(lark.Transformer[Token, n.Module]):
             if c is not None and (not isinstance(c, Token) or c.type in _VALUE_TOKENS)
         ]
 
-    def _expr(self, cls: Callable[..., _E], children: Children, *args: Any) -> _E:
+    def _expr(self, cls: Callable[..., _E], children: Children, *args: object) -> _E:
         """Build an expression or type node, tracking nesting depth (SKM007 past MAX_DEPTH)."""
         node = cls(*args, span=self._span(children))
         self._nest(node, children, 1)
@@ -458,7 +458,7 @@ class _Spanned(tuple):  # type: ignore[type-arg]
 
     span: Span | None
 
-    def __new__(cls, items: Any, span: Span | None) -> _Spanned:
+    def __new__(cls, items: Iterable[object], span: Span | None) -> _Spanned:
         obj = super().__new__(cls, items)
         obj.span = span
         return obj

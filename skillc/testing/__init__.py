@@ -16,7 +16,7 @@ def __getattr__(name: str) -> Any:
     if name not in __all__:
         raise AttributeError(f"module 'skillc.testing' has no attribute {name!r}")
     try:
-        from skillc.testing import strategies
+        from skillc.testing import strategies  # needs Hypothesis, an optional extra
     except ModuleNotFoundError as exc:
         if exc.name != "hypothesis":
             raise

@@ -37,8 +37,10 @@ from skillc.check.smt import Encoder, decode, solver
 from skillc.ir import expr as ir
 from skillc.ir import types as T
 from skillc.ir.machine import FALLBACK, Machine, State, Tool
+from skillc.ir.printexpr import show_expr
 from skillc.runtime.executors.base import BaseExecutor, Response
 from skillc.runtime.interpreter import Interpreter, OnStep, RunOptions, initial_env, parse_inputs
+from skillc.runtime.jsonvalue import Env, Object, Value
 from skillc.runtime.record import Step, Verdict
 from skillc.runtime.score import passages
 from skillc.runtime.tools import ToolBox
@@ -69,7 +71,7 @@ class TestReport:
         return len(self.edges) / max(1, self.total_edges)
 
 
-def random_value(t: T.Type, rng: random.Random, pool: list[str] | None = None) -> Any:
+def random_value(t: T.Type, rng: random.Random, pool: list[str] | None = None) -> Value:
     """A type-correct value (JSON data); strings are often taken from `pool` (labels, constants, values seen)."""
     if isinstance(t, T.OptionalT):
         return None if rng.random() < 0.2 else random_value(t.inner, rng, pool)
@@ -126,7 +128,7 @@ class Steering(BaseExecutor):
         self.plan = plan  # state -> edge index (first visit), or a deque of (state, edge index) to follow
         self.rng = rng
         self.timeout_ms = timeout_ms
-        self.env: dict[str, Any] = {}
+        self.env: Env = {}
         enums = [t for t in (T.strip_optional(v.type) for v in machine.variables.values()) if isinstance(t, T.EnumT)]
         self.constants = sorted({lab for t in enums for lab in t.labels}
                                 | {n.value for st in machine.states.values() for e in st.edges if e.guard is not None
@@ -143,7 +145,7 @@ class Steering(BaseExecutor):
             return None
         return self.plan.pop(state, None)
 
-    def _solve(self, st: State, free: list[str]) -> dict[str, Any] | None:
+    def _solve(self, st: State, free: list[str]) -> Object | None:
         index = self._planned(st.name)
         if index is None:
             return None
@@ -163,7 +165,7 @@ class Steering(BaseExecutor):
             out[name] = self._value(enc, model, name)
         return out
 
-    def _value(self, enc: Encoder, model: Any, name: str) -> Any:
+    def _value(self, enc: Encoder, model: z3.ModelRef, name: str) -> Value:
         t = self.machine.variables[name].type
         base = T.strip_optional(t)
         mode = enc.string_mode.get(name)
@@ -204,15 +206,13 @@ class Steering(BaseExecutor):
     def verdicts(self, terminal: State) -> tuple[Verdict, ...]:
         """A terminal's success predicates, as the interpreter asks for them on arrival: the world stands in as
         the tools do, so they hold (a real run judges them over its work folder)."""
-        from skillc.ir.printexpr import show_expr
-
         return tuple(Verdict(terminal.name, show_expr(p), True) for p in terminal.predicates)
 
-    def on_step(self, step: Step, env: Mapping[str, Any]) -> None:
+    def on_step(self, step: Step, env: Mapping[str, Value]) -> None:
         """The interpreter's `on_step`: the variables as the next step begins are what the next guards see."""
         self.env = dict(env)
 
-    def tool_result(self, state: str, tool: str) -> dict[str, Any]:
+    def tool_result(self, state: str, tool: str) -> Object:
         """Results of a tool state that make its planned edge fire (random elsewhere)."""
         st = self.machine.states[state]
         bound = [v for v, _ in st.bindings]
@@ -237,7 +237,7 @@ class _SteeredTools:
     def missing(self, machine: Machine) -> list[str]:
         return []
 
-    def result(self, state: str, tool: Tool, args: dict[str, Any]) -> dict[str, Any]:
+    def result(self, state: str, tool: Tool, args: Object) -> Object:
         return self.steering.tool_result(state, tool.name)
 
 
@@ -317,15 +317,15 @@ def explore(machine: Machine, source_text: str, examples: int = 200, seed: int =
     return report
 
 
-def _steered(machine: Machine, executor: Steering, options: RunOptions, source_text: str, inputs: dict[str, Any],
-             on_step: OnStep | None = None) -> tuple[Interpreter, dict[str, Any]]:
+def _steered(machine: Machine, executor: Steering, options: RunOptions, source_text: str, inputs: Object,
+             on_step: OnStep | None = None) -> tuple[Interpreter, Object]:
     """An interpreter driven by `executor`, which sees the variables as each step begins; the inputs, checked."""
     inputs = parse_inputs(machine, inputs)
     executor.env = initial_env(machine, inputs)
     return Interpreter(machine, executor, ToolBox(), options, source_text, on_step=on_step or executor.on_step), inputs
 
 
-def _draw_inputs(machine: Machine, rng: random.Random) -> dict[str, Any]:
+def _draw_inputs(machine: Machine, rng: random.Random) -> Object:
     return {v.name: random_value(v.type, rng) for v in machine.variables.values() if v.is_input and v.init is None}
 
 
@@ -359,7 +359,7 @@ def _minimise(machine, source_text, plan, bound, failed, prop: str, traces: Path
 class _Reached(Exception):
     """The followed path arrived where it was going; `env`: the variables as its last state is entered."""
 
-    def __init__(self, env: Mapping[str, Any]) -> None:
+    def __init__(self, env: Mapping[str, Value]) -> None:
         super().__init__()
         self.env = dict(env)
 
@@ -380,7 +380,7 @@ def follow(machine: Machine, path: list[str], repeat: int = 1, seed: int = 0, ma
     executor = Steering(machine, plan, random.Random(seed))
     goal = machine.states[path[-1]]
 
-    def arrived(step: Step, env: Mapping[str, Any]) -> None:
+    def arrived(step: Step, env: Mapping[str, Value]) -> None:
         executor.on_step(step, env)
         if step.target == goal.name and not goal.is_terminal and not plan:
             raise _Reached(env)

@@ -23,6 +23,8 @@ import attrs
 
 from skillc import api
 from skillc.diagnostics.codes import INTERNAL_ERROR
+from skillc.render import to_dot, to_mermaid
+from skillc.syntax.grammar import grammar_text
 from skillc.syntax.parser import decode_source
 from skillc.syntax.printer import print_module
 
@@ -64,8 +66,6 @@ def run_pipeline(data: bytes, report: FuzzReport, path: str = "fuzz.skm") -> Non
                 return
         if result.machine is not None and result.ok:
             report.checked_clean += 1
-            from skillc.render import to_dot, to_mermaid
-
             to_dot(result.machine)
             to_mermaid(result.machine)
     except RecursionError:
@@ -110,11 +110,9 @@ def seeds(folders: Iterable[Path]) -> list[bytes]:
 
 def grammar_strategy() -> SearchStrategy[str]:
     """Hypothesis strategy of strings generated from the grammar."""
-    import lark
-    from hypothesis import strategies as st
+    import lark  # here, not at the top: Lark must load through skillc.syntax (which keeps `regex` out)
+    from hypothesis import strategies as st  # optional extra (skillc[test])
     from hypothesis.extra.lark import from_lark
-
-    from skillc.syntax.grammar import grammar_text
 
     grammar = lark.Lark(grammar_text(), start="module", parser="lalr")
     names = st.sampled_from(["a", "b", "x", "done", "s1", "tries", "verdict", "bash", "ok", "fallback", "str", "int"])

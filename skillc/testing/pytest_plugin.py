@@ -27,6 +27,8 @@ import pytest
 if TYPE_CHECKING:
     from _pytest._code.code import TerminalRepr, TracebackStyle
 
+    from skillc.runtime.interpreter import RunResult
+
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addini("skillc_machines", "folders whose .skm machines become test items", type="paths", default=[])
@@ -60,7 +62,7 @@ class MachineItem(pytest.Item):
         self.funcargs: dict[str, object] = {}
 
     def runtest(self) -> None:
-        import skillc
+        import skillc  # deferred: the plugin loads in every pytest session, skillc's stages only when a .skm runs
         from skillc.testing.explore import explore
 
         result = skillc.check(self.path)
@@ -85,13 +87,13 @@ class MachineItem(pytest.Item):
 def machine_property(path: str | Path, examples: int = 100) -> Callable[[Callable[..., object]], Callable[[], None]]:
     """Decorate `f(machine, result)`: it is called for every generated run of the machine and must not fail."""
     try:
-        from hypothesis import HealthCheck, given, settings
+        from hypothesis import HealthCheck, given, settings  # optional extra (skillc[test])
     except ModuleNotFoundError:
         raise ModuleNotFoundError("machine_property needs Hypothesis: pip install 'skillc[test]'",
                                   name="hypothesis") from None
 
     def wrap(f: Callable[..., object]) -> Callable[[], None]:
-        import skillc
+        import skillc  # deferred: the plugin loads in every pytest session; see runtest
         from skillc.testing.explore import step_bound
         from skillc.testing.strategies import runs
 
@@ -101,7 +103,7 @@ def machine_property(path: str | Path, examples: int = 100) -> Callable[[Callabl
 
         @settings(max_examples=examples, deadline=None, suppress_health_check=list(HealthCheck))
         @given(runs(machine, max_steps=step_bound(machine)))
-        def test(result: Any) -> None:
+        def test(result: RunResult) -> None:
             f(machine, result)
 
         test.__name__ = f.__name__

@@ -8,12 +8,17 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Literal
+import json
+from typing import TYPE_CHECKING, Literal
 
 from hypothesis import strategies as st
 
 from skillc.ir import types as T
 from skillc.ir.machine import Machine, State, Tool
+from skillc.runtime.executors.base import BaseExecutor, Response
+from skillc.runtime.interpreter import Interpreter, RunOptions
+from skillc.runtime.jsonvalue import Object, Value
+from skillc.runtime.prompts import Request
 
 if TYPE_CHECKING:
     from skillc.runtime.interpreter import RunResult
@@ -120,7 +125,7 @@ def machines(draw: st.DrawFn, min_states: int = 2, max_states: int = 8, loops: b
     return "\n".join(lines) + "\n"
 
 
-def values_of(t: T.Type, valid: bool = True) -> st.SearchStrategy[Any]:
+def values_of(t: T.Type, valid: bool = True) -> st.SearchStrategy[Value]:
     """Values of a type (JSON data), or values that are not of it."""
     if not valid:
         return st.one_of(st.none(), st.integers(), st.text(max_size=3), st.lists(st.integers(), max_size=2)).filter(
@@ -146,7 +151,7 @@ def values_of(t: T.Type, valid: bool = True) -> st.SearchStrategy[Any]:
     return st.none()
 
 
-def outputs_for(machine: Machine, state: State, valid: bool = True) -> st.SearchStrategy[dict[str, Any]]:
+def outputs_for(machine: Machine, state: State, valid: bool = True) -> st.SearchStrategy[Object]:
     """A model/judge output for a state: its write set with values of the right types (or, on request, not)."""
     good = st.fixed_dictionaries({w: values_of(machine.variables[w].type) for w in state.writes})
     if valid:
@@ -160,7 +165,7 @@ def outputs_for(machine: Machine, state: State, valid: bool = True) -> st.Search
     )
 
 
-def tool_results_for(machine: Machine, state: State) -> st.SearchStrategy[dict[str, Any]]:
+def tool_results_for(machine: Machine, state: State) -> st.SearchStrategy[Object]:
     """Type-correct results of the tool a state calls."""
     if state.call is None:
         raise ValueError(f"state `{state.name}` calls no tool")
@@ -171,12 +176,6 @@ def tool_results_for(machine: Machine, state: State) -> st.SearchStrategy[dict[s
 @st.composite
 def runs(draw: st.DrawFn, machine: Machine, max_steps: int = 500) -> RunResult:
     """A run of the machine through the scripted path, every output and tool result drawn by Hypothesis."""
-    import json
-
-    from skillc.runtime.executors.base import BaseExecutor, Response
-    from skillc.runtime.interpreter import Interpreter, RunOptions
-    from skillc.runtime.prompts import Request
-
     class Drawn(BaseExecutor):
         """Model and judge outputs drawn by Hypothesis."""
 
@@ -192,7 +191,7 @@ def runs(draw: st.DrawFn, machine: Machine, max_steps: int = 500) -> RunResult:
         def missing(self, machine: Machine) -> list[str]:
             return []
 
-        def result(self, state: str, tool: Tool, args: dict[str, Any]) -> dict[str, Any]:
+        def result(self, state: str, tool: Tool, args: Object) -> Object:
             return draw(tool_results_for(machine, machine.states[state]))
 
     inputs = {v.name: draw(values_of(v.type)) for v in machine.variables.values() if v.is_input and v.init is None}

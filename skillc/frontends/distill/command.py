@@ -8,16 +8,17 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import attrs
 
+from skillc.api import internal_error, unique
 from skillc.diagnostics import codes as diagnostics_codes
 from skillc.diagnostics.diagnostic import Diagnostic, HasDiagnostics, make
-
-if TYPE_CHECKING:
-    from skillc.frontends.distill.library import Built
-
+from skillc.frontends.distill import codes as distill_codes
+from skillc.frontends.distill import pddl
+from skillc.frontends.distill import textworld as tw
+from skillc.frontends.distill.library import Built, build_library, target_problem
+from skillc.frontends.distill.trace import dumps
 
 Progress = Callable[[str, str], AbstractContextManager[Callable[[int], None] | None]]
 
@@ -43,9 +44,6 @@ def distill(traces: Sequence[str], *, output: str | None = None, min_reuse: floa
 
     `progress(what, unit)` is a context manager that yields a callback told of every held-out game played.
     """
-    from skillc.api import internal_error, unique
-    from skillc.frontends.distill.library import build_library, target_problem
-
     kinds = tuple(k.strip() for k in emit.split(",") if k.strip())
     if not kinds or any(k not in ("skm", "python") for k in kinds):
         return DistillOutcome(None, [make(diagnostics_codes.IO_ERROR,
@@ -83,13 +81,8 @@ def collect(output: str, *, count: int = 20, seed: int = 0, games: str = ".skill
 
     `progress(what, unit)` is a context manager that yields a callback told of every game or problem done.
     """
-    from skillc.frontends.distill import textworld as tw
-    from skillc.frontends.distill.trace import dumps
-
     bar = progress or _no_progress
     if env == "pddl":
-        from skillc.frontends.distill import pddl
-
         try:
             chosen = pddl.problems(domain, split)[:count]
             if not Path(output).resolve().parent.is_dir():
@@ -114,8 +107,6 @@ def collect(output: str, *, count: int = 20, seed: int = 0, games: str = ".skill
     dropped: list[str] = []
     with bar("games generated and played", "game") as tick:
         played = tw.collect(tw.specs(count, seed), games, workers=workers, progress=tick, dropped=dropped)
-    from skillc.frontends.distill import codes as distill_codes
-
     left_out = [make(distill_codes.GAME_UNAVAILABLE, f"left out {why}") for why in dropped]
     if not played:  # an empty trace file is not a result: say so, write nothing
         return CollectResult(None, "", [*left_out, make(distill_codes.NO_TRACES, f"none of the {count} games could "

@@ -61,7 +61,7 @@ def _quiet_import() -> tuple[Any, Any]:
     with contextlib.redirect_stderr(io.StringIO()), contextlib.redirect_stdout(io.StringIO()), \
             warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        try:
+        try:  # optional extras (skillc[pddl]), loaded only when PDDL is asked for
             import pddlgym
             import pyperplan  # noqa: F401  (the planner runs in a child process, see `plan`)
             from pddlgym.core import PDDLEnv

@@ -17,24 +17,32 @@ from typing import Any, Literal, TypedDict
 _HOLE = re.compile(r"\{(\w+)(?::[^}]*)?\}")
 
 
+class TraceStep(TypedDict):
+    """One action a skill played: the command, whether it was a support or the core action, what came back."""
+
+    action: str
+    kind: Literal["support", "core"]
+    observation: str
+
+
 class SkillResult(TypedDict):
     """What every skill returns."""
 
     success: bool
     observation: str
     available_actions: list[str]
-    process_trace: list[dict[str, Any]]
+    process_trace: list[TraceStep]
     error: str | None
     done: bool
 
 
-def _get(state: Any, key: str) -> Any:
+def _get(state: object, key: str) -> Any:  # Any: a field of the environment's own state
     if isinstance(state, Mapping):
         return state.get(key)
     return getattr(state, key, None)
 
 
-def unpack(result: Any) -> tuple[str, list[str], bool, bool]:
+def unpack(result: object) -> tuple[str, list[str], bool, bool]:
     """(observation, available actions, done, lost) from what `env.step` returned."""
     if isinstance(result, Mapping) and "observation" in result:
         return (str(result["observation"]), list(result.get("available_actions") or []), bool(result.get("done")),
@@ -82,7 +90,7 @@ class SkillRun:
             raise TypeError("pass available_actions: the actions the latest observation offers")
         self.available = list(available_actions)
         self.observation = observation
-        self.trace: list[dict[str, Any]] = []
+        self.trace: list[TraceStep] = []
         self.error: str | None = None
         self.done = False
 

@@ -85,7 +85,7 @@ def specs(count: int, seed: int = 0, *, recipes: tuple[int, int] = (1, 4),
 
 def import_textworld() -> tuple[Any, Any]:
     """TextWorld and its cooking challenge, or Unavailable when the package is not installed."""
-    try:
+    try:  # optional extra, loaded only when TextWorld is asked for
         import textworld
         from textworld.challenges.tw_cooking import cooking
     except ImportError as exc:  # pragma: no cover - exercised only without the package
@@ -96,7 +96,7 @@ def import_textworld() -> tuple[Any, Any]:
 def make_game(spec: GameSpec, folder: str | Path) -> Path:
     """Generate and compile the game of `spec` into `folder` (reused when already there)."""
     textworld, cooking = import_textworld()
-    from textworld.generator import compile_game
+    from textworld.generator import compile_game  # optional extra (see import_textworld)
 
     folder = Path(folder)
     try:

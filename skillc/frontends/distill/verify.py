@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Protocol
 
 import attrs
 
@@ -22,6 +22,7 @@ from skillc.frontends.distill import Distilled, codes, pddl
 from skillc.frontends.distill.cluster import Cluster, match
 from skillc.frontends.distill.schema import normalised
 from skillc.frontends.distill.segment import MIN_STEPS, Operation, segment
+from skillc.frontends.distill.skill_runtime import SkillResult
 from skillc.frontends.distill.textworld import Game, Unavailable, game_path
 from skillc.frontends.distill.trace import Episode
 
@@ -34,7 +35,7 @@ class Skill(Protocol):
 
     preconditions_hold: Callable[..., bool]  # (available actions, **parameters) -> may the skill start here
 
-    def __call__(self, env: Any, **values: Any) -> Any: ...
+    def __call__(self, env: object, **values: object) -> SkillResult: ...
 
 
 @attrs.define

@@ -12,14 +12,14 @@ from __future__ import annotations
 import json
 import os
 import sys
-from typing import Any
 
 from skillc.diagnostics import Diagnostic, Label, Span
 from skillc.diagnostics.code import Severity
 from skillc.diagnostics.source import SourceFile
+from skillc.runtime.jsonvalue import Object
 
 
-def _span_json(span: Span | None, sources: dict[str, str]) -> dict[str, Any] | None:
+def _span_json(span: Span | None, sources: dict[str, str]) -> Object | None:
     """A span as {path, start, end}; its source's text goes to `sources`."""
     if span is None:
         return None
@@ -27,7 +27,7 @@ def _span_json(span: Span | None, sources: dict[str, str]) -> dict[str, Any] | N
     return {"path": span.source.path, "start": span.start, "end": span.end}
 
 
-def to_json(text: str | None, diagnostics: list[Diagnostic]) -> dict[str, Any]:
+def to_json(text: str | None, diagnostics: list[Diagnostic]) -> Object:
     """The child's answer."""
     sources: dict[str, str] = {}
     found = [{"code": str(d.code), "message": d.message, "severity": d.severity.name, "label": d.label,
@@ -48,7 +48,7 @@ def _span(raw: object, files: dict[str, SourceFile]) -> Span | None:
     return Span(files[raw["path"]], start, end)
 
 
-def from_json(answer: dict[str, Any]) -> tuple[str | None, list[Diagnostic]]:
+def from_json(answer: Object) -> tuple[str | None, list[Diagnostic]]:
     """The parent's half: the text and diagnostics of a child's answer (ValueError when it is malformed).
 
     A code travels as its string and comes back as the registry's `Code` (the child may report any stage's:
@@ -83,7 +83,7 @@ def from_json(answer: dict[str, Any]) -> tuple[str | None, list[Diagnostic]]:
 def translate(spec: str, folder: str) -> tuple[str | None, list[Diagnostic]]:
     """In the child: what `skillc import langgraph` makes of `spec`, the module found in `folder`."""
     from skillc.export.readback import read_back  # a graph `skillc export langgraph` wrote comes back as its machine
-    from skillc.frontends.importers.langgraph import to_skm
+    from skillc.frontends.importers.langgraph import to_skm  # cycle: langgraph imports this module
 
     if folder not in sys.path:
         sys.path.insert(0, folder)

@@ -12,19 +12,25 @@ called. Spans point at the `def` line of each node's function.
 from __future__ import annotations
 
 import importlib
+import json
 import os
 import sys
+import tempfile
 import typing
 from collections.abc import Callable, Iterable
+from pathlib import Path
 from typing import Any
 
 import attrs
 
 from skillc.check import codes as check_codes
 from skillc.diagnostics import Diagnostic, Span, make
-from skillc.frontends.importers import codes, pysource
+from skillc.frontends.importers import _graph_box, codes, pysource
 from skillc.frontends.importers.asl import ident
 from skillc.frontends.importers.checking import Checked, Remap, check_module
+from skillc.ir.suggest import did_you_mean
+from skillc.sandbox import codes as sandbox_codes
+from skillc.sandbox.box import run_confined, skillc_home
 from skillc.syntax import nodes as n
 from skillc.syntax.printer import print_module
 
@@ -59,7 +65,7 @@ class GraphImport:
 def builder_of(obj: object) -> tuple[Any, Diagnostic | None]:
     """The `StateGraph` behind `obj` (a builder or a compiled graph), or SKM651."""
     try:
-        from langgraph.graph import StateGraph
+        from langgraph.graph import StateGraph  # optional extra
     except ImportError as exc:
         return None, make(codes.NOT_A_GRAPH, f"LangGraph is not installed, so nothing here is a StateGraph: {exc}",
                           hint="pip install langgraph")
@@ -117,7 +123,7 @@ class _Translator:
         return out
 
     def _reducers(self) -> set[str]:
-        from langgraph.channels import LastValue
+        from langgraph.channels import LastValue  # optional extra
 
         return {k for k, c in self.b.channels.items() if not isinstance(c, LastValue)}
 
@@ -374,8 +380,6 @@ def _default(t: str) -> n.Expr:
 
 
 def _near(name: str, nodes: set[str]) -> str | None:
-    from skillc.ir.suggest import did_you_mean
-
     return did_you_mean(name, sorted(nodes))
 
 
@@ -511,14 +515,6 @@ def to_skm_confined(spec: str, *, folder: str | None = None,
     A module this process has imported already (an API caller that built the graph itself) is read here: its
     code has run in this process, and the box would see a fresh copy instead of the caller's objects.
     """
-    import json
-    import tempfile
-    from pathlib import Path
-
-    from skillc.frontends.importers import _graph_box
-    from skillc.sandbox import codes as sandbox_codes
-    from skillc.sandbox.box import run_confined, skillc_home
-
     where = os.path.abspath(folder if folder is not None else os.getcwd())
     if spec.partition(":")[0] in sys.modules:
         return _graph_box.translate(spec, where)

@@ -25,6 +25,7 @@ import re
 import attrs
 
 from skillc.frontends.markdown.document import Block, Document
+from skillc.frontends.markdown.names import content_stems
 
 KINDS = ("step", "branch", "loop", "verify", "require", "forbid", "terminate", "command", "knowledge")
 
@@ -362,8 +363,6 @@ def extract_clauses(doc: Document) -> list[Clause]:
 
 def _delivered(title: str, clauses: list[Clause]) -> bool:
     """The last step already produces what a deliverable heading names ("Write the report", "## Report format")."""
-    from skillc.frontends.markdown.names import content_stems
-
     last = next((c for c in reversed(clauses) if c.kind == "step"), None)
     wanted = content_stems(re.sub(r"\b(?:format|final)\b", "", title, flags=re.I))
     return last is not None and bool(wanted & content_stems(last.text))
@@ -371,7 +370,7 @@ def _delivered(title: str, clauses: list[Clause]) -> bool:
 
 def _acts(sentence: str) -> bool:
     """A sentence that runs a command or a bundled script, or asks the user: more than a detail of its step."""
-    from skillc.frontends.markdown.phrases import ASK, inline_command, script_mention
+    from skillc.frontends.markdown.phrases import ASK, inline_command, script_mention  # cycle: phrases imports clauses
 
     plain = strip_markup(sentence)
     return inline_command(sentence) is not None or script_mention(sentence) is not None or bool(ASK.search(plain))

@@ -5,17 +5,21 @@ here; the command line renders its `BuildOutcome`.
 
 from __future__ import annotations
 
+import json
+import tempfile
 from collections.abc import Iterable
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Any
+from typing import IO
 
 import attrs
 
+from skillc.api import internal_error, seconds_problem, unique
 from skillc.diagnostics import codes as diagnostics_codes
 from skillc.diagnostics.diagnostic import Diagnostic, HasDiagnostics, Severity, make
-
-if TYPE_CHECKING:
-    from skillc.frontends.markdown import BuildResult
+from skillc.diagnostics.files import same_file
+from skillc.frontends.markdown import BuildResult, Options, source_name
+from skillc.frontends.markdown import build as build_skill
+from skillc.frontends.markdown.frontdoor import resolve_model
 
 
 @attrs.define
@@ -44,12 +48,6 @@ def build(skill: str, *, output: str | None = None, model: str | None = None, ba
     `model_timeout_s` (seconds one request may take) are its budgets (see
     `skillc.frontends.markdown.llm.LLMOptions`).
     """
-    import tempfile
-
-    from skillc.api import seconds_problem
-    from skillc.frontends.markdown import Options
-    from skillc.frontends.markdown.frontdoor import resolve_model
-
     problem = seconds_problem("--model-timeout", model_timeout_s)
     if problem is not None:
         return BuildOutcome(None, None, None, [make(diagnostics_codes.IO_ERROR, problem)], usage=True)
@@ -72,17 +70,10 @@ def build(skill: str, *, output: str | None = None, model: str | None = None, ba
                         model=model, model_origin=origin)
 
 
-def _build(path: Path, output: str | None, model: str | None, base_url: str | None, rounds: int, options: Any,
+def _build(path: Path, output: str | None, model: str | None, base_url: str | None, rounds: int, options: Options,
            max_bytes: int, verbose: bool, stdin_as: str | None,
            budgets: dict[str, float] | None = None) -> BuildOutcome:
     """`build` once the skill document is a file."""
-    import json
-
-    from skillc.api import internal_error, unique
-    from skillc.diagnostics.files import same_file
-    from skillc.frontends.markdown import build as build_skill
-    from skillc.frontends.markdown import source_name
-
     out = None if output == "-" else Path(output) if output else path.with_suffix(".skm")
     if out is not None and same_file(out, path):
         return BuildOutcome(None, None, out,
@@ -96,6 +87,7 @@ def _build(path: Path, output: str | None, model: str | None, base_url: str | No
     try:
         llm = None
         if model is not None and budgets:
+            # deferred: an offline build never loads the LLM compiler
             from skillc.frontends.markdown.llm import LLMOptions
 
             llm = LLMOptions(**budgets)  # type: ignore[arg-type]  # token budgets (int) and the timeout (float)

@@ -13,11 +13,13 @@ Pure functions of text; `graph` makes the states.
 from __future__ import annotations
 
 import re
+from pathlib import Path
 from typing import Literal
 
 import attrs
 
 from skillc.frontends.markdown.names import slug
+from skillc.frontends.markdown.phrases import INTERPRETERS
 
 # Part of a tool state's argument: text, a variable as it is ("var"), quoted for the shell ("quote"),
 # or a path inside the skill's folder, quoted ("path": `quote(skill_dir ++ "/" ++ PATH)`) or as it is for a
@@ -191,8 +193,6 @@ def alternatives(text: str) -> str | None:
 
 def skill_files(folder: str) -> frozenset[str]:
     """The paths of a skill folder's bundled scripts, relative to it (`scripts/x.py`)."""
-    from pathlib import Path
-
     root = Path(folder)
     base = root / "scripts"
     if not base.is_dir():
@@ -202,8 +202,6 @@ def skill_files(folder: str) -> frozenset[str]:
 
 def skill_documents(folder: str) -> tuple[str, ...]:
     """The text files a skill folder bundles besides SKILL.md and its scripts (references, templates), longest first."""
-    from pathlib import Path
-
     root = Path(folder)
     if not (root / "SKILL.md").is_file():
         return ()
@@ -219,8 +217,6 @@ def skill_documents(folder: str) -> tuple[str, ...]:
 
 def script_command(path: str, args: str = "") -> str:
     """The command that runs a bundled script mentioned in prose: its interpreter, the script, its arguments."""
-    from skillc.frontends.markdown.phrases import INTERPRETERS
-
     interpreter = INTERPRETERS.get(path.rsplit(".", 1)[-1], "")
     return f"{interpreter} {path}{(' ' + args) if args else ''}".strip()
 

@@ -10,7 +10,6 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import Any
 
 import attrs
 import yaml
@@ -22,6 +21,7 @@ from skillc.diagnostics import Diagnostic, make
 from skillc.diagnostics.files import read_bytes
 from skillc.diagnostics.source import SourceFile, Span
 from skillc.frontends.markdown import codes
+from skillc.ir.toolkit import split_allowed
 
 MAX_BYTES = 1 << 20  # 1 MiB: far beyond any real skill, small enough to build in about a second
 
@@ -35,7 +35,7 @@ class FrontMatter:
     allowed_tools: tuple[str, ...] = ()
     start: int = 0
     end: int = 0
-    raw: dict[str, Any] = attrs.field(factory=dict, eq=False)
+    raw: dict[str, object] = attrs.field(factory=dict, eq=False)
 
 
 @attrs.frozen
@@ -179,8 +179,6 @@ def _front_matter(text: str, source: SourceFile) -> tuple[FrontMatter | None, li
         fields[key] = str(value).strip() if value is not None else None
     tools = raw.get("allowed-tools", raw.get("allowed_tools", raw.get("tools")))
     if isinstance(tools, str):
-        from skillc.ir.toolkit import split_allowed
-
         names = tuple(split_allowed(tools))  # `Bash(git diff:*)` is one entry
     elif isinstance(tools, list) and all(isinstance(t, str) for t in tools):
         names = tuple(t.strip() for t in tools if t.strip())

@@ -29,7 +29,7 @@ def resolve_model(flag: str | None, skill: Path | None, environ: Mapping[str, st
         if value and value.strip():
             return (None, origin) if value.strip().lower() in _OFFLINE else (value.strip(), origin)
     if skill is not None:
-        from skillc.config import find_config
+        from skillc.config import find_config  # deferred: this module stays light (see above)
 
         try:
             where = skill.resolve()

@@ -32,22 +32,27 @@ import json
 import re
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Final, cast
+from typing import TYPE_CHECKING, Final, cast
 
 import attrs
 
 from skillc.check import codes as check_codes
 from skillc.check.provenance import normalise
 from skillc.diagnostics import Diagnostic, Severity, make
-from skillc.frontends.markdown import codes
+from skillc.frontends.markdown import Draft, check_text, codes, source_name
 from skillc.frontends.markdown.card import Level, card
 from skillc.frontends.markdown.clauses import Clause
 from skillc.frontends.markdown.document import Document
 from skillc.frontends.markdown.folder import Folder, describe, read_folder, wider_allow
+from skillc.frontends.markdown.report import landings
 from skillc.frontends.markdown.schema import DraftError, to_skm
 from skillc.frontends.markdown.smells import smells
 from skillc.ir.toolkit import KITS
+from skillc.registry import find
 from skillc.runtime.executors import Budget, Executor, ExecutorError, make_executor
+from skillc.runtime.executors.base import BaseExecutor
+from skillc.runtime.executors.recorded import NoRecording
+from skillc.runtime.jsonvalue import Object
 from skillc.runtime.prompts import Request
 from skillc.syntax import nodes as n
 from skillc.syntax.format import format_source
@@ -56,7 +61,6 @@ from skillc.syntax.printer import print_module
 
 if TYPE_CHECKING:
     from skillc.check.source import CheckResult
-    from skillc.frontends.markdown import Draft
 
 #: Reply tokens of one request: faithful machines of real skills take 8–11k.
 DEFAULT_MAX_TOKENS: Final = 16_384
@@ -129,17 +133,17 @@ def make_build_executor(spec: str, base_url: str | None = None, max_tokens: int 
 # ---------------------------------------------------------------- replies
 
 _SKM_STRING: Final = {"type": "string", "description": "the .skm text"}
-DRAFT_SCHEMA: Final[dict[str, Any]] = {
+DRAFT_SCHEMA: Final[Object] = {
     "type": "object", "additionalProperties": False, "required": ["skm"],
     "properties": {"skm": {**_SKM_STRING, "description": "the whole module: imports, fragments and the machine"}},
 }
-OUTLINE_SCHEMA: Final[dict[str, Any]] = {
+OUTLINE_SCHEMA: Final[Object] = {
     "type": "object", "additionalProperties": False, "required": ["skm", "signatures"],
     "properties": {"skm": {**_SKM_STRING, "description": "the machine, with one `use` per section"},
                    "signatures": {"type": "array", "items": {"type": "string"},
                                   "description": "one `fragment NAME(PARAM: TYPE, …) -> (EXIT, …)` per section"}},
 }
-SECTION_SCHEMA: Final[dict[str, Any]] = {
+SECTION_SCHEMA: Final[Object] = {
     "type": "object", "additionalProperties": False, "required": ["skm", "rules"],
     "properties": {"skm": {**_SKM_STRING, "description": "the section's fragment"},
                    "rules": {"type": "array", "items": {"type": "string"},
@@ -298,8 +302,6 @@ def _finding(d: Diagnostic, draft_path: str, doc: Document, lines: Sequence[str]
 
 def feedback(findings: Sequence[Finding], what: str = "draft") -> str:
     """Every finding, grouped by code, most important first, each with its line."""
-    from skillc.registry import find
-
     groups: dict[str, list[Finding]] = {}
     for f in sorted(findings, key=_rank):
         groups.setdefault(f.code, []).append(f)
@@ -423,7 +425,7 @@ class Part:
     name: str
     request: str  # the user message that asked for it
     state: str  # the request's state name (`build_draft`, `build_outline`, `build_section:NAME`)
-    schema: dict[str, Any]
+    schema: Object
     reply: Reply | None = None
     section: Section | None = None
     signature: str = ""
@@ -458,8 +460,6 @@ class Compiler:
 
     def __init__(self, executor: Executor, doc: Document, folder: Folder, clauses: list[Clause],
                  structural: n.Module, *, skill: Path, output: Path | None, options: LLMOptions) -> None:
-        from skillc.frontends.markdown import source_name
-
         self.executor, self.doc, self.folder, self.clauses = executor, doc, folder, clauses
         self.structural, self.skill, self.output, self.options = structural, skill, output, options
         # The request names the document by its file name alone, and drafts are checked as if they stood beside
@@ -509,9 +509,6 @@ class Compiler:
     # ------------------------------------------------------------ evaluation
 
     def evaluate(self, text: str) -> Evaluation:
-        from skillc.frontends.markdown import check_text
-        from skillc.frontends.markdown.report import landings
-
         text, dropped = drop_unbacked_rules(text, self.doc)
         checked = check_text(text, self.skill, self.draft_at)
         wider = wider_allow(checked.machine, self.folder) if checked.machine is not None else []
@@ -732,8 +729,6 @@ class Compiler:
     # ------------------------------------------------------------ the result
 
     def finish(self, best: Evaluation | None) -> Draft | None:
-        from skillc.frontends.markdown import Draft, check_text
-
         if best is None:
             last = self.history[-1] if self.history else None
             rounds = self.options.rounds
@@ -761,8 +756,6 @@ def llm_build(doc: Document, clauses: list[Clause], structural: n.Module, *, ski
               base_url: str | None = None, options: LLMOptions | None = None,
               ) -> tuple[Draft | None, list[Diagnostic], list[Round]]:
     """Draft and redraft a machine with a model; the formatted, checked draft, or None with the reasons."""
-    from skillc.runtime.executors.recorded import NoRecording
-
     options = attrs.evolve(options, rounds=rounds) if options is not None else LLMOptions(rounds=rounds)
     own = executor is None
     if executor is None:
@@ -805,8 +798,6 @@ def rounds_report(rounds: Sequence[Round]) -> str:
 def request_size(doc: Document, skill: Path, output: Path | None, structural: n.Module,
                  options: LLMOptions | None = None) -> dict[str, int]:
     """Characters of the first request for a skill (system and user message), without calling a model."""
-    from skillc.runtime.executors.base import BaseExecutor
-
     compiler = Compiler(cast(Executor, BaseExecutor()), doc, read_folder(skill, doc.front), [], structural, skill=skill,
                         output=output, options=options or LLMOptions())
     if _tokens(doc.lines) > compiler.options.section_tokens:

@@ -195,6 +195,7 @@ def build(skill: str | os.PathLike[str], *, output: str | os.PathLike[str] | Non
                               hint="declare it in the machine by hand, or register an implementation"))
     history: list[Round] = []
     if model is not None or executor is not None:
+        # deferred: an offline build never loads the LLM compiler
         from skillc.frontends.markdown.llm import llm_build, with_fragment_states
 
         assert draft.checked.module is not None, "the structural draft is printed by the project printer: it parses"

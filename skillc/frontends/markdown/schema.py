@@ -12,11 +12,14 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any
+from typing import TypeVar
 
 from skillc.ir.toolkit import KIT_NAMES
+from skillc.runtime.jsonvalue import Object, Value
 from skillc.syntax import nodes as n
 from skillc.syntax.printer import expr, type_text
+
+T = TypeVar("T")
 
 _NAME = {"type": "string", "pattern": r"^[A-Za-z_][A-Za-z0-9_]*$"}
 _LINES = {"type": "array", "items": {"type": "integer", "minimum": 1}, "minItems": 1, "maxItems": 2,
@@ -25,7 +28,7 @@ _TYPED = {"type": "object", "additionalProperties": False, "required": ["name", 
           "properties": {"name": _NAME, "type": {"type": "string", "description": ".skm type, e.g. str, int, "
                                                                                    "enum { yes, no }, list[str]"}}}
 
-MACHINE_SCHEMA: dict[str, Any] = {
+MACHINE_SCHEMA: Object = {
     "$schema": "https://json-schema.org/draft/2020-12/schema",
     "$id": "https://skillc.dev/schema/machine.json",
     "title": "skillc machine",
@@ -95,7 +98,7 @@ MACHINE_SCHEMA: dict[str, Any] = {
     },
 }
 
-RULES_SCHEMA: dict[str, Any] = {
+RULES_SCHEMA: Object = {
     "type": "object", "additionalProperties": False, "required": ["rules"],
     "properties": {"rules": MACHINE_SCHEMA["properties"]["rules"]},
 }
@@ -111,10 +114,10 @@ def _lines(p: n.Provenance | None) -> list[int] | None:
     return [p.start] if p.end is None else [p.start, p.end]
 
 
-def to_json(module: n.Module) -> dict[str, Any]:
+def to_json(module: n.Module) -> Object:
     """The JSON form of the machine in an AST module."""
     m = next(x for x in module.items if isinstance(x, n.Machine))
-    out: dict[str, Any] = {"name": m.name, "tools": [], "inputs": [], "vars": [], "counters": [], "states": [],
+    out: Object = {"name": m.name, "tools": [], "inputs": [], "vars": [], "counters": [], "states": [],
                            "terminals": [], "rules": []}
     for item in m.items:
         if isinstance(item, n.Doc):
@@ -136,7 +139,7 @@ def to_json(module: n.Module) -> dict[str, Any]:
         elif isinstance(item, n.State):
             out["states"].append(_state_json(item))
         elif isinstance(item, n.Terminal):
-            t: dict[str, Any] = {"name": item.name, "outcome": item.outcome}
+            t: Object = {"name": item.name, "outcome": item.outcome}
             for x in item.items:
                 if isinstance(x, n.Doc):
                     t["doc"] = x.text
@@ -146,7 +149,7 @@ def to_json(module: n.Module) -> dict[str, Any]:
                     t["requires"] = [expr(e) for e in x.evidence]
             out["terminals"].append(t)
         elif isinstance(item, n.Rule):
-            r: dict[str, Any] = {"kind": item.kind, "ops": list(item.ops), "quote": item.quote}
+            r: Object = {"kind": item.kind, "ops": list(item.ops), "quote": item.quote}
             if item.outcome is not None:
                 r["outcome"] = item.outcome
             if item.where is not None:
@@ -155,8 +158,8 @@ def to_json(module: n.Module) -> dict[str, Any]:
     return out
 
 
-def _state_json(s: n.State) -> dict[str, Any]:
-    out: dict[str, Any] = {"kind": s.kind, "name": s.name, "writes": [], "edges": []}
+def _state_json(s: n.State) -> Object:
+    out: Object = {"kind": s.kind, "name": s.name, "writes": [], "edges": []}
     for x in s.items:
         if isinstance(x, n.From):
             out["from"] = _lines(x.where)
@@ -171,7 +174,7 @@ def _state_json(s: n.State) -> dict[str, Any]:
         elif isinstance(x, n.Call):
             out["call"] = {"tool": x.tool, "args": [{"name": a.name, "value": expr(a.value)} for a in x.args]}
         elif isinstance(x, n.Edge):
-            e: dict[str, Any] = {"to": x.target}
+            e: Object = {"to": x.target}
             if x.guard is not None:
                 e["when"] = expr(x.guard)
             if x.assigns:
@@ -184,7 +187,7 @@ def _q(text: str) -> str:
     return json.dumps(text, ensure_ascii=False)
 
 
-def _need(obj: Any, key: str, kind: type, where: str) -> Any:
+def _need(obj: Value, key: str, kind: type[T], where: str) -> T:
     if not isinstance(obj, dict) or key not in obj:
         raise DraftError(f"{where} has no `{key}`")
     value = obj[key]
@@ -193,13 +196,13 @@ def _need(obj: Any, key: str, kind: type, where: str) -> Any:
     return value
 
 
-def _ident(value: Any, where: str) -> str:
+def _ident(value: object, where: str) -> str:
     if not isinstance(value, str) or not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_.]*", value):
         raise DraftError(f"{where} must be a name (letters, digits, `_`), not {value!r}")
     return value
 
 
-def _from(obj: dict[str, Any], source: str, indent: str) -> list[str]:
+def _from(obj: Object, source: str, indent: str) -> list[str]:
     lines = obj.get("from")
     if not lines:
         return []
@@ -209,7 +212,7 @@ def _from(obj: dict[str, Any], source: str, indent: str) -> list[str]:
     return [f"{indent}from {_q(source)}:{span}"]
 
 
-def to_skm(draft: Any, source: str) -> str:
+def to_skm(draft: Value, source: str) -> str:
     """`.skm` text for a JSON draft; DraftError says what is missing or malformed."""
     if not isinstance(draft, dict):
         raise DraftError(f"the draft must be a JSON object, not {type(draft).__name__}")
@@ -263,7 +266,7 @@ def to_skm(draft: Any, source: str) -> str:
     return "\n".join(out) + "\n"
 
 
-def rule_skm(r: Any, source: str) -> str:
+def rule_skm(r: Value, source: str) -> str:
     """One rule as a `.skm` line."""
     kind = _need(r, "kind", str, "a rule")
     ops = [_ident(o, "a rule operation") for o in _need(r, "ops", list, "a rule")]
@@ -288,7 +291,7 @@ def rule_skm(r: Any, source: str) -> str:
     return f"{head} {_q(quote)}" + (f" {tail[0]}" if tail else "")
 
 
-def _state_skm(s: Any, source: str) -> list[str]:
+def _state_skm(s: Value, source: str) -> list[str]:
     kind = _need(s, "kind", str, "a state")
     if kind not in ("model", "judge", "tool"):
         raise DraftError(f"state kind must be model, judge or tool, not {kind!r}")

@@ -23,6 +23,7 @@ from skillc.frontends.markdown.placement import place
 from skillc.frontends.markdown.reads import infer_reads
 from skillc.frontends.markdown.review import Unencoded, mark
 from skillc.frontends.markdown.units import Sections, group_units
+from skillc.ir.toolkit import parse_capability
 from skillc.syntax import nodes as n
 
 # Tools a front matter `allowed-tools` list can declare, by the name skill authors use.
@@ -42,8 +43,6 @@ class Compiled:
 
 def allowed_tool(entry: str) -> str | None:
     """The skillc tool an allowed-tools entry names (`Bash(git diff:*)` → `bash`), or None."""
-    from skillc.ir.toolkit import parse_capability
-
     cap = parse_capability(entry)
     if isinstance(cap, str):
         return KNOWN_TOOLS.get(entry.lower())

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import itertools
 import json
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import attrs
@@ -168,7 +168,7 @@ def _trace_line(raw: str) -> str:
     return ""
 
 
-def _compact(value: Any) -> str:
+def _compact(value: object) -> str:
     """JSON without spaces after separators."""
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)
 
@@ -264,35 +264,36 @@ def skill_lines(node: Node) -> tuple[str, ...]:
 # ---------------------------------------------------------------- the schemas
 
 
-def _string(limit: int) -> dict[str, Any]:
+def _string(limit: int) -> dict[str, object]:
     """A bounded string."""
     return {"type": "string", "maxLength": limit}
 
 
-def _choice(values: Sequence[Any], otherwise: dict[str, Any]) -> dict[str, Any]:
+def _choice(values: Sequence[object], otherwise: dict[str, object]) -> dict[str, object]:
     """One of `values` (a free `otherwise` when there are none: a grammar cannot have an empty choice)."""
     return {"enum": list(values)} if values else otherwise
 
 
-def _array(item: dict[str, Any], most: int, least: int = 0) -> dict[str, Any]:
+def _array(item: dict[str, object], most: int, least: int = 0) -> dict[str, object]:
     """A bounded array."""
     return {"type": "array", "items": item, "minItems": least, "maxItems": most}
 
 
-def _object(properties: dict[str, Any], required: Iterable[str] | None = None) -> dict[str, Any]:
+def _object(properties: Mapping[str, object], required: Iterable[str] | None = None) -> dict[str, object]:
     """An object with exactly these properties (all required unless `required` names fewer)."""
     return {"type": "object", "properties": properties,
             "required": list(properties if required is None else required), "additionalProperties": False}
 
 
-def edit_schema(names: Names) -> dict[str, Any]:
+def edit_schema(names: Names) -> dict[str, object]:
     """One machine edit: one variant per op of EDIT_OPS with its fields of EDIT_FIELDS, each `state` one the op can
     change (a prompt only of a state that has one, a call only of a tool state), names and small numbers as enums."""
-    def field(name: str, kind: str, op_states: tuple[str, ...] | None) -> dict[str, Any]:
+    def field(name: str, kind: str, op_states: tuple[str, ...] | None) -> dict[str, object]:
         if name == "state":
             return _choice(op_states if op_states is not None else names.blocks, _string(WORD_CHARS))
-        special = {"target": _choice(names.targets, _string(WORD_CHARS)), "name": _string(WORD_CHARS),
-                   "index": {"enum": list(range(names.edges + 1))}, "max": {"enum": list(range(1, 10))}}
+        special: dict[str, dict[str, object]] = {
+            "target": _choice(names.targets, _string(WORD_CHARS)), "name": _string(WORD_CHARS),
+            "index": {"enum": list(range(names.edges + 1))}, "max": {"enum": list(range(1, 10))}}
         return special.get(name) or (_string(CODE_CHARS) if kind == "string" else {"type": kind})
 
     variants = []
@@ -312,7 +313,7 @@ def fresh_ids(taken: Iterable[str], count: int = MAX_OPERATIONS) -> tuple[str, .
     return tuple(itertools.islice((f"h{i}" for i in itertools.count(1) if f"h{i}" not in used), count))
 
 
-def operation_schema(active: Sequence[str], taken: Iterable[str] = ()) -> dict[str, Any]:
+def operation_schema(active: Sequence[str], taken: Iterable[str] = ()) -> dict[str, object]:
     """A hypothesis operation: `add` a new one under a fresh id, or `refine`/`refute` one of the active ones."""
     prose = _string(PROSE_CHARS)
     fresh = {"enum": list(fresh_ids([*taken, *active]))}
@@ -326,11 +327,11 @@ def operation_schema(active: Sequence[str], taken: Iterable[str] = ()) -> dict[s
 
 
 def reflect_schema(node: Node, active: Sequence[str], *, children: int, must: bool,
-                   taken: Iterable[str] = ()) -> dict[str, Any]:
+                   taken: Iterable[str] = ()) -> dict[str, object]:
     """The reply schema for reflection on `node`: operations and up to `children` ranked patches."""
     machine = _object({"machine": _array(edit_schema(Names.of(node.machine)), MAX_EDITS, 1)})
     lines = skill_lines(node)
-    patch: dict[str, Any] = machine
+    patch: dict[str, object] = machine
     if lines:
         edit = _object({"find": {"enum": list(lines)}, "replace": _string(CODE_CHARS)})
         patch = {"anyOf": [machine, _object({"skill": _array(edit, MAX_EDITS, 1)})]}
@@ -339,7 +340,7 @@ def reflect_schema(node: Node, active: Sequence[str], *, children: int, must: bo
                     "children": _array(child, children, 1 if must else 0)})
 
 
-def verify_schema(cases: int) -> dict[str, Any]:
+def verify_schema(cases: int) -> dict[str, object]:
     """The reply schema for the self-verifier: up to `cases` one-line shell or Python cases."""
     common = {"id": _string(WORD_CHARS), "strength": {"enum": ["hard", "semantic"]},
               "description": _string(PROSE_CHARS)}
@@ -351,8 +352,8 @@ def verify_schema(cases: int) -> dict[str, Any]:
 # ---------------------------------------------------------------- asking
 
 
-def _ask(executor: Executor, state: str, prompt: str, schema: dict[str, Any],
-         parse: Callable[[Any], T]) -> T | Diagnostic:
+def _ask(executor: Executor, state: str, prompt: str, schema: dict[str, object],
+         parse: Callable[[object], T]) -> T | Diagnostic:
     """One request with one retry on an unusable reply; the parsed reply, or SKM845; RoleError if the model fails."""
     request = Request(state, "model", ({"role": "user", "content": prompt},), schema)
     problem = ""
@@ -375,7 +376,7 @@ def _ask(executor: Executor, state: str, prompt: str, schema: dict[str, Any],
     return make(codes.UNUSABLE_ROLE_REPLY, f"{state}: {problem}")
 
 
-def _conform(value: Any, schema: dict[str, Any]) -> None:
+def _conform(value: object, schema: dict[str, object]) -> None:
     """ShapeError naming where `value` breaks the schema (a backend without constrained decoding may stray)."""
     error = jsonschema.exceptions.best_match(jsonschema.Draft202012Validator(schema).iter_errors(value))
     if error is not None:
@@ -424,7 +425,7 @@ class ModelReflector:
                       reflection_from_json)
         return Reflection(diagnostics=(answer,)) if isinstance(answer, Diagnostic) else answer
 
-    def schema(self, request: ReflectRequest) -> dict[str, Any]:
+    def schema(self, request: ReflectRequest) -> dict[str, object]:
         """The reply's schema for this request."""
         return reflect_schema(request.node, _active(request), children=min(self.branching, MAX_CHILDREN),
                               must=request.must_emit_patch, taken=(h.id for h in request.knowledge.store.hypotheses))

@@ -100,7 +100,7 @@ def load_script(path: Path) -> Script | Diagnostic:
         return make(codes.INVALID_ROLE_SCRIPT, f"{path}: {exc}")
 
 
-def _script(data: Any, folder: Path) -> Script:
+def _script(data: object, folder: Path) -> Script:
     """A script from its decoded JSON."""
     top = _obj(data, "the script")
     unknown = sorted(set(top) - {"reflect", "verify", "execute"})
@@ -116,21 +116,21 @@ def _script(data: Any, folder: Path) -> Script:
     return Script(reflect, verify, execute)
 
 
-def _obj(value: Any, where: str) -> dict[str, Any]:
+def _obj(value: object, where: str) -> dict[str, object]:
     """`value` as a JSON object."""
     if not isinstance(value, dict):
         raise ShapeError(f"{where} must be an object, not {type(value).__name__}")
     return value
 
 
-def _list(value: Any, where: str) -> list[Any]:
+def _list(value: object, where: str) -> list[object]:
     """`value` as a JSON array."""
     if not isinstance(value, list):
         raise ShapeError(f"{where} must be a list, not {type(value).__name__}")
     return value
 
 
-def _text(obj: Mapping[str, Any], key: str, where: str, default: str | None = None) -> str:
+def _text(obj: Mapping[str, object], key: str, where: str, default: str | None = None) -> str:
     """A string field (required unless it has a default)."""
     value = obj.get(key, default)
     if not isinstance(value, str):
@@ -138,18 +138,18 @@ def _text(obj: Mapping[str, Any], key: str, where: str, default: str | None = No
     return value
 
 
-def reflection_from_json(value: Any, where: str = "the reply") -> Reflection:
+def reflection_from_json(value: object, where: str = "the reply") -> Reflection:
     """A model's reflection reply (no `machine_file`: a model names no files to read); ShapeError otherwise."""
     return _reflection(value, None, where)
 
 
-def drafts_from_json(value: Any, where: str = "the reply") -> tuple[Draft, ...]:
+def drafts_from_json(value: object, where: str = "the reply") -> tuple[Draft, ...]:
     """A model's self-verifier reply, an object with `cases`; ShapeError otherwise."""
     cases = _list(_obj(value, where).get("cases"), f"{where}.cases")
     return tuple(_draft(c, f"{where}.cases[{i}]") for i, c in enumerate(cases))
 
 
-def _reflection(value: Any, folder: Path | None, where: str) -> Reflection:
+def _reflection(value: object, folder: Path | None, where: str) -> Reflection:
     """One round reply."""
     obj = _obj(value, where)
     ops = tuple(_operation(o, f"{where}.operations[{i}]") for i, o in enumerate(_list(obj.get("operations", []),
@@ -159,7 +159,7 @@ def _reflection(value: Any, folder: Path | None, where: str) -> Reflection:
     return Reflection(ops, children)
 
 
-def _operation(value: Any, where: str) -> Operation:
+def _operation(value: object, where: str) -> Operation:
     """One hypothesis operation."""
     obj = _obj(value, where)
     op = _text(obj, "op", where)
@@ -172,7 +172,7 @@ def _operation(value: Any, where: str) -> Operation:
                      _text(obj, "prediction", where, ""), new_id)
 
 
-def _child(value: Any, folder: Path | None, where: str) -> Child:
+def _child(value: object, folder: Path | None, where: str) -> Child:
     """One proposed child; `machine_file` is read relative to the script's folder (never from a model's reply)."""
     obj = _obj(value, where)
     rank = obj.get("rank", 1)
@@ -197,7 +197,7 @@ def _child(value: Any, folder: Path | None, where: str) -> Child:
     return Child(machine, rank, _text(obj, "name", where, ""), skill)
 
 
-def _patch(value: Any, where: str) -> Patch:
+def _patch(value: object, where: str) -> Patch:
     """A child's patch: `machine` edits or `skill` (SKILL.md find/replace) edits."""
     obj = _obj(value, where)
     unknown = sorted(set(obj) - {"machine", "skill"})
@@ -206,13 +206,17 @@ def _patch(value: Any, where: str) -> Patch:
         raise ShapeError(f"{where} holds `machine` edits or `skill` edits{extra}")
     edits = tuple(_edit(e, f"{where}.machine[{i}]") for i, e in enumerate(_list(obj.get("machine", []),
                                                                                 f"{where}.machine")))
-    skill = tuple(SkillEdit(_text(_obj(e, f"{where}.skill[{i}]"), "find", f"{where}.skill[{i}]"),
-                            _text(e, "replace", f"{where}.skill[{i}]"))
+    skill = tuple(_skill_edit(_obj(e, f"{where}.skill[{i}]"), f"{where}.skill[{i}]")
                   for i, e in enumerate(_list(obj.get("skill", []), f"{where}.skill")))
     return Patch(edits, skill)
 
 
-def _edit(value: Any, where: str) -> Edit:
+def _skill_edit(obj: Mapping[str, object], where: str) -> SkillEdit:
+    """One SKILL.md edit: `find` and `replace`."""
+    return SkillEdit(_text(obj, "find", where), _text(obj, "replace", where))
+
+
+def _edit(value: object, where: str) -> Edit:
     """One machine edit: `op` and the fields of EDIT_FIELDS, each of its JSON type."""
     obj = _obj(value, where)
     op = _text(obj, "op", where)
@@ -229,7 +233,7 @@ def _edit(value: Any, where: str) -> Edit:
     return attrs.evolve(Edit(op), **fields, **numbers)
 
 
-def _draft(value: Any, where: str) -> Draft:
+def _draft(value: object, where: str) -> Draft:
     """One case draft."""
     obj = _obj(value, where)
     kind, strength = _text(obj, "kind", where), _text(obj, "strength", where)
@@ -239,14 +243,15 @@ def _draft(value: Any, where: str) -> Draft:
                  _text(obj, "description", where, ""))
 
 
-def _execution(value: Any, where: str) -> tuple[int, tuple[tuple[str, str], ...]]:
+def _execution(value: object, where: str) -> tuple[int, tuple[tuple[str, str], ...]]:
     """One recorded execution: the reward and the files it leaves in the workdir."""
     obj = _obj(value, where)
     reward = obj.get("reward")
-    if reward not in (0, 1) or isinstance(reward, bool):
+    if reward not in (0, 1) or isinstance(reward, bool) or not isinstance(reward, (int, float)):
         raise ShapeError(f"{where}.reward must be 0 or 1")
-    files = _obj(obj.get("files", {}), f"{where}.files")
-    if not all(isinstance(v, str) for v in files.values()):
+    found = _obj(obj.get("files", {}), f"{where}.files")
+    files = {p: v for p, v in found.items() if isinstance(v, str)}
+    if len(files) != len(found):
         raise ShapeError(f"{where}.files maps paths to text")
     escaping = [p for p in files if Path(p).is_absolute() or ".." in Path(p).parts]
     if escaping:

@@ -30,7 +30,6 @@ import itertools
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
 
 import attrs
 
@@ -56,7 +55,7 @@ class Step:
 
     source: str
     target: str
-    values: Mapping[str, Any]
+    values: Mapping[str, object]
     trace: str  # the trace id
     outcome: str | None = None  # for target END: the trace's outcome
 
@@ -90,9 +89,9 @@ class _Var:
 
 
 def known_values(machine: Machine, trace: DevTrace, alignment: Alignment,
-                 new_writes: Mapping[str, Sequence[tuple[str, str]]]) -> list[dict[str, Any]]:
+                 new_writes: Mapping[str, Sequence[tuple[str, str]]]) -> list[dict[str, object]]:
     """The values known after each event (cumulative): bindings of aligned tool states, model outputs."""
-    env: dict[str, Any] = {}
+    env: dict[str, object] = {}
     out = []
     for event, state in zip(trace.events, alignment.states):
         env = {**env, **_written(machine, event, state, new_writes)}
@@ -101,7 +100,7 @@ def known_values(machine: Machine, trace: DevTrace, alignment: Alignment,
 
 
 def _written(machine: Machine, event: Event, state: str | None,
-             new_writes: Mapping[str, Sequence[tuple[str, str]]]) -> dict[str, Any]:
+             new_writes: Mapping[str, Sequence[tuple[str, str]]]) -> dict[str, object]:
     """What one event wrote, as variable values — as the replay sees it (replay.py): nothing for an event aligned
     to no state, and a model state's values only when its event gives all of them."""
     if state is None:
@@ -139,7 +138,7 @@ def observe(machine: Machine, traces: Iterable[tuple[DevTrace, Alignment]],
 # ---------------------------------------------------------------- guards from values
 
 
-def _literal(value: Any, t: T.Type) -> n.Expr | None:
+def _literal(value: object, t: T.Type) -> n.Expr | None:
     """A literal of the variable's type for a value, or None when it has no literal form."""
     t = T.strip_optional(t)
     if isinstance(t, T.EnumT) and isinstance(value, str) and value in t.labels:
@@ -155,7 +154,7 @@ def _literal(value: Any, t: T.Type) -> n.Expr | None:
     return None
 
 
-def _same(a: Any, b: Any) -> bool:
+def _same(a: object, b: object) -> bool:
     """Equality as a guard `x == str(y)` sees it (scalars by their text)."""
     return a == b if type(a) is type(b) else text(a) == text(b)
 
@@ -169,7 +168,7 @@ def _pair(x: _Var, y: _Var, op: str) -> n.Expr | None:
     return None
 
 
-def separate(pos: Sequence[Mapping[str, Any]], neg: Sequence[Mapping[str, Any]], variables: Sequence[_Var]) \
+def separate(pos: Sequence[Mapping[str, object]], neg: Sequence[Mapping[str, object]], variables: Sequence[_Var]) \
         -> n.Expr | None:
     """The first predicate true on every `pos` and false on every `neg`, or None.
 
@@ -194,12 +193,13 @@ def separate(pos: Sequence[Mapping[str, Any]], neg: Sequence[Mapping[str, Any]],
     return None
 
 
-def _feature(x: _Var, pos: Sequence[Any], neg: Sequence[Any]) -> n.Expr | None:
+def _feature(x: _Var, pos: Sequence[object], neg: Sequence[object]) -> n.Expr | None:
     """`len(x) == k`, `len(x) != k` (strings), then `x == literal`, `x != literal`: the first that separates."""
     subject: n.Expr = n.Name(x.name)
-    tries: list[tuple[n.Expr, Sequence[Any], Sequence[Any], T.Type]] = []
+    tries: list[tuple[n.Expr, Sequence[object], Sequence[object], T.Type]] = []
     if isinstance(T.strip_optional(x.type), T.StrT) and all(isinstance(v, str) for v in (*pos, *neg)):
-        tries.append((n.CallExpr("len", (subject,)), [len(v) for v in pos], [len(v) for v in neg], T.IntT()))
+        tries.append((n.CallExpr("len", (subject,)), [len(v) for v in pos if isinstance(v, str)],
+                      [len(v) for v in neg if isinstance(v, str)], T.IntT()))
     tries.append((subject, pos, neg, x.type))
     for lhs, p, q, t in tries:
         seen_pos, seen_neg = {repr(v) for v in p}, {repr(v) for v in q}
@@ -213,7 +213,7 @@ def _feature(x: _Var, pos: Sequence[Any], neg: Sequence[Any]) -> n.Expr | None:
     return None
 
 
-def fired(machine: Machine, state: str, values: Mapping[str, Any]) -> int | None:
+def fired(machine: Machine, state: str, values: Mapping[str, object]) -> int | None:
     """The index of the edge the machine takes from `state` under `values` (unevaluable guards do not fire)."""
     for e in machine.states[state].edges:
         if e.guard is None:
@@ -245,7 +245,7 @@ def nearest_clause(machine: Machine, text: str) -> tuple[int, str] | None:
     return best[1], re.sub(r"^(?:[-*]|\d+\.)\s+|\*\*", "", best[2]).strip()  # list markers and bold dropped
 
 
-def _bound(value: str, known: Mapping[str, Any], variables: Mapping[str, _Var],
+def _bound(value: str, known: Mapping[str, object], variables: Mapping[str, _Var],
            shell: shellctx.State | None = None) -> n.Expr:
     """A string argument with each known variable's value (3+ characters, a whole token) turned into a binding,
     shell-quoted (`quote(x)`): a value spliced into a command must not be able to inject one (SKM510). In a bash
@@ -271,7 +271,7 @@ def _bound(value: str, known: Mapping[str, Any], variables: Mapping[str, _Var],
     return n.StrLit(value)
 
 
-def _py_type(value: Any) -> T.Type:
+def _py_type(value: object) -> T.Type:
     """The IR type of a model output's value (strings for anything structured)."""
     if isinstance(value, bool):
         return T.BoolT()
@@ -334,7 +334,7 @@ class _Editor:
 
     # -- new states
 
-    def add_state(self, name: str, event: Event, index: int, known: Mapping[str, Any]) -> None:
+    def add_state(self, name: str, event: Event, index: int, known: Mapping[str, object]) -> None:
         """A new tool or model state performing `event`, with its writes, doc/prompt and provenance."""
         clause = nearest_clause(self.machine, " ".join([event.text, *map(str, event.args.values())]))
         items: list[n.StateItem] = []
@@ -351,7 +351,7 @@ class _Editor:
         line = f", line {event.line}" if event.line else ""
         self.note("state", name, f"{self.kinds[name]} state `{name}` for event {index}{line}{where}")
 
-    def _tool_state(self, name: str, event: Event, known: Mapping[str, Any], items: list[n.StateItem],
+    def _tool_state(self, name: str, event: Event, known: Mapping[str, object], items: list[n.StateItem],
                     text: str) -> None:
         """The call with bindings, and one new variable per result of the tool."""
         tool = self.tool(event)
@@ -462,7 +462,7 @@ class _Editor:
         then = f", which continues to `{edge.target}`" if dest in self.new else f" instead of `{edge.target}`"
         self.note("retarget", source, f"edge {k} of `{source}` now leads to `{dest}`{then}")
 
-    def guarded(self, source: str, dest: str, pos: Sequence[Mapping[str, Any]], neg: Sequence[Mapping[str, Any]],
+    def guarded(self, source: str, dest: str, pos: Sequence[Mapping[str, object]], neg: Sequence[Mapping[str, object]],
                 before: int) -> None:
         """A guarded edge `source -> dest` before edge `before`, or a judge when no guard separates the values."""
         guard = separate(pos, neg, self._ordered(source)) if neg else None
@@ -604,9 +604,9 @@ def _patch(ed: _Editor) -> tuple[n.Module, Patch]:
     return module, Patch(machine=tuple(edits))
 
 
-def initial_values(machine: Machine) -> dict[str, Any]:
+def initial_values(machine: Machine) -> dict[str, object]:
     """The values variables have before the first state: initialised inputs and variables, counters at 0."""
-    out: dict[str, Any] = {v.name: 0 for v in machine.variables.values() if v.is_counter}
+    out: dict[str, object] = {v.name: 0 for v in machine.variables.values() if v.is_counter}
     out.update({v.name: v.init.value for v in machine.variables.values() if isinstance(v.init, ir.Const)})
     return out
 

@@ -35,7 +35,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
-from typing import Any, Final, cast, get_args
+from typing import Final, cast, get_args
 
 import attrs
 
@@ -75,7 +75,7 @@ def load_traces(path: str | Path, format: str | None = None) -> tuple[list[DevTr
     return [cleaned(t) for t in traces], problems
 
 
-def cleaned(trace: DevTrace, redact: Callable[[Any], Any] | None = None) -> DevTrace:
+def cleaned(trace: DevTrace, redact: Callable[[dict[str, object]], object] | None = None) -> DevTrace:
     """`trace` with lone surrogates (not valid Unicode) as U+FFFD and, given `redact`, secrets replaced; call ids
     and lines kept. Unchanged traces are returned as they are."""
     raw = trace.to_json()
@@ -217,12 +217,12 @@ def _step_events(step: Step, line: int, mode: str) -> list[Event]:
     return [turn, Event("tool", step.tool_call.tool, dict(step.tool_call.args), _plain(step.tool_result), line=line)]
 
 
-def _plain(value: Mapping[str, Any] | None) -> Any:
+def _plain(value: Mapping[str, object] | None) -> dict[str, object] | None:
     """A record's mapping as a plain dict (None stays None)."""
     return None if value is None else dict(value)
 
 
-def _action(step: Step) -> dict[str, Any] | None:
+def _action(step: Step) -> dict[str, object] | None:
     """A baseline turn's parsed action: the recorded output (finish), else the raw text when it is a JSON object."""
     if step.output is not None:
         return dict(step.output)
@@ -308,7 +308,7 @@ def _text(content: object, where: str) -> str:
     raise _Refused(f"{where}: `content` must be text or a list of parts")
 
 
-def _call(call: object, where: str) -> tuple[str, str, dict[str, Any]]:
+def _call(call: object, where: str) -> tuple[str, str, dict[str, object]]:
     """An OpenAI-style tool call's id, function name and arguments (a JSON object, given as text or as one)."""
     fn = call.get("function") if isinstance(call, dict) else None
     if not isinstance(call, dict) or not isinstance(call.get("id"), str) or not isinstance(fn, dict) \

