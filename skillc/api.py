@@ -22,6 +22,7 @@ import attrs
 
 from skillc.diagnostics import codes as diagnostics_codes
 from skillc.diagnostics.diagnostic import Diagnostic, HasDiagnostics, Severity, make
+from skillc.diagnostics.flags import MAX_SECONDS, seconds_problem
 from skillc.lazy import exports
 
 if TYPE_CHECKING:
@@ -158,17 +159,7 @@ __getattr__ = exports(__name__, _LAZY)  # `api.ImportCache`, `api.Machine`, ... 
 
 # ---------------------------------------------------------------- flags every command shares, validated here once
 
-#: The most seconds any timeout or deadline flag takes (a larger value is a mistake, not "no limit").
-MAX_SECONDS = 1e9
-
-
-def seconds_problem(flag: str, seconds: float | None) -> str | None:
-    """Why a number of seconds (`--model-timeout`, `--tool-timeout`, `--step-deadline`, …) cannot be used: it must
-    be finite, above 0 and at most `MAX_SECONDS` (NaN and infinity are refused); None when it can (or is unset).
-    The command line parses such flags as plain numbers and the command's driver asks this."""
-    if seconds is None or 0 < seconds <= MAX_SECONDS:  # NaN fails the comparison
-        return None
-    return f"{flag} takes a number of seconds greater than 0 and at most {MAX_SECONDS:g}, not {seconds:g}"
+# `MAX_SECONDS` and `seconds_problem` live in `skillc.diagnostics.flags`, below every command that asks them.
 
 
 def internal_error(exc: BaseException, what: str) -> Diagnostic:

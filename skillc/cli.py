@@ -17,7 +17,7 @@ from skillc.diagnostics.render import FORMATS
 
 class _Seconds(click.FloatRange):
     """A number of seconds, only parsed here: whether it can be used (finite, above 0, at most 1e9: the range the
-    help shows) is the command's to say, once, in the API (`skillc.api.seconds_problem`, or the bench's and
+    help shows) is the command's to say, once, below it (`skillc.diagnostics.flags.seconds_problem`, or the bench's and
     evolve's own option checks), for the command line and Python callers alike."""
 
     name = "seconds"

@@ -18,7 +18,7 @@ import re
 import tomllib
 from collections.abc import Collection, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Final, Protocol
+from typing import TYPE_CHECKING, Protocol
 
 import attrs
 
@@ -37,6 +37,7 @@ from skillc.diagnostics import Diagnostic, SourceFile, Span, has_errors, make
 from skillc.diagnostics import codes as diagnostics_codes
 from skillc.diagnostics.code import Code
 from skillc.diagnostics.files import MAX_JSON_DEPTH, FileProblem, JSONProblem, depth_exceeds, loads, read_text
+from skillc.diagnostics.flags import MAX_SECONDS
 from skillc.ir import types as T
 from skillc.runtime.values import check_value
 
@@ -258,8 +259,6 @@ _Type = type | tuple[type, ...]
 _NUMBER: _Type = (int, float)
 _STRINGS: _Type = (list,)  # an array of strings (a tuple, so it is a key of its own in _TYPE_NAMES)
 _TOP: dict[str, _Type] = {"suite": dict, "verify": dict, "task": list, "require": list, "inputs": dict}
-#: The longest timeout a suite may give (about 31 years): beyond it the verifier's timer cannot be set.
-MAX_SECONDS: Final = 1e9
 
 def _compile_problem(path: Path) -> str | None:
     """Why a tools module cannot be loaded, found by compiling it (its code is not run here); None when it compiles."""

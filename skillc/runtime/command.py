@@ -24,6 +24,7 @@ from skillc.diagnostics import codes as diagnostics_codes
 from skillc.diagnostics.code import Code
 from skillc.diagnostics.diagnostic import Diagnostic, HasDiagnostics, make
 from skillc.diagnostics.files import FileProblem, JSONProblem, loads, read_text
+from skillc.diagnostics.flags import seconds_problem
 from skillc.ir import types as T
 from skillc.ir.machine import Machine
 from skillc.ir.suggest import did_you_mean
@@ -155,7 +156,7 @@ class _Journal(Journal):
 
 def run(config: RunConfig) -> RunReport:
     """Run a checked machine (or resume a crashed or waiting run) with the executor, tools and limits of `config`."""
-    from skillc.api import load_checked, seconds_problem  # local: the facade that re-exports this module (docstring)
+    from skillc.api import load_checked  # local: the facade that re-exports this module (docstring)
 
     c = config
     journal: _Journal | None = None

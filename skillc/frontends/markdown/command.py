@@ -13,10 +13,11 @@ from typing import IO
 
 import attrs
 
-from skillc.api import internal_error, seconds_problem, unique
+from skillc.api import internal_error, unique
 from skillc.diagnostics import codes as diagnostics_codes
 from skillc.diagnostics.diagnostic import Diagnostic, HasDiagnostics, Severity, make
 from skillc.diagnostics.files import same_file
+from skillc.diagnostics.flags import seconds_problem
 from skillc.frontends.markdown import BuildResult, Options, source_name
 from skillc.frontends.markdown import build as build_skill
 from skillc.frontends.markdown.frontdoor import resolve_model

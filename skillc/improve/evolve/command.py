@@ -22,6 +22,7 @@ from skillc.diagnostics import Diagnostic, make
 from skillc.diagnostics import codes as diagnostics_codes
 from skillc.diagnostics.diagnostic import HasDiagnostics
 from skillc.diagnostics.files import FileProblem, read_text
+from skillc.diagnostics.flags import seconds_problem
 from skillc.improve.archive import default_folder
 from skillc.improve.evolve import codes, search
 from skillc.improve.evolve.cases import SelfVerifier
@@ -155,9 +156,8 @@ def _setup(config: EvolveConfig) -> _Setup | list[Diagnostic]:
     """The suite, its task, the root machine's text, the executor spec and the roles, or every problem found."""
 
     problems: list[Diagnostic] = list(option_problems(config.options))
-    if not config.model_timeout_s > 0:  # NaN too
-        problems.append(make(codes.INVALID_EVOLVE_OPTION,
-                             f"the model timeout must be positive, not {config.model_timeout_s}"))
+    if (problem := seconds_problem("--model-timeout", config.model_timeout_s)) is not None:
+        problems.append(make(codes.INVALID_EVOLVE_OPTION, problem))
     machine: str | None = None
     found = _suite_task(config)
     problems += found if isinstance(found, list) else []

@@ -153,6 +153,8 @@ def test_the_ablations_without_the_verifier_and_without_the_gate(setup: tuple[Pa
     (["--fpu-reduction", "nan"], "SKM840"),
     (["--model-timeout", "0"], "SKM840"),
     (["--model-timeout", "nan"], "SKM840"),
+    (["--model-timeout", "inf"], "SKM840"),
+    (["--model-timeout", "2e9"], "SKM840"),
     (["--executor", "bogus:x"], "SKM731"),
     (["--reflect-model", "scripted:/nonexistent/roles.json"], "SKM841"),
 ])
