@@ -44,11 +44,12 @@ from skillc.bench.manifest import keep_manifest, manifest_of
 from skillc.bench.report import build_report, write_report
 from skillc.bench.results import Cell, Row, matrix, open_writer, read_results
 from skillc.bench.score import score_run
-from skillc.bench.suite import MAX_SECONDS, Suite, Task, bound_inputs, check_inputs, load_suite
+from skillc.bench.suite import Suite, Task, bound_inputs, check_inputs, load_suite
 from skillc.check.source import check_source
 from skillc.diagnostics import Diagnostic, Severity, has_errors, make
 from skillc.diagnostics import codes as diagnostics_codes
 from skillc.diagnostics.files import FileProblem, read_text, write_output
+from skillc.diagnostics.flags import seconds_problem
 from skillc.frontends.markdown.pipeline import build
 from skillc.ir.loader import load
 from skillc.ir.suggest import did_you_mean
@@ -438,9 +439,8 @@ def _flag_problems(config: BenchConfig, tasks: Sequence[str]) -> list[Diagnostic
         if value is not None and value < 1:
             problems.append(make(codes.INVALID_BENCH_COUNT, f"{name} must be at least 1, not {value}"))
     for name, seconds in (("--model-timeout", config.model_timeout_s), ("--tool-timeout", config.tool_timeout_s)):
-        if not 0 < seconds <= MAX_SECONDS:  # NaN fails this too
-            problems.append(make(codes.INVALID_BENCH_COUNT, f"{name} must be a number of seconds greater than 0, at "
-                                                            f"most {MAX_SECONDS:g}, not {seconds:g}"))
+        if (problem := seconds_problem(name, seconds)) is not None:
+            problems.append(make(codes.INVALID_BENCH_COUNT, problem))
     return problems
 
 
