@@ -24,7 +24,7 @@ from skillc.bench.effects import (
     Requirement,
     ToolRequirement,
 )
-from skillc.ir.expr import BinOp, Const, Expr, Label
+from skillc.ir.expr import Const, Expr, Label, concat_parts
 from skillc.ir.machine import Machine, Rule
 
 #: The rule kinds scored on traces; `ends` and `reads` are proved by the checker, not scored.
@@ -95,7 +95,7 @@ def op_pattern(machine: Machine, op: str) -> CallPattern | None:
 def _shape(expr: Expr) -> str:
     """An argument as its literal text with `…` for what varies: `printf %s … > …`."""
     parts = [p.value if isinstance(p, (Const, Label)) and isinstance(p.value, str) else None
-             for p in _concat_parts(expr)]
+             for p in concat_parts(expr)]
     if len(parts) == 1 and isinstance(expr, (Const, Label)):
         return repr(str(expr.value))
     return repr("".join("…" if p is None else p for p in parts))
@@ -114,20 +114,13 @@ def argument_pattern(expr: Expr) -> str | None:
             return None
         whole = _literal(expr) if isinstance(value, str) else re.escape(str(value))
         return f"(?s)^\\s*{whole}\\s*$" if whole else None
-    pieces = _merge_holes([_literal(part) for part in _concat_parts(expr)])
+    pieces = _merge_holes([_literal(part) for part in concat_parts(expr)])
     while pieces and pieces[-1] is None:  # a trailing hole matches anything: say nothing
         pieces.pop()
     if not pieces:
         return None
     guard = r"(?<![\w./-])" if pieces[0] is not None and pieces[0][:1].isalnum() else ""
     return "(?s)" + guard + "".join(".*?" if p is None else p for p in pieces)
-
-
-def _concat_parts(expr: Expr) -> list[Expr]:
-    """The operands of a chain of `++`, left to right."""
-    if isinstance(expr, BinOp) and expr.op == "++":
-        return _concat_parts(expr.left) + _concat_parts(expr.right)
-    return [expr]
 
 
 def _literal(part: Expr) -> str | None:

@@ -141,6 +141,11 @@ def _bash(m: Machine, st: State, entries: list[Capability], args: dict[str, ir.E
 def _sample(e: ir.Expr, known: Known) -> str:
     """The command's text as the runtime would see it, each value the checker cannot pin to one constant standing
     in as a plain word (`x`), a `quote()`d value as one single-quoted word."""
+    return "".join(_sample_part(part, known) for part in ir.concat_parts(e))
+
+
+def _sample_part(e: ir.Expr, known: Known) -> str:
+    """One operand of the command's `++` chain as `_sample` shows it."""
     if isinstance(e, ir.Const) and isinstance(e.value, str):
         return e.value
     if isinstance(e, ir.Label):
@@ -148,8 +153,6 @@ def _sample(e: ir.Expr, known: Known) -> str:
     if isinstance(e, ir.Var):
         values = known.get(e.name)
         return str(next(iter(values))) if values is not None and len(values) == 1 else "x"
-    if isinstance(e, ir.BinOp) and e.op == "++":
-        return _sample(e.left, known) + _sample(e.right, known)
     if isinstance(e, ir.Call) and e.func == "quote":
         return "'x'"
     return "x"

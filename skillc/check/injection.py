@@ -149,19 +149,6 @@ def definitions(m: Machine, context: CheckContext | None = None) -> dict[str, li
     return defs
 
 
-def _flatten(e: ir.Expr) -> list[ir.Expr]:
-    """The pieces a `++` chain joins, left to right."""
-    out: list[ir.Expr] = []
-    stack = [e]
-    while stack:
-        x = stack.pop()
-        if isinstance(x, ir.BinOp) and x.op == "++":
-            stack.extend((x.right, x.left))
-        else:
-            out.append(x)
-    return out
-
-
 class _Scan:
     """The abstract interpretation of one command: each expression maps a lexer state to the states after its text."""
 
@@ -230,7 +217,7 @@ class _Scan:
     def text(self, e: ir.Expr, s: _State, via: tuple[tuple[str, str], ...]) -> frozenset[_State]:
         """The states after `e`'s text, read from `s`."""
         states: frozenset[_State] = frozenset({s})
-        for part in _flatten(e):
+        for part in ir.concat_parts(e):
             states = frozenset(out for st in states for out in self._piece(part, st, via))
         return states
 

@@ -117,6 +117,19 @@ class InSet(Expr):
         return (self.operand, *self.items)
 
 
+def concat_parts(e: Expr) -> list[Expr]:
+    """The operands a chain of `++` joins, left to right (the expression itself when it is not one)."""
+    out: list[Expr] = []
+    stack = [e]
+    while stack:
+        x = stack.pop()
+        if isinstance(x, BinOp) and x.op == "++":
+            stack.extend((x.right, x.left))
+        else:
+            out.append(x)
+    return out
+
+
 def walk(e: Expr) -> Iterator[Expr]:
     """All nodes of an expression, iteratively (depth is bounded by the parser, but be safe)."""
     stack = [e]

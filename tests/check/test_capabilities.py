@@ -11,6 +11,7 @@ from skillc.check.capabilities import reaching_constants
 from skillc.ir.toolkit import command_allowed, parse_allowed
 from skillc.runtime.places import Places
 from skillc.runtime.toolkit import Capabilities
+from skillc.syntax.strings import encode_plain
 from tests.check.helpers import check_text, codes
 
 # One bash call under an `allow` list; `{command}` is its argument (reads `name`, an input, and `note`, a model's).
@@ -337,7 +338,7 @@ def test_the_checker_and_the_runtime_refuse_the_same_commands(tmp_path: Path) ->
     (tmp_path / "work").mkdir()
     box = Capabilities(caps, Places(tmp_path / "work"))
     for command in ["git diff > x", "npx eas-cli@1 build && printf x", "git diff --stat", "npx eas-cli@1 build"]:
-        text = bash(f"command: {skillc_string(command)}", '"Bash(git diff:*)", "Bash(npx *eas-cli@*)"')
+        text = bash(f"command: {encode_plain(command)}", '"Bash(git diff:*)", "Bash(npx *eas-cli@*)"')
         static = "SKM284" in codes(text)
         try:
             box.check("bash", {"command": command})
@@ -345,7 +346,3 @@ def test_the_checker_and_the_runtime_refuse_the_same_commands(tmp_path: Path) ->
         except Exception as exc:  # noqa: BLE001 - the runtime's refusal, whatever its class
             refused = "shell control" in str(exc)
         assert static == refused, command
-
-
-def skillc_string(text: str) -> str:
-    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
