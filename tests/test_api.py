@@ -110,14 +110,37 @@ def test_every_command_lives_in_its_package_and_api_names_it() -> None:
              "collect": "skillc.frontends.distill.command", "draw": "skillc.render.command",
              "conform": "skillc.conform.command", "export_graph": "skillc.export.command",
              "export_otel": "skillc.otel.command", "run_with_otel": "skillc.otel.command",
-             "ServeConfig": "skillc.serve.command", "EvolveConfig": "skillc.improve.evolve.command"}
+             "ServeConfig": "skillc.serve.command", "EvolveConfig": "skillc.improve.evolve.command",
+             "bench": "skillc.bench.command", "BenchResult": "skillc.bench.command",
+             "check": "skillc.language", "load_checked": "skillc.language", "parse": "skillc.language",
+             "internal_error": "skillc.diagnostics.diagnostic", "unique": "skillc.diagnostics.diagnostic"}
     for name, home in homes.items():
         assert getattr(api, name).__module__ == home, name
     code = ("import sys, skillc.api; print(sorted(m for m in sys.modules if m.startswith('skillc.') and "
-            "m.split('.')[1] not in ('api', 'diagnostics', 'lazy', 'version')))")
+            "m.split('.')[1] not in ('api', 'language', 'diagnostics', 'lazy', 'version')))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
                          timeout=60).stdout
     assert out.strip() == "[]"  # importing the API loads no stage and no command module
+
+
+def test_command_modules_import_only_downwards() -> None:
+    """Only the facade's users (the command line, its renderers, the package root) import `skillc.api`: every
+    command module takes what it shares from `skillc.language` and `skillc.diagnostics`, below the facade."""
+    import ast
+
+    package = Path(api.__file__).parent
+    upward = []
+    for path in sorted(package.rglob("*.py")):
+        rel = path.relative_to(package).as_posix()
+        if rel in ("api.py", "cli.py", "console.py", "__init__.py"):
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            names = ([a.name for a in node.names] if isinstance(node, ast.Import)
+                     else [node.module or ""] + [f"{node.module}.{a.name}" for a in node.names]
+                     if isinstance(node, ast.ImportFrom) else [])
+            if any(name == "skillc.api" for name in names):
+                upward.append(f"{rel}:{node.lineno}")
+    assert upward == []
 
 
 def test_the_api_page_documents_every_command() -> None:

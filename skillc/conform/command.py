@@ -9,7 +9,8 @@ from collections.abc import Sequence
 import attrs
 
 from skillc.conform.conform import ConformReport, conform_files
-from skillc.diagnostics.diagnostic import Diagnostic, HasDiagnostics
+from skillc.diagnostics.diagnostic import Diagnostic, HasDiagnostics, internal_error
+from skillc.language import load_checked
 
 
 @attrs.define
@@ -25,7 +26,6 @@ class ConformResult(HasDiagnostics):
 def conform(machine_path: str, transcripts: Sequence[str], *, trace_format: str | None = None) -> ConformResult:
     """Align native transcripts (skillc run traces of any mode, chat transcripts, Claude Code logs) to a checked
     machine without replaying any model, and report the rules and success evidence each one broke, and where."""
-    from skillc.api import internal_error, load_checked  # local: the facade re-exporting this module
 
     checked = load_checked(machine_path)
     if checked.machine is None:

@@ -5,7 +5,7 @@ package holds none of it, so importing it loads no stage.
 """
 
 from skillc.diagnostics.code import Code
-from skillc.diagnostics.diagnostic import Diagnostic, Label, Severity, has_errors, make
+from skillc.diagnostics.diagnostic import Diagnostic, Label, Severity, has_errors, internal_error, make, unique
 from skillc.diagnostics.source import SourceFile, Span
 
 __all__ = [
@@ -16,5 +16,7 @@ __all__ = [
     "SourceFile",
     "Span",
     "has_errors",
+    "internal_error",
     "make",
+    "unique",
 ]

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import os
+import traceback
 from collections.abc import Iterable, Mapping
 
 import attrs
 
 from skillc.diagnostics.code import Code, Severity
+from skillc.diagnostics.codes import INTERNAL_ERROR
 from skillc.diagnostics.source import Span
 
 __all__ = ["Diagnostic", "HasDiagnostics", "Label", "Severity", "has_errors", "make"]
@@ -103,3 +106,24 @@ class HasDiagnostics:
     def ok(self) -> bool:
         """True when no error was found (warnings allowed)."""
         return not has_errors(self.diagnostics)
+
+
+def internal_error(exc: BaseException, what: str) -> Diagnostic:
+    """SKM900 for an exception skillc did not expect (a bug): the note says what it was doing."""
+    notes = [f"while {what}: {type(exc).__name__}: {exc}"]
+    if os.environ.get("SKILLC_DEBUG"):
+        notes.append("".join(traceback.format_exception(type(exc), exc, exc.__traceback__)))
+    return make(INTERNAL_ERROR,
+                "internal error in skillc (this is a bug, not a problem with your input)", notes=notes)
+
+
+def unique(diagnostics: Iterable[Diagnostic]) -> list[Diagnostic]:
+    """Drop repeats (an imported file checked on its own and through an import reports once)."""
+    seen: set[tuple[object, ...]] = set()
+    out = []
+    for d in diagnostics:
+        key = (d.code, d.message, d.span.path if d.span else None, d.span.start if d.span else None)
+        if key not in seen:
+            seen.add(key)
+            out.append(d)
+    return out

@@ -4,8 +4,9 @@ skillc's own steps. `skillc.api.export_graph` is `export_graph` here.
 
 from __future__ import annotations
 
-from skillc.api import TextResult, internal_error, load_checked
+from skillc.diagnostics import internal_error
 from skillc.export.langgraph import export
+from skillc.language import TextResult, load_checked
 
 
 def export_graph(kind: str, machine_path: str) -> TextResult:

@@ -20,8 +20,9 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from skillc import api
+from skillc import language
 from skillc.check.incremental import ItemParser
+from skillc.check.source import CheckResult
 from skillc.diagnostics import Diagnostic, SourceFile
 from skillc.ir.loader import ImportCache
 from skillc.lsp.index import Index, build_index
@@ -53,7 +54,7 @@ def fingerprint(path: Path, overlay: Mapping[Path, str]) -> Fingerprint:
 
 
 def run_check(text: str, path: str, overlay: Mapping[Path, str],
-              root: str | None = None) -> tuple[api.CheckResult, ImportCache]:
+              root: str | None = None) -> tuple[CheckResult, ImportCache]:
     """One full check (in the checking thread), open buffers read instead of their files; imports confined to
     `root` when given (the workspace), else to the document's project root as `skillc check` does."""
     imports = ImportCache()
@@ -61,7 +62,7 @@ def run_check(text: str, path: str, overlay: Mapping[Path, str],
     if isinstance(texts, dict):
         texts.update(overlay)
     imports.parse = _parse
-    return api.check(text, path=path, imports=imports, root=root), imports
+    return language.check(text, path=path, imports=imports, root=root), imports
 
 
 _PARSER = ItemParser()
@@ -81,7 +82,7 @@ class Analysis:
     uri: str
     path: str
     text: str  # normalised
-    result: api.CheckResult
+    result: CheckResult
     imports: ImportCache
     deps: dict[Path, Fingerprint]
     generation: int
@@ -91,7 +92,7 @@ class Analysis:
     _resolved: Resolved | None = None
 
     @classmethod
-    def make(cls, uri: str, path: str, text: str, result: api.CheckResult, imports: ImportCache,
+    def make(cls, uri: str, path: str, text: str, result: CheckResult, imports: ImportCache,
              overlay: Mapping[Path, str], generation: int) -> Analysis:
         """The analysis of a check; its layout and index are built on first use (`prepare`, in the checking
         thread right after its findings are published, or by the first request or edit that needs them)."""

@@ -30,7 +30,8 @@ from pygls import uris
 from pygls.lsp.server import LanguageServer
 from pygls.protocol import LanguageServerProtocol
 
-from skillc import api
+from skillc import language
+from skillc.check.source import CheckResult
 from skillc.diagnostics import Diagnostic, Severity, SourceFile, Span
 from skillc.diagnostics.render import flat_text
 from skillc.ir import machine as M
@@ -220,7 +221,7 @@ class State:
         return self.docs[uri]
 
     @property
-    def results(self) -> dict[str, api.CheckResult]:
+    def results(self) -> dict[str, CheckResult]:
         """The last check result of each document (for tests and tools)."""
         return {uri: d.analysis.result for uri, d in self.docs.items() if d.analysis is not None}
 
@@ -266,7 +267,7 @@ def _located(diagnostics: list[Diagnostic], path: str) -> list[Diagnostic]:
     return [d for d in diagnostics if d.span is not None and d.span.path == path and d.severity is not Severity.NOTE]
 
 
-def _published(result: api.CheckResult, path: str) -> list[lsp.Diagnostic]:
+def _published(result: CheckResult, path: str) -> list[lsp.Diagnostic]:
     """A check result's diagnostics as published for the document at `path`."""
     return [_to_lsp(d, d.span) for d in _located(result.diagnostics, path) if d.span is not None]
 
@@ -590,7 +591,7 @@ def _current_resolved(ls: LanguageServer, uri: str) -> tuple[Resolved, n.Module,
         return analysis.resolved, analysis.module, analysis.text
     _, text = _current(ls, uri)
     path = STATE.doc(uri).path
-    parsed = api.parse(text, path=path)
+    parsed = language.parse(text, path=path)
     if parsed.module is None:
         return None
     old = _analysis_for(ls, uri)
@@ -904,7 +905,7 @@ def formatting(ls: LanguageServer, params: lsp.DocumentFormattingParams) -> list
     doc = ls.workspace.get_text_document(uri)
     source = doc.source
     analysis = _analysis_for(ls, uri, need_current=True)
-    module = analysis.module if analysis is not None else api.parse(source, path=_path(uri)).module
+    module = analysis.module if analysis is not None else language.parse(source, path=_path(uri)).module
     if module is None:
         return []
     new = print_module(module)
@@ -948,7 +949,7 @@ def code_action(ls: LanguageServer, params: lsp.CodeActionParams) -> list[lsp.Co
     index = line_index(text)
     lo, hi = index.offset(params.range.start), index.offset(params.range.end)
     analysis = _analysis_for(ls, uri, need_current=True)
-    module = analysis.module if analysis is not None else api.parse(text, path=doc.path).module
+    module = analysis.module if analysis is not None else language.parse(text, path=doc.path).module
     shown = _located(doc.published.diagnostics, doc.path)
     return actions.quick_fixes(uri, text, module, zip(shown, doc.published.sent), lo, hi, index)
 
@@ -1021,7 +1022,7 @@ def folding_range(ls: LanguageServer, params: lsp.FoldingRangeParams) -> list[ls
     if analysis is not None and analysis.module is not None:
         return tokens.folding_ranges(analysis.module, analysis.text)
     _, text = _current(ls, uri)
-    module = api.parse(text, path=_path(uri)).module
+    module = language.parse(text, path=_path(uri)).module
     return tokens.folding_ranges(module, text) if module is not None else []
 
 

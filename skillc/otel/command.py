@@ -12,8 +12,8 @@ from typing import TYPE_CHECKING
 
 import attrs
 
-from skillc.api import internal_error
 from skillc.diagnostics import codes as diagnostics_codes
+from skillc.diagnostics import internal_error
 from skillc.diagnostics.diagnostic import Diagnostic, HasDiagnostics, make
 from skillc.otel import codes as otel_codes
 from skillc.otel.send import endpoint_problem, send
@@ -23,7 +23,7 @@ from skillc.runtime.record import RunTrace, read_run
 if TYPE_CHECKING:
     from opentelemetry.sdk.trace.export import SpanExporter
 
-    from skillc.api import BenchResult
+    from skillc.bench.command import BenchResult
 
 
 @attrs.define

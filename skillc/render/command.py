@@ -1,6 +1,6 @@
 """`skillc dot`: drawing a checked machine (or a library's fragment, or what changed between two versions) as DOT,
 SVG, PNG or Mermaid, optionally with a run's trace over it. `skillc.api.draw` is `draw` here, and
-`skillc.api.draw_diff` is `draw_diff` with skillc.improve's diff; the machines are checked with `skillc.api.check`.
+`skillc.api.draw_diff` is `draw_diff` with skillc.improve's diff; the machines are checked with `skillc.language.check`.
 """
 
 from __future__ import annotations
@@ -11,10 +11,10 @@ from typing import IO, TYPE_CHECKING
 
 import attrs
 
-from skillc.api import _fragment_machines, check, load, read_stream
 from skillc.check.source import CheckResult
 from skillc.diagnostics import codes as diagnostics_codes
 from skillc.diagnostics.diagnostic import Diagnostic, HasDiagnostics, Severity, make
+from skillc.language import check, fragment_machines, load, read_stream
 from skillc.render import RenderError, overlay_from_trace, render_image, to_dot, to_mermaid
 from skillc.render.codes import TRACE_OF_ANOTHER_MACHINE
 from skillc.render.diff import to_dot_diff
@@ -43,7 +43,7 @@ def _foreign_trace(trace: str, reason: str) -> Diagnostic:
 
 def _drawable_fragment(loaded: LoadResult, path: str, name: str | None) -> tuple[Machine | None, str | None]:
     """The fragment of a library to draw (the only one, or `name`), or why there is none."""
-    machines = _fragment_machines(loaded, path)
+    machines = fragment_machines(loaded, path)
     if not machines:
         return None, f"{path} defines neither a machine nor a fragment: nothing to draw"
     if name is not None:

@@ -1,6 +1,7 @@
 """`skillc run`, `replay`, `score` and `test`: each command's config, driver and typed result (`skillc.api` re-exports
-them). Only a machine that passes `skillc check` runs, replays, is scored or explored: the check is `skillc.api`'s
-(`load_checked`), imported when a command runs, so that this package still imports no checker.
+them). Only a machine that passes `skillc check` runs, replays, is scored or explored: the gate is
+`skillc.language.load_checked`, which imports the checker only when a command runs, so that importing this package
+still loads no checker.
 
 A user error comes back in the result (a `Usage` for a bad flag, coded diagnostics for a runtime error), never as
 an exception.
@@ -28,6 +29,7 @@ from skillc.diagnostics.flags import seconds_problem
 from skillc.ir import types as T
 from skillc.ir.machine import Machine
 from skillc.ir.suggest import did_you_mean
+from skillc.language import load_checked
 from skillc.runtime.executors import ExecutorError, make_executor, spec_file
 from skillc.runtime.executors.scripted import ScriptError
 from skillc.runtime.guard import refuse_resume_changes, refuse_trace_target
@@ -156,7 +158,6 @@ class _Journal(Journal):
 
 def run(config: RunConfig) -> RunReport:
     """Run a checked machine (or resume a crashed or waiting run) with the executor, tools and limits of `config`."""
-    from skillc.api import load_checked  # local: the facade that re-exports this module (docstring)
 
     c = config
     journal: _Journal | None = None
@@ -254,7 +255,6 @@ class ReplayResult(HasDiagnostics):
 
 def replay(machine_path: str, trace: str, *, other_machine: bool = False) -> ReplayResult:
     """Replay a trace through a checked machine without calling models or tools."""
-    from skillc.api import load_checked  # local: the facade that re-exports this module (docstring)
 
     checked = load_checked(machine_path)
     if checked.machine is None:
@@ -290,7 +290,6 @@ class ScoreResult(HasDiagnostics):
 def score(machine_path: str, traces: Sequence[str], *, suite: str | None = None, task: str | None = None,
           workdir: str | None = None) -> ScoreResult:
     """Score traces against a checked machine: task success from the suite task's verifier, RFC from effects."""
-    from skillc.api import load_checked  # local: the facade that re-exports this module (docstring)
 
     if task is not None and suite is None:
         return ScoreResult([], usage=Usage("--task needs --suite", "--task"))
@@ -330,7 +329,6 @@ class ExploreResult(HasDiagnostics):
 def explore(machine_path: str, *, coverage: str = "transitions", examples: int = 200, seed: int = 0,
             traces: str | None = None) -> ExploreResult:
     """Explore a checked machine with generated outputs; traces are kept in `traces` (else only failing ones)."""
-    from skillc.api import load_checked  # local: the facade that re-exports this module (docstring)
     from skillc.testing.explore import explore as run_explore  # local: it loads the solver (z3)
 
     checked = load_checked(machine_path)

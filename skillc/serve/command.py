@@ -11,10 +11,10 @@ from pathlib import Path
 
 import attrs
 
-from skillc.api import load_checked
 from skillc.diagnostics import codes as diagnostics_codes
 from skillc.diagnostics.diagnostic import Diagnostic, HasDiagnostics, make
 from skillc.ir.machine import Machine
+from skillc.language import load_checked
 from skillc.runtime import ExecutorError, make_executor
 from skillc.runtime.executors.scripted import ScriptError
 from skillc.runtime.trace import TraceError

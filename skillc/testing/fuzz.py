@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 
 import attrs
 
-from skillc import api
+from skillc import language
 from skillc.diagnostics.codes import INTERNAL_ERROR
 from skillc.render import to_dot, to_mermaid
 from skillc.syntax.grammar import grammar_text
@@ -51,7 +51,7 @@ def run_pipeline(data: bytes, report: FuzzReport, path: str = "fuzz.skm") -> Non
         if source is None:
             report.codes.update(d.code.code for d in diags)
             return
-        result = api.check(source.text, path=path, smt_timeout_ms=500)
+        result = language.check(source.text, path=path, smt_timeout_ms=500)
         report.codes.update(d.code.code for d in result.diagnostics)
         if any(d.code == INTERNAL_ERROR for d in result.diagnostics):
             report.internal.append((data, "SKM900: " + "; ".join(
@@ -60,7 +60,7 @@ def run_pipeline(data: bytes, report: FuzzReport, path: str = "fuzz.skm") -> Non
         if result.module is not None:
             report.parsed += 1
             printed = print_module(result.module)
-            again = api.parse(printed, path=path).module
+            again = language.parse(printed, path=path).module
             if again != result.module:
                 report.internal.append((data, "formatting did not round-trip"))
                 return

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import attrs
 
-from skillc.api import internal_error, unique
 from skillc.diagnostics import codes as diagnostics_codes
+from skillc.diagnostics import internal_error, unique
 from skillc.diagnostics.diagnostic import Diagnostic, HasDiagnostics, make
 from skillc.frontends.distill import codes as distill_codes
 from skillc.frontends.distill import pddl

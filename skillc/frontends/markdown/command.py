@@ -13,8 +13,8 @@ from typing import IO
 
 import attrs
 
-from skillc.api import internal_error, unique
 from skillc.diagnostics import codes as diagnostics_codes
+from skillc.diagnostics import internal_error, unique
 from skillc.diagnostics.diagnostic import Diagnostic, HasDiagnostics, Severity, make
 from skillc.diagnostics.files import same_file
 from skillc.diagnostics.flags import seconds_problem
