@@ -34,7 +34,8 @@ def check_call_reads(m: Machine, context: CheckContext | None = None) -> Iterato
                 if where is not None:
                     seen.add(where)
                 yield make(codes.UNDECLARED_READ, f"argument `{name}` reads `{var}`, which the state does not "
-                           "declare in `reads`", value.span, label=f"reads `{var}`")
+                           "declare in `reads`", value.span, label=f"reads `{var}`",
+                           data={"state": st.name, "var": var, "argument": name})
 
 
 def _checked_on_its_own(st: State, m: Machine) -> bool:

@@ -5,7 +5,16 @@ package holds none of it, so importing it loads no stage.
 """
 
 from skillc.diagnostics.code import Code
-from skillc.diagnostics.diagnostic import Diagnostic, Label, Severity, has_errors, internal_error, make, unique
+from skillc.diagnostics.diagnostic import (
+    Diagnostic,
+    Label,
+    Severity,
+    Suggestion,
+    has_errors,
+    internal_error,
+    make,
+    unique,
+)
 from skillc.diagnostics.source import SourceFile, Span
 
 __all__ = [
@@ -15,6 +24,7 @@ __all__ = [
     "Severity",
     "SourceFile",
     "Span",
+    "Suggestion",
     "has_errors",
     "internal_error",
     "make",

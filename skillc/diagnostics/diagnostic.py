@@ -12,7 +12,8 @@ from skillc.diagnostics.code import Code, Severity
 from skillc.diagnostics.codes import INTERNAL_ERROR
 from skillc.diagnostics.source import Span
 
-__all__ = ["Diagnostic", "HasDiagnostics", "Label", "Severity", "has_errors", "make"]
+__all__ = ["Diagnostic", "HasDiagnostics", "Label", "Severity", "Suggestion", "has_errors", "internal_error", "make",
+           "unique"]
 
 
 @attrs.frozen
@@ -21,6 +22,21 @@ class Label:
 
     span: Span
     message: str = ""
+
+
+@attrs.frozen
+class Suggestion:
+    """A "did you mean" hint as a value: the name that was written and the close one meant instead.
+
+    Given as a diagnostic's `hint`, it is printed as the hint (`did you mean `plan`?`) and kept in `data`
+    (`name`, `suggestion`), so an editor's quick fix replaces the name without reading the text.
+    """
+
+    name: str
+    replacement: str
+
+    def __str__(self) -> str:
+        return f"did you mean `{self.replacement}`?"
 
 
 @attrs.frozen
@@ -72,11 +88,16 @@ def make(
     label: str = "",
     secondary: Iterable[Label] = (),
     notes: Iterable[str] = (),
-    hint: str | None = None,
+    hint: str | Suggestion | None = None,
     witness: Iterable[str] = (),
     data: Mapping[str, str] | None = None,
 ) -> Diagnostic:
-    """Build a diagnostic whose severity (and, unless given, hint) are the defaults of its code."""
+    """Build a diagnostic whose severity (and, unless given, hint) are the defaults of its code.
+
+    A `Suggestion` hint is printed as its text and named in `data` (`name`, `suggestion`)."""
+    if isinstance(hint, Suggestion):
+        data = {**(data or {}), "name": hint.name, "suggestion": hint.replacement}
+        hint = str(hint)
     return Diagnostic(
         code=code,
         message=message,

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from skillc.diagnostics import Code, Diagnostic, codes, make
+from skillc.diagnostics import Code, Diagnostic, Suggestion, codes, make
 from skillc.ir import expr as ir
 from skillc.ir import types as T
 from skillc.ir.suggest import did_you_mean
@@ -48,7 +48,8 @@ class ExprLowerer:
 
     # ------------------------------------------------------------ helpers
 
-    def _error(self, code: Code, message: str, e: n.Expr, label: str = "", hint: str | None = None) -> ir.Expr:
+    def _error(self, code: Code, message: str, e: n.Expr, label: str = "",
+               hint: str | Suggestion | None = None) -> ir.Expr:
         self.report(make(code, message, e.span, label=label, hint=hint or None))
         return ir.Const(T.ERROR, value=None, span=e.span)
 

@@ -1,8 +1,8 @@
 """Quick fixes: findings whose fix is mechanical, as workspace edits computed from the text and the AST.
 
-- a finding with a "did you mean `X`?" hint (undefined state, variable, tool, label, type, fragment, field,
-  argument, outcome, …): the misspelt name (the first name in backticks in the message, found once in the
-  finding's span outside strings and comments) replaced by X;
+- a finding whose hint is a `Suggestion` (undefined state, variable, tool, label, type, fragment, field,
+  argument, outcome, a misspelt keyword, …): the name it carries in `data` (found once in the finding's span
+  outside strings and comments) replaced by the suggestion;
 - SKM202, a state without a default edge: `-> fallback` added as its last edge;
 - SKM131, a tool argument reading a variable outside `reads`: the variable added to the state's `reads` (a
   `reads` line added when there is none);
@@ -25,9 +25,6 @@ from skillc.diagnostics import codes as codes
 from skillc.lsp.lines import LineIndex
 from skillc.lsp.resolve import masked
 from skillc.syntax import nodes as n
-
-_DID_YOU_MEAN = re.compile(r"did you mean `([^`]+)`\?")
-_TICKED = re.compile(r"`([^`]+)`")
 
 
 def _states(module: n.Module) -> Iterator[n.State]:
@@ -77,15 +74,9 @@ def _insert_last(text: str, state: n.State, line: str) -> tuple[int, int, str] |
 
 
 def did_you_mean(text: str, d: Diagnostic) -> tuple[str, tuple[int, int, str]] | None:
-    """(title, edit) replacing the misspelt name the message quotes by the hint's suggestion."""
-    if d.span is None or not d.hint:
-        return None
-    suggestion = _DID_YOU_MEAN.search(d.hint)
-    ticked = _TICKED.search(d.message)
-    if suggestion is None or ticked is None:
-        return None
-    wrong, right = ticked.group(1), suggestion.group(1)
-    if wrong == right or not re.fullmatch(r"[\w.]+", wrong):
+    """(title, edit) replacing the misspelt name by the suggestion the finding carries (its `Suggestion` hint)."""
+    wrong, right = d.datum("name"), d.datum("suggestion")
+    if d.span is None or wrong is None or right is None or wrong == right or not re.fullmatch(r"[\w.]+", wrong):
         return None
     body = masked(text[d.span.start:d.span.end])
     hits = [m.start() for m in re.finditer(rf"(?<![\w.]){re.escape(wrong)}(?![\w])", body)]
@@ -108,10 +99,9 @@ def missing_default_edge(text: str, module: n.Module, d: Diagnostic) -> tuple[st
 def missing_read(text: str, module: n.Module, d: Diagnostic) -> tuple[str, tuple[int, int, str]] | None:
     if d.span is None:
         return None
-    ticked = _TICKED.findall(d.message)
-    if len(ticked) < 2:
+    var = d.datum("var")
+    if var is None:
         return None
-    var = ticked[1]
     state = _state_at(module, d.span.start)
     if state is None or state.span is None:
         return None

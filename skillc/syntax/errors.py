@@ -15,7 +15,7 @@ from collections.abc import Callable
 import lark
 from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
 
-from skillc.diagnostics import Code, Diagnostic, Label, SourceFile, Span, codes, make
+from skillc.diagnostics import Code, Diagnostic, Label, SourceFile, Span, Suggestion, codes, make
 from skillc.syntax.grammar import arrow_terminal, keyword_terminals
 
 # label -> (code, message, label text, examples that fail in the same parser state)
@@ -197,21 +197,21 @@ def syntax_error(exc: UnexpectedInput, source: SourceFile, examples: dict[Signat
     context = _context(exc, acceptable)
     suggestion = _did_you_mean(tok, acceptable)
     for code, message, lab, hint, marks in _CLASSES:
-        hint = suggestion or hint
         if marks & context:
-            return make(code, message.format(found=found), span, label=lab, notes=notes, hint=hint or None)
+            return make(code, message.format(found=found), span, label=lab, notes=notes,
+                        hint=suggestion or hint or None)
     return make(codes.UNEXPECTED_TOKEN, f"unexpected {found}", span, label="unexpected here", notes=notes,
                 hint=suggestion or None)
 
 
-def _did_you_mean(tok: lark.Token, expected: set[str]) -> str | None:
+def _did_you_mean(tok: lark.Token, expected: set[str]) -> Suggestion | None:
     """Suggest the keyword a misspelt name was probably meant to be."""
     if tok.type != "NAME":
         return None
     keywords = keyword_terminals()
     candidates = [keywords[t] for t in expected if t in keywords]
     close = difflib.get_close_matches(str(tok), candidates, n=1, cutoff=0.6)
-    return f"did you mean `{close[0]}`?" if close else None
+    return Suggestion(str(tok), close[0]) if close else None
 
 
 def _context(exc: UnexpectedToken, expected: set[str]) -> set[str]:

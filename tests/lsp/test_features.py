@@ -163,11 +163,13 @@ MISSING_DEFAULT = BROKEN.replace("writes answr", "writes answer").replace(
     "    -> done\n", "    when answer != \"\" -> done\n", 1)
 UNDECLARED_READ = MACHINE.replace("  tool run {\n    reads task\n", "  tool run {\n")
 UNQUOTED = MACHINE.replace('"echo " ++ quote(task)', '"echo " ++ report.title')
+MISSPELT_KEYWORD = MACHINE.replace("model draft", "modle draft", 1)
 
 
 @pytest.mark.asyncio
 @pytest.mark.parametrize("text, code, title", [
     (BROKEN, "SKM103", "Change `answr` to `answer`"),
+    (MISSPELT_KEYWORD, "SKM010", "Change `modle` to `model`"),  # a syntax error's suggestion
     (MISSING_DEFAULT, "SKM202", "Add the default edge `-> fallback`"),
     (UNDECLARED_READ, "SKM131", "Add `task` to the state's `reads`"),
     (UNQUOTED, "SKM510", "Wrap `report.title` in `quote()`"),

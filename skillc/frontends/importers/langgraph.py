@@ -24,7 +24,7 @@ from typing import Any
 import attrs
 
 from skillc.check import codes as check_codes
-from skillc.diagnostics import Diagnostic, Span, make
+from skillc.diagnostics import Diagnostic, Span, Suggestion, make
 from skillc.frontends.importers import _graph_box, codes, pysource
 from skillc.frontends.importers.asl import ident
 from skillc.frontends.importers.checking import Checked, Remap, check_module
@@ -379,7 +379,7 @@ def _default(t: str) -> n.Expr:
     return n.ListLit(()) if t.startswith("list[") else _DEFAULTS[t]
 
 
-def _near(name: str, nodes: set[str]) -> str | None:
+def _near(name: str, nodes: set[str]) -> Suggestion | None:
     return did_you_mean(name, sorted(nodes))
 
 
