@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from collections.abc import Iterable
 
     from skillc.check.config import Config
+    from skillc.check.context import Kept
     from skillc.check.source import CheckResult
     from skillc.diagnostics.source import SourceFile
     from skillc.ir.loader import ImportCache, LoadResult
@@ -187,18 +188,20 @@ def format_files(paths: Sequence[str], *, stdin_text: str | None = None) -> Form
 
 def check(source: str | os.PathLike[str], *, path: str | None = None, skill: str | os.PathLike[str] | None = None,
           root: str | os.PathLike[str] | None = None, config: Config | None = None,
-          smt_timeout_ms: int | None = None, imports: ImportCache | None = None, mcp_live: bool = False) -> CheckResult:
+          smt_timeout_ms: int | None = None, imports: ImportCache | None = None, mcp_live: bool = False,
+          kept: Kept | None = None) -> CheckResult:
     """Load and statically check a machine (or a library of fragments); `*.asl.json|yaml` files are imported.
 
     `mcp_live`: start the MCP servers the machine's tools name to list their schemas (and write the lock file), as
-    `skillc check` does; otherwise they are compared with `skillc.mcp.lock` only."""
+    `skillc check` does; otherwise they are compared with `skillc.mcp.lock` only. `kept`: per-state results kept
+    across checks (`skillc.check.context.Kept`: the language server holds one), reused where a state is unchanged."""
     named = str(source) if isinstance(source, os.PathLike) else path or ""
     if named.lower().endswith(_ASL_SUFFIXES):
         return check_asl(source, path=path, config=config, smt_timeout_ms=smt_timeout_ms)
     from skillc.check.source import check_source
 
     return check_source(source, path=path, skill=skill, root=root, config=config, smt_timeout_ms=smt_timeout_ms,
-                        imports=imports, mcp_live=mcp_live)
+                        imports=imports, mcp_live=mcp_live, kept=kept)
 
 
 def check_asl(source: str | os.PathLike[str], *, path: str | None = None, config: Config | None = None,

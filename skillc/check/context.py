@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import threading
+from collections import OrderedDict
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -15,6 +17,44 @@ _T = TypeVar("_T")
 
 DEFAULT_SMT_TIMEOUT_MS = 2000
 DEFAULT_QUOTE_MIN_WORDS = 3  # a shorter quotation occurs almost anywhere, so it locates nothing
+
+
+class Kept:
+    """Per-state analysis results kept across checks by content: what a re-check of an edited text reuses.
+
+    A key is everything a result depends on (a state's guards as written, the types and bounds of the variables
+    they read, the options that change the answer), so a hit is the result a fresh analysis would give. The
+    language server holds one for all its checks; a one-off `skillc check` has none. Bounded (least recently
+    used first out) and safe to share between threads.
+    """
+
+    def __init__(self, limit: int = 50_000) -> None:
+        self.limit = limit
+        self.hits = self.misses = 0
+        self._items: OrderedDict[str, object] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, key: str) -> object | None:
+        """The result kept under `key`, or None."""
+        with self._lock:
+            value = self._items.get(key)
+            if value is None:
+                self.misses += 1
+                return None
+            self.hits += 1
+            self._items.move_to_end(key)
+            return value
+
+    def put(self, key: str, value: object) -> None:
+        """Keep `value` under `key`, dropping the least recently used past the limit."""
+        with self._lock:
+            self._items[key] = value
+            self._items.move_to_end(key)
+            while len(self._items) > self.limit:
+                self._items.popitem(last=False)
+
+    def __len__(self) -> int:
+        return len(self._items)
 
 
 @attrs.define
@@ -36,6 +76,8 @@ class CheckContext:
     mcp_servers: dict[str, McpServer] = attrs.Factory(dict)
     mcp_config: Path | None = None
     mcp_live: bool = False
+    #: Per-state results kept across checks (the language server's); None: everything is computed afresh.
+    kept: Kept | None = None
 
     def memo(self, key: str, compute: Callable[[], _T]) -> _T:
         """Compute an analysis once per run (checks of one machine share a context)."""

@@ -16,6 +16,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING
 
+import attrs
+
 from skillc.check import codes
 from skillc.check.context import CheckContext, timeout_ms
 from skillc.diagnostics import Diagnostic, Label, make
@@ -43,12 +45,24 @@ def check_guards(m: Machine, context: CheckContext | None = None) -> Iterator[Di
         return  # nothing to ask the solver (and no need to load it)
     from skillc.check.smt import Encoder, canonical_key, solver
 
+    timeout = timeout_ms(context)
+    kept = context.kept if context is not None else None
     enc = Encoder(m)  # this check's own: the SKM242 notes below are the opaque parts of its questions
-    s = solver(timeout_ms(context))
+    s = solver(timeout)
     cache: dict[str, list[Verdict]] = {}
+    reused: list[ir.Expr] = []  # the opaque places of states whose analysis was kept from an earlier check
     for st in m.states.values():
         if all(e.guard is None for e in st.edges):
             continue
+        exact = f"guards|{timeout}|{_exact_key(m, st)}" if kept is not None else None
+        hit = kept.get(exact) if kept is not None and exact is not None else None
+        if isinstance(hit, _KeptState):
+            moved = _places(st, hit.opaque)
+            if moved is not None:
+                reused += moved
+                yield from _report(st, list(hit.verdicts))
+                continue
+        before = len(enc.opaque_exprs)
         # States whose guards differ only in variable names ask the solver the same questions;
         # answers without a witness are reused (a shadowed edge is re-analysed for its witness).
         key = canonical_key(m, (e.guard for e in st.edges))
@@ -62,9 +76,14 @@ def check_guards(m: Machine, context: CheckContext | None = None) -> Iterator[Di
             for e in live:
                 if e.guard is not None:
                     enc.fires(e.guard)
+        if kept is not None and exact is not None and all(v[0] != "unknown" for v in verdicts):
+            positions = _positions(st, enc.opaque_exprs[before:])
+            if positions is not None:  # an answer the solver gave up on is asked again next time
+                kept.put(exact, _KeptState(tuple(verdicts), positions))
         yield from _report(st, verdicts)
     # Report each place once, and only the outermost of nested opaque parts (`str(a.b)` holds `a.b`).
-    places = sorted({(x.span.source.path, x.span.start, -x.span.end): x.span for x in enc.opaque_exprs
+    opaque: list[ir.Expr] = [*enc.opaque_exprs, *reused]
+    places = sorted({(x.span.source.path, x.span.start, -x.span.end): x.span for x in opaque
                      if x.span is not None}.items())
     outer_end: tuple[str | None, int] = (None, -1)
     for (path, start, neg_end), span in places:
@@ -74,6 +93,54 @@ def check_guards(m: Machine, context: CheckContext | None = None) -> Iterator[Di
         yield make(codes.OPAQUE_IN_GUARD, "the guard analysis treats this as an opaque value", span,
                    label="not modelled by the solver",
                    notes=["dead-edge and shadowing results for guards using it are conservative"])
+
+
+@attrs.frozen
+class _KeptState:
+    """One state's guard analysis, kept across checks: its verdicts and where its opaque parts are (edge index,
+    node index in `ir.walk` order of that edge's guard), since their spans move with the text."""
+
+    verdicts: tuple[Verdict, ...]
+    opaque: tuple[tuple[int, int], ...]
+
+
+def _exact_key(m: Machine, st: State) -> str:
+    """What a state's guard verdicts and witnesses depend on: its guards, and the type and counter bound of every
+    variable they read (by name, since witnesses name them)."""
+    parts = []
+    for e in st.edges:
+        if e.guard is None:
+            parts.append("default")
+            continue
+        names = sorted(ir.variables(e.guard))
+        typed = ",".join(f"{x}:{_var_type(m, x)}" for x in names)
+        parts.append(f"{e.guard!r}@{typed}")
+    return "|".join(parts)
+
+
+def _var_type(m: Machine, name: str) -> str:
+    v = m.variables.get(name)
+    return f"{v.type!r}:{v.max}" if v is not None else "?"
+
+
+def _positions(st: State, opaque: list[ir.Expr]) -> tuple[tuple[int, int], ...] | None:
+    """Where each opaque part is in the state's guards (None when one is not found there: nothing is kept)."""
+    index = {id(node): (e.index, k) for e in st.edges if e.guard is not None
+             for k, node in enumerate(ir.walk(e.guard))}
+    found = [index.get(id(x)) for x in opaque]
+    return None if any(f is None for f in found) else tuple(f for f in found if f is not None)
+
+
+def _places(st: State, positions: tuple[tuple[int, int], ...]) -> list[ir.Expr] | None:
+    """The opaque parts at `positions` in this text's guards (None when the guards do not have them)."""
+    out = []
+    for edge, k in positions:
+        guard = st.edges[edge].guard if edge < len(st.edges) else None
+        nodes = list(ir.walk(guard)) if guard is not None else []
+        if k >= len(nodes):
+            return None
+        out.append(nodes[k])
+    return out
 
 
 def _live(st: State) -> tuple[Edge, ...]:

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
+from skillc.check.context import Kept
 from skillc.check.passes import CheckContext, check_machine, fragment_machine
 from skillc.config import find_config
 from skillc.diagnostics.diagnostic import Diagnostic, HasDiagnostics, Severity
@@ -51,11 +52,12 @@ def config_place(source: str | os.PathLike[str], path: str | None) -> Path:
 def check_source(source: str | os.PathLike[str], *, path: str | None = None,
                  skill: str | os.PathLike[str] | None = None, root: str | os.PathLike[str] | None = None,
                  config: Config | None = None, smt_timeout_ms: int | None = None,
-                 imports: ImportCache | None = None, mcp_live: bool = False) -> CheckResult:
+                 imports: ImportCache | None = None, mcp_live: bool = False, kept: Kept | None = None) -> CheckResult:
     """Load and statically check `.skm` text (a `str`) or a file (a path), with its own fragments.
 
     `mcp_live`: start the MCP servers the machine's tools name to list their schemas (`skillc check`), else only
-    the lock file is read."""
+    the lock file is read. `kept`: per-state results kept from earlier checks, reused where a state's content is
+    unchanged (the language server's)."""
     loaded = load(source, path=path, root=root, imports=imports)
     found = list(loaded.diagnostics)
     if config is None:
@@ -64,7 +66,7 @@ def check_source(source: str | os.PathLike[str], *, path: str | None = None,
     context = CheckContext(skill=Path(skill) if skill is not None else None,
                            smt_timeout_ms=smt_timeout_ms or config.smt_timeout_ms,
                            quote_min_words=config.quote_min_words, mcp_servers=dict(config.mcp),
-                           mcp_config=config.path, mcp_live=mcp_live)
+                           mcp_config=config.path, mcp_live=mcp_live, kept=kept)
     if loaded.ok:
         if loaded.machine is not None:
             found += check_machine(loaded.machine, context)
@@ -72,5 +74,5 @@ def check_source(source: str | os.PathLike[str], *, path: str | None = None,
         for fdef in loaded.fragments.values():
             found += check_machine(fragment_machine(fdef, origin), CheckContext(
                 smt_timeout_ms=context.smt_timeout_ms, mcp_servers=context.mcp_servers, mcp_config=context.mcp_config,
-                mcp_live=context.mcp_live))
+                mcp_live=context.mcp_live, kept=kept))
     return CheckResult(loaded.machine, config.apply(found), config.strict, loaded.module)

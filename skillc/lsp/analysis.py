@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 import attrs
 
 from skillc import language
+from skillc.check.context import Kept
 from skillc.check.incremental import ItemParser
 from skillc.check.source import CheckResult
 from skillc.diagnostics import Diagnostic, SourceFile
@@ -62,9 +63,12 @@ def run_check(text: str, path: str, overlay: Mapping[Path, str],
     if isinstance(texts, dict):
         texts.update(overlay)
     imports.parse = _parse
-    return language.check(text, path=path, imports=imports, root=root), imports
+    return language.check(text, path=path, imports=imports, root=root, kept=KEPT), imports
 
 
+#: Per-state analyses kept across the server's checks (`skillc.check.context.Kept`): an unchanged state's guard
+#: verdicts are reused, not asked of the solver again.
+KEPT = Kept()
 _PARSER = ItemParser()
 _PARSING = threading.Lock()
 

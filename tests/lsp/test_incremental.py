@@ -64,7 +64,8 @@ def sources(node: object, out: set) -> set:
 
 def findings(diagnostics: list) -> list:
     return [(str(d.code), d.severity, d.message, d.span and (d.span.path, d.span.start, d.span.end), tuple(d.notes),
-             d.hint, tuple((s.span.start, s.span.end, s.message) for s in d.secondary)) for d in diagnostics]
+             d.hint, tuple(d.witness), tuple((s.span.start, s.span.end, s.message) for s in d.secondary))
+            for d in diagnostics]
 
 
 def edit(text: str, rng: random.Random) -> str:
@@ -186,3 +187,46 @@ def test_only_machine_and_fragment_bodies_are_split() -> None:
     edited = text.replace('prompt "Go."', 'prompt "Go on."', 1)
     module, _ = parser.parse(SourceFile("r.skm", edited))
     assert module == parse_source(SourceFile("r.skm", edited))[0] and parser.stats["parsed"] == 1
+
+
+def test_guard_verdicts_are_kept_by_content_across_checks() -> None:
+    """The server's `Kept` store: an edit elsewhere reuses every unchanged state's guard analysis (no solver),
+    a changed declaration asks again, and the findings are those of a fresh check either way."""
+    from skillc.check.context import Kept
+
+    text = """machine m {
+  var n: int
+  var mood: enum { calm, angry, sad }
+  start ask
+
+  model ask {
+    writes n, mood
+    prompt "Count."
+    when n > 3 -> ask2
+    when n > 5 -> done
+    -> done
+  }
+  model ask2 {
+    writes mood
+    prompt "Mood."
+    when mood == calm -> done
+    when mood == calm -> ask
+    -> done
+  }
+  terminal done: success
+  fallback
+}
+"""
+    kept = Kept()
+    first = api.check(text, path="k.skm", kept=kept)
+    shadowed = [d for d in first.diagnostics if str(d.code) == "SKM241"]
+    assert len(shadowed) == 2 and kept.hits == 0 and len(kept) == 2
+    edited = text.replace('prompt "Count."', 'prompt "Count them."')
+    again = api.check(edited, path="k.skm", kept=kept)
+    assert kept.hits == 2  # both states' verdicts reused
+    assert findings(again.diagnostics) == findings(api.check(edited, path="k.skm").diagnostics)
+    retyped = edited.replace("enum { calm, angry, sad }", "enum { calm, angry }")
+    misses = kept.misses
+    third = api.check(retyped, path="k.skm", kept=kept)
+    assert kept.misses == misses + 1  # `mood`'s type changed: that state is asked again
+    assert findings(third.diagnostics) == findings(api.check(retyped, path="k.skm").diagnostics)
