@@ -38,6 +38,7 @@ import attrs
 import regex
 
 from skillc.bench.effects import read_head, workdir_file
+from skillc.diagnostics.code import Code
 from skillc.sandbox import codes
 from skillc.sandbox.box import call_python, run_confined
 
@@ -97,7 +98,7 @@ class Verification:
     passed: bool
     reason: str = ""
     #: The diagnostic code of a verification that could not be trusted (SKM943: the verifier was rewritten).
-    code: str | None = None
+    code: Code | None = None
 
 
 def verify(verifier: Verifier, *, workdir: Path, outputs: Mapping[str, object], trace: Path,
@@ -163,7 +164,7 @@ def _tampered(verifier: Verifier) -> Verification | None:
 
     return Verification(False, f"{codes.VERIFIER_TAMPERED.code}: the verifier {verifier.target} changed after the "
                                "suite was loaded (its files no longer hash the same); the verdict cannot be "
-                               "trusted", code=codes.VERIFIER_TAMPERED.code)
+                               "trusted", code=codes.VERIFIER_TAMPERED)
 
 
 def _why(exc: OSError) -> str:

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Literal
 
 import attrs
 
-from skillc import registry, runtime
+from skillc import runtime
 from skillc.bench.score import TraceScore, score_trace_file, tally
 from skillc.bench.suite import load_suite
 from skillc.diagnostics import codes as diagnostics_codes
@@ -236,10 +236,6 @@ def _runtime_error(exc: Exception) -> tuple[Diagnostic, bool]:
     code = getattr(exc, "code", None)
     if isinstance(code, Code):
         return make(code, str(exc)), True
-    if code is not None:
-        entry = registry.resolve(str(code))
-        if entry is not None:
-            return make(entry, str(exc)), True
     return make(diagnostics_codes.RUN_REFUSED, str(exc)), False
 
 

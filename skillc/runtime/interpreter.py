@@ -39,6 +39,8 @@ from typing import cast
 
 import attrs
 
+from skillc.diagnostics import codes as diagnostics_codes
+from skillc.diagnostics.code import Code
 from skillc.diagnostics.files import JSONProblem, loads, scrub
 from skillc.ir import expr as ir
 from skillc.ir import types as T
@@ -75,7 +77,7 @@ OnStep = Callable[[Step, Mapping[str, Value]], None]
 class RunError(Exception):
     """The run cannot start: bad inputs, missing tool implementations, an unknown run to resume."""
 
-    code = "SKM501"
+    code: Code = diagnostics_codes.RUN_REFUSED
 
 
 @attrs.frozen(slots=False)  # made once a step: a frozen slotted class is built twice as slowly

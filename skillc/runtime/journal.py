@@ -36,6 +36,8 @@ from pathlib import Path
 
 import attrs
 
+from skillc.diagnostics import codes as diagnostics_codes
+from skillc.diagnostics.code import Code
 from skillc.diagnostics.files import FileProblem, JSONProblem, create_private, loads
 from skillc.runtime.jsonvalue import Env, Object, Value
 from skillc.runtime.record import RecordError, Step
@@ -88,13 +90,13 @@ _RUN_ID = re.compile(r"^[0-9a-f]{12}$")
 class JournalError(Exception):
     """The journal cannot be opened, or a run to resume is unknown or inconsistent."""
 
-    code = "SKM500"
+    code: Code = diagnostics_codes.JOURNAL_ERROR
 
 
 class LeaseError(JournalError):
     """Another live process holds the run."""
 
-    code = "SKM502"
+    code = diagnostics_codes.RUN_LEASED
 
 
 @attrs.frozen

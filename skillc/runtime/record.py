@@ -23,6 +23,7 @@ from typing import Final, Literal, TypeAlias, cast, get_args
 
 import attrs
 
+from skillc.diagnostics.code import Code
 from skillc.diagnostics.diagnostic import Diagnostic, make
 from skillc.diagnostics.files import FileProblem, JSONProblem, loads, open_input
 from skillc.diagnostics.source import SourceFile, Span
@@ -59,13 +60,13 @@ class RecordError(ValueError):
 class TraceError(ValueError):
     """A trace file is missing, unreadable or malformed; `diagnostic` is the coded finding when there is one."""
 
-    code: str | None = None
+    code: Code | None = None
 
     def __init__(self, message: str, diagnostic: Diagnostic | None = None) -> None:
         super().__init__(message)
         self.diagnostic = diagnostic
         if diagnostic is not None:
-            self.code = diagnostic.code.code
+            self.code = diagnostic.code
 
 
 # ---------------------------------------------------------------- field readers

@@ -19,6 +19,8 @@ import stat
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 
+from skillc.diagnostics import codes as diagnostics_codes
+from skillc.diagnostics.code import Code
 from skillc.diagnostics.files import output_target
 from skillc.runtime.jsonvalue import Value
 from skillc.runtime.record import Record, TraceError, load_run
@@ -37,7 +39,7 @@ _WORD_ONLY_BELOW = 8
 class TraceWriteError(TraceError):
     """A trace record could not be written (full disk, a device that refuses data)."""
 
-    code = "SKM503"
+    code: Code | None = diagnostics_codes.TRACE_WRITE_FAILED
 
 
 def named_secrets(extra: Iterable[str] = ()) -> dict[str, str]:

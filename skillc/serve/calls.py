@@ -37,6 +37,7 @@ import anyio.from_thread
 import anyio.lowlevel
 import attrs
 
+from skillc.diagnostics.code import Code
 from skillc.ir.machine import Machine, Tool
 from skillc.runtime import make_executor
 from skillc.runtime.executors.base import Executor, ExecutorError, Response
@@ -49,6 +50,7 @@ from skillc.runtime.record import read_run
 from skillc.runtime.session import default_skill_dir, run_tools
 from skillc.runtime.tools import BashTool, ToolBox
 from skillc.runtime.toolsource import ToolSource, tools_for
+from skillc.serve import codes
 from skillc.serve.catalog import WORKDIR_ARG, Entry
 
 #: Most files a result lists (the rest are counted in `files_truncated`).
@@ -63,7 +65,7 @@ class TokenRefused(RunError):
     """A resume token's run cannot take the answer: it is not waiting (finished, or answered already), the answer
     is off its menu, or the machine changed since (SKM893)."""
 
-    code = "SKM893"
+    code = codes.BAD_RESUME_TOKEN
 
 
 class Stopped(KeyboardInterrupt):
@@ -324,7 +326,7 @@ class Call:
             event = Ended(self.run_id)
         except BaseException as exc:  # noqa: BLE001 - carried to the loop, which answers the client
             code = getattr(exc, "code", None)
-            prefix = f"error[{code}]: " if isinstance(code, str) and code.startswith("SKM") else ""
+            prefix = f"error[{code}]: " if isinstance(code, Code) else ""
             event = Failed(prefix + (str(exc) or type(exc).__name__))
         finally:
             self.done.set()

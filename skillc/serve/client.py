@@ -33,6 +33,7 @@ from typing import IO, TYPE_CHECKING, Any
 import attrs
 import jsonschema
 
+from skillc.diagnostics.code import Code
 from skillc.ir.machine import Machine, Tool
 from skillc.runtime.jsonvalue import Object, Value
 from skillc.runtime.tools import KitTool, ToolError
@@ -54,7 +55,7 @@ STOP_BOUND_S = 10.0
 class McpToolError(ToolError):
     """An MCP tool could not be called; `code` is its SKM89x code (the message begins with it)."""
 
-    def __init__(self, code: str, message: str) -> None:
+    def __init__(self, code: Code, message: str) -> None:
         super().__init__(f"error[{code}]: {message}")
         self.code = code
 
@@ -103,7 +104,7 @@ class Connection:
             self._held, listed = portal.start_task(self._hold)
         except BaseException as exc:  # noqa: BLE001 - whatever kept it from starting is the diagnostic
             self._end_portal()
-            self.broken = McpToolError(codes.MCP_SERVER_NOT_STARTED.code, self._why_not_started(exc, started))
+            self.broken = McpToolError(codes.MCP_SERVER_NOT_STARTED, self._why_not_started(exc, started))
             raise self.broken from None
         self.tools = {t.name: tool_record(t) for t in listed}
         _remember(self)
@@ -157,12 +158,12 @@ class Connection:
         record = self.tools.get(remote)
         if record is None:
             listed = ", ".join(f"`{t}`" for t in sorted(self.tools)) or "none"
-            raise McpToolError(codes.MCP_TOOL_UNKNOWN.code, f"the MCP server `{self.server.name}` lists no tool "
+            raise McpToolError(codes.MCP_TOOL_UNKNOWN, f"the MCP server `{self.server.name}` lists no tool "
                                                             f"`{remote}` (it lists {listed})")
         problems = input_problems(declared, record.get("inputSchema", {}))
         problems += output_problems(declared, record.get("outputSchema"))
         if problems:
-            raise McpToolError(codes.MCP_TOOL_MISMATCH.code, f"`{declared.name}` does not fit the tool `{remote}` of "
+            raise McpToolError(codes.MCP_TOOL_MISMATCH, f"`{declared.name}` does not fit the tool `{remote}` of "
                                                              f"the MCP server `{self.server.name}`: "
                                                              + "; ".join(problems))
 
@@ -175,16 +176,16 @@ class Connection:
             try:
                 return self._portal.call(self._call, remote, args, timeout_s)
             except TimeoutError:
-                self.broken = McpToolError(codes.MCP_CALL_TIMEOUT.code,
+                self.broken = McpToolError(codes.MCP_CALL_TIMEOUT,
                                            f"the MCP server `{self.server.name}` did not answer `{remote}` within "
                                            f"{timeout_s:g} s; it was stopped" + _tail(self._log))
             except BaseException as exc:  # noqa: BLE001 - a broken connection, a dead process, a bad answer
                 leaf = _leaf(exc)
                 if _answered(leaf):  # the server answered, with an error or results that fail their schema
-                    raise McpToolError(codes.MCP_TOOL_MISMATCH.code,
+                    raise McpToolError(codes.MCP_TOOL_MISMATCH,
                                        f"the MCP server `{self.server.name}` answered `{remote}` with results that do "
                                        f"not fit its own output schema: {leaf}") from None
-                self.broken = McpToolError(codes.MCP_SERVER_DIED.code,
+                self.broken = McpToolError(codes.MCP_SERVER_DIED,
                                            f"the MCP server `{self.server.name}` stopped during the call of `{remote}` "
                                            f"({type(leaf).__name__}: {leaf})" + _tail(self._log))
         self.close()
@@ -276,7 +277,7 @@ class Pool:
             return found
         server = self.servers.get(name)
         if server is None:
-            raise McpToolError(codes.MCP_TOOL_UNKNOWN.code,
+            raise McpToolError(codes.MCP_TOOL_UNKNOWN,
                                f"no MCP server `{name}` is configured "
                                f"([tool.skillc.mcp.{name}] in pyproject.toml or [mcp.{name}] "
                                "in skillc.toml)")

@@ -38,7 +38,7 @@ import attrs
 
 from skillc.check import codes as check_codes
 from skillc.check.provenance import normalise
-from skillc.diagnostics import Diagnostic, Severity, make
+from skillc.diagnostics import Code, Diagnostic, Severity, make
 from skillc.frontends.markdown import Draft, check_text, codes, source_name
 from skillc.frontends.markdown.card import Level, card
 from skillc.frontends.markdown.clauses import Clause
@@ -48,7 +48,6 @@ from skillc.frontends.markdown.report import landings
 from skillc.frontends.markdown.schema import DraftError, to_skm
 from skillc.frontends.markdown.smells import smells
 from skillc.ir.toolkit import KITS
-from skillc.registry import find
 from skillc.runtime.executors import Budget, Executor, ExecutorError, make_executor
 from skillc.runtime.executors.base import BaseExecutor
 from skillc.runtime.executors.recorded import NoRecording
@@ -95,7 +94,7 @@ class LLMOptions:
 class Finding:
     """One problem sent back to the model: a checker diagnostic, a smell, a dropped rule, an uncovered clause."""
 
-    code: str
+    code: Code
     severity: str  # "error" or "warning"
     message: str
     line: int | None = None  # in the draft (`where == "draft"`) or in SKILL.md (`where == "skill"`)
@@ -266,12 +265,12 @@ def drop_unbacked_rules(text: str, doc: Document) -> tuple[str, list[Diagnostic]
 
 #: The order findings are reported in: syntax, names and types, the checker, injection, the build's own.
 def _rank(f: Finding) -> tuple[int, int, str]:
-    family = {"0": 0, "1": 1, "2": 2, "5": 3}.get(f.code[3:4], 4)
-    if f.code == "SKM305":
+    family = {"0": 0, "1": 1, "2": 2, "5": 3}.get(f.code.code[3:4], 4)
+    if f.code == codes.UNCOVERED_CLAUSE:
         family = 6
-    elif f.code in ("SKM312", "SKM313"):
+    elif f.code in (codes.QUOTATION_NOT_IN_SKILL, codes.RULE_OUTSIDE_INTERFACE):
         family = 5
-    return (0 if f.severity == "error" else 1, family, f.code)
+    return (0 if f.severity == "error" else 1, family, f.code.code)
 
 
 _LOAD_DEPENDENT: Final = (check_codes.OPAQUE_IN_GUARD, check_codes.SOLVER_UNKNOWN)
@@ -297,12 +296,12 @@ def _finding(d: Diagnostic, draft_path: str, doc: Document, lines: Sequence[str]
     local = re.compile(r"[^\s`'\"]*/" + re.escape(name) + r"\b")
     message = local.sub(name, d.message)
     hint = local.sub(name, d.hint) if d.hint else d.hint
-    return Finding(str(d.code), "error" if d.is_error else "warning", message, line, where, excerpt or "", hint)
+    return Finding(d.code, "error" if d.is_error else "warning", message, line, where, excerpt or "", hint)
 
 
 def feedback(findings: Sequence[Finding], what: str = "draft") -> str:
     """Every finding, grouped by code, most important first, each with its line."""
-    groups: dict[str, list[Finding]] = {}
+    groups: dict[Code, list[Finding]] = {}
     for f in sorted(findings, key=_rank):
         groups.setdefault(f.code, []).append(f)
     errors = sum(f.severity == "error" for f in findings)
@@ -310,8 +309,7 @@ def feedback(findings: Sequence[Finding], what: str = "draft") -> str:
             f"{'s' * (len(findings) - errors != 1)} (line numbers are your {what}'s; \"SKILL.md line\" the skill's).")
     out = [head]
     for code, items in groups.items():
-        entry = find(code)
-        about = f" {entry.slug}: {entry.summary}" if entry else ""
+        about = f" {code.slug}: {code.summary}"
         hint = next((f.hint for f in items if f.hint), None)
         out.append(f"\n{code}{about} ({items[0].severity}, {len(items)}×)" + (f". Fix: {hint}" if hint else ""))
         out += [f"  - {f.render()}" for f in items]
@@ -535,7 +533,7 @@ class Compiler:
     def record(self, number: int, ev: Evaluation | None, problems: Sequence[str], parts: Sequence[str]) -> None:
         if ev is None:
             self.history.append(Round(number, list(problems), False,
-                                      tuple(Finding(codes.DRAFT_NOT_VALID.code, "error", p) for p in problems),
+                                      tuple(Finding(codes.DRAFT_NOT_VALID, "error", p) for p in problems),
                                       tuple(parts)))
             return
         errors = [f"{d.code} {d.message}" + (f" (line {d.span.start_pos[0]})" if d.span else "")
@@ -566,7 +564,7 @@ class Compiler:
                 problem = reply.problem or "no .skm text"
                 self.invalid(number, "", problem)
                 self.record(number, None, [problem], ["machine"])
-                last = [Finding(codes.DRAFT_NOT_VALID.code, "error", problem)]
+                last = [Finding(codes.DRAFT_NOT_VALID, "error", problem)]
                 continue
             ev = self.evaluate(reply.skm)
             self.record(number, ev, [], ["machine"])
@@ -598,7 +596,7 @@ class Compiler:
                     problem = reply.problem or "no .skm text"
                     self.invalid(number, "the outline: ", problem)
                     problems.append(f"outline: {problem}")
-                    findings = {"machine": [Finding(codes.DRAFT_NOT_VALID.code, "error", problem)]}
+                    findings = {"machine": [Finding(codes.DRAFT_NOT_VALID, "error", problem)]}
                     self.record(number, None, problems, drafted)
                     continue
                 for p, signature in zip(parts, reply.signatures):
@@ -625,7 +623,7 @@ class Compiler:
                 for x in problems:
                     name, _, problem = x.partition(": ")
                     findings.setdefault("machine" if name == "outline" else name, []).append(
-                        Finding(codes.DRAFT_NOT_VALID.code, "error", problem))
+                        Finding(codes.DRAFT_NOT_VALID, "error", problem))
                 redo = set(findings)
                 continue
             text = self.assemble(machine, parts)

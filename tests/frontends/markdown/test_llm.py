@@ -129,7 +129,7 @@ def test_rules_without_backing_are_dropped_and_sent_back(skill: Path) -> None:
         result = build(skill, output=out_of(skill), model="openai:fake", base_url=server.url)
         told = server.requests[1]["messages"][3]["content"]
     assert result.ok, codes(result.diagnostics)
-    first = {f.code for f in result.rounds[0].findings}
+    first = {str(f.code) for f in result.rounds[0].findings}
     assert {"SKM312", "SKM313"} <= first and result.rounds[0].ok  # dropped, not fatal: the rest checked
     assert "Never answer in French" in told and "send_email" in told
     assert [r.ok for r in result.rounds] == [True, True] and result.rounds[1].findings == ()
@@ -143,7 +143,7 @@ def test_smells_of_a_clean_draft_are_sent_back(skill: Path) -> None:
         result = build(skill, output=out_of(skill), model="openai:fake", base_url=server.url)
         told = server.requests[1]["messages"][3]["content"]
     assert result.ok
-    assert [f.code for f in result.rounds[0].findings] == ["SKM341"]
+    assert [str(f.code) for f in result.rounds[0].findings] == ["SKM341"]
     assert "SKM341 model-told-to-act" in told and "Save it to answer.txt." in told
     assert "SKM341" not in codes(result.diagnostics)
 
@@ -192,9 +192,12 @@ def test_every_error_goes_back_grouped_by_code_with_no_cap(skill: Path) -> None:
 
 
 def test_findings_are_ordered_errors_first_then_by_family() -> None:
-    text = feedback([Finding("SKM305", "warning", "a clause", 3, "skill"), Finding("SKM341", "warning", "acts", 9),
-                     Finding("SKM210", "error", "unassigned", 4, excerpt="reads x"),
-                     Finding("SKM001", "error", "syntax", 2)])
+    from skillc.registry import lookup
+
+    text = feedback([Finding(lookup("SKM305"), "warning", "a clause", 3, "skill"),
+                     Finding(lookup("SKM341"), "warning", "acts", 9),
+                     Finding(lookup("SKM210"), "error", "unassigned", 4, excerpt="reads x"),
+                     Finding(lookup("SKM001"), "error", "syntax", 2)])
     order = [text.index(c) for c in ("SKM001", "SKM210", "SKM341", "SKM305")]
     assert order == sorted(order)
     assert "SKILL.md line 3: a clause" in text and "line 4 `reads x`: unassigned" in text
