@@ -13,6 +13,7 @@ import click
 
 from skillc import api, console
 from skillc.diagnostics.render import FORMATS
+from skillc.diagnostics.render import sarif_root as relative_to
 
 
 class _Seconds(click.FloatRange):
@@ -184,8 +185,6 @@ def check(paths: tuple[str, ...], fmt: str, strict: bool, skill: str | None, smt
 
     Exit 0 clean (warnings allowed), 1 errors (or warnings with --strict), 2 usage or I/O error, 3 internal error.
     """
-    from skillc.diagnostics.render import sarif_root as relative_to
-
     result = api.check_files(paths, strict=strict, skill=skill, smt_timeout_ms=smt_timeout, config_path=config_path,
                              select=select, ignore=ignore, verbose=verbose, stdin=sys.stdin.buffer,
                              stdin_filename=stdin_filename, mcp_live=not mcp_offline)
