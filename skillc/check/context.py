@@ -67,6 +67,9 @@ class CheckContext:
     """
 
     skill: Path | None = None
+    #: The folder a machine's `source` document must be inside to be read (the editor's workspace: a `root`
+    #: given to `check`); None: wherever it is. `skill` (`--skill PATH`, the user's own choice) is read anywhere.
+    root: Path | None = None
     smt_timeout_ms: int = DEFAULT_SMT_TIMEOUT_MS
     quote_min_words: int = DEFAULT_QUOTE_MIN_WORDS
     cache: dict[str, Any] = attrs.Factory(dict)

@@ -77,6 +77,18 @@ def skill_document(m: Machine, context: CheckContext | None) -> Path | None:
     return None
 
 
+def _outside_root(doc: Path, context: CheckContext | None) -> Path | None:
+    """The root a machine's `source` document escapes (symlinks followed), or None when it may be read."""
+    if context is None or context.root is None or context.skill is not None:
+        return None
+    try:
+        root = context.root.resolve()
+        inside = doc.resolve().is_relative_to(root)
+    except (OSError, RuntimeError, ValueError):  # a symlink loop or a NUL byte: reading it says what is wrong
+        return None
+    return None if inside else root
+
+
 def nearest_passage(quote: str, lines: list[str]) -> tuple[int, str, float]:
     """The 1–3 line window of the document most similar to the quotation: (line, text, ratio)."""
     target = normalise(quote)
@@ -117,6 +129,13 @@ def check_quotes(m: Machine, context: CheckContext | None = None) -> Iterator[Di
     own = _own_rules(m)
     doc = skill_document(m, context)
     if doc is None or not own:
+        return
+    outside = _outside_root(doc, context)
+    if outside is not None:
+        yield make(codes.SKILL_DOCUMENT_UNREADABLE, f"the skill document {doc} is outside {outside}: it is not read",
+                   m.source_span or m.span, label="quotations not checked",
+                   hint="keep the skill document inside the project (or the editor's workspace), or pass "
+                   "`--skill PATH`")
         return
     try:
         text = doc.read_text(encoding="utf-8")

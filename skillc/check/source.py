@@ -63,7 +63,10 @@ def check_source(source: str | os.PathLike[str], *, path: str | None = None,
     if config is None:
         config, problems = find_config(config_place(source, path))
         found += problems
+    # An explicit root (the editor's workspace) also confines the `source` document; `skillc check` reads the
+    # document a machine names wherever it is, as a skill folder outside the project is common.
     context = CheckContext(skill=Path(skill) if skill is not None else None,
+                           root=Path(root) if root is not None else None,
                            smt_timeout_ms=smt_timeout_ms or config.smt_timeout_ms,
                            quote_min_words=config.quote_min_words, mcp_servers=dict(config.mcp),
                            mcp_config=config.path, mcp_live=mcp_live, kept=kept)

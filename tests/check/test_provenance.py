@@ -79,3 +79,30 @@ def test_a_hard_wrapped_line_starting_with_a_number_is_text(tmp_path: Path) -> N
     doc = "Steps:\n\n1. Plan the work.\n2. Do the work carefully.\n\n7. Check the work twice.\n"
     assert _sourced(tmp_path, 'rule required think "Check the work twice."', doc) == []
     assert _sourced(tmp_path, 'rule required think "Plan the work. Do the work carefully."', doc) == []
+
+
+def test_a_given_root_confines_the_source_document(tmp_path: Path) -> None:
+    """The language server checks with its workspace as `root`: a `source` outside it is not read (SKM224,
+    naming the root), while `skillc check` without a root, and `--skill PATH`, read the document wherever it is."""
+    from skillc import api
+
+    workspace, outside = tmp_path / "ws", tmp_path / "elsewhere"
+    workspace.mkdir()
+    outside.mkdir()
+    (outside / "SKILL.md").write_text("1. **Always** think before you answer.\n")
+    text = (SOURCED.replace('source "SKILL.md"', 'source "../elsewhere/SKILL.md"').replace("USE\n", "")
+            .replace("RULE", 'rule required think "Never think before you answer."'))
+    machine = workspace / "m.skm"
+    machine.write_text(text)
+    confined = api.check(text, path=str(machine), root=workspace)
+    (found,) = [d for d in confined.diagnostics if str(d.code) == "SKM224"]
+    assert "outside" in found.message and str(workspace.resolve()) in found.message
+    assert not [d for d in confined.diagnostics if str(d.code) == "SKM223"]  # nothing was read, nothing quoted
+    free = api.check(machine)
+    assert [str(d.code) for d in free.diagnostics if str(d.code).startswith("SKM22")] == ["SKM223"]
+    named = api.check(text, path=str(machine), root=workspace, skill=outside / "SKILL.md")
+    assert "SKM223" in [str(d.code) for d in named.diagnostics]
+    (outside / "link.md").symlink_to(outside / "SKILL.md")
+    (workspace / "inside.md").symlink_to(outside / "SKILL.md")  # a link inside pointing out is outside too
+    linked = api.check(text.replace("../elsewhere/SKILL.md", "inside.md"), path=str(machine), root=workspace)
+    assert [str(d.code) for d in linked.diagnostics if str(d.code).startswith("SKM22")] == ["SKM224"]
