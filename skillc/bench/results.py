@@ -27,6 +27,7 @@ from skillc.bench.effects import OUTCOMES, Outcome
 from skillc.diagnostics import Diagnostic, SourceFile, Span, make
 from skillc.diagnostics import codes as diagnostics_codes
 from skillc.diagnostics.files import FileProblem, JSONProblem, loads, open_input
+from skillc.runtime.trace import env_redactor
 
 #: The version written in every row's "v"; a row of another version is reported, not guessed at.
 SCHEMA_VERSION = 1
@@ -206,6 +207,7 @@ class ResultsWriter:
     def __init__(self, path: Path, fd: int) -> None:
         self.path = path
         self._fd: int | None = fd
+        self.redact = env_redactor()  # the one redactor of traces, archives, reports and rows
 
     def append(self, row: Row) -> None:
         """Write the row as one line and fsync it; when this returns, the cell is done."""
@@ -218,8 +220,8 @@ class ResultsWriter:
         """
         if self._fd is None:
             raise ValueError("the results writer is closed")
-        data = b"".join((json.dumps(r.to_json(), ensure_ascii=False, separators=(", ", ": ")) + "\n").encode("utf-8")
-                        for r in rows)
+        data = b"".join((json.dumps(self.redact(r.to_json()), ensure_ascii=False, separators=(", ", ": ")) + "\n")
+                        .encode("utf-8") for r in rows)
         written = 0
         while written < len(data):  # a regular file takes it all at once; a short write is finished, never re-sent
             written += os.write(self._fd, data[written:])

@@ -23,6 +23,7 @@ from skillc.diagnostics import Diagnostic, make
 from skillc.diagnostics.files import MAX_JSON_DEPTH, depth_exceeds, read_bytes
 from skillc.diagnostics.source import SourceFile, Span
 from skillc.frontends.distill import codes
+from skillc.runtime.trace import Redactor, env_redactor
 
 if TYPE_CHECKING:
     from skillc.runtime.jsonvalue import Object, Value
@@ -88,7 +89,8 @@ class Episode:
 
 def dumps(traces: Iterable[Episode]) -> str:
     """JSONL text of traces, one per line."""
-    return "".join(json.dumps(t.to_json(), ensure_ascii=False) + "\n" for t in traces)
+    redact = env_redactor()
+    return "".join(json.dumps(redact(t.to_json()), ensure_ascii=False) + "\n" for t in traces)
 
 
 class _Bad(Exception):
@@ -156,8 +158,10 @@ def _trace(obj: Value, span: Span) -> Episode:
         span=span)
 
 
-def parse_traces(text: str, path: str = "<traces>") -> tuple[list[Episode], list[Diagnostic]]:
-    """Every trace of a JSONL text, and an SKM401 error for each line that is not one."""
+def parse_traces(text: str, path: str = "<traces>", redact: Redactor | None = None
+                 ) -> tuple[list[Episode], list[Diagnostic]]:
+    """Every trace of a JSONL text, and an SKM401 error for each line that is not one; `redact`: secrets in the
+    traces replaced as they are read (what distill writes is made from them)."""
     source = SourceFile(path, text)
     traces: list[Episode] = []
     diagnostics: list[Diagnostic] = []
@@ -171,6 +175,8 @@ def parse_traces(text: str, path: str = "<traces>") -> tuple[list[Episode], list
             obj = json.loads(line)
             if depth_exceeds(obj, MAX_JSON_DEPTH):
                 raise RecursionError
+            if redact is not None:
+                obj = redact(obj)
         except RecursionError:
             diagnostics.append(make(codes.BAD_TRACE, f"line {number} nests too deeply to be a trace (more than "
                                     f"{MAX_JSON_DEPTH} levels)", span,
@@ -209,6 +215,7 @@ def read_traces(paths: Iterable[str | Path]) -> tuple[list[Episode], list[Diagno
     traces: list[Episode] = []
     diagnostics: list[Diagnostic] = []
     ids: set[str] = set()
+    redact = env_redactor()  # the one redactor: a secret in a trace reaches no library, report or machine
     for path in paths:
         data, problem = read_bytes(path, folder="a folder, not a trace file", code=codes.BAD_TRACE)
         if data is None:
@@ -220,7 +227,7 @@ def read_traces(paths: Iterable[str | Path]) -> tuple[list[Episode], list[Diagno
             diagnostics.append(make(codes.BAD_TRACE, f"{path} is not UTF-8 text",
                                     hint="trace files are JSONL in UTF-8"))
             continue
-        found, problems = parse_traces(text, str(path))
+        found, problems = parse_traces(text, str(path), redact)
         diagnostics += problems
         for trace in found:
             if trace.id in ids:
