@@ -87,7 +87,8 @@ _STRUCTURED = click.option("--structured", "strategy", default="auto", show_defa
 _RETRIES = click.option("--retries", type=click.IntRange(0, 20), default=2, show_default=True,
                         help="Retries of an invalid model output before the fallback.")
 _TOOLS = click.option("--tools", "tools", multiple=True, type=_Existing(dir_okay=False, exists=True),
-                      help="A Python file whose functions implement tools (repeatable).")
+                      help="A Python file whose functions implement tools (repeatable); each call runs in a box (the "
+                           "work folder writable, no secrets; SKILLC_CONFINE_TOOLS=0: in skillc's process).")
 _ALLOW_HOST = click.option("--allow-host", "allow_hosts", multiple=True, metavar="HOST",
                            help="A host `fetch` may reach (repeatable).")
 

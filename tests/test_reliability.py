@@ -77,7 +77,9 @@ def _killed_run(tmp_path: Path, pause: float = 0.4, after: int = 2):
     script = tmp_path / "none.json"
     script.write_text("{}")
     journal = tmp_path / "runs.sqlite"
-    base = [sys.executable, "-m", "skillc", "run", "--journal", str(journal), "--tools", str(tools)]
+    # the tool logs into tmp_path: the run's work folder, the one folder a confined `--tools` function may write
+    base = [sys.executable, "-m", "skillc", "run", "--journal", str(journal), "--tools", str(tools),
+            "--workdir", str(tmp_path)]
     proc = subprocess.Popen([*base, str(machine), "--executor", f"scripted:{script}", "--trace",
                              str(tmp_path / "t.jsonl")], cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     wait_for_calls(log, after, proc)

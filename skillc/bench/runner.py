@@ -60,7 +60,7 @@ from skillc.runtime.interaction import AskUser
 from skillc.runtime.interpreter import RunError, RunOptions, machine_hash
 from skillc.runtime.record import TraceError, load_run
 from skillc.runtime.session import MODES, Mode, default_skill_dir, run_mode, run_tools
-from skillc.runtime.tools import ToolError
+from skillc.runtime.tools import ToolError, tools_confined
 
 if TYPE_CHECKING:
     from skillc.bench.manifest import Manifest
@@ -139,6 +139,9 @@ class CellJob:
     teardown: str | None = None
     setup_timeout: float = 60.0
     suite_dir: Path | None = None
+    #: Whether the suite's tool modules run in a box, decided where the bench starts (a Ray worker's environment
+    #: is its cluster's): `SKILLC_CONFINE_TOOLS=0` there runs them in the worker's process.
+    confine_tools: bool = attrs.field(factory=tools_confined)
 
     @property
     def mode(self) -> Mode:
@@ -346,7 +349,8 @@ def _toolbox(job: CellJob, machine: Machine, workdir: Path, skill_dir: Path | No
     workdir and the skill folder, the suite's modules loaded afresh, the task's answers for `ask_user`."""
 
     return run_tools(machine, job.mode, workdir=workdir.resolve(), skill_dir=skill_dir,
-                     modules=job.tools, timeout_s=job.limits.tool_timeout_s, ask_user=user)
+                     modules=job.tools, timeout_s=job.limits.tool_timeout_s, ask_user=user,
+                     confine_modules=job.confine_tools)
 
 
 # ---------------------------------------------------------------- the bench

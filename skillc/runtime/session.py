@@ -34,7 +34,7 @@ def default_skill_dir(machine: Machine) -> Path | None:
 
 def run_tools(machine: Machine, mode: Mode, *, workdir: str | Path, skill_dir: str | Path | None = None,
               modules: Sequence[str | Path] = (), timeout_s: float = 60.0, allow_hosts: Sequence[str] = (),
-              ask_user: ToolFn | None = None) -> ToolBox:
+              ask_user: ToolFn | None = None, confine_modules: bool | None = None) -> ToolBox:
     """The tools of one run: the kit in the run's places, the `modules`' functions, `ask_user` as given.
 
     A baseline's harness offers tools the machine may not declare (the whole kit: `baselines.harness_machine`);
@@ -45,7 +45,7 @@ def run_tools(machine: Machine, mode: Mode, *, workdir: str | Path, skill_dir: s
         machine = harness_machine(machine)
     return ToolBox.for_run(machine, workdir=str(workdir), skill_dir=None if skill_dir is None else str(skill_dir),
                            modules=tuple(str(m) for m in modules), timeout_s=timeout_s,
-                           allow_hosts=tuple(allow_hosts), ask_user=ask_user)
+                           allow_hosts=tuple(allow_hosts), ask_user=ask_user, confine_modules=confine_modules)
 
 
 def run_mode(machine: Machine, source_text: str, mode: Mode, executor: Executor, tools: ToolSource,

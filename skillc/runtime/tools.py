@@ -297,7 +297,8 @@ def _within(timeout_s: float | None, fn: ToolFn, args: Object) -> Value:
     return box.get("value")
 
 
-#: Set to 1 to run `--tools` functions in a box (`skillc.sandbox`); see docs/security.md for why not yet by default.
+#: `--tools` functions run in a box (`skillc.sandbox`) unless this is set to 0 (then in skillc's process, for tools
+#: written for the in-process contract); see docs/security.md.
 ENV_CONFINE_TOOLS = "SKILLC_CONFINE_TOOLS"
 
 
@@ -346,12 +347,17 @@ def _confined_tools(path: Path, timeout_s: float | None) -> dict[str, ToolFn]:
     return {name: ConfinedTool(path.resolve(), name, timeout_s) for name in (names if isinstance(names, dict) else {})}
 
 
+def tools_confined() -> bool:
+    """Whether `--tools` functions run in a box: yes, unless SKILLC_CONFINE_TOOLS=0."""
+    return os.environ.get(ENV_CONFINE_TOOLS, "1") != "0"
+
+
 def load_module_tools(path: str | Path, *, confined: bool | None = None,
                       timeout_s: float | None = 60.0) -> dict[str, ToolFn]:
-    """Public functions of a Python file, by name (`--tools mymod.py`): imported here, or — `confined`, default
-    from SKILLC_CONFINE_TOOLS=1 — each run in a box (`ConfinedTool`), the module imported there too."""
+    """Public functions of a Python file, by name (`--tools mymod.py`): each run in a box (`ConfinedTool`), the
+    module imported there too — or, with `confined=False` (default: SKILLC_CONFINE_TOOLS=0), imported here."""
     p = Path(path)
-    if confined if confined is not None else os.environ.get(ENV_CONFINE_TOOLS) == "1":
+    if confined if confined is not None else tools_confined():
         return _confined_tools(p, timeout_s)
     spec = importlib.util.spec_from_file_location(f"skillc_tools_{p.stem}", p)
     if spec is None or spec.loader is None:
@@ -399,11 +405,12 @@ class ToolBox:
     def for_run(cls, machine: Machine | None, *, workdir: str | Path, skill_dir: str | Path | None = None,
                 modules: Sequence[str] = (), timeout_s: float = 60.0, allow_hosts: Iterable[str] = (),
                 ask_user: ToolFn | None = None, read_extra: Iterable[str | Path] = (),
-                write_extra: Iterable[str | Path] = ()) -> ToolBox:
+                write_extra: Iterable[str | Path] = (), confine_modules: bool | None = None) -> ToolBox:
         """The tool box of one run: the kit confined to the places (the work folder read-write, the skill folder
         read-only, the extras), `fetch` limited to `allow_hosts` and the machine's `WebFetch(domain:...)`
         entries, the machine's `allow` list enforced, then entry-point and `--tools` module tools (a module's
-        function of a kit name replaces the kit's). `ask_user`: the `ask_user` tool (default: the terminal)."""
+        function of a kit name replaces the kit's). `ask_user`: the `ask_user` tool (default: the terminal);
+        `confine_modules`: box the `--tools` functions (default: `tools_confined()`)."""
         # local: interaction, places and toolkit each import this module (ToolError, KitTool)
         from skillc.runtime.interaction import AskUser
         from skillc.runtime.places import Places
@@ -418,7 +425,7 @@ class ToolBox:
         functions["ask_user"] = ask_user if ask_user is not None else AskUser()
         functions.update(entry_point_tools())
         for m in modules:
-            functions.update(load_module_tools(m, timeout_s=timeout_s))
+            functions.update(load_module_tools(m, timeout_s=timeout_s, confined=confine_modules))
         if machine is not None and any(t.mcp is not None for t in machine.tools.values()):
             # local: serve.client imports this module; the MCP SDK itself is imported when a server starts
             from skillc.serve.client import mcp_tools

@@ -96,8 +96,9 @@ def test_resumption_after_sigkill(tmp_path: Path) -> None:
     args = [*SKILLC, "bench", str(FIXTURE / "suite.toml"), "--modes", "machine,native", "--repeats", "2",
             "--executor", SCRIPT, "-o", str(out), "--quiet"]
     gate = tmp_path / "go"
+    # marks.py logs outside the cells' work folders, which a boxed tool may not write: it runs in-process here
     env = {**os.environ, "SKILLC_BENCH_TEST_LOG": str(log), "SKILLC_BENCH_TEST_HOLD": "3",
-           "SKILLC_BENCH_TEST_GATE": str(gate)}
+           "SKILLC_BENCH_TEST_GATE": str(gate), "SKILLC_CONFINE_TOOLS": "0"}
     proc = subprocess.Popen(args, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     try:
         deadline = time.monotonic() + 60
@@ -336,8 +337,10 @@ def test_a_missing_per_task_script_is_found_before_anything_runs(tmp_path: Path)
     assert not (tmp_path / "out").exists()
 
 
-def test_a_dead_worker_keeps_the_rows_and_the_rerun_finishes(tmp_path: Path) -> None:
+def test_a_dead_worker_keeps_the_rows_and_the_rerun_finishes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A worker process killed mid-bench: SKM735, exit 4, the rows so far kept; the next run finishes the rest."""
+    # marks.py kills the process that calls it: in-process, that is the worker (a boxed call would only fail)
+    monkeypatch.setenv("SKILLC_CONFINE_TOOLS", "0")
     suite = tmp_path / "beats"
     shutil.copytree(FIXTURE, suite)
     (suite / "dying").mkdir()

@@ -71,9 +71,12 @@ def test_resume_after_sigkill_never_repeats_a_committed_tool_step(tmp_path: Path
     script = tmp_path / "none.json"
     script.write_text("{}")
     journal = tmp_path / "runs.sqlite"
-    base = [sys.executable, "-m", "skillc", "run", "--journal", str(journal), "--tools", str(tools)]
+    # the tool logs into tmp_path: the run's work folder, the one folder a confined `--tools` function may write
+    base = [sys.executable, "-m", "skillc", "run", "--journal", str(journal), "--tools", str(tools),
+            "--workdir", str(tmp_path)]
     proc = subprocess.Popen([*base[:3], "run", str(machine), "--executor", f"scripted:{script}",
-                             "--journal", str(journal), "--tools", str(tools), "--trace", str(tmp_path / "t.jsonl")],
+                             "--journal", str(journal), "--tools", str(tools), "--workdir", str(tmp_path),
+                             "--trace", str(tmp_path / "t.jsonl")],
                             cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     wait_for_calls(log, 3, proc)  # work(2) is running, and waits for the gate
     os.kill(proc.pid, signal.SIGKILL)

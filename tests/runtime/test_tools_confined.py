@@ -1,4 +1,4 @@
-"""Issue #34: `--tools` modules in a box (`SKILLC_CONFINE_TOOLS=1`, or `load_module_tools(confined=True)`): the module
+"""Issue #34: `--tools` modules in a box (by default; `load_module_tools(confined=True)`): the module
 is imported and each function called in a confined child; results, failures and timeouts keep the tool box's
 contract (a failed operation, never a crash)."""
 
@@ -100,3 +100,19 @@ def test_a_module_that_fails_to_import_is_a_tool_error(tmp_path: Path) -> None:
     broken.write_text("raise ImportError('nope')\n", encoding="utf-8")
     with pytest.raises(ToolError, match=r"importing .* failed: ImportError: nope"):
         load_module_tools(broken, confined=True)
+
+
+def test_module_tools_are_boxed_by_default_and_trusted_only_when_asked(tools: Path, tmp_path: Path,
+                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """No setting: a `--tools` module's functions are boxed; `SKILLC_CONFINE_TOOLS=0` runs them in this process."""
+    monkeypatch.delenv("SKILLC_CONFINE_TOOLS", raising=False)
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-live-secret")
+    work = tmp_path / "work"
+    work.mkdir()
+    boxed = ToolBox.for_run(None, workdir=work, modules=[str(tools)], timeout_s=20)
+    assert isinstance(boxed.functions["add"], ConfinedTool)
+    assert boxed.functions["secret"]() == {"value": "none"}  # the box's environment holds no secrets
+    monkeypatch.setenv("SKILLC_CONFINE_TOOLS", "0")
+    trusted = ToolBox.for_run(None, workdir=work, modules=[str(tools)], timeout_s=20)
+    assert not isinstance(trusted.functions["add"], ConfinedTool)
+    assert trusted.functions["secret"]() == {"value": "sk-live-secret"}
