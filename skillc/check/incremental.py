@@ -31,6 +31,7 @@ from skillc.syntax.parser import parse_source
 
 _TOKEN = re.compile(r'"""|"|#|[{}()\[\]\n]')
 _STRING_END = re.compile(r'(?:[^"\\\n\r]|\\.)*"')
+_NOT_SPACE = re.compile(r"\S")
 _OPEN, _CLOSE = "{([", "})]"
 #: Blocks with fewer items are parsed whole with the frame (splitting them saves nothing).
 MIN_ITEMS = 8
@@ -78,8 +79,10 @@ def scan(text: str) -> list[Block] | None:
             # Any other character on the line is code; find the next interesting one.
             m = _TOKEN.search(text, pos)
             stop = m.start() if m is not None else length
-            if text[pos:stop].strip():
-                code_at(pos + len(text[pos:stop]) - len(text[pos:stop].lstrip()))
+            if stop > pos:
+                first = _NOT_SPACE.search(text, pos, stop)  # no slice of the text: this runs for every token
+                if first is not None:
+                    code_at(first.start())
             if m is None:
                 break
             tok = m.group()
