@@ -68,7 +68,7 @@ def check_guards(m: Machine, context: CheckContext | None = None) -> Iterator[Di
         key = canonical_key(m, (e.guard for e in st.edges))
         verdicts = cache.get(key)
         if verdicts is None or any(v[0] == "shadowed" for v in verdicts):
-            verdicts = _analyse_state(st, enc, s)
+            verdicts = _analyse_state(st, enc, s, timeout)
             cache[key] = verdicts
         else:  # still encode, as the analysis would: notes about opaque parts are per place
             live = _live(st)
@@ -149,11 +149,16 @@ def _live(st: State) -> tuple[Edge, ...]:
     return st.edges[: first_default + 1]
 
 
-def _analyse_state(st: State, enc: Encoder, s: z3.Solver) -> list[Verdict]:
-    """For each edge: ("dead" | "shadowed" | "unknown" | "ok", witness lines, index of the shadowing edge)."""
+def _analyse_state(st: State, enc: Encoder, s: z3.Solver, timeout: int) -> list[Verdict]:
+    """For each edge: ("dead" | "shadowed" | "unknown" | "ok", witness lines, index of the shadowing edge).
+
+    Whether an edge is shadowed is first asked of a second solver that holds the negation of every earlier guard,
+    asserted one edge at a time, so a state's questions grow linearly with its edges; only when it is undecided
+    (Z3 leaves some asserted negated string predicates open) is the question asked as before, with the disjunction
+    of the earlier guards, which grows with their square. Both answers are the solver's, so the verdicts are too."""
     import z3  # optional extra, loaded only for machines with guards (start-up)
 
-    from skillc.check.smt import describe_model
+    from skillc.check.smt import describe_model, solver
 
     out: list[Verdict] = []
     previous: list[z3.BoolRef] = []
@@ -162,37 +167,43 @@ def _analyse_state(st: State, enc: Encoder, s: z3.Solver) -> list[Verdict]:
     guards = [z3.BoolVal(True) if e.guard is None else enc.fires(e.guard) for e in live]
     s.push()
     s.add(*enc.domain)
+    uncovered = solver(timeout)  # the cases no earlier edge takes: the domain and each earlier guard negated
+    uncovered.add(*enc.domain)
     for e, g in zip(live, guards):
-        if e.guard is not None:
-            r = s.check(g)
-            if r == z3.unsat:
-                out.append(("dead", [], None))
-                previous.append(g)
-                continue
-            if r == z3.unknown:
-                out.append(("unknown", [], None))
-                previous.append(g)
-                continue
-        if previous:
-            r = s.check(g, z3.Not(z3.Or(previous)))
-            if r == z3.unsat:
-                witness: list[str] = []
-                winner: int | None = None
-                if e.guard is not None:
-                    winner, model = _first_cover(s, g, previous)
-                    if winner is not None and model is not None:
-                        names = ir.variables(e.guard) | ir.variables(st.edges[winner].guard)
-                        witness = describe_model(model, enc, names)
-                out.append(("shadowed", witness, winner))
-            elif r == z3.unknown:
-                out.append(("unknown", [], None))
-            else:
-                out.append(("ok", [], None))
-        else:
-            out.append(("ok", [], None))
+        verdict = _verdict(e, g, s, uncovered, previous)
+        if verdict[0] == "shadowed" and e.guard is not None:
+            winner, model = _first_cover(s, g, previous)
+            witness: list[str] = []
+            if winner is not None and model is not None:
+                names = ir.variables(e.guard) | ir.variables(st.edges[winner].guard)
+                witness = describe_model(model, enc, names)
+            verdict = ("shadowed", witness, winner)
+        out.append(verdict)
         previous.append(g)
+        uncovered.add(z3.Not(g))
     s.pop()
     return out
+
+
+def _verdict(e: Edge, g: z3.BoolRef, s: z3.Solver, uncovered: z3.Solver, previous: list[z3.BoolRef]) -> Verdict:
+    """One edge's verdict, without the witness of a shadowed one: dead (its guard cannot hold), shadowed (no case
+    it admits is left by the earlier edges), unknown (the solver gave up) or ok."""
+    import z3  # lazy: see _analyse_state
+
+    if e.guard is not None:
+        r = s.check(g)
+        if r == z3.unsat:
+            return ("dead", [], None)
+        if r == z3.unknown:
+            return ("unknown", [], None)
+    if not previous:
+        return ("ok", [], None)
+    r = uncovered.check(g)
+    if r == z3.unknown:
+        r = s.check(g, z3.Not(z3.Or(previous)))
+    if r == z3.unsat:
+        return ("shadowed", [], None)
+    return ("unknown", [], None) if r == z3.unknown else ("ok", [], None)
 
 
 def _first_cover(s: z3.Solver, g: z3.BoolRef, previous: list[z3.BoolRef]) -> tuple[int | None, z3.ModelRef | None]:
