@@ -63,7 +63,8 @@ def measure(root: Path) -> dict[str, int]:
                 if isinstance(node, (ast.Import, ast.ImportFrom)) and _direct(func, node):
                     modules = _imported(node)
                     figures["function-local imports"] += 1
-                    figures["  outside the start-up boundary"] += path.name not in BOUNDARY or path.parent.name != "skillc"
+                    outside = path.name not in BOUNDARY or path.parent.name != "skillc"
+                    figures["  outside the start-up boundary"] += outside
                     figures["  of optional extras"] += any(m.split(".")[0] in EXTRAS for m in modules)
                     figures["  re-importing a top import"] += any(m in top for m in modules)
         figures["Any"] += sum(1 for n in ast.walk(tree) if (isinstance(n, ast.Name) and n.id == "Any")
