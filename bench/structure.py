@@ -6,7 +6,8 @@ Counted from the syntax trees of `ROOT/skillc/**/*.py`: lines of `api.py`, `cons
 function-local imports (an `import` inside a function body), those outside the start-up boundary
 (`api`/`language`/`console`/`cli`/`__main__`) and those naming an optional extra (`EXTRAS`: every extra of
 pyproject.toml, Z3 and the pytest plugin's pytest, and `skillc.check.smt`, which exists to wrap Z3), and those
-re-importing a module the file already imports at its top; `Any` used as a name; `# type: ignore` comments; functions longer than 80 lines; and `ruff check`
+re-importing a module the file already imports at its top; `Any` used as a name; `# type: ignore` comments;
+functions longer than 80 lines; and `ruff check`
 findings over skillc/, bench/, tools/ and tests/ with the project's configuration (when ruff is installed).
 """
 
