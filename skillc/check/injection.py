@@ -91,6 +91,7 @@ class Finding:
     quoted: bool  # it was `quote()`d, in a context where that is not enough
     context: str  # where it lands ("inside double quotes", "as shell code")
     fixable: bool  # `quote()` would make it safe where it stands
+    option: bool = False  # `quote()`d safely, but where a leading `-` makes it an option (SKM512)
 
 
 @attrs.frozen
@@ -205,11 +206,16 @@ class _Scan:
         """A `quote()`d value: safe as a whole argument in plain shell (its pieces are looked at only where not)."""
         lexed = self._flush(s)
         unsafe = {place: shellctx.quoted_context(lexed, path=place) is not None for place in (False, True)}
-        if any(unsafe.values()):
+        option = shellctx.option_slot(lexed)
+        if any(unsafe.values()) or option is not None:
             shown = show_expr(e)
             for p in self.pieces(e.args[0], via):
                 if unsafe[p.origin.place]:
                     self._report(lexed, attrs.evolve(p, span=e.span, shown=shown), quoted=True)
+                elif option is not None and not p.origin.place:  # a path the runtime sets starts with `/`
+                    piece = attrs.evolve(p, span=e.span, shown=shown)
+                    self.findings.setdefault((piece.origin, True, option, piece.span),
+                                             Finding(piece, True, option, False, option=True))
         return self._feed({lexed}, shellctx.QUOTED)
 
     # ------------------------------------------------------------ the text of an expression
@@ -363,11 +369,19 @@ def _sink_label(f: Finding, command: Span | None) -> list[Label]:
 
 
 def _diagnostic(f: Finding, state: str, fallback: Span | None) -> Diagnostic:
-    """The SKM510/SKM511 finding."""
+    """The SKM510/SKM511/SKM512 finding."""
     name = f.piece.sink
     origin = ("is a path the runtime sets" if f.piece.origin.place else "comes from a model or a tool")
     if name != f.piece.origin.var:
         origin = f"carries `{f.piece.origin.var}`, which {origin.replace('comes', 'came')},"
+    if f.option:
+        by_way = f", by way of `{name}`" if f.piece.via else ""
+        return make(codes.QUOTED_AS_OPTION,
+                    f"`{f.piece.shown}` stands {f.context} in the bash command of `{state}`, where a value "
+                    f"starting with `-` is read as an option (`{f.piece.origin.var}` comes from a model or a "
+                    f"tool{by_way})", f.piece.span or fallback, label="quoted, but may be read as an option",
+                    witness=_witness(f, state), secondary=_sink_label(f, fallback),
+                    hint=f"put `--` before it, or make sure `{_inner(f.piece.shown)}` cannot start with `-`")
     if f.quoted:
         source = "is a path the runtime sets" if f.piece.origin.place else "comes from a model or a tool"
         by_way = f", by way of `{name}`" if f.piece.via else ""

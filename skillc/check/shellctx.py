@@ -49,6 +49,7 @@ class Frame:
     words: tuple[str, ...] = ()  # the first words of the simple command being read
     count: int = 0  # how many words it has so far (saturates)
     last: str = ""  # its last word
+    operands: bool = False  # a `--` word was read: what follows is operands, never options
     escape: bool = False  # a `\\` was just read
     dollar: bool = False  # an unescaped `$` was just read
     fresh: bool = False  # `$(` or `(` was just opened (a second `(` makes it arithmetic)
@@ -98,12 +99,13 @@ def _end_word(f: Frame) -> Frame:
     if f.count == 0 and (_ASSIGNMENT.match(word) or word in _RESERVED):
         return f
     words = (*f.words, word)[:_WORDS_KEPT]
-    return attrs.evolve(f, words=words, count=min(f.count + 1, _WORDS_KEPT + 1), last=word)
+    return attrs.evolve(f, words=words, count=min(f.count + 1, _WORDS_KEPT + 1), last=word,
+                        operands=f.operands or (word == "--" and f.count > 0))
 
 
 def _new_command(f: Frame) -> Frame:
     """The frame at the start of the next simple command."""
-    return attrs.evolve(_end_word(f), words=(), count=0, last="", redirect=False, delim=False, op="")
+    return attrs.evolve(_end_word(f), words=(), count=0, last="", redirect=False, delim=False, op="", operands=False)
 
 
 def _push(state: State, top: Frame, frame: Frame) -> State:
@@ -327,6 +329,35 @@ def _role(words: tuple[str, ...], position: int, last: str, current: str | None 
                 return _role(words[k:], position - k, last, current)
         return "as the program `" + first + "` runs"
     return _builtin_role(first, words, position, last, current)
+
+
+#: Programs whose later words are data, never options: `printf FORMAT ARGS…` (its format is the first).
+_DATA_AFTER_FIRST: Final = frozenset({"printf"})
+#: Compound commands whose words are the shell's own: `for NAME in WORDS`, `select`, `case WORD in`.
+_LISTS: Final = frozenset({"for", "select", "case"})
+#: Builtins that read options only before their first other word (no GNU-style permutation): bash's `echo`.
+_LEADING_OPTIONS_ONLY: Final = frozenset({"echo"})
+
+
+def option_slot(state: State) -> str | None:
+    """Where a value that begins a word here is read as an option when it starts with `-` (a phrase), or None:
+    an operand of a simple command, after its program's name, before any `--`, not right after an option (whose
+    value it would be)."""
+    f = state[-1]
+    if f.kind != "cmd" or f.word is not None or f.escape or f.dollar or f.delim or f.redirect or f.operands:
+        return None
+    if f.count == 0 or not f.words or f.count > len(f.words) + 1:
+        return None  # the program itself, or a command too long to follow
+    if f.last.startswith("-") and f.last != "-":
+        return None  # the value of the option before it (`-m MSG`), as far as the words tell
+    first = _base(f.words[0])
+    if first in _LISTS:
+        return None  # `for t in WORDS`, `case WORD in`: words of the shell's own syntax, no program reads them
+    if (first in _DATA_AFTER_FIRST or first in _LEADING_OPTIONS_ONLY) and f.count >= 2:
+        return None
+    if first in WRAPPERS or first in SHELLS or first == "eval":
+        return None  # the program or code it runs: SKM511's, not an option
+    return f"as an operand of `{first}`"
 
 
 def quoted_context(state: State, *, path: bool = False) -> str | None:

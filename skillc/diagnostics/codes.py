@@ -503,6 +503,23 @@ QUOTED_IN_UNSAFE_CONTEXT: Final = Code(
     "    -> show\n  }\n  tool show {\n    reads reply\n    call bash(command: \"echo reply: \" ++ quote(reply))\n"
     "    writes out = stdout\n    -> done\n  }\n  terminal done: success { requires out }\n  fallback\n}\n",
     "close the quotes and splice `quote(x)` as an argument of its own, or pass the value with `argv`")
+QUOTED_AS_OPTION: Final = Code(
+    "SKM512", "quoted-as-option", W, "`quote(x)` of model or tool text stands where a leading `-` makes it an option",
+    "`quote(x)` keeps the shell from reading the value as code, not the program from reading it as an option: "
+    "a value `-rf` or `--output=/etc/x` spliced as an operand of `rm`, `cat` or `curl` changes what the program "
+    "does (argument injection). Reported where the quoted value begins a word after the program's name, no `--` "
+    "came before it in that command, and the word before it is not an option (so `-m` `quote(msg)`, an option's "
+    "value, is not reported). Put `--` before the operands, or make the value unable to start with `-` (`./` ++ "
+    "a path). `printf`'s arguments after its format are data, and are not reported.",
+    "machine demo {\n  tool bash(command: str) -> (stdout: str, exit_code: int)\n  var name: str\n"
+    "  var out: str\n  start ask\n  model ask {\n    writes name\n    prompt \"Name a file.\"\n"
+    "    -> show\n  }\n  tool show {\n    reads name\n    call bash(command: \"cat \" ++ quote(name))\n"
+    "    writes out = stdout\n    -> done\n  }\n  terminal done: success { requires out }\n  fallback\n}\n",
+    "machine demo {\n  tool bash(command: str) -> (stdout: str, exit_code: int)\n  var name: str\n"
+    "  var out: str\n  start ask\n  model ask {\n    writes name\n    prompt \"Name a file.\"\n"
+    "    -> show\n  }\n  tool show {\n    reads name\n    call bash(command: \"cat -- \" ++ quote(name))\n"
+    "    writes out = stdout\n    -> done\n  }\n  terminal done: success { requires out }\n  fallback\n}\n",
+    "put `--` before it (`\"cat -- \" ++ quote(x)`), or make sure the value cannot start with `-`")
 
 # ------------------------------------------------------------------ files: leases, outputs, untrusted paths, bounds
 ARCHIVE_LEASED: Final = Code(
@@ -618,6 +635,7 @@ ALL: Final[tuple[Code, ...]] = (
     TRACE_WRITE_FAILED,
     UNQUOTED_SHELL_VALUE,
     QUOTED_IN_UNSAFE_CONTEXT,
+    QUOTED_AS_OPTION,
     ARCHIVE_LEASED,
     OUTPUT_IS_INPUT,
     UNSAFE_OUTPUT,

@@ -58,7 +58,8 @@ def _diagnostics(text: str, code: str):
     '"git diff --cached -- " ++ quote(skill_dir ++ "/x")',
 ])
 def test_commands_that_start_with_the_prefix_are_proved(command: str) -> None:
-    assert codes(bash(f"command: {command}")) == []
+    # `quote(note)` of model text as an operand of `git diff` is SKM512 (it could be an option): another check's
+    assert [c for c in codes(bash(f"command: {command}")) if c != "SKM512"] == []
 
 
 @pytest.mark.parametrize(("command", "example"), [

@@ -198,3 +198,67 @@ def test_each_use_is_reported_where_it_stands() -> None:
     found = [d for d in skillc.check(text, path="demo.skm").diagnostics if str(d.code) == "SKM510"]
     spans = sorted(text[d.span.start:d.span.end] for d in found if d.span is not None)
     assert spans == ["note.text", "reply", "reply"]
+
+
+# ---------------------------------------------------------------- SKM512: a quoted value read as an option
+
+OPTION_MACHINE = """machine demo {{
+  tool bash(command: str) -> (stdout: str, exit_code: int)
+  var name: str
+  var out: str
+  start ask
+  model ask {{
+    writes name
+    prompt "Name a file."
+    -> show
+  }}
+  tool show {{
+    reads name
+    call bash(command: {cmd})
+    writes out = stdout
+    -> done
+  }}
+  terminal done: success {{ requires out }}
+  fallback
+}}
+"""
+
+
+@pytest.mark.parametrize("cmd, reported", [
+    ('"cat " ++ quote(name)', True),
+    ('"curl -o out.txt " ++ quote(name)', True),  # `out.txt` is the option's value; the next word is an operand
+    ('"echo hi; cat " ++ quote(name)', True),  # a new command after `;`
+    ('"cat -- a; rm " ++ quote(name)', True),  # `--` ends the options of its own command only
+    ('"cat " ++ quote(name) ++ " > out.txt"', True),
+    ('"cat -- " ++ quote(name)', False),
+    ('"git commit -m " ++ quote(name)', False),  # the value of `-m`
+    ('"printf %s " ++ quote(name)', False),  # printf's arguments after its format are data
+    ('"ls ./" ++ quote(name)', False),  # the word begins with `./`
+    ('"cat < " ++ quote(name)', False),  # a redirection's target
+    ('"x=" ++ quote(name) ++ " cat"', False),  # an assignment's value
+])
+def test_a_quoted_operand_that_could_be_an_option_is_a_warning(cmd: str, reported: bool) -> None:
+    found = [d for d in skillc.check(OPTION_MACHINE.format(cmd=cmd), path="d.skm").diagnostics
+             if str(d.code).startswith("SKM51")]
+    assert [str(d.code) for d in found] == (["SKM512"] if reported else [])
+    if reported:
+        (d,) = found
+        assert d.severity.name == "WARNING" and "`--`" in (d.hint or "") and d.witness
+
+
+def test_the_option_it_warns_of_is_real_and_double_dash_ends_it(tmp_path: Path) -> None:
+    """What SKM512 is about, with real bash and coreutils: the same quoted value is an option after `cat` and a
+    file name after `cat --`."""
+    value = shlex.quote("--version")
+    read_as_option = subprocess.run(["/bin/bash", "-c", f"cat {value}"], capture_output=True, text=True,
+                                    cwd=tmp_path, timeout=30)
+    assert read_as_option.returncode == 0 and "cat" in read_as_option.stdout  # cat printed its version
+    read_as_file = subprocess.run(["/bin/bash", "-c", f"cat -- {value}"], capture_output=True, text=True,
+                                  cwd=tmp_path, timeout=30)
+    assert read_as_file.returncode != 0 and "--version" in read_as_file.stderr  # no such file
+
+
+def test_the_words_of_a_for_loop_are_not_operands() -> None:
+    cmd = '"for t in " ++ quote(name) ++ "; do printf %s \\"$t\\"; done"'
+    assert [str(d.code) for d in skillc.check(OPTION_MACHINE.format(cmd=cmd), path="d.skm").diagnostics
+            if str(d.code).startswith("SKM51")] == []

@@ -107,6 +107,8 @@ MESSAGES = {
     "SKM510": r"`reply` comes from a model or a tool and is spliced into the bash command of `show` "
               r"without `quote\(\)`",
     "SKM511": r"`quote\(reply\)` is not enough in the bash command of `show`: .* lands inside double quotes",
+    "SKM512": r"`quote\(name\)` stands as an operand of `cat` in the bash command of `show`, where a value "
+              r"starting with `-` is read as an option",
 }
 
 
