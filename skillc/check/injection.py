@@ -157,6 +157,7 @@ class _Scan:
                  origin_memo: dict[str, frozenset[Origin]] | None = None) -> None:
         self.m, self.defs = m, defs
         self.findings: dict[tuple[Origin, bool, str, Span | None], Finding] = {}
+        self.options: set[Span | None] = set()  # the places of SKM512 findings
         self.previous: dict[_Key, frozenset[_State]] = {}
         self.current: dict[_Key, frozenset[_State]] = {}
         self.active: set[_Key] = set()
@@ -212,7 +213,9 @@ class _Scan:
             for p in self.pieces(e.args[0], via):
                 if unsafe[p.origin.place]:
                     self._report(lexed, attrs.evolve(p, span=e.span, shown=shown), quoted=True)
-                elif option is not None and not p.origin.place:  # a path the runtime sets starts with `/`
+                elif option is not None and not p.origin.place and e.span not in self.options:
+                    # one warning a place (its first source as the witness), however many states write the value
+                    self.options.add(e.span)  # a path the runtime sets starts with `/`: never an option
                     piece = attrs.evolve(p, span=e.span, shown=shown)
                     self.findings.setdefault((piece.origin, True, option, piece.span),
                                              Finding(piece, True, option, False, option=True))
