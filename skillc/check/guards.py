@@ -30,6 +30,10 @@ if TYPE_CHECKING:
 
     from skillc.check.smt import Encoder
 
+#: Up to this many edges a state's shadowing questions take the disjunction of the earlier guards (cheap for few);
+#: past it, a second solver that keeps their negations (linear in the edges: a 500-rule ASL Choice).
+_FEW_EDGES = 16
+
 # One verdict per edge: ("dead" | "shadowed" | "unknown" | "ok", witness lines, index of the shadowing edge).
 Verdict = tuple[str, list[str], int | None]
 
@@ -167,8 +171,10 @@ def _analyse_state(st: State, enc: Encoder, s: z3.Solver, timeout: int) -> list[
     guards = [z3.BoolVal(True) if e.guard is None else enc.fires(e.guard) for e in live]
     s.push()
     s.add(*enc.domain)
-    uncovered = solver(timeout)  # the cases no earlier edge takes: the domain and each earlier guard negated
-    uncovered.add(*enc.domain)
+    uncovered: z3.Solver | None = None  # the cases no earlier edge takes: the domain and each earlier guard negated
+    if len(live) > _FEW_EDGES:  # a solver of its own costs more than the disjunction of a few guards
+        uncovered = solver(timeout)
+        uncovered.add(*enc.domain)
     for e, g in zip(live, guards):
         verdict = _verdict(e, g, s, uncovered, previous)
         if verdict[0] == "shadowed" and e.guard is not None:
@@ -180,12 +186,14 @@ def _analyse_state(st: State, enc: Encoder, s: z3.Solver, timeout: int) -> list[
             verdict = ("shadowed", witness, winner)
         out.append(verdict)
         previous.append(g)
-        uncovered.add(z3.Not(g))
+        if uncovered is not None:
+            uncovered.add(z3.Not(g))
     s.pop()
     return out
 
 
-def _verdict(e: Edge, g: z3.BoolRef, s: z3.Solver, uncovered: z3.Solver, previous: list[z3.BoolRef]) -> Verdict:
+def _verdict(e: Edge, g: z3.BoolRef, s: z3.Solver, uncovered: z3.Solver | None,
+             previous: list[z3.BoolRef]) -> Verdict:
     """One edge's verdict, without the witness of a shadowed one: dead (its guard cannot hold), shadowed (no case
     it admits is left by the earlier edges), unknown (the solver gave up) or ok."""
     import z3  # lazy: see _analyse_state
@@ -198,7 +206,7 @@ def _verdict(e: Edge, g: z3.BoolRef, s: z3.Solver, uncovered: z3.Solver, previou
             return ("unknown", [], None)
     if not previous:
         return ("ok", [], None)
-    r = uncovered.check(g)
+    r = uncovered.check(g) if uncovered is not None else z3.unknown
     if r == z3.unknown:
         r = s.check(g, z3.Not(z3.Or(previous)))
     if r == z3.unsat:

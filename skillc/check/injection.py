@@ -207,19 +207,39 @@ class _Scan:
         """A `quote()`d value: safe as a whole argument in plain shell (its pieces are looked at only where not)."""
         lexed = self._flush(s)
         unsafe = {place: shellctx.quoted_context(lexed, path=place) is not None for place in (False, True)}
-        option = shellctx.option_slot(lexed)
-        if any(unsafe.values()) or option is not None:
+        if any(unsafe.values()):
             shown = show_expr(e)
             for p in self.pieces(e.args[0], via):
                 if unsafe[p.origin.place]:
                     self._report(lexed, attrs.evolve(p, span=e.span, shown=shown), quoted=True)
-                elif option is not None and not p.origin.place and e.span not in self.options:
-                    # one warning a place (its first source as the witness), however many states write the value
-                    self.options.add(e.span)  # a path the runtime sets starts with `/`: never an option
-                    piece = attrs.evolve(p, span=e.span, shown=shown)
-                    self.findings.setdefault((piece.origin, True, option, piece.span),
-                                             Finding(piece, True, option, False, option=True))
+        else:
+            option = shellctx.option_slot(lexed)
+            if option is not None and e.span not in self.options:
+                self._option(e, via, option)
         return self._feed({lexed}, shellctx.QUOTED)
+
+    def _option(self, e: ir.Call, via: tuple[tuple[str, str], ...], option: str) -> None:
+        """SKM512 once a place: a `quote()`d untrusted value where a leading `-` makes it an option. Its witness is
+        the first source in the file (however many states write the value); a path the runtime sets starts with `/`
+        and is never one."""
+        first: tuple[tuple[str, int, str], Origin] | None = None
+        stack: list[ir.Expr] = [e.args[0]]
+        while stack:  # the untrusted values as `pieces` finds them: not under `trusted()`
+            x = stack.pop()
+            if isinstance(x, ir.Call) and x.func == "trusted":
+                continue
+            if isinstance(x, ir.Var) and carries_text(x.type):
+                for o in self._origins(x.name, set()):
+                    key = (o.span.source.path if o.span else "", o.span.start if o.span else -1, o.var)
+                    if not o.place and (first is None or key < first[0]):
+                        first = (key, o)
+            stack.extend(x.children())
+        if first is None:
+            return
+        self.options.add(e.span)
+        origin = first[1]
+        piece = Piece(origin, via, e.span, show_expr(e))
+        self.findings.setdefault((origin, True, option, e.span), Finding(piece, True, option, False, option=True))
 
     # ------------------------------------------------------------ the text of an expression
 
