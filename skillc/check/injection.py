@@ -154,7 +154,8 @@ class _Scan:
     """The abstract interpretation of one command: each expression maps a lexer state to the states after its text."""
 
     def __init__(self, m: Machine, defs: dict[str, list[Definition]],
-                 origin_memo: dict[str, frozenset[Origin]] | None = None) -> None:
+                 origin_memo: dict[str, frozenset[Origin]] | None = None,
+                 first_memo: dict[str, tuple[tuple[str, int, str], Origin] | None] | None = None) -> None:
         self.m, self.defs = m, defs
         self.findings: dict[tuple[Origin, bool, str, Span | None], Finding] = {}
         self.options: set[Span | None] = set()  # the places of SKM512 findings
@@ -162,6 +163,9 @@ class _Scan:
         self.current: dict[_Key, frozenset[_State]] = {}
         self.active: set[_Key] = set()
         self.origin_memo: dict[str, frozenset[Origin]] = origin_memo if origin_memo is not None else {}
+        #: `_first_source` by variable, shared like `origin_memo` by the commands of one machine
+        self.first_memo: dict[str, tuple[tuple[str, int, str], Origin] | None] = first_memo if first_memo is not None \
+            else {}
 
     def run(self, e: ir.Expr) -> None:
         """Scan the command to a fixed point (loops make a variable's text depend on itself)."""
@@ -229,10 +233,9 @@ class _Scan:
             if isinstance(x, ir.Call) and x.func == "trusted":
                 continue
             if isinstance(x, ir.Var) and carries_text(x.type):
-                for o in self._origins(x.name, set()):
-                    key = (o.span.source.path if o.span else "", o.span.start if o.span else -1, o.var)
-                    if not o.place and (first is None or key < first[0]):
-                        first = (key, o)
+                found = self._first_source(x.name)
+                if found is not None and (first is None or found[0] < first[0]):
+                    first = found
             stack.extend(x.children())
         if first is None:
             return
@@ -346,6 +349,21 @@ class _Scan:
             stack.extend(x.children())
         return list(out.values())
 
+    def _first_source(self, var: str) -> tuple[tuple[str, int, str], Origin] | None:
+        """The untrusted source of `var` that comes first in the file (not a place), with its sort key; kept per
+        variable beside its origins, for every command of the machine."""
+        if var in self.first_memo:
+            return self.first_memo[var]
+        origins = self._origins(var, set())
+        first: tuple[tuple[str, int, str], Origin] | None = None
+        for o in origins:
+            key = (o.span.source.path if o.span else "", o.span.start if o.span else -1, o.var)
+            if not o.place and (first is None or key < first[0]):
+                first = (key, o)
+        if var in self.origin_memo:  # a complete answer (as `_origins` keeps them)
+            self.first_memo[var] = first
+        return first
+
     def _origins(self, var: str, seen: set[str]) -> frozenset[Origin]:
         """The sources whose text may end up in `var` (flow-insensitive)."""
         if var in self.origin_memo:
@@ -367,10 +385,11 @@ class _Scan:
 
 
 def scan_command(m: Machine, value: ir.Expr, defs: dict[str, list[Definition]] | None = None,
-                 origin_memo: dict[str, frozenset[Origin]] | None = None) -> list[Finding]:
+                 origin_memo: dict[str, frozenset[Origin]] | None = None,
+                 first_memo: dict[str, tuple[tuple[str, int, str], Origin] | None] | None = None) -> list[Finding]:
     """The untrusted values that land unsafely in a bash command built by `value` (`origin_memo`: the sources of
     each variable, shared by the commands of one machine)."""
-    scan = _Scan(m, defs if defs is not None else definitions(m), origin_memo)
+    scan = _Scan(m, defs if defs is not None else definitions(m), origin_memo, first_memo)
     scan.run(value)
     return list(scan.findings.values())
 
@@ -443,10 +462,11 @@ def check_shell_injection(m: Machine, context: CheckContext | None = None) -> It
         return
     defs = definitions(m, context)
     memo: dict[str, frozenset[Origin]] = {}
+    first: dict[str, tuple[tuple[str, int, str], Origin] | None] = {}
     for name, st in calls:
         assert st.call is not None  # `calls` holds the states with a call
         for arg, value in st.call.args:
             if arg != "command":
                 continue
-            for f in scan_command(m, value, defs, memo):
+            for f in scan_command(m, value, defs, memo, first):
                 yield _diagnostic(f, name, value.span or st.span)
