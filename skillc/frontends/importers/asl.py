@@ -37,9 +37,10 @@ _KEYWORDS = set([
     "none", "not", "and", "or", "in", "str", "int", "float", "bool",
 ])
 #: Rules one Choice state may hold: each is checked against those before it (the negations of the earlier rules kept
-#: in one solver, so the questions grow linearly; Z3's time on them still grows faster): 1,000 two-condition rules
-#: take about 7 s on one core, 500 about 2 s (`skillc check` of a generated `.asl.json`, 2026-12-04).
-MAX_CHOICE_RULES = 1000
+#: in one solver, so the questions grow linearly; Z3's time on them still grows faster): 500 two-condition rules take
+#: 1.8 s on one core (4.5 s when this machine ran at half speed), 1,000 take 6.7 s (16.7 s): past 10 s on a slow day
+#: (`skillc check` of a generated `.asl.json`, 2026-12-04).
+MAX_CHOICE_RULES = 500
 _OPS = {"Equals": "==", "LessThan": "<", "GreaterThan": ">", "LessThanEquals": "<=", "GreaterThanEquals": ">="}
 _ERROR_WILDCARDS = ("States.ALL", "States.TaskFailed")
 _TYPES = {"str": "str", "float": "float", "bool": "bool"}
