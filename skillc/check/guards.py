@@ -58,8 +58,11 @@ def check_guards(m: Machine, context: CheckContext | None = None) -> Iterator[Di
     for st in m.states.values():
         if all(e.guard is None for e in st.edges):
             continue
-        exact = f"guards|{timeout}|{_exact_key(m, st)}" if kept is not None else None
-        hit = kept.get(exact) if kept is not None and exact is not None else None
+        # A kept analysis is keyed by what its verdicts and witnesses depend on: the guards with their variables'
+        # names, types and counter bounds, and the timeout.
+        exact = f"guards|{timeout}|{canonical_key(m, (e.guard for e in st.edges), keep_names=True)}" \
+            if kept is not None else ""
+        hit = kept.get(exact) if kept is not None else None
         if isinstance(hit, _KeptState):
             moved = _places(st, hit.opaque)
             if moved is not None:
@@ -80,7 +83,7 @@ def check_guards(m: Machine, context: CheckContext | None = None) -> Iterator[Di
             for e in live:
                 if e.guard is not None:
                     enc.fires(e.guard)
-        if kept is not None and exact is not None and all(v[0] != "unknown" for v in verdicts):
+        if kept is not None and all(v[0] != "unknown" for v in verdicts):
             positions = _positions(st, enc.opaque_exprs[before:])
             if positions is not None:  # an answer the solver gave up on is asked again next time
                 kept.put(exact, _KeptState(tuple(verdicts), positions))
@@ -108,25 +111,6 @@ class _KeptState:
     opaque: tuple[tuple[int, int], ...]
 
 
-def _exact_key(m: Machine, st: State) -> str:
-    """What a state's guard verdicts and witnesses depend on: its guards, and the type and counter bound of every
-    variable they read (by name, since witnesses name them)."""
-    parts = []
-    for e in st.edges:
-        if e.guard is None:
-            parts.append("default")
-            continue
-        names = sorted(ir.variables(e.guard))
-        typed = ",".join(f"{x}:{_var_type(m, x)}" for x in names)
-        parts.append(f"{e.guard!r}@{typed}")
-    return "|".join(parts)
-
-
-def _var_type(m: Machine, name: str) -> str:
-    v = m.variables.get(name)
-    return f"{v.type!r}:{v.max}" if v is not None else "?"
-
-
 def _positions(st: State, opaque: list[ir.Expr]) -> tuple[tuple[int, int], ...] | None:
     """Where each opaque part is in the state's guards (None when one is not found there: nothing is kept)."""
     index = {id(node): (e.index, k) for e in st.edges if e.guard is not None
@@ -137,13 +121,15 @@ def _positions(st: State, opaque: list[ir.Expr]) -> tuple[tuple[int, int], ...] 
 
 def _places(st: State, positions: tuple[tuple[int, int], ...]) -> list[ir.Expr] | None:
     """The opaque parts at `positions` in this text's guards (None when the guards do not have them)."""
+    walked: dict[int, list[ir.Expr]] = {}  # each edge's guard walked once
     out = []
     for edge, k in positions:
-        guard = st.edges[edge].guard if edge < len(st.edges) else None
-        nodes = list(ir.walk(guard)) if guard is not None else []
-        if k >= len(nodes):
+        if edge not in walked:
+            guard = st.edges[edge].guard if edge < len(st.edges) else None
+            walked[edge] = list(ir.walk(guard)) if guard is not None else []
+        if k >= len(walked[edge]):
             return None
-        out.append(nodes[k])
+        out.append(walked[edge][k])
     return out
 
 

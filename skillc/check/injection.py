@@ -227,16 +227,10 @@ class _Scan:
         the first source in the file (however many states write the value); a path the runtime sets starts with `/`
         and is never one."""
         first: tuple[tuple[str, int, str], Origin] | None = None
-        stack: list[ir.Expr] = [e.args[0]]
-        while stack:  # the untrusted values as `pieces` finds them: not under `trusted()`
-            x = stack.pop()
-            if isinstance(x, ir.Call) and x.func == "trusted":
-                continue
-            if isinstance(x, ir.Var) and carries_text(x.type):
-                found = self._first_source(x.name)
-                if found is not None and (first is None or found[0] < first[0]):
-                    first = found
-            stack.extend(x.children())
+        for x in _text_variables(e.args[0]):  # the variables `pieces` looks at
+            found = self._first_source(x.name)
+            if found is not None and (first is None or found[0] < first[0]):
+                first = found
         if first is None:
             return
         self.options.add(e.span)
@@ -336,17 +330,9 @@ class _Scan:
     def pieces(self, e: ir.Expr, via: tuple[tuple[str, str], ...]) -> list[Piece]:
         """The untrusted values `e` may contain (not under `trusted()`), each once."""
         out: dict[Origin, Piece] = {}
-        stack = [e]
-        while stack:
-            x = stack.pop()
-            if isinstance(x, ir.Call) and x.func == "trusted":
-                continue
-            if isinstance(x, (ir.GetField, ir.GetIndex)) and not carries_text(x.type):
-                continue  # a number or a label picked out of a record stays harmless
-            if isinstance(x, ir.Var) and carries_text(x.type):
-                for o in self._origins(x.name, set()):
-                    out.setdefault(o, Piece(o, via, x.span, x.name))
-            stack.extend(x.children())
+        for x in _text_variables(e):
+            for o in self._origins(x.name, set()):
+                out.setdefault(o, Piece(o, via, x.span, x.name))
         return list(out.values())
 
     def _first_source(self, var: str) -> tuple[tuple[str, int, str], Origin] | None:
@@ -382,6 +368,20 @@ class _Scan:
             self.origin_memo[var] = result  # only a complete answer is kept
         seen.discard(var)
         return result
+
+
+def _text_variables(e: ir.Expr) -> Iterator[ir.Var]:
+    """The variables whose text `e` may splice: not under `trusted()`, nor read only for a number or a label."""
+    stack = [e]
+    while stack:
+        x = stack.pop()
+        if isinstance(x, ir.Call) and x.func == "trusted":
+            continue
+        if isinstance(x, (ir.GetField, ir.GetIndex)) and not carries_text(x.type):
+            continue  # a number or a label picked out of a record stays harmless
+        if isinstance(x, ir.Var) and carries_text(x.type):
+            yield x
+        stack.extend(x.children())
 
 
 def scan_command(m: Machine, value: ir.Expr, defs: dict[str, list[Definition]] | None = None,

@@ -331,12 +331,11 @@ def _role(words: tuple[str, ...], position: int, last: str, current: str | None 
     return _builtin_role(first, words, position, last, current)
 
 
-#: Programs whose later words are data, never options: `printf FORMAT ARGS…` (its format is the first).
-_DATA_AFTER_FIRST: Final = frozenset({"printf"})
 #: Compound commands whose words are the shell's own: `for NAME in WORDS`, `select`, `case WORD in`.
 _LISTS: Final = frozenset({"for", "select", "case"})
-#: Builtins that read options only before their first other word (no GNU-style permutation): bash's `echo`.
-_LEADING_OPTIONS_ONLY: Final = frozenset({"echo"})
+#: Programs that read an option only in their first word: `printf FORMAT ARGS…` (what follows the format is data)
+#: and bash's `echo` (options only before its first other word, no GNU-style permutation).
+_FIRST_WORD_OPTIONS: Final = frozenset({"printf", "echo"})
 
 
 def option_slot(state: State) -> str | None:
@@ -353,7 +352,7 @@ def option_slot(state: State) -> str | None:
     first = _base(f.words[0])
     if first in _LISTS:
         return None  # `for t in WORDS`, `case WORD in`: words of the shell's own syntax, no program reads them
-    if (first in _DATA_AFTER_FIRST or first in _LEADING_OPTIONS_ONLY) and f.count >= 2:
+    if first in _FIRST_WORD_OPTIONS and f.count >= 2:
         return None
     if first in WRAPPERS or first in SHELLS or first == "eval":
         return None  # the program or code it runs: SKM511's, not an option

@@ -630,11 +630,12 @@ def solver(timeout_ms: int) -> z3.Solver:
     return s
 
 
-def canonical_key(m: Machine, exprs: Iterable[ir.Expr | None]) -> str:
+def canonical_key(m: Machine, exprs: Iterable[ir.Expr | None], *, keep_names: bool = False) -> str:
     """A key equal for questions that differ only in the names of their variables.
 
     Variables are renamed in order of first appearance, each new name carrying
     the variable's type and counter bound, so equal keys encode equal formulas.
+    `keep_names`: each variable keeps its name too (for answers whose witnesses name the variables).
     """
     mapping: dict[str, str] = {}
     parts = []
@@ -645,7 +646,8 @@ def canonical_key(m: Machine, exprs: Iterable[ir.Expr | None]) -> str:
         for node in ir.walk(e):
             if isinstance(node, ir.Var) and node.name not in mapping:
                 v = m.variables.get(node.name)
-                mapping[node.name] = f"${len(mapping)}:{node.type!r}:{v.max if v is not None else None}"
+                name = node.name if keep_names else f"${len(mapping)}"
+                mapping[node.name] = f"{name}:{node.type!r}:{v.max if v is not None else None}"
         parts.append(repr(ir.rename(e, mapping)))
     return "|".join(parts)
 
