@@ -36,7 +36,7 @@ import attrs
 from skillc.check import codes
 from skillc.check.context import CheckContext, memo
 from skillc.check.dataflow import dataflow
-from skillc.check.graph import reachable, show_path, successors
+from skillc.check.graph import reachable, shared_successors, show_path
 from skillc.diagnostics import Diagnostic, make
 from skillc.ir import expr as ir
 from skillc.ir.machine import Edge, Machine, State
@@ -200,7 +200,8 @@ def check_effects(m: Machine, context: CheckContext | None = None) -> Iterator[D
     effects = memo(context, "effects", lambda: solve(m))
     flow = dataflow(m, context)
     thinkers = [q for q in effects.proved if m.states[q].kind in ("model", "judge")]
-    after_thought = reachable(successors(m), thinkers)  # what a path through a model or judge state reaches
+    # what a path through a model or judge state reaches
+    after_thought = reachable(shared_successors(m, context), thinkers)
     for name, st in m.states.items():
         if st.kind != "terminal" or st.outcome != "success" or name in m.exits or name not in effects.proved:
             continue

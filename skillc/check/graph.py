@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Callable, Iterable
 
+from skillc.check.context import CheckContext, memo
 from skillc.ir.machine import Edge, Machine
 
 Succ = dict[str, list[str]]
@@ -28,6 +29,11 @@ def successors(m: Machine, keep_edge: Callable[[Edge], bool] | None = None) -> S
                 targets.append(e.target)
         out[name] = targets
     return out
+
+
+def shared_successors(m: Machine, context: CheckContext | None) -> Succ:
+    """`successors(m)`, built once per check and shared by the checks that read it (none changes it)."""
+    return memo(context, "successors", lambda: successors(m))
 
 
 def reachable(succ: Succ, roots: Iterable[str], blocked: frozenset[str] | set[str] = frozenset()) -> set[str]:

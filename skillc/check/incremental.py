@@ -26,6 +26,7 @@ from typing import Any
 import attrs
 
 from skillc.diagnostics import Diagnostic, SourceFile, Span
+from skillc.diagnostics.source import text_edit
 from skillc.syntax import nodes as n
 from skillc.syntax.parser import parse_source
 
@@ -37,6 +38,8 @@ _OPEN, _CLOSE = "{([", "})]"
 MIN_ITEMS = 8
 #: Parsed items kept (by text): enough for every item of a few large documents.
 CACHE_ITEMS = 20_000
+#: Paths whose last scan is kept (an edit of one of them rescans only the item it touched).
+SCANS_KEPT = 16
 
 
 @attrs.frozen
@@ -48,9 +51,9 @@ class Block:
     items: tuple[tuple[int, int], ...]
 
 
-def scan(text: str) -> list[Block] | None:
-    """The splittable blocks of a text, or None when the scan is in doubt (an unterminated string, brackets
-    that do not balance, a statement on the line of its block's `{`)."""
+def scan(text: str, min_items: int = MIN_ITEMS) -> list[Block] | None:
+    """The splittable blocks of a text (those of at least `min_items` items), or None when the scan is in doubt
+    (an unterminated string, brackets that do not balance, a statement on the line of its block's `{`)."""
     depth = 0
     line_start = 0
     blocks: list[Block] = []
@@ -132,7 +135,7 @@ def scan(text: str) -> list[Block] | None:
             if depth == 1 and tok == "}":
                 if item_open >= 0:
                     items.append((item_open, last_code_end))
-                if body_start >= 0 and not text[line_start:at].strip() and len(items) >= MIN_ITEMS:
+                if body_start >= 0 and not text[line_start:at].strip() and len(items) >= min_items:
                     blocks.append(Block((block_start, body_start), tuple(items)))
                 depth, body_start, item_open = 0, -1, -1
                 line_has_code = True
@@ -152,6 +155,38 @@ def scan(text: str) -> list[Block] | None:
 
 class _Doubt(Exception):
     """Internal: the scan cannot split this text safely."""
+
+
+_WRAPPER = "machine m {\n"
+
+
+def _moved(bounds: tuple[tuple[int, int], ...], delta: int) -> tuple[tuple[int, int], ...]:
+    return tuple((lo + delta, hi + delta) for lo, hi in bounds)
+
+
+def rescan(old: str, blocks: list[Block], new: str) -> list[Block] | None:
+    """`scan(new)` from the scan of `old`, when they differ inside one item that stays one item; else None.
+
+    The scan reads left to right and its state at an item's bounds is always the same (depth 1, at a line's
+    start, the previous item ended there). So when the changed region lies inside one item and that item's new
+    text, scanned alone inside a block, is exactly one item from its first to its last character, the scan of
+    the rest is the old one, moved by the change in length."""
+    edit = text_edit(old, new)
+    if edit is None:
+        return blocks
+    delta = edit.delta
+    for b, block in enumerate(blocks):
+        for i, (lo, hi) in enumerate(block.items):
+            if not (lo <= edit.start and edit.old_end <= hi):
+                continue
+            chunk = new[lo:hi + delta]
+            inner = scan(_WRAPPER + chunk + "}\n", min_items=1)
+            if inner != [Block((0, len(_WRAPPER)), ((len(_WRAPPER), len(_WRAPPER) + len(chunk)),))]:
+                return None
+            items = (*block.items[:i], (lo, hi + delta), *_moved(block.items[i + 1:], delta))
+            later = [Block(_moved((x.header,), delta)[0], _moved(x.items, delta)) for x in blocks[b + 1:]]
+            return [*blocks[:b], Block(block.header, items), *later]
+    return None
 
 
 # ---------------------------------------------------------------------------- moving nodes
@@ -247,11 +282,12 @@ class ItemParser:
     def __init__(self, size: int = CACHE_ITEMS) -> None:
         self.size = size
         self.items: OrderedDict[tuple[str, str], tuple[n.Stmt, ...] | None] = OrderedDict()
-        self.stats = {"items": 0, "parsed": 0, "whole": 0}
+        self.scans: OrderedDict[str, tuple[str, list[Block]]] = OrderedDict()  # each path's last text and its scan
+        self.stats = {"items": 0, "parsed": 0, "whole": 0, "rescanned": 0}
 
     def parse(self, source: SourceFile) -> tuple[n.Module | None, list[Diagnostic]]:
         """The module of a source (as `parse_source`), parsing only the items not seen before."""
-        blocks = scan(source.text)
+        blocks = self._scan(source)
         if not blocks:
             self.stats["whole"] += 1
             return parse_source(source)
@@ -269,6 +305,21 @@ class ItemParser:
             self.stats["whole"] += 1
             return parse_source(source)
         return module, []
+
+    def _scan(self, source: SourceFile) -> list[Block] | None:
+        """The scan of a source, from the scan of the last text of its path when an edit lies inside one item."""
+        last = self.scans.get(source.path)
+        blocks = rescan(last[0], last[1], source.text) if last is not None else None
+        if blocks is None:
+            blocks = scan(source.text)
+        else:
+            self.stats["rescanned"] += 1
+        if blocks is not None:
+            self.scans[source.path] = (source.text, blocks)
+            self.scans.move_to_end(source.path)
+            while len(self.scans) > SCANS_KEPT:
+                self.scans.popitem(last=False)
+        return blocks
 
     def _keep(self, module: n.Module, text: str, blocks: list[Block]) -> None:
         """Keep the items of a whole parse as if each had been parsed in its block's header: moved to the

@@ -73,7 +73,7 @@ class Piece:
     """One untrusted value as it stands in a command: the expression, its origin and the assignments it went through."""
 
     origin: Origin
-    via: tuple[tuple[str, str], ...]  # (variable, how it was assigned), from the command inwards
+    via: Via  # (variable, the assignment it went through), from the command inwards
     span: Span | None = attrs.field(eq=False)
     shown: str = attrs.field(eq=False)
 
@@ -107,6 +107,8 @@ class _Begin:
 
 
 _State = shellctx.State | _Whole | _Begin
+#: The assignments an untrusted value went through: (variable, its definition), from the command inwards.
+Via = tuple[tuple[str, "Definition"], ...]
 _Key = tuple[str, str, _State, Span | None]  # (mode, variable, lexer state, where the text reads it)
 
 
@@ -116,7 +118,15 @@ class Definition:
 
     origin: Origin | None = None  # an untrusted source
     value: ir.Expr | None = None  # an expression, read where it is assigned
-    step: str = ""  # how the witness tells this assignment
+    var: str = ""
+    edge: tuple[str, str] | None = None  # (state, target) of an edge assignment; None: the initial value
+
+    def step(self) -> str:
+        """How a witness tells this assignment (written only for a finding: most are never shown)."""
+        shown = show_expr(self.value) if self.value is not None else ""
+        if self.edge is None:
+            return f"it is the initial value: `{self.var} = {shown}`"
+        return f"it is assigned on the edge `{self.edge[0]}` → `{self.edge[1]}`: `{self.var} = {shown}`"
 
 
 def definitions(m: Machine, context: CheckContext | None = None) -> dict[str, list[Definition]]:
@@ -128,7 +138,7 @@ def definitions(m: Machine, context: CheckContext | None = None) -> dict[str, li
             defs[name].append(Definition(Origin(name, "is a path the runtime sets (it may hold spaces or shell "
                                                 "characters)", place=True, span=v.span)))
         elif v.init is not None:
-            defs[name].append(Definition(value=v.init, step=f"it is the initial value: `{name} = {show_expr(v.init)}`"))
+            defs[name].append(Definition(value=v.init, var=name))
     for sname, st in m.states.items():
         if sname not in reached:
             continue
@@ -145,8 +155,7 @@ def definitions(m: Machine, context: CheckContext | None = None) -> dict[str, li
         for e in st.edges:
             for a in e.assigns:
                 if a.var in defs and a.op == "=":
-                    defs[a.var].append(Definition(value=a.value, step=f"it is assigned on the edge `{sname}` → "
-                                                  f"`{e.target}`: `{a.var} = {show_expr(a.value)}`"))
+                    defs[a.var].append(Definition(value=a.value, var=a.var, edge=(sname, e.target)))
     return defs
 
 
@@ -207,7 +216,7 @@ class _Scan:
         self._report(self._flush(s), piece, quoted=False)
         return self._feed({s}, shellctx.OPAQUE)
 
-    def _quoted(self, s: _State, e: ir.Call, via: tuple[tuple[str, str], ...]) -> frozenset[_State]:
+    def _quoted(self, s: _State, e: ir.Call, via: Via) -> frozenset[_State]:
         """A `quote()`d value: safe as a whole argument in plain shell (its pieces are looked at only where not)."""
         lexed = self._flush(s)
         unsafe = {place: shellctx.quoted_context(lexed, path=place) is not None for place in (False, True)}
@@ -222,7 +231,7 @@ class _Scan:
                 self._option(e, via, option)
         return self._feed({lexed}, shellctx.QUOTED)
 
-    def _option(self, e: ir.Call, via: tuple[tuple[str, str], ...], option: str) -> None:
+    def _option(self, e: ir.Call, via: Via, option: str) -> None:
         """SKM512 once a place: a `quote()`d untrusted value where a leading `-` makes it an option. Its witness is
         the first source in the file (however many states write the value); a path the runtime sets starts with `/`
         and is never one."""
@@ -240,14 +249,14 @@ class _Scan:
 
     # ------------------------------------------------------------ the text of an expression
 
-    def text(self, e: ir.Expr, s: _State, via: tuple[tuple[str, str], ...]) -> frozenset[_State]:
+    def text(self, e: ir.Expr, s: _State, via: Via) -> frozenset[_State]:
         """The states after `e`'s text, read from `s`."""
         states: frozenset[_State] = frozenset({s})
         for part in ir.concat_parts(e):
             states = frozenset(out for st in states for out in self._piece(part, st, via))
         return states
 
-    def _piece(self, e: ir.Expr, s: _State, via: tuple[tuple[str, str], ...]) -> frozenset[_State]:
+    def _piece(self, e: ir.Expr, s: _State, via: Via) -> frozenset[_State]:
         """The states after one operand of a `++` chain."""
         if isinstance(e, ir.Const):
             return self._feed({s}, value_text(e.value))
@@ -265,7 +274,7 @@ class _Scan:
             return self._element(e.obj, s, via, e)
         return self._json(e, s, via)
 
-    def _call(self, e: ir.Call, s: _State, via: tuple[tuple[str, str], ...]) -> frozenset[_State]:
+    def _call(self, e: ir.Call, s: _State, via: Via) -> frozenset[_State]:
         """`quote(x)`, `trusted(x)`, `str(x)` and the rest."""
         if e.func == "trusted":
             return self._feed({s}, shellctx.OPAQUE)
@@ -275,7 +284,7 @@ class _Scan:
             return self._piece(e.args[0], s, via)
         return self._json(e, s, via)
 
-    def _json(self, e: ir.Expr, s: _State, via: tuple[tuple[str, str], ...]) -> frozenset[_State]:
+    def _json(self, e: ir.Expr, s: _State, via: Via) -> frozenset[_State]:
         """A value printed whole (a list, map or record as JSON): any untrusted text in it is unquoted."""
         found = self.pieces(e, via)
         if not found:
@@ -285,7 +294,7 @@ class _Scan:
             states |= self._raw(s, p)
         return frozenset(states)
 
-    def _element(self, e: ir.Expr, s: _State, via: tuple[tuple[str, str], ...],
+    def _element(self, e: ir.Expr, s: _State, via: Via,
                  at: ir.Expr | None = None) -> frozenset[_State]:
         """The text of an item, field or value of the container `e` (which one is not tracked); `at` is the
         expression that picks it (`note.text`), shown in a finding."""
@@ -299,7 +308,7 @@ class _Scan:
             return frozenset(out for item in e.value for out in self._feed({s}, value_text(item))) or frozenset({s})
         return self._json(e, s, via)
 
-    def _variable(self, mode: str, e: ir.Var, s: _State, via: tuple[tuple[str, str], ...],
+    def _variable(self, mode: str, e: ir.Var, s: _State, via: Via,
                   at: ir.Expr | None = None) -> frozenset[_State]:
         """The text of a variable (`mode` "text") or of its items (`mode` "item"), over all its definitions.
 
@@ -317,7 +326,7 @@ class _Scan:
             if d.origin is not None:
                 out |= self._raw(s, Piece(d.origin, via, at.span, show_expr(at)))
             elif d.value is not None:
-                step = (*via, (e.name, d.step))
+                step = (*via, (e.name, d))
                 out |= self.text(d.value, s, step) if mode == "text" else self._element(d.value, s, step)
         if not self.defs.get(e.name):
             out |= self._feed({s}, shellctx.OPAQUE)  # an input or a parameter: the caller's, trusted
@@ -327,7 +336,7 @@ class _Scan:
 
     # ------------------------------------------------------------ untrusted values inside an expression
 
-    def pieces(self, e: ir.Expr, via: tuple[tuple[str, str], ...]) -> list[Piece]:
+    def pieces(self, e: ir.Expr, via: Via) -> list[Piece]:
         """The untrusted values `e` may contain (not under `trusted()`), each once."""
         out: dict[Origin, Piece] = {}
         for x in _text_variables(e):
@@ -397,7 +406,7 @@ def scan_command(m: Machine, value: ir.Expr, defs: dict[str, list[Definition]] |
 def _witness(f: Finding, state: str) -> list[str]:
     """The path of the value: its source, the assignments it went through, the command."""
     lines = [f"`{f.piece.origin.var}` {f.piece.origin.what}"]
-    lines += [f"then {step}" for _, step in reversed(f.piece.via)]
+    lines += [f"then {d.step()}" for _, d in reversed(f.piece.via)]
     lines.append(f"then it lands {f.context} in the bash command of `{state}`")
     return lines
 

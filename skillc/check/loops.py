@@ -27,7 +27,7 @@ import attrs
 
 from skillc.check import codes
 from skillc.check.context import CheckContext, memo, timeout_ms
-from skillc.check.graph import Succ, cycle_through, is_cyclic, reachable, sccs, show_path, successors
+from skillc.check.graph import Succ, cycle_through, is_cyclic, reachable, sccs, shared_successors, show_path
 from skillc.diagnostics import Diagnostic, make
 from skillc.ir import expr as ir
 from skillc.ir.machine import Edge, Machine, State, Variable
@@ -97,7 +97,7 @@ def check_bounded_loops(m: Machine, context: CheckContext | None = None) -> Iter
     """Every cycle is paid for by a counter it increments and never resets."""
     counters = {n for n, v in m.variables.items() if v.is_counter}
     # Loops among unreachable states never run; they are reported as unreachable (a warning) instead.
-    reached = memo(context, "reachable", lambda: reachable(successors(m), [m.start]))
+    reached = memo(context, "reachable", lambda: reachable(shared_successors(m, context), [m.start]))
     live = [n for n, s in m.states.items() if not s.is_terminal and n in reached]
     edges = [e for n in live for e in m.states[n].edges if not m.states[e.target].is_terminal]
     order = {name: i for i, name in enumerate(m.states)}

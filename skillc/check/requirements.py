@@ -23,7 +23,7 @@ from collections.abc import Iterator
 from skillc.check import codes
 from skillc.check.codes import EXAMPLE_MACHINE as EXAMPLE_MACHINE  # the SKM260/261 examples; tests build on it
 from skillc.check.context import CheckContext
-from skillc.check.graph import Succ, shortest_path, show_path, successors
+from skillc.check.graph import Succ, shared_successors, shortest_path, show_path
 from skillc.diagnostics import Diagnostic, make
 from skillc.ir.machine import Machine, Rule
 
@@ -95,7 +95,7 @@ def _other_definition(m: Machine, var: str, reader: str, producers: set[str], su
 
 def check_requirement_rules(m: Machine, context: CheckContext | None = None) -> Iterator[Diagnostic]:
     """`ends` and `reads` rules hold on every path."""
-    succ = successors(m)
+    succ = shared_successors(m, context)
     for rule in m.rules:
         if rule.kind == "ends":
             yield from _ends(m, rule, succ)

@@ -22,7 +22,7 @@ import attrs
 
 from skillc.check import codes
 from skillc.check.context import CheckContext, memo
-from skillc.check.graph import Succ, reachable, shortest_path, show_path, successors
+from skillc.check.graph import Succ, reachable, shared_successors, shortest_path, show_path
 from skillc.diagnostics import Diagnostic, make
 from skillc.ir.machine import FALLBACK, Machine, Rule
 
@@ -65,7 +65,7 @@ def _quoted(rule: Rule) -> str:
 
 def check_rules(m: Machine, context: CheckContext | None = None) -> Iterator[Diagnostic]:
     """Required operations, orders and prohibitions hold on every path (inside an instance: from every entry)."""
-    succ = successors(m)
+    succ = shared_successors(m, context)
     reached = memo(context, "reachable", lambda: reachable(succ, [m.start]))
     for rule in m.rules:
         starts, graph, success = _scope(m, rule, succ, reached)

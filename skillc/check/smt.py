@@ -638,17 +638,17 @@ def canonical_key(m: Machine, exprs: Iterable[ir.Expr | None], *, keep_names: bo
     `keep_names`: each variable keeps its name too (for answers whose witnesses name the variables).
     """
     mapping: dict[str, str] = {}
-    parts = []
-    for e in exprs:
-        if e is None:
-            parts.append("default")
-            continue
-        for node in ir.walk(e):
-            if isinstance(node, ir.Var) and node.name not in mapping:
-                v = m.variables.get(node.name)
-                name = node.name if keep_names else f"${len(mapping)}"
-                mapping[node.name] = f"{name}:{node.type!r}:{v.max if v is not None else None}"
-        parts.append(repr(ir.rename(e, mapping)))
+    variables = m.variables
+
+    def name(node: ir.Var) -> str:
+        got = mapping.get(node.name)
+        if got is None:
+            v = variables.get(node.name)
+            shown = node.name if keep_names else f"${len(mapping)}"
+            got = mapping[node.name] = f"{shown}:{node.type!r}:{v.max if v is not None else None}"
+        return got
+
+    parts = ["default" if e is None else ir.shape(e, name) for e in exprs]
     return "|".join(parts)
 
 

@@ -14,14 +14,14 @@ from collections.abc import Iterator
 
 from skillc.check import codes
 from skillc.check.context import CheckContext, memo
-from skillc.check.graph import predecessors, reachable, successors
+from skillc.check.graph import predecessors, reachable, shared_successors
 from skillc.diagnostics import Diagnostic, Label, make
 from skillc.ir.machine import FALLBACK, Machine
 
 
 def check_graph(m: Machine, context: CheckContext | None = None) -> Iterator[Diagnostic]:
     """Reachability, termination reachability and default edges."""
-    succ = successors(m)
+    succ = shared_successors(m, context)
     live = memo(context, "reachable", lambda: reachable(succ, [m.start]))
     # A state a `rule forbid` names is meant to be unreachable; the rule check reports it if it is not.
     forbidden = {s for r in m.rules if r.kind == "forbid" for s in r.performers[0]}

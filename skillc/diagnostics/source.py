@@ -100,3 +100,47 @@ class Span:
         start = keyword.end() if keyword else 0
         m = re.compile(rf"(?<![\w.]){re.escape(word)}(?![\w.])").search(text, start)
         return Span(self.source, self.start + m.start(), self.start + m.end()) if m else self
+
+
+@attrs.frozen
+class Edit:
+    """`old[start:old_end]` became `new[start:new_end]` (one contiguous region)."""
+
+    start: int
+    old_end: int
+    new_end: int
+
+    @property
+    def delta(self) -> int:
+        return self.new_end - self.old_end
+
+    def start_at(self, offset: int) -> int:
+        """Where a token that started at `offset` (outside the region) starts after the edit."""
+        return offset + self.delta if offset >= self.old_end else offset
+
+    def end_at(self, offset: int) -> int:
+        """Where a token that ended at `offset` (outside the region) ends after the edit."""
+        return offset + self.delta if offset > self.start else offset
+
+
+def text_edit(old: str, new: str) -> Edit | None:
+    """The one region that differs (the longest common prefix and suffix left out); None when equal."""
+    if old == new:
+        return None
+    limit = min(len(old), len(new))
+    lo, hi = 0, limit  # the common prefix, by bisection over slices (compared in C)
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if old[lo:mid] == new[lo:mid]:
+            lo = mid
+        else:
+            hi = mid - 1
+    prefix = lo
+    lo, hi = 0, limit - prefix
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if old[len(old) - mid:len(old) - lo] == new[len(new) - mid:len(new) - lo]:
+            lo = mid
+        else:
+            hi = mid - 1
+    return Edit(prefix, len(old) - lo, len(new) - lo)

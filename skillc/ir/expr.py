@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 import attrs
@@ -141,9 +141,15 @@ def walk(e: Expr) -> Iterator[Expr]:
 
 def variables(e: Expr | None) -> set[str]:
     """Names of the variables an expression reads."""
-    if e is None:
-        return set()
-    return {node.name for node in walk(e) if isinstance(node, Var)}
+    out: set[str] = set()
+    stack = [e] if e is not None else []
+    while stack:  # `walk` without the generator: this runs for every guard, argument and assignment of every check
+        node = stack.pop()
+        if type(node) is Var:
+            out.add(node.name)
+        else:
+            stack.extend(node.children())
+    return out
 
 
 def rename(e: Expr, mapping: Mapping[str, str]) -> Expr:
@@ -158,3 +164,52 @@ def rename(e: Expr, mapping: Mapping[str, str]) -> Expr:
         elif isinstance(value, tuple) and value and isinstance(value[0], Expr):
             changes[a.name] = tuple(rename(v, mapping) for v in value)
     return attrs.evolve(e, **changes) if changes else e
+
+
+#: Per node class: its fields after `type` and `span`, as `shape` writes them.
+_SHAPE_FIELDS: dict[type, tuple[str, ...]] = {}
+_TYPE_TEXT: dict[Type, str] = {}
+
+
+def shape(e: Expr, name: Callable[[Var], str]) -> str:
+    """A text equal for two expressions exactly when they are equal apart from their spans and their variables
+    are written the same by `name` (the keys of solver questions: faster than `repr(rename(e, ...))`)."""
+    out: list[str] = []
+    _shape(e, name, out)
+    return "".join(out)
+
+
+def _shape(e: Expr, name: Callable[[Var], str], out: list[str]) -> None:
+    cls = type(e)
+    t = e.type
+    shown = _TYPE_TEXT.get(t)
+    if shown is None:
+        shown = repr(t)
+        if len(_TYPE_TEXT) < 4096:  # the types of a few documents; a pathological one is just not kept
+            _TYPE_TEXT[t] = shown
+    if cls is Var:
+        out.append(f"V({shown},{name(e)})")  # type: ignore[arg-type]
+        return
+    fields = _SHAPE_FIELDS.get(cls)
+    if fields is None:
+        fields = _SHAPE_FIELDS[cls] = tuple(a.name for a in attrs.fields(cls) if a.name not in ("type", "span"))
+    out.append(cls.__name__)
+    out.append("(")
+    out.append(shown)
+    for f in fields:
+        value = getattr(e, f)
+        out.append(",")
+        if isinstance(value, Expr):
+            _shape(value, name, out)
+        elif type(value) is tuple:
+            out.append("(")
+            for item in value:
+                if isinstance(item, Expr):
+                    _shape(item, name, out)
+                else:
+                    out.append(repr(item))
+                out.append(",")
+            out.append(")")
+        else:
+            out.append(repr(value))
+    out.append(")")

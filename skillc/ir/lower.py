@@ -212,6 +212,18 @@ def _all(items: Sequence[n.Stmt], cls: type[_S]) -> list[_S]:
     return [i for i in items if isinstance(i, cls)]
 
 
+class _Kinds:
+    """A block's items sorted by their exact class once (a state's items are asked for by kind seven times)."""
+
+    def __init__(self, items: Sequence[n.Stmt]) -> None:
+        self.by: dict[type, list[n.Stmt]] = {}
+        for i in items:
+            self.by.setdefault(type(i), []).append(i)
+
+    def __call__(self, cls: type[_S]) -> list[_S]:
+        return self.by.get(cls, [])  # type: ignore[return-value]
+
+
 def _labels(span: Span | None, text: str) -> list[Label]:
     """A secondary label at `span`, or none when the node has no span."""
     return [Label(span, text)] if span is not None else []
@@ -358,16 +370,16 @@ class _Body:
 
     def _state(self, d: n.State) -> State:
         """A model, judge or tool state."""
-        items = d.items
-        reads_d, writes_d = _all(items, n.Reads), _all(items, n.Writes)
+        kinds = _Kinds(d.items)
+        reads_d, writes_d = kinds(n.Reads), kinds(n.Writes)
         item_spans: dict[str, Span] = {}
         reads = self._lookup_vars(reads_d, "reads", item_spans)
         for what, repeated in (("reads", reads_d[1:]), ("writes", writes_d[1:])):
             for r in repeated:
                 self.report(make(codes.MISPLACED_ITEM, f"`{what}` appears more than once in this state", r.span,
                                  label="repeated", hint=f"list every variable in one `{what}`"))
-        prompt, call = self._once(items, n.Prompt, "prompt"), self._once(items, n.Call, "call")
-        doc, provenance = self._annotations(items)
+        prompt, call = self._once(kinds(n.Prompt), "prompt"), self._once(kinds(n.Call), "call")
+        doc, provenance = self._annotations(kinds)
         tool_call = self._contents(d, prompt, call)
         tool = self.symbols.tools.get(call.tool) if d.kind == "tool" and call is not None else None
         writes: list[str] = []
@@ -378,7 +390,7 @@ class _Body:
                 writes.append(item.var)
                 if binding[1] is not None:
                     bindings.append((binding[0], binding[1]))
-        edges = tuple(self._edge(d.name, i, e) for i, e in enumerate(_all(items, n.Edge)))
+        edges = tuple([self._edge(d.name, i, e) for i, e in enumerate(kinds(n.Edge))])
         for key, found in (("reads", reads_d[0] if reads_d else None), ("writes", writes_d[0] if writes_d else None),
                            ("prompt", prompt), ("call", call)):
             if found is not None and found.span is not None:
@@ -455,28 +467,27 @@ class _Body:
         out = []
         for stmt in statements:
             for name in stmt.names:
-                span = stmt.span.narrow(name) if stmt.span is not None else None
-                if span is not None:
-                    spans.setdefault(f"{what}:{name}", span)
+                if stmt.span is not None:  # narrowed to the name when asked for (`State.span_of`)
+                    spans.setdefault(f"in:{what}:{name}", stmt.span)
                 if name not in self.variables and name not in PLACES:
+                    span = stmt.span.narrow(name) if stmt.span is not None else None
                     self.report(make(codes.UNDEFINED_VARIABLE, f"undefined variable `{name}` in `{what}`", span,
                                      label="not declared", hint=did_you_mean(name, [*self.variables, *PLACES])))
                     continue
                 out.append(name)
         return tuple(dict.fromkeys(out))
 
-    def _once(self, items: Sequence[n.Stmt], cls: type[_S], what: str) -> _S | None:
+    def _once(self, found: list[_S], what: str) -> _S | None:
         """The one item of a kind (repeats reported as SKM119), or None."""
-        found = _all(items, cls)
         for extra in found[1:]:
             self.report(make(codes.MISPLACED_ITEM, f"`{what}` appears more than once in this state", extra.span,
                              label="repeated", secondary=_labels(found[0].span, "first here")))
         return found[0] if found else None
 
-    def _annotations(self, items: Sequence[n.Stmt]) -> tuple[str | None, Provenance | None]:
+    def _annotations(self, kinds: _Kinds) -> tuple[str | None, Provenance | None]:
         """The `doc` text and `from` provenance of a block (each at most once)."""
-        doc = self._once(items, n.Doc, "doc")
-        where = self._once(items, n.From, "from")
+        doc = self._once(kinds(n.Doc), "doc")
+        where = self._once(kinds(n.From), "from")
         return (doc.text if doc else None), self._provenance(where.where if where else None)
 
     def _provenance(self, p: n.Provenance | None) -> Provenance | None:
@@ -587,7 +598,7 @@ class _Body:
                              hint=did_you_mean(d.outcome, OUTCOMES) or "outcomes: " + ", ".join(OUTCOMES)))
         item_spans: dict[str, Span] = {}
         requires, predicates = self._evidence(_all(d.items, n.Requires), item_spans)
-        doc, provenance = self._annotations(d.items)
+        doc, provenance = self._annotations(_Kinds(d.items))
         # An unknown outcome is SKM121 above; the state keeps the text so later messages can name it.
         return State(d.name, "terminal", outcome=cast(Outcome, d.outcome), requires=requires, predicates=predicates,
                      doc=doc, provenance=provenance, span=d.span, item_spans=item_spans)
@@ -637,7 +648,7 @@ class _Body:
             self.report(make(codes.MISPLACED_ITEM, "the fallback requires no evidence", r.span,
                              label="not allowed here",
                              hint="runs end in the fallback exactly when evidence could not be produced"))
-        doc, provenance = self._annotations(d.items)
+        doc, provenance = self._annotations(_Kinds(d.items))
         return State(FALLBACK, "fallback", outcome="failed", doc=doc, provenance=provenance, span=d.span)
 
     # -------------------------------------------------------------- rules

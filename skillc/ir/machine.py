@@ -158,9 +158,16 @@ class State:
         """The span of an item of the state, else the state's own.
 
         Items: `reads`, `writes`, `call`, `prompt`, and one name of a list such as
-        `reads:answer` or `requires:answer`.
+        `reads:answer` or `requires:answer` (found in its statement, kept under `in:` + item, on first use).
         """
-        return self.item_spans.get(item, self.span)
+        found = self.item_spans.get(item)
+        if found is not None:
+            return found
+        statement = self.item_spans.get("in:" + item)
+        if statement is None:
+            return self.span
+        found = self.item_spans[item] = statement.narrow(item.partition(":")[2])
+        return found
 
     @property
     def is_terminal(self) -> bool:

@@ -34,6 +34,7 @@ from skillc import language
 from skillc.check.source import CheckResult
 from skillc.diagnostics import Diagnostic, Severity, SourceFile, Span
 from skillc.diagnostics.render import flat_text
+from skillc.diagnostics.source import text_edit
 from skillc.ir import machine as M
 from skillc.ir import types as T
 from skillc.ir.loader import project_root
@@ -43,7 +44,7 @@ from skillc.lsp.framing import serve
 from skillc.lsp.index import Definition, Index, SymbolKind, name_offset
 from skillc.lsp.lines import LineIndex, line_index, set_encoding, span_range
 from skillc.lsp.resolve import Resolved, resolve
-from skillc.lsp.trivia import Layout, shift_diagnostics, text_edit
+from skillc.lsp.trivia import Layout, shift_diagnostics
 from skillc.syntax import nodes as n
 from skillc.syntax.grammar import stdlib_path
 from skillc.syntax.printer import print_module

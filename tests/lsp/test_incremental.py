@@ -20,7 +20,7 @@ import attrs
 import pytest
 
 from skillc import api
-from skillc.check.incremental import ItemParser, relocate, scan
+from skillc.check.incremental import ItemParser, relocate, rescan, scan
 from skillc.diagnostics import SourceFile, Span
 from skillc.lsp import analysis
 from skillc.syntax import nodes as n
@@ -230,3 +230,38 @@ def test_guard_verdicts_are_kept_by_content_across_checks() -> None:
     third = api.check(retyped, path="k.skm", kept=kept)
     assert kept.misses == misses + 1  # `mood`'s type changed: that state is asked again
     assert findings(third.diagnostics) == findings(api.check(retyped, path="k.skm").diagnostics)
+
+
+@pytest.mark.parametrize("path", FILES[::3], ids=lambda p: str(p.relative_to(EXAMPLES)))
+def test_a_rescan_is_the_scan(path: Path) -> None:
+    """`rescan` (the scan of an edited text from the last one's) equals a fresh scan whenever it answers, and
+    answers for an edit inside one item."""
+    rng = random.Random(f"{path.name}-rescan")
+    text = path.read_text(encoding="utf-8").replace("\r\n", "\n")
+    blocks = scan(text)
+    answered = 0
+    for _ in range(40):
+        if not blocks:
+            break
+        new = edit(text, rng)
+        got = rescan(text, blocks, new)
+        if got is not None:
+            answered += 1
+            assert got == scan(new), new
+        text, blocks = (new, scan(new)) if scan(new) else (text, blocks)
+    assert answered or not scan(path.read_text(encoding="utf-8"))
+
+
+def test_a_rescan_declines_an_edit_that_changes_the_items() -> None:
+    states = "".join(f"  model s{i} {{\n    prompt \"Go.\"\n    -> s{i + 1}\n  }}\n" for i in range(10))
+    text = f"machine m {{\n  start s0\n{states}  terminal s10: success\n  fallback\n}}\n"
+    blocks = scan(text)
+    assert blocks
+    inside = text.replace('prompt "Go."', 'prompt "Go on."', 1)
+    assert rescan(text, blocks, inside) == scan(inside)
+    assert rescan(text, blocks, text) is blocks
+    for changed in (text.replace('prompt "Go."', 'prompt "Go.', 1),  # an open string runs into the next items
+                    text.replace("    -> s1\n  }\n", "    -> s1\n  }\n  model x {\n  }\n", 1),  # a new item
+                    text.replace("  }\n  model s1", "  model s1", 1),  # two items merged
+                    text.replace("machine m {", "machine mm {", 1)):  # the frame
+        assert rescan(text, blocks, changed) is None

@@ -174,7 +174,8 @@ def test_a_prompt_edit_moves_the_findings_exactly_as_a_full_check_finds_them(edi
     """The fast path of prompt-only edits publishes what a full check would (positions after the edit moved)."""
     from skillc import api
     from skillc.diagnostics import SourceFile
-    from skillc.lsp.trivia import Layout, shift_diagnostics, text_edit
+    from skillc.diagnostics.source import text_edit
+    from skillc.lsp.trivia import Layout, shift_diagnostics
 
     path = "/tmp/fast.skm"
     # The typo comes after the prompt, so its position moves with the edit.

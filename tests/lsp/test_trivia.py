@@ -15,7 +15,8 @@ from hypothesis import strategies as st
 
 from skillc import api
 from skillc.diagnostics import Diagnostic, SourceFile
-from skillc.lsp.trivia import Layout, shift_diagnostics, text_edit
+from skillc.diagnostics.source import text_edit
+from skillc.lsp.trivia import Layout, shift_diagnostics
 from tests.conftest import BROKEN, EXAMPLES
 
 MACHINES = sorted(p for p in EXAMPLES.rglob("*.skm") if "traces" not in p.parts)
