@@ -92,6 +92,7 @@ class Finding:
     context: str  # where it lands ("inside double quotes", "as shell code")
     fixable: bool  # `quote()` would make it safe where it stands
     option: bool = False  # `quote()`d safely, but where a leading `-` makes it an option (SKM512)
+    others: tuple[Origin, ...] = ()  # the other sources that land at the same place in the same way
 
 
 @attrs.frozen
@@ -166,7 +167,7 @@ class _Scan:
                  origin_memo: dict[str, frozenset[Origin]] | None = None,
                  first_memo: dict[str, tuple[tuple[str, int, str], Origin] | None] | None = None) -> None:
         self.m, self.defs = m, defs
-        self.findings: dict[tuple[Origin, bool, str, Span | None], Finding] = {}
+        self.findings: dict[tuple[str, bool, str, Span | None], Finding] = {}  # by (kind, quoted, context, place)
         self.options: set[Span | None] = set()  # the places of SKM512 findings
         self.previous: dict[_Key, frozenset[_State]] = {}
         self.current: dict[_Key, frozenset[_State]] = {}
@@ -188,11 +189,21 @@ class _Scan:
     # ------------------------------------------------------------ findings
 
     def _report(self, lexed: shellctx.State, piece: Piece, quoted: bool) -> None:
-        """Record an untrusted piece landing unsafely."""
+        """Record an untrusted piece landing unsafely: one finding a place (and way), its source the first in the
+        file; the other sources that land there are counted on it (a value 700 model states write is one finding)."""
         why = shellctx.quoted_context(lexed, path=piece.origin.place)
         context = why or "as shell code"
-        key = (piece.origin, quoted, context, piece.span)
-        self.findings.setdefault(key, Finding(piece, quoted, context, why is None))
+        key = ("place" if piece.origin.place else "value", quoted, context, piece.span)
+        found = self.findings.get(key)
+        if found is None:
+            self.findings[key] = Finding(piece, quoted, context, why is None)
+            return
+        if piece.origin == found.piece.origin or piece.origin in found.others:
+            return
+        if _file_order(piece.origin) < _file_order(found.piece.origin):
+            self.findings[key] = attrs.evolve(found, piece=piece, others=(*found.others, found.piece.origin))
+        else:
+            self.findings[key] = attrs.evolve(found, others=(*found.others, piece.origin))
 
     def _flush(self, state: _State) -> shellctx.State:
         """A lexer state; a pending whole-command value is reported, since more text follows it."""
@@ -245,7 +256,7 @@ class _Scan:
         self.options.add(e.span)
         origin = first[1]
         piece = Piece(origin, via, e.span, show_expr(e))
-        self.findings.setdefault((origin, True, option, e.span), Finding(piece, True, option, False, option=True))
+        self.findings.setdefault(("option", True, option, e.span), Finding(piece, True, option, False, option=True))
 
     # ------------------------------------------------------------ the text of an expression
 
@@ -352,7 +363,7 @@ class _Scan:
         origins = self._origins(var, set())
         first: tuple[tuple[str, int, str], Origin] | None = None
         for o in origins:
-            key = (o.span.source.path if o.span else "", o.span.start if o.span else -1, o.var)
+            key = _file_order(o)
             if not o.place and (first is None or key < first[0]):
                 first = (key, o)
         if var in self.origin_memo:  # a complete answer (as `_origins` keeps them)
@@ -403,12 +414,31 @@ def scan_command(m: Machine, value: ir.Expr, defs: dict[str, list[Definition]] |
     return list(scan.findings.values())
 
 
+def _file_order(o: Origin) -> tuple[str, int, str]:
+    """Where a source is written, for choosing the first of several (a place's declaration, a writing state)."""
+    return (o.span.source.path if o.span else "", o.span.start if o.span else -1, o.var)
+
+
 def _witness(f: Finding, state: str) -> list[str]:
     """The path of the value: its source, the assignments it went through, the command."""
     lines = [f"`{f.piece.origin.var}` {f.piece.origin.what}"]
     lines += [f"then {d.step()}" for _, d in reversed(f.piece.via)]
     lines.append(f"then it lands {f.context} in the bash command of `{state}`")
     return lines
+
+
+#: How many of a finding's other sources its note names.
+OTHERS_NAMED = 3
+
+
+def _others(f: Finding) -> list[str]:
+    """A note naming the other sources that land at the same place (the witness follows the first)."""
+    if not f.others:
+        return []
+    others = sorted(f.others, key=_file_order)
+    named = "; ".join(f"`{o.var}` {o.what}" for o in others[:OTHERS_NAMED])
+    more = f"; and {len(others) - OTHERS_NAMED} more" if len(others) > OTHERS_NAMED else ""
+    return [f"{len(others)} other source{'s' if len(others) > 1 else ''} reach this place the same way: {named}{more}"]
 
 
 def _sink_label(f: Finding, command: Span | None) -> list[Label]:
@@ -440,12 +470,12 @@ def _diagnostic(f: Finding, state: str, fallback: Span | None) -> Diagnostic:
                     f"`{f.piece.shown}` is not enough in the bash command of `{state}`: "
                     f"it lands {f.context} (`{f.piece.origin.var}` {source}{by_way})", f.piece.span or fallback,
                     label=f"quoted, but {f.context}", witness=_witness(f, state),
-                    secondary=_sink_label(f, fallback),
+                    secondary=_sink_label(f, fallback), notes=_others(f),
                     hint=_hint(f, _inner(f.piece.shown)))
     return make(codes.UNQUOTED_SHELL_VALUE, f"`{name}` {origin} and is spliced into the bash command of `{state}` "
                 f"without `quote()`" + ("" if f.fixable else f" ({f.context})"), f.piece.span or fallback,
                 label="unquoted" if f.fixable else f"unquoted, {f.context}", witness=_witness(f, state),
-                secondary=_sink_label(f, fallback),
+                secondary=_sink_label(f, fallback), notes=_others(f),
                 hint=_hint(f, f.piece.shown))
 
 

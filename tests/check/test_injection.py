@@ -200,6 +200,39 @@ def test_each_use_is_reported_where_it_stands() -> None:
     assert spans == ["note.text", "reply", "reply"]
 
 
+def test_many_sources_at_one_place_are_one_finding() -> None:
+    """A value that 30 model states may write is one SKM510 where it lands (not 30): its witness follows the first
+    source in the file and a note counts and names the others."""
+    asks = "".join(f"""  model ask{i} {{
+    writes reply
+    prompt "Answer {i}."
+    -> {f"ask{i + 1}" if i < 29 else "show"}
+  }}
+""" for i in range(30))
+    text = f"""machine many {{
+  tool bash(command: str) -> (stdout: str, exit_code: int)
+  var reply: str
+  var out: str
+  start ask0
+{asks}  tool show {{
+    reads reply
+    call bash(command: "echo " ++ reply ++ " > a.txt")
+    writes out = stdout
+    -> done
+  }}
+  terminal done: success {{ requires out }}
+  fallback
+}}
+"""
+    found = [d for d in skillc.check(text, path="many.skm").diagnostics if str(d.code) == "SKM510"]
+    assert len(found) == 1, [d.message for d in found]
+    (d,) = found
+    assert d.witness[0] == "`reply` is written by the model in `ask0`", d.witness
+    assert list(d.notes) == ["29 other sources reach this place the same way: `reply` is written by the model in `ask1`; "
+                       "`reply` is written by the model in `ask2`; `reply` is written by the model in `ask3`; and 26 "
+                       "more"], d.notes
+
+
 # ---------------------------------------------------------------- SKM512: a quoted value read as an option
 
 OPTION_MACHINE = """machine demo {{
