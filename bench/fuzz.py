@@ -318,7 +318,7 @@ SIZED = {
     "conform": ("tool calls", "chat.jsonl", _chat, ["conform", "{m}", "{f}"], 50, 200_000),
     "distill --report": ("traces", "t.jsonl", _distill_traces, ["distill", "{f}", "--report"], 10, 100_000),
     "import asl (Pass chain)": ("states", "big.asl.json", _asl_chain, ["import", "asl", "{f}"], 50, 100_000),
-    "import asl (one Choice)": ("rules", "choice.asl.json", _asl_choice, ["import", "asl", "{f}"], 25, 250),
+    "import asl (one Choice)": ("rules", "choice.asl.json", _asl_choice, ["import", "asl", "{f}"], 25, 500),
 }
 
 

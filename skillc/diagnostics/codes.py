@@ -549,7 +549,7 @@ PATH_OUTSIDE_FOLDER: Final = Code(
 INPUT_OVER_LIMIT: Final = Code(
     "SKM544", "input-over-limit", E, "an input is larger, deeper or longer than skillc reads",
     "Structured inputs are read within bounds: JSON and YAML nest at most 200 levels, a file is at most "
-    "128 MiB, and a definition has at most a bounded number of items (an ASL Choice at most 1,000 rules). "
+    "128 MiB, and a definition has at most a bounded number of items (an ASL Choice at most 500 rules). "
     "Beyond, the input is refused with its limit instead of a slow run or a crash.", "", "",
     "split the input, or simplify it", runnable=False)
 

@@ -40,6 +40,9 @@ if TYPE_CHECKING:
 MAX_INPUT_BYTES = 128 << 20
 #: How deeply JSON input may nest (machine values nest far less; Python's own decoder would overflow).
 MAX_JSON_DEPTH = 200
+#: How many values a YAML text may hold once its aliases are expanded (a front matter holds a few dozen; an alias
+#: bomb of 1 kB holds hundreds of millions, and printing it never ends).
+MAX_YAML_VALUES = 100_000
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
 
@@ -137,6 +140,56 @@ def loads(text: str | bytes, *, max_depth: int = MAX_JSON_DEPTH) -> Value:
     if depth_exceeds(value, max_depth):
         raise JSONProblem(f"nested more than {max_depth} levels deep")
     return value
+
+
+def load_yaml(text: str, *, max_values: int = MAX_YAML_VALUES, max_depth: int = MAX_JSON_DEPTH) -> object:
+    """`yaml.safe_load` within bounds: more than `max_values` values once aliases are expanded, nesting deeper than
+    `max_depth` or an alias inside the value it names is a `yaml.YAMLError` saying so, like a syntax error (the
+    value is never built: `str()` of an alias bomb does not end)."""
+    import yaml  # the YAML readers only (front matter): not on every command's start
+
+    root = yaml.compose(text, Loader=yaml.SafeLoader)  # safe_load's own parser: the same errors at the same marks
+    if root is None:
+        return None
+    _yaml_bounds(root, max_values, max_depth)
+    return yaml.SafeLoader("").construct_document(root)
+
+
+def _yaml_bounds(root: object, max_values: int, max_depth: int) -> None:
+    """Raise `yaml.YAMLError` when the node graph under `root` expands past the bounds (iterative; each node once)."""
+    import yaml
+
+    def children(node: object) -> list[object]:
+        if isinstance(node, yaml.MappingNode):
+            return [x for pair in node.value for x in pair]
+        return list(node.value) if isinstance(node, yaml.SequenceNode) else []
+
+    size: dict[int, int] = {}
+    depth: dict[int, int] = {}
+    path: set[int] = set()  # the nodes being measured: an alias to one of them is a value inside itself
+    stack: list[tuple[object, bool]] = [(root, False)]
+    while stack:
+        node, measured = stack.pop()
+        key = id(node)
+        kids = children(node)
+        if measured:
+            path.discard(key)
+            size[key] = 1 + sum(size[id(k)] for k in kids)
+            depth[key] = 1 + max((depth[id(k)] for k in kids), default=0)
+            if size[key] > max_values:
+                raise yaml.YAMLError(f"more than {max_values:,} values once its aliases are expanded")
+            if depth[key] > max_depth:
+                raise yaml.YAMLError(f"nested more than {max_depth} levels deep")
+            continue
+        if key in size:
+            continue
+        path.add(key)
+        stack.append((node, True))
+        for k in kids:
+            if id(k) in path:
+                raise yaml.YAMLError("an alias names a value that contains it")
+            if id(k) not in size:
+                stack.append((k, False))
 
 
 def depth_exceeds(value: object, max_depth: int) -> bool:

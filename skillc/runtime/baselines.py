@@ -34,7 +34,7 @@ from typing import Literal
 import attrs
 import yaml
 
-from skillc.diagnostics.files import scrub
+from skillc.diagnostics.files import load_yaml, scrub
 from skillc.ir import types as T
 from skillc.ir.machine import Machine, Tool
 from skillc.ir.printexpr import show_expr
@@ -133,7 +133,7 @@ def skill_tools(skill_text: str | None) -> tuple[str, ...]:
         return ()
     head, sep, _ = skill_text[3:].partition("\n---")
     try:
-        front = yaml.safe_load(head) if sep else None
+        front = load_yaml(head) if sep else None
     except yaml.YAMLError:
         return ()
     names = front.get("allowed-tools", front.get("allowed_tools")) if isinstance(front, dict) else None

@@ -18,7 +18,7 @@ from markdown_it.token import Token
 from mdit_py_plugins.front_matter import front_matter_plugin
 
 from skillc.diagnostics import Diagnostic, make
-from skillc.diagnostics.files import read_bytes
+from skillc.diagnostics.files import load_yaml, read_bytes
 from skillc.diagnostics.source import SourceFile, Span
 from skillc.frontends.markdown import codes
 from skillc.ir.toolkit import split_allowed
@@ -154,8 +154,11 @@ def _front_matter(text: str, source: SourceFile) -> tuple[FrontMatter | None, li
     body = "\n".join(lines[1:close])
     header = lines_span(source, 1, close + 1)
     try:
-        raw = yaml.safe_load(body) if body.strip() else {}
+        raw = load_yaml(body) if body.strip() else {}
     except yaml.YAMLError as exc:
+        if type(exc) is yaml.YAMLError:  # `load_yaml`'s bounds (an alias bomb, nesting), not the syntax
+            return None, [make(codes.BAD_FRONT_MATTER, f"the front matter is too large to read: {exc}", header,
+                               label="here", hint="write the values out: a front matter needs no anchors or aliases")]
         mark = getattr(exc, "problem_mark", None)
         where = header
         if mark is not None:

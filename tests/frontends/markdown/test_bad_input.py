@@ -12,6 +12,9 @@ from skillc.frontends.markdown import build
 from skillc.registry import BY_CODE as REGISTRY
 from tests.conftest import codes
 
+_BOMB = ("---\nname: bomb\na0: &a0 [lol, lol, lol, lol, lol, lol, lol, lol, lol]\n" + "".join(
+    f"a{i}: &a{i} [" + ", ".join([f"*a{i - 1}"] * 9) + "]\n" for i in range(1, 9)) + "---\n# Skill\n\n1. Do it.\n").encode()
+
 CASES = {
     "empty": (b"", "SKM300", "is empty"),
     "blank": (b"  \n\n\t\n", "SKM300", "is empty"),
@@ -23,6 +26,9 @@ CASES = {
     "bad YAML": (b"---\nname: [unclosed\n---\n# Skill\n\n1. Do it.\n", "SKM303", "not valid YAML"),
     "not a mapping": (b"---\n- a\n- b\n---\n# Skill\n\n1. Do it.\n", "SKM303", "must be a mapping"),
     "tools not a list": (b"---\nallowed-tools: {a: 1}\n---\n# Skill\n\n1. Do it.\n", "SKM303", "allowed-tools"),
+    # 9^9 values once expanded: printing it (the LLM request lists the front matter) never ended
+    "alias bomb": (_BOMB, "SKM303", "more than 100,000 values"),
+    "recursive alias": (b"---\nname: x\nloop: &l [*l]\n---\n# Skill\n\n1. Do it.\n", "SKM303", "contains it"),
 }
 
 
@@ -121,3 +127,20 @@ def test_a_step_outside_the_skills_allowed_tools_refuses_the_build(tmp_path: Pat
     skill.write_text(skill.read_text(encoding="utf-8").replace("Read Grep", "Read Grep Bash(ls:*)"),
                      encoding="utf-8")
     assert build(skill, output=tmp_path / "out.skm").text is not None
+
+
+def test_the_bounded_yaml_reader_reads_what_safe_load_reads() -> None:
+    """`load_yaml` is `yaml.safe_load` for ordinary text (shared values included) and refuses what cannot end."""
+    import yaml
+
+    from skillc.diagnostics.files import load_yaml
+    from skillc.runtime.baselines import skill_tools
+
+    text = "name: x\ntools: &t [Read, Bash]\nagain: *t\nwhen: 2024-01-02\nn: 3\nnested: {a: [1, {b: null}]}\n"
+    assert load_yaml(text) == yaml.safe_load(text)
+    assert load_yaml("") is None
+    with pytest.raises(yaml.YAMLError, match="levels deep"):
+        load_yaml("a: " + "[" * 300 + "]" * 300)
+    with pytest.raises(yaml.YAMLError, match="more than 100,000"):
+        load_yaml(_BOMB.decode().split("---")[1])
+    assert skill_tools(_BOMB.decode()) == ()  # the native baseline's reading of the same front matter
