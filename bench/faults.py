@@ -258,6 +258,14 @@ def issue34_faults(b: Bench) -> None:
     except Exception as exc:  # noqa: BLE001 - what the row is about
         observed = f"{type(exc).__name__}"
     b.row("evolve: a patch holding NUL", "a patch error, not SKM900", observed.startswith("PatchError"), observed)
+    bomb = ("---\nname: bomb\na0: &a0 [lol, lol, lol, lol, lol, lol, lol, lol, lol]\n"
+            + "".join(f"a{i}: &a{i} [" + ", ".join([f"*a{i - 1}"] * 9) + "]\n" for i in range(1, 9))
+            + "---\n# Bomb\n\n1. Run `ls`.\n")
+    (b.dir / "bomb").mkdir(exist_ok=True)
+    b.put("bomb/SKILL.md", bomb)
+    b.expect("build --model: a front-matter alias bomb (9^9 values)", "SKM303 at once, exit 1",
+             ["build", "bomb/SKILL.md", "-o", "bomb.skm", "--model", "x", "--base-url", "http://127.0.0.1:9/v1"],
+             {1}, "SKM303", timeout=20)
 
 
 def _umask() -> int:
