@@ -204,6 +204,93 @@ def set_limits(*, cpu_s: int, memory_mb: int | None, file_mb: int, processes: in
         cap(resource.RLIMIT_AS, memory_mb << 20)
 
 
+#: The prefix of the pids cgroups boxes make (as root, where RLIMIT_NPROC does not hold).
+_CGROUP_PREFIX = "skillc-box-"
+
+
+def _pids_parent() -> str | None:
+    """The folder of this process's cgroup in a pids hierarchy (cgroup v1's `pids`, or v2 with the pids
+    controller enabled for children), or None."""
+    try:
+        with open("/proc/self/cgroup", encoding="ascii") as f:
+            lines = f.read().splitlines()
+    except OSError:
+        return None
+    for line in lines:
+        _, controllers, path = line.split(":", 2)
+        if "pids" in controllers.split(","):
+            folder = "/sys/fs/cgroup/pids" + path.rstrip("/")
+        elif controllers == "":
+            root = "/sys/fs/cgroup/unified" if os.path.isdir("/sys/fs/cgroup/unified") else "/sys/fs/cgroup"
+            folder = root + path.rstrip("/")
+            try:
+                with open(folder + "/cgroup.subtree_control", encoding="ascii") as f:
+                    if "pids" not in f.read().split():
+                        continue
+            except OSError:
+                continue
+        else:
+            continue
+        if os.path.isdir(folder) and os.access(folder, os.W_OK):
+            return folder
+    return None
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:
+        return True
+    return True
+
+
+def _write(path: str, text: str) -> None:
+    fd = os.open(path, os.O_WRONLY)
+    try:
+        os.write(fd, text.encode("ascii"))
+    finally:
+        os.close(fd)
+
+
+def enter_pids_cgroup(limit: int) -> str:
+    """As root, where the kernel does not count processes against RLIMIT_NPROC: a pids cgroup of this box's own,
+    holding the supervisor (so the target and all it starts) to `limit` processes; its folder. OSError (with why)
+    when there is none to make. Empty boxes' cgroups left by a supervisor that was killed are removed first."""
+    parent = _pids_parent()
+    if parent is None:
+        raise OSError(errno.ENOENT, "no writable pids cgroup hierarchy")
+    for name in os.listdir(parent):
+        owner = name[len(_CGROUP_PREFIX):]
+        if name.startswith(_CGROUP_PREFIX) and owner.isdigit() and not _alive(int(owner)):
+            try:
+                os.rmdir(os.path.join(parent, name))  # an empty cgroup of a dead supervisor (a non-empty one stays)
+            except OSError:
+                pass
+    folder = os.path.join(parent, f"{_CGROUP_PREFIX}{os.getpid()}")
+    os.mkdir(folder)
+    try:
+        _write(folder + "/pids.max", str(limit))
+        _write(folder + "/cgroup.procs", str(os.getpid()))
+    except OSError:
+        try:
+            os.rmdir(folder)
+        finally:
+            raise
+    return folder
+
+
+def leave_pids_cgroup(folder: str) -> None:
+    """Move the supervisor back to the parent cgroup and remove the box's (best effort: an empty one left behind
+    is removed by the next box)."""
+    try:
+        _write(os.path.dirname(folder) + "/cgroup.procs", str(os.getpid()))
+        os.rmdir(folder)
+    except OSError:
+        pass
+
+
 # ------------------------------------------------------------------ the supervisor
 
 
@@ -297,6 +384,16 @@ def _probe_layers(spec: dict) -> tuple[list[str], dict[str, str]]:
         layers.append("reaper")
     except OSError as exc:
         missing["reaper"] = exc.strerror or str(exc)
+    no_cgroup = None  # why root's box has no pids cgroup (reported after the other layers)
+    if os.geteuid() == 0 and spec.get("processes") is not None:  # root's processes are not counted by RLIMIT_NPROC
+        if "pids-cgroup" in spec["disabled"]:
+            no_cgroup = "turned off"
+        else:
+            try:  # before the namespaces: made as root of the machine
+                spec["cgroup"] = enter_pids_cgroup(int(spec["processes"]) + 2)  # + the supervisor and its probe
+                layers.append("pids-cgroup")
+            except OSError as exc:
+                no_cgroup = exc.strerror or str(exc)
     if "namespaces" in spec["disabled"]:
         missing["namespaces"] = "turned off"
     elif spec.get("probe") and not _namespaces_work(spec["network"]):  # tried in a throwaway child first: a
@@ -324,6 +421,8 @@ def _probe_layers(spec: dict) -> tuple[list[str], dict[str, str]]:
                 layers.append("landlock-scope")
     if not spec["network"] and "net-namespace" not in layers and "landlock-tcp" not in layers:
         missing.setdefault("network", "neither a network namespace nor Landlock's TCP rules are available")
+    if no_cgroup is not None:
+        missing["pids-cgroup"] = no_cgroup
     return layers, missing
 
 
@@ -346,6 +445,8 @@ def main() -> None:
         except ProcessLookupError:
             pass
     strays = _sweep()
+    if spec.get("cgroup"):
+        leave_pids_cgroup(spec["cgroup"])
     if status is None and not timed_out:
         status = 0
     report = {"layers": layers, "missing": missing, "timed_out": timed_out, "strays": max(0, strays - timed_out),

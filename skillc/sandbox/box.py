@@ -31,7 +31,7 @@ _BOX: Final = Path(_box.__file__)
 #: The most bytes of the target's stdout and of its stderr that are kept.
 MAX_OUTPUT: Final = 1 << 20
 #: The layers a caller (or `SKILLC_SANDBOX_OFF`) may turn off.
-OPTIONAL_LAYERS: Final = ("landlock", "namespaces")
+OPTIONAL_LAYERS: Final = ("landlock", "namespaces", "pids-cgroup")
 #: Seconds the parent waits past the timeout for the supervisor to report before it kills the box itself.
 GRACE_S: Final = 10.0
 #: The environment variable that turns layers off (comma-separated names from OPTIONAL_LAYERS).
@@ -95,6 +95,8 @@ _PREVENTS: Final = {
     "namespaces": "network use and processes outliving the box outside the reaper's reach",
     "network": "network connections",
     "reaper": "daemons outliving the box",
+    "pids-cgroup": "fork bombs run as root (the kernel does not count root's processes against RLIMIT_NPROC; the "
+                   "timeout still ends them)",
 }
 
 

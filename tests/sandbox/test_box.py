@@ -186,3 +186,19 @@ def test_available_layers_says_what_this_machine_gives() -> None:
     found = available_layers()
     assert set(found) == {"landlock", "namespaces"}
     assert found["landlock"].startswith("ABI ") == LANDLOCK
+
+
+def test_a_fork_bomb_is_held_to_the_process_limit(scratch: Path) -> None:
+    """RLIMIT_NPROC in the box's own user namespace, and as root (whose processes the kernel does not count) a pids
+    cgroup of the box's own; where neither is there, the box says so."""
+    code = ("import os, time\nn = 0\nwhile n < 400:\n    try:\n        pid = os.fork()\n    except OSError:\n"
+            "        break\n    if pid == 0:\n        time.sleep(30)\n        os._exit(0)\n    n += 1\nprint(n)\n")
+    box = run_confined([sys.executable, "-I", "-S", "-c", code], scratch=scratch, timeout_s=30, processes=32)
+    limited = "pids-cgroup" in box.layers or (os.geteuid() != 0 and "user-namespace" in box.layers)
+    if limited:
+        assert box.ok and int(box.stdout) <= 32, (box.stdout, box.stderr)
+    else:
+        assert "pids-cgroup" in dict(box.missing) or "user-namespace" not in box.layers, box.missing
+    if os.geteuid() == 0:  # the box's cgroup went with it
+        parent = _box._pids_parent()
+        assert parent is None or not [d for d in os.listdir(parent) if d.startswith("skillc-box-")]
