@@ -156,8 +156,18 @@ GUARD_NOT_SEPARABLE: Final = Code(
     "judge, so its replay takes the judge's default: such a candidate replays only the traces going that way.",
     _SKIP, _FULL, None, runnable=False, lang="json")
 
+UNWRITABLE_TRACE_NAME: Final = Code(
+    "SKM824", "unwritable-trace-name", E, "the trace names a tool, argument or value that `.skm` cannot write",
+    "An edit declares a trace's new tools with their arguments and results, calls tools with the arguments the "
+    "trace passed, and declares the values a model step writes, all under the names the trace gives them. A "
+    "name that is not an identifier (letters, digits and `_`, not starting with a digit) or that is a keyword "
+    "cannot be written in `.skm`, so the trace is dropped with the name shown; the machine and the archive stay "
+    "as they were. In the example a log calls a tool named `list+files`.",
+    _calls("ls", tool="list+files"), _FULL, "rename it in the log (letters, digits and `_`), or leave the trace out",
+    runnable=False, lang="json")
+
 ALL: Final[tuple[Code, ...]] = (UNREADABLE_DEV_TRACE, UNKNOWN_TRACE_FORMAT, MALFORMED_DEV_TRACE_LINE,
                                 INVALID_DEV_TRACE_RECORD, UNPAIRED_TOOL_CALL, NO_TRACE_OUTCOME, NO_DEV_TRACES,
                                 DAMAGED_ARCHIVE, ARCHIVE_OUT_OF_STEP, ARCHIVE_RECOVERED, REFINE_INTERRUPTED,
                                 ALIGNMENT_BYPASSES_RULE, CANDIDATE_FAILS_CHECK, CANDIDATE_BREAKS_REPLAY,
-                                GUARD_NOT_SEPARABLE)
+                                GUARD_NOT_SEPARABLE, UNWRITABLE_TRACE_NAME)

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from skillc.lsp.resolve import Key, Occurrence, Resolved, resolve
 from skillc.syntax import nodes as n
-from skillc.syntax.grammar import keyword_terminals, stdlib_path
+from skillc.syntax.grammar import is_name, stdlib_path
 from skillc.syntax.parser import parse
 
 RENAMEABLE = frozenset({"state", "variable", "tool", "instance", "fragment"})
@@ -57,7 +57,7 @@ def renameable(occ: Occurrence | None) -> Occurrence:
 def check_new_name(new: str, kind: str) -> None:
     if not _NAME.fullmatch(new):
         raise RenameError(f"`{new}` is not a name")
-    if new in set(keyword_terminals().values()) | {"true", "false", "none", "and", "or", "not", "in"}:
+    if not is_name(new):
         raise RenameError(f"`{new}` is a keyword")
 
 

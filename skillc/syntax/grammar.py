@@ -95,6 +95,18 @@ def keyword_terminals() -> dict[str, str]:
     return dict(_KEYWORDS)
 
 
+_NAME: Final = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+#: Words that are values or operators, not keywords of the grammar's terminals, and never names.
+_WORDS: Final = frozenset({"true", "false", "none", "and", "or", "not", "in"})
+
+
+def is_name(text: str) -> bool:
+    """Whether `text` can be written as a name (of a state, variable, tool, parameter or field): an identifier
+    that is no keyword."""
+    return _NAME.fullmatch(text) is not None and text not in _WORDS \
+        and text not in set(keyword_terminals().values())
+
+
 def arrow_terminal() -> str:
     """The name Lark gave the `->` terminal."""
     tables = shipped_tables()

@@ -16,11 +16,12 @@ from typing import Literal
 
 import attrs
 
-from skillc.diagnostics import Diagnostic
+from skillc.diagnostics import Diagnostic, make
+from skillc.improve import codes
 from skillc.improve.events import DevTrace
 from skillc.improve.gate import Entry, Select, gate
 from skillc.improve.refine.align import Aligned, Judge, align
-from skillc.improve.refine.edit import Candidate, propose
+from skillc.improve.refine.edit import Candidate, propose, unwritable_names
 from skillc.improve.replay import ReplayVerdict
 from skillc.ir.machine import Machine
 from skillc.syntax.parser import parse
@@ -69,6 +70,11 @@ class Verdict:
         return self.final.candidate.text if self.status != "dropped" and self.final.candidate else None
 
 
+def _shown(name: str) -> str:
+    """A name as a message shows it: characters that do not print (NUL, U+FEFF, a lone surrogate) as `\\uXXXX`."""
+    return "".join(c if c.isprintable() else f"\\u{ord(c):04x}" for c in name)
+
+
 def attempt(text: str, path: str, machine: Machine, trace: DevTrace, archive: Sequence[Entry], *,
             judge: Judge | None = None, only_reachable: bool = False, select: Select | None = None,
             skill: str | None = None, aligned: Aligned | None = None) -> tuple[Attempt, int]:
@@ -80,6 +86,13 @@ def attempt(text: str, path: str, machine: Machine, trace: DevTrace, archive: Se
     module, problems = parse(text, path)
     if module is None:
         return Attempt(aligned, failure=problems[0]), 0
+    unwritable = unwritable_names(machine, trace)
+    if unwritable:
+        name, what = unwritable[0]
+        return Attempt(aligned, failure=make(
+            codes.UNWRITABLE_TRACE_NAME, f"trace {trace.id[:12]} names {what} `{_shown(name)}`, which cannot be "
+            "a name in `.skm`", None, notes=[f"also `{_shown(n)}` ({w})" for n, w in unwritable[1:4]],
+            hint=codes.UNWRITABLE_TRACE_NAME.hint)), 0
     candidate = propose(module, machine, trace, aligned.alignment, archive)
     passage = gate(candidate.text, path, archive, subject=f"the machine edited for trace {trace.id[:12]}",
                    old=machine, select=select, skill=skill, own=(trace, aligned.alignment),

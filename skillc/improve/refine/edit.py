@@ -43,6 +43,7 @@ from skillc.ir import types as T
 from skillc.ir.evaluate import EvalError, evaluate, text
 from skillc.ir.machine import FALLBACK, OUTCOMES, Machine, Tool
 from skillc.syntax import nodes as n
+from skillc.syntax.grammar import is_name
 from skillc.syntax.printer import expr, print_module, print_node
 
 #: Where a step went: a state's name, or `END` with the trace's outcome.
@@ -609,6 +610,23 @@ def initial_values(machine: Machine) -> dict[str, object]:
     out: dict[str, object] = {v.name: 0 for v in machine.variables.values() if v.is_counter}
     out.update({v.name: v.init.value for v in machine.variables.values() if isinstance(v.init, ir.Const)})
     return out
+
+
+def unwritable_names(machine: Machine, trace: DevTrace) -> list[tuple[str, str]]:
+    """(name, what it names) for each name of the trace that an edit would write and `.skm` cannot (`is_name`):
+    a new tool's name and results, any call's arguments, the values a model step writes."""
+    declared = {t.casefold() for t in machine.tools}
+    found: list[tuple[str, str]] = []
+    for e in trace.events:
+        if e.kind == "tool" and e.tool:
+            new = e.tool.casefold() not in declared
+            found += [(e.tool, "a tool")] if new else []
+            found += [(k, f"an argument of `{e.tool}`") for k in e.args]
+            if new and isinstance(e.result, dict):
+                found += [(k, f"a result of `{e.tool}`") for k in e.result]
+        else:
+            found += [(k, "a value a model step writes") for k in (e.output or {}) if k not in PROTOCOL_KEYS]
+    return [(name, what) for name, what in dict.fromkeys(found) if not is_name(name)]
 
 
 def propose(module: n.Module, machine: Machine, trace: DevTrace, alignment: Alignment,

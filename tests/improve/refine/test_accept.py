@@ -116,3 +116,22 @@ def test_a_different_realignment_is_tried_and_can_be_accepted(monkeypatch: pytes
     v = accept(PARTIAL.read_text(encoding="utf-8"), str(PARTIAL), partial(), GOOD)
     assert calls == [False, True] and v.status == "realigned" and v.attempts[0].failure is not None
     assert v.text is not None and "tool read_back {" in v.text
+
+
+@pytest.mark.parametrize("event, shown", [
+    (Event("tool", tool="list+files", args={"path": "."}, result=OK), "a tool `list+files`"),
+    (Event("tool", tool="a\x00b", args={"command": "ls"}, result=OK), "a tool `a\\u0000b`"),
+    (Event("tool", tool="Bash\ufeff", args={"command": "ls"}, result=OK), "a tool `Bash\\ufeff`"),
+    (Event("tool", tool="bash", args={"c}mmand": "cat answer.txt"}, result=OK), "an argument of `bash` `c}mmand`"),
+    (Event("tool", tool="fetch_page", args={"url": "x"}, result={"model": "y"}), "a result of `fetch_page` `model`"),
+    (Event("model", text="Pick.", output={"my answer": "A"}), "a value a model step writes `my answer`"),
+])
+def test_a_name_that_cannot_be_written_drops_the_trace(event: Event, shown: str) -> None:
+    """Names from a log become `.skm` names; one that cannot be (found by bench/fuzz.py: it was SKM900) drops the trace
+    with SKM824, before any edit is made."""
+    text = PARTIAL.read_text(encoding="utf-8")
+    trace = DevTrace((event, *GOOD.events), "success", "chat")
+    v = accept(text, str(PARTIAL), partial(), trace)
+    assert v.status == "dropped" and v.reason is not None and str(v.reason.code) == "SKM824", v.reason
+    assert shown in v.reason.message
+    assert all(a.candidate is None for a in v.attempts)
