@@ -1,7 +1,7 @@
 """Fuzz the toolchain: N inputs (half grammar-generated, half mutated examples) through every stage.
 
     python bench/fuzz.py [--inputs 100000] [--jobs 2] [--seed 0]
-    python bench/fuzz.py --files [--per-command 10000] [--jobs 2] [--seed 0]
+    python bench/fuzz.py --files [--per-command 10000] [--jobs 2] [--seed 0] [--only "refine (chat)" …]
     python bench/fuzz.py --sizes
 
 Prints the number of inputs, how many parsed and how many checked clean, the
@@ -232,10 +232,14 @@ def _files_batch(args: tuple[list[str], int, int]) -> FileReport:
         return fuzz_files(commands, count, seed, Path(folder))
 
 
-def files_main(per_command: int, jobs: int, seed: int) -> None:
-    """`--files`: every command's file inputs, `per_command` each; a table and the internal errors."""
+def files_main(per_command: int, jobs: int, seed: int, only: list[str] | None = None) -> None:
+    """`--files`: every command's file inputs (or `only` those), `per_command` each; a table and the internal
+    errors. A command keeps its seed whether or not others run beside it."""
     commands = list(FILE_COMMANDS)
-    batches = [([c], per_command, seed * 1_000 + i) for i, c in enumerate(commands)]
+    unknown = sorted(set(only or ()) - set(commands))
+    if unknown:
+        sys.exit(f"no such command form: {', '.join(unknown)} (one of: {', '.join(commands)})")
+    batches = [([c], per_command, seed * 1_000 + i) for i, c in enumerate(commands) if not only or c in only]
     start = time.perf_counter()
     with multiprocessing.Pool(jobs) as pool:
         reports = pool.map(_files_batch, batches)
@@ -363,13 +367,14 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--files", action="store_true", help="fuzz every command's file inputs instead (issue 34)")
     ap.add_argument("--per-command", type=int, default=10_000, help="with --files: inputs per command")
+    ap.add_argument("--only", action="append", help="with --files: only this command form (repeatable)")
     ap.add_argument("--sizes", action="store_true", help="the largest input each command handles within 10 s")
     args = ap.parse_args()
     if args.sizes:
         sizes_main(10.0)
         return
     if args.files:
-        files_main(args.per_command, args.jobs, args.seed)
+        files_main(args.per_command, args.jobs, args.seed, args.only)
         return
     per = 2000
     batches = [(args.seed * 100_003 + i, min(per, args.inputs - i * per), i % 2)
