@@ -228,9 +228,8 @@ def test_many_sources_at_one_place_are_one_finding() -> None:
     assert len(found) == 1, [d.message for d in found]
     (d,) = found
     assert d.witness[0] == "`reply` is written by the model in `ask0`", d.witness
-    assert list(d.notes) == ["29 other sources reach this place the same way: `reply` is written by the model in `ask1`; "
-                       "`reply` is written by the model in `ask2`; `reply` is written by the model in `ask3`; and 26 "
-                       "more"], d.notes
+    named = "; ".join(f"`reply` is written by the model in `ask{i}`" for i in (1, 2, 3))
+    assert list(d.notes) == [f"29 other sources reach this place the same way: {named}; and 26 more"], d.notes
 
 
 # ---------------------------------------------------------------- SKM512: a quoted value read as an option

@@ -12,8 +12,9 @@ from skillc.frontends.markdown import build
 from skillc.registry import BY_CODE as REGISTRY
 from tests.conftest import codes
 
-_BOMB = ("---\nname: bomb\na0: &a0 [lol, lol, lol, lol, lol, lol, lol, lol, lol]\n" + "".join(
-    f"a{i}: &a{i} [" + ", ".join([f"*a{i - 1}"] * 9) + "]\n" for i in range(1, 9)) + "---\n# Skill\n\n1. Do it.\n").encode()
+_LEVELS = "".join(f"a{i}: &a{i} [" + ", ".join([f"*a{i - 1}"] * 9) + "]\n" for i in range(1, 9))
+_BOMB = ("---\nname: bomb\na0: &a0 [lol, lol, lol, lol, lol, lol, lol, lol, lol]\n" + _LEVELS
+         + "---\n# Skill\n\n1. Do it.\n").encode()
 
 CASES = {
     "empty": (b"", "SKM300", "is empty"),
