@@ -418,11 +418,19 @@ class Scheduler:
         doc.dirty = False
         generation = STATE.generation
         self.running.add(uri)
+        COLLECTOR.pause()
         try:
-            analysis = await asyncio.get_running_loop().run_in_executor(
-                _CHECKS, _analyse, uri, doc.path, text, overlay, generation, import_root(doc.path))
-        finally:
-            self.running.discard(uri)
+            try:
+                analysis = await asyncio.get_running_loop().run_in_executor(
+                    _CHECKS, _analyse, uri, doc.path, text, overlay, generation, import_root(doc.path))
+            finally:
+                self.running.discard(uri)
+            self._finish(ls, uri, doc, text, analysis)
+        finally:  # after the publish and the outline's preparation, in the checking thread
+            asyncio.get_running_loop().run_in_executor(_CHECKS, COLLECTOR.resume)
+
+    def _finish(self, ls: LanguageServer, uri: str, doc: Doc, text: str, analysis: Analysis) -> None:
+        """Keep a finished check and publish its findings, moved when only trivia changed since it started."""
         STATE.stats["checks"] += 1
         if STATE.stats["checks"] == 1:
             freeze_loaded()  # the grammar tables and Z3, loaded by the first check
@@ -1043,6 +1051,42 @@ def inlay_hint(ls: LanguageServer, params: lsp.InlayHintParams) -> list[lsp.Inla
 #: allocates millions of objects that live until it ends; with the default, collections took 0.2–0.5 s of a
 #: ~1 s check, and more the more analyses the server kept (each collection of the old generation walks them).
 GC_THRESHOLD = (50_000, 20, 100)
+
+
+class Collector:
+    """The cycle collector paused while a check runs and its findings are published, and run by the checking thread
+    after the publish: no collection lands on an edit's path (at 1,500 states a young collection took 4–13 ms of
+    each check and a middle one 120 ms of every twentieth). Checks of several documents nest; the collector runs
+    again when the last one is done."""
+
+    #: A middle-generation collection every this many checks (young ones after every check).
+    MIDDLE_EVERY = 10
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.paused = 0
+        self.checks = 0
+
+    def pause(self) -> None:
+        with self.lock:
+            self.paused += 1
+            gc.disable()
+
+    def resume(self) -> None:
+        """Collect (off the edit's path) and turn the collector back on once no check is under way."""
+        with self.lock:
+            self.paused -= 1
+            if self.paused:
+                return
+            self.checks += 1
+            middle = self.checks % self.MIDDLE_EVERY == 0
+        gc.collect(1 if middle else 0)
+        with self.lock:
+            if not self.paused:
+                gc.enable()
+
+
+COLLECTOR = Collector()
 
 
 def tune_gc() -> None:

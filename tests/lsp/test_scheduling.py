@@ -204,3 +204,23 @@ def test_no_check_reads_prompt_text() -> None:
 
     readers = [p.name for p in (ROOT / "skillc" / "check").glob("*.py") if ".prompt" in p.read_text()]
     assert readers == []
+
+
+def test_the_collector_is_paused_during_checks_and_runs_after_the_last() -> None:
+    """Checks nest (several documents); the collector is back on, after a collection, once the last is done."""
+    import gc
+
+    from skillc.lsp.server import Collector
+
+    collector = Collector()
+    was = gc.isenabled()
+    try:
+        collector.pause()
+        collector.pause()
+        assert not gc.isenabled()
+        collector.resume()
+        assert not gc.isenabled() and collector.checks == 0
+        collector.resume()
+        assert gc.isenabled() and collector.checks == 1
+    finally:
+        gc.enable() if was else gc.disable()
