@@ -168,6 +168,8 @@ class _Scan:
                  first_memo: dict[str, tuple[tuple[str, int, str], Origin] | None] | None = None) -> None:
         self.m, self.defs = m, defs
         self.findings: dict[tuple[str, bool, str, Span | None], Finding] = {}  # by (kind, quoted, context, place)
+        #: the sources that land at each finding's place the same way, each with its piece (`results` picks the first)
+        self.sources: dict[tuple[str, bool, str, Span | None], dict[Origin, Piece]] = {}
         self.options: set[Span | None] = set()  # the places of SKM512 findings
         self.previous: dict[_Key, frozenset[_State]] = {}
         self.current: dict[_Key, frozenset[_State]] = {}
@@ -194,16 +196,19 @@ class _Scan:
         why = shellctx.quoted_context(lexed, path=piece.origin.place)
         context = why or "as shell code"
         key = ("place" if piece.origin.place else "value", quoted, context, piece.span)
-        found = self.findings.get(key)
-        if found is None:
-            self.findings[key] = Finding(piece, quoted, context, why is None)
-            return
-        if piece.origin == found.piece.origin or piece.origin in found.others:
-            return
-        if _file_order(piece.origin) < _file_order(found.piece.origin):
-            self.findings[key] = attrs.evolve(found, piece=piece, others=(*found.others, found.piece.origin))
-        else:
-            self.findings[key] = attrs.evolve(found, others=(*found.others, piece.origin))
+        self.findings.setdefault(key, Finding(piece, quoted, context, why is None))
+        self.sources.setdefault(key, {}).setdefault(piece.origin, piece)
+
+    def results(self) -> list[Finding]:
+        """The findings, each with its first source in the file as the witness and the others counted on it."""
+        out = []
+        for key, f in self.findings.items():
+            pieces = self.sources.get(key)
+            if pieces:  # SKM512's findings choose their first source as they are made
+                first = min(pieces, key=_file_order)
+                f = attrs.evolve(f, piece=pieces[first], others=tuple(o for o in pieces if o != first))
+            out.append(f)
+        return out
 
     def _flush(self, state: _State) -> shellctx.State:
         """A lexer state; a pending whole-command value is reported, since more text follows it."""
@@ -411,7 +416,7 @@ def scan_command(m: Machine, value: ir.Expr, defs: dict[str, list[Definition]] |
     each variable, shared by the commands of one machine)."""
     scan = _Scan(m, defs if defs is not None else definitions(m), origin_memo, first_memo)
     scan.run(value)
-    return list(scan.findings.values())
+    return scan.results()
 
 
 def _file_order(o: Origin) -> tuple[str, int, str]:

@@ -597,8 +597,9 @@ class _Body:
             self.report(make(codes.UNKNOWN_OUTCOME, f"unknown outcome `{d.outcome}`", d.span, label="not an outcome",
                              hint=did_you_mean(d.outcome, OUTCOMES) or "outcomes: " + ", ".join(OUTCOMES)))
         item_spans: dict[str, Span] = {}
-        requires, predicates = self._evidence(_all(d.items, n.Requires), item_spans)
-        doc, provenance = self._annotations(_Kinds(d.items))
+        kinds = _Kinds(d.items)
+        requires, predicates = self._evidence(kinds(n.Requires), item_spans)
+        doc, provenance = self._annotations(kinds)
         # An unknown outcome is SKM121 above; the state keeps the text so later messages can name it.
         return State(d.name, "terminal", outcome=cast(Outcome, d.outcome), requires=requires, predicates=predicates,
                      doc=doc, provenance=provenance, span=d.span, item_spans=item_spans)
@@ -644,11 +645,12 @@ class _Body:
 
     def _fallback(self, d: n.Fallback) -> State:
         """The fallback terminal, which requires nothing."""
-        for r in _all(d.items, n.Requires):
+        kinds = _Kinds(d.items)
+        for r in kinds(n.Requires):
             self.report(make(codes.MISPLACED_ITEM, "the fallback requires no evidence", r.span,
                              label="not allowed here",
                              hint="runs end in the fallback exactly when evidence could not be produced"))
-        doc, provenance = self._annotations(_Kinds(d.items))
+        doc, provenance = self._annotations(kinds)
         return State(FALLBACK, "fallback", outcome="failed", doc=doc, provenance=provenance, span=d.span)
 
     # -------------------------------------------------------------- rules

@@ -18,11 +18,10 @@ from pathlib import Path
 
 from skillc.lsp.resolve import Key, Occurrence, Resolved, resolve
 from skillc.syntax import nodes as n
-from skillc.syntax.grammar import is_name, stdlib_path
+from skillc.syntax.grammar import NAME, is_name, stdlib_path
 from skillc.syntax.parser import parse
 
 RENAMEABLE = frozenset({"state", "variable", "tool", "instance", "fragment"})
-_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _SKIP_DIRS = {".git", ".venv", "venv", "node_modules", "__pycache__", ".hypothesis", ".pytest_cache", ".mypy_cache"}
 MAX_FILES = 5000
 
@@ -55,7 +54,7 @@ def renameable(occ: Occurrence | None) -> Occurrence:
 
 
 def check_new_name(new: str, kind: str) -> None:
-    if not _NAME.fullmatch(new):
+    if not NAME.fullmatch(new):
         raise RenameError(f"`{new}` is not a name")
     if not is_name(new):
         raise RenameError(f"`{new}` is a keyword")

@@ -95,16 +95,22 @@ def keyword_terminals() -> dict[str, str]:
     return dict(_KEYWORDS)
 
 
-_NAME: Final = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+#: An identifier, as the grammar's names are written.
+NAME: Final = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 #: Words that are values or operators, not keywords of the grammar's terminals, and never names.
 _WORDS: Final = frozenset({"true", "false", "none", "and", "or", "not", "in"})
+
+
+@functools.cache
+def _reserved() -> frozenset[str]:
+    """Every word that cannot be a name: the grammar's keywords and the value and operator words."""
+    return frozenset(keyword_terminals().values()) | _WORDS
 
 
 def is_name(text: str) -> bool:
     """Whether `text` can be written as a name (of a state, variable, tool, parameter or field): an identifier
     that is no keyword."""
-    return _NAME.fullmatch(text) is not None and text not in _WORDS \
-        and text not in set(keyword_terminals().values())
+    return NAME.fullmatch(text) is not None and text not in _reserved()
 
 
 def arrow_terminal() -> str:
