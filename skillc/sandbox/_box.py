@@ -145,8 +145,8 @@ def apply_landlock(readable: list[str], writable: list[str], *, network: bool, r
     return applied
 
 
-def _write_map(path: str, text: str) -> None:
-    """Write a /proc/self map file in one write."""
+def _write_control(path: str, text: str) -> None:
+    """Write a kernel control file (a /proc/self id map, a cgroup's `pids.max` or `cgroup.procs`) in one write."""
     with open(path, "w", encoding="ascii") as f:
         f.write(text)
 
@@ -161,9 +161,9 @@ def enter_namespaces(*, network: bool) -> list[str]:
     rest = CLONE_NEWPID | (0 if network else CLONE_NEWNET)
     names = ["pid-namespace"] + ([] if network else ["net-namespace"])
     if _LIBC.unshare(ctypes.c_int(CLONE_NEWUSER | rest)) == 0:
-        _write_map("/proc/self/setgroups", "deny")
-        _write_map("/proc/self/uid_map", f"{uid} {uid} 1")
-        _write_map("/proc/self/gid_map", f"{gid} {gid} 1")
+        _write_control("/proc/self/setgroups", "deny")
+        _write_control("/proc/self/uid_map", f"{uid} {uid} 1")
+        _write_control("/proc/self/gid_map", f"{gid} {gid} 1")
         return ["user-namespace", *names]
     err = ctypes.get_errno()
     if uid == 0 and _LIBC.unshare(ctypes.c_int(rest)) == 0:  # root without user namespaces (some containers)
@@ -246,14 +246,6 @@ def _alive(pid: int) -> bool:
     return True
 
 
-def _write(path: str, text: str) -> None:
-    fd = os.open(path, os.O_WRONLY)
-    try:
-        os.write(fd, text.encode("ascii"))
-    finally:
-        os.close(fd)
-
-
 def enter_pids_cgroup(limit: int) -> str:
     """As root, where the kernel does not count processes against RLIMIT_NPROC: a pids cgroup of this box's own,
     holding the supervisor (so the target and all it starts) to `limit` processes; its folder. OSError (with why)
@@ -271,8 +263,8 @@ def enter_pids_cgroup(limit: int) -> str:
     folder = os.path.join(parent, f"{_CGROUP_PREFIX}{os.getpid()}")
     os.mkdir(folder)
     try:
-        _write(folder + "/pids.max", str(limit))
-        _write(folder + "/cgroup.procs", str(os.getpid()))
+        _write_control(folder + "/pids.max", str(limit))
+        _write_control(folder + "/cgroup.procs", str(os.getpid()))
     except OSError:
         try:
             os.rmdir(folder)
@@ -285,7 +277,7 @@ def leave_pids_cgroup(folder: str) -> None:
     """Move the supervisor back to the parent cgroup and remove the box's (best effort: an empty one left behind
     is removed by the next box)."""
     try:
-        _write(os.path.dirname(folder) + "/cgroup.procs", str(os.getpid()))
+        _write_control(os.path.dirname(folder) + "/cgroup.procs", str(os.getpid()))
         os.rmdir(folder)
     except OSError:
         pass
