@@ -224,7 +224,8 @@ failures with terminals of their own."""
 
 CONVENTIONS: Final = """- **The compile unit is the folder.** The front matter's `allowed-tools` becomes `allow` with \
 the same entries, in the same spelling; take the kit tools you call with `use tools std(…)` (only those). \
-Loading the skill's own references with `read` needs `"Read"` in `allow`. A skill's `$ARGUMENTS` (or \
+Loading the skill's own references with `read` needs `"Read"` in `allow`; `"Read"`, `"Glob"`, `"Grep"` and \
+`"AskUserQuestion"` may always be added, since they never widen what the skill allows. A skill's `$ARGUMENTS` (or \
 `argument-hint`) is an `input`; so is anything else the run is given.
 - **Steps are states; knowledge is not.** Every action the skill tells the agent to do is a state, in the \
 skill's order. Tables, catalogues, tips and examples go into the prompt (or `doc`) of the state that needs \

@@ -290,6 +290,8 @@ def allow_line(folder: Folder) -> str:
     kit = sorted({c.tool for c in folder.capabilities if c.known})
     unknown = sorted({c.spelling for c in folder.capabilities if not c.known})
     line = f"`allowed-tools` becomes `allow {entries}`" + (f"; kit tools: {', '.join(kit)}" if kit else "") + "."
+    line += (' "Read", "Glob", "Grep" and "AskUserQuestion" may be added to `allow` when the machine reads the '
+             "skill's files or asks the user: they never widen what the skill allows.")
     if unknown:
         line += (f" No skillc implementation: {', '.join(unknown)} (their steps stay model states, or ask the "
                  "user through `ask_user`).")

@@ -39,7 +39,6 @@ import attrs
 from skillc.check import codes as check_codes
 from skillc.check.provenance import normalise
 from skillc.diagnostics import Code, Diagnostic, Severity, make
-from skillc.diagnostics import codes as diagnostics_codes
 from skillc.frontends.markdown import Draft, check_text, codes, source_name
 from skillc.frontends.markdown.card import Level, card
 from skillc.frontends.markdown.clauses import Clause
@@ -266,7 +265,7 @@ def drop_unbacked_rules(text: str, doc: Document) -> tuple[str, list[Diagnostic]
 #: Warnings newer than the corpus's recorded exchanges (corpus/llm), left out of what the model is told until the
 #: corpus is recorded again (a request that tells them would no longer match its recorded reply): `skillc check`
 #: and the build's own check still report them for the machine that is written.
-NOT_SENT_YET: frozenset[Code] = frozenset({diagnostics_codes.QUOTED_AS_OPTION})
+NOT_SENT_YET: frozenset[Code] = frozenset()
 
 
 
@@ -446,18 +445,27 @@ def numbered(doc: Document, start: int = 1, end: int | None = None) -> str:
 
 TASK = """Draft the machine first, then its rules over its own states, in the same reply:
 
-1. States in the skill's order, one per action; knowledge into the prompts that need it; `from "{source}":A-B` \
-on each state; `doc` says what it does.
-2. Tool states for everything the skill runs, reads, writes, fetches or asks (bundled scripts from `skill_dir`, \
+1. States in the skill's order, one per action, each with `from "{source}":A-B` over the lines of its own step \
+(a sub-step's lines, not its whole section) and a `doc` saying what it does. What the user asked for is \
+`input task: str`; the skill's named inputs and `$ARGUMENTS` are inputs too.
+2. Decisions stay where the skill makes them: an "if …"/"otherwise", a menu of options or "based on the task" is \
+a judge, guard or `ask_user` whose `from` holds the condition's line, with one edge per arm to that arm's own \
+state; "if X fails, run Y" is an edge from X's state to Y's; optional steps ("if needed", "optionally", \
+"suggest") have a path around them; "stop" or "report and stop" ends at a terminal with the skill's outcome.
+3. Tool states for everything the skill runs, reads, writes, fetches or asks (bundled scripts from `skill_dir`, \
 references read into the states that need them, `ask_user` for every question to the user); model and judge \
 states only produce text and labels.
-3. Terminals with the skill's outcomes; success requires what tool states produced (or a world predicate).
-4. Then the rules: every requirement, order, stop clause and data dependency of the skill that one of the rule \
+4. Knowledge goes word for word: at run time a state sees only its own prompt and doc, so copy the skill's \
+facts, defaults, caveats and prohibitions ("do not …", "never …") verbatim into the prompt or doc of each state \
+they govern.
+5. Terminals with the skill's outcomes; success requires what tool states produced (or a world predicate).
+6. Then the rules: every requirement, order, stop clause and data dependency of the skill that one of the rule \
 kinds can prove, over the states you drafted, each quoting its sentence of SKILL.md exactly, with `from`. \
 Content prohibitions stay in prompts.
-5. Before replying, check against what the build reports: a model state told to act, an unbound placeholder \
+7. Before replying, check against what the build reports: a model state told to act, an unbound placeholder \
 or a shell variable carried across calls, an example command run as a step, an output nobody reads, success \
-evidence made only by model text, a rule that holds trivially, a sentence of SKILL.md that landed nowhere."""
+evidence made only by model text, a rule that holds trivially, a sentence of SKILL.md that landed nowhere \
+(put it in the prompt or doc of the state it governs rather than widening a `from` past its step)."""
 
 
 class Compiler:
@@ -529,8 +537,8 @@ class Compiler:
                     found.append(make(codes.UNCOVERED_CLAUSE,
                                       f"this clause landed nowhere: \"{row.clause.text[:100]}\"",
                                       self.doc.span(row.clause.start, row.clause.end),
-                                      hint="add it to a state's prompt or doc, cover its line with `from`, or quote "
-                                           "it in a rule"))
+                                      hint="copy it into the prompt or doc of the state it governs, quote it in a "
+                                           "rule, or cover its line with the `from` of the state made from its step"))
         lines = text.splitlines()
         # A solver that ran out of time (SKM243, and the opaque value it leaves, SKM242) says how loaded the machine
         # is, not what is wrong with the draft: not sent back, so a request does not depend on the build's load.
