@@ -103,6 +103,8 @@ class DMachine:
     vars: dict[str, n.TypeExpr] = attrs.field(factory=dict)
     counters: dict[str, int] = attrs.field(factory=dict)
     inits: dict[str, n.Expr] = attrs.field(factory=dict)  # variables with an initial value
+    # Command holes the user gives (`input NAME: str`): where `quote()` cannot make a model's text safe.
+    inputs: dict[str, str] = attrs.field(factory=dict)
     terminals: dict[str, DTerminal] = attrs.field(factory=dict)
     rules: list[n.Rule] = attrs.field(factory=list)
     landings: dict[int, str] = attrs.field(factory=dict)  # clause index -> where it landed

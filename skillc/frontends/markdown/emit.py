@@ -60,6 +60,8 @@ def _declarations(d: DMachine, title: str) -> list[n.Stmt]:
                                   leading=("# The user answers these questions, not a model.",)))
     items.append(n.VarDecl("input", TASK, n.NamedType("str"), leading=("# What the user asked for.",),
                            blank_before=True))
+    items += [n.VarDecl("input", v, n.NamedType("str"), leading=(f"# Given by the user: {why}",))
+              for v, why in d.inputs.items()]
     items += [n.VarDecl("var", v, t, d.inits.get(v)) for v, t in d.vars.items()]
     items += [n.CounterDecl(c, limit) for c, limit in d.counters.items()]
     return items

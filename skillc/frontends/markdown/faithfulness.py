@@ -5,7 +5,10 @@ document alone. Each line is one requirement; phrases in double quotes are
 *anchors*: text of the document (markdown and whitespace ignored), located to
 the line where it first occurs. The states *at* an anchor are the states whose
 `from` range holds that line, the narrowest first ("main" states: all of the
-narrowest width). Every requirement is a graph or dataflow query over the IR:
+narrowest width). An anchor on a markdown heading that no state's range holds
+stands for its section (down to the next heading of the same or a higher
+level): its states are those whose ranges lie inside the section, all of them
+main. Every requirement is a graph or dataflow query over the IR:
 
 | line | holds when |
 |---|---|
@@ -60,6 +63,7 @@ class Requirement:
     words: tuple[str, ...]
     line: int
     text: str
+    sections: tuple[tuple[int, int] | None, ...] = ()  # per anchor: the section it heads (first, last line), or None
 
 
 @attrs.frozen
@@ -102,9 +106,30 @@ def _doc_index(text: str) -> tuple[str, list[int]]:
     return "".join(out), where
 
 
+_HEADING = re.compile(r"^ {0,3}(#{1,6})\s")
+
+
+def _sections(document: str) -> dict[int, tuple[int, int]]:
+    """Each markdown heading's line → its section: the heading to the line before the next of its level or higher."""
+    lines = document.split("\n")
+    heads: list[tuple[int, int]] = []
+    fenced = False
+    for i, raw in enumerate(lines, start=1):
+        if raw.lstrip().startswith(("```", "~~~")):
+            fenced = not fenced
+        elif not fenced and (m := _HEADING.match(raw)):
+            heads.append((i, len(m.group(1))))
+    out = {}
+    for k, (line, level) in enumerate(heads):
+        end = next((other - 1 for other, lv in heads[k + 1:] if lv <= level), len(lines))
+        out[line] = (line, end)
+    return out
+
+
 def parse_requirements(text: str, document: str) -> list[Requirement]:
     """The requirements of a file, anchored in the document's text."""
     flat, where = _doc_index(document)
+    sections = _sections(document)
     out: list[Requirement] = []
     for number, raw in enumerate(text.split("\n"), start=1):
         line = raw.split(" #")[0].strip() if not raw.lstrip().startswith("#") else ""
@@ -126,7 +151,8 @@ def parse_requirements(text: str, document: str) -> list[Requirement]:
             if at < 0:
                 raise RequirementsError(f"line {number}: anchor \"{anchor}\" is not in the document")
             lines.append(where[at])
-        out.append(Requirement(kind, tuple(quoted), tuple(lines), words, number, line))
+        out.append(Requirement(kind, tuple(quoted), tuple(lines), words, number, line,
+                               tuple(sections.get(n) for n in lines)))
         _arity(out[-1])
     return out
 
@@ -149,11 +175,25 @@ class Query:
         self.success = {n for n, s in m.states.items() if s.kind == "terminal" and s.outcome == "success"}
         self.prompts = {n: normalise(" ".join(x for x in (s.prompt, s.doc) if x)) for n, s in m.states.items()}
 
-    def at(self, line: int) -> list[str]:
-        """States whose `from` range holds a line, narrowest first."""
+    def at(self, line: int, section: tuple[int, int] | None = None) -> list[str]:
+        """States whose `from` range holds a line, narrowest first; none there, those inside the section it heads."""
         found = [(s.provenance.end - s.provenance.start, n) for n, s in self.m.states.items()
                  if s.provenance is not None and s.provenance.start <= line <= s.provenance.end]
+        if not found and section is not None:
+            found = [(s.provenance.end - s.provenance.start, n) for n, s in self.m.states.items()
+                     if s.provenance is not None and section[0] <= s.provenance.start
+                     and s.provenance.end <= section[1]]
         return [n for _, n in sorted(found)]
+
+    def anchor(self, r: Requirement, i: int) -> list[str]:
+        """The states at a requirement's i-th anchor."""
+        return self.at(r.lines[i], r.sections[i] if i < len(r.sections) else None)
+
+    def main_of(self, r: Requirement, i: int) -> set[str]:
+        """The main states at a requirement's i-th anchor (a section's: all of its states)."""
+        if self.at(r.lines[i]):
+            return self.main(r.lines[i])
+        return set(self.anchor(r, i))
 
     def _width(self, state: str) -> int:
         """How many lines past its first a state's `from` range covers (0 without one)."""
@@ -184,7 +224,7 @@ class Query:
     # ------------------------------------------------------------ one method per kind
 
     def order(self, r: Requirement) -> str:
-        a, b = self.main(r.lines[0]), self.main(r.lines[1])
+        a, b = self.main_of(r, 0), self.main_of(r, 1)
         if not a or not b:
             return "no state at " + ("the first" if not a else "the second") + " anchor"
         path = shortest_path(self.succ, self.m.start, lambda s: s in b and s not in a, blocked=a)
@@ -192,7 +232,7 @@ class Query:
 
     def reads(self, r: Requirement) -> str:
         # The producer is every state made from the anchor's line (a step and the states that revise it).
-        b, a = self.main(r.lines[0]), set(self.at(r.lines[1]))
+        b, a = self.main_of(r, 0), set(self.anchor(r, 1))
         if not a or not b:
             return "no state at an anchor"
         produced = {v for p in a for v in self.m.states[p].writes}
@@ -205,13 +245,13 @@ class Query:
     def _arm_targets(self, r: Requirement) -> list[tuple[str, str]]:
         """(state at the condition, edge target) pairs of states with two or more successors."""
         out = []
-        for d in self.at(r.lines[0]):
+        for d in self.anchor(r, 0):
             if len(self.succ[d]) >= 2 or self.m.states[d].kind == "judge":
                 out += [(d, t) for t in self.succ[d]]
         return out
 
     def branch(self, r: Requirement) -> str:
-        x = self.main(r.lines[1])
+        x = self.main_of(r, 1)
         if not x:
             return "no state at the target anchor"
         cond = self.m.states
@@ -225,8 +265,8 @@ class Query:
 
     def ends(self, r: Requirement) -> str:
         want = r.words[0]
-        starts = [(d, t) for d in self.at(r.lines[0]) for t in self.succ[d]]
-        starts += [(d, d) for d in self.at(r.lines[0]) if self.m.states[d].is_terminal]
+        starts = [(d, t) for d in self.anchor(r, 0) for t in self.succ[d]]
+        starts += [(d, d) for d in self.anchor(r, 0) if self.m.states[d].is_terminal]
         for _, t in starts:
             ends = self.terminals_after(t)
             named = [e for e in ends if self.m.states[e].kind == "terminal"]
@@ -235,13 +275,13 @@ class Query:
         return f"no edge at the clause leads only to `{want}` terminals"
 
     def goto(self, r: Requirement) -> str:
-        x = self.main(r.lines[1])
-        if any(t in x for d in self.at(r.lines[0]) for t in self.succ[d]):
+        x = self.main_of(r, 1)
+        if any(t in x for d in self.anchor(r, 0) for t in self.succ[d]):
             return ""
         return "no edge from the clause to the referenced step"
 
     def optional(self, r: Requirement) -> str:
-        x = self.main(r.lines[0])
+        x = self.main_of(r, 0)
         if not x:
             return "no state for it"
         if shortest_path(self.succ, self.m.start, self.success.__contains__, blocked=x) is None:
@@ -253,7 +293,7 @@ class Query:
 
     def loop(self, r: Requirement) -> str:
         bound = int(r.words[0])
-        x = set(self.at(r.lines[0]))
+        x = set(self.anchor(r, 0))
         for comp in sccs(self.m.states, self.succ):
             inside = set(comp)
             if not inside & x or (len(comp) == 1 and comp[0] not in self.succ[comp[0]]):
@@ -267,7 +307,7 @@ class Query:
         return "no loop through the clause"
 
     def once(self, r: Requirement) -> str:
-        x = self.main(r.lines[0])
+        x = self.main_of(r, 0)
         if not x:
             return "no state for it"
         for comp in sccs(self.m.states, self.succ):
@@ -276,14 +316,14 @@ class Query:
         return ""
 
     def required(self, r: Requirement) -> str:
-        x = self.main(r.lines[0])
+        x = self.main_of(r, 0)
         if not x:
             return "no state for it"
         path = shortest_path(self.succ, self.m.start, self.success.__contains__, blocked=x)
         return f"{' -> '.join(path)} never performs it" if path else ""
 
     def success_(self, r: Requirement) -> str:
-        x = self.main(r.lines[0])
+        x = self.main_of(r, 0)
         made = {v for s in x for v in self.m.states[s].writes}
         if not self.success:
             return "no success terminal"
@@ -292,12 +332,12 @@ class Query:
 
     def tool(self, r: Requirement) -> str:
         want = r.words[0]
-        if any(self._calls(s, want) for s in self.at(r.lines[0])):
+        if any(self._calls(s, want) for s in self.anchor(r, 0)):
             return ""
         return f"no tool state calls `{want}` there"
 
     def ask(self, r: Requirement) -> str:
-        if any(self._calls(s, "ask_user") for s in self.at(r.lines[0])):
+        if any(self._calls(s, "ask_user") for s in self.anchor(r, 0)):
             return ""
         return "the answer does not come from the user"
 

@@ -18,6 +18,7 @@ from pathlib import Path
 
 import attrs
 
+from skillc.check import shellctx
 from skillc.frontends.markdown import codes
 from skillc.frontends.markdown.arms import NEXT, Arms, Forward
 from skillc.frontends.markdown.clauses import FOREACH, Clause, first_word, strip_markup
@@ -521,10 +522,32 @@ class GraphBuilder:
             return s.name, s
         return None
 
+    def _unsafe_holes(self, parts: list[Part]) -> dict[str, str]:
+        """The holes of a command where a quoted model's text would still not be safe (the program, a here-document):
+        each with where it lands, as the injection check reads the command."""
+        out: dict[str, str] = {}
+        state = shellctx.START
+        for p in parts:
+            if isinstance(p, str):
+                state = shellctx.feed(state, p)
+                continue
+            if p[0] == "quote" and (where := shellctx.quoted_context(state)) is not None:
+                out.setdefault(p[1], where)
+            state = shellctx.feed(state, shellctx.QUOTED if p[0] in ("quote", "path") else shellctx.OPAQUE)
+        return out
+
     def _fill(self, parts: list[Part], said: str, lines: tuple[int, int]) -> DState | None:
-        """A model state giving the values of a command's holes (None when it has none); each is a `str` variable."""
+        """A model state giving the values of a command's holes (None when it has none); each is a `str` variable.
+        A hole where quoting cannot make a model's text safe is the user's to give instead (an `input`)."""
+        for h, where in self._unsafe_holes(parts).items():
+            if h not in self.d.vars and h not in (TASK, "workdir") and h not in {t.var for t in self.templates}:
+                step = " ".join(strip_markup(said).replace('"', "'").split())
+                step = step if len(step) <= 60 else step[:59] + "…"
+                self.d.inputs.setdefault(h, f"the command of \"{step}\" has it {where}, where a model's text "
+                                            "would not be safe even quoted")
+                self.d.var_names.taken.add(h)
         holes = [p[1] for p in parts if isinstance(p, tuple) and p[0] == "quote" and p[1] not in (TASK, "workdir")
-                 and p[1] not in {t.var for t in self.templates}]
+                 and p[1] not in {t.var for t in self.templates} and p[1] not in self.d.inputs]
         if not holes:
             return None
         shown = "".join(p if isinstance(p, str) else "<skill folder>" if p[0] == "path" else "{" + p[1] + "}"

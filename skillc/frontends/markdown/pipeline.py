@@ -29,6 +29,9 @@ if TYPE_CHECKING:
 RULE_CODES = {check_codes.REQUIRED_OPERATION_BYPASSED, check_codes.ORDER_VIOLATED,
               check_codes.FORBIDDEN_OPERATION_REACHABLE, check_codes.TERMINATION_RULE_VIOLATED,
               check_codes.DATA_RULE_VIOLATED}
+#: What makes the offline draft drop a rule (its sentence stays an instruction): it does not hold, or its quotation is
+#: too short to locate.
+DROPPED_RULE_CODES = RULE_CODES | {check_codes.QUOTATION_TOO_SHORT}
 #: Notes about the offline draft itself, dropped when the LLM compiler drafts the machine instead.
 OFFLINE_ONLY = {codes.NO_PROCEDURE, codes.UNKNOWN_ALLOWED_TOOL, codes.BASH_DECLARED_FOR_COMMANDS,
                 codes.RULE_NOT_PROVED, codes.COMMANDS_NOT_SHELL, codes.CONSTRUCT_NOT_ENCODED}
@@ -107,7 +110,8 @@ def structural_draft(doc: Document, skill: Path, output: Path | None,
     text = print_module(compiled.module)
     checked = check_text(text, skill, output)
     for _ in range(3):
-        broken = {d.span.start_pos[0]: d for d in checked.diagnostics if d.code in RULE_CODES and d.span is not None}
+        broken = {d.span.start_pos[0]: d for d in checked.diagnostics if d.code in DROPPED_RULE_CODES
+                  and d.span is not None}
         if not broken or checked.module is None:
             break
         for rule, line in _rules_at(checked.module, set(broken)):

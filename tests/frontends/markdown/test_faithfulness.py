@@ -150,6 +150,52 @@ def test_requirements_files_are_checked_against_the_document() -> None:
         parse_requirements('order "Read the file."', doc)
 
 
+_PHASES = """# Triage
+
+## Phase 1: Gather the issues
+
+Fetch the open issues.
+
+Fetch the open pull requests.
+
+## Phase 2: Report the triage
+
+Write the report.
+"""
+
+
+def _phases(tmp_path: Path, first: str, second: str, gather: str = "3-7") -> str:
+    """A machine for _PHASES whose states run `first` then `second` (lines of their own steps, not the headings)."""
+    (tmp_path / "SKILL.md").write_text(_PHASES)
+    lines = {"fetch": gather, "report": "11"}
+    body = "".join(f"""  model {name} {{
+    from "SKILL.md":{lines[name]}
+    prompt "Do it."
+    -> {after}
+  }}
+""" for name, after in ((first, second), (second, "done")))
+    path = tmp_path / "m.skm"
+    path.write_text(f"machine m {{\n  source \"SKILL.md\"\n  start {first}\n{body}"
+                    "  terminal done: success\n  fallback\n}\n")
+    checked = skillc.check(path)
+    assert checked.machine is not None, codes(checked.diagnostics)
+    return checked.machine
+
+
+def test_a_heading_no_state_holds_stands_for_its_section(tmp_path: Path) -> None:
+    reqs = parse_requirements('order "Gather the issues" before "Report the triage"\n'
+                              'required "Gather the issues"\nknowledge "Report the triage"', _PHASES)
+    assert reqs[0].sections == ((3, 8), (9, 12))
+    good = score(_phases(tmp_path, "fetch", "report", gather="5-7"), reqs)
+    assert [v.ok for v in good.verdicts] == [True, True, False], good.verdicts
+    assert good.verdicts[2].why == "it is in no state's instructions"  # knowledge asks of the heading's own line
+    bad = score(_phases(tmp_path, "report", "fetch", gather="5-7"), reqs)
+    assert "skips it" in bad.verdicts[0].why
+    # A state whose range holds the heading line is the anchor's state, as before: the section is not consulted.
+    held = score(_phases(tmp_path, "fetch", "report", gather="3-7"), reqs)
+    assert held.verdicts[0].ok and held.verdicts[1].ok
+
+
 # ---------------------------------------------------------------- rule kinds the checker proves
 
 

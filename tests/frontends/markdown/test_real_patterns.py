@@ -118,6 +118,43 @@ def test_placeholders_are_holes_filled_by_a_model_and_quoted(tmp_path: Path) -> 
     assert fill and type(m.variables["feature_branch"].type).__name__ == "StrT"
 
 
+def test_a_hole_quoting_cannot_make_safe_is_the_users_to_give(tmp_path: Path) -> None:
+    # The program a command runs, and a here-document's body: `quote()` of a model's text is not enough there
+    # (SKM511), so the offline draft asks the user for the value (an input) and still checks clean.
+    result = built(tmp_path, """# Ship
+
+## Procedure
+
+1. Run the tool directly:
+
+   ```bash
+   <burp-java> -jar burp.jar --project-file=x.burp
+   ```
+
+2. Update the PR body:
+
+   ```bash
+   gh pr edit 12 --body "$(cat <<'EOF'
+   <new-body>
+   EOF
+   )"
+   ```
+
+3. Merge the branch:
+
+   ```bash
+   git merge <feature-branch>
+   ```
+""")
+    assert result.ok and result.text is not None and result.machine is not None, codes(result.diagnostics)
+    m = result.machine
+    inputs = {v.name for v in m.variables.values() if v.is_input}
+    assert {"burp_java", "new_body"} <= inputs, inputs
+    assert "feature_branch" not in inputs  # a plain argument is still a model's, quoted
+    assert not any({"burp_java", "new_body"} & set(s.writes) for s in m.states.values())
+    assert "# Given by the user: the command of" in result.text and "as the program the command runs" in result.text
+
+
 @pytest.mark.parametrize("command, parts", [
     ("gh pr view {number}", ("gh pr view ", ("quote", "number"))),
     ("gh run view $RUN_ID --log", ("gh run view ", ("quote", "run_id"), " --log")),
