@@ -23,7 +23,7 @@ import fractions
 import math
 import re
 from collections.abc import Callable, Iterable, Sequence
-from typing import Any, Literal, TypeAlias, TypeGuard
+from typing import Any, Final, Literal, TypeAlias, TypeGuard
 
 import attrs
 import z3
@@ -623,10 +623,22 @@ def float_value(model: z3.ModelRef, term: z3.FPRef) -> float:
     return -0.0 if value.isZero() and value.isNegative() else out
 
 
+#: Z3 resource units a question may spend per millisecond of its budget: about a millisecond's work on one core
+#: of a 2026 laptop (Z3 counts 5,000–10,000 a millisecond on the project's 2-core CI box). A budget in units, not
+#: time, gives the same answer on a loaded or slow machine as on an idle one, so findings (and the LLM compiler's
+#: requests built from them) do not depend on the load.
+RLIMIT_PER_MS: Final = 5_000
+#: The wall clock a question may take, as a multiple of its budget: a backstop for a machine so slow or loaded that
+#: the budget in units would take longer.
+WALL_CLOCK_SLACK: Final = 10
+
+
 def solver(timeout_ms: int) -> z3.Solver:
-    """A solver that gives up (answers unknown) after `timeout_ms`."""
+    """A solver that gives up (answers unknown) past a budget of `timeout_ms` worth of Z3's resource units, the
+    same on every machine (or, as a backstop, after `timeout_ms` × WALL_CLOCK_SLACK of wall clock)."""
     s = z3.Solver()
-    s.set("timeout", timeout_ms)
+    s.set("rlimit", timeout_ms * RLIMIT_PER_MS)
+    s.set("timeout", timeout_ms * WALL_CLOCK_SLACK)
     return s
 
 

@@ -5,10 +5,12 @@ document alone. Each line is one requirement; phrases in double quotes are
 *anchors*: text of the document (markdown and whitespace ignored), located to
 the line where it first occurs. The states *at* an anchor are the states whose
 `from` range holds that line, the narrowest first ("main" states: all of the
-narrowest width). An anchor on a markdown heading that no state's range holds
-stands for its section (down to the next heading of the same or a higher
-level): its states are those whose ranges lie inside the section, all of them
-main. Every requirement is a graph or dataflow query over the IR:
+narrowest width). An anchor on a line that no state's range holds, when that
+line opens a block, stands for the block: a markdown heading for its section
+(down to the next heading of the same or a higher level), a list item for its
+nested lines (a step for its sub-steps). Its states are those whose ranges lie
+inside the block, all of them main. Every requirement is a graph or dataflow
+query over the IR:
 
 | line | holds when |
 |---|---|
@@ -107,19 +109,35 @@ def _doc_index(text: str) -> tuple[str, list[int]]:
 
 
 _HEADING = re.compile(r"^ {0,3}(#{1,6})\s")
+_ITEM = re.compile(r"^(\s*)(?:[-*+]|\d+[.)])\s")
+
+
+def _indent(line: str) -> int:
+    return len(line) - len(line.lstrip())
 
 
 def _sections(document: str) -> dict[int, tuple[int, int]]:
-    """Each markdown heading's line → its section: the heading to the line before the next of its level or higher."""
+    """The blocks lines open (first line → (first, last)): a markdown heading's section, to the line before the
+    next heading of its level or higher; a list item's nested lines, to the last line indented past its marker."""
     lines = document.split("\n")
     heads: list[tuple[int, int]] = []
+    out: dict[int, tuple[int, int]] = {}
     fenced = False
     for i, raw in enumerate(lines, start=1):
         if raw.lstrip().startswith(("```", "~~~")):
             fenced = not fenced
         elif not fenced and (m := _HEADING.match(raw)):
             heads.append((i, len(m.group(1))))
-    out = {}
+        elif not fenced and (item := _ITEM.match(raw)):
+            end = i
+            for j in range(i + 1, len(lines) + 1):
+                text = lines[j - 1]
+                if text.strip() and _indent(text) <= len(item.group(1)):
+                    break
+                if text.strip():
+                    end = j
+            if end > i:
+                out[i] = (i, end)
     for k, (line, level) in enumerate(heads):
         end = next((other - 1 for other, lv in heads[k + 1:] if lv <= level), len(lines))
         out[line] = (line, end)

@@ -196,6 +196,13 @@ def test_a_heading_no_state_holds_stands_for_its_section(tmp_path: Path) -> None
     assert held.verdicts[0].ok and held.verdicts[1].ok
 
 
+def test_a_list_item_with_sub_steps_stands_for_them() -> None:
+    doc = "# T\n\n1. Resolve the work:\n   - If given, use it.\n   - Otherwise inspect it.\n\n2. Classify it.\n- lone\n"
+    reqs = parse_requirements('order "Resolve the work" before "Classify it"\nrequired "lone"', doc)
+    assert reqs[0].sections == ((3, 5), None)  # an item without nested lines opens no block
+    assert reqs[1].sections == (None,)
+
+
 # ---------------------------------------------------------------- rule kinds the checker proves
 
 

@@ -1,0 +1,13 @@
+"""Put a run's reply in place atomically: python3 put.py REPLY_PATH FILE (FILE must hold one JSON object)."""
+
+import json
+import os
+import sys
+from pathlib import Path
+
+text = Path(sys.argv[2]).read_text(encoding="utf-8")
+json.loads(text)  # one JSON object, or this stops here
+tmp = sys.argv[1] + ".part"
+Path(tmp).write_text(text, encoding="utf-8")
+os.replace(tmp, sys.argv[1])
+print("written", sys.argv[1])
