@@ -199,8 +199,9 @@ OPAQUE_IN_GUARD: Final = Code(
     _m(_think('    when len(items) == 0 -> fallback\n    -> done\n'), extra='  var items: list[str] = ["x"]\n'))
 SOLVER_UNKNOWN: Final = Code(
     "SKM243", "solver-unknown", W, "the solver could not decide a question in time",
-    "Every Z3 question has a timeout (`smt-timeout-ms`, default 2000). An undecided question is reported, "
-    "never waited on.",
+    "Every Z3 question has a budget (`smt-timeout-ms`, default 2000): that many milliseconds' worth of Z3's "
+    "resource units, so the answer is the same on a loaded or slow machine, and ten times as long on the wall "
+    "clock as a backstop. An undecided question is reported, never waited on.",
     "# checked with --smt-timeout 1\n" + _m(_think("    when len(answer) * len(answer) * len(answer) == n * n * n + 1 "
                                                 "-> fallback\n    -> done\n"), extra="  input n: int\n"),
     "# checked with the default timeout\n" + _m(_think("    when len(answer) > n -> fallback\n    -> done\n"),
