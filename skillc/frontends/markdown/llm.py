@@ -468,6 +468,9 @@ evidence made only by model text, a rule that holds trivially, a sentence of SKI
 (put it in the prompt or doc of the state it governs rather than widening a `from` past its step)."""
 
 
+_FRAGMENT_NAMED = re.compile(r"\bfragment `(\w+)`")
+
+
 class Compiler:
     """One LLM build: the requests, the replies, the rounds."""
 
@@ -737,6 +740,15 @@ class Compiler:
                         break
                 else:
                     f = attrs.evolve(f, line=line - machine.lines[0] + 1)
+                    # A finding the instantiation of a fragment reports at its `use` line (a tool it calls that the
+                    # machine does not declare, a parameter it writes that is an input) may be the section's to
+                    # fix: it goes to that section too.
+                    named = _FRAGMENT_NAMED.search(f.message)
+                    section = next((p for p in parts if named and p.name == named.group(1)), None)
+                    if section is not None:
+                        out.setdefault(section.name, []).append(
+                            attrs.evolve(f, line=None, message=f"(reported at the machine's `use` line of this "
+                                                               f"fragment) {f.message}"))
             out.setdefault(owner, []).append(f)
         return out
 

@@ -366,6 +366,41 @@ def test_large_skills_are_drafted_section_by_section(tmp_path: Path) -> None:
     assert result.coverage == 1.0  # the fragments' `from` ranges cover the sections' clauses
 
 
+def test_a_fragment_finding_at_the_machines_use_line_goes_to_that_section_too(tmp_path: Path) -> None:
+    # Section two calls `bash`, which the outline does not declare: the instantiation reports it at the outline's
+    # `use` line, and the section that calls the tool is asked about it as well (it can drop the call).
+    skill = big_skill(tmp_path)
+    doc, _ = read_document(skill)
+    sections = split_sections(doc, 400)
+    signatures = ["fragment part1_release(task: str) -> (next)", "fragment part2_part_2(task: str) -> (next)"]
+    machine = ('machine release {\n  source "SKILL.md"\n  input task: str\n'
+               "  start one\n  use part1_release as one(task: task) -> (next: two)\n"
+               "  use part2_part_2 as two(task: task) -> (next: done)\n"
+               "  terminal done: success\n  fallback\n}\n")
+
+    def fragment(sig: str, lines: tuple[int, int], body: str) -> str:
+        uses = "  use tools std(bash)\n" if body == "tool" else ""
+        return (f"{sig} {{\n{uses}  start work\n  {body} work {{\n    from \"SKILL.md\":{lines[0]}-{lines[1]}\n"
+                + ("    call bash(command: \"true\")\n" if body == "tool" else "    prompt \"Collect the items.\"\n")
+                + "    -> next\n  }\n}\n")
+
+    one = fragment(signatures[0], (sections[0].start, sections[0].end), "model")
+    calls = fragment(signatures[1], (sections[1].start, sections[1].end), "tool")
+    fixed = fragment(signatures[1], (sections[1].start, sections[1].end), "model")
+    script = {"outputs": {
+        "build_outline": [{"skm": machine, "signatures": signatures}, {"skm": machine, "signatures": signatures}],
+        "build_section:part1_release": [{"skm": one, "rules": []}],
+        "build_section:part2_part_2": [{"skm": calls, "rules": []}, {"skm": fixed, "rules": []}],
+    }}
+    executor = ScriptedExecutor(script)
+    result = build(skill, output=skill.with_name("release.skm"), executor=executor,
+                   llm=LLMOptions(section_tokens=400))
+    assert any("calls tool `bash`" in e for e in result.rounds[0].errors), result.rounds[0].errors
+    assert result.rounds[1].parts == ("machine", "part2_part_2")
+    assert result.ok, codes(result.diagnostics)
+    assert executor.used["build_section:part2_part_2"] == 2
+
+
 # ---------------------------------------------------------------- schema and grammar export
 
 
