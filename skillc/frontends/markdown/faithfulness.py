@@ -65,7 +65,7 @@ class Requirement:
     words: tuple[str, ...]
     line: int
     text: str
-    sections: tuple[tuple[int, int] | None, ...] = ()  # per anchor: the section it heads (first, last line), or None
+    sections: tuple[tuple[int, int] | None, ...] = ()  # per anchor: the block its line opens (first, last), or None
 
 
 @attrs.frozen
@@ -194,7 +194,7 @@ class Query:
         self.prompts = {n: normalise(" ".join(x for x in (s.prompt, s.doc) if x)) for n, s in m.states.items()}
 
     def at(self, line: int, section: tuple[int, int] | None = None) -> list[str]:
-        """States whose `from` range holds a line, narrowest first; none there, those inside the section it heads."""
+        """States whose `from` range holds a line, narrowest first; none there, those inside the block it opens."""
         found = [(s.provenance.end - s.provenance.start, n) for n, s in self.m.states.items()
                  if s.provenance is not None and s.provenance.start <= line <= s.provenance.end]
         if not found and section is not None:
