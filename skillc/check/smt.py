@@ -625,8 +625,8 @@ def float_value(model: z3.ModelRef, term: z3.FPRef) -> float:
 
 #: Z3 resource units a question may spend per millisecond of its budget: about a millisecond's work on one core
 #: of a 2026 laptop (Z3 counts 5,000–10,000 a millisecond on the project's 2-core CI box). A budget in units, not
-#: time, gives the same answer on a loaded or slow machine as on an idle one, so findings (and the LLM compiler's
-#: requests built from them) do not depend on the load.
+#: time, gives the same answer on a loaded or slow machine as on an idle one (with the same Z3 release), so findings
+#: (and the LLM compiler's requests built from them) do not depend on the load.
 RLIMIT_PER_MS: Final = 5_000
 #: The wall clock a question may take, as a multiple of its budget: a backstop for a machine so slow or loaded that
 #: the budget in units would take longer.
