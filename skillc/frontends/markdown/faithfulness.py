@@ -45,6 +45,7 @@ import attrs
 from skillc.check.graph import reachable, sccs, shortest_path, successors
 from skillc.check.provenance import normalise
 from skillc.check.requirements import _other_definition
+from skillc.frontends.markdown.document import parse_document
 from skillc.ir.machine import Machine
 
 KINDS = ("order", "reads", "branch", "ends", "goto", "optional", "loop", "once", "required", "success", "tool",
@@ -65,7 +66,7 @@ class Requirement:
     words: tuple[str, ...]
     line: int
     text: str
-    sections: tuple[tuple[int, int] | None, ...] = ()  # per anchor: the block its line opens (first, last), or None
+    sections: tuple[tuple[int, int] | None, ...]  # per anchor: the block its line opens (first, last), or None
 
 
 @attrs.frozen
@@ -108,39 +109,28 @@ def _doc_index(text: str) -> tuple[str, list[int]]:
     return "".join(out), where
 
 
-_HEADING = re.compile(r"^ {0,3}(#{1,6})\s")
-_ITEM = re.compile(r"^(\s*)(?:[-*+]|\d+[.)])\s")
-
-
-def _indent(line: str) -> int:
-    return len(line) - len(line.lstrip())
-
-
 def _sections(document: str) -> dict[int, tuple[int, int]]:
-    """The blocks lines open (first line → (first, last)): a markdown heading's section, to the line before the
-    next heading of its level or higher; a list item's nested lines, to the last line indented past its marker."""
-    lines = document.split("\n")
-    heads: list[tuple[int, int]] = []
+    """The blocks lines open (first line → (first, last)), read from the document's markdown structure: a heading's
+    section, to the line before the next heading of its level or higher; a list item with nested lines, to its last
+    line (its sub-items included)."""
+    doc, _ = parse_document(document)
+    if doc is None:
+        return {}
     out: dict[int, tuple[int, int]] = {}
-    fenced = False
-    for i, raw in enumerate(lines, start=1):
-        if raw.lstrip().startswith(("```", "~~~")):
-            fenced = not fenced
-        elif not fenced and (m := _HEADING.match(raw)):
-            heads.append((i, len(m.group(1))))
-        elif not fenced and (item := _ITEM.match(raw)):
-            end = i
-            for j in range(i + 1, len(lines) + 1):
-                text = lines[j - 1]
-                if text.strip() and _indent(text) <= len(item.group(1)):
-                    break
-                if text.strip():
-                    end = j
-            if end > i:
-                out[i] = (i, end)
-    for k, (line, level) in enumerate(heads):
-        end = next((other - 1 for other, lv in heads[k + 1:] if lv <= level), len(lines))
-        out[line] = (line, end)
+    heads = [b for b in doc.blocks if b.kind == "heading"]
+    for k, h in enumerate(heads):
+        out[h.start] = (h.start, next((o.start - 1 for o in heads[k + 1:] if o.level <= h.level), len(doc.lines)))
+    parent = {b.item: b.parent_item for b in doc.blocks if b.item is not None}
+    extent: dict[int, tuple[int, int]] = {}
+    for b in doc.blocks:
+        item = b.item
+        while item is not None:  # a block extends its item and every item it is nested in
+            first, last = extent.get(item, (b.start, b.end))
+            extent[item] = (min(first, b.start), max(last, b.end))
+            item = parent.get(item)
+    for first, last in extent.values():
+        if last > first:
+            out.setdefault(first, (first, last))
     return out
 
 
@@ -205,7 +195,7 @@ class Query:
 
     def anchor(self, r: Requirement, i: int) -> list[str]:
         """The states at a requirement's i-th anchor."""
-        return self.at(r.lines[i], r.sections[i] if i < len(r.sections) else None)
+        return self.at(r.lines[i], r.sections[i])
 
     def main_of(self, r: Requirement, i: int) -> set[str]:
         """The main states at a requirement's i-th anchor (a section's: all of its states)."""
