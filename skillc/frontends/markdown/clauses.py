@@ -136,6 +136,12 @@ def strip_markup(text: str) -> str:
     return re.sub(r"\s+", " ", _EMPH.sub("", text)).strip()
 
 
+def shorten(text: str, limit: int) -> str:
+    """Text on one line, cut to `limit` characters with `…` when longer."""
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[:limit - 1] + "…"
+
+
 def split_sentences(text: str) -> list[tuple[str, int, int]]:
     """Sentences of a paragraph with their first and last line offsets inside the paragraph."""
     out: list[tuple[str, int, int]] = []

@@ -21,6 +21,7 @@ import attrs
 
 from skillc.diagnostics import Diagnostic, make
 from skillc.frontends.markdown import codes
+from skillc.frontends.markdown.clauses import shorten
 from skillc.frontends.markdown.document import FrontMatter
 from skillc.ir.machine import Machine
 from skillc.ir.toolkit import Capability, beyond, parse_allowed
@@ -106,11 +107,6 @@ def _literal(node: ast.AST | None) -> object:
         return None
 
 
-def _short(text: str, limit: int = 160) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= limit else text[:limit - 1] + "…"
-
-
 def _argparse(tree: ast.Module) -> list[str]:
     """`prog [options]` lines from argparse and click calls, in source order."""
     lines: list[str] = []
@@ -123,7 +119,7 @@ def _argparse(tree: ast.Module) -> list[str]:
         if name == "ArgumentParser":
             description = _literal(kwargs.get("description"))
             if isinstance(description, str) and description.strip():
-                lines.append(f"description: {_short(description)}")
+                lines.append(f"description: {shorten(description, 160)}")
         elif name in ("add_argument", "option", "argument"):
             flags = [a for a in (_literal(x) for x in node.args) if isinstance(a, str)]
             if not flags:
@@ -143,7 +139,7 @@ def _argparse(tree: ast.Module) -> list[str]:
                 parts.append(f"(default {default!r})")
             helptext = _literal(kwargs.get("help"))
             if isinstance(helptext, str) and helptext.strip():
-                parts.append(f"— {_short(helptext, 120)}")
+                parts.append(f"— {shorten(helptext, 120)}")
             lines.append("  " + " ".join(parts))
     # ast.walk is breadth-first; keep the source order of the arguments
     return lines
@@ -244,7 +240,7 @@ def reference_title(path: Path) -> tuple[str, int]:
     title = next((x.lstrip("#").strip() for x in body if x.startswith("#")), None)
     if title is None:
         title = next((x.strip() for x in body if x.strip()), "")
-    return _short(title, 120), len(lines)
+    return shorten(title, 120), len(lines)
 
 
 def read_folder(skill_md: Path, front: FrontMatter) -> Folder:
@@ -277,7 +273,7 @@ def _front(front: FrontMatter) -> list[str]:
     for key, value in front.raw.items():
         if key in ("name", "description", "allowed-tools"):
             continue
-        out.append(f"- {key}: {_short(str(value), 200)}")
+        out.append(f"- {key}: {shorten(str(value), 200)}")
     return out
 
 

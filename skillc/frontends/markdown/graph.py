@@ -21,7 +21,7 @@ import attrs
 from skillc.check import shellctx
 from skillc.frontends.markdown import codes
 from skillc.frontends.markdown.arms import NEXT, Arms, Forward
-from skillc.frontends.markdown.clauses import FOREACH, Clause, first_word, strip_markup
+from skillc.frontends.markdown.clauses import FOREACH, Clause, first_word, shorten, strip_markup
 from skillc.frontends.markdown.commands import Part, alternatives, cut, script_command, skill_documents, skill_files
 from skillc.frontends.markdown.diagram import is_diagram, parse_diagram
 from skillc.frontends.markdown.document import Document
@@ -539,15 +539,15 @@ class GraphBuilder:
     def _fill(self, parts: list[Part], said: str, lines: tuple[int, int]) -> DState | None:
         """A model state giving the values of a command's holes (None when it has none); each is a `str` variable.
         A hole where quoting cannot make a model's text safe is the user's to give instead (an `input`)."""
+        given = {TASK, "workdir", *(t.var for t in self.templates)}  # values the run itself supplies
         for h, where in self._unsafe_holes(parts).items():
-            if h not in self.d.vars and h not in (TASK, "workdir") and h not in {t.var for t in self.templates}:
-                step = " ".join(strip_markup(said).replace('"', "'").split())
-                step = step if len(step) <= 60 else step[:59] + "…"
+            if h not in self.d.vars and h not in given:
+                step = shorten(strip_markup(said).replace('"', "'"), 60)
                 self.d.inputs.setdefault(h, f"the command of \"{step}\" has it {where}, where a model's text "
                                             "would not be safe even quoted")
                 self.d.var_names.taken.add(h)
-        holes = [p[1] for p in parts if isinstance(p, tuple) and p[0] == "quote" and p[1] not in (TASK, "workdir")
-                 and p[1] not in {t.var for t in self.templates} and p[1] not in self.d.inputs]
+        holes = [p[1] for p in parts if isinstance(p, tuple) and p[0] == "quote" and p[1] not in given
+                 and p[1] not in self.d.inputs]
         if not holes:
             return None
         shown = "".join(p if isinstance(p, str) else "<skill folder>" if p[0] == "path" else "{" + p[1] + "}"

@@ -25,6 +25,7 @@ from collections.abc import Iterable, Iterator
 
 from skillc.diagnostics import Diagnostic, Span, make
 from skillc.frontends.markdown import codes
+from skillc.frontends.markdown.clauses import shorten
 from skillc.frontends.markdown.document import Document
 from skillc.ir import expr as ir
 from skillc.ir.machine import Machine, State
@@ -60,11 +61,6 @@ def command_text(state: State) -> str | None:
 
 def _span(state: State, item: str = "") -> Span | None:
     return state.span_of(item) if item else state.span
-
-
-def _short(text: str, limit: int = 80) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= limit else text[:limit - 1] + "…"
 
 
 # ---------------------------------------------------------------- SKM340 model text as evidence
@@ -125,7 +121,7 @@ def model_told_to_act(machine: Machine) -> list[Diagnostic]:
         sentence = told_to_act(s.prompt) if s.kind in ("model", "judge") and s.prompt else None
         if sentence:
             out.append(make(codes.MODEL_TOLD_TO_ACT, f"{s.kind} state `{s.name}` is told to act: "
-                            f"\"{_short(sentence)}\"", _span(s, "prompt"), label="a model only writes text",
+                            f"\"{shorten(sentence, 80)}\"", _span(s, "prompt"), label="a model only writes text",
                             hint="do the act in a tool state (bash, write, ask_user…) with the value the model "
                                  "produces"))
     return out
@@ -205,7 +201,7 @@ def examples_run(machine: Machine, doc: Document | None) -> list[Diagnostic]:
             continue
         hits = [i for i, line in enumerate(doc.lines, 1) if first in line]
         if hits and all(i in examples for i in hits):
-            out.append(make(codes.EXAMPLE_RUN_AS_STEP, f"tool state `{s.name}` runs `{_short(first, 60)}`, which the "
+            out.append(make(codes.EXAMPLE_RUN_AS_STEP, f"tool state `{s.name}` runs `{shorten(first, 60)}`, which the "
                             f"skill shows as an example (line {hits[0]})", _span(s, "call"),
                             hint="move the example into the prompt of the state it illustrates"))
     return out
@@ -257,7 +253,7 @@ def placeholders(machine: Machine) -> list[Diagnostic]:
                                 _span(s, "call"), hint="carry the value in a machine variable, or run both in one "
                                                         "command"))
         if re.fullmatch(r"\s*cd\s+[^;&|]+", command):
-            out.append(make(codes.UNBOUND_PLACEHOLDER, f"`{s.name}` only changes folder (`{_short(command, 40)}`): "
+            out.append(make(codes.UNBOUND_PLACEHOLDER, f"`{s.name}` only changes folder (`{shorten(command, 40)}`): "
                             "the next bash call starts in the work folder again", _span(s, "call"),
                             hint="pass `cwd:` to the calls that need the folder, or join the commands with &&"))
     return out
