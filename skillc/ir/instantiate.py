@@ -91,7 +91,7 @@ def _instance(u: n.Use, symbols: Symbols, fragments: Fragments, acc: _Building, 
     if fdef is None:
         report(make(codes.UNDEFINED_FRAGMENT, f"undefined fragment `{u.fragment}`", u.span, label="not defined",
                     hint=did_you_mean(u.fragment, list(fragments))
-                    or "define it with `fragment` or `import` the file that does"))
+                    or "define it with `fragment` or `import` the file that does", data={"fragment": u.fragment}))
         return NOT_EXPANDED
     if not fdef.ok:
         # The fragment's own errors are reported at the fragment; checking bindings against a
@@ -114,7 +114,7 @@ def _bind(fdef: FragmentDef, u: n.Use, bindings: tuple[n.Binding, ...], names: l
     for b in bindings:
         if b.name not in names:
             report(make(codes.FRAGMENT_BINDING, f"fragment `{fdef.name}` has no {what} `{b.name}`", b.span,
-                        label=f"unknown {what}", hint=did_you_mean(b.name, names)))
+                        label=f"unknown {what}", hint=did_you_mean(b.name, names), data={"fragment": fdef.name}))
             ok = False
         elif b.name in bound:
             report(make(codes.FRAGMENT_BINDING, f"{what} `{b.name}` is bound twice", b.span, label="again"))
@@ -168,14 +168,14 @@ def _counter_fits(fdef: FragmentDef, name: str, var: Variable, b: n.Binding, rep
     if name in fdef.state_written:
         report(make(codes.COUNTER_WRITTEN_BY_STATE, f"`{b.target}` is a counter, but a state of fragment `{fdef.name}` "
                     f"writes its parameter `{name}`", b.span, label="counter bound to a written parameter",
-                    hint="counters change only on edges; bind a plain `int` variable"))
+                    hint="counters change only on edges; bind a plain `int` variable", data={"fragment": fdef.name}))
         ok = False
     for a in (a for st in fdef.states.values() for e in st.edges for a in e.assigns if a.var == name):
         problem = counter_problem(var, a.op, a.value)
         if problem:
             report(make(codes.INVALID_COUNTER_ASSIGNMENT, f"fragment `{fdef.name}` changes parameter `{name}`, "
                         f"bound to counter `{b.target}`: {problem}", b.span, label="counter bound here",
-                        secondary=[Label(a.span, "assigned here")] if a.span else []))
+                        secondary=[Label(a.span, "assigned here")] if a.span else [], data={"fragment": fdef.name}))
             ok = False
     return ok
 
@@ -185,7 +185,7 @@ def _input_fits(fdef: FragmentDef, name: str, var: Variable, b: n.Binding, repor
     if var.is_input and name in fdef.written:
         report(make(codes.READ_ONLY_VARIABLE, f"`{b.target}` is an input, but fragment `{fdef.name}` writes "
                     f"its parameter `{name}`", b.span, label="input bound to a written parameter",
-                    hint=f"bind `{name}` to a `var` initialised from the input"))
+                    hint=f"bind `{name}` to a `var` initialised from the input", data={"fragment": fdef.name}))
         return False
     return True
 
@@ -198,12 +198,13 @@ def _tools_fit(fdef: FragmentDef, u: n.Use, tools: Mapping[str, Tool], report: R
         if mine is None:
             report(make(codes.UNDEFINED_TOOL, f"fragment `{fdef.name}` calls tool `{tool.name}`, which this "
                         "machine does not declare", u.span, label="needs a tool",
-                        hint=f"declare it: tool {tool.name}(…) -> (…)"))
+                        hint=f"declare it: tool {tool.name}(…) -> (…)", data={"fragment": fdef.name}))
             ok = False
         elif not signature_fits(mine, tool):
             report(make(codes.FRAGMENT_BINDING_TYPE, f"tool `{tool.name}` is declared with another signature than "
                         f"fragment `{fdef.name}` expects", u.span, label="signature differs",
-                        secondary=[Label(mine.span, "declared here")] if mine.span else []))
+                        secondary=[Label(mine.span, "declared here")] if mine.span else [],
+                        data={"fragment": fdef.name}))
             ok = False
     return ok
 

@@ -101,6 +101,7 @@ class Finding:
     where: str = "draft"
     excerpt: str = ""
     hint: str | None = None
+    fragment: str | None = None  # the fragment an instantiation finding is about (reported at its `use` line)
 
     def render(self) -> str:
         at = "" if self.line is None else f"SKILL.md line {self.line}" if self.where == "skill" else f"line {self.line}"
@@ -302,7 +303,8 @@ def _finding(d: Diagnostic, draft_path: str, doc: Document, lines: Sequence[str]
     local = re.compile(r"[^\s`'\"]*/" + re.escape(name) + r"\b")
     message = local.sub(name, d.message)
     hint = local.sub(name, d.hint) if d.hint else d.hint
-    return Finding(d.code, "error" if d.is_error else "warning", message, line, where, excerpt or "", hint)
+    return Finding(d.code, "error" if d.is_error else "warning", message, line, where, excerpt or "", hint,
+                   dict(d.data).get("fragment"))
 
 
 def feedback(findings: Sequence[Finding], what: str = "draft") -> str:
@@ -466,9 +468,6 @@ Content prohibitions stay in prompts.
 or a shell variable carried across calls, an example command run as a step, an output nobody reads, success \
 evidence made only by model text, a rule that holds trivially, a sentence of SKILL.md that landed nowhere \
 (put it in the prompt or doc of the state it governs rather than widening a `from` past its step)."""
-
-
-_FRAGMENT_NAMED = re.compile(r"\bfragment `(\w+)`")
 
 
 class Compiler:
@@ -743,8 +742,7 @@ class Compiler:
                     # A finding the instantiation of a fragment reports at its `use` line (a tool it calls that the
                     # machine does not declare, a parameter it writes that is an input) may be the section's to
                     # fix: it goes to that section too.
-                    named = _FRAGMENT_NAMED.search(f.message)
-                    section = next((p for p in parts if named and p.name == named.group(1)), None)
+                    section = next((p for p in parts if p.name == f.fragment), None) if f.fragment else None
                     if section is not None:
                         out.setdefault(section.name, []).append(
                             attrs.evolve(f, line=None, message=f"(reported at the machine's `use` line of this "
