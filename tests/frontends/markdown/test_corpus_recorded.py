@@ -9,36 +9,17 @@ tools/record_corpus.py; corpus/llm/README.md says how). Re-record a skill whose 
 from __future__ import annotations
 
 import os
-import re
-import sys
-import tomllib
-from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[3]
-CORPUS = ROOT / "corpus"
-SPLIT = tomllib.loads((CORPUS / "split.toml").read_text(encoding="utf-8"))
+from tests.frontends.markdown.corpus import CORPUS, SPLIT, documented, scores, totals
+
 TEST_IDS = SPLIT["test"]
-
-
-def replay(ids: list[str]) -> dict[str, tuple[int, int, str]]:
-    """(correct, total, why it failed) per skill, built by the LLM compiler replaying its recorded exchange."""
-    sys.path.insert(0, str(ROOT))
-    from bench.faithfulness import measure_real
-    from skillc.runtime.executors.recorded import RecordedExecutor
-
-    out = {}
-    for sid in ids:
-        executor = RecordedExecutor(CORPUS / "llm" / f"{sid}.exchange.jsonl")
-        ok, total, why, _ = measure_real(CORPUS / "skills" / sid, CORPUS / "requirements" / f"{sid}.req", executor)
-        out[sid] = (ok, total, why)
-    return out
 
 
 @pytest.fixture(scope="module")
 def scored() -> dict[str, tuple[int, int, str]]:
-    return replay(TEST_IDS)
+    return scores(TEST_IDS, recorded=True)
 
 
 def test_every_corpus_skill_has_a_recorded_exchange() -> None:
@@ -58,18 +39,11 @@ def test_every_recording_replays_to_a_checked_machine(scored: dict[str, tuple[in
 
 
 def test_the_docs_report_the_replayed_figure(scored: dict[str, tuple[int, int, str]]) -> None:
-    correct = sum(ok for ok, _, _ in scored.values())
-    total = sum(n for _, n, _ in scored.values())
-    text = " ".join((ROOT / "docs" / "build.md").read_text(encoding="utf-8").split())
-    shown = re.search(r"LLM compiler replaying the recorded exchanges: ([\d,]+)/([\d,]+)", text)
-    assert shown is not None and [int(x.replace(",", "")) for x in shown.groups()] == [correct, total]
+    assert documented(r"LLM compiler replaying the recorded exchanges: ([\d,]+)/([\d,]+)") == totals(scored)
 
 
 @pytest.mark.skipif(not os.environ.get("SKILLC_CORPUS_DEV"), reason="the dev half replays with SKILLC_CORPUS_DEV=1")
 def test_the_dev_half_replays_to_the_documented_figure() -> None:
-    scored = replay(SPLIT["dev"])
+    scored = scores(SPLIT["dev"], recorded=True)
     assert {sid: why for sid, (_, _, why) in scored.items() if why} == {}
-    text = " ".join((ROOT / "docs" / "build.md").read_text(encoding="utf-8").split())
-    shown = re.search(r"dev \(28 skills, 413 requirements\) \| [^|]+ \| ([\d,]+)/([\d,]+)", text)
-    assert shown is not None and [int(x.replace(",", "")) for x in shown.groups()] == \
-        [sum(ok for ok, _, _ in scored.values()), sum(n for _, n, _ in scored.values())]
+    assert documented(r"dev \(28 skills, 413 requirements\) \| [^|]+ \| ([\d,]+)/([\d,]+)") == totals(scored)
