@@ -253,6 +253,9 @@ def show(path: str, fmt: str) -> None:
               help="Seconds before a tool (bash or a --tools function) is stopped.")
 @click.option("--model-timeout", "model_timeout_s", type=SECONDS, default=120.0, show_default=True,
               help="Seconds one model request (openai:, anthropic: or local) may take.")
+@click.option("--max-tokens", type=click.IntRange(1, 1 << 20), default=8192, show_default=True,
+              help="Tokens of one model reply (openai: and anthropic:); a state that writes a whole report needs "
+                   "thousands.")
 @click.option("--step-deadline", "step_deadline_s", type=SECONDS, default=600.0, show_default=True,
               help="Seconds one model or judge step may take in all: requests, retries and Retry-After waits.")
 @click.option("--mode", type=click.Choice(["machine", "native", "prompt-only"]), default="machine", show_default=True,

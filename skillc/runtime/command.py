@@ -30,7 +30,7 @@ from skillc.ir import types as T
 from skillc.ir.machine import Machine
 from skillc.ir.suggest import did_you_mean
 from skillc.language import load_checked
-from skillc.runtime.executors import ExecutorError, make_executor, spec_file
+from skillc.runtime.executors import Budget, ExecutorError, make_executor, spec_file
 from skillc.runtime.executors.scripted import ScriptError
 from skillc.runtime.guard import refuse_resume_changes, refuse_trace_target
 from skillc.runtime.interaction import AskUser, Question
@@ -82,6 +82,9 @@ class RunConfig:
     workdir: str | None = None
     tool_timeout_s: float = 60.0
     model_timeout_s: float = 120.0
+    #: Tokens of one reply of the openai and anthropic executors: a state that writes a report or a file's content
+    #: needs thousands, and a reply cut short is not valid JSON.
+    max_tokens: int = 8192
     step_deadline_s: float = 600.0
     mode: Literal["machine", "native", "prompt-only"] = "machine"
     skill_dir: str | None = None
@@ -189,6 +192,9 @@ def run(config: RunConfig) -> RunReport:
             return RunReport(None, usage=Usage(f"no such folder: {c.workdir}", "--workdir"))
         if c.skill_dir is not None and not Path(c.skill_dir).is_dir():
             return RunReport(None, usage=Usage(f"no such folder: {c.skill_dir}", "--skill-dir"))
+        if isinstance(c.max_tokens, bool) or not isinstance(c.max_tokens, int) or c.max_tokens < 1:
+            return RunReport(None, usage=Usage(f"a reply needs at least 1 token (got {c.max_tokens!r})",
+                                               "--max-tokens"))
         refuse_trace_target(c.trace, [machine_path, c.journal, c.input_file, *c.tools, spec_file(executor_spec)])
         checked = load_checked(machine_path)
         if checked.machine is None:
@@ -200,7 +206,8 @@ def run(config: RunConfig) -> RunReport:
             if not isinstance(given, dict):
                 return RunReport(None, usage=Usage("the input file must hold a JSON object", "--input-file"))
         given.update(dict(_input_value(machine, raw) for raw in c.inputs))
-        executor = make_executor(executor_spec, base_url=c.base_url, strategy=c.strategy, timeout_s=c.model_timeout_s)
+        executor = make_executor(executor_spec, base_url=c.base_url, strategy=c.strategy, timeout_s=c.model_timeout_s,
+                                 budget=Budget(max_tokens=c.max_tokens))
         workdir = Path(c.workdir or ".").resolve()
         skill_dir = Path(c.skill_dir).resolve() if c.skill_dir is not None else default_skill_dir(machine)
         user = AskUser(answer=c.answer if callable(c.answer) else None, prepared=list(c.answers))

@@ -44,8 +44,33 @@ class Request:
         ))
 
 
+def _named(t: T.Type, out: dict[str, T.Type]) -> None:
+    """Records and named enums inside a type, in the order they are first met (into `out`, by name)."""
+    if isinstance(t, (T.OptionalT, T.ListT)):
+        _named(t.inner if isinstance(t, T.OptionalT) else t.item, out)
+    elif isinstance(t, T.MapT):
+        _named(t.value, out)
+    elif isinstance(t, T.EnumT) and t.name is not None:
+        out.setdefault(t.name, t)
+    elif isinstance(t, T.RecordT) and t.name not in out:
+        out[t.name] = t
+        for _, ft in t.fields:
+            _named(ft, out)
+
+
+def _definition(name: str, t: T.Type) -> str:
+    """What a record or a named enum of the contract is, in one line."""
+    if isinstance(t, T.EnumT):
+        return f"- `{name}` is exactly one of {', '.join(json.dumps(x) for x in t.labels)}"
+    assert isinstance(t, T.RecordT)
+    fields = "; ".join(f"`{f}`: {T.show(ft)}" + (" (may be null)" if isinstance(ft, T.OptionalT) else "")
+                       for f, ft in t.fields)
+    return f"- `{name}` is an object with exactly these keys: {fields}"
+
+
 def _contract(machine: Machine, state: State) -> str:
     lines = []
+    named: dict[str, T.Type] = {}
     for name in state.writes:
         t = machine.variables[name].type
         if isinstance(t, T.EnumT):
@@ -54,6 +79,13 @@ def _contract(machine: Machine, state: State) -> str:
             lines.append(f"- `{name}`: a JSON merge patch of {T.show(t)} (only the keys that change; null deletes)")
         else:
             lines.append(f"- `{name}`: {T.show(t)}")
+        if not isinstance(t, T.EnumT):  # its labels are on its own line already
+            _named(t, named)
+    if named:
+        # A state sees nothing of the machine but its own request: the records and enums its output holds are
+        # spelled out, or a model can only guess their keys and labels.
+        lines.append("Where:")
+        lines += [_definition(n, t) for n, t in named.items()]
     return "\n".join(lines)
 
 

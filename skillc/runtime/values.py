@@ -218,7 +218,9 @@ def _words(name: str, t: T.Type, path: list, e: jsonschema.ValidationError, patc
     where = _where(name, path, t)
     sub = _type_at(t, path, patch=patch)
     words = check_value(e.instance, sub, where) if sub is not None else []
-    return words[:1] or [f"{where}: {e.message}"]
+    # Every problem of the value at once (each missing field, not the first): a model told one at a time spends
+    # its retries finding the next.
+    return words or [f"{where}: {e.message}"]
 
 
 def _type_at(t: T.Type, path: list, patch: bool = False) -> T.Type | None:

@@ -107,3 +107,29 @@ def test_nan_is_not_json() -> None:
     machine, state = machine_writing(T.FloatT())
     _, errors = apply_outputs(machine, state, {}, {"x": float("nan"), "n": 1})
     assert errors and "not a JSON number" in errors[0]
+
+
+FINDING = T.RecordT("Finding", (("title", T.StrT()), ("severity", T.StrT()),
+                                ("confidence", T.EnumT(("high", "medium"), "Confidence")),
+                                ("to_verify", T.OptionalT(T.StrT()))))
+
+
+def test_every_problem_of_a_record_is_told_at_once() -> None:
+    """Three fields missing are three problems in one reply, not one a retry (a model once spent its three tries
+    learning a record's fields one by one)."""
+    machine, state = machine_writing(T.ListT(FINDING))
+    _, errors = apply_outputs(machine, state, {}, {"x": [{"confidence": "low", "to_verify": ["a"]}], "n": 0})
+    assert errors == ["x[0] is missing field `title`", "x[0] is missing field `severity`",
+                      "x[0].confidence must be one of high, medium (got 'low')", "x[0].to_verify must be a string"]
+
+
+def test_the_contract_spells_out_the_records_and_enums_it_holds() -> None:
+    """A state sees only its own request, so `list[Finding]` comes with Finding's keys and Confidence's labels."""
+    machine, state = machine_writing(T.ListT(FINDING))
+    text = build_request(machine, state, {}).messages[1]["content"]
+    assert text.endswith("- `x`: list[Finding]\n- `n`: int\nWhere:\n"
+                         "- `Finding` is an object with exactly these keys: `title`: str; `severity`: str; "
+                         "`confidence`: Confidence; `to_verify`: str? (may be null)\n"
+                         "- `Confidence` is exactly one of \"high\", \"medium\"")
+    plain, plain_state = machine_writing(T.IntT())
+    assert "Where:" not in build_request(plain, plain_state, {}).messages[1]["content"]

@@ -110,3 +110,36 @@ def test_anthropic_executor_uses_a_forced_tool_call() -> None:
         assert sent["system"].startswith("You carry out one step")
         failed = run(JUDGE, {}, {"draft": "x"}, executor=executor, retries=0)
         assert failed.terminal == "fallback" and "HTTP 529" in failed.error
+
+
+REPORTER = """machine report {
+  var text: str
+  start write_it
+  model write_it {
+    writes text
+    prompt "Write the report."
+    -> done
+  }
+  terminal done: partial { requires text }
+  fallback
+}
+"""
+
+
+def test_a_run_gives_each_reply_room_for_a_report(tmp_path) -> None:
+    """`skillc run` asks for 8,192 tokens a reply (a state that writes a whole report needs thousands; 1,024 cut
+    real reports short), and `--max-tokens` sets it; a budget below one token is a usage error, not a request."""
+    from skillc import api
+
+    machine = tmp_path / "m.skm"
+    machine.write_text(REPORTER, encoding="utf-8")
+    for given, sent in ((None, 8192), (300, 300)):
+        with FakeOpenAI([{"content": '{"text": "ok"}'}]) as fake:
+            extra = {} if given is None else {"max_tokens": given}
+            report = api.run(api.RunConfig(machine=str(machine), executor="openai:m", base_url=fake.url,
+                                           journal=None, workdir=str(tmp_path), **extra))
+        assert report.result is not None and report.result.outcome == "partial"
+        assert fake.requests[0]["max_tokens"] == sent
+    bad = api.run(api.RunConfig(machine=str(machine), executor="openai:m", base_url="http://127.0.0.1:9/v1",
+                                journal=None, workdir=str(tmp_path), max_tokens=0))
+    assert bad.result is None and bad.usage is not None and "--max-tokens" in str(bad.usage)
