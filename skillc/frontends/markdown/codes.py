@@ -207,6 +207,21 @@ ALLOW_WIDER_THAN_SKILL: Final = Code(
     "", "", "keep `allow` within the front matter's entries; if the skill really needs more, its author must "
     "add it to `allowed-tools`", runnable=False, lang="markdown")
 
+STEP_WITHOUT_STATE: Final = Code(
+    "SKM348", "step-without-state", W, "a numbered step of the skill has no state, though most of its siblings have",
+    "The machine has states made from at least half of the items of one numbered list (or checklist, or of the "
+    "`Step N`/`Phase N` headings of one level), but no state's `from` lies in this one: the step is "
+    "skipped on every run, or folded into a neighbour's range where nothing shows it.",
+    "", "", "make a state (or states) from the step, its `from` starting at the step's line", runnable=False,
+    lang="markdown")
+CONDITION_DECIDED_NOWHERE: Final = Code(
+    "SKM349", "condition-decided-nowhere", W, "a condition of the skill is decided by no state made from it",
+    "A sentence of the skill opens with a condition (\"If …\", \"Otherwise\", \"Unless …\"), and the "
+    "states whose `from` holds its line neither decide (a judge, an `ask_user`, two or more targets) nor are "
+    "an arm of a decision: every run goes the same way there.",
+    "", "", "decide at the condition's line (a judge, guards or ask_user whose `from` holds it), with an edge to "
+    "each arm's own state", runnable=False, lang="markdown")
+
 ALL: Final[tuple[Code, ...]] = (
     EMPTY_SKILL,
     BINARY_SKILL,
@@ -228,7 +243,7 @@ ALL: Final[tuple[Code, ...]] = (
     CONSTRUCT_NOT_ENCODED,
     STRICT_UNENCODED,
     STEP_OUTSIDE_ALLOWED_TOOLS,
-    MODEL_TEXT_EVIDENCE,  # the LLM compiler's own findings (SKM340-SKM347)
+    MODEL_TEXT_EVIDENCE,  # the LLM compiler's own findings (SKM340-SKM349)
     MODEL_TOLD_TO_ACT,
     UNREAD_OUTPUT,
     EXAMPLE_RUN_AS_STEP,
@@ -236,4 +251,6 @@ ALL: Final[tuple[Code, ...]] = (
     TRIVIAL_RULE,
     NO_RECORDED_REPLY,
     ALLOW_WIDER_THAN_SKILL,
+    STEP_WITHOUT_STATE,
+    CONDITION_DECIDED_NOWHERE,
 )

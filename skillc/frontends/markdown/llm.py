@@ -9,7 +9,8 @@
    and so is a JSON draft of `schema.MACHINE_SCHEMA`).
 2. **Check.** Rules whose quotation is not in the document (SKM312) or whose operation the machine does not
    have (SKM313) are dropped (blank lines keep the draft's line numbers); the text is checked. A draft that
-   checks clean is kept; the build's own smells (`smells.py`, SKM340–SKM345) and the clauses of the skill
+   checks clean is kept; the build's own smells (`smells.py`, SKM340–SKM345,
+   SKM348–SKM349) and the clauses of the skill
    that landed nowhere (SKM305) are computed on it.
 3. **Redraft.** Every finding goes back (no cap): the checker's errors grouped by code, most important
    first, then its warnings, the smells, the dropped rules and the uncovered clauses, each with its line of
@@ -448,25 +449,34 @@ def numbered(doc: Document, start: int = 1, end: int | None = None) -> str:
 TASK = """Draft the machine first, then its rules over its own states, in the same reply:
 
 1. States in the skill's order, one per action, each with `from "{source}":A-B` over the lines of its own step \
-(a sub-step's lines, not its whole section) and a `doc` saying what it does. What the user asked for is \
+(a sub-step's lines, not its whole section) and a `doc` saying what it does. Every numbered step, checklist item \
+and step heading of the skill is at least one state whose `from` starts at its line. A state reads what the step \
+before it produced when the skill uses it ("the failures", "the selected comments"). What the user asked for is \
 `input task: str`; the skill's named inputs and `$ARGUMENTS` are inputs too.
 2. Decisions stay where the skill makes them: an "if …"/"otherwise", a menu of options or "based on the task" is \
-a judge, guard or `ask_user` whose `from` holds the condition's line, with one edge per arm to that arm's own \
-state; "if X fails, run Y" is an edge from X's state to Y's; optional steps ("if needed", "optionally", \
-"suggest") have a path around them; "stop" or "report and stop" ends at a terminal with the skill's outcome.
+a judge, guard or `ask_user` whose `from` holds the condition's own line (the "If …", "Otherwise" or "When …" \
+line, the menu's line), with one edge per arm to that arm's own state; "if X fails, run Y" is an edge from X's \
+state to Y's; optional steps ("if needed", "optionally", "suggest") have a path around them; "stop" or "report \
+and stop" ends at a terminal with the skill's outcome. Every other step is on every path, in the skill's order: \
+a run skips a step only on an edge that one of the skill's own conditions guards.
 3. Tool states for everything the skill runs, reads, writes, fetches or asks (bundled scripts from `skill_dir`, \
-references read into the states that need them, `ask_user` for every question to the user); model and judge \
-states only produce text and labels.
+references read into the states that need them, a `read` state for each file the skill says to read, `ask_user` \
+for every question to the user); model and judge states only produce text and labels.
 4. Knowledge goes word for word: at run time a state sees only its own prompt and doc, so copy the skill's \
 facts, defaults, caveats and prohibitions ("do not …", "never …") verbatim into the prompt or doc of each state \
 they govern.
-5. Terminals with the skill's outcomes; success requires what tool states produced (or a world predicate).
+5. Terminals with the skill's outcomes; success requires what tool states produced (or a world predicate). The \
+user's request may name a file for the result ("write the review to REVIEW.md"): where the skill's result is a \
+report, plan, review or other text, a model state reads `task` for that path ("" when it names none), a `write` \
+state saves the result there when one is named, and that success terminal requires `exists(saved)`, \
+`saved` being the path the `write` returned.
 6. Then the rules: every requirement, order, stop clause and data dependency of the skill that one of the rule \
 kinds can prove, over the states you drafted, each quoting its sentence of SKILL.md exactly, with `from`. \
 Content prohibitions stay in prompts.
 7. Before replying, check against what the build reports: a model state told to act, an unbound placeholder \
 or a shell variable carried across calls, an example command run as a step, an output nobody reads, success \
-evidence made only by model text, a rule that holds trivially, a sentence of SKILL.md that landed nowhere \
+evidence made only by model text, a rule that holds trivially, a numbered step with no state, a condition that no \
+state made from its line decides, a sentence of SKILL.md that landed nowhere \
 (put it in the prompt or doc of the state it governs rather than widening a `from` past its step)."""
 
 

@@ -2,7 +2,7 @@
 
 The checker proves a machine well-formed; it cannot see that a model state was told to run a command, that a
 command still holds the skill's `<placeholder>`, or that an example was turned into a step. These smells are
-coded findings (SKM340–SKM345, and SKM305 for clauses that landed nowhere) that the LLM compiler sends back
+coded findings (SKM340–SKM345, SKM348–SKM349, and SKM305 for clauses that landed nowhere) that the LLM compiler sends back
 to the model with the checker's errors, and reports as warnings on the machine it keeps.
 
 | code | smell |
@@ -13,6 +13,8 @@ to the model with the checker's errors, and reports as warnings on the machine i
 | SKM343 | a command the skill shows as an example (an example section, "for example", sample output) run as a step |
 | SKM344 | an unbound placeholder (`<x>`, `{x}`, `$ARGUMENTS`) in a command literal, or a shell variable (or a lone `cd`) carried across calls |
 | SKM345 | a rule that holds trivially: over the start state, or forbidding a tool the machine declares and never calls |
+| SKM348 | a numbered step (list item, checklist item, `Step N` heading) with no state, where most of its siblings have |
+| SKM349 | a condition ("If …", "Otherwise") whose line's states neither decide nor are an arm of a decision |
 | SKM305 | a clause of the skill that landed nowhere in the machine |
 
 Every function is pure: a machine (and the document) in, diagnostics out, spans into the draft's text.
@@ -26,9 +28,10 @@ from collections.abc import Iterable, Iterator
 from skillc.diagnostics import Diagnostic, Span, make
 from skillc.frontends.markdown import codes
 from skillc.frontends.markdown.clauses import shorten
-from skillc.frontends.markdown.document import Document
+from skillc.frontends.markdown.document import Block, Document
+from skillc.frontends.markdown.phrases import unbold
 from skillc.ir import expr as ir
-from skillc.ir.machine import Machine, State
+from skillc.ir.machine import Machine, Provenance, State
 
 # ---------------------------------------------------------------- helpers
 
@@ -280,13 +283,108 @@ def trivial_rules(machine: Machine) -> list[Diagnostic]:
     return out
 
 
+# ---------------------------------------------------------------- SKM348 a step without a state
+
+_STEP_HEADING = re.compile(r"(?i)^(?:(?:step|phase|stage|part)\s*\d+[a-z]?\b|\d+[.)]\s)")
+
+
+def _made_from(machine: Machine) -> list[Provenance]:
+    """The `from` ranges of the machine's working states over this document."""
+    return [s.provenance for s in operations(machine) if s.provenance is not None]
+
+
+def _extent(blocks: tuple[Block, ...], k: int) -> tuple[int, int]:
+    """The lines of the step that block `k` opens: a list item with its nested lines, a heading with its section."""
+    b, end = blocks[k], blocks[k].end
+    for nxt in blocks[k + 1:]:
+        if b.kind == "heading":
+            if nxt.kind == "heading" and nxt.level <= b.level:
+                break
+        elif not (nxt.item == b.item or (nxt.depth > b.depth and nxt.kind != "heading")):
+            break
+        end = max(end, nxt.end)
+    return b.start, end
+
+
+def steps(doc: Document) -> list[list[tuple[Block, tuple[int, int]]]]:
+    """The document's groups of sibling steps (items of one numbered list or checklist, `Step N` headings of one
+    level under one parent), each step with its lines; groups of two or more."""
+    groups: dict[tuple[object, ...], list[tuple[Block, tuple[int, int]]]] = {}
+    for k, b in enumerate(doc.blocks):
+        if b.kind == "item" and b.first_in_item and (b.ordered or b.checkbox):
+            key: tuple[object, ...] = ("item", b.section, b.depth, b.parent_item)
+        elif b.kind == "heading" and _STEP_HEADING.match(unbold(b.text)):
+            key = ("heading", b.section[:-1], b.level)
+        else:
+            continue
+        groups.setdefault(key, []).append((b, _extent(doc.blocks, k)))
+    return [g for g in groups.values() if len(g) >= 2]
+
+
+def steps_without_state(machine: Machine, doc: Document | None) -> list[Diagnostic]:
+    if doc is None:
+        return []
+    made = _made_from(machine)
+    out = []
+    for group in steps(doc):
+        held = [any(p.start <= end and start <= p.end for p in made) for _, (start, end) in group]
+        if 2 * sum(held) < len(group):
+            continue  # a list the machine keeps as knowledge, a state or two drawing on it
+        with_states = [b.start for (b, _), h in zip(group, held, strict=True) if h]
+        for (b, _), h in zip(group, held, strict=True):
+            if not h:
+                out.append(make(codes.STEP_WITHOUT_STATE, f"the step at line {b.start} (\"{shorten(unbold(b.text), 60)}"
+                                f"\") has no state, though its siblings at line{'s' * (len(with_states) > 1)} "
+                                f"{', '.join(map(str, with_states[:4]))} have", doc.span(b.start, b.start),
+                                hint="make a state from the step, its `from` starting at the step's line"))
+    return out
+
+
+# ---------------------------------------------------------------- SKM349 a condition decided nowhere
+
+_CONDITION = re.compile(r"(?i)^(?:if|otherwise|else|unless|only if|in case)\b")
+
+
+def _decides(state: State) -> bool:
+    """The state chooses between two or more next states (a judge, an `ask_user`, or guarded edges)."""
+    if state.kind == "judge" or (state.call is not None and state.call.tool == "ask_user"):
+        return True
+    return len(set(state.successors)) >= 2
+
+
+def conditions_decided_nowhere(machine: Machine, doc: Document | None) -> list[Diagnostic]:
+    if doc is None:
+        return []
+    states = list(operations(machine))
+    arms = {t for s in machine.states.values() if _decides(s) for t in s.successors}
+    out = []
+    seen: set[int] = set()
+    for b in doc.blocks:
+        text = unbold(b.text).lstrip("-*0123456789.) ").strip()
+        if b.kind not in ("para", "item") or b.start in seen or not _CONDITION.match(text):
+            continue
+        held = [s for s in states if s.provenance is not None and s.provenance.start <= b.start <= s.provenance.end]
+        if not held or any(_decides(s) or s.name in arms for s in held):
+            continue
+        seen.add(b.start)
+        names = ", ".join(f"`{s.name}`" for s in held[:3])
+        one = len(held) == 1
+        out.append(make(codes.CONDITION_DECIDED_NOWHERE, f"the skill decides at line {b.start} "
+                        f"(\"{shorten(text, 60)}\"), but {names}, made from it, neither decide{'s' * one} nor "
+                        f"{'is an arm' if one else 'are arms'} of a decision", doc.span(b.start, b.start),
+                        hint="decide at the condition's line (a judge, guards or ask_user), an edge to each arm's "
+                             "own state"))
+    return out
+
+
 # ---------------------------------------------------------------- all of them
 
 def smells(machine: Machine, doc: Document | None = None, scripts: int = 0) -> list[Diagnostic]:
     """Every smell of a checked machine, in a stable order (by code, then position)."""
     found: Iterable[Diagnostic] = [*model_text_evidence(machine, doc, scripts), *model_told_to_act(machine),
                                    *unread_outputs(machine), *examples_run(machine, doc), *placeholders(machine),
-                                   *trivial_rules(machine)]
+                                   *trivial_rules(machine), *steps_without_state(machine, doc),
+                                   *conditions_decided_nowhere(machine, doc)]
     return sorted(found, key=lambda d: (d.code.code, d.span.start if d.span else -1, d.message))
 
 

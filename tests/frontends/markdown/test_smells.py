@@ -135,3 +135,75 @@ def test_model_text_evidence_when_the_skill_has_commands(tmp_path: Path) -> None
                 'tests."\n    -> done\n  }\n  terminal done: success { requires r }\n  fallback\n}\n')
     assert [str(d.code) for d in smells(m, doc)] == ["SKM340"]
     assert [str(d.code) for d in smells(m, None)] == []  # nothing to run: model text is the deliverable
+
+
+STEPS_SKILL = """# Release
+
+1. Run the tests.
+2. Build the package.
+3. Tag the release.
+4. Publish it.
+
+## Notes
+
+1. Tags are signed.
+2. Releases are immutable.
+3. The changelog is generated.
+
+If the tests fail, stop.
+"""
+
+
+def _steps_machine(skill: Path, froms: dict[str, str], decide: bool = False) -> str:
+    """A chain of model states, one per `from` range; with `decide`, the first routes on a judge's verdict."""
+    names = list(froms)
+    body = [f"  var {n}_out: str" for n in names] + ["  var ok: enum { pass, fail }" if decide else "",
+                                                    f"  start {names[0]}"]
+    for i, n in enumerate(names):
+        nxt = names[i + 1] if i + 1 < len(names) else "done"
+        body += [f"  model {n} {{", f"    writes {n}_out", f"    prompt \"Say what {n} did.\"",
+                 f'    from "{skill.name}":{froms[n]}', f"    -> {nxt}", "  }"]
+    if decide:
+        body[-2:-1] = ["    -> check"]
+        body += ["  judge check {", "    writes ok", '    prompt "Did the tests pass?"',
+                 f'    from "{skill.name}":14', "    when ok == fail -> stopped", "    -> done", "  }",
+                 "  terminal stopped: failed"]
+    reads = ", ".join(f"{n}_out" for n in names)
+    body += [f"  terminal done: success {{ requires {reads} }}", "  fallback"]
+    return "machine r {\n  source \"" + skill.name + "\"\n" + "\n".join(x for x in body if x) + "\n}\n"
+
+
+def test_a_numbered_step_without_a_state_among_siblings_that_have_one(tmp_path: Path) -> None:
+    skill = tmp_path / "SKILL.md"
+    skill.write_text(STEPS_SKILL, encoding="utf-8")
+    doc, _ = read_document(skill)
+    where = str(tmp_path / "m.skm")
+    skipped = machine(_steps_machine(skill, {"test": "3", "build": "4", "publish": "6"}), where)
+    found = [(str(d.code), d.message) for d in smells(skipped, doc)]
+    assert [c for c, _ in found if c == "SKM348"] == ["SKM348"]
+    assert "the step at line 5 (\"Tag the release.\") has no state, though its siblings at lines 3, 4, 6 have" in (
+        "\n".join(m for _, m in found))
+    whole = machine(_steps_machine(skill, {"test": "3", "build": "4", "tag": "5", "publish": "6"}), where)
+    assert "SKM348" not in [str(d.code) for d in smells(whole, doc)]
+    # A list the machine draws on once (a state over one note) is knowledge, not a procedure with a step left out.
+    drawn = machine(_steps_machine(skill, {"test": "3", "build": "4", "tag": "5", "publish": "6", "sign": "10"}),
+                    where)
+    assert "SKM348" not in [str(d.code) for d in smells(drawn, doc)]
+
+
+def test_a_condition_whose_states_decide_nothing(tmp_path: Path) -> None:
+    skill = tmp_path / "SKILL.md"
+    skill.write_text(STEPS_SKILL, encoding="utf-8")
+    doc, _ = read_document(skill)
+    where = str(tmp_path / "m.skm")
+    ignored = machine(_steps_machine(skill, {"test": "3", "build": "4", "tag": "5", "publish": "6",
+                                             "stop_check": "14"}), where)
+    found = [d.message for d in smells(ignored, doc) if str(d.code) == "SKM349"]
+    assert found == ["the skill decides at line 14 (\"If the tests fail, stop.\"), but `stop_check`, made from it, "
+                     "neither decides nor is an arm of a decision"]
+    decided = machine(_steps_machine(skill, {"test": "3", "build": "4", "tag": "5", "publish": "6"}, decide=True),
+                      where)
+    assert "SKM349" not in [str(d.code) for d in smells(decided, doc)]
+    # A condition no state was made from is knowledge (or a prompt's): not this smell's to judge.
+    unheld = machine(_steps_machine(skill, {"test": "3", "build": "4", "tag": "5", "publish": "6"}), where)
+    assert "SKM349" not in [str(d.code) for d in smells(unheld, doc)]
