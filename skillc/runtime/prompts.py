@@ -58,10 +58,15 @@ def _named(t: T.Type, out: dict[str, T.Type]) -> None:
             _named(ft, out)
 
 
+def _labels(t: T.EnumT) -> str:
+    """An enum's labels as the contract writes them: `exactly one of "a", "b"`."""
+    return f"exactly one of {', '.join(json.dumps(x) for x in t.labels)}"
+
+
 def _definition(name: str, t: T.Type) -> str:
     """What a record or a named enum of the contract is, in one line."""
     if isinstance(t, T.EnumT):
-        return f"- `{name}` is exactly one of {', '.join(json.dumps(x) for x in t.labels)}"
+        return f"- `{name}` is {_labels(t)}"
     assert isinstance(t, T.RecordT)
     fields = "; ".join(f"`{f}`: {T.show(ft)}" + (" (may be null)" if isinstance(ft, T.OptionalT) else "")
                        for f, ft in t.fields)
@@ -74,7 +79,7 @@ def _contract(machine: Machine, state: State) -> str:
     for name in state.writes:
         t = machine.variables[name].type
         if isinstance(t, T.EnumT):
-            lines.append(f"- `{name}`: exactly one of {', '.join(json.dumps(x) for x in t.labels)}")
+            lines.append(f"- `{name}`: {_labels(t)}")
         elif is_structured(t):
             lines.append(f"- `{name}`: a JSON merge patch of {T.show(t)} (only the keys that change; null deletes)")
         else:
