@@ -460,16 +460,17 @@ state to Y's; optional steps ("if needed", "optionally", "suggest") have a path 
 and stop" ends at a terminal with the skill's outcome. Every other step is on every path, in the skill's order: \
 a run skips a step only on an edge that one of the skill's own conditions guards.
 3. Tool states for everything the skill runs, reads, writes, fetches or asks (bundled scripts from `skill_dir`, \
-references read into the states that need them, a `read` state for each file the skill says to read, `ask_user` \
-for every question to the user); model and judge states only produce text and labels.
+references read into the states that need them, a `read` state for each file the skill says to read and for \
+each input file the user's request names ("the findings are in FINDINGS.md": a model state takes the path from \
+`task`), `ask_user` for every question to the user); model and judge states only produce text and labels.
 4. Knowledge goes word for word: at run time a state sees only its own prompt and doc, so copy the skill's \
 facts, defaults, caveats and prohibitions ("do not …", "never …") verbatim into the prompt or doc of each state \
 they govern.
 5. Terminals with the skill's outcomes; success requires what tool states produced (or a world predicate). The \
-user's request may name a file for the result ("write the review to REVIEW.md"): where the skill's result is a \
-report, plan, review or other text, a model state reads `task` for that path ("" when it names none), a `write` \
-state saves the result there when one is named, and that success terminal requires `exists(saved)`, \
-`saved` being the path the `write` returned.
+user's request may name files for the results ("write the review to REVIEW.md", "save the prompt to prompt.md and \
+the notes to NOTES.md"): where the skill's results are a report, plan, review or other text, a model state reads \
+`task` for each path ("" when it names none), a `write` state saves each result where one is named, and that \
+success terminal requires `exists(saved)` for each, `saved` being the path its `write` returned.
 6. Then the rules: every requirement, order, stop clause and data dependency of the skill that one of the rule \
 kinds can prove, over the states you drafted, each quoting its sentence of SKILL.md exactly, with `from`. \
 Content prohibitions stay in prompts.

@@ -286,6 +286,9 @@ def trivial_rules(machine: Machine) -> list[Diagnostic]:
 # ---------------------------------------------------------------- SKM348 a step without a state
 
 _STEP_HEADING = re.compile(r"(?i)^(?:(?:step|phase|stage|part)\s*\d+[a-z]?\b|\d+[.)]\s)")
+#: An item that states a rule rather than an action ("Always use …", "Never …", "Do not …"): a principle of a
+#: numbered list of principles belongs in the prompts of the states it governs, not in a state of its own.
+_RULE_ITEM = re.compile(r"(?i)^(?:\[[ x]\]\s*)?(?:always|never|do not|don't|avoid|prefer)\b")
 
 
 def _made_from(machine: Machine) -> list[Provenance]:
@@ -327,6 +330,7 @@ def steps_without_state(machine: Machine, doc: Document | None) -> list[Diagnost
     made = _made_from(machine)
     out = []
     for group in steps(doc):
+        group = [(b, lines) for b, lines in group if not _RULE_ITEM.match(unbold(b.text).strip())]
         held = [any(p.start <= end and start <= p.end for p in made) for _, (start, end) in group]
         if 2 * sum(held) < len(group):
             continue  # a list the machine keeps as knowledge, a state or two drawing on it

@@ -191,6 +191,18 @@ def test_a_numbered_step_without_a_state_among_siblings_that_have_one(tmp_path: 
     assert "SKM348" not in [str(d.code) for d in smells(drawn, doc)]
 
 
+def test_a_numbered_principle_is_not_a_step_left_out(tmp_path: Path) -> None:
+    skill = tmp_path / "SKILL.md"
+    skill.write_text("# Scan\n\n1. Check the version.\n2. Always pass `--metrics=off`.\n3. Run the scan.\n"
+                     "4. Never upload the results.\n5. Report the findings.\n", encoding="utf-8")
+    doc, _ = read_document(skill)
+    m = machine(_steps_machine(skill, {"version": "3", "scan": "5", "report": "7"}), str(tmp_path / "m.skm"))
+    assert "SKM348" not in [str(d.code) for d in smells(m, doc)]  # the principles belong in the scan's prompt
+    m = machine(_steps_machine(skill, {"version": "3", "report": "7"}), str(tmp_path / "m.skm"))
+    assert [d.message for d in smells(m, doc) if str(d.code) == "SKM348"] == [
+        "the step at line 5 (\"Run the scan.\") has no state, though its siblings at lines 3, 7 have"]
+
+
 def test_a_condition_whose_states_decide_nothing(tmp_path: Path) -> None:
     skill = tmp_path / "SKILL.md"
     skill.write_text(STEPS_SKILL, encoding="utf-8")
