@@ -28,7 +28,7 @@ from skillc.ir.machine import Edge, Machine, State
 if TYPE_CHECKING:
     import z3
 
-    from skillc.check.smt import Encoder
+    from skillc.check.smt import Encoder, Solver
 
 #: Up to this many edges a state's shadowing questions take the disjunction of the earlier guards (cheap for few);
 #: past it, a second solver that keeps their negations (linear in the edges: a 500-rule ASL Choice).
@@ -139,7 +139,7 @@ def _live(st: State) -> tuple[Edge, ...]:
     return st.edges[: first_default + 1]
 
 
-def _analyse_state(st: State, enc: Encoder, s: z3.Solver, timeout: int) -> list[Verdict]:
+def _analyse_state(st: State, enc: Encoder, s: Solver, timeout: int) -> list[Verdict]:
     """For each edge: ("dead" | "shadowed" | "unknown" | "ok", witness lines, index of the shadowing edge).
 
     Whether an edge is shadowed is first asked of a second solver that holds the negation of every earlier guard,
@@ -157,7 +157,7 @@ def _analyse_state(st: State, enc: Encoder, s: z3.Solver, timeout: int) -> list[
     guards = [z3.BoolVal(True) if e.guard is None else enc.fires(e.guard) for e in live]
     s.push()
     s.add(*enc.domain)
-    uncovered: z3.Solver | None = None  # the cases no earlier edge takes: the domain and each earlier guard negated
+    uncovered: Solver | None = None  # the cases no earlier edge takes: the domain and each earlier guard negated
     if len(live) > _FEW_EDGES:  # a solver of its own costs more than the disjunction of a few guards
         uncovered = solver(timeout)
         uncovered.add(*enc.domain)
@@ -178,7 +178,7 @@ def _analyse_state(st: State, enc: Encoder, s: z3.Solver, timeout: int) -> list[
     return out
 
 
-def _verdict(e: Edge, g: z3.BoolRef, s: z3.Solver, uncovered: z3.Solver | None,
+def _verdict(e: Edge, g: z3.BoolRef, s: Solver, uncovered: Solver | None,
              previous: list[z3.BoolRef]) -> Verdict:
     """One edge's verdict, without the witness of a shadowed one: dead (its guard cannot hold), shadowed (no case
     it admits is left by the earlier edges), unknown (the solver gave up) or ok."""
@@ -200,7 +200,7 @@ def _verdict(e: Edge, g: z3.BoolRef, s: z3.Solver, uncovered: z3.Solver | None,
     return ("unknown", [], None) if r == z3.unknown else ("ok", [], None)
 
 
-def _first_cover(s: z3.Solver, g: z3.BoolRef, previous: list[z3.BoolRef]) -> tuple[int | None, z3.ModelRef | None]:
+def _first_cover(s: Solver, g: z3.BoolRef, previous: list[z3.BoolRef]) -> tuple[int | None, z3.ModelRef | None]:
     """The first earlier edge j such that edges 0..j take every case of `g`, and a case edge j takes."""
     import z3  # lazy: see _analyse_state
 

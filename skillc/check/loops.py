@@ -33,9 +33,8 @@ from skillc.ir import expr as ir
 from skillc.ir.machine import Edge, Machine, State, Variable
 
 if TYPE_CHECKING:
-    import z3
 
-    from skillc.check.smt import Encoder
+    from skillc.check.smt import Encoder, Solver
 
 
 @attrs.frozen
@@ -176,7 +175,7 @@ def _check_increment_guards(m: Machine, context: CheckContext | None) -> Iterato
         yield from _increment_question(st, e, var, eff, enc, s, proven, key)
 
 
-def _increment_question(st: State, e: Edge, var: Variable, eff: Effect, enc: Encoder, s: z3.Solver, proven: set[str],
+def _increment_question(st: State, e: Edge, var: Variable, eff: Effect, enc: Encoder, s: Solver, proven: set[str],
                         key: str) -> Iterator[Diagnostic]:
     """Ask whether the edge can fire with its assignments taking `var` past its maximum."""
     import z3  # optional extra, loaded only when a counter can overflow (start-up)

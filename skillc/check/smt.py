@@ -633,13 +633,52 @@ RLIMIT_PER_MS: Final = 5_000
 WALL_CLOCK_SLACK: Final = 10
 
 
-def solver(timeout_ms: int) -> z3.Solver:
+class Solver:
+    """A Z3 solver in a context of its own, so that its answers depend only on the questions it is asked.
+
+    Z3 keeps caches per context (rewrites, regular-expression derivatives), and a question's cost in resource
+    units depends on them: in the shared default context a question near its budget could be decided after
+    some earlier work in the process and not after other work (one build per process got one verdict, many
+    builds in one process, as the API, the LSP server and the benches run them, another). The terms the
+    encoder builds stay in the default context; each formula given to `add` or `check` is translated into
+    this solver's context, and a model is translated back, so callers see plain z3 terms and models.
+    """
+
+    def __init__(self, timeout_ms: int) -> None:
+        self.ctx = z3.Context()
+        self._solver = z3.Solver(ctx=self.ctx)
+        self._solver.set("rlimit", timeout_ms * RLIMIT_PER_MS)
+        self._solver.set("timeout", timeout_ms * WALL_CLOCK_SLACK)
+
+    def _in(self, formulas: Iterable[z3.BoolRef]) -> list[z3.BoolRef]:
+        return [f.translate(self.ctx) for f in formulas]
+
+    def add(self, *formulas: z3.BoolRef) -> None:
+        """Assert the formulas (terms of the default context)."""
+        self._solver.add(*self._in(formulas))
+
+    def push(self) -> None:
+        """A backtracking point for `pop`."""
+        self._solver.push()
+
+    def pop(self) -> None:
+        """Drop what was added since the matching `push`."""
+        self._solver.pop()
+
+    def check(self, *assumptions: z3.BoolRef) -> z3.CheckSatResult:
+        """sat, unsat or unknown, under the assertions and these assumptions."""
+        return self._solver.check(*self._in(assumptions))
+
+    def model(self) -> z3.ModelRef:
+        """The last `check`'s model, over terms of the default context."""
+        return self._solver.model().translate(z3.main_ctx())
+
+
+def solver(timeout_ms: int) -> Solver:
     """A solver that gives up (answers unknown) past a budget of `timeout_ms` worth of Z3's resource units, the
-    same on every machine (or, as a backstop, after `timeout_ms` × WALL_CLOCK_SLACK of wall clock)."""
-    s = z3.Solver()
-    s.set("rlimit", timeout_ms * RLIMIT_PER_MS)
-    s.set("timeout", timeout_ms * WALL_CLOCK_SLACK)
-    return s
+    same on every machine (or, as a backstop, after `timeout_ms` × WALL_CLOCK_SLACK of wall clock), in a context
+    of its own (`Solver`)."""
+    return Solver(timeout_ms)
 
 
 def canonical_key(m: Machine, exprs: Iterable[ir.Expr | None], *, keep_names: bool = False) -> str:

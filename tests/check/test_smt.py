@@ -190,3 +190,23 @@ def test_ctrl_c_during_a_solver_call_reaches_python() -> None:
         timer.cancel()
         signal.signal(signal.SIGINT, previous)
     raise AssertionError("the interrupt was swallowed by Z3")
+
+
+def test_each_solver_asks_in_a_context_of_its_own() -> None:
+    """A question's answer depends only on the question: each solver works in a fresh Z3 context (the default one
+    keeps caches from whatever the process asked before), and its models come back over the default context."""
+    import z3
+
+    from skillc.check import smt
+
+    x = z3.Int("x")
+    a, b = smt.solver(100), smt.solver(100)
+    assert len({id(a.ctx), id(b.ctx), id(z3.main_ctx())}) == 3
+    a.add(x > 3)
+    a.push()
+    a.add(x < 3)
+    assert a.check() == z3.unsat
+    a.pop()
+    assert a.check(x < 5) == z3.sat
+    assert a.model().eval(x).as_long() == 4  # a model over the caller's own term
+    assert b.check(x < 5) == z3.sat  # nothing of `a` was asserted in `b`
