@@ -116,7 +116,7 @@ def test_every_option_has_help() -> None:
 
 # The token figures of the README and docs/runtime.md are measured by bench/tokens.py, whose counts do not
 # depend on the machine's load; these tests measure them again on the current code. T = 25 and 50 take a few
-# seconds; SKILLC_DOCS_ALL_HORIZONS=1 adds T = 100 and 200 (about 20 s more), whose rows the README quotes.
+# seconds; SKILLC_DOCS_ALL_HORIZONS=1 adds T = 100 and 200, whose rows the README quotes.
 HORIZONS = [25, 50, 100, 200] if os.environ.get("SKILLC_DOCS_ALL_HORIZONS") else [25, 50]
 
 
@@ -149,8 +149,17 @@ def prompt_tokens() -> PromptTokens:
     return PromptTokens()
 
 
+@pytest.fixture
+def in_process(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The warehouse's tools run in the test's process, not each call in a box (SKILLC_CONFINE_TOOLS=0): the counts
+    are of prompt text, which the tools' results enter the same either way, and a boxed call costs about 0.16 s
+    (a T = 50 row took 37 s, most of it starting boxes)."""
+    monkeypatch.setenv("SKILLC_CONFINE_TOOLS", "0")
+
+
 @pytest.mark.parametrize("horizon", HORIZONS)
-def test_the_runtime_pages_token_table_is_measured(prompt_tokens: PromptTokens, horizon: int) -> None:
+def test_the_runtime_pages_token_table_is_measured(prompt_tokens: PromptTokens, horizon: int,
+                                                  in_process: None) -> None:
     """docs/runtime.md's warehouse row at T is what `python bench/tokens.py` (500 shelves) measures now."""
     from bench.tokens import measure
 
@@ -165,7 +174,8 @@ def test_the_runtime_pages_token_table_is_measured(prompt_tokens: PromptTokens, 
 
 
 @pytest.mark.parametrize("horizon", HORIZONS)
-def test_the_readmes_oracle_token_columns_are_measured(prompt_tokens: PromptTokens, horizon: int) -> None:
+def test_the_readmes_oracle_token_columns_are_measured(prompt_tokens: PromptTokens, horizon: int,
+                                                      in_process: None) -> None:
     """The README experiment's oracle columns at T are `bench/tokens.py --shelves 8` (the suite's 8 shelves)."""
     from bench.tokens import measure
 
