@@ -3,10 +3,11 @@
 The rows come from `tools/record_runs.py` (kept under `corpus/runs/<kind>/<id>/`: the machine as built, the run's
 model exchange, its trace and `row.json`): the machine the LLM compiler built for the folder (`llm`, from the
 recorded build exchange), run in a fresh work folder holding the case's fixture (`tests/harness/cases.py`), with
-the real tool kit, the case's scripted answers to `ask_user`, and a capable model's replies recorded as the run
-went. `delivered`: the deliverable is there (the case's own check: the files exist and are not blank, or its
-effect: a suite that passes, a new branch); `right`: the case's verifier accepts it. Nothing here is re-judged:
-the verdicts were taken on the work folder right after the run.
+the real tool kit, the case's scripted answers to `ask_user` (or, for a case with a user described in
+`tools/record_runs.py`'s `USERS`, that user's answers, played as the model is), and a capable model's replies
+recorded as the run went. `delivered`: the deliverable is there (the case's own check: the files exist and are
+not blank, or its effect: a suite that passes, a new branch); `right`: the case's verifier accepts it. Nothing
+here is re-judged: the verdicts were taken on the work folder right after the run.
 
     python bench/run_to_effect.py [--kind llm]
 """

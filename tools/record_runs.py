@@ -26,6 +26,7 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -33,6 +34,7 @@ sys.path.insert(0, str(ROOT))
 
 from skillc import api  # noqa: E402
 from skillc.ir import types as T  # noqa: E402
+from skillc.runtime.interaction import Question  # noqa: E402
 from tests.harness.cases import CASES, harness_env, snapshot  # noqa: E402
 from tools.record_corpus import announce, start_standin  # noqa: E402
 
@@ -58,6 +60,40 @@ REQUESTS = {
                                  "(do not change the tests).",
     "sentry__create-branch": "Create a branch for the change I have in my working tree.",
 }
+
+
+#: Who the user is, per case whose built machine may ask the user things the case's scripted answers (written for
+#: its hand-written machine, in order) do not answer: a built machine asks its own questions, in its own words and
+#: menus. Such a case's `ask_user` calls go to the stand-in as requests of their own, a system message with this
+#: description and the question (and its options), and whoever plays the model answers them as that user would.
+#: Written from the case's task and fixture, not from a machine's questions.
+USERS = {
+    "trailofbits__open-sourcing": (
+        "You maintain `wordcount`, a small Python library you wrote yourself; it is not a Trail of Bits project. It "
+        "has never held secrets, credentials or client data, and its tests and examples use made-up text. You want "
+        "to publish it on GitHub under the MIT licence, with a LICENSE and a SECURITY.md; you accept the skill's "
+        "defaults, want the gaps that matter for a small library fixed now, and keep its tooling as it is."),
+}
+
+USER_SYSTEM = ("You are the user of an agent that is carrying out a task for you, and it has asked you a question. "
+               "Answer it as this user would, briefly and plainly, in the first person. When options are listed, "
+               "answer with exactly one of them, word for word. Reply with the answer only.\n\nWho you are: ")
+
+
+def ask_the_user(url: str, who: str) -> Callable[[str], str]:
+    """An `ask_user` answer callback: each question a request to the stand-in, answered by whoever plays the user."""
+    import openai
+
+    client = openai.OpenAI(base_url=url, api_key="standin", timeout=3600.0, max_retries=0)
+
+    def answer(question: str) -> str:
+        options = question.options if isinstance(question, Question) else None
+        text = str(question) + ("\n\nOptions:\n" + "\n".join(f"- {o}" for o in options) if options else "")
+        reply = client.chat.completions.create(model="user", max_tokens=512, messages=[
+            {"role": "system", "content": USER_SYSTEM + who}, {"role": "user", "content": text}])
+        return (reply.choices[0].message.content or "").strip()
+
+    return answer
 
 
 def _announce(lane: Path, folder: Path, done: threading.Event) -> None:
@@ -114,7 +150,9 @@ def record(lane: Path, out: Path, kind: str, case_id: str, machine: Path) -> dic
                     machine=str(machine), executor="openai:capable", base_url=url,
                     input_file=str(scratch / "inputs.json"), workdir=str(work), skill_dir=str(case.skill_dir),
                     journal=None, trace=str(keep / "trace.jsonl"), tool_timeout_s=120.0, model_timeout_s=3500.0,
-                    step_deadline_s=7200.0, answers=tuple(case.answers)))
+                    step_deadline_s=7200.0,
+                    answers=() if case_id in USERS else tuple(case.answers),
+                    answer=ask_the_user(url, USERS[case_id]) if case_id in USERS else None))
                 seconds = time.perf_counter() - started
                 delivered = case.delivered(work)
                 verdict = delivered if delivered is not None else case.verify(work)

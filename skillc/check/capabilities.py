@@ -126,7 +126,7 @@ def _bash(m: Machine, st: State, entries: list[Capability], args: dict[str, ir.E
                    f"cannot be proved to be allowed ({allowed})", argv.span or st.span_of("call"),
                    label="not proved allowed", hint="write the argv as a list whose first words are constants")
         return
-    verdict, values = argv_allowed_proof(m, argv.items, _relevant(known, argv), words, timeout_ms(context))
+    verdict, values = argv_allowed_proof(m, argv.items, _relevant(known, argv), words, timeout_ms(context), patterns)
     if verdict == "refuted":
         yield make(codes.COMMAND_NOT_ALLOWED, f"the argv of `{st.name}` may start with words no entry allows "
                    f"({allowed})", argv.span or st.span_of("call"), label="not proved allowed",

@@ -23,6 +23,7 @@ import fractions
 import math
 import re
 from collections.abc import Callable, Iterable, Sequence
+from pathlib import PurePath
 from typing import Any, Final, Literal, TypeAlias, TypeGuard
 
 import attrs
@@ -734,6 +735,27 @@ def _pin(enc: Encoder, name: str, values: frozenset[Scalar]) -> z3.BoolRef | Non
     return z3.Or(options) if options else None
 
 
+def skill_folder_name(m: Machine) -> str | None:
+    """The name of the folder a machine's skill comes from: that of its `source` document, relative to the
+    machine's file (None without a `source` or a file)."""
+    if not m.source or not m.path:
+        return None
+    name = PurePath(m.path).parent.joinpath(m.source).parent.name
+    return name if name and name not in (".", "..") else None
+
+
+def _skill_folder(enc: Encoder) -> z3.BoolRef | None:
+    """What a question may take of `skill_dir`: a folder of the name of the skill's own (a run's default
+    `skill_dir` is the `source` document's folder), so an allowed-tools entry written for the skill where it is
+    installed (`Bash(node *expo-ui/scripts/list.js *)`) is proved for a command under `skill_dir`."""
+    v = enc.vars.get("skill_dir")
+    name = skill_folder_name(enc.machine)
+    if v is None or v.kind != "str" or v.term is None or name is None:
+        return None
+    literal = _string_literal("/" + name)
+    return z3.SuffixOf(literal, v.term) if literal is not None else None
+
+
 def _ask(enc: Encoder, known: Known, claim: z3.BoolRef, ok: z3.BoolRef | None,
          timeout_ms: int) -> tuple[str, z3.ModelRef | None]:
     """Is `claim` valid wherever the call's arguments evaluate (`ok`), variables pinned to what is `known`?
@@ -745,6 +767,9 @@ def _ask(enc: Encoder, known: Known, claim: z3.BoolRef, ok: z3.BoolRef | None,
             pin = _pin(enc, name, values)
             if pin is not None:
                 s.add(pin)
+    place = _skill_folder(enc)
+    if place is not None:
+        s.add(place)
     if ok is not None:
         s.add(ok)
     s.add(z3.Not(claim))
@@ -806,9 +831,11 @@ def _wildcard_re(pattern: str) -> z3.ReRef | None:
 
 
 def argv_allowed_proof(m: Machine, items: Sequence[ir.Expr], known: Known,
-                       words: Iterable[tuple[tuple[str, ...], bool]], timeout_ms: int) -> tuple[str, list[str] | None]:
+                       words: Iterable[tuple[tuple[str, ...], bool]], timeout_ms: int,
+                       patterns: Iterable[str] = ()) -> tuple[str, list[str] | None]:
     """Whether the argv `items` start with one of the allowed word lists (`(words, exact)`: exactly those words
-    when `exact`): ("proved" | "refuted" | "unknown", a counterexample argv)."""
+    when `exact`), or, joined by spaces as the runtime joins them, match a wildcard command of `patterns` whole:
+    ("proved" | "refuted" | "unknown", a counterexample argv)."""
     enc = Encoder(m)
     enc.begin(items)
     terms: list[z3.SeqRef] = []
@@ -825,6 +852,12 @@ def argv_allowed_proof(m: Machine, items: Sequence[ir.Expr], known: Known,
         if any(x is None for x in literals):
             continue
         options.append(z3.And([t == x for t, x in zip(terms, literals)]) if ws else z3.BoolVal(True))
+    if terms:
+        joined = terms[0] if len(terms) == 1 else z3.Concat(*[p for t in terms for p in (t, z3.StringVal(" "))][:-1])
+        for pattern in patterns:
+            regex = _wildcard_re(pattern)
+            if regex is not None:
+                options.append(z3.InRe(joined, regex))
     verdict, model = _ask(enc, known, z3.Or(options) if options else z3.BoolVal(False), _all(*oks), timeout_ms)
     if model is None:
         return verdict, None

@@ -141,6 +141,25 @@ def test_wildcard_entries_match_the_whole_command(command: str, allowed: bool) -
         assert found[0].witness and found[0].witness[0].startswith("command = ")
 
 
+@pytest.mark.parametrize(("folder", "allowed"), [("expo-ui", True), ("vendored__expo-ui", True), ("other", False)])
+def test_a_wildcard_entry_for_the_installed_skill_allows_its_script_under_skill_dir(
+        tmp_path: Path, folder: str, allowed: bool) -> None:
+    """`skill_dir` is a folder of the skill's own name (that of the `source` document's folder, as a run takes it
+    by default), so an entry written for the skill where it is installed proves a call of its bundled script; an
+    argv is matched joined by spaces, as the runtime matches it. (A command string with `quote(skill_dir ++ …)` is
+    not proved: a folder with a space in its path is quoted, and the runtime would refuse that command.)"""
+    text = bash('argv: ["node", skill_dir ++ "/scripts/list.js", workdir]', '"Bash(node *expo-ui/scripts/list.js *)"')
+    text = text.replace("machine m {", 'machine m {\n  source "SKILL.md"')
+    (tmp_path / folder).mkdir()
+    checked = skillc.check(text, path=str(tmp_path / folder / "m.skm"))
+    found = [d for d in checked.diagnostics if str(d.code) == "SKM281"]
+    assert (found == []) is allowed, [d.message for d in found]
+    if not allowed:
+        assert found[0].witness and found[0].witness[0].startswith("argv = ")
+    caps, _ = parse_allowed(["Bash(node *expo-ui/scripts/list.js *)"])  # what the runtime then holds the call to
+    assert command_allowed(caps, " ".join(["node", f"/home/u/skills/{folder}/scripts/list.js", "/w"])) is allowed
+
+
 def test_an_unrestricted_bash_entry_allows_every_command() -> None:
     assert codes(bash("command: name", '"Bash", "Bash(git diff:*)"')) == []
 
