@@ -21,9 +21,9 @@ from __future__ import annotations
 
 import fractions
 import math
+import os
 import re
 from collections.abc import Callable, Iterable, Sequence
-from pathlib import PurePath
 from typing import Any, Final, Literal, TypeAlias, TypeGuard
 
 import attrs
@@ -740,8 +740,8 @@ def skill_folder_name(m: Machine) -> str | None:
     machine's file (None without a `source` or a file)."""
     if not m.source or not m.path:
         return None
-    name = PurePath(m.path).parent.joinpath(m.source).parent.name
-    return name if name and name not in (".", "..") else None
+    document = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(m.path)), m.source))
+    return os.path.basename(os.path.dirname(document)) or None
 
 
 def _skill_folder(enc: Encoder) -> z3.BoolRef | None:
