@@ -26,12 +26,15 @@ Checked only when the machine has an `allow` list. Rejected:
 
 from __future__ import annotations
 
+import os
 from collections import deque
 from collections.abc import Iterator, Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from skillc.check import codes
 from skillc.check.context import CheckContext, timeout_ms
+from skillc.check.provenance import skill_document
 from skillc.diagnostics import Diagnostic, Label, Span, make
 from skillc.ir import expr as ir
 from skillc.ir.machine import Machine, State
@@ -95,10 +98,11 @@ def _bash(m: Machine, st: State, entries: list[Capability], args: dict[str, ir.E
     exact = [c.command for c in entries if c.command is not None]
     patterns = [c.pattern for c in entries if c.pattern is not None]
     allowed = _listing(entries)
+    folder = skill_folder_name(m, context)
     command = args.get("command")
     if command is not None:
         verdict, example = command_allowed_proof(m, command, _relevant(known, command), prefixes, exact,
-                                                 timeout_ms(context), patterns)
+                                                 timeout_ms(context), patterns, folder)
         if verdict == "refuted":
             yield make(codes.COMMAND_NOT_ALLOWED, f"the bash command of `{st.name}` may fall outside the allowed "
                        f"commands ({allowed})", command.span or st.span_of("call"), label="not proved allowed",
@@ -126,7 +130,8 @@ def _bash(m: Machine, st: State, entries: list[Capability], args: dict[str, ir.E
                    f"cannot be proved to be allowed ({allowed})", argv.span or st.span_of("call"),
                    label="not proved allowed", hint="write the argv as a list whose first words are constants")
         return
-    verdict, values = argv_allowed_proof(m, argv.items, _relevant(known, argv), words, timeout_ms(context), patterns)
+    verdict, values = argv_allowed_proof(m, argv.items, _relevant(known, argv), words, timeout_ms(context), patterns,
+                                         folder)
     if verdict == "refuted":
         yield make(codes.COMMAND_NOT_ALLOWED, f"the argv of `{st.name}` may start with words no entry allows "
                    f"({allowed})", argv.span or st.span_of("call"), label="not proved allowed",
@@ -136,6 +141,15 @@ def _bash(m: Machine, st: State, entries: list[Capability], args: dict[str, ir.E
     elif verdict == "unknown":
         yield _unproven(st, argv, f"whether the argv of `{st.name}` stays inside {allowed}",
                         "the solver could not decide in time")
+
+
+def skill_folder_name(m: Machine, context: CheckContext | None) -> str | None:
+    """The name of the skill's folder, which a run's default `skill_dir` is: that of the document the machine is
+    checked against (`provenance.skill_document`), its path made absolute and normalised."""
+    document = skill_document(m, context)
+    if document is None:
+        return None
+    return Path(os.path.abspath(document)).parent.name or None
 
 
 def _sample(e: ir.Expr, known: Known) -> str:

@@ -33,7 +33,6 @@ from skillc.ir import expr as ir
 from skillc.ir.machine import Edge, Machine, State, Variable
 
 if TYPE_CHECKING:
-
     from skillc.check.smt import Encoder, Solver
 
 

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import fractions
 import math
-import os
 import re
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any, Final, Literal, TypeAlias, TypeGuard
@@ -735,29 +734,19 @@ def _pin(enc: Encoder, name: str, values: frozenset[Scalar]) -> z3.BoolRef | Non
     return z3.Or(options) if options else None
 
 
-def skill_folder_name(m: Machine) -> str | None:
-    """The name of the folder a machine's skill comes from: that of its `source` document, relative to the
-    machine's file (None without a `source` or a file)."""
-    if not m.source or not m.path:
-        return None
-    document = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(m.path)), m.source))
-    return os.path.basename(os.path.dirname(document)) or None
-
-
-def _skill_folder(enc: Encoder) -> z3.BoolRef | None:
-    """What a question may take of `skill_dir`: a folder of the name of the skill's own (a run's default
-    `skill_dir` is the `source` document's folder), so an allowed-tools entry written for the skill where it is
+def _in_skill_folder(enc: Encoder, folder: str | None) -> z3.BoolRef | None:
+    """What a question may take of `skill_dir`: a folder named `folder`, the skill's own (a run's default
+    `skill_dir` is the skill document's folder), so an allowed-tools entry written for the skill where it is
     installed (`Bash(node *expo-ui/scripts/list.js *)`) is proved for a command under `skill_dir`."""
     v = enc.vars.get("skill_dir")
-    name = skill_folder_name(enc.machine)
-    if v is None or v.kind != "str" or v.term is None or name is None:
+    if v is None or v.kind != "str" or v.term is None or not folder:
         return None
-    literal = _string_literal("/" + name)
+    literal = _string_literal("/" + folder)
     return z3.SuffixOf(literal, v.term) if literal is not None else None
 
 
 def _ask(enc: Encoder, known: Known, claim: z3.BoolRef, ok: z3.BoolRef | None,
-         timeout_ms: int) -> tuple[str, z3.ModelRef | None]:
+         timeout_ms: int, skill_folder: str | None) -> tuple[str, z3.ModelRef | None]:
     """Is `claim` valid wherever the call's arguments evaluate (`ok`), variables pinned to what is `known`?
     ("proved", None), ("refuted", a model of a call outside), or ("unknown", None)."""
     s = solver(timeout_ms)
@@ -767,7 +756,7 @@ def _ask(enc: Encoder, known: Known, claim: z3.BoolRef, ok: z3.BoolRef | None,
             pin = _pin(enc, name, values)
             if pin is not None:
                 s.add(pin)
-    place = _skill_folder(enc)
+    place = _in_skill_folder(enc, skill_folder)
     if place is not None:
         s.add(place)
     if ok is not None:
@@ -783,7 +772,7 @@ def _ask(enc: Encoder, known: Known, claim: z3.BoolRef, ok: z3.BoolRef | None,
 
 def command_allowed_proof(m: Machine, command: ir.Expr, known: Known, prefixes: Iterable[str],
                           exact: Iterable[str], timeout_ms: int,
-                          patterns: Iterable[str] = ()) -> tuple[str, str | None]:
+                          patterns: Iterable[str] = (), skill_folder: str | None = None) -> tuple[str, str | None]:
     """Whether a bash `command` starts, on every path, with an allowed prefix as a whole word (`p + " "` or
     exactly `p`), equals an allowed command or matches an allowed wildcard command whole: ("proved" |
     "refuted" | "unknown", a counterexample command).
@@ -809,7 +798,7 @@ def command_allowed_proof(m: Machine, command: ir.Expr, known: Known, prefixes: 
         if regex is not None:
             options.append(z3.InRe(term, regex))
     verdict, model = _ask(enc, known, z3.Or(options) if options else z3.BoolVal(False),
-                          text[1] if text is not None else None, timeout_ms)
+                          text[1] if text is not None else None, timeout_ms, skill_folder)
     if model is None:
         return verdict, None
     value = model_value(model, term)
@@ -832,7 +821,7 @@ def _wildcard_re(pattern: str) -> z3.ReRef | None:
 
 def argv_allowed_proof(m: Machine, items: Sequence[ir.Expr], known: Known,
                        words: Iterable[tuple[tuple[str, ...], bool]], timeout_ms: int,
-                       patterns: Iterable[str] = ()) -> tuple[str, list[str] | None]:
+                       patterns: Iterable[str] = (), skill_folder: str | None = None) -> tuple[str, list[str] | None]:
     """Whether the argv `items` start with one of the allowed word lists (`(words, exact)`: exactly those words
     when `exact`), or, joined by spaces as the runtime joins them, match a wildcard command of `patterns` whole:
     ("proved" | "refuted" | "unknown", a counterexample argv)."""
@@ -858,7 +847,8 @@ def argv_allowed_proof(m: Machine, items: Sequence[ir.Expr], known: Known,
             regex = _wildcard_re(pattern)
             if regex is not None:
                 options.append(z3.InRe(joined, regex))
-    verdict, model = _ask(enc, known, z3.Or(options) if options else z3.BoolVal(False), _all(*oks), timeout_ms)
+    verdict, model = _ask(enc, known, z3.Or(options) if options else z3.BoolVal(False), _all(*oks), timeout_ms,
+                          skill_folder)
     if model is None:
         return verdict, None
     values = [model_value(model, t) for t in terms]

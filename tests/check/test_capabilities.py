@@ -165,13 +165,13 @@ def test_a_wildcard_entry_for_the_installed_skill_allows_its_script_under_skill_
 def test_the_skill_folder_is_named_from_the_source_wherever_the_machine_is_checked(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, path: str, source: str) -> None:
     """`skill_dir`'s name comes from the `source` document's folder, for a relative path of the machine too."""
-    from skillc.check.smt import skill_folder_name
+    from skillc.check.capabilities import skill_folder_name
 
     (tmp_path / "expo-ui" / "machines").mkdir(parents=True)
     monkeypatch.chdir(tmp_path / "expo-ui")
     text = f'machine m {{\n  source "{source}"\n  start a\n  terminal a: success\n  fallback\n}}\n'
     m = skillc.check(text, path=path.replace("ABS", str(tmp_path / "expo-ui"))).machine
-    assert m is not None and skill_folder_name(m) == "expo-ui"
+    assert m is not None and skill_folder_name(m, None) == "expo-ui"
 
 
 def test_an_unrestricted_bash_entry_allows_every_command() -> None:
