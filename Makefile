@@ -8,6 +8,10 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 EXAMPLE := examples/livemath/livemath.skm
+# `make test` runs the suite on this many pytest-xdist workers, each test file on one worker (its module
+# fixtures, a Ray cluster or a corpus replay, are set up once). 2 halves the suite's time on 2 cores;
+# TEST_JOBS=0 runs it in one process.
+TEST_JOBS ?= 2
 
 VSCODE := editors/vscode
 
@@ -55,7 +59,7 @@ demo: $(STAMP) system
 test: $(STAMP) system
 	$(BIN)/python -m mypy
 	$(BIN)/ruff check skillc bench tools tests
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -n $(TEST_JOBS) --dist loadfile
 
 bench: $(STAMP)
 	$(BIN)/python bench/parse.py

@@ -611,8 +611,8 @@ def _plan(config: BenchConfig, suite: Suite, out: Path) -> _Plan | BenchOutcome:
         subjects.append(subject)
     machine = subjects[0].machine
     skill = suite.skill
-    if skill is None and skill_document(machine) is not None and machine.path and machine.source:
-        skill = Path(machine.path).parent / machine.source  # the document native mode sends, read by the cells
+    if skill is None and skill_document(machine) is not None:
+        skill = machine.source_path  # the document native mode sends, read by the cells
     if "native" in config.modes and skill is None:
         return _usage(make(codes.NO_SKILL_DOCUMENT, "native mode sends the skill document, but the suite names no "
                                                     "`skill` and the machine's `source` cannot be read"))

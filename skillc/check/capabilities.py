@@ -89,6 +89,15 @@ def _spelling(tool: str) -> str:
 # ---------------------------------------------------------------- bash
 
 
+def _command_hint(prefixes: list[str], exact: list[str], patterns: list[str]) -> str:
+    """How to make a refuted bash command provable against these entries."""
+    if patterns and not prefixes and not exact:
+        return ("pass the words as an `argv` list: the runtime joins them by spaces and matches the wildcard entries, "
+                "which a quoted value in a command string can break; or widen `allow`")
+    return ("start the command with an allowed prefix written as a constant (quote the values after it), or widen "
+            "`allow`")
+
+
 def _bash(m: Machine, st: State, entries: list[Capability], args: dict[str, ir.Expr], known: Known,
           context: CheckContext | None) -> Iterator[Diagnostic]:
     """The command (or argv) of a bash call starts with an allowed prefix on every path."""
@@ -108,8 +117,7 @@ def _bash(m: Machine, st: State, entries: list[Capability], args: dict[str, ir.E
                        f"commands ({allowed})", command.span or st.span_of("call"), label="not proved allowed",
                        secondary=[Label(s, "allowed here") for s in m.allow_spans[:1]],
                        witness=[f"command = {encode_plain(example)}"] if example is not None else [],
-                       hint="start the command with an allowed prefix written as a constant (quote the values after "
-                       "it), or widen `allow`")
+                       hint=_command_hint(prefixes, exact, patterns))
         elif verdict == "unknown":
             yield _unproven(st, command, f"whether the bash command of `{st.name}` stays inside {allowed}",
                             "the solver could not decide in time")

@@ -72,9 +72,7 @@ def skill_document(m: Machine, context: CheckContext | None) -> Path | None:
     """The document rules are checked against, or None when the machine names none."""
     if context is not None and context.skill is not None:
         return context.skill
-    if m.source and m.path:
-        return Path(m.path).parent / m.source
-    return None
+    return m.source_path
 
 
 def _outside_root(doc: Path, context: CheckContext | None) -> Path | None:

@@ -11,6 +11,7 @@ entry state.
 from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import Path
 from typing import TYPE_CHECKING, Final, Literal, TypeAlias, TypedDict, get_args
 
 import attrs
@@ -249,6 +250,14 @@ class Machine:
     @property
     def fallback(self) -> State:
         return self.states[FALLBACK]
+
+    @property
+    def source_path(self) -> Path | None:
+        """The skill document the machine was built from: its `source`, relative to the machine's file; None
+        without either."""
+        if not (self.source and self.path):
+            return None
+        return Path(self.path).parent / self.source
 
     def terminals(self) -> Iterator[State]:
         """Terminal states, the fallback included."""

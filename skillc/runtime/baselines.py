@@ -493,9 +493,9 @@ def run_baseline(m: Machine, mode: Mode, executor: Executor, tools: ToolSource, 
 
 def skill_document(m: Machine) -> str | None:
     """The text of the machine's `source`, when it can be read."""
-    if not (m.source and m.path):
+    if m.source_path is None:
         return None
     try:
-        return (Path(m.path).parent / m.source).read_text(encoding="utf-8")
+        return m.source_path.read_text(encoding="utf-8")
     except OSError:
         return None

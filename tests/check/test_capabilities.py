@@ -160,6 +160,16 @@ def test_a_wildcard_entry_for_the_installed_skill_allows_its_script_under_skill_
     assert command_allowed(caps, " ".join(["node", f"/home/u/skills/{folder}/scripts/list.js", "/w"])) is allowed
 
 
+def test_a_refuted_command_under_wildcard_entries_is_pointed_at_an_argv() -> None:
+    """The hint of a command string that only wildcard entries could allow names the form that is proved."""
+    text = bash('command: "node " ++ quote(skill_dir ++ "/scripts/list.js") ++ " x"', '"Bash(node *scripts/list.js *)"')
+    [d] = _diagnostics(text, "SKM281")
+    assert d.hint is not None and "`argv` list" in d.hint and "prefix" not in d.hint
+    [d] = _diagnostics(bash('command: "npm install " ++ quote(name)', '"Bash(npm ci)", "Bash(npx *eas-cli@*)"'),
+                       "SKM281")
+    assert d.hint is not None and "allowed prefix" in d.hint  # a prefix or exact entry could take it
+
+
 @pytest.mark.parametrize(("path", "source"), [("m.skm", "SKILL.md"), ("machines/m.skm", "../SKILL.md"),
                                               ("ABS/m.skm", "SKILL.md")])
 def test_the_skill_folder_is_named_from_the_source_wherever_the_machine_is_checked(

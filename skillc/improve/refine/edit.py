@@ -29,7 +29,6 @@ from __future__ import annotations
 import itertools
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from pathlib import Path
 
 import attrs
 
@@ -232,10 +231,10 @@ def fired(machine: Machine, state: str, values: Mapping[str, object]) -> int | N
 
 def nearest_clause(machine: Machine, text: str) -> tuple[int, str] | None:
     """The line of the skill document (1-based) whose words overlap `text` most, with its text."""
-    if not (machine.source and machine.path):
+    if machine.source_path is None:
         return None
     try:
-        lines = (Path(machine.path).parent / machine.source).read_text(encoding="utf-8").splitlines()
+        lines = machine.source_path.read_text(encoding="utf-8").splitlines()
     except (OSError, UnicodeDecodeError):
         return None
     want = words(text)
