@@ -14,6 +14,7 @@ from typing import Any
 
 import z3
 
+from skillc.check import smt
 from skillc.check.smt import model_value
 from skillc.syntax import nodes as n
 from skillc.syntax.strings import encode_plain
@@ -65,8 +66,7 @@ _ENCODE: dict[type[n.Expr], Callable[[_Encoder, Any], z3.ExprRef]] = {
 def uncovered(guards: list[n.Expr], types: dict[str, str], timeout_ms: int = 2000) -> tuple[str, dict[str, str]]:
     """("covered", {}), ("gap", a witness: variable -> value) or ("unknown", {})."""
     enc = _Encoder(types)
-    solver = z3.Solver()
-    solver.set("timeout", timeout_ms)
+    solver = smt.solver(timeout_ms)  # a context of its own and a budget in resource units: the same answer anywhere
     solver.add(z3.Not(z3.Or([enc.encode(g) for g in guards])) if guards else z3.BoolVal(True))
     verdict = solver.check()
     if verdict == z3.unsat:
