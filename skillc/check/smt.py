@@ -19,10 +19,13 @@ part that can fail has an unknown `ok` of its own.
 
 from __future__ import annotations
 
+import contextlib
 import fractions
 import math
 import re
-from collections.abc import Callable, Iterable, Sequence
+import threading
+import time
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any, Final, Literal, TypeAlias, TypeGuard
 
 import attrs
@@ -37,6 +40,8 @@ from skillc.syntax.strings import encode_plain
 # Z3's own SIGINT handler turns Ctrl-C during a solver call into an `unknown` answer and the command carries on;
 # without it the interrupt reaches Python (KeyboardInterrupt) as soon as the call returns.
 z3.set_param("ctrl_c", False)
+#: Whether a thread's CPU time can be read (`_cpu_backstop`): Linux and most Unix; not macOS or Windows.
+_HAS_THREAD_CLOCK: Final = hasattr(time, "pthread_getcpuclockid")
 
 
 @attrs.define
@@ -628,9 +633,34 @@ def float_value(model: z3.ModelRef, term: z3.FPRef) -> float:
 #: time, gives the same answer on a loaded or slow machine as on an idle one (with the same Z3 release), so findings
 #: (and the LLM compiler's requests built from them) do not depend on the load.
 RLIMIT_PER_MS: Final = 5_000
-#: The wall clock a question may take, as a multiple of its budget: a backstop for a machine so slow or loaded that
-#: the budget in units would take longer.
+#: The time a question may take, as a multiple of its budget: a backstop for work that Z3 does not count in units.
+#: It is the solving thread's own CPU time where the platform has a clock for it (Linux), so another process
+#: competing for the cores does not turn a decided question into "unknown"; elsewhere, the wall clock.
 WALL_CLOCK_SLACK: Final = 10
+#: How often the CPU-time backstop looks at the solving thread's clock, in seconds.
+_WATCH_EVERY_S: Final = 0.05
+
+
+@contextlib.contextmanager
+def _cpu_backstop(ctx: z3.Context, seconds: float) -> Iterator[None]:
+    """Interrupt `ctx`'s solver once the calling thread has spent `seconds` of CPU time in the block."""
+    clock = time.pthread_getcpuclockid(threading.get_ident())
+    deadline = time.clock_gettime(clock) + seconds
+    done = threading.Event()
+
+    def watch() -> None:
+        while not done.wait(_WATCH_EVERY_S):
+            if time.clock_gettime(clock) >= deadline:
+                ctx.interrupt()  # the check answers unknown ("canceled"), as at a timeout
+                return
+
+    watcher = threading.Thread(target=watch, name="skillc-z3-backstop", daemon=True)
+    watcher.start()
+    try:
+        yield
+    finally:
+        done.set()
+        watcher.join()
 
 
 class Solver:
@@ -648,7 +678,9 @@ class Solver:
         self.ctx = z3.Context()
         self._solver = z3.Solver(ctx=self.ctx)
         self._solver.set("rlimit", timeout_ms * RLIMIT_PER_MS)
-        self._solver.set("timeout", timeout_ms * WALL_CLOCK_SLACK)
+        self._backstop_s = timeout_ms * WALL_CLOCK_SLACK / 1000
+        if not _HAS_THREAD_CLOCK:
+            self._solver.set("timeout", timeout_ms * WALL_CLOCK_SLACK)
 
     def _in(self, formulas: Iterable[z3.BoolRef]) -> list[z3.BoolRef]:
         return [f.translate(self.ctx) for f in formulas]
@@ -667,7 +699,11 @@ class Solver:
 
     def check(self, *assumptions: z3.BoolRef) -> z3.CheckSatResult:
         """sat, unsat or unknown, under the assertions and these assumptions."""
-        return self._solver.check(*self._in(assumptions))
+        formulas = self._in(assumptions)
+        if not _HAS_THREAD_CLOCK:
+            return self._solver.check(*formulas)
+        with _cpu_backstop(self.ctx, self._backstop_s):
+            return self._solver.check(*formulas)
 
     def model(self) -> z3.ModelRef:
         """The last `check`'s model, over terms of the default context."""

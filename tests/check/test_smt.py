@@ -3,6 +3,10 @@ IEEE doubles, and guards that fail at run time (false, not their negation)."""
 
 from __future__ import annotations
 
+import time
+
+import pytest
+
 from skillc.ir.evaluate import EvalError, evaluate
 from tests.check.helpers import check_text as _check
 from tests.check.helpers import codes as _codes
@@ -210,3 +214,36 @@ def test_each_solver_asks_in_a_context_of_its_own() -> None:
     assert a.check(x < 5) == z3.sat
     assert a.model().eval(x).as_long() == 4  # a model over the caller's own term
     assert b.check(x < 5) == z3.sat  # nothing of `a` was asserted in `b`
+
+
+def _hard_question(ctx: object, rlimit: int) -> object:
+    """A solver over `ctx` with a question Z3 does not settle (a sum of cubes), stopped at `rlimit` units."""
+    import z3
+
+    a, b, c = (z3.Int(n, ctx) for n in "abc")
+    solver = z3.Solver(ctx=ctx)
+    solver.set("rlimit", rlimit)
+    solver.add(a * a * a + b * b * b == c * c * c, a > 10_000, b > 10_000, c > 0)
+    return solver
+
+
+def test_the_backstop_counts_the_solving_threads_cpu_time_not_the_wall_clock() -> None:
+    """Under load a thread waits for a core without spending CPU time, so the backstop (for work Z3 does not count
+    in units) is the solving thread's CPU clock: time spent waiting does not use it up, solving does. A wall-clock
+    deadline would have passed during the wait and left the question to its 50M units (about 10 s here)."""
+    import z3
+
+    from skillc.check import smt
+
+    if not smt._HAS_THREAD_CLOCK:
+        pytest.skip("no per-thread CPU clock on this platform: the backstop is Z3's wall-clock timeout")
+    ctx = z3.Context()
+    solver = _hard_question(ctx, 50_000_000)
+    with smt._cpu_backstop(ctx, 0.3):
+        time.sleep(0.6)  # a wait, as for a busy core: no CPU time
+        started = time.monotonic()
+        verdict = solver.check()
+    took = time.monotonic() - started
+    assert verdict == z3.unknown and solver.reason_unknown() == "interrupted", solver.reason_unknown()
+    assert 0.2 < took < 5, took
+    assert z3.Solver(ctx=ctx).check() == z3.sat  # an interrupt leaves the context usable
