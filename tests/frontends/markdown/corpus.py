@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json
 import re
+import subprocess
 import sys
 import tomllib
 from pathlib import Path
@@ -12,20 +14,38 @@ CORPUS = ROOT / "corpus"
 SPLIT = tomllib.loads((CORPUS / "split.toml").read_text(encoding="utf-8"))
 
 
-def scores(ids: list[str], *, recorded: bool) -> dict[str, tuple[int, int, str]]:
-    """(correct, total, why it failed) per skill: built offline, or by the LLM compiler replaying its recording.
+#: The recorded replays, in a process of their own, as `bench/faithfulness.py --recorded` runs them: after some other
+#: test files in the same process (the suite's workers run files in varying orders), `expo__eas-simulator`'s replay
+#: went stale (SKM346: its fragment's findings in round 7 differed), which it never did in a fresh process.
+REPLAY = """
+import json, sys
+from pathlib import Path
+sys.path.insert(0, sys.argv[1])
+from bench.faithfulness import measure_real
+from skillc.runtime.executors.recorded import RecordedExecutor
+corpus, out = Path(sys.argv[2]), {}
+for sid in sys.argv[3:]:
+    executor = RecordedExecutor(corpus / "llm" / f"{sid}.exchange.jsonl")
+    ok, total, why, _ = measure_real(corpus / "skills" / sid, corpus / "requirements" / f"{sid}.req", executor)
+    out[sid] = [ok, total, why]
+print(json.dumps(out))
+"""
 
-    All in this process: each Z3 question asks in a context of its own (`smt.Solver`), so a replay gets the
-    findings its recording got whatever the process built before (with Z3's shared default context a question near
-    its budget was once decided otherwise after other builds, and the replay went stale: SKM346)."""
+
+def scores(ids: list[str], *, recorded: bool) -> dict[str, tuple[int, int, str]]:
+    """(correct, total, why it failed) per skill: built offline here, or by the LLM compiler replaying its recording
+    in a fresh process (`REPLAY`)."""
+    if recorded:
+        r = subprocess.run([sys.executable, "-c", REPLAY, str(ROOT), str(CORPUS), *ids], capture_output=True,
+                           text=True, timeout=280, check=False)
+        assert r.returncode == 0, r.stderr[-3000:]
+        return {sid: (ok, total, why) for sid, (ok, total, why) in json.loads(r.stdout).items()}
     sys.path.insert(0, str(ROOT))
     from bench.faithfulness import measure_real
-    from skillc.runtime.executors.recorded import RecordedExecutor
 
     out = {}
     for sid in ids:
-        executor = RecordedExecutor(CORPUS / "llm" / f"{sid}.exchange.jsonl") if recorded else None
-        ok, total, why, _ = measure_real(CORPUS / "skills" / sid, CORPUS / "requirements" / f"{sid}.req", executor)
+        ok, total, why, _ = measure_real(CORPUS / "skills" / sid, CORPUS / "requirements" / f"{sid}.req", None)
         out[sid] = (ok, total, why)
     return out
 
