@@ -636,7 +636,7 @@ RLIMIT_PER_MS: Final = 5_000
 #: The time a question may take, as a multiple of its budget: a backstop for work that Z3 does not count in units.
 #: It is the solving thread's own CPU time where the platform has a clock for it (Linux), so another process
 #: competing for the cores does not turn a decided question into "unknown"; elsewhere, the wall clock.
-WALL_CLOCK_SLACK: Final = 10
+BACKSTOP_SLACK: Final = 10
 #: How often the CPU-time backstop looks at the solving thread's clock, in seconds.
 _WATCH_EVERY_S: Final = 0.05
 
@@ -678,9 +678,9 @@ class Solver:
         self.ctx = z3.Context()
         self._solver = z3.Solver(ctx=self.ctx)
         self._solver.set("rlimit", timeout_ms * RLIMIT_PER_MS)
-        self._backstop_s = timeout_ms * WALL_CLOCK_SLACK / 1000
+        self._backstop_s = timeout_ms * BACKSTOP_SLACK / 1000
         if not _HAS_THREAD_CLOCK:
-            self._solver.set("timeout", timeout_ms * WALL_CLOCK_SLACK)
+            self._solver.set("timeout", timeout_ms * BACKSTOP_SLACK)
 
     def _in(self, formulas: Iterable[z3.BoolRef]) -> list[z3.BoolRef]:
         return [f.translate(self.ctx) for f in formulas]
@@ -712,8 +712,8 @@ class Solver:
 
 def solver(timeout_ms: int) -> Solver:
     """A solver that gives up (answers unknown) past a budget of `timeout_ms` worth of Z3's resource units, the
-    same on every machine (or, as a backstop, after `timeout_ms` × WALL_CLOCK_SLACK of wall clock), in a context
-    of its own (`Solver`)."""
+    same on every machine (or, as a backstop, after `timeout_ms` × BACKSTOP_SLACK of the solving thread's CPU time,
+    `_cpu_backstop`; of wall clock where there is no such clock), in a context of its own (`Solver`)."""
     return Solver(timeout_ms)
 
 

@@ -26,10 +26,10 @@ MODES: tuple[Mode, ...] = ("machine", "native", "prompt-only")
 def default_skill_dir(machine: Machine) -> Path | None:
     """The skill folder of a machine built from a skill: the folder of its `source` document (relative to the
     machine's file), when that folder exists; None for a machine without a `source` or a file."""
-    document = machine.source_path
-    if document is None:
+    if machine.source_path is None:
         return None
-    return document.parent.resolve() if document.parent.is_dir() else None
+    folder = machine.source_path.parent
+    return folder.resolve() if folder.is_dir() else None
 
 
 def run_tools(machine: Machine, mode: Mode, *, workdir: str | Path, skill_dir: str | Path | None = None,

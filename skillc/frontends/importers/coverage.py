@@ -15,7 +15,6 @@ from typing import Any
 import z3
 
 from skillc.check import smt
-from skillc.check.smt import model_value
 from skillc.syntax import nodes as n
 from skillc.syntax.strings import encode_plain
 
@@ -74,5 +73,5 @@ def uncovered(guards: list[n.Expr], types: dict[str, str], timeout_ms: int = 200
     if verdict != z3.sat:
         return "unknown", {}
     model = solver.model()
-    values = {name: model_value(model, v) for name, v in enc.vars.items()}
+    values = {name: smt.model_value(model, v) for name, v in enc.vars.items()}
     return "gap", {name: encode_plain(x) if isinstance(x, str) else str(x) for name, x in values.items()}
