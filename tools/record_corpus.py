@@ -8,12 +8,19 @@ request file and writes the reply file. When the build ends, the exchange is cop
 `corpus/llm/ID.exchange.jsonl` and the build's stderr report to `LANE/ID.report.txt` (kept out of the
 model's sight: the model sees only requests).
 
-    python tools/record_corpus.py LANE_DIR ID [ID …] [--rounds 3]
+With `--keep-matching`, a request whose messages are those of a request in the skill's current recording
+(`corpus/llm/ID.exchange.jsonl`, matched as the recorded executor matches: the hash of the messages) is
+answered with that recording's reply and never announced: after a change to the build's findings, only the
+requests the change altered go to whoever plays the model.
+
+    python tools/record_corpus.py LANE_DIR ID [ID …] [--rounds 3] [--keep-matching]
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import os
 import shutil
 import subprocess
 import sys
@@ -21,6 +28,9 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from skillc.runtime.executors.recorded import load_exchange, message_hash  # noqa: E402 - after the path
 
 
 def _pending(folder: Path) -> Path | None:
@@ -31,9 +41,28 @@ def _pending(folder: Path) -> Path | None:
     return None
 
 
-def announce(lane: Path, folder: Path) -> None:
+def reuse(folder: Path, kept: list[tuple[str, str] | None]) -> Path | None:
+    """Answer pending requests from `kept` (hash, reply; None once used) while they match; the first that does not.
+
+    An empty `kept` answers nothing: the oldest pending request, or None."""
+    while (req := _pending(folder)) is not None:
+        if not kept:
+            return req
+        key = message_hash(json.loads(req.read_text(encoding="utf-8"))["messages"])
+        hit = next((i for i, k in enumerate(kept) if k is not None and k[0] == key), None)
+        if hit is None:
+            return req
+        reply, part = folder / "replies" / (req.stem + ".txt"), folder / "replies" / (req.stem + ".part")
+        part.write_text(kept[hit][1], encoding="utf-8")  # type: ignore[index]
+        os.replace(part, reply)
+        kept[hit] = None
+        print(f"{folder.name}: {req.name} answered from the current recording", flush=True)
+    return None
+
+
+def announce(lane: Path, folder: Path, kept: list[tuple[str, str] | None] | None = None) -> None:
     """Write LANE/NEXT whole: the oldest pending request of `folder` and where its reply goes, or WAIT."""
-    req = _pending(folder)
+    req = reuse(folder, kept or [])
     text = f"{req}\n{folder / 'replies' / (req.stem + '.txt')}\n" if req else "WAIT\n"
     (lane / "NEXT.tmp").write_text(text)
     (lane / "NEXT.tmp").replace(lane / "NEXT")
@@ -50,9 +79,12 @@ def start_standin(folder: Path) -> tuple[subprocess.Popen[str], str]:
     return standin, standin.stdout.readline().strip().rsplit(" ", 1)[-1]
 
 
-def record(lane: Path, skill_id: str, rounds: int) -> int:
+def record(lane: Path, skill_id: str, rounds: int, keep_matching: bool = False) -> int:
     """One skill's exchange; the build's exit status."""
     folder = lane / skill_id
+    current = ROOT / "corpus" / "llm" / f"{skill_id}.exchange.jsonl"
+    kept: list[tuple[str, str] | None] = ([(message_hash(m), r) for m, r in load_exchange(current)]
+                                          if keep_matching and current.is_file() else [])
     standin, url = start_standin(folder)
     out = lane / f"{skill_id}.skm"
     report = (lane / f"{skill_id}.report.txt").open("w")
@@ -63,7 +95,7 @@ def record(lane: Path, skill_id: str, rounds: int) -> int:
                              stdout=report, stderr=report, cwd=ROOT)
     try:
         while build.poll() is None:
-            announce(lane, folder)
+            announce(lane, folder, kept)
             time.sleep(1.0)
     finally:
         standin.terminate()
@@ -81,10 +113,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("lane", type=Path)
     parser.add_argument("ids", nargs="+")
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--keep-matching", action="store_true",
+                        help="answer requests unchanged since the current recording with its replies")
     args = parser.parse_args(argv)
     args.lane.mkdir(parents=True, exist_ok=True)
     for skill_id in args.ids:
-        status = record(args.lane, skill_id, args.rounds)
+        status = record(args.lane, skill_id, args.rounds, args.keep_matching)
         print(f"{skill_id}: build exit {status}", flush=True)
     (args.lane / "NEXT").write_text("DONE\n")
     return 0

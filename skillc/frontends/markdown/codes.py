@@ -221,7 +221,14 @@ CONDITION_DECIDED_NOWHERE: Final = Code(
     "an arm of a decision: every run goes the same way there.",
     "", "", "decide at the condition's line (a judge, guards or ask_user whose `from` holds it), with an edge to "
     "each arm's own state", runnable=False, lang="markdown")
-
+STEP_SKIPPED: Final = Code(
+    "SKM350", "step-skipped", W, "a path reaches a numbered step without passing the step before it",
+    "Two consecutive steps of one numbered list (or `Step N`/`Phase N` headings of one level) both have states, "
+    "and a path from the start reaches a state made from the later step without passing any state made from the "
+    "earlier one; the earlier step does not open with a condition (\"If …\", \"Optionally …\"). The skill does "
+    "them in order; the machine lets a run skip the first. The finding names the path.",
+    "", "", "route the path through the earlier step's state; where the skill itself lets a run skip that step, "
+    "make the state that decides it from the step's own lines", runnable=False, lang="markdown")
 ALL: Final[tuple[Code, ...]] = (
     EMPTY_SKILL,
     BINARY_SKILL,
@@ -243,7 +250,7 @@ ALL: Final[tuple[Code, ...]] = (
     CONSTRUCT_NOT_ENCODED,
     STRICT_UNENCODED,
     STEP_OUTSIDE_ALLOWED_TOOLS,
-    MODEL_TEXT_EVIDENCE,  # the LLM compiler's own findings (SKM340-SKM349)
+    MODEL_TEXT_EVIDENCE,  # the LLM compiler's own findings (SKM340-SKM350)
     MODEL_TOLD_TO_ACT,
     UNREAD_OUTPUT,
     EXAMPLE_RUN_AS_STEP,
@@ -253,4 +260,5 @@ ALL: Final[tuple[Code, ...]] = (
     ALLOW_WIDER_THAN_SKILL,
     STEP_WITHOUT_STATE,
     CONDITION_DECIDED_NOWHERE,
+    STEP_SKIPPED,
 )

@@ -2,7 +2,7 @@
 
 The checker proves a machine well-formed; it cannot see that a model state was told to run a command, that a
 command still holds the skill's `<placeholder>`, or that an example was turned into a step. These smells are
-coded findings (SKM340–SKM345, SKM348–SKM349, and SKM305 for clauses that landed nowhere) that the LLM compiler sends back
+coded findings (SKM340–SKM345, SKM348–SKM350, and SKM305 for clauses that landed nowhere) that the LLM compiler sends back
 to the model with the checker's errors, and reports as warnings on the machine it keeps.
 
 | code | smell |
@@ -15,6 +15,7 @@ to the model with the checker's errors, and reports as warnings on the machine i
 | SKM345 | a rule that holds trivially: over the start state, or forbidding a tool the machine declares and never calls |
 | SKM348 | a numbered step (list item, checklist item, `Step N` heading) with no state, where most of its siblings have |
 | SKM349 | a condition ("If …", "Otherwise") whose line's states neither decide nor are an arm of a decision |
+| SKM350 | a path reaching a numbered step's state without passing the step before it (that step not conditional) |
 | SKM305 | a clause of the skill that landed nowhere in the machine |
 
 Every function is pure: a machine (and the document) in, diagnostics out, spans into the draft's text.
@@ -25,6 +26,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Iterator
 
+from skillc.check.graph import shortest_path, successors
 from skillc.diagnostics import Diagnostic, Span, make
 from skillc.frontends.markdown import codes
 from skillc.frontends.markdown.clauses import shorten
@@ -381,6 +383,57 @@ def conditions_decided_nowhere(machine: Machine, doc: Document | None) -> list[D
     return out
 
 
+# ---------------------------------------------------------------- SKM350 a step a path skips
+
+#: A step's own number ("Step 3:", "2) ", "Phase 4 —"), taken off before its words are read.
+_NUMBER = re.compile(r"(?i)^(?:(?:step|phase|stage|part)\s*\d+[a-z]?\s*[:.)\-—–]?\s*|\d+[.)]\s*)")
+#: Steps numbered with a letter ("Step 3A", "Step 3B") are alternatives, not a sequence.
+_LETTERED = re.compile(r"(?i)^(?:(?:step|phase|stage|part)\s*)?\d+[a-z]\b")
+#: A step that a run may skip by the skill's own words: it opens with a condition, or says it is optional.
+_SKIPPABLE = re.compile(r"(?i)^(?:\[[ x]\]\s*)?(?:if|when|unless|otherwise|else|optional(?:ly)?|only if|in case|"
+                        r"as needed|where)\b|\(optional\)|\bif (?:needed|necessary|applicable|required)\b")
+#: A numbered list under such a heading states principles or criteria, not a sequence of work.
+_NOT_A_SEQUENCE = re.compile(r"(?i)\b(?:best practices?|principles?|philosophy|guidelines?|tips?|criteria|"
+                             r"checklist|rules|pitfalls?|mistakes?|anti-?patterns?|notes?|do'?s|don'?ts|"
+                             r"rationali[sz]ations?|red flags?|conventions?)\b")
+
+
+def _sequences(doc: Document) -> Iterator[list[tuple[Block, tuple[int, int]]]]:
+    """The groups of steps done in order: numbered lists and step headings, not checklists or lists of principles."""
+    for group in steps(doc):
+        if any(b.checkbox for b, _ in group) or _NOT_A_SEQUENCE.search(" ".join(group[0][0].section[-1:])):
+            continue
+        yield [(b, lines) for b, lines in group if not _RULE_ITEM.match(unbold(b.text).strip())]
+
+
+def steps_skipped(machine: Machine, doc: Document | None) -> list[Diagnostic]:
+    if doc is None:
+        return []
+    succ = successors(machine)
+    made = [s for s in operations(machine) if s.provenance is not None]
+    out = []
+    for group in _sequences(doc):
+        states = [{s.name for s in made if start <= s.provenance.start <= end}  # type: ignore[union-attr]
+                  for _, (start, end) in group]
+        for (a, _), (b, _), before, after in zip(group, group[1:], states, states[1:], strict=False):
+            words = _NUMBER.sub("", unbold(a.text).strip())
+            if (not before or not after or _SKIPPABLE.search(words) or _LETTERED.match(unbold(a.text))
+                    or _LETTERED.match(unbold(b.text))):
+                continue
+            path = shortest_path(succ, machine.start, lambda s: s in after, blocked=before)  # noqa: B023
+            if path is None:
+                continue
+            shown = " -> ".join(path if len(path) <= 6 else [*path[:2], "…", *path[-3:]])
+            skipped = ", ".join(f"`{x}`" for x in sorted(before)[:3])
+            out.append(make(codes.STEP_SKIPPED, f"the path {shown} reaches `{path[-1]}`, made from the step at line "
+                            f"{b.start} (\"{shorten(unbold(b.text), 50)}\"), without passing the step before it at "
+                            f"line {a.start} (\"{shorten(words, 50)}\": {skipped})",
+                            doc.span(b.start, b.start),
+                            hint="route the path through the earlier step's state; where the skill itself lets a run "
+                                 "skip that step, make the state that decides it from the step's own lines"))
+    return out
+
+
 # ---------------------------------------------------------------- all of them
 
 def smells(machine: Machine, doc: Document | None = None, scripts: int = 0) -> list[Diagnostic]:
@@ -388,7 +441,7 @@ def smells(machine: Machine, doc: Document | None = None, scripts: int = 0) -> l
     found: Iterable[Diagnostic] = [*model_text_evidence(machine, doc, scripts), *model_told_to_act(machine),
                                    *unread_outputs(machine), *examples_run(machine, doc), *placeholders(machine),
                                    *trivial_rules(machine), *steps_without_state(machine, doc),
-                                   *conditions_decided_nowhere(machine, doc)]
+                                   *conditions_decided_nowhere(machine, doc), *steps_skipped(machine, doc)]
     return sorted(found, key=lambda d: (d.code.code, d.span.start if d.span else -1, d.message))
 
 

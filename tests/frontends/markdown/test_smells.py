@@ -219,3 +219,33 @@ def test_a_condition_whose_states_decide_nothing(tmp_path: Path) -> None:
     # A condition no state was made from is knowledge (or a prompt's): not this smell's to judge.
     unheld = machine(_steps_machine(skill, {"test": "3", "build": "4", "tag": "5", "publish": "6"}), where)
     assert "SKM349" not in [str(d.code) for d in smells(unheld, doc)]
+
+
+def test_a_path_that_skips_the_step_before(tmp_path: Path) -> None:
+    skill = tmp_path / "SKILL.md"
+    skill.write_text(STEPS_SKILL, encoding="utf-8")
+    doc, _ = read_document(skill)
+    where = str(tmp_path / "m.skm")
+    # Run the tests, tag, then build: every run reaches the tag without having built the package.
+    swapped = machine(_steps_machine(skill, {"test": "3", "tag": "5", "build": "4", "publish": "6"}), where)
+    assert [d.message for d in smells(swapped, doc) if str(d.code) == "SKM350"] == [
+        "the path test -> tag reaches `tag`, made from the step at line 5 (\"Tag the release.\"), without passing the "
+        "step before it at line 4 (\"Build the package.\": `build`)"]
+    ordered = machine(_steps_machine(skill, {"test": "3", "build": "4", "tag": "5", "publish": "6"}), where)
+    assert "SKM350" not in [str(d.code) for d in smells(ordered, doc)]
+    # The notes' numbered list is no sequence of work: a machine drawing on it in any order skips nothing.
+    notes = machine(_steps_machine(skill, {"test": "3", "build": "4", "tag": "5", "publish": "6", "immutable": "11",
+                                           "signed": "10"}), where)
+    assert "SKM350" not in [str(d.code) for d in smells(notes, doc)]
+
+
+def test_a_step_the_skill_makes_conditional_may_be_skipped(tmp_path: Path) -> None:
+    skill = tmp_path / "SKILL.md"
+    skill.write_text("# Release\n\n1. Run the tests.\n2. If the package is new, register it.\n3. Publish it.\n\n"
+                     "## Step 4A: Announce\n\nPost it.\n\n## Step 4B: Stay quiet\n\nSay nothing.\n",
+                     encoding="utf-8")
+    doc, _ = read_document(skill)
+    m = machine(_steps_machine(skill, {"test": "3", "publish": "5", "register": "4", "quiet": "11",
+                                       "announce": "7"}), str(tmp_path / "m.skm"))
+    assert "SKM350" not in [str(d.code) for d in smells(m, doc)]  # the skill says when to register; 4A/4B are arms
+
