@@ -229,14 +229,6 @@ STEP_SKIPPED: Final = Code(
     "them in order; the machine lets a run skip the first. The finding names the path.",
     "", "", "route the path through the earlier step's state; where the skill itself lets a run skip that step, "
     "make the state that decides it from the step's own lines", runnable=False, lang="markdown")
-ARM_INSIDE_DECISION: Final = Code(
-    "SKM351", "arm-inside-decision", W, "an arm of a decision lies inside the deciding state, with no state of its own",
-    "A state that decides (a judge, an `ask_user`, two or more targets) has a `from` range holding, past its first "
-    "line, another condition of the skill (\"If …\", \"Otherwise\", \"If not …\"), and no other state was made "
-    "from that condition or the lines it governs: the arm is folded into the decision, so no edge leads to it.",
-    "", "", "make a state from the arm's line with an edge to it from the decision, and end the deciding state's "
-    "`from` before it", runnable=False, lang="markdown")
-
 ALL: Final[tuple[Code, ...]] = (
     EMPTY_SKILL,
     BINARY_SKILL,
@@ -258,7 +250,7 @@ ALL: Final[tuple[Code, ...]] = (
     CONSTRUCT_NOT_ENCODED,
     STRICT_UNENCODED,
     STEP_OUTSIDE_ALLOWED_TOOLS,
-    MODEL_TEXT_EVIDENCE,  # the LLM compiler's own findings (SKM340-SKM351)
+    MODEL_TEXT_EVIDENCE,  # the LLM compiler's own findings (SKM340-SKM350)
     MODEL_TOLD_TO_ACT,
     UNREAD_OUTPUT,
     EXAMPLE_RUN_AS_STEP,
@@ -269,5 +261,4 @@ ALL: Final[tuple[Code, ...]] = (
     STEP_WITHOUT_STATE,
     CONDITION_DECIDED_NOWHERE,
     STEP_SKIPPED,
-    ARM_INSIDE_DECISION,
 )

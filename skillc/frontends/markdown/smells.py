@@ -2,7 +2,7 @@
 
 The checker proves a machine well-formed; it cannot see that a model state was told to run a command, that a
 command still holds the skill's `<placeholder>`, or that an example was turned into a step. These smells are
-coded findings (SKM340–SKM345, SKM348–SKM351, and SKM305 for clauses that landed nowhere) that the LLM compiler sends back
+coded findings (SKM340–SKM345, SKM348–SKM350, and SKM305 for clauses that landed nowhere) that the LLM compiler sends back
 to the model with the checker's errors, and reports as warnings on the machine it keeps.
 
 | code | smell |
@@ -16,7 +16,6 @@ to the model with the checker's errors, and reports as warnings on the machine i
 | SKM348 | a numbered step (list item, checklist item, `Step N` heading) with no state, where most of its siblings have |
 | SKM349 | a condition ("If …", "Otherwise") whose line's states neither decide nor are an arm of a decision |
 | SKM350 | a path reaching a numbered step's state without passing the step before it (that step not conditional) |
-| SKM351 | a condition ("If …", "Otherwise") inside a deciding state's range, past its first line, with no state of its own |
 | SKM305 | a clause of the skill that landed nowhere in the machine |
 
 Every function is pure: a machine (and the document) in, diagnostics out, spans into the draft's text.
@@ -435,48 +434,6 @@ def steps_skipped(machine: Machine, doc: Document | None) -> list[Diagnostic]:
     return out
 
 
-# ---------------------------------------------------------------- SKM351 an arm folded into its decision
-
-#: A sentence that opens an arm; "skip" arms need no state of their own.
-_ARM = re.compile(r"(?i)^(?:if|otherwise|else|unless|only if|in case)\b")
-
-
-def _governed(doc: Document, k: int) -> tuple[int, int]:
-    """The lines a condition governs: an item with its nested items; a paragraph ending in ':' and the next block."""
-    b = doc.blocks[k]
-    if b.kind == "item":
-        return _extent(doc.blocks, k)
-    if b.text.rstrip().endswith(":") and k + 1 < len(doc.blocks) and doc.blocks[k + 1].kind != "heading":
-        return b.start, doc.blocks[k + 1].end
-    return b.start, b.end
-
-
-def arms_inside_decisions(machine: Machine, doc: Document | None) -> list[Diagnostic]:
-    if doc is None:
-        return []
-    made = [s for s in operations(machine) if s.provenance is not None]
-    out = []
-    for d in made:
-        first, last = d.provenance.start, d.provenance.end  # type: ignore[union-attr]
-        if not _decides(d) or last == first:
-            continue
-        for k, b in enumerate(doc.blocks):
-            text = unbold(b.text).lstrip("-*0123456789.) ").strip()
-            if b.kind not in ("para", "item") or not first < b.start <= last or not _ARM.match(text) \
-                    or "skip" in text.lower():
-                continue
-            start, end = _governed(doc, k)
-            if any(s is not d and (s.provenance.start <= b.start <= s.provenance.end  # type: ignore[union-attr]
-                                   or start <= s.provenance.start <= end) for s in made):  # type: ignore[union-attr]
-                continue
-            out.append(make(codes.ARM_INSIDE_DECISION, f"`{d.name}` decides (its `from` is lines {first}–{last}), but "
-                            f"the arm at line {b.start} (\"{shorten(text, 60)}\") has no state of its own: no edge can "
-                            "lead to it", doc.span(b.start, b.start),
-                            hint="make a state from the arm's line with an edge to it from the decision, and end the "
-                                 "deciding state's `from` before it"))
-    return out
-
-
 # ---------------------------------------------------------------- all of them
 
 def smells(machine: Machine, doc: Document | None = None, scripts: int = 0) -> list[Diagnostic]:
@@ -484,8 +441,7 @@ def smells(machine: Machine, doc: Document | None = None, scripts: int = 0) -> l
     found: Iterable[Diagnostic] = [*model_text_evidence(machine, doc, scripts), *model_told_to_act(machine),
                                    *unread_outputs(machine), *examples_run(machine, doc), *placeholders(machine),
                                    *trivial_rules(machine), *steps_without_state(machine, doc),
-                                   *conditions_decided_nowhere(machine, doc), *steps_skipped(machine, doc),
-                                   *arms_inside_decisions(machine, doc)]
+                                   *conditions_decided_nowhere(machine, doc), *steps_skipped(machine, doc)]
     return sorted(found, key=lambda d: (d.code.code, d.span.start if d.span else -1, d.message))
 
 

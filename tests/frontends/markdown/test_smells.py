@@ -249,27 +249,3 @@ def test_a_step_the_skill_makes_conditional_may_be_skipped(tmp_path: Path) -> No
                                        "announce": "7"}), str(tmp_path / "m.skm"))
     assert "SKM350" not in [str(d.code) for d in smells(m, doc)]  # the skill says when to register; 4A/4B are arms
 
-
-def test_an_arm_folded_into_its_decision(tmp_path: Path) -> None:
-    skill = tmp_path / "SKILL.md"
-    skill.write_text("# Output\n\nIf the user names a folder, use it.\n\nIf not, use `./out`.\n\nRun the scan.\n",
-                     encoding="utf-8")
-    doc, _ = read_document(skill)
-
-    def shaped(froms: dict[str, str]) -> str:
-        states = "".join(f'  model {n} {{\n    writes {n}_out\n    prompt "Say what {n} did."\n    from "SKILL.md":'
-                         f'{line}\n    -> scan\n  }}\n' for n, line in froms.items() if n != "pick")
-        return ("machine o {\n  source \"SKILL.md\"\n  var folder: enum { named, default }\n"
-                + "".join(f"  var {n}_out: str\n" for n in [*froms, "scan"] if n != "pick")
-                + f'  start pick\n  judge pick {{\n    writes folder\n    prompt "Did the user name a folder?"\n'
-                  f'    from "SKILL.md":{froms["pick"]}\n    when folder == named -> {next(iter(froms))}\n'
-                  f'    -> {list(froms)[1] if len(froms) > 2 else "scan"}\n  }}\n{states}'
-                + '  model scan {\n    writes scan_out\n    prompt "Say what the scan found."\n    from "SKILL.md":7\n'
-                  '    -> done\n  }\n  terminal done: success { requires scan_out }\n  fallback\n}\n')
-
-    folded = machine(shaped({"named": "3", "pick": "3-5"}), str(tmp_path / "m.skm"))
-    assert [d.message for d in smells(folded, doc) if str(d.code) == "SKM351"] == [
-        "`pick` decides (its `from` is lines 3–5), but the arm at line 5 (\"If not, use `./out`.\") has no state of "
-        "its own: no edge can lead to it"]
-    own = machine(shaped({"named": "3", "default": "5", "pick": "3-5"}), str(tmp_path / "m.skm"))
-    assert "SKM351" not in [str(d.code) for d in smells(own, doc)]
