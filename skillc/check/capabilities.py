@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from skillc.check import codes
-from skillc.check.context import CheckContext, timeout_ms
+from skillc.check.context import UNDECIDED, CheckContext, timeout_ms
 from skillc.check.provenance import skill_document
 from skillc.diagnostics import Diagnostic, Label, Span, make
 from skillc.ir import expr as ir
@@ -120,7 +120,7 @@ def _bash(m: Machine, st: State, entries: list[Capability], args: dict[str, ir.E
                        hint=_command_hint(prefixes, exact, patterns))
         elif verdict == "unknown":
             yield _unproven(st, command, f"whether the bash command of `{st.name}` stays inside {allowed}",
-                            "the solver could not decide in time")
+                            "the solver could not decide in time", undecided=True)
         sample = _sample(command, known)
         refused = refused_control(entries, sample) if verdict != "refuted" else None
         if refused is not None:
@@ -148,7 +148,7 @@ def _bash(m: Machine, st: State, entries: list[Capability], args: dict[str, ir.E
                    hint="make the first words of the argv the constant words of an allowed prefix, or widen `allow`")
     elif verdict == "unknown":
         yield _unproven(st, argv, f"whether the argv of `{st.name}` stays inside {allowed}",
-                        "the solver could not decide in time")
+                        "the solver could not decide in time", undecided=True)
 
 
 def skill_folder_name(m: Machine, context: CheckContext | None) -> str | None:
@@ -270,11 +270,11 @@ def _url(st: State, entries: list[Capability], value: ir.Expr | None) -> Iterato
                    hint="fetch from an allowed domain, or widen `allow` with `WebFetch(domain:HOST)`")
 
 
-def _unproven(st: State, value: ir.Expr, what: str, why: str) -> Diagnostic:
+def _unproven(st: State, value: ir.Expr, what: str, why: str, *, undecided: bool = False) -> Diagnostic:
     span: Span | None = value.span or st.span_of("call")
     return make(codes.CAPABILITY_UNPROVEN, f"cannot prove {what}: {why}", span, label="not proved",
                 notes=["the runtime refuses a call outside the `allow` list"],
-                hint="use a constant, or rely on the runtime's refusal")
+                hint="use a constant, or rely on the runtime's refusal", data=UNDECIDED if undecided else None)
 
 
 __all__ = ["check_capabilities", "reaching_constants"]

@@ -4,19 +4,33 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Any, Final, TypeVar
 
 import attrs
 
 if TYPE_CHECKING:
+    from skillc.diagnostics import Diagnostic
     from skillc.serve.mcpconfig import McpServer
 
 _T = TypeVar("_T")
 
 DEFAULT_SMT_TIMEOUT_MS = 2000
 DEFAULT_QUOTE_MIN_WORDS = 3  # a shorter quotation occurs almost anywhere, so it locates nothing
+
+#: The `data` of a finding that stands on a question the solver gave up on (SKM243; SKM283 and SKM252 when their
+#: question came back unknown). Whether a question near its budget is decided depends on more than the question:
+#: Z3 spends a different number of resource units on the same formula in a fresh context depending on what the
+#: process did before (measured: 2.6M to 7.7M units for one capability question), so such a warning says how the
+#: solver fared, not what is wrong with the machine; the LLM compiler does not send those to the model.
+UNDECIDED: Final[Mapping[str, str]] = MappingProxyType({"solver": "undecided"})
+
+
+def undecided(d: Diagnostic) -> bool:
+    """The finding stands on a question the solver gave up on (`UNDECIDED`)."""
+    return d.datum("solver") == UNDECIDED["solver"]
 
 
 class Kept:

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 import attrs
 
 from skillc.check import codes
-from skillc.check.context import CheckContext, timeout_ms
+from skillc.check.context import UNDECIDED, CheckContext, timeout_ms
 from skillc.diagnostics import Diagnostic, Label, make
 from skillc.ir import expr as ir
 from skillc.ir import types as T
@@ -40,7 +40,7 @@ Verdict = tuple[str, list[str], int | None]
 
 def _unknown(st: State, e: Edge, what: str) -> Diagnostic:
     return make(codes.SOLVER_UNKNOWN, f"the solver could not decide whether {what} (edge {e.index + 1} of `{st.name}`)",
-                e.span, label="undecided", hint="simplify the guard, or raise the SMT timeout")
+                e.span, label="undecided", hint="simplify the guard, or raise the SMT timeout", data=UNDECIDED)
 
 
 def check_guards(m: Machine, context: CheckContext | None = None) -> Iterator[Diagnostic]:

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING
 import attrs
 
 from skillc.check import codes
-from skillc.check.context import CheckContext, memo, timeout_ms
+from skillc.check.context import UNDECIDED, CheckContext, memo, timeout_ms
 from skillc.check.graph import Succ, cycle_through, is_cyclic, reachable, sccs, shared_successors, show_path
 from skillc.diagnostics import Diagnostic, make
 from skillc.ir import expr as ir
@@ -214,4 +214,4 @@ def _increment_question(st: State, e: Edge, var: Variable, eff: Effect, enc: Enc
         yield make(codes.COUNTER_BOUND_UNPROVEN, f"the solver could not prove that edge {e.index + 1} of `{st.name}` "
                    f"keeps `{var.name}` within {var.max}", where, label="bound not proven",
                    hint=f"guard the edge with a plain `{var.name} < {var.max - eff.rise + 1}`, "
-                   "or raise the SMT timeout")
+                   "or raise the SMT timeout", data=UNDECIDED)

@@ -8,6 +8,7 @@ import pytest
 
 import skillc
 from skillc.check.capabilities import reaching_constants
+from skillc.check.context import undecided
 from skillc.ir.toolkit import command_allowed, parse_allowed
 from skillc.runtime.places import Places
 from skillc.runtime.toolkit import Capabilities
@@ -297,6 +298,16 @@ def test_read_paths(allow: str, call: str, expected: list[str]) -> None:
 ])
 def test_fetch_urls(allow: str, url: str, expected: list[str]) -> None:
     assert codes(READ.format(allow=allow, call=f"fetch(url: {url})", result="content")) == expected
+
+
+def test_a_question_the_solver_gave_up_on_is_marked_undecided() -> None:
+    # Refuted within the default budget (above); in 1 ms worth of resource units the solver gives up on it.
+    [d] = [d for d in skillc.check(bash('command: name ++ " git diff"'), smt_timeout_ms=1).diagnostics
+           if str(d.code) == "SKM283"]
+    assert d.message.endswith("the solver could not decide in time") and undecided(d)
+    [decided] = _diagnostics(READ.format(allow='"Read(docs/**)"', call='read(path: "docs/" ++ page)', result="content"),
+                             "SKM283")
+    assert not undecided(decided)  # unprovable by its shape, whatever the budget
 
 
 def test_unproven_is_a_warning_that_names_the_runtime() -> None:

@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 import skillc
+from skillc.check.context import undecided
 from skillc.config import parse_config
 from skillc.diagnostics import Severity, has_errors
 from tests.check.test_loops import LOOP
@@ -171,6 +172,7 @@ def test_solver_timeouts_become_warnings_not_hangs() -> None:
     assert time.perf_counter() - start < 20
     assert "SKM243" in [str(d.code) for d in result.diagnostics]
     assert all(d.severity is Severity.WARNING for d in result.diagnostics if str(d.code) == "SKM243")
+    assert all(undecided(d) for d in result.diagnostics if str(d.code) == "SKM243")
 
 
 def test_bad_config_values_are_diagnostics(tmp_path: Path) -> None:

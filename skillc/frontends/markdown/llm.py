@@ -38,6 +38,7 @@ from typing import TYPE_CHECKING, Final, cast
 import attrs
 
 from skillc.check import codes as check_codes
+from skillc.check.context import undecided
 from skillc.check.provenance import normalise
 from skillc.diagnostics import Code, Diagnostic, Severity, make
 from skillc.frontends.markdown import Draft, check_text, codes, source_name
@@ -281,7 +282,10 @@ def _rank(f: Finding) -> tuple[int, int, str]:
     return (0 if f.severity == "error" else 1, family, f.code.code)
 
 
-_LOAD_DEPENDENT: Final = (check_codes.OPAQUE_IN_GUARD, check_codes.SOLVER_UNKNOWN)
+def _solver_dependent(d: Diagnostic) -> bool:
+    """A warning that says how the solver fared, not what is wrong with the draft: one that stands on a question it
+    gave up on (`undecided`), or an opaque value in a guard (SKM242), reported with the questions it leaves open."""
+    return not d.is_error and (undecided(d) or d.code == check_codes.OPAQUE_IN_GUARD)
 
 
 def _finding(d: Diagnostic, draft_path: str, doc: Document, lines: Sequence[str]) -> Finding:
@@ -553,10 +557,9 @@ class Compiler:
                                       hint="copy it into the prompt or doc of the state it governs, quote it in a "
                                            "rule, or cover its line with the `from` of the state made from its step"))
         lines = text.splitlines()
-        # A solver that ran out of time (SKM243, and the opaque value it leaves, SKM242) says how loaded the machine
-        # is, not what is wrong with the draft: not sent back, so a request does not depend on the build's load.
-        findings = tuple(_finding(d, self.draft_path, self.doc, lines) for d in found
-                         if d.code not in _LOAD_DEPENDENT)
+        # Whether a question near its budget is decided depends on the solver's luck (`skillc.check.context.
+        # UNDECIDED`), not on the draft: such warnings are not sent back, so a request does not depend on it.
+        findings = tuple(_finding(d, self.draft_path, self.doc, lines) for d in found if not _solver_dependent(d))
         return Evaluation(text, checked, findings, errors, tuple(dropped))
 
     def record(self, number: int, ev: Evaluation | None, problems: Sequence[str], parts: Sequence[str]) -> None:

@@ -14,9 +14,12 @@ CORPUS = ROOT / "corpus"
 SPLIT = tomllib.loads((CORPUS / "split.toml").read_text(encoding="utf-8"))
 
 
-#: The recorded replays, in a process of their own, as `bench/faithfulness.py --recorded` runs them: after some other
-#: test files in the same process (the suite's workers run files in varying orders), `expo__eas-simulator`'s replay
-#: went stale (SKM346: its fragment's findings in round 7 differed), which it never did in a fresh process.
+#: The recorded replays, in a process of their own, as `bench/faithfulness.py --recorded` and `skillc build` run them.
+#: Z3 spends a varying number of resource units on the same formula depending on the process's history, so after
+#: other test files (or ~170 builds) a capability question of `expo__eas-simulator` once ran out of its budget and
+#: the warning changed the request (SKM346). Such warnings are no longer sent to the model (`solver = undecided`,
+#: docs/checks.md), but a verdict that flips between decided and refuted would still change one: a fresh process
+#: gives every replay the history its recording had.
 REPLAY = """
 import json, sys
 from pathlib import Path

@@ -203,6 +203,18 @@ def test_findings_are_ordered_errors_first_then_by_family() -> None:
     assert "SKILL.md line 3: a clause" in text and "line 4 `reads x`: unassigned" in text
 
 
+def test_a_warning_on_a_question_the_solver_gave_up_on_is_not_sent_to_the_model() -> None:
+    from skillc.frontends.markdown.llm import _solver_dependent
+    from tests.check.test_capabilities import bash
+
+    # How many resource units Z3 spends on one formula varies with what the process did before, so whether a question
+    # near its budget is decided is luck: a request built from such a warning could not be replayed.
+    found = skillc.check(bash('command: name ++ " git diff"'), smt_timeout_ms=1).diagnostics
+    assert [str(d.code) for d in found if _solver_dependent(d)] == ["SKM283"]
+    refuted = skillc.check(bash('command: name ++ " git diff"')).diagnostics
+    assert [str(d.code) for d in refuted if not _solver_dependent(d)] == ["SKM281"]  # decided: sent
+
+
 def test_a_model_that_never_converges_fails_and_writes_nothing(skill: Path) -> None:
     out = out_of(skill)
     with FakeOpenAI([reply(BROKEN)] * 2) as server:
