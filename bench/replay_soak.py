@@ -2,10 +2,11 @@
 
 Run: python bench/replay_soak.py [--passes 5] [--seed 1] [--only ID …]
 Each pass builds every skill of the corpus with a recording (`corpus/llm/`), in a shuffled order, with the
-recorded-model executor; a build that asks what its recording did not (SKM346) is printed with the first
-difference. `skillc build` runs once per process, but the API, the language server and the benches build many
-skills in one: a finding that depends on the process's history (Z3's effort on one formula varies with it,
-docs/checks.md) shows up here as a stale replay after a few passes. The table: pass, seconds, builds, stale.
+recorded-model executor; a build that asks what its recording did not (SKM346, printed with the first
+difference) or stops before using every recorded reply is stale. `skillc build` runs once per process, but the
+API, the language server and the benches build many skills in one: a finding that depends on the process's
+history (Z3's effort on one formula varies with it, docs/checks.md) shows up here as a stale replay after a few
+passes. The table: pass, seconds, builds, stale.
 """
 
 from __future__ import annotations
@@ -28,11 +29,16 @@ CORPUS = ROOT / "corpus"
 
 
 def stale(sid: str) -> str | None:
-    """The SKM346 message of one recorded build, or None when it replays."""
+    """Why one recorded build did not replay as recorded (a request with no recording, SKM346, or replies left
+    unused: the build stopped before its recording did), or None when it replays."""
+    executor = RecordedExecutor(CORPUS / "llm" / f"{sid}.exchange.jsonl")
     with tempfile.TemporaryDirectory() as tmp:
-        result = build(CORPUS / "skills" / sid, output=Path(tmp) / "built.skm",
-                       executor=RecordedExecutor(CORPUS / "llm" / f"{sid}.exchange.jsonl"))
-    return next((d.message for d in result.diagnostics if str(d.code) == "SKM346"), None)
+        result = build(CORPUS / "skills" / sid, output=Path(tmp) / "built.skm", executor=executor)
+    missing = next((d.message for d in result.diagnostics if str(d.code) == "SKM346"), None)
+    if missing is not None:
+        return missing
+    unused = executor.used.count(False)
+    return f"{unused} of {len(executor.used)} recorded replies never asked for" if unused else None
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -43,6 +49,10 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     split = tomllib.loads((CORPUS / "split.toml").read_text(encoding="utf-8"))
     ids = args.only or [i for i in split["dev"] + split["test"] if (CORPUS / "llm" / f"{i}.exchange.jsonl").is_file()]
+    missing = [i for i in ids if not (CORPUS / "llm" / f"{i}.exchange.jsonl").is_file()]
+    if missing:
+        print(f"no recording for {', '.join(missing)} (corpus/llm/ID.exchange.jsonl)", file=sys.stderr)
+        return 2
     rng = random.Random(args.seed)
     print(f"{'pass':>4} {'seconds':>8} {'builds':>7} {'stale':>6}")
     total = 0

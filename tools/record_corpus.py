@@ -44,11 +44,15 @@ def _pending(folder: Path) -> Path | None:
 def reuse(folder: Path, kept: list[tuple[str, str] | None]) -> Path | None:
     """Answer pending requests from `kept` (hash, reply; None once used) while they match; the first that does not.
 
-    An empty `kept` answers nothing: the oldest pending request, or None."""
+    An empty `kept` answers nothing: the oldest pending request, or None; None too while a request file is being
+    written."""
     while (req := _pending(folder)) is not None:
         if not kept:
             return req
-        key = message_hash(json.loads(req.read_text(encoding="utf-8"))["messages"])
+        try:
+            key = message_hash(json.loads(req.read_text(encoding="utf-8"))["messages"])
+        except (json.JSONDecodeError, KeyError, TypeError):
+            return None  # the stand-in is still writing it: WAIT, and look again on the next tick
         hit = next((i for i, k in enumerate(kept) if k is not None and k[0] == key), None)
         if hit is None:
             return req

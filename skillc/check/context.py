@@ -24,7 +24,9 @@ DEFAULT_QUOTE_MIN_WORDS = 3  # a shorter quotation occurs almost anywhere, so it
 #: question came back unknown). Whether a question near its budget is decided depends on more than the question:
 #: Z3 spends a different number of resource units on the same formula in a fresh context depending on what the
 #: process did before (measured: 2.6M to 7.7M units for one capability question), so such a warning says how the
-#: solver fared, not what is wrong with the machine; the LLM compiler does not send those to the model.
+#: solver fared, not what is wrong with the machine, and the LLM compiler does not send it to the model. That does
+#: not make a build independent of the process: an error (SKM252) is still sent, and a verdict that flips between
+#: decided and unknown also adds or drops the finding a decided verdict gives (a dead edge, SKM281).
 UNDECIDED: Final[Mapping[str, str]] = MappingProxyType({"solver": "undecided"})
 
 

@@ -398,12 +398,38 @@ _NOT_A_SEQUENCE = re.compile(r"(?i)\b(?:best practices?|principles?|philosophy|g
                              r"rationali[sz]ations?|red flags?|conventions?)\b")
 
 
+#: The number of an ordered list item, as written at the start of its line ("3." or "3)").
+_ITEM_NUMBER = re.compile(r"^\s*(?:[-*+]\s+)?(\d+)[.)]")
+
+
+def _number(doc: Document, b: Block) -> int | None:
+    """The number an ordered list item is written with; None for anything else."""
+    if b.kind != "item" or not b.ordered or not 1 <= b.start <= len(doc.lines):
+        return None
+    m = _ITEM_NUMBER.match(doc.lines[b.start - 1])
+    return int(m.group(1)) if m else None
+
+
 def _sequences(doc: Document) -> Iterator[list[tuple[Block, tuple[int, int]]]]:
-    """The groups of steps done in order: numbered lists and step headings, not checklists or lists of principles."""
+    """The groups of steps done in order: numbered lists and step headings, not checklists or lists of principles.
+
+    Items of one section and depth whose numbering starts again ("1." after "5.") are separate lists; a list is
+    read against the heading it sits under (a `Step N` heading against its parent's)."""
     for group in steps(doc):
-        if any(b.checkbox for b, _ in group) or _NOT_A_SEQUENCE.search(" ".join(group[0][0].section[-1:])):
+        first = group[0][0]
+        under = first.section[-2:-1] if first.kind == "heading" else first.section[-1:]
+        if any(b.checkbox for b, _ in group) or _NOT_A_SEQUENCE.search(" ".join(under)):
             continue
-        yield [(b, lines) for b, lines in group if not _RULE_ITEM.match(unbold(b.text).strip())]
+        run: list[tuple[Block, tuple[int, int]]] = []
+        for b, lines in group:
+            if _RULE_ITEM.match(unbold(b.text).strip()):
+                continue
+            now, before = _number(doc, b), _number(doc, run[-1][0]) if run else None
+            if run and now is not None and before is not None and now <= before:
+                yield run
+                run = []
+            run.append((b, lines))
+        yield run
 
 
 def steps_skipped(machine: Machine, doc: Document | None) -> list[Diagnostic]:
@@ -425,9 +451,11 @@ def steps_skipped(machine: Machine, doc: Document | None) -> list[Diagnostic]:
                 continue
             shown = " -> ".join(path if len(path) <= 6 else [*path[:2], "…", *path[-3:]])
             skipped = ", ".join(f"`{x}`" for x in sorted(before)[:3])
-            out.append(make(codes.STEP_SKIPPED, f"the path {shown} reaches `{path[-1]}`, made from the step at line "
-                            f"{b.start} (\"{shorten(unbold(b.text), 50)}\"), without passing the step before it at "
-                            f"line {a.start} (\"{shorten(words, 50)}\": {skipped})",
+            how = (f"the machine starts at `{path[0]}`" if len(path) == 1
+                   else f"the path {shown} reaches `{path[-1]}`")
+            out.append(make(codes.STEP_SKIPPED, f"{how}, made from the step at line {b.start} "
+                            f"(\"{shorten(unbold(b.text), 50)}\"), without passing the step before it at line "
+                            f"{a.start} (\"{shorten(words, 50)}\": {skipped})",
                             doc.span(b.start, b.start),
                             hint="route the path through the earlier step's state; where the skill itself lets a run "
                                  "skip that step, make the state that decides it from the step's own lines"))

@@ -249,3 +249,36 @@ def test_a_step_the_skill_makes_conditional_may_be_skipped(tmp_path: Path) -> No
                                        "announce": "7"}), str(tmp_path / "m.skm"))
     assert "SKM350" not in [str(d.code) for d in smells(m, doc)]  # the skill says when to register; 4A/4B are arms
 
+
+
+def test_two_numbered_lists_of_one_section_are_two_sequences(tmp_path: Path) -> None:
+    skill = tmp_path / "SKILL.md"
+    skill.write_text("# Deploy\n\nFor staging:\n\n1. Build the image.\n2. Push it to staging.\n\nFor production:\n\n"
+                     "1. Tag the image.\n2. Push it to production.\n", encoding="utf-8")
+    doc, _ = read_document(skill)
+    m = machine('machine d {\n  source "SKILL.md"\n  var env: enum { staging, production }\n  var out: str\n'
+                '  start pick\n  judge pick {\n    writes env\n    prompt "Which environment?"\n    from "SKILL.md":3\n'
+                '    when env == staging -> build\n    -> tag\n  }\n'
+                + "".join(f'  model {n} {{\n    writes out\n    prompt "Say what {n} did."\n'
+                          f'    from "SKILL.md":{line}\n    -> {nxt}\n  }}\n'
+                          for n, line, nxt in (("build", 5, "push_staging"), ("push_staging", 6, "done"),
+                                               ("tag", 10, "push_production"), ("push_production", 11, "done")))
+                + '  terminal done: success { requires out }\n  fallback\n}\n', str(tmp_path / "m.skm"))
+    # Production never pushes to staging first: the second list starts its numbering again, so it is a list of its own.
+    assert "SKM350" not in [str(d.code) for d in smells(m, doc)]
+
+
+def test_step_headings_are_read_against_the_heading_they_sit_under(tmp_path: Path) -> None:
+    skill = tmp_path / "SKILL.md"
+    skill.write_text("# Debug\n\n## Core Principles\n\n### 1. Reproduce first\n\nMake it fail.\n\n### 2. Bisect\n\n"
+                     "Halve it.\n", encoding="utf-8")
+    doc, _ = read_document(skill)
+    principles = machine(_steps_machine(skill, {"bisect": "9", "reproduce": "5"}), str(tmp_path / "m.skm"))
+    assert "SKM350" not in [str(d.code) for d in smells(principles, doc)]
+    skill.write_text("# Release\n\n## Step 1: Read the notes\n\nRead them.\n\n## Step 2: Write the summary\n\n"
+                     "Write it.\n", encoding="utf-8")
+    doc, _ = read_document(skill)
+    steps_ = machine(_steps_machine(skill, {"write": "7", "read": "3"}), str(tmp_path / "m.skm"))
+    assert [d.message for d in smells(steps_, doc) if str(d.code) == "SKM350"] == [
+        "the machine starts at `write`, made from the step at line 7 (\"Step 2: Write the summary\"), without passing "
+        "the step before it at line 3 (\"Read the notes\": `read`)"]
