@@ -192,14 +192,11 @@ def test_a_numbered_step_without_a_state_among_siblings_that_have_one(tmp_path: 
 
 
 def test_a_numbered_principle_is_not_a_step_left_out(tmp_path: Path) -> None:
-    skill = tmp_path / "SKILL.md"
-    skill.write_text("# Scan\n\n1. Check the version.\n2. Always pass `--metrics=off`.\n3. Run the scan.\n"
-                     "4. Never upload the results.\n5. Report the findings.\n", encoding="utf-8")
-    doc, _ = read_document(skill)
-    m = machine(_steps_machine(skill, {"version": "3", "scan": "5", "report": "7"}), str(tmp_path / "m.skm"))
-    assert "SKM348" not in [str(d.code) for d in smells(m, doc)]  # the principles belong in the scan's prompt
-    m = machine(_steps_machine(skill, {"version": "3", "report": "7"}), str(tmp_path / "m.skm"))
-    assert [d.message for d in smells(m, doc) if str(d.code) == "SKM348"] == [
+    scan = ("# Scan\n\n1. Check the version.\n2. Always pass `--metrics=off`.\n3. Run the scan.\n"
+            "4. Never upload the results.\n5. Report the findings.\n")
+    # The principles belong in the scan's prompt.
+    assert _found(tmp_path, scan, {"version": "3", "scan": "5", "report": "7"}, "SKM348") == []
+    assert _found(tmp_path, scan, {"version": "3", "report": "7"}, "SKM348") == [
         "the step at line 5 (\"Run the scan.\") has no state, though its siblings at lines 3, 7 have"]
 
 
@@ -268,17 +265,20 @@ def test_two_numbered_lists_of_one_section_are_two_sequences(tmp_path: Path) -> 
     assert "SKM350" not in [str(d.code) for d in smells(m, doc)]
 
 
-def test_step_headings_are_read_against_the_heading_they_sit_under(tmp_path: Path) -> None:
+def _found(tmp_path: Path, text: str, froms: dict[str, str], code: str) -> list[str]:
+    """The messages of one code for a chain of model states (`_steps_machine`) over a skill of this text."""
     skill = tmp_path / "SKILL.md"
-    skill.write_text("# Debug\n\n## Core Principles\n\n### 1. Reproduce first\n\nMake it fail.\n\n### 2. Bisect\n\n"
-                     "Halve it.\n", encoding="utf-8")
+    skill.write_text(text, encoding="utf-8")
     doc, _ = read_document(skill)
-    principles = machine(_steps_machine(skill, {"bisect": "9", "reproduce": "5"}), str(tmp_path / "m.skm"))
-    assert "SKM350" not in [str(d.code) for d in smells(principles, doc)]
-    skill.write_text("# Release\n\n## Step 1: Read the notes\n\nRead them.\n\n## Step 2: Write the summary\n\n"
-                     "Write it.\n", encoding="utf-8")
-    doc, _ = read_document(skill)
-    steps_ = machine(_steps_machine(skill, {"write": "7", "read": "3"}), str(tmp_path / "m.skm"))
-    assert [d.message for d in smells(steps_, doc) if str(d.code) == "SKM350"] == [
+    return [d.message for d in smells(machine(_steps_machine(skill, froms), str(tmp_path / "m.skm")), doc)
+            if str(d.code) == code]
+
+
+def test_step_headings_are_read_against_the_heading_they_sit_under(tmp_path: Path) -> None:
+    principles = ("# Debug\n\n## Core Principles\n\n### 1. Reproduce first\n\nMake it fail.\n\n### 2. Bisect\n\n"
+                  "Halve it.\n")
+    assert _found(tmp_path, principles, {"bisect": "9", "reproduce": "5"}, "SKM350") == []
+    steps_ = "# Release\n\n## Step 1: Read the notes\n\nRead them.\n\n## Step 2: Write the summary\n\nWrite it.\n"
+    assert _found(tmp_path, steps_, {"write": "7", "read": "3"}, "SKM350") == [
         "the machine starts at `write`, made from the step at line 7 (\"Step 2: Write the summary\"), without passing "
         "the step before it at line 3 (\"Read the notes\": `read`)"]
