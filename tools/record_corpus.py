@@ -27,10 +27,12 @@ import sys
 import time
 from pathlib import Path
 
+import attrs
+
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from skillc.runtime.executors.recorded import load_exchange, message_hash  # noqa: E402 - after the path
+from skillc.runtime.executors.recorded import RecordedExecutor  # noqa: E402 - after the path
 
 
 def _pending(folder: Path) -> Path | None:
@@ -41,32 +43,38 @@ def _pending(folder: Path) -> Path | None:
     return None
 
 
-def reuse(folder: Path, kept: list[tuple[str, str] | None]) -> Path | None:
-    """Answer pending requests from `kept` (hash, reply; None once used) while they match; the first that does not.
+@attrs.define
+class Kept:
+    """The skill's current recording, for `--keep-matching`, and the requests already found to match none of it."""
 
-    An empty `kept` answers nothing: the oldest pending request, or None; None too while a request file is being
-    written."""
+    recording: RecordedExecutor | None = None
+    new: set[Path] = attrs.Factory(set)
+
+
+def reuse(folder: Path, kept: Kept) -> Path | None:
+    """Answer pending requests from the kept recording while they match one; the first that does not (None while a
+    request file is still being written, or when nothing is pending)."""
     while (req := _pending(folder)) is not None:
-        if not kept:
+        if kept.recording is None or req in kept.new:
             return req
         try:
-            key = message_hash(json.loads(req.read_text(encoding="utf-8"))["messages"])
+            messages = json.loads(req.read_text(encoding="utf-8"))["messages"]
         except (json.JSONDecodeError, KeyError, TypeError):
             return None  # the stand-in is still writing it: WAIT, and look again on the next tick
-        hit = next((i for i, k in enumerate(kept) if k is not None and k[0] == key), None)
+        hit = kept.recording.take(messages)
         if hit is None:
+            kept.new.add(req)  # read once: it stays new while whoever plays the model answers it
             return req
         reply, part = folder / "replies" / (req.stem + ".txt"), folder / "replies" / (req.stem + ".part")
-        part.write_text(kept[hit][1], encoding="utf-8")  # type: ignore[index]
+        part.write_text(kept.recording.records[hit][1], encoding="utf-8")
         os.replace(part, reply)
-        kept[hit] = None
         print(f"{folder.name}: {req.name} answered from the current recording", flush=True)
     return None
 
 
-def announce(lane: Path, folder: Path, kept: list[tuple[str, str] | None] | None = None) -> None:
+def announce(lane: Path, folder: Path, kept: Kept | None = None) -> None:
     """Write LANE/NEXT whole: the oldest pending request of `folder` and where its reply goes, or WAIT."""
-    req = reuse(folder, kept or [])
+    req = reuse(folder, kept or Kept())
     text = f"{req}\n{folder / 'replies' / (req.stem + '.txt')}\n" if req else "WAIT\n"
     (lane / "NEXT.tmp").write_text(text)
     (lane / "NEXT.tmp").replace(lane / "NEXT")
@@ -87,8 +95,7 @@ def record(lane: Path, skill_id: str, rounds: int, keep_matching: bool = False) 
     """One skill's exchange; the build's exit status."""
     folder = lane / skill_id
     current = ROOT / "corpus" / "llm" / f"{skill_id}.exchange.jsonl"
-    kept: list[tuple[str, str] | None] = ([(message_hash(m), r) for m, r in load_exchange(current)]
-                                          if keep_matching and current.is_file() else [])
+    kept = Kept(RecordedExecutor(current) if keep_matching and current.is_file() else None)
     standin, url = start_standin(folder)
     out = lane / f"{skill_id}.skm"
     report = (lane / f"{skill_id}.report.txt").open("w")

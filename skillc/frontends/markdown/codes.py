@@ -229,6 +229,7 @@ STEP_SKIPPED: Final = Code(
     "them in order; the machine lets a run skip the first. The finding names the path.",
     "", "", "route the path through the earlier step's state; where the skill itself lets a run skip that step, "
     "make the state that decides it from the step's own lines", runnable=False, lang="markdown")
+
 ALL: Final[tuple[Code, ...]] = (
     EMPTY_SKILL,
     BINARY_SKILL,

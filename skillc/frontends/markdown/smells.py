@@ -396,8 +396,6 @@ _SKIPPABLE = re.compile(r"(?i)^(?:\[[ x]\]\s*)?(?:if|when|unless|otherwise|else|
 _NOT_A_SEQUENCE = re.compile(r"(?i)\b(?:best practices?|principles?|philosophy|guidelines?|tips?|criteria|"
                              r"checklist|rules|pitfalls?|mistakes?|anti-?patterns?|notes?|do'?s|don'?ts|"
                              r"rationali[sz]ations?|red flags?|conventions?)\b")
-
-
 #: The number of an ordered list item, as written at the start of its line ("3." or "3)").
 _ITEM_NUMBER = re.compile(r"^\s*(?:[-*+]\s+)?(\d+)[.)]")
 

@@ -117,15 +117,21 @@ class RecordedExecutor(BaseExecutor):
         #: Requests answered although their system message (the language card) differs from the recording's.
         self.card_drift = 0
 
+    def take(self, messages: Iterable[object]) -> int | None:
+        """The next unused recording whose messages hash like these, now marked used; None when there is none."""
+        key = message_hash(messages)
+        i = next((i for i, h in enumerate(self.hashes) if h == key and not self.used[i]), None)
+        if i is not None:
+            self.used[i] = True
+        return i
+
     def complete(self, request: Request) -> Response:
-        key = message_hash(request.messages)
-        for i, h in enumerate(self.hashes):
-            if h == key and not self.used[i]:
-                self.used[i] = True
-                system = [m for m in canonical(request.messages) if m["role"] == "system"]
-                if system != [m for m in self.records[i][0] if m["role"] == "system"]:
-                    self.card_drift += 1
-                return Response(self.records[i][1], model="recorded")
+        i = self.take(request.messages)
+        if i is not None:
+            system = [m for m in canonical(request.messages) if m["role"] == "system"]
+            if system != [m for m in self.records[i][0] if m["role"] == "system"]:
+                self.card_drift += 1
+            return Response(self.records[i][1], model="recorded")
         nxt = next((i for i, used in enumerate(self.used) if not used), None)
         where = f"request for `{request.state}` has no recorded reply in {self.path}"
         if nxt is None:
