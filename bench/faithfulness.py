@@ -34,13 +34,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from skillc.frontends.markdown import build
 from skillc.frontends.markdown.faithfulness import load, score
-from skillc.frontends.markdown.llm import LLMOptions
 
 ROOT = Path(__file__).resolve().parent.parent
 CORPUS = ROOT / "tests" / "frontends" / "markdown" / "faithfulness"
 REAL = ROOT / "corpus"
-#: How the exchanges of corpus/llm/ were recorded (`tools/record_corpus.py --review`): replays build the same way.
-RECORDED_LLM = LLMOptions(review=True)
 
 
 def document_of(req: Path) -> Path:
@@ -86,8 +83,7 @@ def measure_real(folder: Path, req: Path, executor: object = None) -> tuple[int,
         return 0, total, f"requirements do not read: {exc}", None
     try:
         with tempfile.TemporaryDirectory() as tmp:
-            result = build(folder, output=Path(tmp) / "built.skm", executor=executor,
-                           llm=RECORDED_LLM if executor is not None else None)
+            result = build(folder, output=Path(tmp) / "built.skm", executor=executor)
     except Exception as exc:  # noqa: BLE001 - an internal error of the build scores 0
         return 0, len(requirements), f"build raised {type(exc).__name__}: {exc}", None
     if not result.ok or result.machine is None:

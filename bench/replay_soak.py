@@ -22,7 +22,6 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bench.faithfulness import RECORDED_LLM  # noqa: E402
 from skillc.frontends.markdown import build  # noqa: E402
 from skillc.runtime.executors.recorded import RecordedExecutor  # noqa: E402
 
@@ -34,7 +33,7 @@ def stale(sid: str) -> str | None:
     unused: the build stopped before its recording did), or None when it replays."""
     executor = RecordedExecutor(CORPUS / "llm" / f"{sid}.exchange.jsonl")
     with tempfile.TemporaryDirectory() as tmp:
-        result = build(CORPUS / "skills" / sid, output=Path(tmp) / "built.skm", executor=executor, llm=RECORDED_LLM)
+        result = build(CORPUS / "skills" / sid, output=Path(tmp) / "built.skm", executor=executor)
     missing = next((d.message for d in result.diagnostics if str(d.code) == "SKM346"), None)
     if missing is not None:
         return missing

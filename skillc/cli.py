@@ -374,9 +374,6 @@ def test_machine(machine_path: str, coverage: str, examples: int, seed: int, tra
               help="Skill tokens one reply covers; larger skills are drafted section by section (default 5000).")
 @click.option("--model-timeout", "model_timeout_s", type=SECONDS, default=None,
               help="Seconds one model request may take (LLM compiler; default 600).")
-@click.option("--review", is_flag=True,
-              help="LLM compiler: show the clean draft to the model beside the skill's blocks and the states made "
-                   "from each, and keep its correction if that checks clean (one or two more requests).")
 @click.option("--report", is_flag=True, help="Print the clause table: each clause, its class, where it landed.")
 @click.option("--allow-tool", "tools", multiple=True, type=click.Choice(["bash"]),
               help="Let steps run their commands through this tool (also granted by `allowed-tools: Bash`).")

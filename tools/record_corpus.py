@@ -13,10 +13,7 @@ With `--keep-matching`, a request whose messages are those of a request in the s
 answered with that recording's reply and never announced: after a change to the build's findings, only the
 requests the change altered go to whoever plays the model.
 
-With `--review`, the build runs with `--review` (the review round of a clean draft, `skillc/frontends/markdown/
-linemap.py`).
-
-    python tools/record_corpus.py LANE_DIR ID [ID …] [--rounds 3] [--keep-matching] [--review]
+    python tools/record_corpus.py LANE_DIR ID [ID …] [--rounds 3] [--keep-matching]
 """
 
 from __future__ import annotations
@@ -94,7 +91,7 @@ def start_standin(folder: Path) -> tuple[subprocess.Popen[str], str]:
     return standin, standin.stdout.readline().strip().rsplit(" ", 1)[-1]
 
 
-def record(lane: Path, skill_id: str, rounds: int, keep_matching: bool = False, review: bool = False) -> int:
+def record(lane: Path, skill_id: str, rounds: int, keep_matching: bool = False) -> int:
     """One skill's exchange; the build's exit status."""
     folder = lane / skill_id
     current = ROOT / "corpus" / "llm" / f"{skill_id}.exchange.jsonl"
@@ -105,7 +102,7 @@ def record(lane: Path, skill_id: str, rounds: int, keep_matching: bool = False, 
     build = subprocess.Popen([str(ROOT / ".venv" / "bin" / "skillc"), "build",
                               str(ROOT / "corpus" / "skills" / skill_id / "SKILL.md"), "--model", "openai:capable",
                               "--base-url", url, "--rounds", str(rounds), "--model-timeout", "3500", "-o", str(out),
-                              "--report", *(["--review"] if review else [])],
+                              "--report"],
                              stdout=report, stderr=report, cwd=ROOT)
     try:
         while build.poll() is None:
@@ -129,11 +126,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--keep-matching", action="store_true",
                         help="answer requests unchanged since the current recording with its replies")
-    parser.add_argument("--review", action="store_true", help="build with --review (the review round)")
     args = parser.parse_args(argv)
     args.lane.mkdir(parents=True, exist_ok=True)
     for skill_id in args.ids:
-        status = record(args.lane, skill_id, args.rounds, args.keep_matching, args.review)
+        status = record(args.lane, skill_id, args.rounds, args.keep_matching)
         print(f"{skill_id}: build exit {status}", flush=True)
     (args.lane / "NEXT").write_text("DONE\n")
     return 0

@@ -1,9 +1,6 @@
 """Wrap a reply into the JSON form a build request asks for and put it in place atomically.
 
   python3 reply.py REPLY_PATH --skm FILE.skm [--signatures FILE] [--rules FILE]
-  python3 reply.py REPLY_PATH --keep
-
---keep: the answer to a review request that keeps the machine as it is ({"keep": true, "skm": ""}).
 
 --signatures / --rules: a file with one signature (or one rule) per line. Writes {"skm": ..., ...} to
 REPLY_PATH.part, then renames it to REPLY_PATH."""
@@ -15,14 +12,11 @@ from pathlib import Path
 
 parser = argparse.ArgumentParser()
 parser.add_argument("reply")
-what = parser.add_mutually_exclusive_group(required=True)
-what.add_argument("--skm")
-what.add_argument("--keep", action="store_true")
+parser.add_argument("--skm", required=True)
 parser.add_argument("--signatures")
 parser.add_argument("--rules")
 args = parser.parse_args()
-out: dict[str, object] = ({"keep": True, "skm": ""} if args.keep
-                          else {"skm": Path(args.skm).read_text(encoding="utf-8")})
+out: dict[str, object] = {"skm": Path(args.skm).read_text(encoding="utf-8")}
 for key in ("signatures", "rules"):
     listed = getattr(args, key)
     if listed:

@@ -229,14 +229,6 @@ STEP_SKIPPED: Final = Code(
     "them in order; the machine lets a run skip the first. The finding names the path.",
     "", "", "route the path through the earlier step's state; where the skill itself lets a run skip that step, "
     "make the state that decides it from the step's own lines", runnable=False, lang="markdown")
-REVIEW_NOT_KEPT: Final = Code(
-    "SKM352", "review-not-kept", N, "the model's reviewed draft was not kept",
-    "With `--review`, a draft that checks clean with none of the build's findings goes back to the model once "
-    "more, beside a map of the skill's blocks and the states made from each; the model keeps it or answers a "
-    "corrected machine. A corrected machine that does not check clean, or has more findings than the draft it "
-    "replaces after one more round, is not kept: the machine written is the draft before the review.",
-    "", "", "read the review round in `--report`; build again, or without `--review`", runnable=False,
-    lang="markdown")
 
 ALL: Final[tuple[Code, ...]] = (
     EMPTY_SKILL,
@@ -270,5 +262,4 @@ ALL: Final[tuple[Code, ...]] = (
     STEP_WITHOUT_STATE,
     CONDITION_DECIDED_NOWHERE,
     STEP_SKIPPED,
-    REVIEW_NOT_KEPT,
 )

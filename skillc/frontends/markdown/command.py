@@ -41,14 +41,13 @@ def build(skill: str, *, output: str | None = None, model: str | None = None, ba
           rounds: int = 3, tools: Iterable[str] = (), max_revisions: int = 2, max_repeats: int = 3,
           max_bytes: int = 1 << 20, verbose: bool = False, stdin: IO[bytes] | None = None,
           stdin_filename: str | None = None, strict: bool = False, max_tokens: int | None = None,
-          section_tokens: int | None = None, model_timeout_s: float | None = None,
-          review: bool = False) -> BuildOutcome:
+          section_tokens: int | None = None, model_timeout_s: float | None = None) -> BuildOutcome:
     """Compile a markdown skill (a file, a folder with SKILL.md, or `-` for `stdin`) into a checked machine.
 
     The LLM compiler runs whenever a model is configured: `model`, else `SKILLC_MODEL`, else `model` in the
     project's `[tool.skillc]` (`"offline"` forces the offline compiler); `max_tokens`, `section_tokens` and
-    `model_timeout_s` (seconds one request may take) are its budgets, and `review` asks for one review round of
-    the clean draft beside the skill's line map (see `skillc.frontends.markdown.llm.LLMOptions`).
+    `model_timeout_s` (seconds one request may take) are its budgets (see
+    `skillc.frontends.markdown.llm.LLMOptions`).
     """
     problem = seconds_problem("--model-timeout", model_timeout_s)
     if problem is not None:
@@ -56,7 +55,7 @@ def build(skill: str, *, output: str | None = None, model: str | None = None, ba
 
     model, origin = resolve_model(model, Path(skill) if skill != "-" else None)
     budgets = {k: v for k, v in (("max_tokens", max_tokens), ("section_tokens", section_tokens),
-                                 ("timeout_s", model_timeout_s), ("review", review or None)) if v is not None}
+                                 ("timeout_s", model_timeout_s)) if v is not None}
 
     options = Options(tools=frozenset(tools), max_revisions=max_revisions, max_repeats=max_repeats, strict=strict)
     if skill == "-":
@@ -92,7 +91,7 @@ def _build(path: Path, output: str | None, model: str | None, base_url: str | No
             # deferred: an offline build never loads the LLM compiler
             from skillc.frontends.markdown.llm import LLMOptions
 
-            llm = LLMOptions(**budgets)  # type: ignore[arg-type]  # budgets (int), the timeout (float), review (bool)
+            llm = LLMOptions(**budgets)  # type: ignore[arg-type]  # token budgets (int) and the timeout (float)
         result = build_skill(path, output=out, options=options, model=model, base_url=base_url, rounds=rounds,
                              max_bytes=max_bytes, llm=llm)
     except Exception as exc:  # noqa: BLE001 - an internal error is reported, not raised

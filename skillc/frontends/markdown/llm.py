@@ -46,7 +46,6 @@ from skillc.frontends.markdown.card import Level, card
 from skillc.frontends.markdown.clauses import Clause
 from skillc.frontends.markdown.document import Document
 from skillc.frontends.markdown.folder import Folder, describe, read_folder, wider_allow
-from skillc.frontends.markdown.linemap import review_request
 from skillc.frontends.markdown.report import landings
 from skillc.frontends.markdown.schema import DraftError, to_skm
 from skillc.frontends.markdown.smells import smells
@@ -91,7 +90,6 @@ class LLMOptions:
     offline_draft: bool = False  # also show the offline draft as a starting point (whole-document requests only)
     card: Level | None = None  # None: the full card, or the brief one for an executor with a small context
     timeout_s: float = 600.0  # seconds one model request may take (a whole machine is a long reply)
-    review: bool = False  # after a clean draft, one review round beside the skill's line map (`linemap.py`)
 
 
 @attrs.frozen
@@ -122,7 +120,6 @@ class Round:
     ok: bool
     findings: tuple[Finding, ...] = ()
     parts: tuple[str, ...] = ("machine",)  # what was drafted this round: the machine, or sections' fragments
-    kept: bool = False  # a review round the model answered with `{"keep": true}`: the draft stands as it was
 
 
 # ---------------------------------------------------------------- executors and the model spec
@@ -148,11 +145,6 @@ OUTLINE_SCHEMA: Final[Object] = {
                    "signatures": {"type": "array", "items": {"type": "string"},
                                   "description": "one `fragment NAME(PARAM: TYPE, …) -> (EXIT, …)` per section"}},
 }
-REVIEW_SCHEMA: Final[Object] = {
-    "type": "object", "additionalProperties": False, "required": ["keep", "skm"],
-    "properties": {"keep": {"type": "boolean", "description": "true: the machine stands as it is"},
-                   "skm": {**_SKM_STRING, "description": "the whole corrected module; \"\" when keep is true"}},
-}
 SECTION_SCHEMA: Final[Object] = {
     "type": "object", "additionalProperties": False, "required": ["skm", "rules"],
     "properties": {"skm": {**_SKM_STRING, "description": "the section's fragment"},
@@ -170,7 +162,6 @@ class Reply:
     rules: tuple[str, ...] = ()
     signatures: tuple[str, ...] = ()
     problem: str | None = None
-    keep: bool = False  # a review answered `{"keep": true}`: no new text
 
 
 _FENCE = re.compile(r"```(?:skm|json|text)?[ \t]*\n(.*?)```", re.S)
@@ -191,8 +182,6 @@ def read_reply(raw: str, source: str) -> Reply:
         rules = tuple(x for x in data.get("rules", []) or [] if isinstance(x, str)) \
             if isinstance(data.get("rules"), list) and all(isinstance(x, str) for x in data["rules"]) else ()
         signatures = tuple(x for x in data.get("signatures", []) or [] if isinstance(x, str))
-        if data.get("keep") is True:
-            return Reply(raw, keep=True)
         if isinstance(data.get("skm"), str):
             return Reply(raw, data["skm"], rules, signatures)
         if "states" in data or "start" in data:  # a JSON draft of the IR schema
@@ -614,41 +603,9 @@ class Compiler:
             if ev.clean and (best is None or len(ev.findings) <= len(best.findings)):
                 best = ev
             if ev.clean and not ev.findings:
-                if self.options.review:
-                    best = self.review(part, ev, number + 1)
                 break
             last = ev.findings
         return self.finish(best)
-
-    def review(self, part: Part, draft: Evaluation, number: int) -> Evaluation:
-        """One review round of a clean draft beside the skill's line map (and one redraft of what it broke)."""
-        assert draft.checked.machine is not None, "a clean draft has a machine"
-        messages = self.messages(part, None) + [
-            {"role": "assistant", "content": part.reply.raw if part.reply else ""},
-            {"role": "user", "content": review_request(draft.checked.machine, self.doc)}]
-        reply = read_reply(self.executor.complete(Request("build_review", "model", tuple(messages),
-                                                          REVIEW_SCHEMA)).text, self.source)
-        if reply.keep:
-            self.history.append(Round(number, [], True, (), ("review",), kept=True))
-            return draft
-        why = ""
-        for attempt in range(2):
-            if reply.skm is None:
-                why = f"its reply was not a machine ({reply.problem or 'no .skm text'})"
-                self.record(number + attempt, None, [why], ["review"])
-                break
-            part.reply = reply
-            ev = self.evaluate(reply.skm)
-            self.record(number + attempt, ev, [], ["review"])
-            if ev.clean and not ev.findings:
-                return ev
-            why = (f"it had {len(ev.errors)} error{'s' * (len(ev.errors) != 1)}" if not ev.clean else
-                   f"it had {len(ev.findings)} finding{'s' * (len(ev.findings) != 1)}")
-            if attempt == 0:
-                reply = self.ask(part, self.messages(part, ev.findings))
-        self.diags.append(make(codes.REVIEW_NOT_KEPT, f"the reviewed draft was not kept: {why}; the machine is the "
-                               f"draft of round {number - 1}", hint="read the review round in `--report`"))
-        return draft
 
     def sectioned(self, sections: list[Section]) -> Draft | None:
         machine = Part("machine", self.outline_request(sections), "build_outline", OUTLINE_SCHEMA)
@@ -867,8 +824,7 @@ def rounds_report(rounds: Sequence[Round]) -> str:
     """The report's section on the LLM rounds: each draft, what it was, and every finding sent back."""
     out = ["LLM rounds:"]
     for r in rounds:
-        status = ("the model kept the draft" if r.kept else "checked clean" if r.ok
-                  else f"{len(r.errors)} error{'s' * (len(r.errors) != 1)}")
+        status = "checked clean" if r.ok else f"{len(r.errors)} error{'s' * (len(r.errors) != 1)}"
         drafted = ", ".join(r.parts)
         out.append(f"  round {r.number} ({drafted}): {status}, {len(r.findings)} finding"
                    f"{'s' * (len(r.findings) != 1)}")

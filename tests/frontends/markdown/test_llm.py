@@ -23,12 +23,10 @@ from skillc.frontends.markdown.document import read_document
 from skillc.frontends.markdown.llm import (
     DEFAULT_MAX_TOKENS,
     DRAFT_SCHEMA,
-    REVIEW_SCHEMA,
     Finding,
     LLMOptions,
     feedback,
     read_reply,
-    rounds_report,
     split_sections,
 )
 from skillc.frontends.markdown.schema import MACHINE_SCHEMA, to_json, to_skm
@@ -180,56 +178,6 @@ def test_the_best_clean_draft_is_kept_when_rounds_run_out(skill: Path) -> None:
     assert result.ok, codes(result.diagnostics)
     assert [r.ok for r in result.rounds] == [True, False]
     assert "SKM341" in codes(result.diagnostics)  # kept, with its smell reported as a warning
-
-
-# ---------------------------------------------------------------- the review round (--review)
-
-
-def test_a_review_shows_the_skill_beside_its_states_and_may_keep_the_draft(skill: Path) -> None:
-    with FakeOpenAI([reply(GOOD), {"content": json.dumps({"keep": True, "skm": ""})}]) as server:
-        result = build(skill, output=out_of(skill), model="openai:fake", base_url=server.url,
-                       llm=LLMOptions(review=True))
-        first, second = server.requests
-    assert result.ok, codes(result.diagnostics)
-    assert [(r.ok, r.kept, r.parts) for r in result.rounds] == [(True, False, ("machine",)), (True, True, ("review",))]
-    assert second["response_format"]["schema"] == REVIEW_SCHEMA
-    assert second["messages"][:2] == first["messages"] and second["messages"][2]["role"] == "assistant"
-    asked = second["messages"][3]["content"]
-    assert 'reply {"keep": true}' in asked
-    # each block of SKILL.md with the states made from its lines, their kinds, ranges and targets
-    assert "   3  1. Read the question and write a short answer.\n        ← solve model 3 → save" in asked
-    assert "   4  2. Write the answer to answer.txt.\n        ← save tool:write 4 → done" in asked
-    assert "   6  Always write the answer to answer.txt.\n        ← —" in asked
-    assert "the model kept the draft" in rounds_report(result.rounds)
-
-
-def test_a_reviewed_correction_that_checks_clean_replaces_the_draft(skill: Path) -> None:
-    better = GOOD.replace('doc "Answer a question', 'doc "Reviewed: answer a question')
-    with FakeOpenAI([reply(GOOD), reply(better)]) as server:
-        result = build(skill, output=out_of(skill), model="openai:fake", base_url=server.url,
-                       llm=LLMOptions(review=True))
-    assert result.ok and result.text is not None and "Reviewed: answer" in result.text
-    assert [r.parts for r in result.rounds] == [("machine",), ("review",)]
-
-
-def test_a_review_that_breaks_the_machine_gets_one_redraft_then_is_not_kept(skill: Path) -> None:
-    with FakeOpenAI([reply(GOOD), reply(BROKEN), reply(BROKEN)]) as server:
-        result = build(skill, output=out_of(skill), model="openai:fake", base_url=server.url,
-                       llm=LLMOptions(review=True))
-        third = server.requests[2]
-    assert result.ok and result.text is not None and "reads question, saved" not in result.text
-    assert [(r.ok, r.parts) for r in result.rounds] == [(True, ("machine",)), (False, ("review",)),
-                                                         (False, ("review",))]
-    assert "SKM210" in third["messages"][3]["content"]  # the redraft is told what the review broke
-    note = next(d for d in result.diagnostics if str(d.code) == "SKM352")
-    assert "not kept: it had 1 error; the machine is the draft of round 1" in note.message
-
-
-def test_without_review_a_clean_draft_is_the_last_request(skill: Path) -> None:
-    with FakeOpenAI([reply(GOOD)]) as server:
-        result = build(skill, output=out_of(skill), model="openai:fake", base_url=server.url)
-        assert len(server.requests) == 1
-    assert result.ok and len(result.rounds) == 1
 
 
 def test_every_error_goes_back_grouped_by_code_with_no_cap(skill: Path) -> None:
