@@ -16,7 +16,7 @@ query over the IR:
 |---|---|
 | `order "A" before "B"` | no run reaches B's states without passing A's |
 | `reads "B" from "A"` | B reads a variable A writes, and every definition of it reaching B is A's |
-| `branch "C" to "X"` | a state at C has two or more successors and an edge to X's state (or to an arm state of C going on to X) |
+| `branch "C" to "X"` | a state at C has two or more successors and X depends on which it takes: an edge goes to X's state (or to an arm state of C going on to X), or every successful run from one arm passes X before coming back to C while another arm reaches success without X |
 | `ends "C" OUTCOME` | a state at C has an edge after which every terminal has that outcome, one of them a named terminal |
 | `goto "C" "X"` | a state at C has an edge to X's state |
 | `optional "X"` | a run can reach success without X, and a run through X can too |
@@ -258,16 +258,29 @@ class Query:
                 out += [(d, t) for t in self.succ[d]]
         return out
 
+    def _depends(self, d: str, arm: str, x: set[str]) -> bool:
+        """X is control dependent on decision `d` through `arm`: every successful run from the arm passes X before
+        it comes back to `d` (and one reaches X), and another arm of `d` reaches success without X."""
+        if shortest_path(self.succ, arm, x.__contains__, blocked={d}) is None:
+            return False
+        if shortest_path(self.succ, arm, self.success.__contains__, blocked=x | {d}) is not None:
+            return False
+        return any(other != arm and other not in x
+                   and shortest_path(self.succ, other, self.success.__contains__, blocked=x) is not None
+                   for other in self.succ[d])
+
     def branch(self, r: Requirement) -> str:
         x = self.main_of(r, 1)
         if not x:
             return "no state at the target anchor"
         cond = self.m.states
-        for _d, t in self._arm_targets(r):
+        for d, t in self._arm_targets(r):
             if t in x:
                 return ""
             p = cond[t].provenance
             if p is not None and p.start <= r.lines[0] <= p.end and any(u in x for u in self.succ[t]):
+                return ""
+            if self._depends(d, t, x):
                 return ""
         return "no decision at the condition leads there"
 

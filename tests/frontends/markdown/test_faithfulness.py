@@ -203,6 +203,67 @@ def test_a_list_item_with_sub_steps_stands_for_them() -> None:
     assert reqs[1].sections == (None,)
 
 
+_DEPLOY = """# Deploy
+
+1. Check whether the build exists.
+2. If it exists:
+   - Load the notes.
+   - Publish the build.
+3. Report.
+"""
+
+
+def _deploy(tmp_path: Path, edges: dict[str, str], default: str = "report") -> object:
+    """A machine for _DEPLOY: `decide` (line 4) takes `load` when the build exists, else `default`; `edges` gives
+    each other state's next state."""
+    (tmp_path / "SKILL.md").write_text(_DEPLOY)
+    lines = {"load": 5, "publish": 6, "report": 7}
+    body = "".join(f"""  model {name} {{
+    from "SKILL.md":{lines[name]}
+    reads exists
+    prompt "Do it."
+    {after if after.startswith("when") else "-> " + after}
+  }}
+""" for name, after in edges.items())
+    path = tmp_path / "m.skm"
+    path.write_text(f"""machine m {{
+  source "SKILL.md"
+  var exists: bool
+  start decide
+  judge decide {{
+    from "SKILL.md":4
+    writes exists
+    prompt "Does the build exist?"
+    when exists -> load
+    -> {default}
+  }}
+{body}  terminal done: success
+  terminal gone: failed
+  fallback
+}}
+""")
+    checked = skillc.check(path)
+    assert checked.machine is not None, codes(checked.diagnostics)
+    return checked.machine
+
+
+def test_a_branch_holds_when_the_target_depends_on_the_decision(tmp_path: Path) -> None:
+    """`branch`: X runs on every successful run of one arm and is skipped on another, even past a first state."""
+    reqs = parse_requirements('branch "If it exists" to "Publish the build"', _DEPLOY)
+    through = _deploy(tmp_path, {"load": "publish", "publish": "report", "report": "done"})
+    assert score(through, reqs).verdicts[0].ok
+    # after the arms meet, X runs whichever way the decision went
+    merged = _deploy(tmp_path, {"load": "report", "report": "publish", "publish": "done"})
+    assert score(merged, reqs).verdicts[0].why == "no decision at the condition leads there"
+    # the other arm only fails: no successful run skips X, so the decision does not choose it
+    failing = _deploy(tmp_path, {"load": "publish", "publish": "report", "report": "done"}, default="gone")
+    assert not score(failing, reqs).verdicts[0].ok
+    # one successful run of the arm goes around X
+    around = _deploy(tmp_path, {"load": "when exists -> report\n    -> publish", "publish": "report",
+                                "report": "done"})
+    assert score(around, reqs).verdicts[0].why == "no decision at the condition leads there"
+
+
 # ---------------------------------------------------------------- rule kinds the checker proves
 
 
