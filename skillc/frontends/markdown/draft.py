@@ -66,6 +66,7 @@ class DState:
     topic: set[str] = attrs.field(factory=set)  # stems for matching knowledge and rules
     tool: str = "bash"  # the tool a tool state calls
     parts: list[Part] = attrs.field(factory=list)  # the argument of a tool state's call
+    content: str = ""  # a `write` state's content: the variable it saves
     failure: str = ""  # a tool state's stated failure handling: "", "retry" or "handled"
     options: list[str] = attrs.field(factory=list)  # the menu an `ask_user` state offers (the answer is one of them)
 

@@ -25,6 +25,8 @@ READ = n.ToolDecl("read", (n.Param("path", n.NamedType("str")), n.Param("offset"
 ASK_USER_MENU = n.ToolDecl("ask_user", (n.Param("question", n.NamedType("str")),
                                         n.Param("options", n.OptionalType(n.ListType(n.NamedType("str"))))),
                            (n.Param("answer", n.NamedType("str")),))
+WRITE = n.ToolDecl("write", (n.Param("path", n.NamedType("str")), n.Param("content", n.NamedType("str"))),
+                   (n.Param("path", n.NamedType("str")), n.Param("sha256", n.NamedType("str"))))
 ASK_USER = n.ToolDecl("ask_user", (n.Param("question", n.NamedType("str")),), (n.Param("answer", n.NamedType("str")),))
 
 
@@ -54,6 +56,8 @@ def _declarations(d: DMachine, title: str) -> list[n.Stmt]:
             if not d.bash_declared else BASH)
     if any(s.kind == "tool" and s.tool == "read" for s in d.states.values()):
         items.append(attrs.evolve(READ, leading=("# Reads files the skill bundles, from its folder (`skill_dir`).",)))
+    if any(s.kind == "tool" and s.tool == "write" for s in d.states.values()):
+        items.append(attrs.evolve(WRITE, leading=("# Saves the files the skill says to write, in the work folder.",)))
     if any(s.kind == "tool" and s.tool == "ask_user" for s in d.states.values()):
         menus = any(s.options for s in d.states.values())
         items.append(attrs.evolve(ASK_USER_MENU if menus else ASK_USER,
@@ -88,8 +92,10 @@ def _state_node(d: DMachine, s: DState) -> n.State:
     if s.reads:
         body.append(n.Reads(tuple(s.reads)))
     if s.kind == "tool":
-        param = {"ask_user": "question", "read": "path"}.get(s.tool, "command")
+        param = {"ask_user": "question", "read": "path", "write": "path"}.get(s.tool, "command")
         args = [n.Arg(param, concat(s.parts))]
+        if s.content:
+            args.append(n.Arg("content", n.Name(s.content)))
         if s.options:  # a menu: the answer is one of these
             args.append(n.Arg("options", n.ListLit(tuple(n.StrLit(o) for o in s.options))))
         body.append(n.Call(s.tool, tuple(args)))

@@ -51,9 +51,11 @@ from skillc.frontends.markdown.phrases import (
     script_mention,
     stop_clause,
     unbold,
+    written_file,
 )
 from skillc.frontends.markdown.tree import TreeNode, parse_tree
 from skillc.frontends.markdown.units import Sections, Unit, UnitKind
+from skillc.ir.toolkit import parse_allowed, path_allowed
 from skillc.syntax import nodes as n
 
 # Verbs of a step that reads a bundled document.
@@ -435,6 +437,9 @@ class GraphBuilder:
         document = self._bundled_document(unit, said)
         if document is not None:
             return self._read_step(unit, document)
+        target = self._written_file(unit, said)
+        if target is not None:
+            return self._write_step(unit, target)
         entry, exits = self._model_step(unit)
         fence = unit.command
         if fence is not None and fence.block is not None and fence.block.info in NOT_BASH:
@@ -585,6 +590,47 @@ class GraphBuilder:
         s.notes += [strip_markup(c.text) for c in unit.notes]
         exits = [DEdge(None, NEXT)]
         s.edges = list(exits)
+        return s.name, exits
+
+    def _written_file(self, unit: Unit, said: str) -> str | None:
+        """The file a step says to write in the work folder ("Write `NOTES.md` with …"), where the skill may write:
+        not a file of its own folder, and `Write` among its allowed tools when it lists any."""
+        if not unit.clauses or unit.command is not None:
+            return None
+        path = written_file(unit.clauses[0].text)
+        if path is None or path in self.documents or path in self.scripts:
+            return None
+        allowed = self.doc.front.allowed_tools
+        if allowed and not path_allowed(parse_allowed(allowed)[0], "write", path):
+            return None
+        return path
+
+    def _write_step(self, unit: Unit, path: str) -> Piece:
+        """A step that writes a file: a model state composes its content, and a `write` tool state saves it there
+        (the file is the step's effect, and success requires the write's result)."""
+        text, start, end = self._step_text(unit)
+        s = self.d.state("model", slug(text), (start, end), text)
+        self.d.steps.append(s.name)
+        s.text.append(f"Compose the content of `{path}` as this step says: {text}\nReply with the content alone: it "
+                      f"is saved to `{path}` as you write it.")
+        for c in unit.clauses:
+            self.d.land(c, s.name)
+        for c in self.arms.reference(text):
+            s.constraints.append(strip_markup(c.text))
+            self.d.land(c, s.name)
+        for c in unit.notes:
+            s.notes.append(strip_markup(c.text))
+            self.d.land(c, s.name)
+        content = self.d.var(f"{s.name}_content", n.NamedType("str"))
+        s.writes = [(content, None)]
+        save = self.d.state("tool", f"save_{slug(path, default='file')}", (start, end), text)
+        self.d.steps.append(save.name)
+        save.tool, save.parts, save.content = "write", [path], content
+        save.text.append(f"Saves the content to `{path}`.")
+        save.writes = [(self.d.var(f"{save.name}_sha256", n.NamedType("str")), "sha256")]
+        s.edges = [DEdge(None, save.name)]
+        exits = [DEdge(None, NEXT)]
+        save.edges = list(exits)
         return s.name, exits
 
     def _ask_step(self, unit: Unit) -> Piece:

@@ -188,6 +188,28 @@ def script_mention(text: str) -> str | None:
     return None
 
 
+#: A step that writes a file: its verb opens the sentence ("Write `NOTES.md` …", "Then save the report to REPORT.md").
+WRITE_VERB = re.compile(r"^(?:(?:first|then|next|now|finally)\b,?\s+)?(?:write|save|store|produce|output|export|create|"
+                        r"generate)\b", re.I)
+#: A document-like file a step names, relative to the work folder ("NOTES.md", "`.claude/pipeline/doc.md`").
+WRITTEN_FILE = re.compile(r"(?<![\w/.~\]>}-])((?:\.?\w[\w.-]*/)*\.?\w[\w.-]*\.(?:md|markdown|txt|json|ya?ml|html?|"
+                          r"csv|toml|xml|log))(?![\w/\[<{-]|\.\w)")
+
+
+def written_file(text: str) -> str | None:
+    """The file a step says to write ("Write `NOTES.md` with …", "Save the review to review.md"), else None: a
+    plain path relative to the work folder, not a placeholder (`<name>.md`, `[topic].md`), a URL or an example."""
+    if not WRITE_VERB.match(strip_markup(text)):
+        return None
+    plain = text.replace("`", " ")
+    for m in WRITTEN_FILE.finditer(plain):
+        path, before, after = m.group(1), plain[:m.start()], plain[m.end():]
+        if re.search(r"[<\[{]$|://\S*$|\$$", before) or re.match(r"^[>\]}]", after) or in_example(plain, m.start()):
+            continue
+        return path
+    return None
+
+
 def stop_clause(plain: str, condition: str = "") -> Stop | None:
     """The stop an arm ends the run with, else None.
 

@@ -103,7 +103,8 @@ def _tool_reads(d: DMachine, s: DState, before: list[str], flow: Assigned) -> No
                               if v != TASK and not isinstance(d.vars.get(v), n.EnumType) and flow.has(s.name, v)]
         if context:
             s.parts = [*s.parts, "\n\n", ("var", context[-1])]
-    s.reads = list(dict.fromkeys(p[1] for p in s.parts if isinstance(p, tuple) and p[0] in ("var", "quote")))
+    s.reads = list(dict.fromkeys([*(p[1] for p in s.parts if isinstance(p, tuple) and p[0] in ("var", "quote")),
+                                  *([s.content] if s.content else [])]))
 
 
 def _from_predecessors(d: DMachine, before: list[str]) -> list[str]:
@@ -130,7 +131,7 @@ def evidence(d: DMachine, flow: Assigned, terminal: str) -> list[str]:
     order = list(d.vars)
     sure = [v for v in flow.at(terminal) if v != d.review_flag]
     tools = [s for s in d.states.values() if s.kind == "tool"]
-    produced = {v for s in tools for v, r in s.writes if r in ("stdout", "answer")}
+    produced = {v for s in tools for v, r in s.writes if r in ("stdout", "answer", "sha256")}
     delivered = [v for v in sure if v in produced]
     if not delivered:
         return sure[-2:]

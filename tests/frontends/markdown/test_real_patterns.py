@@ -18,8 +18,11 @@ from skillc.check.graph import reachable, successors
 from skillc.frontends.markdown import Options, build
 from skillc.frontends.markdown.commands import cut
 from skillc.frontends.markdown.diagram import parse_diagram
+from skillc.frontends.markdown.phrases import written_file
 from skillc.frontends.markdown.pipeline import BuildResult
 from skillc.ir.machine import Machine
+from skillc.runtime import Interpreter, RunOptions, ToolBox
+from skillc.runtime.executors.scripted import ScriptedExecutor
 from tests.conftest import codes
 
 
@@ -205,6 +208,70 @@ MENU = """# Finish
    4. **Discard** - delete the branch
 3. Report what was done.
 """
+
+
+NOTES = """# Project notes
+
+Summarise a repository for newcomers.
+
+## Steps
+
+1. Survey the repository layout and the main modules.
+2. Write `NOTES.md` with a summary of each module.
+3. Tell the user where the notes are.
+"""
+
+
+def test_a_step_that_writes_a_named_file_saves_it_and_success_requires_the_write(tmp_path: Path) -> None:
+    m = machine(tmp_path, NOTES)
+    compose, save = m.states["write_notes_md"], m.states["save_notes_md"]
+    assert compose.kind == "model" and "Compose the content of `NOTES.md`" in (compose.prompt or "")
+    assert save.call is not None and save.call.tool == "write" and save.reads == ("write_notes_md_content",)
+    assert [e.target for e in compose.edges] == ["save_notes_md"] and save.provenance == compose.provenance
+    assert "save_notes_md_sha256" in m.states["done"].requires
+    # run: the file is the step's effect, with the content the model composed
+    work = tmp_path / "run"
+    work.mkdir()
+    outputs = {"survey_repository_layout": [{"survey_repository_layout_result": "src/ and tests/"}],
+               "write_notes_md": [{"write_notes_md_content": "# Notes\n\n- src: the code\n"}],
+               "tell_user_notes": [{"tell_user_notes_result": "See NOTES.md."}]}
+    run = Interpreter(m, ScriptedExecutor({"outputs": outputs, "tools": {}}), ToolBox.default(cwd=str(work)),
+                      RunOptions(retries=0)).run({"task": "notes for newcomers"})
+    assert (run.outcome, run.terminal) == ("success", "done")
+    assert (work / "NOTES.md").read_text(encoding="utf-8") == "# Notes\n\n- src: the code\n"
+
+
+@pytest.mark.parametrize(("front", "step", "writes"), [
+    ("", "Write `NOTES.md` with a summary of each module.", True),
+    ("allowed-tools: Read, Write\n", "Write `NOTES.md` with a summary of each module.", True),
+    ("allowed-tools: Read, Write(docs/**)\n", "Write `docs/NOTES.md` with a summary of each module.", True),
+    ("allowed-tools: Read, Write(docs/**)\n", "Write `NOTES.md` with a summary of each module.", False),
+    ("allowed-tools: Read\n", "Write `NOTES.md` with a summary of each module.", False),
+    ("", "Write `<topic>.md` with a summary of each module.", False),
+    ("", "Summarise each module, for example in NOTES.md.", False),
+])
+def test_a_file_is_written_only_where_the_skill_names_it_and_may_write_it(tmp_path: Path, front: str, step: str,
+                                                                         writes: bool) -> None:
+    text = NOTES.replace("Write `NOTES.md` with a summary of each module.", step)
+    if front:
+        text = f"---\nname: notes\ndescription: Notes.\n{front}---\n" + text
+    m = machine(tmp_path, text)
+    assert any(s.call is not None and s.call.tool == "write" for s in m.states.values()) is writes
+
+
+@pytest.mark.parametrize(("sentence", "path"), [
+    ("Write AGENTS.md to the repo root.", "AGENTS.md"),
+    ("Then save the review to review.md.", "review.md"),
+    ("Produce `.claude/pipeline/project-doc.md` using the following structure", ".claude/pipeline/project-doc.md"),
+    ("Write to [process]-flowchart.html", None),
+    ("Save the report to <name>.md", None),
+    ("Save as report.md.bak", None),
+    ("Save to ~/notes.md", None),
+    ("Read NOTES.md and summarise it.", None),
+    ("Write the summary, e.g. out.md", None),
+])
+def test_the_file_a_step_writes(sentence: str, path: str | None) -> None:
+    assert written_file(sentence) == path
 
 
 def test_a_menu_is_one_user_choice_with_a_branch_per_option(tmp_path: Path) -> None:
