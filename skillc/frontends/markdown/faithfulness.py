@@ -16,7 +16,7 @@ query over the IR:
 |---|---|
 | `order "A" before "B"` | no run reaches B's states without passing A's |
 | `reads "B" from "A"` | B reads a variable A writes, and every definition of it reaching B is A's |
-| `branch "C" to "X"` | a state at C has two or more successors and X depends on which it takes: an edge goes to X's state (or to an arm state of C going on to X), or every successful run from one arm passes X before coming back to C while another arm reaches success without X |
+| `branch "C" to "X"` | a state at C has two or more successors and X depends on which it takes: an edge goes to X's state (or to an arm state of C going on to X), or, C reached without X, every path from one arm passes X before success or a return to C while another arm reaches success without X |
 | `ends "C" OUTCOME` | a state at C has an edge after which every terminal has that outcome, one of them a named terminal |
 | `goto "C" "X"` | a state at C has an edge to X's state |
 | `optional "X"` | a run can reach success without X, and a run through X can too |
@@ -259,11 +259,14 @@ class Query:
         return out
 
     def _depends(self, d: str, arm: str, x: set[str]) -> bool:
-        """X is control dependent on decision `d` through `arm`: every successful run from the arm passes X before
-        it comes back to `d` (and one reaches X), and another arm of `d` reaches success without X."""
+        """X is control dependent on decision `d` through `arm`: a run reaches `d` without X; from the arm, every
+        path passes X before it reaches success or comes back to `d` (and one reaches X); and another arm of `d`
+        reaches success without X."""
+        if shortest_path(self.succ, self.m.start, {d}.__contains__, blocked=x) is None:
+            return False  # X runs before the decision is ever made
         if shortest_path(self.succ, arm, x.__contains__, blocked={d}) is None:
             return False
-        if shortest_path(self.succ, arm, self.success.__contains__, blocked=x | {d}) is not None:
+        if shortest_path(self.succ, arm, lambda s: s in self.success or s == d, blocked=x) is not None:
             return False
         return any(other != arm and other not in x
                    and shortest_path(self.succ, other, self.success.__contains__, blocked=x) is not None

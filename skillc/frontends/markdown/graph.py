@@ -594,12 +594,17 @@ class GraphBuilder:
 
     def _written_file(self, unit: Unit, said: str) -> str | None:
         """The file a step says to write in the work folder ("Write `NOTES.md` with …"), where the skill may write:
-        not a file of its own folder, and `Write` among its allowed tools when it lists any."""
+        not a file of its own folder, not a step with sub-steps, and `Write` among its allowed tools when it lists
+        any."""
         if not unit.clauses or unit.command is not None:
             return None
         path = written_file(unit.clauses[0].text)
-        if path is None or path in self.documents or path in self.scripts:
+        if path is None or path in self.documents or path in self.scripts \
+                or (Path(self.doc.path).parent / path).exists():  # a file of the skill's own folder
             return None
+        lead = unit.clauses[0].block
+        if lead is not None and lead.kind == "item" and any(b.parent_item == lead.item for b in self.doc.blocks):
+            return None  # its sub-steps may add to the file: the save would come before them
         allowed = self.doc.front.allowed_tools
         if allowed and not path_allowed(parse_allowed(allowed)[0], "write", path):
             return None

@@ -192,22 +192,39 @@ def script_mention(text: str) -> str | None:
 WRITE_VERB = re.compile(r"^(?:(?:first|then|next|now|finally)\b,?\s+)?(?:write|save|store|produce|output|export|create|"
                         r"generate)\b", re.I)
 #: A document-like file a step names, relative to the work folder ("NOTES.md", "`.claude/pipeline/doc.md`").
-WRITTEN_FILE = re.compile(r"(?<![\w/.~\]>}-])((?:\.?\w[\w.-]*/)*\.?\w[\w.-]*\.(?:md|markdown|txt|json|ya?ml|html?|"
-                          r"csv|toml|xml|log))(?![\w/\[<{-]|\.\w)")
+WRITTEN_FILE = re.compile(r"(?<![\w/.~\]>}\\:%-])((?:\.?\w[\w.-]*/)*\.?\w[\w.-]*\.(?:md|markdown|txt|json|ya?ml|"
+                          r"html?|csv|toml|xml|log))(?![\w/\\\[<{-]|\.\w)", re.I)
+#: Words before a file that make it a source or a subject, not what the step writes ("the summary of README.md",
+#: "following template.md", "tests for parser.md", "a pull request that updates CHANGELOG.md").
+_NOT_WRITTEN = re.compile(r"\b(?:from|of|for|using|following|per|than|alongside|about|like|updat\w*|read\w*|"
+                          r"pars\w*|modif\w*|edit\w*)\s+(?:(?:the|a|an|its|each|every|this|that)\s+)?$", re.I)
+#: Words that deny the write ("not to result.json", "do not touch NOTES.md").
+_DENIED = re.compile(r"\b(?:not|never|don't|do not|without|instead of)\b", re.I)
+#: Words that make a file the destination ("… to SUMMARY.md", "… into out.json", "… as report.md").
+_DESTINATION = re.compile(r"\b(?:to|into|as)\s+(?:(?:the|a|an)\s+)?(?:file\s+)?$", re.I)
 
 
 def written_file(text: str) -> str | None:
     """The file a step says to write ("Write `NOTES.md` with …", "Save the review to review.md"), else None: a
-    plain path relative to the work folder, not a placeholder (`<name>.md`, `[topic].md`), a URL or an example."""
+    plain path relative to the work folder, not a placeholder (`<name>.md`, `[topic].md`), a URL, an example, a
+    file the sentence reads or is about ("the summary of README.md"), one it says not to write, or one of two
+    files it names with none of them the destination ("… to SUMMARY.md")."""
     if not WRITE_VERB.match(strip_markup(text)):
         return None
-    plain = text.replace("`", " ")
+    plain = re.sub(r"(?<![\w./])\./", "", text.replace("`", " "))
+    found = []
     for m in WRITTEN_FILE.finditer(plain):
         path, before, after = m.group(1), plain[:m.start()], plain[m.end():]
         if re.search(r"[<\[{]$|://\S*$|\$$", before) or re.match(r"^[>\]}]", after) or in_example(plain, m.start()):
             continue
-        return path
-    return None
+        clause = re.split(r"[;,.:]\s", before)[-1]
+        if _NOT_WRITTEN.search(before) or _DENIED.search(clause):
+            continue
+        found.append((path, bool(_DESTINATION.search(before))))
+    if len({p for p, _ in found}) == 1:
+        return found[0][0]
+    destinations = {p for p, to in found if to}
+    return destinations.pop() if len(destinations) == 1 else None
 
 
 def stop_clause(plain: str, condition: str = "") -> Stop | None:

@@ -126,7 +126,8 @@ def evidence(d: DMachine, flow: Assigned, terminal: str) -> list[str]:
     """What a success or partial terminal requires: the deliverable when a command produced it.
 
     The latest command output (or user answer) sure to exist on arrival, beside the latest other
-    result; without command outputs, the last two results made on every path.
+    result; without command outputs, the last two results made on every path. Every file saved on every
+    path in (a `write`'s result) is required too: the files are the deliverables.
     """
     order = list(d.vars)
     sure = [v for v in flow.at(terminal) if v != d.review_flag]
@@ -136,4 +137,5 @@ def evidence(d: DMachine, flow: Assigned, terminal: str) -> list[str]:
     if not delivered:
         return sure[-2:]
     rest = [v for v in sure if v not in produced and not any(v == w for st in tools for w, _ in st.writes)]
-    return sorted({delivered[-1], *rest[-1:]}, key=order.index)
+    saved = [v for v in sure if any(v == w and r == "sha256" for st in tools for w, r in st.writes)]
+    return sorted({delivered[-1], *rest[-1:], *saved}, key=order.index)

@@ -247,6 +247,15 @@ def _deploy(tmp_path: Path, edges: dict[str, str], default: str = "report") -> o
     return checked.machine
 
 
+def _deploy_from(tmp_path: Path, machine: object, start: str) -> object:
+    """The machine `_deploy` just wrote, started at `start`."""
+    text = (tmp_path / "m.skm").read_text().replace("  start decide\n", f"  start {start}\n")
+    (tmp_path / "m.skm").write_text(text)
+    checked = skillc.check(tmp_path / "m.skm")
+    assert checked.machine is not None, codes(checked.diagnostics)
+    return checked.machine
+
+
 def test_a_branch_holds_when_the_target_depends_on_the_decision(tmp_path: Path) -> None:
     """`branch`: X runs on every successful run of one arm and is skipped on another, even past a first state."""
     reqs = parse_requirements('branch "If it exists" to "Publish the build"', _DEPLOY)
@@ -262,6 +271,13 @@ def test_a_branch_holds_when_the_target_depends_on_the_decision(tmp_path: Path) 
     around = _deploy(tmp_path, {"load": "when exists -> report\n    -> publish", "publish": "report",
                                 "report": "done"})
     assert score(around, reqs).verdicts[0].why == "no decision at the condition leads there"
+    # X runs on every run before the decision is made; the arm only starts the loop again
+    restart = _deploy_from(tmp_path, _deploy(tmp_path, {"load": "publish", "publish": "decide", "report": "done"}),
+                           "load")
+    assert not score(restart, reqs).verdicts[0].ok
+    # a run of the arm comes back to the decision without X
+    back = _deploy(tmp_path, {"load": "when exists -> decide\n    -> publish", "publish": "report", "report": "done"})
+    assert not score(back, reqs).verdicts[0].ok
 
 
 # ---------------------------------------------------------------- rule kinds the checker proves

@@ -259,6 +259,23 @@ def test_a_file_is_written_only_where_the_skill_names_it_and_may_write_it(tmp_pa
     assert any(s.call is not None and s.call.tool == "write" for s in m.states.values()) is writes
 
 
+def test_a_write_step_leaves_the_skills_own_files_and_steps_with_sub_steps_alone(tmp_path: Path) -> None:
+    own = machine(tmp_path, NOTES.replace("Write `NOTES.md`", "Write `template.md`"), scripts=("template.md",))
+    assert not any(s.call is not None and s.call.tool == "write" for s in own.states.values())
+    nested = NOTES.replace("2. Write `NOTES.md` with a summary of each module.\n",
+                           "2. Write `NOTES.md`:\n   - List each module.\n"
+                           "   - Run `pytest -q` and record the result.\n")
+    m = machine(tmp_path, nested)
+    assert not any(s.call is not None and s.call.tool == "write" for s in m.states.values())
+
+
+def test_every_file_saved_on_the_way_is_required_by_success(tmp_path: Path) -> None:
+    two = NOTES.replace("3. Tell the user where the notes are.", "3. Write `TODO.md` with the open questions.\n"
+                        "4. Tell the user where the notes are.")
+    m = machine(tmp_path, two)
+    assert {"save_notes_md_sha256", "save_todo_md_sha256"} <= set(m.states["done"].requires)
+
+
 @pytest.mark.parametrize(("sentence", "path"), [
     ("Write AGENTS.md to the repo root.", "AGENTS.md"),
     ("Then save the review to review.md.", "review.md"),
@@ -269,6 +286,21 @@ def test_a_file_is_written_only_where_the_skill_names_it_and_may_write_it(tmp_pa
     ("Save to ~/notes.md", None),
     ("Read NOTES.md and summarise it.", None),
     ("Write the summary, e.g. out.md", None),
+    # a file the sentence reads or is about is not the one it writes
+    ("Save the summary of README.md to SUMMARY.md.", "SUMMARY.md"),
+    ("Export the rows of data.csv to report.html.", "report.html"),
+    ("Generate the report following template.md.", None),
+    ("Generate the changelog from package.json.", None),
+    ("Write tests for parser.md", None),
+    ("Create a pull request that updates CHANGELOG.md.", None),
+    ("Output the contents of error.log.", None),
+    # nor one it says not to write, one outside the work folder, or one of two with no destination
+    ("Write the result to stdout, not to result.json.", None),
+    ("Write a summary; do not touch NOTES.md.", None),
+    ("Write ../x.md", None),
+    ("Write C:\\temp\\x.md", None),
+    ("Write NOTES.md and TODO.md.", None),
+    ("Write ./NOTES.md", "NOTES.md"),
 ])
 def test_the_file_a_step_writes(sentence: str, path: str | None) -> None:
     assert written_file(sentence) == path
