@@ -21,6 +21,7 @@ from skillc.frontends.markdown.diagram import parse_diagram
 from skillc.frontends.markdown.phrases import written_file
 from skillc.frontends.markdown.pipeline import BuildResult
 from skillc.ir.machine import Machine
+from skillc.ir.printexpr import show_expr
 from skillc.runtime import Interpreter, RunOptions, ToolBox
 from skillc.runtime.executors.scripted import ScriptedExecutor
 from tests.conftest import codes
@@ -229,6 +230,7 @@ def test_a_step_that_writes_a_named_file_saves_it_and_success_requires_the_write
     assert save.call is not None and save.call.tool == "write" and save.reads == ("write_notes_md_content",)
     assert [e.target for e in compose.edges] == ["save_notes_md"] and save.provenance == compose.provenance
     assert "save_notes_md_sha256" in m.states["done"].requires
+    assert [show_expr(p) for p in m.states["done"].predicates] == ['exists("NOTES.md")']  # and the file is still there
     # run: the file is the step's effect, with the content the model composed
     work = tmp_path / "run"
     work.mkdir()
@@ -236,7 +238,7 @@ def test_a_step_that_writes_a_named_file_saves_it_and_success_requires_the_write
                "write_notes_md": [{"write_notes_md_content": "# Notes\n\n- src: the code\n"}],
                "tell_user_notes": [{"tell_user_notes_result": "See NOTES.md."}]}
     run = Interpreter(m, ScriptedExecutor({"outputs": outputs, "tools": {}}), ToolBox.default(cwd=str(work)),
-                      RunOptions(retries=0)).run({"task": "notes for newcomers"})
+                      RunOptions(retries=0, workdir=str(work))).run({"task": "notes for newcomers"})
     assert (run.outcome, run.terminal) == ("success", "done")
     assert (work / "NOTES.md").read_text(encoding="utf-8") == "# Notes\n\n- src: the code\n"
 
