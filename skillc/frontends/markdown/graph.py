@@ -525,6 +525,10 @@ class GraphBuilder:
             s = self._tool_state(slug(plain, default="ask_user"), lines, plain, "ask_user", [plain])
             s.text.append(plain)
             return s.name, s
+        path = self._writable(plain)
+        if fence is None and path is not None:  # "If C, write REPORT.md with …": the arm saves the file
+            compose, save = self._compose_and_save(plain, path, lines)
+            return compose.name, save
         return None
 
     def _unsafe_holes(self, parts: list[Part]) -> dict[str, str]:
@@ -598,13 +602,18 @@ class GraphBuilder:
         any."""
         if not unit.clauses or unit.command is not None:
             return None
-        path = written_file(unit.clauses[0].text)
-        if path is None or path in self.documents or path in self.scripts \
-                or (Path(self.doc.path).parent / path).exists():  # a file of the skill's own folder
-            return None
         lead = unit.clauses[0].block
         if lead is not None and lead.kind == "item" and any(b.parent_item == lead.item for b in self.doc.blocks):
             return None  # its sub-steps may add to the file: the save would come before them
+        return self._writable(unit.clauses[0].text)
+
+    def _writable(self, text: str) -> str | None:
+        """The file a sentence says to write, where this skill may write it: not a file of its own folder, and
+        allowed by a `Write` entry when the skill lists allowed tools."""
+        path = written_file(text)
+        if path is None or path in self.documents or path in self.scripts \
+                or (Path(self.doc.path).parent / path).exists():  # a file of the skill's own folder
+            return None
         allowed = self.doc.front.allowed_tools
         if allowed and not path_allowed(parse_allowed(allowed)[0], "write", path):
             return None
@@ -614,10 +623,7 @@ class GraphBuilder:
         """A step that writes a file: a model state composes its content, and a `write` tool state saves it there
         (the file is the step's effect, and success requires the write's result)."""
         text, start, end = self._step_text(unit)
-        s = self.d.state("model", slug(text), (start, end), text)
-        self.d.steps.append(s.name)
-        s.text.append(f"Compose the content of `{path}` as this step says: {text}\nReply with the content alone: it "
-                      f"is saved to `{path}` as you write it.")
+        s, save = self._compose_and_save(text, path, (start, end))
         for c in unit.clauses:
             self.d.land(c, s.name)
         for c in self.arms.reference(text):
@@ -626,17 +632,25 @@ class GraphBuilder:
         for c in unit.notes:
             s.notes.append(strip_markup(c.text))
             self.d.land(c, s.name)
+        exits = [DEdge(None, NEXT)]
+        save.edges = list(exits)
+        return s.name, exits
+
+    def _compose_and_save(self, text: str, path: str, lines: tuple[int, int]) -> tuple[DState, DState]:
+        """The model state composing a file's content as `text` says, then the `write` state saving it to `path`."""
+        s = self.d.state("model", slug(text), lines, text)
+        self.d.steps.append(s.name)
+        s.text.append(f"Compose the content of `{path}` as this step says: {text}\nReply with the content alone: it "
+                      f"is saved to `{path}` as you write it.")
         content = self.d.var(f"{s.name}_content", n.NamedType("str"))
         s.writes = [(content, None)]
-        save = self.d.state("tool", f"save_{slug(path, default='file')}", (start, end), text)
+        save = self.d.state("tool", f"save_{slug(path, default='file')}", lines, text)
         self.d.steps.append(save.name)
         save.tool, save.parts, save.content = "write", [path], content
         save.text.append(f"Saves the content to `{path}`.")
         save.writes = [(self.d.var(f"{save.name}_sha256", n.NamedType("str")), "sha256")]
         s.edges = [DEdge(None, save.name)]
-        exits = [DEdge(None, NEXT)]
-        save.edges = list(exits)
-        return s.name, exits
+        return s, save
 
     def _ask_step(self, unit: Unit) -> Piece:
         """A question the user answers: an `ask_user` tool state; work the step says to do first ("Draft a plan

@@ -189,7 +189,8 @@ def script_mention(text: str) -> str | None:
 
 
 #: A step that writes a file: its verb opens the sentence ("Write `NOTES.md` …", "Then save the report to REPORT.md").
-WRITE_VERB = re.compile(r"^(?:(?:first|then|next|now|finally)\b,?\s+)?(?:write|save|store|produce|output|export|create|"
+WRITE_VERB = re.compile(r"^(?:(?:first|then|next|now|finally|also|optionally)\b,?\s+)?(?:write|save|store|produce|"
+                        r"output|export|create|"
                         r"generate)\b", re.I)
 #: A document-like file a step names, relative to the work folder ("NOTES.md", "`.claude/pipeline/doc.md`").
 WRITTEN_FILE = re.compile(r"(?<![\w/.~\]>}\\:%-])((?:\.?\w[\w.-]*/)*\.?\w[\w.-]*\.(?:md|markdown|txt|json|ya?ml|"

@@ -271,6 +271,23 @@ def test_a_write_step_leaves_the_skills_own_files_and_steps_with_sub_steps_alone
     assert not any(s.call is not None and s.call.tool == "write" for s in m.states.values())
 
 
+def test_a_condition_or_an_option_that_writes_a_file_saves_it_on_that_arm_only(tmp_path: Path) -> None:
+    m = machine(tmp_path, "---\nname: report\ndescription: Test report.\nallowed-tools: Bash, Write\n---\n"
+                          "# Test report\n\n## Steps\n\n1. Run the tests with `pytest -q`.\n"
+                          "2. If the tests fail, write `FAILURES.md` with the failing tests and their errors.\n"
+                          "3. Optionally, write `SUMMARY.md` with a one-paragraph summary.\n"
+                          "4. Tell the user what you found.\n")
+    saves = {str(dict(s.call.args)["path"].value): s.name for s in m.states.values()
+             if s.call is not None and s.call.tool == "write"}
+    assert set(saves) == {"FAILURES.md", "SUMMARY.md"}
+    run = next(s for s in m.states.values() if s.call is not None and s.call.tool == "bash")
+    failing = [e.target for e in run.edges if e.guard is not None]
+    assert [e.target for e in m.states[failing[0]].edges] == [saves["FAILURES.md"]]  # compose, then save
+    assert m.states["whether_optionally_write_summary"].kind == "judge"
+    # neither file is on every path, so success requires neither
+    assert not m.states["done"].predicates and not any("save_" in r for r in m.states["done"].requires)
+
+
 def test_every_file_saved_on_the_way_is_required_by_success(tmp_path: Path) -> None:
     two = NOTES.replace("3. Tell the user where the notes are.", "3. Write `TODO.md` with the open questions.\n"
                         "4. Tell the user where the notes are.")
