@@ -55,7 +55,8 @@ def _declarations(d: DMachine, title: str) -> list[n.Stmt]:
             "# Declared because the skill has commands to run; runs in the run's working directory.",))
             if not d.bash_declared else BASH)
     if any(s.kind == "tool" and s.tool == "read" for s in d.states.values()):
-        items.append(attrs.evolve(READ, leading=("# Reads files the skill bundles, from its folder (`skill_dir`).",)))
+        items.append(attrs.evolve(READ, leading=(
+            "# Reads files: those the skill bundles from its folder (`skill_dir`), others from the work folder.",)))
     if any(s.kind == "tool" and s.tool == "write" for s in d.states.values()):
         items.append(attrs.evolve(WRITE, leading=("# Saves the files the skill says to write, in the work folder.",)))
     if any(s.kind == "tool" and s.tool == "ask_user" for s in d.states.values()):

@@ -48,6 +48,7 @@ from skillc.frontends.markdown.phrases import (
     letter_range,
     max_times,
     quote,
+    read_file,
     script_mention,
     stop_clause,
     unbold,
@@ -437,6 +438,9 @@ class GraphBuilder:
         document = self._bundled_document(unit, said)
         if document is not None:
             return self._read_step(unit, document)
+        work_file = self._work_file(unit, said)
+        if work_file is not None:
+            return self._read_work_file(unit, nxt, work_file)
         target = self._written_file(unit, said)
         if target is not None:
             return self._write_step(unit, target)
@@ -582,6 +586,35 @@ class GraphBuilder:
         if first_word(re.sub(r"^(?:first|then|next|now)\b,?\s*", "", strip_markup(said), flags=re.I)) not in READ_VERBS:
             return None
         return next((p for p in self.documents if p in said), None)
+
+    def _work_file(self, unit: Unit, said: str) -> str | None:
+        """The work-folder file a step says to read ("Read `package.json` to find the version"), where the skill may
+        read it: not a file of its own folder (those are `skill_dir`'s), and allowed by a `Read` entry when the skill
+        lists allowed tools."""
+        if not unit.clauses or unit.command is not None:
+            return None
+        if first_word(re.sub(r"^(?:first|then|next|now)\b,?\s*", "", strip_markup(said), flags=re.I)) not in READ_VERBS:
+            return None
+        path = read_file(unit.clauses[0].text)
+        if path is None or path in self.documents or path in self.scripts \
+                or (Path(self.doc.path).parent / path).exists():
+            return None
+        allowed = self.doc.front.allowed_tools
+        if allowed and not path_allowed(parse_allowed(allowed)[0], "read", path):
+            return None
+        return path
+
+    def _read_work_file(self, unit: Unit, nxt: Unit | None, path: str) -> Piece:
+        """A step that reads a file of the work folder: a `read` tool state gives its content to the model state
+        that does the rest of the step (a model cannot open files; it would invent them)."""
+        text, start, end = self._step_text(unit)
+        s = self._tool_state(f"load_{slug(path, default='file')}", (start, end), text, "read", [path])
+        s.text.append(f"Reads `{path}` from the work folder for the step after it.")
+        entry, exits = self._model_step(unit)
+        content = next(v for v, r in s.writes if r == "content")
+        self.d.states[entry].text.append(f"The content of `{path}` is in `{content}`, read for you.")
+        s.edges = [DEdge(None, entry)]
+        return s.name, exits
 
     def _read_step(self, unit: Unit, path: str) -> Piece:
         """A step that reads a file the skill bundles: a `read` tool state on `skill_dir`; the states after it read

@@ -205,6 +205,26 @@ _DENIED = re.compile(r"\b(?:not|never|don't|do not|without|instead of)\b", re.I)
 _DESTINATION = re.compile(r"\b(?:to|into|as)\s+(?:(?:the|a|an)\s+)?(?:file\s+)?$", re.I)
 
 
+#: A file of the work folder a step names to read ("`package.json`", "src/app.py", "`.github/workflows/ci.yml`").
+READ_FILE = re.compile(r"(?<![\w/.~\]>}\\:%-])((?:\.?\w[\w.-]*/)*\.?\w[\w.-]*\.(?:md|markdown|txt|json|ya?ml|html?|"
+                       r"csv|toml|xml|log|cfg|ini|py|js|mjs|cjs|ts|tsx|jsx|go|rs|java|rb|sh))"
+                       r"(?![\w/\\\[<{-]|\.\w)", re.I)
+
+
+def read_file(text: str) -> str | None:
+    """The work-folder file a sentence names first, not as a placeholder, a URL, an example or one it says not to
+    read ("Read `package.json` to find the version" → package.json), else None."""
+    plain = re.sub(r"(?<![\w./])\./", "", text.replace("`", " "))
+    for m in READ_FILE.finditer(plain):
+        before, after = plain[:m.start()], plain[m.end():]
+        if re.search(r"[<\[{]$|://\S*$|\$$", before) or re.match(r"^[>\]}]", after) or in_example(plain, m.start()):
+            continue
+        if _DENIED.search(re.split(r"[;,.:]\s", before)[-1]):
+            continue
+        return m.group(1)
+    return None
+
+
 def written_file(text: str) -> str | None:
     """The file a step says to write ("Write `NOTES.md` with …", "Save the review to review.md"), else None: a
     plain path relative to the work folder, not a placeholder (`<name>.md`, `[topic].md`), a URL, an example, a

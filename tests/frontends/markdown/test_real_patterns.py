@@ -288,6 +288,66 @@ def test_a_condition_or_an_option_that_writes_a_file_saves_it_on_that_arm_only(t
     assert not m.states["done"].predicates and not any("save_" in r for r in m.states["done"].requires)
 
 
+RELEASE = """# Release check
+
+Check a package before release.
+
+## Steps
+
+1. Read `package.json` to find the version and the scripts.
+2. Review `CHANGELOG.md` for an entry for that version.
+3. Write `RELEASE.md` with what is missing.
+"""
+
+
+def test_a_step_that_reads_a_work_file_gets_its_content_from_a_read_state(tmp_path: Path) -> None:
+    m = machine(tmp_path, RELEASE)
+    load, step = m.states["load_package_json"], m.states["read_package_json"]
+    assert load.call is not None and load.call.tool == "read" and show_expr(dict(load.call.args)["path"]) == \
+        '"package.json"'
+    assert [e.target for e in load.edges] == ["read_package_json"] and "load_package_json_content" in step.reads
+    assert "is in `load_package_json_content`, read for you" in (step.prompt or "")
+    outputs = {"verify_package_release": [{"package_release_verdict": "passed"}],
+               "read_package_json": [{"read_package_json_result": "1.2.0"}],
+               "review_changelog_md": [{"review_changelog_md_result": "no entry for 1.2.0"}],
+               "write_release_md": [{"write_release_md_content": "Missing: a CHANGELOG entry for 1.2.0.\n"}]}
+
+    def run(work: Path):
+        return Interpreter(m, ScriptedExecutor({"outputs": outputs, "tools": {}}), ToolBox.default(cwd=str(work)),
+                           RunOptions(retries=0, workdir=str(work))).run({"task": "check the release"})
+
+    work = tmp_path / "run"
+    work.mkdir()
+    (work / "package.json").write_text('{"version": "1.2.0"}', encoding="utf-8")
+    (work / "CHANGELOG.md").write_text("# Changelog\n", encoding="utf-8")
+    done = run(work)
+    assert (done.outcome, done.terminal) == ("success", "done")
+    assert (work / "RELEASE.md").read_text(encoding="utf-8") == "Missing: a CHANGELOG entry for 1.2.0.\n"
+    # without the file there is nothing to read: the run does not go on as if it had read it
+    bare = tmp_path / "bare"
+    bare.mkdir()
+    assert run(bare).outcome != "success" and not (bare / "RELEASE.md").exists()
+
+
+@pytest.mark.parametrize(("step", "reads"), [
+    ("Read `package.json` to find the version.", True),
+    ("Review src/app.py for obvious bugs.", True),
+    ("Read `<file>.json` to find the version.", False),
+    ("Read the notes, e.g. notes.md.", False),
+    ("Summarise `package.json`.", False),
+])
+def test_which_steps_read_a_work_file(tmp_path: Path, step: str, reads: bool) -> None:
+    m = machine(tmp_path, RELEASE.replace("Read `package.json` to find the version and the scripts.", step))
+    assert any(s.name.startswith("load_") and s.call is not None and s.call.tool == "read"
+               and s.provenance is not None and s.provenance.start == 7 for s in m.states.values()) is reads
+
+
+def test_a_work_file_is_read_only_where_the_allowed_tools_let_it(tmp_path: Path) -> None:
+    front = "---\nname: release\ndescription: Release check.\nallowed-tools: Read(docs/**), Write\n---\n"
+    m = machine(tmp_path, front + RELEASE)
+    assert "load_package_json" not in m.states and m.states["read_package_json"].kind == "model"
+
+
 def test_every_file_saved_on_the_way_is_required_by_success(tmp_path: Path) -> None:
     two = NOTES.replace("3. Tell the user where the notes are.", "3. Write `TODO.md` with the open questions.\n"
                         "4. Tell the user where the notes are.")
