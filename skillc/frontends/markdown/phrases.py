@@ -9,6 +9,7 @@ and the regular expressions the graph phase matches sentences against. Records
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 
 import attrs
 
@@ -211,37 +212,33 @@ READ_FILE = re.compile(r"(?<![\w/.~\]>}\\:%-])((?:\.?\w[\w.-]*/)*\.?\w[\w.-]*\.(
                        r"(?![\w/\\\[<{-]|\.\w)", re.I)
 
 
-def read_file(text: str) -> str | None:
-    """The work-folder file a sentence names first, not as a placeholder, a URL, an example or one it says not to
-    read ("Read `package.json` to find the version" → package.json), else None."""
+def _files(text: str, pattern: re.Pattern[str]) -> Iterator[tuple[str, str]]:
+    """(path, the text before it) of each file a sentence names that the sentence does not deny: not a placeholder
+    (`<name>.md`, `[topic].md`, `$X.md`), a URL, an example ("e.g. out.md"), or one after "not", "never" in its
+    clause; `./` taken off."""
     plain = re.sub(r"(?<![\w./])\./", "", text.replace("`", " "))
-    for m in READ_FILE.finditer(plain):
+    for m in pattern.finditer(plain):
         before, after = plain[:m.start()], plain[m.end():]
         if re.search(r"[<\[{]$|://\S*$|\$$", before) or re.match(r"^[>\]}]", after) or in_example(plain, m.start()):
             continue
-        if _DENIED.search(re.split(r"[;,.:]\s", before)[-1]):
-            continue
-        return m.group(1)
-    return None
+        if not _DENIED.search(re.split(r"[;,.:]\s", before)[-1]):
+            yield m.group(1), before
+
+
+def read_file(text: str) -> str | None:
+    """The work-folder file a sentence names first (`_files`): "Read `package.json` to find the version" →
+    package.json; else None."""
+    return next((path for path, _ in _files(text, READ_FILE)), None)
 
 
 def written_file(text: str) -> str | None:
-    """The file a step says to write ("Write `NOTES.md` with …", "Save the review to review.md"), else None: a
-    plain path relative to the work folder, not a placeholder (`<name>.md`, `[topic].md`), a URL, an example, a
-    file the sentence reads or is about ("the summary of README.md"), one it says not to write, or one of two
-    files it names with none of them the destination ("… to SUMMARY.md")."""
+    """The file a step says to write ("Write `NOTES.md` with …", "Save the review to review.md"), else None: a file
+    `_files` names that the sentence does not read or talk about ("the summary of README.md"); of two files, the
+    destination ("… to SUMMARY.md"), else none."""
     if not WRITE_VERB.match(strip_markup(text)):
         return None
-    plain = re.sub(r"(?<![\w./])\./", "", text.replace("`", " "))
-    found = []
-    for m in WRITTEN_FILE.finditer(plain):
-        path, before, after = m.group(1), plain[:m.start()], plain[m.end():]
-        if re.search(r"[<\[{]$|://\S*$|\$$", before) or re.match(r"^[>\]}]", after) or in_example(plain, m.start()):
-            continue
-        clause = re.split(r"[;,.:]\s", before)[-1]
-        if _NOT_WRITTEN.search(before) or _DENIED.search(clause):
-            continue
-        found.append((path, bool(_DESTINATION.search(before))))
+    found = [(path, bool(_DESTINATION.search(before))) for path, before in _files(text, WRITTEN_FILE)
+             if not _NOT_WRITTEN.search(before)]
     if len({p for p, _ in found}) == 1:
         return found[0][0]
     destinations = {p for p, to in found if to}
