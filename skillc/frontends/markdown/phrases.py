@@ -225,10 +225,20 @@ def _files(text: str, pattern: re.Pattern[str]) -> Iterator[tuple[str, str]]:
             yield m.group(1), before
 
 
+#: What stands between a reading verb and its file: "Read `x`", "Review the file x", "Then open the x".
+_VERB_OBJECT = re.compile(r"^\s*(?:(?:first|then|next|now|also)\b,?\s+)?[A-Za-z]+\s+(?:the\s+)?(?:file\s+)?$", re.I)
+#: A file the sentence allows to be missing: "if it exists", "if present".
+_MAYBE_MISSING = re.compile(r"\bif (?:it |one |any |they )?(?:exists?|is present|are present)\b|\bif present\b|"
+                            r"\bwhen present\b|\bif available\b|\bif there is\b", re.I)
+
+
 def read_file(text: str) -> str | None:
-    """The work-folder file a sentence names first (`_files`): "Read `package.json` to find the version" →
-    package.json; else None."""
-    return next((path for path, _ in _files(text, READ_FILE)), None)
+    """The work-folder file a sentence reads (`_files`), named as its verb's object: "Read `package.json` to find
+    the version" → package.json; not "Read the repo and produce `out.md`", "Follow the patterns (check X.md)", or a
+    file the sentence allows to be missing ("if it exists"): None."""
+    if _MAYBE_MISSING.search(text):
+        return None
+    return next((path for path, before in _files(text, READ_FILE) if _VERB_OBJECT.match(before)), None)
 
 
 def written_file(text: str) -> str | None:

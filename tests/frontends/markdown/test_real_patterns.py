@@ -335,6 +335,11 @@ def test_a_step_that_reads_a_work_file_gets_its_content_from_a_read_state(tmp_pa
     ("Read `<file>.json` to find the version.", False),
     ("Read the notes, e.g. notes.md.", False),
     ("Summarise `package.json`.", False),
+    ("Read the file `package.json` first.", True),
+    # the file is not what the verb reads: the step's output, a passing mention, or one that may be missing
+    ("Read the repo and produce `package.json`.", False),
+    ("Follow existing patterns (check package.json).", False),
+    ("Read `package.json` if it exists.", False),
 ])
 def test_which_steps_read_a_work_file(tmp_path: Path, step: str, reads: bool) -> None:
     m = machine(tmp_path, RELEASE.replace("Read `package.json` to find the version and the scripts.", step))
