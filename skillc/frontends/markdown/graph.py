@@ -59,8 +59,13 @@ from skillc.frontends.markdown.units import Sections, Unit, UnitKind
 from skillc.ir.toolkit import parse_allowed, path_allowed
 from skillc.syntax import nodes as n
 
-# Verbs of a step that reads a bundled document.
+# Verbs of a step that reads a bundled document or a file of the work folder.
 READ_VERBS = frozenset({"read", "load", "consult", "open", "review", "study", "see", "follow", "reread"})
+
+
+def _says_to_read(said: str) -> bool:
+    """The step's first word, past "first", "then", "next" or "now", is one of READ_VERBS."""
+    return first_word(re.sub(r"^(?:first|then|next|now)\b,?\s*", "", strip_markup(said), flags=re.I)) in READ_VERBS
 # A condition on the failure of the command or script run shortly before.
 SCRIPT_FAILS = re.compile(r"^(?:\w+:\s*)?if\s+(?:the\s+)?(?:script|command|scan|scanner|tool|it|this|that)\s+"
                           r"(?:run\s+)?fails\b", re.I)
@@ -440,7 +445,7 @@ class GraphBuilder:
             return self._read_step(unit, document)
         work_file = self._work_file(unit, said)
         if work_file is not None:
-            return self._read_work_file(unit, nxt, work_file)
+            return self._read_work_file(unit, work_file)
         target = self._written_file(unit, said)
         if target is not None:
             return self._write_step(unit, target)
@@ -581,9 +586,7 @@ class GraphBuilder:
 
     def _bundled_document(self, unit: Unit, said: str) -> str | None:
         """The file of the skill's folder a step says to read ("Read `references/model-notes.md`"), if any."""
-        if not unit.clauses or unit.command is not None or not self.documents:
-            return None
-        if first_word(re.sub(r"^(?:first|then|next|now)\b,?\s*", "", strip_markup(said), flags=re.I)) not in READ_VERBS:
+        if not unit.clauses or unit.command is not None or not self.documents or not _says_to_read(said):
             return None
         return next((p for p in self.documents if p in said), None)
 
@@ -591,20 +594,22 @@ class GraphBuilder:
         """The work-folder file a step says to read ("Read `package.json` to find the version"), where the skill may
         read it: not a file of its own folder (those are `skill_dir`'s), and allowed by a `Read` entry when the skill
         lists allowed tools."""
-        if not unit.clauses or unit.command is not None:
+        if not unit.clauses or unit.command is not None or not _says_to_read(said):
             return None
-        if first_word(re.sub(r"^(?:first|then|next|now)\b,?\s*", "", strip_markup(said), flags=re.I)) not in READ_VERBS:
-            return None
-        path = read_file(unit.clauses[0].text)
+        return self._in_work_folder(read_file(unit.clauses[0].text), "read")
+
+    def _in_work_folder(self, path: str | None, tool: str) -> str | None:
+        """`path` where the skill may `read` or `write` it in the work folder: not a file of its own folder (those are
+        `skill_dir`'s), and allowed by an entry of that tool when the skill lists allowed tools; else None."""
         if path is None or path in self.documents or path in self.scripts \
                 or (Path(self.doc.path).parent / path).exists():
             return None
         allowed = self.doc.front.allowed_tools
-        if allowed and not path_allowed(parse_allowed(allowed)[0], "read", path):
+        if allowed and not path_allowed(parse_allowed(allowed)[0], tool, path):
             return None
         return path
 
-    def _read_work_file(self, unit: Unit, nxt: Unit | None, path: str) -> Piece:
+    def _read_work_file(self, unit: Unit, path: str) -> Piece:
         """A step that reads a file of the work folder: a `read` tool state gives its content to the model state
         that does the rest of the step (a model cannot open files; it would invent them)."""
         text, start, end = self._step_text(unit)
@@ -641,16 +646,8 @@ class GraphBuilder:
         return self._writable(unit.clauses[0].text)
 
     def _writable(self, text: str) -> str | None:
-        """The file a sentence says to write, where this skill may write it: not a file of its own folder, and
-        allowed by a `Write` entry when the skill lists allowed tools."""
-        path = written_file(text)
-        if path is None or path in self.documents or path in self.scripts \
-                or (Path(self.doc.path).parent / path).exists():  # a file of the skill's own folder
-            return None
-        allowed = self.doc.front.allowed_tools
-        if allowed and not path_allowed(parse_allowed(allowed)[0], "write", path):
-            return None
-        return path
+        """The file a sentence says to write, where this skill may write it (`_in_work_folder`)."""
+        return self._in_work_folder(written_file(text), "write")
 
     def _write_step(self, unit: Unit, path: str) -> Piece:
         """A step that writes a file: a model state composes its content, and a `write` tool state saves it there

@@ -193,9 +193,15 @@ def script_mention(text: str) -> str | None:
 WRITE_VERB = re.compile(r"^(?:(?:first|then|next|now|finally|also|optionally)\b,?\s+)?(?:write|save|store|produce|"
                         r"output|export|create|"
                         r"generate)\b", re.I)
+def _file_path(extensions: str) -> re.Pattern[str]:
+    """A relative path with one of `extensions` (a regex alternation), not part of a longer path, an absolute, home,
+    Windows or environment path, or a placeholder: group 1 is the path."""
+    return re.compile(r"(?<![\w/.~\]>}\\:%-])((?:\.?\w[\w.-]*/)*\.?\w[\w.-]*\.(?:" + extensions + r"))"
+                      r"(?![\w/\\\[<{-]|\.\w)", re.I)
+
+
 #: A document-like file a step names, relative to the work folder ("NOTES.md", "`.claude/pipeline/doc.md`").
-WRITTEN_FILE = re.compile(r"(?<![\w/.~\]>}\\:%-])((?:\.?\w[\w.-]*/)*\.?\w[\w.-]*\.(?:md|markdown|txt|json|ya?ml|"
-                          r"html?|csv|toml|xml|log))(?![\w/\\\[<{-]|\.\w)", re.I)
+WRITTEN_FILE = _file_path(r"md|markdown|txt|json|ya?ml|html?|csv|toml|xml|log")
 #: Words before a file that make it a source or a subject, not what the step writes ("the summary of README.md",
 #: "following template.md", "tests for parser.md", "a pull request that updates CHANGELOG.md").
 _NOT_WRITTEN = re.compile(r"\b(?:from|of|for|using|following|per|than|alongside|about|like|updat\w*|read\w*|"
@@ -207,9 +213,8 @@ _DESTINATION = re.compile(r"\b(?:to|into|as)\s+(?:(?:the|a|an)\s+)?(?:file\s+)?$
 
 
 #: A file of the work folder a step names to read ("`package.json`", "src/app.py", "`.github/workflows/ci.yml`").
-READ_FILE = re.compile(r"(?<![\w/.~\]>}\\:%-])((?:\.?\w[\w.-]*/)*\.?\w[\w.-]*\.(?:md|markdown|txt|json|ya?ml|html?|"
-                       r"csv|toml|xml|log|cfg|ini|py|js|mjs|cjs|ts|tsx|jsx|go|rs|java|rb|sh))"
-                       r"(?![\w/\\\[<{-]|\.\w)", re.I)
+READ_FILE = _file_path(r"md|markdown|txt|json|ya?ml|html?|csv|toml|xml|log|cfg|ini|py|js|mjs|cjs|ts|tsx|jsx|go|rs|java|"
+                       r"rb|sh")
 
 
 def _files(text: str, pattern: re.Pattern[str]) -> Iterator[tuple[str, str]]:

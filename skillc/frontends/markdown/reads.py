@@ -137,5 +137,6 @@ def evidence(d: DMachine, flow: Assigned, terminal: str) -> list[str]:
     if not delivered:
         return sure[-2:]
     rest = [v for v in sure if v not in produced and not any(v == w for st in tools for w, _ in st.writes)]
-    saved = [v for v in sure if any(v == w and r == "sha256" for st in tools for w, r in st.writes)]
+    files = {w for st in tools for w, r in st.writes if r == "sha256"}  # what a `write` state saved
+    saved = [v for v in sure if v in files]
     return sorted({delivered[-1], *rest[-1:], *saved}, key=order.index)
