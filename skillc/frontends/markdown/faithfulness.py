@@ -8,7 +8,8 @@ the line where it first occurs. The states *at* an anchor are the states whose
 narrowest width). An anchor on a line that no state's range holds, when that
 line opens a block, stands for the block: a markdown heading for its section
 (down to the next heading of the same or a higher level), a list item for its
-nested lines (a step for its sub-steps). Its states are those whose ranges lie
+nested lines (a step for its sub-steps), a paragraph ending in a colon for the
+code and lists it leads in (to the next paragraph or heading). Its states are those whose ranges lie
 inside the block, all of them main. Every requirement is a graph or dataflow
 query over the IR:
 
@@ -131,7 +132,20 @@ def _sections(document: str) -> dict[int, tuple[int, int]]:
     for first, last in extent.values():
         if last > first:
             out.setdefault(first, (first, last))
+    for k, b in enumerate(doc.blocks):  # a paragraph ending in a colon leads in the code and lists after it
+        if b.kind != "para" or not _LEAD_IN.search(b.text):
+            continue
+        last = b.end
+        for o in doc.blocks[k + 1:]:
+            if o.kind in ("heading", "para", "row", "html") and o.depth <= b.depth:
+                break
+            last = o.end
+        if last > b.end:
+            out.setdefault(b.start, (b.start, last))
     return out
+
+
+_LEAD_IN = re.compile(r":[*_`\s]*$")
 
 
 def parse_requirements(text: str, document: str) -> list[Requirement]:

@@ -203,6 +203,19 @@ def test_a_list_item_with_sub_steps_stands_for_them() -> None:
     assert reqs[1].sections == (None,)
 
 
+
+def test_a_paragraph_ending_in_a_colon_stands_for_the_code_and_list_it_leads_in() -> None:
+    doc = ("# T\n\nFetch these resources first:\n\n```bash\nnode fetch.js <url>\n```\n\n1. The schema\n"
+           "2. The syntax\n\nThen write the file.\n\nA plain sentence.\n- not led in\n\n**Run it:**\n\n"
+           "```\nmake\n```\n")
+    reqs = parse_requirements('tool "Fetch these resources" bash\nrequired "A plain sentence"\n'
+                              'required "Then write the file"\nrequired "Run it"', doc)
+    assert reqs[0].sections == ((3, 10),)  # the code and the numbered list after it, to the next paragraph
+    assert reqs[1].sections == (None,)  # no colon: the list after it is not its block
+    assert reqs[2].sections == (None,)  # a paragraph followed by a paragraph leads in nothing
+    assert reqs[3].sections == ((17, 21),)  # markdown around the colon is ignored
+
+
 _DEPLOY = """# Deploy
 
 1. Check whether the build exists.
