@@ -15,7 +15,7 @@ query over the IR:
 
 | line | holds when |
 |---|---|
-| `order "A" before "B"` | no run reaches B's states without passing A's |
+| `order "A" before "B"` | no run reaches B's states without passing A's (of A's, those some successful run passes, where any do: a handler made from A's line is not A) |
 | `reads "B" from "A"` | B reads a variable A writes, and every definition of it reaching B is A's |
 | `branch "C" to "X"` | a state at C has two or more successors and X depends on which it takes: an edge goes to X's state (or to an arm state of C going on to X), or, C reached without X, every path from one arm passes X before success or a return to C while another arm reaches success without X |
 | `ends "C" OUTCOME` | a state at C has an edge after which every terminal has that outcome, one of them a named terminal |
@@ -195,6 +195,9 @@ class Query:
         self.m = m
         self.succ = successors(m)
         self.success = {n for n, s in m.states.items() if s.kind == "terminal" and s.outcome == "success"}
+        # States on some successful run: reached from the start and reaching success.
+        self.live = reachable(self.succ, [m.start]) & {n for n in m.states
+                                                       if reachable(self.succ, [n]) & self.success}
         self.prompts = {n: normalise(" ".join(x for x in (s.prompt, s.doc) if x)) for n, s in m.states.items()}
 
     def at(self, line: int, section: tuple[int, int] | None = None) -> list[str]:
@@ -211,10 +214,11 @@ class Query:
         """The states at a requirement's i-th anchor."""
         return self.at(r.lines[i], r.sections[i])
 
-    def main_of(self, r: Requirement, i: int) -> set[str]:
-        """The main states at a requirement's i-th anchor (a section's: all of its states)."""
+    def main_of(self, r: Requirement, i: int, live: bool = False) -> set[str]:
+        """The main states at a requirement's i-th anchor (a section's: all of its states); `live`: of those some
+        successful run passes, where there are any (a handler made from the step's line is not the step)."""
         if self.at(r.lines[i]):
-            return self.main(r.lines[i])
+            return self.main(r.lines[i], live)
         return set(self.anchor(r, i))
 
     def _width(self, state: str) -> int:
@@ -227,9 +231,11 @@ class Query:
         call = self.m.states[state].call
         return call is not None and call.tool == tool
 
-    def main(self, line: int) -> set[str]:
+    def main(self, line: int, live: bool = False) -> set[str]:
         """The narrowest states at a line; the actions among them when a decision shares the line with its arm."""
         found = self.at(line)
+        if live:
+            found = [n for n in found if n in self.live] or found
         if not found:
             return set()
         narrow = {n for n in found if self._width(n) == self._width(found[0])}
@@ -246,7 +252,7 @@ class Query:
     # ------------------------------------------------------------ one method per kind
 
     def order(self, r: Requirement) -> str:
-        a, b = self.main_of(r, 0), self.main_of(r, 1)
+        a, b = self.main_of(r, 0, live=True), self.main_of(r, 1)
         if not a or not b:
             return "no state at " + ("the first" if not a else "the second") + " anchor"
         path = shortest_path(self.succ, self.m.start, lambda s: s in b and s not in a, blocked=a)

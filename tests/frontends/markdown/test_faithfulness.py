@@ -196,6 +196,50 @@ def test_a_heading_no_state_holds_stands_for_its_section(tmp_path: Path) -> None
     assert held.verdicts[0].ok and held.verdicts[1].ok
 
 
+def _upgrade(tmp_path: Path, order: tuple[str, ...]) -> object:
+    """A machine for `1. Upgrade the packages` (lines 3-4) then `2. Run the doctor` (line 6): `upgrade` (3-4) runs
+    the step and goes to `explain` (line 3 alone, ending `failed`) when it fails; the others run in `order`."""
+    (tmp_path / "SKILL.md").write_text("# U\n\n1. Upgrade the packages\n   with the CLI.\n\n2. Run the doctor.\n")
+    lines = {"upgrade": "3-4", "doctor": "6"}
+    body = "".join(f"""  tool {name} {{
+    from "SKILL.md":{lines[name]}
+    call bash(command: "true")
+    writes {name}_code = exit_code
+    {"when upgrade_code != 0 -> explain" if name == "upgrade" else ""}
+    -> {after}
+  }}
+""" for name, after in zip(order, (*order[1:], "done")))
+    path = tmp_path / "m.skm"
+    path.write_text(f"""machine m {{
+  source "SKILL.md"
+  use tools std(bash)
+  start {order[0]}
+{body}  model explain {{
+    from "SKILL.md":3
+    reads upgrade_code
+    prompt "Explain the failure."
+    -> gave_up
+  }}
+  terminal done: success
+  terminal gone: failed
+  terminal gave_up: failed
+  fallback
+}}
+""")
+    checked = skillc.check(path)
+    assert checked.machine is not None, codes(checked.diagnostics)
+    return checked.machine
+
+
+def test_an_order_is_of_the_step_not_a_handler_made_from_its_line(tmp_path: Path) -> None:
+    doc = "# U\n\n1. Upgrade the packages\n   with the CLI.\n\n2. Run the doctor.\n"
+    reqs = parse_requirements('order "Upgrade the packages" before "Run the doctor"', doc)
+    # `explain` is the narrowest state at line 3, but no successful run passes it: the step is `upgrade`.
+    assert score(_upgrade(tmp_path, ("upgrade", "doctor")), reqs).verdicts[0].ok
+    bad = score(_upgrade(tmp_path, ("doctor", "upgrade")), reqs).verdicts[0]
+    assert not bad.ok and bad.why == "doctor skips it", bad
+
+
 def test_a_list_item_with_sub_steps_stands_for_them() -> None:
     doc = "# T\n\n1. Resolve the work:\n   - If given, use it.\n   - Otherwise inspect it.\n\n2. Classify it.\n- lone\n"
     reqs = parse_requirements('order "Resolve the work" before "Classify it"\nrequired "lone"', doc)
