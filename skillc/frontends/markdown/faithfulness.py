@@ -25,7 +25,7 @@ query over the IR:
 | `once "X"` | X's states are on no cycle |
 | `required "X"` | no run reaches a success terminal without X |
 | `success requires "X"` | every success terminal requires a variable X writes |
-| `tool "X" TOOL` | a state at X is a tool state calling TOOL |
+| `tool "X" TOOL` | a state at X, or made from inside the block X opens (a step's code), is a tool state calling TOOL |
 | `ask "X"` | a state at X asks the user: a tool state calling `ask_user` |
 | `prohibit "Q"` | no rule quoting Q forbids an invented operation (a tool without parameters no state calls), and Q constrains a real operation in a rule or stands in a state's prompt |
 | `knowledge "X"` | no state was made from X alone, and X's text is in some state's instructions |
@@ -210,6 +210,14 @@ class Query:
                      and s.provenance.end <= section[1]]
         return [n for _, n in sorted(found)]
 
+    def inside(self, r: Requirement, i: int) -> list[str]:
+        """The states whose ranges lie inside the block a requirement's i-th anchor opens (none: it opens none)."""
+        block = r.sections[i]
+        if block is None:
+            return []
+        return [n for n, s in self.m.states.items()
+                if s.provenance is not None and block[0] <= s.provenance.start and s.provenance.end <= block[1]]
+
     def anchor(self, r: Requirement, i: int) -> list[str]:
         """The states at a requirement's i-th anchor."""
         return self.at(r.lines[i], r.sections[i])
@@ -376,7 +384,7 @@ class Query:
 
     def tool(self, r: Requirement) -> str:
         want = r.words[0]
-        if any(self._calls(s, want) for s in self.anchor(r, 0)):
+        if any(self._calls(s, want) for s in [*self.anchor(r, 0), *self.inside(r, 0)]):
             return ""
         return f"no tool state calls `{want}` there"
 

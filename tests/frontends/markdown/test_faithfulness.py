@@ -260,6 +260,45 @@ def test_a_paragraph_ending_in_a_colon_stands_for_the_code_and_list_it_leads_in(
     assert reqs[3].sections == ((17, 21),)  # markdown around the colon is ignored
 
 
+
+def test_a_tool_made_from_the_block_of_the_step_is_the_steps_tool(tmp_path: Path) -> None:
+    (tmp_path / "SKILL.md").write_text("# E\n\nUse Edit when the point is in the code:\n\n```\nold -> new\n```\n\n"
+                                       "Report.\n")
+    reqs = parse_requirements('tool "Use Edit when the point is in the code" edit', (tmp_path / "SKILL.md").read_text())
+
+    def machine(edit_from: str) -> object:
+        (tmp_path / "m.skm").write_text(f"""machine m {{
+  source "SKILL.md"
+  use tools std(edit)
+  var old: str
+  var new: str
+  start plan
+  model plan {{
+    from "SKILL.md":2-3
+    writes old, new
+    prompt "Plan the edit."
+    -> apply
+  }}
+  tool apply {{
+    from "SKILL.md":{edit_from}
+    reads old, new
+    call edit(path: "a.py", old: old, new: new)
+    -> done
+  }}
+  terminal done: success
+  fallback
+}}
+""")
+        checked = skillc.check(tmp_path / "m.skm")
+        assert checked.machine is not None, codes(checked.diagnostics)
+        return checked.machine
+
+    # `plan` holds the step's line; the edit made from the step's code block (lines 5-7) is the step's tool
+    assert score(machine("5-7"), reqs).verdicts[0].ok
+    # an edit made from the next step is not
+    assert score(machine("9"), reqs).verdicts[0].why == "no tool state calls `edit` there"
+
+
 _DEPLOY = """# Deploy
 
 1. Check whether the build exists.
