@@ -17,7 +17,7 @@ query over the IR:
 |---|---|
 | `order "A" before "B"` | no run reaches B's states without passing A's (of A's, those some successful run passes, where any do: a handler made from A's line is not A) |
 | `reads "B" from "A"` | B reads a variable A writes, and every definition of it reaching B is A's |
-| `branch "C" to "X"` | a state at C has two or more successors and X depends on which it takes: an edge goes to X's state (or to an arm state of C going on to X), or, C reached without X, every path from one arm passes X before success or a return to C while another arm reaches success without X |
+| `branch "C" to "X"` | a state at C has two or more successors and X (of the states at X, those not at C, where any are) depends on which it takes: an edge goes to X's state (or to an arm state of C going on to X), or, C reached without X, every path from one arm passes X before success or a return to C while another arm reaches success without X |
 | `ends "C" OUTCOME` | a state at C has an edge after which every terminal has that outcome, one of them a named terminal |
 | `goto "C" "X"` | a state at C has an edge to X's state |
 | `optional "X"` | a run can reach success without X, and a run through X can too |
@@ -222,11 +222,12 @@ class Query:
         """The states at a requirement's i-th anchor."""
         return self.at(r.lines[i], r.sections[i])
 
-    def main_of(self, r: Requirement, i: int, live: bool = False) -> set[str]:
+    def main_of(self, r: Requirement, i: int, live: bool = False, besides: frozenset[str] = frozenset()) -> set[str]:
         """The main states at a requirement's i-th anchor (a section's: all of its states); `live`: of those some
-        successful run passes, where there are any (a handler made from the step's line is not the step)."""
+        successful run passes, where there are any (a handler made from the step's line is not the step);
+        `besides`: of the states not in it, where there are any."""
         if self.at(r.lines[i]):
-            return self.main(r.lines[i], live)
+            return self.main(r.lines[i], live, besides)
         return set(self.anchor(r, i))
 
     def _width(self, state: str) -> int:
@@ -239,9 +240,10 @@ class Query:
         call = self.m.states[state].call
         return call is not None and call.tool == tool
 
-    def main(self, line: int, live: bool = False) -> set[str]:
+    def main(self, line: int, live: bool = False, besides: frozenset[str] = frozenset()) -> set[str]:
         """The narrowest states at a line; the actions among them when a decision shares the line with its arm."""
         found = self.at(line)
+        found = [n for n in found if n not in besides] or found
         if live:
             found = [n for n in found if n in self.live] or found
         if not found:
@@ -301,7 +303,7 @@ class Query:
                    for other in self.succ[d])
 
     def branch(self, r: Requirement) -> str:
-        x = self.main_of(r, 1)
+        x = self.main_of(r, 1, besides=frozenset(self.anchor(r, 0)))  # the target is not the state deciding it
         if not x:
             return "no state at the target anchor"
         cond = self.m.states

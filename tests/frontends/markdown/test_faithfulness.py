@@ -299,6 +299,48 @@ def test_a_tool_made_from_the_block_of_the_step_is_the_steps_tool(tmp_path: Path
     assert score(machine("9"), reqs).verdicts[0].why == "no tool state calls `edit` there"
 
 
+
+def test_a_branch_target_is_not_the_state_deciding_it(tmp_path: Path) -> None:
+    doc = "# K\n\n1. Check for the key\n2. If not found, tell the user to:\n   - make one\n   - or export it\n"
+    (tmp_path / "SKILL.md").write_text(doc)
+    reqs = parse_requirements('branch "Check for the key" to "If not found, tell the user"', doc)
+
+    def machine(target: str) -> object:
+        (tmp_path / "m.skm").write_text(f"""machine m {{
+  source "SKILL.md"
+  use tools std(bash)
+  start check
+  tool check {{
+    from "SKILL.md":3-4
+    call bash(command: "test -f .env")
+    writes code = exit_code
+    when code != 0 -> {target}
+    -> done
+  }}
+  model explain {{
+    from "SKILL.md":4-6
+    prompt "Tell the user how to set the key."
+    -> missing
+  }}
+  model other {{
+    from "SKILL.md":2
+    prompt "Say something else."
+    -> missing
+  }}
+  terminal done: success
+  terminal missing: failed
+  fallback
+}}
+""")
+        checked = skillc.check(tmp_path / "m.skm")
+        assert checked.machine is not None, codes(checked.diagnostics)
+        return checked.machine
+
+    # `check` (lines 3-4) is the narrowest state at line 4, but it decides; the state telling the user is the target
+    assert score(machine("explain"), reqs).verdicts[0].ok
+    assert score(machine("other"), reqs).verdicts[0].why == "no decision at the condition leads there"
+
+
 _DEPLOY = """# Deploy
 
 1. Check whether the build exists.
