@@ -15,7 +15,7 @@ query over the IR:
 
 | line | holds when |
 |---|---|
-| `order "A" before "B"` | no run reaches B's states without passing A's (of A's, those some successful run passes, where any do: a handler made from A's line is not A) |
+| `order "A" before "B"` | no run reaches B's states without passing A's (A's narrowest states, a decision among them included, of those some successful run passes where any do: a handler made from A's line is not A, and deciding a conditional step is reaching it) |
 | `reads "B" from "A"` | B reads a variable A writes, and every definition of it reaching B is A's |
 | `branch "C" to "X"` | a state at C has two or more successors and X (of the states at X, those not at C, where any are) depends on which it takes: an edge goes to X's state (or to an arm state of C going on to X), or, C reached without X, every path from one arm passes X before success or a return to C while another arm reaches success without X |
 | `ends "C" OUTCOME` | a state at C has an edge after which every terminal has that outcome, one of them a named terminal |
@@ -249,6 +249,8 @@ class Query:
         if not found:
             return set()
         narrow = {n for n in found if self._width(n) == self._width(found[0])}
+        if live:
+            return narrow
         actions = {n for n in narrow if self.m.states[n].kind != "judge"}
         return actions or narrow
 

@@ -240,6 +240,47 @@ def test_an_order_is_of_the_step_not_a_handler_made_from_its_line(tmp_path: Path
     assert not bad.ok and bad.why == "doctor skips it", bad
 
 
+def test_an_order_is_met_by_deciding_a_conditional_step_first(tmp_path: Path) -> None:
+    doc = "# F\n\n1. For graphs, identify the focus.\n2. Run the script.\n"
+    (tmp_path / "SKILL.md").write_text(doc)
+    reqs = parse_requirements('order "identify the focus" before "Run the script"', doc)
+
+    def machine(start: str) -> object:
+        (tmp_path / "m.skm").write_text(f"""machine m {{
+  source "SKILL.md"
+  enum Kind {{ graph, other }}
+  var kind: Kind
+  start {start}
+  judge needs {{
+    from "SKILL.md":3
+    writes kind
+    prompt "Is it a graph?"
+    when kind == graph -> focus
+    -> run
+  }}
+  model focus {{
+    from "SKILL.md":3
+    prompt "Identify the focus."
+    -> run
+  }}
+  model run {{
+    from "SKILL.md":4
+    prompt "Run it."
+    -> done
+  }}
+  terminal done: success
+  fallback
+}}
+""")
+        checked = skillc.check(tmp_path / "m.skm")
+        assert checked.machine is not None, codes(checked.diagnostics)
+        return checked.machine
+
+    # the step is conditional: a run that decided it (and skipped it) before the script keeps the order
+    assert score(machine("needs"), reqs).verdicts[0].ok
+    assert not score(machine("run"), reqs).verdicts[0].ok
+
+
 def test_a_list_item_with_sub_steps_stands_for_them() -> None:
     doc = "# T\n\n1. Resolve the work:\n   - If given, use it.\n   - Otherwise inspect it.\n\n2. Classify it.\n- lone\n"
     reqs = parse_requirements('order "Resolve the work" before "Classify it"\nrequired "lone"', doc)
