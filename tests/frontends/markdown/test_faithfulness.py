@@ -17,6 +17,7 @@ from bench.faithfulness import document_of, measure
 from skillc.check.requirements import EXAMPLE_MACHINE
 from skillc.frontends.markdown import build
 from skillc.frontends.markdown.faithfulness import RequirementsError, load, parse_requirements, score
+from skillc.ir.machine import Machine
 from skillc.runtime import Interpreter, RunOptions, ToolBox
 from skillc.runtime.executors.scripted import ScriptedExecutor
 from skillc.runtime.interaction import AskUser
@@ -150,6 +151,14 @@ def test_requirements_files_are_checked_against_the_document() -> None:
         parse_requirements('order "Read the file."', doc)
 
 
+def _checked(path: Path, text: str) -> Machine:
+    """The machine `text` holds, written to `path` and checked (a test's own machine must check)."""
+    path.write_text(text)
+    checked = skillc.check(path)
+    assert checked.machine is not None, codes(checked.diagnostics)
+    return checked.machine
+
+
 _PHASES = """# Triage
 
 ## Phase 1: Gather the issues
@@ -174,12 +183,8 @@ def _phases(tmp_path: Path, first: str, second: str, gather: str = "3-7") -> str
     -> {after}
   }}
 """ for name, after in ((first, second), (second, "done")))
-    path = tmp_path / "m.skm"
-    path.write_text(f"machine m {{\n  source \"SKILL.md\"\n  start {first}\n{body}"
-                    "  terminal done: success\n  fallback\n}\n")
-    checked = skillc.check(path)
-    assert checked.machine is not None, codes(checked.diagnostics)
-    return checked.machine
+    return _checked(tmp_path / "m.skm", f"machine m {{\n  source \"SKILL.md\"\n  start {first}\n{body}"
+                                         "  terminal done: success\n  fallback\n}\n")
 
 
 def test_a_heading_no_state_holds_stands_for_its_section(tmp_path: Path) -> None:
@@ -196,7 +201,7 @@ def test_a_heading_no_state_holds_stands_for_its_section(tmp_path: Path) -> None
     assert held.verdicts[0].ok and held.verdicts[1].ok
 
 
-def _upgrade(tmp_path: Path, order: tuple[str, ...]) -> object:
+def _upgrade(tmp_path: Path, order: tuple[str, ...]) -> Machine:
     """A machine for `1. Upgrade the packages` (lines 3-4) then `2. Run the doctor` (line 6): `upgrade` (3-4) runs
     the step and goes to `explain` (line 3 alone, ending `failed`) when it fails; the others run in `order`."""
     (tmp_path / "SKILL.md").write_text("# U\n\n1. Upgrade the packages\n   with the CLI.\n\n2. Run the doctor.\n")
@@ -209,8 +214,7 @@ def _upgrade(tmp_path: Path, order: tuple[str, ...]) -> object:
     -> {after}
   }}
 """ for name, after in zip(order, (*order[1:], "done")))
-    path = tmp_path / "m.skm"
-    path.write_text(f"""machine m {{
+    return _checked(tmp_path / "m.skm", f"""machine m {{
   source "SKILL.md"
   use tools std(bash)
   start {order[0]}
@@ -226,9 +230,6 @@ def _upgrade(tmp_path: Path, order: tuple[str, ...]) -> object:
   fallback
 }}
 """)
-    checked = skillc.check(path)
-    assert checked.machine is not None, codes(checked.diagnostics)
-    return checked.machine
 
 
 def test_an_order_is_of_the_step_not_a_handler_made_from_its_line(tmp_path: Path) -> None:
@@ -245,8 +246,8 @@ def test_an_order_is_met_by_deciding_a_conditional_step_first(tmp_path: Path) ->
     (tmp_path / "SKILL.md").write_text(doc)
     reqs = parse_requirements('order "identify the focus" before "Run the script"', doc)
 
-    def machine(start: str) -> object:
-        (tmp_path / "m.skm").write_text(f"""machine m {{
+    def machine(start: str) -> Machine:
+        return _checked(tmp_path / "m.skm", f"""machine m {{
   source "SKILL.md"
   enum Kind {{ graph, other }}
   var kind: Kind
@@ -272,9 +273,6 @@ def test_an_order_is_met_by_deciding_a_conditional_step_first(tmp_path: Path) ->
   fallback
 }}
 """)
-        checked = skillc.check(tmp_path / "m.skm")
-        assert checked.machine is not None, codes(checked.diagnostics)
-        return checked.machine
 
     # the step is conditional: a run that decided it (and skipped it) before the script keeps the order
     assert score(machine("needs"), reqs).verdicts[0].ok
@@ -286,7 +284,6 @@ def test_a_list_item_with_sub_steps_stands_for_them() -> None:
     reqs = parse_requirements('order "Resolve the work" before "Classify it"\nrequired "lone"', doc)
     assert reqs[0].sections == ((3, 5), None)  # an item without nested lines opens no block
     assert reqs[1].sections == (None,)
-
 
 
 def test_a_paragraph_ending_in_a_colon_stands_for_the_code_and_list_it_leads_in() -> None:
@@ -301,14 +298,13 @@ def test_a_paragraph_ending_in_a_colon_stands_for_the_code_and_list_it_leads_in(
     assert reqs[3].sections == ((17, 21),)  # markdown around the colon is ignored
 
 
-
 def test_a_tool_made_from_the_block_of_the_step_is_the_steps_tool(tmp_path: Path) -> None:
     (tmp_path / "SKILL.md").write_text("# E\n\nUse Edit when the point is in the code:\n\n```\nold -> new\n```\n\n"
                                        "Report.\n")
     reqs = parse_requirements('tool "Use Edit when the point is in the code" edit', (tmp_path / "SKILL.md").read_text())
 
-    def machine(edit_from: str) -> object:
-        (tmp_path / "m.skm").write_text(f"""machine m {{
+    def machine(edit_from: str) -> Machine:
+        return _checked(tmp_path / "m.skm", f"""machine m {{
   source "SKILL.md"
   use tools std(edit)
   var old: str
@@ -330,9 +326,6 @@ def test_a_tool_made_from_the_block_of_the_step_is_the_steps_tool(tmp_path: Path
   fallback
 }}
 """)
-        checked = skillc.check(tmp_path / "m.skm")
-        assert checked.machine is not None, codes(checked.diagnostics)
-        return checked.machine
 
     # `plan` holds the step's line; the edit made from the step's code block (lines 5-7) is the step's tool
     assert score(machine("5-7"), reqs).verdicts[0].ok
@@ -340,14 +333,13 @@ def test_a_tool_made_from_the_block_of_the_step_is_the_steps_tool(tmp_path: Path
     assert score(machine("9"), reqs).verdicts[0].why == "no tool state calls `edit` there"
 
 
-
 def test_a_branch_target_is_not_the_state_deciding_it(tmp_path: Path) -> None:
     doc = "# K\n\n1. Check for the key\n2. If not found, tell the user to:\n   - make one\n   - or export it\n"
     (tmp_path / "SKILL.md").write_text(doc)
     reqs = parse_requirements('branch "Check for the key" to "If not found, tell the user"', doc)
 
-    def machine(target: str) -> object:
-        (tmp_path / "m.skm").write_text(f"""machine m {{
+    def machine(target: str) -> Machine:
+        return _checked(tmp_path / "m.skm", f"""machine m {{
   source "SKILL.md"
   use tools std(bash)
   start check
@@ -373,9 +365,6 @@ def test_a_branch_target_is_not_the_state_deciding_it(tmp_path: Path) -> None:
   fallback
 }}
 """)
-        checked = skillc.check(tmp_path / "m.skm")
-        assert checked.machine is not None, codes(checked.diagnostics)
-        return checked.machine
 
     # `check` (lines 3-4) is the narrowest state at line 4, but it decides; the state telling the user is the target
     assert score(machine("explain"), reqs).verdicts[0].ok
@@ -404,8 +393,7 @@ def _deploy(tmp_path: Path, edges: dict[str, str], default: str = "report") -> o
     {after if after.startswith("when") else "-> " + after}
   }}
 """ for name, after in edges.items())
-    path = tmp_path / "m.skm"
-    path.write_text(f"""machine m {{
+    return _checked(tmp_path / "m.skm", f"""machine m {{
   source "SKILL.md"
   var exists: bool
   start decide
@@ -421,18 +409,12 @@ def _deploy(tmp_path: Path, edges: dict[str, str], default: str = "report") -> o
   fallback
 }}
 """)
-    checked = skillc.check(path)
-    assert checked.machine is not None, codes(checked.diagnostics)
-    return checked.machine
 
 
 def _deploy_from(tmp_path: Path, machine: object, start: str) -> object:
     """The machine `_deploy` just wrote, started at `start`."""
-    text = (tmp_path / "m.skm").read_text().replace("  start decide\n", f"  start {start}\n")
-    (tmp_path / "m.skm").write_text(text)
-    checked = skillc.check(tmp_path / "m.skm")
-    assert checked.machine is not None, codes(checked.diagnostics)
-    return checked.machine
+    return _checked(tmp_path / "m.skm",
+                    (tmp_path / "m.skm").read_text().replace("  start decide\n", f"  start {start}\n"))
 
 
 def test_a_branch_holds_when_the_target_depends_on_the_decision(tmp_path: Path) -> None:
