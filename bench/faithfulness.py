@@ -1,7 +1,7 @@
 """Faithfulness of `skillc build` on the requirements corpus: per skill correct/total, and the total.
 
 Run: python bench/faithfulness.py [--verbose] [--corpus DIR]
-     python bench/faithfulness.py --real [--split dev|test] [--verbose]
+     python bench/faithfulness.py --real [--split dev|test] [--verbose] [--recorded [--exchanges DIR]]
 
 Each `NAME.req` of the corpus (tests/frontends/markdown/faithfulness/) lists the control
 requirements of `NAME.md`, written from the document alone (a `# document: PATH`
@@ -19,7 +19,10 @@ the split (`corpus/split.toml`, `--split dev` by default), `corpus/requirements/
 is scored against `corpus/skills/ID/SKILL.md`, the build getting the skill's
 folder. A skill without a requirements file yet is listed and not counted; a
 build that fails (or raises, or whose requirements file does not read against
-the document) scores 0 of its requirements, with the reason.
+the document) scores 0 of its requirements, with the reason. With `--recorded`,
+the LLM compiler replays `corpus/llm/ID.exchange.jsonl`; `--exchanges DIR` replays
+another play of the same requests instead (`corpus/llm-play2/`, the test half
+answered a second time).
 """
 
 from __future__ import annotations
@@ -95,12 +98,15 @@ def measure_real(folder: Path, req: Path, executor: object = None) -> tuple[int,
     return verdict.correct, verdict.total, "", verdict
 
 
-def main_real(real: Path, split: str, verbose: bool, recorded: bool = False) -> int:
-    """Score the offline build (or, with `recorded`, the LLM compiler replaying corpus/llm/) on one half."""
+def main_real(real: Path, split: str, verbose: bool, recorded: bool = False, exchanges: Path | None = None) -> int:
+    """Score the offline build (or, with `recorded`, the LLM compiler replaying corpus/llm/ or `exchanges`) on one
+    half."""
     from skillc.runtime.executors.recorded import RecordedExecutor
 
     correct = total = 0
-    print(f"== {'llm (recorded exchanges of corpus/llm/)' if recorded else 'structural'}, real skills ({split})")
+    played = exchanges or real / "llm"
+    where = "corpus/llm/" if exchanges is None else str(exchanges)
+    print(f"== {f'llm (recorded exchanges of {where})' if recorded else 'structural'}, real skills ({split})")
     print(f"{'skill':<40} {'correct':>7} {'total':>5}  {'share':>6}")
     for sid in split_ids(real, split):
         req = real / "requirements" / f"{sid}.req"
@@ -109,7 +115,7 @@ def main_real(real: Path, split: str, verbose: bool, recorded: bool = False) -> 
             continue
         executor = None
         if recorded:
-            exchange = real / "llm" / f"{sid}.exchange.jsonl"
+            exchange = played / f"{sid}.exchange.jsonl"
             if not exchange.is_file():
                 print(f"{sid:<40} {'-':>7} {'-':>5}  no recorded exchange (not counted)")
                 continue
@@ -139,10 +145,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--split", choices=("dev", "test"), default="dev", help="with --real: which half")
     parser.add_argument("--recorded", action="store_true",
                         help="with --real: the LLM compiler replaying the recorded exchanges of corpus/llm/")
+    parser.add_argument("--exchanges", type=Path, default=None,
+                        help="with --recorded: replay the exchanges of this folder instead of corpus/llm/")
     parser.add_argument("--real-corpus", type=Path, default=REAL, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.real:
-        return main_real(args.real_corpus, args.split, args.verbose, args.recorded)
+        return main_real(args.real_corpus, args.split, args.verbose, args.recorded, args.exchanges)
     reqs = sorted(args.corpus.glob("*.req"))
     modes = [("structural", None)]
     if args.llm_replies is not None:

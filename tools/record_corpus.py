@@ -13,7 +13,10 @@ With `--keep-matching`, a request whose messages are those of a request in the s
 answered with that recording's reply and never announced: after a change to the build's findings, only the
 requests the change altered go to whoever plays the model.
 
-    python tools/record_corpus.py LANE_DIR ID [ID …] [--rounds 3] [--keep-matching]
+With `--into DIR`, the exchanges are copied to DIR instead of `corpus/llm/` (another play of the same requests,
+`corpus/llm-play2/`, leaves the recordings the tests replay alone).
+
+    python tools/record_corpus.py LANE_DIR ID [ID …] [--rounds 3] [--keep-matching] [--into DIR]
 """
 
 from __future__ import annotations
@@ -91,8 +94,8 @@ def start_standin(folder: Path) -> tuple[subprocess.Popen[str], str]:
     return standin, standin.stdout.readline().strip().rsplit(" ", 1)[-1]
 
 
-def record(lane: Path, skill_id: str, rounds: int, keep_matching: bool = False) -> int:
-    """One skill's exchange; the build's exit status."""
+def record(lane: Path, skill_id: str, rounds: int, keep_matching: bool = False, into: Path | None = None) -> int:
+    """One skill's exchange, copied into `into` (corpus/llm/ by default); the build's exit status."""
     folder = lane / skill_id
     current = ROOT / "corpus" / "llm" / f"{skill_id}.exchange.jsonl"
     kept = Kept(RecordedExecutor(current) if keep_matching and current.is_file() else None)
@@ -112,8 +115,8 @@ def record(lane: Path, skill_id: str, rounds: int, keep_matching: bool = False) 
         standin.terminate()
         standin.wait(10)
         report.close()
-    target = ROOT / "corpus" / "llm"
-    target.mkdir(exist_ok=True)
+    target = into or ROOT / "corpus" / "llm"
+    target.mkdir(parents=True, exist_ok=True)
     if (folder / "exchange.jsonl").exists():
         shutil.copy(folder / "exchange.jsonl", target / f"{skill_id}.exchange.jsonl")
     return build.returncode
@@ -126,10 +129,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--keep-matching", action="store_true",
                         help="answer requests unchanged since the current recording with its replies")
+    parser.add_argument("--into", type=Path, default=None,
+                        help="copy the exchanges here instead of corpus/llm/ (another play)")
     args = parser.parse_args(argv)
     args.lane.mkdir(parents=True, exist_ok=True)
     for skill_id in args.ids:
-        status = record(args.lane, skill_id, args.rounds, args.keep_matching)
+        status = record(args.lane, skill_id, args.rounds, args.keep_matching, args.into and args.into.resolve())
         print(f"{skill_id}: build exit {status}", flush=True)
     (args.lane / "NEXT").write_text("DONE\n")
     return 0

@@ -26,21 +26,21 @@ from pathlib import Path
 sys.path.insert(0, sys.argv[1])
 from bench.faithfulness import measure_real
 from skillc.runtime.executors.recorded import RecordedExecutor
-corpus, out = Path(sys.argv[2]), {}
-for sid in sys.argv[3:]:
-    executor = RecordedExecutor(corpus / "llm" / f"{sid}.exchange.jsonl")
+corpus, played, out = Path(sys.argv[2]), Path(sys.argv[3]), {}
+for sid in sys.argv[4:]:
+    executor = RecordedExecutor(played / f"{sid}.exchange.jsonl")
     ok, total, why, _ = measure_real(corpus / "skills" / sid, corpus / "requirements" / f"{sid}.req", executor)
     out[sid] = [ok, total, why]
 print(json.dumps(out))
 """
 
 
-def scores(ids: list[str], *, recorded: bool) -> dict[str, tuple[int, int, str]]:
+def scores(ids: list[str], *, recorded: bool, play: str = "llm") -> dict[str, tuple[int, int, str]]:
     """(correct, total, why it failed) per skill: built offline here, or by the LLM compiler replaying its recording
-    in a fresh process (`REPLAY`)."""
+    (of `corpus/PLAY/`) in a fresh process (`REPLAY`)."""
     if recorded:
-        r = subprocess.run([sys.executable, "-c", REPLAY, str(ROOT), str(CORPUS), *ids], capture_output=True,
-                           text=True, timeout=280, check=False)
+        r = subprocess.run([sys.executable, "-c", REPLAY, str(ROOT), str(CORPUS), str(CORPUS / play), *ids],
+                           capture_output=True, text=True, timeout=280, check=False)
         assert r.returncode == 0, r.stderr[-3000:]
         return {sid: (ok, total, why) for sid, (ok, total, why) in json.loads(r.stdout).items()}
     sys.path.insert(0, str(ROOT))

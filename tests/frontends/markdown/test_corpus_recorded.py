@@ -47,3 +47,13 @@ def test_the_dev_half_replays_to_the_documented_figure() -> None:
     scored = scores(SPLIT["dev"], recorded=True)
     assert {sid: why for sid, (_, _, why) in scored.items() if why} == {}
     assert documented(r"dev \(28 skills, 413 requirements\) \| [^|]+ \| ([\d,]+)/([\d,]+)") == totals(scored)
+
+
+@pytest.mark.skipif(not os.environ.get("SKILLC_CORPUS_DEV"), reason="the second play replays with SKILLC_CORPUS_DEV=1")
+def test_the_second_play_of_the_test_half_replays_to_the_documented_figure() -> None:
+    """corpus/llm-play2/: the same requests answered again by other helpers, for the play-to-play spread."""
+    assert sorted(p.name.removesuffix(".exchange.jsonl") for p in (CORPUS / "llm-play2").glob("*.exchange.jsonl")) \
+        == sorted(TEST_IDS)
+    scored = scores(TEST_IDS, recorded=True, play="llm-play2")
+    assert {sid: why for sid, (_, _, why) in scored.items() if why} == {}
+    assert documented(r"second play of the test half: ([\d,]+)/([\d,]+)") == totals(scored)
