@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import fcntl
 import io
 import json
 import shutil
@@ -124,14 +125,18 @@ def measure(events: int, shelves: int, count: PromptTokens) -> dict[str, tuple]:
     out = {}
     for mode in ("machine", "native"):
         # A fixed folder name: its path is in the prompts, so a random one would move the counts by a few tokens.
+        # Held under a lock of its own: two processes measuring one horizon at once (the docs tests under xdist,
+        # 500 shelves and 8) would otherwise share the folder and read each other's state.
         folder = Path(tempfile.gettempdir()) / f"skillc-tokens-{mode}-{events}"
-        shutil.rmtree(folder, ignore_errors=True)
-        try:
-            start = time.perf_counter()
-            result, requests, acc = run_mode(mode, events, shelves, folder)
-            elapsed = time.perf_counter() - start
-        finally:
+        with open(folder.with_name(folder.name + ".lock"), "w") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
             shutil.rmtree(folder, ignore_errors=True)
+            try:
+                start = time.perf_counter()
+                result, requests, acc = run_mode(mode, events, shelves, folder)
+                elapsed = time.perf_counter() - start
+            finally:
+                shutil.rmtree(folder, ignore_errors=True)
         assert result.outcome == "success", (mode, result)
         tokens = [count(r.messages) for r in requests]
         for i in {0, len(requests) // 2, len(requests) - 1}:  # the summed count is the whole prompt's count
