@@ -63,10 +63,12 @@ from skillc.syntax.printer import print_module
 if TYPE_CHECKING:
     from skillc.check.source import CheckResult
 
-#: Reply tokens of one request: faithful machines of real skills take 8–11k.
+#: Reply tokens of one request: the corpus's largest recorded replies take 15–16.6k (docs/build.md).
 DEFAULT_MAX_TOKENS: Final = 16_384
 #: Document tokens (about 4 characters each) one reply may cover; larger skills are drafted in sections.
 DEFAULT_SECTION_TOKENS: Final = 5_000
+#: Document tokens below which a whole draft cut at the reply budget is not drafted again in sections.
+MIN_SPLIT_TOKENS: Final = 250
 #: Executors whose context is smaller than this get the brief card (the local model).
 FULL_CARD_CONTEXT: Final = 32_768
 
@@ -162,6 +164,7 @@ class Reply:
     rules: tuple[str, ...] = ()
     signatures: tuple[str, ...] = ()
     problem: str | None = None
+    cut: bool = False  # the backend stopped it at the reply budget
 
 
 _FENCE = re.compile(r"```(?:skm|json|text)?[ \t]*\n(.*?)```", re.S)
@@ -511,7 +514,8 @@ class Compiler:
 
     def ask(self, part: Part, messages: list[dict[str, str]]) -> Reply:
         reply = self.executor.complete(Request(part.state, "model", tuple(messages), part.schema))
-        return read_reply(reply.text, self.source)
+        read = read_reply(reply.text, self.source)
+        return attrs.evolve(read, cut=True) if reply.cut else read
 
     def messages(self, part: Part, findings: Sequence[Finding] | None, extra: str = "") -> list[dict[str, str]]:
         out = [{"role": "system", "content": self.system}, {"role": "user", "content": part.request}]
@@ -592,6 +596,15 @@ class Compiler:
         for number in range(1, self.options.rounds + 1):
             reply = self.ask(part, self.messages(part, last))
             part.reply = reply
+            if reply.cut and (sections := self.halves()):
+                self.invalid(number, "", f"it was cut off at the reply budget (--max-tokens {self.options.max_tokens})"
+                                         f"; the skill is drafted in {len(sections)} sections instead")
+                self.record(number, None, ["cut off at the reply budget"], ["machine"])
+                return self.sectioned(sections)
+            if reply.cut:
+                reply = part.reply = attrs.evolve(reply, skm=None, problem=(
+                    f"the reply was cut off at the reply budget ({self.options.max_tokens} tokens): write a shorter "
+                    "machine (broader states, the skill's text copied once)"))
             if reply.skm is None:
                 problem = reply.problem or "no .skm text"
                 self.invalid(number, "", problem)
@@ -606,6 +619,15 @@ class Compiler:
                 break
             last = ev.findings
         return self.finish(best)
+
+    def halves(self) -> list[Section]:
+        """Sections of at most half the document, for a whole draft that did not fit its reply budget (none when the
+        document does not split)."""
+        size = _tokens(self.doc.lines)
+        if size < MIN_SPLIT_TOKENS:
+            return []  # a few lines that overflow a reply are a runaway reply, told back to the model
+        sections = split_sections(self.doc, size // 2)
+        return sections if len(sections) > 1 else []
 
     def sectioned(self, sections: list[Section]) -> Draft | None:
         machine = Part("machine", self.outline_request(sections), "build_outline", OUTLINE_SCHEMA)

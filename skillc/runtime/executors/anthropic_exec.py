@@ -52,4 +52,5 @@ class AnthropicExecutor(BaseExecutor):
             text = "".join(getattr(b, "text", "") for b in reply.content)
         usage = getattr(reply, "usage", None)
         return Response(text, model=reply.model, input_tokens=getattr(usage, "input_tokens", None),
-                        output_tokens=getattr(usage, "output_tokens", None))
+                        output_tokens=getattr(usage, "output_tokens", None),
+                        cut=getattr(reply, "stop_reason", None) == "max_tokens")

@@ -71,6 +71,8 @@ class Response:
     model: str | None = None
     input_tokens: int | None = None
     output_tokens: int | None = None
+    #: The backend stopped at the reply budget (`max_tokens`): the text is cut there.
+    cut: bool = False
 
 
 class DeadlineError(ExecutorError):

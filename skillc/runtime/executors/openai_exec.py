@@ -79,6 +79,7 @@ class OpenAIExecutor(BaseExecutor):
             raise ExecutorError(f"the model server sent an unreadable reply ({type(exc).__name__})") from None
         try:
             text = reply.choices[0].message.content or ""
+            cut = getattr(reply.choices[0], "finish_reason", None) == "length"
         except (AttributeError, IndexError, TypeError, KeyError):
             raise ExecutorError("the model server sent a reply without a message") from None
         if not isinstance(text, str):  # the SDK does not validate replies: a number or a list can arrive here
@@ -88,7 +89,7 @@ class OpenAIExecutor(BaseExecutor):
         model = getattr(reply, "model", None)
         return Response(text, model=model if isinstance(model, str) and model else self.model,
                         input_tokens=count(getattr(usage, "prompt_tokens", None)),
-                        output_tokens=count(getattr(usage, "completion_tokens", None)))
+                        output_tokens=count(getattr(usage, "completion_tokens", None)), cut=cut)
 
     def close(self) -> None:
         self.client.close()

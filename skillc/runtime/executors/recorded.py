@@ -79,8 +79,9 @@ def first_difference(now: Sequence[Object], recorded: Sequence[Object]) -> str:
     return "the messages are the same"
 
 
-def load_exchange(path: str | Path) -> list[tuple[list[Object], str]]:
-    """The recorded (messages, reply) pairs in order; NoRecording when the file cannot be used."""
+def load_exchange(path: str | Path) -> list[tuple[list[Object], str, bool]]:
+    """The recorded (messages, reply, cut at the reply budget) triples in order; NoRecording when the file cannot be
+    used. A record served cut says `"finish_reason": "length"` (tools/standin.py)."""
     p = Path(path)
     if p.is_dir():
         p = p / EXCHANGE
@@ -101,7 +102,7 @@ def load_exchange(path: str | Path) -> list[tuple[list[Object], str]]:
         if not isinstance(request, dict) or not isinstance(request.get("messages"), list) or not isinstance(reply, str):
             raise NoRecording(f"{p}:{number} is not a recorded exchange (expected {{\"request\": {{\"messages\": "
                               "[…]}, \"reply\": \"…\"}})")
-        out.append((canonical(request["messages"]), reply))
+        out.append((canonical(request["messages"]), reply, record.get("finish_reason") == "length"))
     return out
 
 
@@ -111,7 +112,7 @@ class RecordedExecutor(BaseExecutor):
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
         self.records = load_exchange(self.path)
-        self.hashes = [message_hash(m) for m, _ in self.records]
+        self.hashes = [message_hash(m) for m, *_ in self.records]
         self.used = [False] * len(self.records)
         self.name = f"recorded:{path}"
         #: Requests answered although their system message (the language card) differs from the recording's.
@@ -131,7 +132,7 @@ class RecordedExecutor(BaseExecutor):
             system = [m for m in canonical(request.messages) if m["role"] == "system"]
             if system != [m for m in self.records[i][0] if m["role"] == "system"]:
                 self.card_drift += 1
-            return Response(self.records[i][1], model="recorded")
+            return Response(self.records[i][1], model="recorded", cut=self.records[i][2])
         nxt = next((i for i, used in enumerate(self.used) if not used), None)
         where = f"request for `{request.state}` has no recorded reply in {self.path}"
         if nxt is None:

@@ -30,7 +30,9 @@ from skillc.frontends.markdown.llm import (
     split_sections,
 )
 from skillc.frontends.markdown.schema import MACHINE_SCHEMA, to_json, to_skm
+from skillc.runtime.executors.base import Response
 from skillc.runtime.executors.scripted import ScriptedExecutor
+from skillc.runtime.prompts import Request
 from tests.conftest import codes
 from tests.runtime.fake_openai import FakeOpenAI
 
@@ -376,6 +378,62 @@ def test_large_skills_are_drafted_section_by_section(tmp_path: Path) -> None:
     assert {"one.work", "two.work"} <= set(result.machine.states)
     assert [r.ops for r in result.machine.rules] == [("two.work",)]
     assert result.coverage == 1.0  # the fragments' `from` ranges cover the sections' clauses
+
+
+class CutWhole:
+    """Answers a whole draft cut at the reply budget (as a backend does past `max_tokens`); the rest from a script."""
+
+    name = "cut-whole"
+
+    def __init__(self, script: dict) -> None:
+        self.inner = ScriptedExecutor(script)
+        self.whole = 0
+
+    def complete(self, request: Request) -> Response:
+        if request.state == "build_draft":
+            self.whole += 1
+            return Response('{"skm": "machine release {\\n  source \\"SKILL.md\\"\\n  input ta', cut=True)
+        return self.inner.complete(request)
+
+
+def test_a_whole_draft_cut_at_the_reply_budget_is_drafted_in_sections_instead(tmp_path: Path) -> None:
+    skill = big_skill(tmp_path)
+    doc, _ = read_document(skill)
+    halves = split_sections(doc, sum(len(x) + 1 for x in doc.lines) // 8)  # half the document's tokens
+    assert len(halves) > 1
+    signatures = [f"fragment {s.name}(task: str) -> (next)" for s in halves]
+    uses = "".join(f"  use {s.name} as s{i}(task: task) -> (next: {f's{i + 1}' if i + 1 < len(halves) else 'done'})\n"
+                   for i, s in enumerate(halves))
+    machine = f'machine release {{\n  source "SKILL.md"\n  input task: str\n  start s0\n{uses}' \
+              "  terminal done: success\n  fallback\n}\n"
+    fragments = {s.name: f"{sig} {{\n  start work\n  model work {{\n    from \"SKILL.md\":{s.start}-{s.end}\n"
+                         f"    reads task\n    prompt \"Do this part.\"\n    -> next\n  }}\n}}\n"
+                 for s, sig in zip(halves, signatures)}
+    executor = CutWhole({"outputs": {
+        "build_outline": [{"skm": machine, "signatures": signatures}],
+        **{f"build_section:{name}": [{"skm": text, "rules": []}] for name, text in fragments.items()},
+    }})
+    # the document is under the section threshold, so the first request asks for the whole machine
+    result = build(skill, output=skill.with_name("release.skm"), executor=executor,
+                   llm=LLMOptions(section_tokens=100_000))
+    assert result.ok, codes(result.diagnostics)
+    assert executor.whole == 1
+    assert executor.inner.used == {"build_outline": 1, **{f"build_section:{s.name}": 1 for s in halves}}
+    assert {f"s{i}.work" for i in range(len(halves))} <= set(result.machine.states)
+    cut = [d for d in result.diagnostics if str(d.code) == "SKM311"]
+    assert len(cut) == 1 and "cut off at the reply budget" in cut[0].message
+    assert f"{len(halves)} sections" in cut[0].message
+    assert [r.parts for r in result.rounds] == [("machine",), ("machine", *(s.name for s in halves))]
+
+
+def test_a_cut_whole_draft_of_a_document_that_does_not_split_is_told_to_the_model(tmp_path: Path) -> None:
+    skill = tmp_path / "SKILL.md"
+    skill.write_text("# Greet\n\nGreet the user.\n", encoding="utf-8")
+    executor = CutWhole({"outputs": {}})
+    result = build(skill, output=tmp_path / "greet.skm", executor=executor)
+    assert executor.whole == 3 and not result.ok  # each round asks for the whole machine again
+    told = [d.message for d in result.diagnostics if str(d.code) == "SKM311"]
+    assert len(told) == 3 and all("cut off at the reply budget (16384 tokens)" in m for m in told), told
 
 
 def test_a_fragment_finding_at_the_machines_use_line_goes_to_that_section_too(tmp_path: Path) -> None:
