@@ -35,7 +35,7 @@ class FakeOpenAI:
                         "id": "msg_1", "type": "message", "role": "assistant", "model": "fake-claude",
                         "content": [{"type": "tool_use", "id": "tu_1", "name": "answer",
                                      "input": json.loads(b["content"])}],
-                        "stop_reason": "tool_use", "stop_sequence": None,
+                        "stop_reason": b.get("stop_reason", "tool_use"), "stop_sequence": None,
                         "usage": {"input_tokens": 21, "output_tokens": 7}})}
                 if "delay" in b:
                     time.sleep(b["delay"])
@@ -48,7 +48,7 @@ class FakeOpenAI:
                 else:
                     body = b["body"].encode() if "body" in b else json.dumps({
                         "id": "chatcmpl-1", "object": "chat.completion", "created": 0, "model": "fake-model",
-                        "choices": [{"index": 0, "finish_reason": "stop",
+                        "choices": [{"index": 0, "finish_reason": b.get("finish_reason", "stop"),
                                      "message": b.get("message") or {"role": "assistant", "content": b["content"]}}],
                         "usage": b.get("usage") or {"prompt_tokens": 17, "completion_tokens": 5, "total_tokens": 22},
                     }).encode()

@@ -96,6 +96,25 @@ def test_usage_is_reported() -> None:
         assert ex.strategy == "json_object"
 
 
+def test_a_reply_stopped_at_the_budget_is_marked_cut() -> None:
+    from skillc.runtime.prompts import build_request
+    from tests.runtime.helpers import checked
+
+    m = checked(JUDGE)
+    request = build_request(m, m.states["decide"], {"draft": "x"})
+    with FakeOpenAI([{"content": '{"verdict": "acc', "finish_reason": "length"},
+                     {"content": '{"verdict": "accept"}'}]) as server:
+        ex = OpenAIExecutor("fake-model", base_url=server.url)
+        assert ex.complete(request).cut and not ex.complete(request).cut
+    pytest.importorskip("anthropic")
+    from skillc.runtime.executors.anthropic_exec import AnthropicExecutor
+
+    with FakeOpenAI([{"content": '{"verdict": "accept"}', "stop_reason": "max_tokens"},
+                     {"content": '{"verdict": "accept"}'}]) as server:
+        ex = AnthropicExecutor("fake-claude", base_url=server.root)
+        assert ex.complete(request).cut and not ex.complete(request).cut
+
+
 def test_anthropic_executor_uses_a_forced_tool_call() -> None:
     pytest.importorskip("anthropic")
     from skillc.runtime.executors.anthropic_exec import AnthropicExecutor

@@ -162,8 +162,10 @@ def test_the_stand_in_cuts_a_reply_at_the_requests_budget(tmp_path: Path, local:
     assert standin.answer({"model": "any", "messages": again, "max_tokens": budget + 3}) == (whole, "stop")
     logged = [json.loads(line) for line in (tmp_path / "ex" / "exchange.jsonl").read_text().splitlines()]
     assert [r["reply"] for r in logged] == [text, whole] and logged[0]["finish_reason"] == "length"
-    reply = RecordedExecutor(tmp_path / "ex").complete(Request("build_draft", "model", tuple(messages), {}))
-    assert reply.text == text
+    replayed = RecordedExecutor(tmp_path / "ex")
+    reply = replayed.complete(Request("build_draft", "model", tuple(messages), {}))
+    assert reply.text == text and reply.cut  # the replay is cut as the served reply was
+    assert not replayed.complete(Request("build_draft", "model", tuple(again), {})).cut
 
 
 def test_a_changed_language_card_still_replays_and_is_counted() -> None:
