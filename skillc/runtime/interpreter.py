@@ -718,6 +718,8 @@ class Interpreter:
                     label = new_env[st.writes[0]] if st.kind == "judge" else None
                     return Answer(new_env, Operation("chat", model, tokens_in, tokens_out, response.text, attempt,
                                                      output, label, errors=tuple(errors)))
+            if response.cut:  # the backend stopped at its reply budget: say so, not only what the cut text lacks
+                problems = ["the reply was cut off at the reply budget: answer within it, more briefly", *problems]
             errors.append(StepError("invalid_output", "invalid output: " + "; ".join(problems)))
             done = Operation("chat", model, tokens_in, tokens_out, response.text, attempt)
             request = request.retry(response.text, problems)

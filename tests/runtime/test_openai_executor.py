@@ -115,6 +115,15 @@ def test_a_reply_stopped_at_the_budget_is_marked_cut() -> None:
         assert ex.complete(request).cut and not ex.complete(request).cut
 
 
+def test_a_run_tells_the_model_its_reply_was_cut_at_the_budget() -> None:
+    with FakeOpenAI([{"content": '{"verdict": "acc', "finish_reason": "length"},
+                     {"content": '{"verdict": "accept"}'}]) as server:
+        result = run(JUDGE, {}, {"draft": "x"}, executor=OpenAIExecutor("fake-model", base_url=server.url), retries=1)
+        assert result.terminal == "accepted"
+        retry = server.requests[1]["messages"][-1]["content"]
+        assert "cut off at the reply budget" in retry and "not JSON" in retry
+
+
 def test_anthropic_executor_uses_a_forced_tool_call() -> None:
     pytest.importorskip("anthropic")
     from skillc.runtime.executors.anthropic_exec import AnthropicExecutor
