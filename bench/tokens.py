@@ -17,9 +17,7 @@ it: system turns merged into the first user turn, Gemma's chat template, BOS.
 from __future__ import annotations
 
 import argparse
-import contextlib
 import fcntl
-import io
 import json
 import shutil
 import statistics
@@ -50,13 +48,9 @@ class PromptTokens:
     """Tokens of a request's prompt as the local executor sends it (each turn tokenised once, then summed)."""
 
     def __init__(self) -> None:
-        from llama_cpp import Llama
+        from skillc.runtime.executors.local import vocabulary
 
-        from skillc.runtime.executors.local import default_model_path, quiet_llama
-
-        quiet_llama()
-        with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):  # load chatter
-            self.vocab = Llama(model_path=default_model_path(), vocab_only=True, verbose=True)
+        self.vocab = vocabulary()
         self.cache: dict[tuple[str, str], int] = {}
         self.fixed = self._count("<start_of_turn>model\n", bos=True)  # BOS and the open model turn
         arch = self.vocab.metadata.get("general.architecture", "")

@@ -21,8 +21,6 @@ four characters a token.
 from __future__ import annotations
 
 import argparse
-import contextlib
-import io
 import json
 import sys
 import threading
@@ -39,13 +37,9 @@ class Tokens:
         if not local:
             return
         try:
-            from llama_cpp import Llama
+            from skillc.runtime.executors.local import vocabulary
 
-            from skillc.runtime.executors.local import default_model_path, quiet_llama
-
-            quiet_llama()
-            with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
-                self.vocab = Llama(model_path=default_model_path(), vocab_only=True, verbose=False)
+            self.vocab = vocabulary()
         except Exception:  # noqa: BLE001 - no local extra (or no model): the estimate
             self.vocab = None
 

