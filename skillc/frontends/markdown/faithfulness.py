@@ -9,8 +9,8 @@ narrowest width). An anchor on a line that no state's range holds, when that
 line opens a block, stands for the block: a markdown heading for its section
 (down to the next heading of the same or a higher level), a list item for its
 nested lines (a step for its sub-steps), a paragraph ending in a colon for the
-code and lists it leads in (to the next paragraph or heading). Its states are those whose ranges lie
-inside the block, all of them main. Every requirement is a graph or dataflow
+code and lists it leads in (to the next paragraph or heading). Its states are
+those whose ranges lie inside the block, all of them main. Every requirement is a graph or dataflow
 query over the IR:
 
 | line | holds when |
@@ -202,17 +202,14 @@ class Query:
 
     def at(self, line: int, section: tuple[int, int] | None = None) -> list[str]:
         """States whose `from` range holds a line, narrowest first; none there, those inside the block it opens."""
-        found = [(s.provenance.end - s.provenance.start, n) for n, s in self.m.states.items()
+        found = [n for n, s in self.m.states.items()
                  if s.provenance is not None and s.provenance.start <= line <= s.provenance.end]
-        if not found and section is not None:
-            found = [(s.provenance.end - s.provenance.start, n) for n, s in self.m.states.items()
-                     if s.provenance is not None and section[0] <= s.provenance.start
-                     and s.provenance.end <= section[1]]
-        return [n for _, n in sorted(found)]
+        if not found:
+            found = self.within(section)
+        return sorted(found, key=lambda n: (self._width(n), n))
 
-    def inside(self, r: Requirement, i: int) -> list[str]:
-        """The states whose ranges lie inside the block a requirement's i-th anchor opens (none: it opens none)."""
-        block = r.sections[i]
+    def within(self, block: tuple[int, int] | None) -> list[str]:
+        """The states whose `from` ranges lie inside a block (none without a block)."""
         if block is None:
             return []
         return [n for n, s in self.m.states.items()
@@ -241,7 +238,11 @@ class Query:
         return call is not None and call.tool == tool
 
     def main(self, line: int, live: bool = False, besides: frozenset[str] = frozenset()) -> set[str]:
-        """The narrowest states at a line; the actions among them when a decision shares the line with its arm."""
+        """The narrowest states at a line; the actions among them when a decision shares the line with its arm.
+
+        `besides`: of the states not in it, where any are. `live` (an order's first step): of the states some
+        successful run passes, where any are, and the decisions among the narrowest kept beside the actions (deciding
+        a conditional step is reaching it)."""
         found = self.at(line)
         found = [n for n in found if n not in besides] or found
         if live:
@@ -388,7 +389,7 @@ class Query:
 
     def tool(self, r: Requirement) -> str:
         want = r.words[0]
-        if any(self._calls(s, want) for s in [*self.anchor(r, 0), *self.inside(r, 0)]):
+        if any(self._calls(s, want) for s in [*self.anchor(r, 0), *self.within(r.sections[0])]):
             return ""
         return f"no tool state calls `{want}` there"
 
