@@ -66,6 +66,8 @@ READ_VERBS = frozenset({"read", "load", "consult", "open", "review", "study", "s
 def _says_to_read(said: str) -> bool:
     """The step's first word, past "first", "then", "next" or "now", is one of READ_VERBS."""
     return first_word(re.sub(r"^(?:first|then|next|now)\b,?\s*", "", strip_markup(said), flags=re.I)) in READ_VERBS
+
+
 # A condition on the failure of the command or script run shortly before.
 SCRIPT_FAILS = re.compile(r"^(?:\w+:\s*)?if\s+(?:the\s+)?(?:script|command|scan|scanner|tool|it|this|that)\s+"
                           r"(?:run\s+)?fails\b", re.I)

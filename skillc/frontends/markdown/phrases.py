@@ -190,9 +190,10 @@ def script_mention(text: str) -> str | None:
 
 
 #: A step that writes a file: its verb opens the sentence ("Write `NOTES.md` …", "Then save the report to REPORT.md").
-WRITE_VERB = re.compile(r"^(?:(?:first|then|next|now|finally|also|optionally)\b,?\s+)?(?:write|save|store|produce|"
-                        r"output|export|create|"
-                        r"generate)\b", re.I)
+WRITE_VERB = re.compile(r"^(?:(?:first|then|next|now|finally|also|optionally)\b,?\s+)?"
+                        r"(?:write|save|store|produce|output|export|create|generate)\b", re.I)
+
+
 def _file_path(extensions: str) -> re.Pattern[str]:
     """A relative path with one of `extensions` (a regex alternation), not part of a longer path, an absolute, home,
     Windows or environment path, or a placeholder: group 1 is the path."""
