@@ -16,11 +16,11 @@ query over the IR:
 | line | holds when |
 |---|---|
 | `order "A" before "B"` | no run reaches B's states without passing A's (A's narrowest states, a decision among them included, of those some successful run passes where any do: a handler made from A's line is not A, and deciding a conditional step is reaching it) |
-| `reads "B" from "A"` | B reads a variable A writes, and every definition of it reaching B is A's |
+| `reads "B" from "A"` | B reads a variable A writes (A: the states at A's line and those made inside the block it opens, its sub-steps), and every definition of it reaching B is A's |
 | `branch "C" to "X"` | a state at C has two or more successors and X (of the states at X, those not at C, where any are) depends on which it takes: an edge goes to X's state (or to an arm state of C going on to X), or, C reached without X, every path from one arm passes X before success or a return to C while another arm reaches success without X |
 | `ends "C" OUTCOME` | a state at C has an edge after which every terminal has that outcome, one of them a named terminal |
 | `goto "C" "X"` | a state at C has an edge to X's state |
-| `optional "X"` | a run can reach success without X, and a run through X can too |
+| `optional "X"` | a run can reach success without X, and a run through X can too (where only questions, judges or `ask_user`, are narrowest at X, X is the narrowest act beside them: the decision whether to do X is not X) |
 | `loop "C" max N` | a cycle through C's state is paid for by a counter whose maximum is N |
 | `once "X"` | X's states are on no cycle |
 | `required "X"` | no run reaches a success terminal without X |
@@ -255,6 +255,10 @@ class Query:
         actions = {n for n in narrow if self.m.states[n].kind != "judge"}
         return actions or narrow
 
+    def _asks(self, state: str) -> bool:
+        """The state is a question: a judge, or a tool state asking the user."""
+        return self.m.states[state].kind == "judge" or self._calls(state, "ask_user")
+
     def outcome(self, state: str) -> str | None:
         s = self.m.states[state]
         return "failed" if s.kind == "fallback" else s.outcome
@@ -272,8 +276,9 @@ class Query:
         return f"{' -> '.join(path)} skips it" if path else ""
 
     def reads(self, r: Requirement) -> str:
-        # The producer is every state made from the anchor's line (a step and the states that revise it).
-        b, a = self.main_of(r, 0), set(self.anchor(r, 1))
+        # The producer is every state made from the anchor's line (a step and the states that revise it) or from
+        # inside the block it opens (the step's sub-steps).
+        b, a = self.main_of(r, 0), set(self.anchor(r, 1)) | set(self.within(r.sections[1]))
         if not a or not b:
             return "no state at an anchor"
         produced = {v for p in a for v in self.m.states[p].writes}
@@ -341,6 +346,10 @@ class Query:
         x = self.main_of(r, 0)
         if not x:
             return "no state for it"
+        if all(self._asks(n) for n in x):
+            # A decision whether to do X, made from X's line: X is the act made from the line beside it.
+            acts = [n for n in self.anchor(r, 0) if not self._asks(n)]
+            x = {n for n in acts if self._width(n) == self._width(acts[0])} or x
         if shortest_path(self.succ, self.m.start, self.success.__contains__, blocked=x) is None:
             return "every successful run performs it"
         through = reachable(self.succ, [self.m.start]) & x

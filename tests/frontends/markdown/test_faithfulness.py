@@ -441,6 +441,88 @@ def test_a_branch_holds_when_the_target_depends_on_the_decision(tmp_path: Path) 
     assert not score(back, reqs).verdicts[0].ok
 
 
+def test_an_optional_step_decided_at_its_line_is_the_act_not_the_decision(tmp_path: Path) -> None:
+    doc = "# H\n\n## Details\n\nDetails live in `ref.md`. Read that file when the summary is not enough.\n\nAnswer.\n"
+    (tmp_path / "SKILL.md").write_text(doc)
+    reqs = parse_requirements('optional "Read that file when the summary is not enough."', doc)
+
+    def machine(around: str) -> Machine:
+        return _checked(tmp_path / "m.skm", f"""machine m {{
+  source "SKILL.md"
+  use tools std(read)
+  var need: bool
+  start need_it
+  judge need_it {{
+    from "SKILL.md":5
+    writes need
+    prompt "Is the summary enough?"
+    when need -> read_ref
+    -> {around}
+  }}
+  tool read_ref {{
+    from "SKILL.md":3-5
+    call read(path: "ref.md")
+    -> answer
+  }}
+  model answer {{
+    from "SKILL.md":7
+    prompt "Answer."
+    -> done
+  }}
+  terminal done: success
+  fallback
+}}
+""")
+
+    # the judge holds the line alone, but the read it decides on is the step: a run goes around it
+    assert score(machine("answer"), reqs).verdicts[0].ok
+    # both arms read: every successful run performs the step
+    assert score(machine("read_ref"), reqs).verdicts[0].why == "every successful run performs it"
+
+
+def test_a_steps_result_is_what_its_sub_steps_produce(tmp_path: Path) -> None:
+    doc = ("# F\n\n1. Resolve the PR.\n   - View the current branch's PR.\n2. Inspect its checks.\n"
+           "3. Report.\n")
+    (tmp_path / "SKILL.md").write_text(doc)
+    reqs = parse_requirements('reads "Inspect its checks." from "Resolve the PR."', doc)
+
+    def machine(view_from: str) -> Machine:
+        return _checked(tmp_path / "m.skm", f"""machine m {{
+  source "SKILL.md"
+  use tools std(bash)
+  var ref: str
+  var url: str
+  start resolve
+  model resolve {{
+    from "SKILL.md":3
+    writes ref
+    prompt "Which PR?"
+    -> view
+  }}
+  tool view {{
+    from "SKILL.md":{view_from}
+    reads ref
+    writes url = stdout
+    call bash(command: "gh pr view " ++ quote(ref))
+    -> inspect
+  }}
+  tool inspect {{
+    from "SKILL.md":5
+    reads url
+    call bash(command: "gh pr checks " ++ quote(url))
+    -> done
+  }}
+  terminal done: success
+  fallback
+}}
+""")
+
+    # the URL the inspection reads comes from the sub-step of "Resolve the PR." (line 4)
+    assert score(machine("4"), reqs).verdicts[0].ok
+    # made from another step's line, it is not the resolving step's result
+    assert score(machine("6"), reqs).verdicts[0].why == "inspect reads nothing only resolve produced"
+
+
 # ---------------------------------------------------------------- rule kinds the checker proves
 
 
