@@ -14,7 +14,8 @@ answered with that recording's reply and never announced: after a change to the 
 requests the change altered go to whoever plays the model.
 
 With `--into DIR`, the exchanges are copied to DIR instead of `corpus/llm/` (another play of the same requests,
-`corpus/llm-play2/`, leaves the recordings the tests replay alone).
+`corpus/llm-play2/`, leaves the recordings the tests replay alone); with `--keep-matching` too, the recording kept
+from is DIR's.
 
     python tools/record_corpus.py LANE_DIR ID [ID …] [--rounds 3] [--keep-matching] [--into DIR]
 """
@@ -97,7 +98,8 @@ def start_standin(folder: Path) -> tuple[subprocess.Popen[str], str]:
 def record(lane: Path, skill_id: str, rounds: int, keep_matching: bool = False, into: Path | None = None) -> int:
     """One skill's exchange, copied into `into` (corpus/llm/ by default); the build's exit status."""
     folder = lane / skill_id
-    current = ROOT / "corpus" / "llm" / f"{skill_id}.exchange.jsonl"
+    target = into or ROOT / "corpus" / "llm"
+    current = target / f"{skill_id}.exchange.jsonl"
     kept = Kept(RecordedExecutor(current) if keep_matching and current.is_file() else None)
     standin, url = start_standin(folder)
     out = lane / f"{skill_id}.skm"
@@ -115,7 +117,6 @@ def record(lane: Path, skill_id: str, rounds: int, keep_matching: bool = False, 
         standin.terminate()
         standin.wait(10)
         report.close()
-    target = into or ROOT / "corpus" / "llm"
     target.mkdir(parents=True, exist_ok=True)
     if (folder / "exchange.jsonl").exists():
         shutil.copy(folder / "exchange.jsonl", target / f"{skill_id}.exchange.jsonl")

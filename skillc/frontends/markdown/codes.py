@@ -230,6 +230,15 @@ STEP_SKIPPED: Final = Code(
     "", "", "route the path through the earlier step's state; where the skill itself lets a run skip that step, "
     "make the state that decides it from the step's own lines", runnable=False, lang="markdown")
 
+OPTIONAL_STEP_ALWAYS_RUN: Final = Code(
+    "SKM351", "optional-step-always-run", W, "a step the skill makes optional is performed on every path to success",
+    "A sentence of the skill makes its act optional (\"(optional)\", \"Optionally …\", \"if needed\", \"as "
+    "needed\", \"if the user asks\", \"when the summary above is insufficient\"), and the narrowest states made "
+    "from its line (in its own section, decisions left out) lie on every path from the start to a success "
+    "terminal: no run can succeed without doing what the skill left to need.",
+    "", "", "decide whether it is needed (a judge, guards or ask_user made from its line) and give the run a path "
+    "to success around it", runnable=False, lang="markdown")
+
 ALL: Final[tuple[Code, ...]] = (
     EMPTY_SKILL,
     BINARY_SKILL,
@@ -251,7 +260,7 @@ ALL: Final[tuple[Code, ...]] = (
     CONSTRUCT_NOT_ENCODED,
     STRICT_UNENCODED,
     STEP_OUTSIDE_ALLOWED_TOOLS,
-    MODEL_TEXT_EVIDENCE,  # the LLM compiler's own findings (SKM340-SKM350)
+    MODEL_TEXT_EVIDENCE,  # the LLM compiler's own findings (SKM340-SKM351)
     MODEL_TOLD_TO_ACT,
     UNREAD_OUTPUT,
     EXAMPLE_RUN_AS_STEP,
@@ -262,4 +271,5 @@ ALL: Final[tuple[Code, ...]] = (
     STEP_WITHOUT_STATE,
     CONDITION_DECIDED_NOWHERE,
     STEP_SKIPPED,
+    OPTIONAL_STEP_ALWAYS_RUN,
 )

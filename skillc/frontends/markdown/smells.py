@@ -2,7 +2,7 @@
 
 The checker proves a machine well-formed; it cannot see that a model state was told to run a command, that a
 command still holds the skill's `<placeholder>`, or that an example was turned into a step. These smells are
-coded findings (SKM340–SKM345, SKM348–SKM350, and SKM305 for clauses that landed nowhere) that the LLM compiler sends back
+coded findings (SKM340–SKM345, SKM348–SKM351, and SKM305 for clauses that landed nowhere) that the LLM compiler sends back
 to the model with the checker's errors, and reports as warnings on the machine it keeps.
 
 | code | smell |
@@ -16,6 +16,7 @@ to the model with the checker's errors, and reports as warnings on the machine i
 | SKM348 | a numbered step (list item, checklist item, `Step N` heading) with no state, where most of its siblings have |
 | SKM349 | a condition ("If …", "Otherwise") whose line's states neither decide nor are an arm of a decision |
 | SKM350 | a path reaching a numbered step's state without passing the step before it (that step not conditional) |
+| SKM351 | a step the skill makes optional ("if needed", "optionally", "(optional)") that every path to success performs |
 | SKM305 | a clause of the skill that landed nowhere in the machine |
 
 Every function is pure: a machine (and the document) in, diagnostics out, spans into the draft's text.
@@ -460,6 +461,69 @@ def steps_skipped(machine: Machine, doc: Document | None) -> list[Diagnostic]:
     return out
 
 
+# ---------------------------------------------------------------- SKM351 an optional step every run performs
+
+#: Words by which the skill makes an act optional: "(optional)", "Optionally", "if needed", "as needed", "if the
+#: user asks", "when the summary above is insufficient". Not a condition in general (SKM349 sees those), nor "the
+#: optional resources" or "these plugins are optional" (things that are optional, not the act of checking for them).
+_OPTIONAL = re.compile(
+    r"(?i)\(optional\)|^\W*optional\b|\boptionally\b|\b(?:this|the|that) step is optional\b"
+    r"|\b(?:if|when|where) (?:needed|necessary|applicable|required|desired|appropriate|relevant|useful|helpful"
+    r"|wanted|requested|asked)\b|\bas (?:needed|necessary|appropriate|required)\b|\bon request\b"
+    r"|\b(?:if|when|only if) (?:the user|they|you) (?:asks?|wants?|requests?|prefers?|chooses?|would like)\b"
+    r"|\bwhen (?:the|a|an|this|that|its|their) [^.,;:]{1,60}? (?:is|are|seems?|proves?) (?:insufficient|not enough"
+    r"|unclear|ambiguous|missing|incomplete|needed)\b")
+
+
+def _section_of(doc: Document, line: int) -> tuple[int, int]:
+    """The lines of the innermost heading's section that holds a line (the whole document outside any)."""
+    lo, hi = 1, len(doc.lines)
+    for k, b in enumerate(doc.blocks):
+        if b.kind == "heading" and b.start <= line:
+            start, end = _extent(doc.blocks, k)
+            if line <= end:
+                lo, hi = start, end
+    return lo, hi
+
+
+def optional_steps_always_run(machine: Machine, doc: Document | None) -> list[Diagnostic]:
+    if doc is None:
+        return []
+    succ = successors(machine)
+    success = {n for n, s in machine.states.items() if s.kind == "terminal" and s.outcome == "success"}
+    examples = example_lines(doc)
+    out = []
+    for k, b in enumerate(doc.blocks):
+        if b.kind not in ("para", "item", "heading") or b.start in examples:
+            continue
+        m = _OPTIONAL.search(unbold(b.text))
+        if m is None or _RULE_ITEM.match(unbold(b.text).strip()):
+            continue
+        line = b.start + unbold(b.text)[:m.start()].count("\n")
+        hi = _section_of(doc, line)[1]
+        # States made from this block (or from the heading right above it), not a wider step it details.
+        first = b.start if k == 0 or doc.blocks[k - 1].kind != "heading" else doc.blocks[k - 1].start
+        held = [s for s in operations(machine) if s.provenance is not None
+                and s.provenance.start <= line <= s.provenance.end and first <= s.provenance.start
+                and s.provenance.end <= hi]
+        if not held:
+            continue
+        width = min(s.provenance.end - s.provenance.start for s in held)  # type: ignore[union-attr]
+        acts = {s.name for s in held if s.provenance.end - s.provenance.start == width  # type: ignore[union-attr]
+                and not _decides(s)}
+        if not acts or not success:
+            continue
+        if shortest_path(succ, machine.start, success.__contains__, blocked=acts) is not None:
+            continue
+        names = ", ".join(f"`{x}`" for x in sorted(acts)[:3])
+        out.append(make(codes.OPTIONAL_STEP_ALWAYS_RUN, f"the skill makes the step at line {line} optional "
+                        f"(\"{shorten(unbold(b.text), 60)}\"), but every path to success passes {names}",
+                        doc.span(line, line),
+                        hint="decide whether it is needed (a judge, guards or ask_user made from its line) and give "
+                             "the run a path to success around it"))
+    return out
+
+
 # ---------------------------------------------------------------- all of them
 
 def smells(machine: Machine, doc: Document | None = None, scripts: int = 0) -> list[Diagnostic]:
@@ -467,7 +531,8 @@ def smells(machine: Machine, doc: Document | None = None, scripts: int = 0) -> l
     found: Iterable[Diagnostic] = [*model_text_evidence(machine, doc, scripts), *model_told_to_act(machine),
                                    *unread_outputs(machine), *examples_run(machine, doc), *placeholders(machine),
                                    *trivial_rules(machine), *steps_without_state(machine, doc),
-                                   *conditions_decided_nowhere(machine, doc), *steps_skipped(machine, doc)]
+                                   *conditions_decided_nowhere(machine, doc), *steps_skipped(machine, doc),
+                                   *optional_steps_always_run(machine, doc)]
     return sorted(found, key=lambda d: (d.code.code, d.span.start if d.span else -1, d.message))
 
 

@@ -282,3 +282,66 @@ def test_step_headings_are_read_against_the_heading_they_sit_under(tmp_path: Pat
     assert _found(tmp_path, steps_, {"write": "7", "read": "3"}, "SKM350") == [
         "the machine starts at `write`, made from the step at line 7 (\"Step 2: Write the summary\"), without passing "
         "the step before it at line 3 (\"Read the notes\": `read`)"]
+
+
+OPTIONAL_SKILL = ("# Release\n\n1. Run the tests.\n2. Update the changelog if needed.\n3. Publish it.\n\n## Notes\n\n"
+                  "The optional resources are listed in NOTES.md.\n")
+
+
+def test_an_optional_step_on_every_path_to_success(tmp_path: Path) -> None:
+    assert _found(tmp_path, OPTIONAL_SKILL, {"test": "3", "changelog": "4", "publish": "5"}, "SKM351") == [
+        "the skill makes the step at line 4 optional (\"Update the changelog if needed.\"), but every path to success "
+        "passes `changelog`"]
+    # "optional resources" names things that are optional, not an act the skill leaves to need
+    assert _found(tmp_path, OPTIONAL_SKILL, {"test": "3", "publish": "5", "resources": "9"}, "SKM351") == []
+    # a state made from the whole list is the list's, not the optional step's
+    assert _found(tmp_path, OPTIONAL_SKILL, {"test": "3", "release": "3-5"}, "SKM351") == []
+
+
+def test_an_optional_step_decided_at_its_line_has_a_path_around_it(tmp_path: Path) -> None:
+    skill = tmp_path / "SKILL.md"
+    skill.write_text(OPTIONAL_SKILL, encoding="utf-8")
+    doc, _ = read_document(skill)
+
+    def decided(around: str) -> list[str]:
+        m = machine(f"""machine r {{
+  source "SKILL.md"
+  var need: bool
+  var out: str
+  start test
+  model test {{
+    from "SKILL.md":3
+    writes out
+    prompt "Say how the tests went."
+    -> needed
+  }}
+  judge needed {{
+    from "SKILL.md":4
+    writes need
+    prompt "Does the changelog need an entry?"
+    when need -> changelog
+    -> {around}
+  }}
+  model changelog {{
+    from "SKILL.md":4
+    writes out
+    prompt "Write the entry."
+    -> publish
+  }}
+  model publish {{
+    from "SKILL.md":5
+    writes out
+    prompt "Say what was published."
+    -> done
+  }}
+  terminal done: success {{ requires out }}
+  fallback
+}}
+""", str(tmp_path / "m.skm"))
+        return [d.message for d in smells(m, doc) if str(d.code) == "SKM351"]
+
+    assert decided("publish") == []
+    # the judge decides, but both of its arms update the changelog
+    assert decided("changelog") == [
+        "the skill makes the step at line 4 optional (\"Update the changelog if needed.\"), but every path to success "
+        "passes `changelog`"]
