@@ -17,7 +17,7 @@ query over the IR:
 |---|---|
 | `order "A" before "B"` | no run reaches B's states without passing A's (A's narrowest states, a decision among them included, of those some successful run passes where any do: a handler made from A's line is not A, and deciding a conditional step is reaching it) |
 | `reads "B" from "A"` | B reads a variable A writes (A: the states at A's line and those made inside the block it opens, its sub-steps), and every definition of it reaching B is A's |
-| `branch "C" to "X"` | a state at C has two or more successors and X (of the states at X, those not at C, where any are) depends on which it takes: an edge goes to X's state (or to an arm state of C going on to X), or, C reached without X, every path from one arm passes X before success or a return to C while another arm reaches success without X |
+| `branch "C" to "X"` | a state at C has two or more successors and X (of the states at X, those not at C, where any are) depends on which it takes: an edge goes to X's state (or to an arm state of C going on to X; where C's states are all X's own, a decision's edge into X), or, C reached without X, every path from one arm passes X before success or a return to C while another arm reaches success without X |
 | `ends "C" OUTCOME` | a state at C has an edge after which every terminal has that outcome, one of them a named terminal |
 | `goto "C" "X"` | a state at C has an edge to X's state |
 | `optional "X"` | a run can reach success without X, and a run through X can too (where only questions, judges or `ask_user`, are narrowest at X, X is the narrowest act beside them: the decision whether to do X is not X) |
@@ -323,6 +323,14 @@ class Query:
                 return ""
             if self._depends(d, t, x):
                 return ""
+        at_condition = set(self.anchor(r, 0))
+        if at_condition and at_condition <= x:
+            # The arm's own state holds the condition ("If the script fails, run manually:" and the command, one
+            # state): the branch is the decision whose edge goes into it.
+            for d in self.m.states:
+                if len(self.succ[d]) >= 2 and d not in x and any(t in x and self._depends(d, t, x)
+                                                                 for t in self.succ[d]):
+                    return ""
         return "no decision at the condition leads there"
 
     def ends(self, r: Requirement) -> str:

@@ -523,6 +523,45 @@ def test_a_steps_result_is_what_its_sub_steps_produce(tmp_path: Path) -> None:
     assert score(machine("6"), reqs).verdicts[0].why == "inspect reads nothing only resolve produced"
 
 
+def test_a_fallback_made_into_one_state_with_its_condition_is_the_arm_of_the_edge_into_it(tmp_path: Path) -> None:
+    doc = ("# S\n\nRun the script.\n\nIf the script fails, run manually:\n\n```bash\ngh api notifications\n```\n\n"
+           "Report.\n")
+    (tmp_path / "SKILL.md").write_text(doc)
+    reqs = parse_requirements('branch "If the script fails, run manually:" to "gh api notifications"', doc)
+
+    def machine(edges: str) -> Machine:
+        return _checked(tmp_path / "m.skm", f"""machine m {{
+  source "SKILL.md"
+  use tools std(bash)
+  var status: int
+  start script
+  tool script {{
+    from "SKILL.md":3
+    writes status = exit_code
+    call bash(command: "python fetch.py")
+    {edges}
+  }}
+  tool manual {{
+    from "SKILL.md":5-9
+    call bash(command: "gh api notifications")
+    -> report
+  }}
+  model report {{
+    from "SKILL.md":11
+    prompt "Report."
+    -> done
+  }}
+  terminal done: success
+  fallback
+}}
+""")
+
+    # `manual` holds the condition and the command: the script's failure edge into it is the branch
+    assert score(machine("when status != 0 -> manual\n    -> report"), reqs).verdicts[0].ok
+    # every run goes the manual way: nothing is decided
+    assert score(machine("-> manual"), reqs).verdicts[0].why == "no decision at the condition leads there"
+
+
 # ---------------------------------------------------------------- rule kinds the checker proves
 
 
