@@ -23,6 +23,13 @@ the document) scores 0 of its requirements, with the reason. With `--recorded`,
 the LLM compiler replays `corpus/llm/ID.exchange.jsonl`; `--exchanges DIR` replays
 another play of the same requests instead (`corpus/llm-play2/`, the test half
 answered a second time).
+
+With `--reviewed [TABLE]` (with `--real`), a last column counts, besides the
+requirements the measure found met, the failures a second look judged met
+(verdict `Q` in `corpus/review/SPLIT-failures.tsv`: the machine does it, the
+query missed it), only where the review saw the same machine (its
+`machine_key`) and the same requirement; a skill whose machine changed since
+is marked stale and gets nothing. How the review was made: corpus/review/README.md.
 """
 
 from __future__ import annotations
@@ -32,11 +39,20 @@ import json
 import sys
 import tempfile
 from pathlib import Path
+from typing import NamedTuple
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from skillc.frontends.markdown import build
-from skillc.frontends.markdown.faithfulness import load, score
+from skillc.frontends.markdown.faithfulness import (
+    Score,
+    accepted,
+    load,
+    load_review,
+    machine_key,
+    reviewed_failures,
+    score,
+)
 
 ROOT = Path(__file__).resolve().parent.parent
 CORPUS = ROOT / "tests" / "frontends" / "markdown" / "faithfulness"
@@ -74,8 +90,19 @@ def count_requirements(req: Path) -> int:
     return sum(bool(ln) and not ln.startswith("#") for ln in lines)
 
 
-def measure_real(folder: Path, req: Path, executor: object = None) -> tuple[int, int, str, object]:
-    """(correct, total, why it scored 0 or '', score) of one real skill; never raises.
+class Measured(NamedTuple):
+    """One real skill measured: correct/total, why it scored 0 ('' when it was scored), the verdicts, and the
+    machine_key of the built machine ('' without one)."""
+
+    ok: int
+    total: int
+    why: str
+    verdict: Score | None
+    key: str
+
+
+def measure_real(folder: Path, req: Path, executor: object = None) -> Measured:
+    """One real skill's score; never raises.
 
     `executor`: None for the offline build, else the LLM compiler's executor (a recorded exchange)."""
     total = count_requirements(req)
@@ -83,31 +110,33 @@ def measure_real(folder: Path, req: Path, executor: object = None) -> tuple[int,
     try:
         requirements = load(req, doc)
     except Exception as exc:  # noqa: BLE001 - a bad requirements file scores 0, with the reason
-        return 0, total, f"requirements do not read: {exc}", None
+        return Measured(0, total, f"requirements do not read: {exc}", None, "")
     try:
         with tempfile.TemporaryDirectory() as tmp:
             result = build(folder, output=Path(tmp) / "built.skm", executor=executor)
     except Exception as exc:  # noqa: BLE001 - an internal error of the build scores 0
-        return 0, len(requirements), f"build raised {type(exc).__name__}: {exc}", None
-    if not result.ok or result.machine is None:
+        return Measured(0, len(requirements), f"build raised {type(exc).__name__}: {exc}", None, "")
+    if not result.ok or result.machine is None or result.text is None:
         errors = [d for d in result.diagnostics if d.is_error]
         codes = ", ".join(sorted({str(d.code) for d in errors})) or "no machine"
         first = f" ({errors[0].message})" if errors else ""
-        return 0, len(requirements), f"build failed: {codes}{first}", None
+        return Measured(0, len(requirements), f"build failed: {codes}{first}", None, "")
     verdict = score(result.machine, requirements)
-    return verdict.correct, verdict.total, "", verdict
+    return Measured(verdict.correct, verdict.total, "", verdict, machine_key(result.text))
 
 
-def main_real(real: Path, split: str, verbose: bool, recorded: bool = False, exchanges: Path | None = None) -> int:
+def main_real(real: Path, split: str, verbose: bool, recorded: bool = False, exchanges: Path | None = None,
+              reviewed: Path | None = None) -> int:
     """Score the offline build (or, with `recorded`, the LLM compiler replaying corpus/llm/ or `exchanges`) on one
     half."""
     from skillc.runtime.executors.recorded import RecordedExecutor
 
-    correct = total = 0
+    correct = total = met = looked = 0
+    review = load_review(reviewed) if reviewed is not None else None
     played = exchanges or real / "llm"
     where = "corpus/llm/" if exchanges is None else str(exchanges)
     print(f"== {f'llm (recorded exchanges of {where})' if recorded else 'structural'}, real skills ({split})")
-    print(f"{'skill':<40} {'correct':>7} {'total':>5}  {'share':>6}")
+    print(f"{'skill':<40} {'correct':>7} {'total':>5}  {'share':>6}" + ("  reviewed" if review is not None else ""))
     for sid in split_ids(real, split):
         req = real / "requirements" / f"{sid}.req"
         if not req.is_file():
@@ -120,19 +149,29 @@ def main_real(real: Path, split: str, verbose: bool, recorded: bool = False, exc
                 print(f"{sid:<40} {'-':>7} {'-':>5}  no recorded exchange (not counted)")
                 continue
             executor = RecordedExecutor(exchange)
-        ok, n, why, verdict = measure_real(real / "skills" / sid, req, executor)
+        ok, n, why, verdict, key = measure_real(real / "skills" / sid, req, executor)
         drift = getattr(executor, "card_drift", 0)
         why = why + (f"  (replies given to an older language card: {drift} requests)" if drift else "")
         correct += ok
         total += n
         share = f"{100 * ok / n:5.1f}%" if n else "   -  "
-        print(f"{sid:<40} {ok:>7} {n:>5}  {share}" + (f"  {why}" if why else ""))
+        extra = ""
+        if review is not None:
+            plus = accepted(sid, key, verdict.verdicts, review) if verdict is not None else []
+            met += ok + len(plus)
+            looked += len(reviewed_failures(sid, key, verdict.verdicts, review)) if verdict is not None else 0
+            seen = any(r.skill == sid and r.machine == key for r in review)
+            stale = ok < n and not seen and any(r.skill == sid for r in review)
+            extra = f"  {ok + len(plus):>8}" + ("  (review stale: another machine)" if stale else "")
+        print(f"{sid:<40} {ok:>7} {n:>5}  {share}{extra}" + (f"  {why}" if why else ""))
         if verbose and verdict is not None:
-            for v in verdict.verdicts:  # type: ignore[attr-defined]
+            for v in verdict.verdicts:
                 if not v.ok:
                     print(f"    FAIL {v.requirement.text}\n         {v.why}")
     overall = 100 * correct / total if total else 100.0
-    print(f"{'total':<40} {correct:>7} {total:>5}  {overall:5.1f}%")
+    print(f"{'total':<40} {correct:>7} {total:>5}  {overall:5.1f}%"
+          + (f"  {met:>8}  ({100 * met / total if total else 100.0:.1f}%: {looked} of the {total - correct} failures "
+             "reviewed on these machines, those judged Q counted met)" if review is not None else ""))
     return 0
 
 
@@ -147,10 +186,16 @@ def main(argv: list[str] | None = None) -> int:
                         help="with --real: the LLM compiler replaying the recorded exchanges of corpus/llm/")
     parser.add_argument("--exchanges", type=Path, default=None,
                         help="with --recorded: replay the exchanges of this folder instead of corpus/llm/")
+    parser.add_argument("--reviewed", nargs="?", type=Path, const=Path(), default=None, metavar="TABLE",
+                        help="with --real: a column counting also the failures a review judged met (Q), from TABLE "
+                             "(default corpus/review/SPLIT-failures.tsv), where it reviewed the same machine")
     parser.add_argument("--real-corpus", type=Path, default=REAL, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.real:
-        return main_real(args.real_corpus, args.split, args.verbose, args.recorded, args.exchanges)
+        table = args.reviewed
+        if table == Path():
+            table = args.real_corpus / "review" / f"{args.split}-failures.tsv"
+        return main_real(args.real_corpus, args.split, args.verbose, args.recorded, args.exchanges, table)
     reqs = sorted(args.corpus.glob("*.req"))
     modes = [("structural", None)]
     if args.llm_replies is not None:

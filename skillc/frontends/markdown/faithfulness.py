@@ -36,9 +36,10 @@ document is a `RequirementsError` (the requirements file is wrong, not the machi
 
 from __future__ import annotations
 
+import hashlib
 import re
 import shlex
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import attrs
@@ -455,10 +456,65 @@ def score(m: Machine, requirements: list[Requirement]) -> Score:
     return Score(tuple(verdicts))
 
 
+def machine_key(text: str) -> str:
+    """A short hash of a built machine's text, its `from`/`source` paths to the skill document made `SKILL.md` (the
+    text names them relative to where it is written): a review of its failures holds while the key is the same."""
+    plain = re.sub(r'"[^"\n]*SKILL\.md"', '"SKILL.md"', text)
+    return hashlib.sha256(plain.encode("utf-8")).hexdigest()[:16]
+
+
+@attrs.frozen
+class Reviewed:
+    """A second look at one failed requirement of one machine: `Q` (the machine does it; the query missed it), `R`
+    (another reasonable reading), `X` (the requirement is wrong) or `M` (the machine does not do it)."""
+
+    skill: str
+    machine: str  # the machine_key of the machine reviewed
+    requirement: str  # the requirement's line, as written
+    verdict: str
+    why: str
+
+
+def load_review(path: str | Path) -> list[Reviewed]:
+    """The rows of a review table (tools/review_packets.py collect)."""
+    rows = Path(path).read_text(encoding="utf-8").splitlines()[1:]
+    out = []
+    for row in rows:
+        skill, machine, _, requirement, _, verdict, why = row.split("\t")
+        out.append(Reviewed(skill, machine, requirement, verdict, why))
+    return out
+
+
+def accepted(skill: str, key: str, verdicts: Sequence[Verdict], review: Sequence[Reviewed]) -> list[Verdict]:
+    """The failed verdicts of a machine that its review judged met (`Q`): the same skill, the same machine text
+    (`key`), the same requirement. A failure the review did not see, or saw on another machine, is not accepted."""
+    met = {r.requirement for r in review if r.skill == skill and r.machine == key and r.verdict == "Q"}
+    return [v for v in verdicts if not v.ok and v.requirement.text in met]
+
+
+def reviewed_failures(skill: str, key: str, verdicts: Sequence[Verdict], review: Sequence[Reviewed]) -> list[Verdict]:
+    """The failed verdicts of a machine that its review saw (any verdict), on the same machine text."""
+    seen = {r.requirement for r in review if r.skill == skill and r.machine == key}
+    return [v for v in verdicts if not v.ok and v.requirement.text in seen]
+
+
 def load(requirements: str | Path, document: str | Path) -> list[Requirement]:
     """Read a requirements file against its document."""
     return parse_requirements(Path(requirements).read_text(encoding="utf-8"),
                               Path(document).read_text(encoding="utf-8"))
 
 
-__all__ = ["Requirement", "RequirementsError", "Score", "Verdict", "load", "parse_requirements", "score"]
+__all__ = [
+    "Requirement",
+    "RequirementsError",
+    "Reviewed",
+    "Score",
+    "Verdict",
+    "accepted",
+    "load",
+    "load_review",
+    "machine_key",
+    "parse_requirements",
+    "reviewed_failures",
+    "score",
+]

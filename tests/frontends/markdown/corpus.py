@@ -8,6 +8,7 @@ import subprocess
 import sys
 import tomllib
 from pathlib import Path
+from typing import NamedTuple
 
 ROOT = Path(__file__).resolve().parents[3]
 CORPUS = ROOT / "corpus"
@@ -25,37 +26,51 @@ import json, sys
 from pathlib import Path
 sys.path.insert(0, sys.argv[1])
 from bench.faithfulness import measure_real
+from skillc.frontends.markdown.faithfulness import accepted, load_review
 from skillc.runtime.executors.recorded import RecordedExecutor
 corpus, played, out = Path(sys.argv[2]), Path(sys.argv[3]), {}
+review = [r for half in ("dev", "test") for r in load_review(corpus / "review" / f"{half}-failures.tsv")]
 for sid in sys.argv[4:]:
     executor = RecordedExecutor(played / f"{sid}.exchange.jsonl")
-    ok, total, why, _ = measure_real(corpus / "skills" / sid, corpus / "requirements" / f"{sid}.req", executor)
-    out[sid] = [ok, total, why]
+    ok, total, why, verdict, key = measure_real(corpus / "skills" / sid, corpus / "requirements" / f"{sid}.req",
+                                                executor)
+    plus = len(accepted(sid, key, verdict.verdicts, review)) if verdict is not None else 0
+    out[sid] = [ok, total, why, ok + plus]
 print(json.dumps(out))
 """
 
 
-def scores(ids: list[str], *, recorded: bool, play: str = "llm") -> dict[str, tuple[int, int, str]]:
-    """(correct, total, why it failed) per skill: built offline here, or by the LLM compiler replaying its recording
-    (of `corpus/PLAY/`) in a fresh process (`REPLAY`)."""
+class Scored(NamedTuple):
+    """One skill scored: correct, total, why it scored 0 ('' when it was scored), and correct with the failures its
+    recorded review (corpus/review/) judged met on the same machine (the replays only; `ok` for an offline build)."""
+
+    ok: int
+    total: int
+    why: str
+    reviewed: int
+
+
+def scores(ids: list[str], *, recorded: bool, play: str = "llm") -> dict[str, Scored]:
+    """Each skill scored: built offline here, or by the LLM compiler replaying its recording (of `corpus/PLAY/`) in a
+    fresh process (`REPLAY`)."""
     if recorded:
         r = subprocess.run([sys.executable, "-c", REPLAY, str(ROOT), str(CORPUS), str(CORPUS / play), *ids],
                            capture_output=True, text=True, timeout=280, check=False)
         assert r.returncode == 0, r.stderr[-3000:]
-        return {sid: (ok, total, why) for sid, (ok, total, why) in json.loads(r.stdout).items()}
+        return {sid: Scored(*row) for sid, row in json.loads(r.stdout).items()}
     sys.path.insert(0, str(ROOT))
     from bench.faithfulness import measure_real
 
     out = {}
     for sid in ids:
-        ok, total, why, _ = measure_real(CORPUS / "skills" / sid, CORPUS / "requirements" / f"{sid}.req", None)
-        out[sid] = (ok, total, why)
+        m = measure_real(CORPUS / "skills" / sid, CORPUS / "requirements" / f"{sid}.req", None)
+        out[sid] = Scored(m.ok, m.total, m.why, m.ok)
     return out
 
 
-def totals(scored: dict[str, tuple[int, int, str]]) -> list[int]:
-    """[correct, total] over the skills."""
-    return [sum(ok for ok, _, _ in scored.values()), sum(n for _, n, _ in scored.values())]
+def totals(scored: dict[str, Scored], reviewed: bool = False) -> list[int]:
+    """[correct, total] over the skills; `reviewed`: correct with the review's Q verdicts met."""
+    return [sum(s.reviewed if reviewed else s.ok for s in scored.values()), sum(s.total for s in scored.values())]
 
 
 def documented(pattern: str) -> list[int]:

@@ -16,7 +16,7 @@ from tests.frontends.markdown.corpus import SPLIT, documented, scores, totals
 
 def _check(half: str) -> None:
     scored = scores(SPLIT[half], recorded=False)
-    assert {sid: why for sid, (_, _, why) in scored.items() if why} == {}
+    assert {sid: s.why for sid, s in scored.items() if s.why} == {}
     assert documented(rf"\| {half} \(28 skills, \d+ requirements\) \| ([\d,]+)/([\d,]+)") == totals(scored)
 
 

@@ -16,7 +16,16 @@ import skillc
 from bench.faithfulness import document_of, measure
 from skillc.check.requirements import EXAMPLE_MACHINE
 from skillc.frontends.markdown import build
-from skillc.frontends.markdown.faithfulness import RequirementsError, load, parse_requirements, score
+from skillc.frontends.markdown.faithfulness import (
+    RequirementsError,
+    accepted,
+    load,
+    load_review,
+    machine_key,
+    parse_requirements,
+    reviewed_failures,
+    score,
+)
 from skillc.ir.machine import Machine
 from skillc.runtime import Interpreter, RunOptions, ToolBox
 from skillc.runtime.executors.scripted import ScriptedExecutor
@@ -560,6 +569,32 @@ def test_a_fallback_made_into_one_state_with_its_condition_is_the_arm_of_the_edg
     assert score(machine("when status != 0 -> manual\n    -> report"), reqs).verdicts[0].ok
     # every run goes the manual way: nothing is decided
     assert score(machine("-> manual"), reqs).verdicts[0].why == "no decision at the condition leads there"
+
+
+def test_a_review_counts_only_for_the_machine_and_requirement_it_saw(tmp_path: Path) -> None:
+    doc = "# R\n\n1. Fetch the data.\n2. Report it.\n"
+    (tmp_path / "SKILL.md").write_text(doc)
+    reqs = parse_requirements('order "Report it." before "Fetch the data."\nrequired "Report it."', doc)
+    text = ('machine m {\n  source "SKILL.md"\n  start fetch\n  model fetch {\n    from "SKILL.md":3\n'
+            '    prompt "Fetch."\n    -> report\n  }\n  model report {\n    from "SKILL.md":4\n    prompt "Report."\n'
+            '    -> done\n  }\n  terminal done: success\n  fallback\n}\n')
+    verdicts = score(_checked(tmp_path / "m.skm", text), reqs).verdicts
+    assert [v.ok for v in verdicts] == [False, True]
+    key = machine_key(text)
+    # the key does not depend on where the machine was written (its `from` paths to the document)
+    assert machine_key(text.replace('"SKILL.md"', '"../../skills/r/SKILL.md"')) == key
+    table = tmp_path / "review.tsv"
+    table.write_text("skill\tmachine\tfailure\trequirement\tmeasure\tverdict\treviewer\n"
+                     f"r\t{key}\tF1\t{reqs[0].text}\tskips it\tQ\tfine\n")
+    review = load_review(table)
+    assert accepted("r", key, verdicts, review) == [verdicts[0]]
+    assert reviewed_failures("r", key, verdicts, review) == [verdicts[0]]
+    # another machine (a prompt changed), another skill, or a verdict other than Q: not accepted
+    assert accepted("r", machine_key(text.replace("Fetch.", "Get.")), verdicts, review) == []
+    assert accepted("s", key, verdicts, review) == []
+    table.write_text(table.read_text().replace("\tQ\t", "\tR\t"))
+    assert accepted("r", key, verdicts, load_review(table)) == []
+    assert reviewed_failures("r", key, verdicts, load_review(table)) == [verdicts[0]]
 
 
 # ---------------------------------------------------------------- rule kinds the checker proves
