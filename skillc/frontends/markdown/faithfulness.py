@@ -16,8 +16,8 @@ query over the IR:
 | line | holds when |
 |---|---|
 | `order "A" before "B"` | no run reaches B's states without passing A's (A's narrowest states, a decision among them included, of those some successful run passes where any do: a handler made from A's line is not A, and deciding a conditional step is reaching it) |
-| `reads "B" from "A"` | B reads a variable A writes (A: the states at A's line and those made inside the block it opens, its sub-steps), and every definition of it reaching B is A's |
-| `branch "C" to "X"` | a state at C has two or more successors and X (of the states at X, those not at C, where any are) depends on which it takes: an edge goes to X's state (or to an arm state of C going on to X; where C's states are all X's own, a decision's edge into X), or, C reached without X, every path from one arm passes X before success or a return to C while another arm reaches success without X |
+| `reads "B" from "A"` | B (its narrowest states, or another state holding its line) reads a variable A writes (A: the states at A's line and those made inside the block it opens, its sub-steps), and every definition of it reaching B is A's |
+| `branch "C" to "X"` | a state at C (where none there decides, one made inside the block C opens) has two or more successors and X (of the states at X, those not at C, where any are) depends on which it takes: an edge goes to X's state (or to an arm state of C going on to X; where C's states are all X's own, a decision's edge into X), or, C reached without X, every path from one arm passes X before success or a return to C while another arm reaches success without X |
 | `ends "C" OUTCOME` | a state at C has an edge after which every terminal has that outcome, one of them a named terminal |
 | `goto "C" "X"` | a state at C has an edge to X's state |
 | `optional "X"` | a run can reach success without X, and a run through X can too (where only questions, judges or `ask_user`, are narrowest at X, X is the narrowest act beside them: the decision whether to do X is not X) |
@@ -25,7 +25,7 @@ query over the IR:
 | `once "X"` | X's states are on no cycle |
 | `required "X"` | no run reaches a success terminal without X |
 | `success requires "X"` | every success terminal requires a variable X writes |
-| `tool "X" TOOL` | a state at X, or made from inside the block X opens (a step's code), is a tool state calling TOOL |
+| `tool "X" TOOL` | a state at X, or made from inside the block X opens (a step's code), is a tool state calling TOOL, or leads straight to one whose call reads a value it wrote |
 | `ask "X"` | a state at X asks the user: a tool state calling `ask_user` |
 | `prohibit "Q"` | no rule quoting Q forbids an invented operation (a tool without parameters no state calls), and Q constrains a real operation in a rule or stands in a state's prompt |
 | `knowledge "X"` | no state was made from X alone, and X's text is in some state's instructions |
@@ -283,19 +283,24 @@ class Query:
         if not a or not b:
             return "no state at an anchor"
         produced = {v for p in a for v in self.m.states[p].writes}
-        for reader in b:
+        # The readers: the narrowest states at B, then any other state whose range holds B's line (a narrow helper
+        # there, a state saving the result, is not the step that uses A's product).
+        for reader in [*sorted(b), *(n for n in self.anchor(r, 0) if n not in b)]:
             for v in self.m.states[reader].reads:
                 if v in produced and _other_definition(self.m, v, reader, a, self.succ) is None:
                     return ""
         return f"{', '.join(sorted(b))} reads nothing only {', '.join(sorted(a))} produced"
 
     def _arm_targets(self, r: Requirement) -> list[tuple[str, str]]:
-        """(state at the condition, edge target) pairs of states with two or more successors."""
-        out = []
-        for d in self.anchor(r, 0):
-            if len(self.succ[d]) >= 2 or self.m.states[d].kind == "judge":
-                out += [(d, t) for t in self.succ[d]]
-        return out
+        """(state at the condition, edge target) pairs of states with two or more successors at C's line; where none
+        there decides (a heading or lead-in held by a state that only notes or reports), those made inside the block
+        C opens (its section, its sub-steps)."""
+        at = self.anchor(r, 0)
+        deciding = [d for d in at if len(self.succ[d]) >= 2 or self.m.states[d].kind == "judge"]
+        if not deciding:
+            deciding = [d for d in sorted(self.within(r.sections[0])) if d not in at
+                        and (len(self.succ[d]) >= 2 or self.m.states[d].kind == "judge")]
+        return [(d, t) for d in deciding for t in self.succ[d]]
 
     def _depends(self, d: str, arm: str, x: set[str]) -> bool:
         """X is control dependent on decision `d` through `arm`: a run reaches `d` without X; from the arm, every
@@ -407,9 +412,19 @@ class Query:
 
     def tool(self, r: Requirement) -> str:
         want = r.words[0]
-        if any(self._calls(s, want) for s in [*self.anchor(r, 0), *self.within(r.sections[0])]):
+        here = [*self.anchor(r, 0), *self.within(r.sections[0])]
+        if any(self._calls(s, want) for s in here):
+            return ""
+        if self._prepared(set(here), want):
             return ""
         return f"no tool state calls `{want}` there"
+
+    def _prepared(self, states: set[str], tool: str) -> bool:
+        """A state at the step prepares a call that the state after it makes: an edge goes from it to a state calling
+        `tool` that reads a value it wrote (a model state drafts the arguments or the content, the tool state runs
+        or saves it)."""
+        return any(self._calls(caller, tool) and set(self.m.states[caller].reads) & set(self.m.states[n].writes)
+                   for n in states for caller in self.succ[n] if caller not in states)
 
     def ask(self, r: Requirement) -> str:
         if any(self._calls(s, "ask_user") for s in self.anchor(r, 0)):

@@ -323,6 +323,11 @@ def test_a_tool_made_from_the_block_of_the_step_is_the_steps_tool(tmp_path: Path
     from "SKILL.md":2-3
     writes old, new
     prompt "Plan the edit."
+    -> report
+  }}
+  model report {{
+    from "SKILL.md":9
+    prompt "Report."
     -> apply
   }}
   tool apply {{
@@ -338,7 +343,8 @@ def test_a_tool_made_from_the_block_of_the_step_is_the_steps_tool(tmp_path: Path
 
     # `plan` holds the step's line; the edit made from the step's code block (lines 5-7) is the step's tool
     assert score(machine("5-7"), reqs).verdicts[0].ok
-    # an edit made from the next step is not
+    # an edit made from the next step, after a state of its own, is not (right after `plan`, it would make the call
+    # `plan` prepared: test_a_step_that_prepares_a_call_is_the_steps_tool)
     assert score(machine("9"), reqs).verdicts[0].why == "no tool state calls `edit` there"
 
 
@@ -595,6 +601,118 @@ def test_a_review_counts_only_for_the_machine_and_requirement_it_saw(tmp_path: P
     table.write_text(table.read_text().replace("\tQ\t", "\tR\t"))
     assert accepted("r", key, verdicts, load_review(table)) == []
     assert reviewed_failures("r", key, verdicts, load_review(table)) == [verdicts[0]]
+
+
+def _module(tmp_path: Path, doc: str, body: str, tools: str = "") -> Machine:
+    """A machine over `doc` (written beside it as SKILL.md) with these states, checked."""
+    (tmp_path / "SKILL.md").write_text(doc)
+    uses = f"  use tools std({tools})\n" if tools else ""
+    return _checked(tmp_path / "m.skm", f'machine m {{\n  source "SKILL.md"\n{uses}{body}  terminal done: success\n'
+                                         "  fallback\n}\n")
+
+
+_ZONES = "# G\n\n## Protocol\n\nCheck the zone.\n\n- RED: stop now.\n- GREEN: go on.\n\n## Report\n\nReport.\n"
+
+
+def test_a_branch_is_decided_inside_the_block_its_condition_opens(tmp_path: Path) -> None:
+    reqs = parse_requirements('branch "Protocol" to "RED: stop now."', _ZONES)
+
+    def machine(check_from: str) -> Machine:
+        return _module(tmp_path, _ZONES, f"""  var red: bool
+  start note
+  model note {{
+    from "SKILL.md":3
+    prompt "Note the protocol."
+    -> check
+  }}
+  judge check {{
+    from "SKILL.md":{check_from}
+    writes red
+    prompt "Is the zone red?"
+    when red -> halt
+    -> report
+  }}
+  model halt {{
+    from "SKILL.md":7
+    prompt "Say the session stops."
+    -> stopped
+  }}
+  model report {{
+    from "SKILL.md":13
+    prompt "Report."
+    -> done
+  }}
+  terminal stopped: partial
+""")
+
+    # `note` holds the heading's line and decides nothing; `check`, made inside the section, decides the arm
+    assert score(machine("5"), reqs).verdicts[0].ok
+    # a decision made outside the section is not the condition's
+    assert score(machine("13"), reqs).verdicts[0].why == "no decision at the condition leads there"
+
+
+def test_a_step_that_prepares_a_call_is_the_steps_tool(tmp_path: Path) -> None:
+    doc = "# I\n\n1. Install from the list when the user names a skill.\n\n## Scripts\n\nRun `install.py NAME`.\n"
+    reqs = parse_requirements('tool "Install from the list when the user names a skill." bash', doc)
+
+    def machine(reads: str) -> Machine:
+        return _module(tmp_path, doc, f"""  input task: str
+  var name: str
+  start pick
+  model pick {{
+    from "SKILL.md":3
+    reads task
+    writes name
+    prompt "Which skill?"
+    -> install
+  }}
+  tool install {{
+    from "SKILL.md":7
+    reads {reads}
+    call bash(command: "python install.py " ++ quote({reads}))
+    -> done
+  }}
+""", tools="bash")
+
+    # `pick` drafts the argument the next state's bash call runs with: the step is done with bash
+    assert score(machine("name"), reqs).verdicts[0].ok
+    # a call that takes nothing the step drafted is not the step's
+    assert score(machine("task"), reqs).verdicts[0].why == "no tool state calls `bash` there"
+
+
+def test_a_state_holding_the_readers_line_may_be_the_reader(tmp_path: Path) -> None:
+    doc = "# R\n\n1. Run the script.\n2. Present the results:\n   show them as a table.\n"
+    reqs = parse_requirements('reads "show them as a table." from "Run the script."', doc)
+
+    def machine(present_reads: str) -> Machine:
+        return _module(tmp_path, doc, f"""  input task: str
+  var out: str
+  var where: str
+  start run
+  tool run {{
+    from "SKILL.md":3
+    writes out = stdout
+    call bash(command: "python script.py")
+    -> present
+  }}
+  model present {{
+    from "SKILL.md":4-5
+    reads {present_reads}
+    prompt "Present the results."
+    -> where_to
+  }}
+  model where_to {{
+    from "SKILL.md":5
+    reads task
+    writes where
+    prompt "Where should the table go?"
+    -> done
+  }}
+""", tools="bash")
+
+    # `where_to`, the narrowest state at line 5, only picks a path; `present`, holding the line too, reads the output
+    assert score(machine("out"), reqs).verdicts[0].ok
+    assert "reads nothing only run produced" in score(machine("task"), reqs).verdicts[0].why
 
 
 # ---------------------------------------------------------------- rule kinds the checker proves
