@@ -456,16 +456,20 @@ def test_a_branch_holds_when_the_target_depends_on_the_decision(tmp_path: Path) 
     assert not score(back, reqs).verdicts[0].ok
 
 
+def _module(tmp_path: Path, doc: str, body: str, tools: str = "") -> Machine:
+    """A machine over `doc` (written beside it as SKILL.md) with these states, checked."""
+    (tmp_path / "SKILL.md").write_text(doc)
+    uses = f"  use tools std({tools})\n" if tools else ""
+    return _checked(tmp_path / "m.skm", f'machine m {{\n  source "SKILL.md"\n{uses}{body}  terminal done: success\n'
+                                         "  fallback\n}\n")
+
+
 def test_an_optional_step_decided_at_its_line_is_the_act_not_the_decision(tmp_path: Path) -> None:
     doc = "# H\n\n## Details\n\nDetails live in `ref.md`. Read that file when the summary is not enough.\n\nAnswer.\n"
-    (tmp_path / "SKILL.md").write_text(doc)
     reqs = parse_requirements('optional "Read that file when the summary is not enough."', doc)
 
     def machine(around: str) -> Machine:
-        return _checked(tmp_path / "m.skm", f"""machine m {{
-  source "SKILL.md"
-  use tools std(read)
-  var need: bool
+        return _module(tmp_path, doc, f"""  var need: bool
   start need_it
   judge need_it {{
     from "SKILL.md":5
@@ -484,10 +488,7 @@ def test_an_optional_step_decided_at_its_line_is_the_act_not_the_decision(tmp_pa
     prompt "Answer."
     -> done
   }}
-  terminal done: success
-  fallback
-}}
-""")
+""", tools="read")
 
     # the judge holds the line alone, but the read it decides on is the step: a run goes around it
     assert score(machine("answer"), reqs).verdicts[0].ok
@@ -498,14 +499,10 @@ def test_an_optional_step_decided_at_its_line_is_the_act_not_the_decision(tmp_pa
 def test_a_steps_result_is_what_its_sub_steps_produce(tmp_path: Path) -> None:
     doc = ("# F\n\n1. Resolve the PR.\n   - View the current branch's PR.\n2. Inspect its checks.\n"
            "3. Report.\n")
-    (tmp_path / "SKILL.md").write_text(doc)
     reqs = parse_requirements('reads "Inspect its checks." from "Resolve the PR."', doc)
 
     def machine(view_from: str) -> Machine:
-        return _checked(tmp_path / "m.skm", f"""machine m {{
-  source "SKILL.md"
-  use tools std(bash)
-  var ref: str
+        return _module(tmp_path, doc, f"""  var ref: str
   var url: str
   start resolve
   model resolve {{
@@ -527,10 +524,7 @@ def test_a_steps_result_is_what_its_sub_steps_produce(tmp_path: Path) -> None:
     call bash(command: "gh pr checks " ++ quote(url))
     -> done
   }}
-  terminal done: success
-  fallback
-}}
-""")
+""", tools="bash")
 
     # the URL the inspection reads comes from the sub-step of "Resolve the PR." (line 4)
     assert score(machine("4"), reqs).verdicts[0].ok
@@ -541,14 +535,10 @@ def test_a_steps_result_is_what_its_sub_steps_produce(tmp_path: Path) -> None:
 def test_a_fallback_made_into_one_state_with_its_condition_is_the_arm_of_the_edge_into_it(tmp_path: Path) -> None:
     doc = ("# S\n\nRun the script.\n\nIf the script fails, run manually:\n\n```bash\ngh api notifications\n```\n\n"
            "Report.\n")
-    (tmp_path / "SKILL.md").write_text(doc)
     reqs = parse_requirements('branch "If the script fails, run manually:" to "gh api notifications"', doc)
 
     def machine(edges: str) -> Machine:
-        return _checked(tmp_path / "m.skm", f"""machine m {{
-  source "SKILL.md"
-  use tools std(bash)
-  var status: int
+        return _module(tmp_path, doc, f"""  var status: int
   start script
   tool script {{
     from "SKILL.md":3
@@ -566,10 +556,7 @@ def test_a_fallback_made_into_one_state_with_its_condition_is_the_arm_of_the_edg
     prompt "Report."
     -> done
   }}
-  terminal done: success
-  fallback
-}}
-""")
+""", tools="bash")
 
     # `manual` holds the condition and the command: the script's failure edge into it is the branch
     assert score(machine("when status != 0 -> manual\n    -> report"), reqs).verdicts[0].ok
@@ -601,14 +588,6 @@ def test_a_review_counts_only_for_the_machine_and_requirement_it_saw(tmp_path: P
     table.write_text(table.read_text().replace("\tQ\t", "\tR\t"))
     assert accepted("r", key, verdicts, load_review(table)) == []
     assert reviewed_failures("r", key, verdicts, load_review(table)) == [verdicts[0]]
-
-
-def _module(tmp_path: Path, doc: str, body: str, tools: str = "") -> Machine:
-    """A machine over `doc` (written beside it as SKILL.md) with these states, checked."""
-    (tmp_path / "SKILL.md").write_text(doc)
-    uses = f"  use tools std({tools})\n" if tools else ""
-    return _checked(tmp_path / "m.skm", f'machine m {{\n  source "SKILL.md"\n{uses}{body}  terminal done: success\n'
-                                         "  fallback\n}\n")
 
 
 _ZONES = "# G\n\n## Protocol\n\nCheck the zone.\n\n- RED: stop now.\n- GREEN: go on.\n\n## Report\n\nReport.\n"
