@@ -16,7 +16,9 @@ the SIGTERM handler and faulthandler setting `ray.init` changed. A SIGTERM handl
 the cluster (1 by default; `num_cpus=` or `SKILLC_RAY_NUM_CPUS`), and yields each result as
 `ray.wait` sees it finish. A task whose worker died (a segfault, the OOM killer, a lost node) is
 not retried (unless `retries=`): the tasks still running are collected and yielded, then
-`RayBackendError` (SKM728) names the cell, which has no row and runs again when the bench does.
+`RayBackendError` (SKM728) names the cell, which has no row and runs again when the bench does. A map
+that stops early (a cell's own exception, or a consumer that stops reading) force-cancels the cells still
+running and waits for them (`CANCEL_WAIT_S`), since cancelling kills their workers.
 
 Traces: a cell writes its workdir and trace under OUT on the node that ran it. When that node is
 not the driver's, the task sends the trace's bytes back and the driver writes them to the same
@@ -38,7 +40,7 @@ import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from types import ModuleType
-from typing import Any, Generic, TypeVar
+from typing import Any, Final, Generic, TypeVar
 
 import attrs
 
@@ -62,6 +64,11 @@ TLS_VARIABLE = "RAY_USE_TLS"
 #: The HTTP/2 client connection preface and an empty SETTINGS frame; a gRPC server's first frame is SETTINGS.
 _HTTP2_GREETING = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n" + bytes([0, 0, 0, 4, 0, 0, 0, 0, 0])
 _FRAME_HEADER, _SETTINGS = 9, 4
+
+
+#: How long a map that stopped early waits for the cells it force-cancelled (their workers are killed): a next map
+#: whose task leased a worker being killed died with WorkerCrashedError (seen once in the suite, after a cell's bug).
+CANCEL_WAIT_S: Final = 10.0
 
 
 class RayBackendError(BackendError):
@@ -128,6 +135,8 @@ class RayBackend:
         finally:
             for ref in running:  # the consumer stopped early: do not leave cells running on the cluster
                 ray.cancel(ref, force=True)
+            if running:  # force-cancelling kills their workers: let that finish before the next map's tasks lease
+                ray.wait(list(running), num_returns=len(running), timeout=CANCEL_WAIT_S)
         if died:
             raise RayBackendError(codes.RAY_TASK_DIED, f"{len(died)} Ray task(s) died: {'; '.join(died)}")
 

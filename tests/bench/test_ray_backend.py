@@ -253,6 +253,38 @@ def test_a_bug_in_the_cell_is_raised_as_itself(backend: RayBackend) -> None:
         list(backend.map_unordered(fail_on_two, [0, 1, 2, 3]))
 
 
+def bug_or_sleep(n: int) -> int:
+    """A toy cell with a bug for n == 0 that others outlive: n == 1 sleeps half a minute."""
+    if n == 0:
+        raise KeyError("bug in the cell")
+    time.sleep(30)
+    return n
+
+
+def test_a_map_stopped_by_a_bug_waits_for_the_cells_it_cancelled(backend: RayBackend,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """Force-cancelling kills the cancelled cells' workers; the next map's tasks must not lease one being killed."""
+    import ray
+
+    from skillc.bench.ray_backend import CANCEL_WAIT_S
+
+    waits: list[tuple[int, object, object]] = []
+    real_wait = ray.wait
+
+    def spy(refs: list[object], *args: object, **kwargs: object) -> object:
+        waits.append((len(refs), kwargs.get("num_returns"), kwargs.get("timeout")))
+        return real_wait(refs, *args, **kwargs)
+
+    monkeypatch.setattr(ray, "wait", spy)
+    started = time.monotonic()
+    with pytest.raises(KeyError, match="bug in the cell"):
+        list(backend.map_unordered(bug_or_sleep, [0, 1]))
+    assert time.monotonic() - started < 25  # the sleeping cell was cancelled, not waited out
+    assert (1, 1, CANCEL_WAIT_S) in waits
+    monkeypatch.undo()
+    assert [r.error is not None for r in backend.map_unordered(missing_trace, [1, 2])] == [True, True]
+
+
 def test_a_row_without_a_visible_trace_is_flagged(backend: RayBackend) -> None:
     rows = list(backend.map_unordered(missing_trace, [1, 2]))
     assert len(rows) == 2
