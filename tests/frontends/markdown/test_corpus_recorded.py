@@ -64,3 +64,14 @@ def test_the_second_play_of_the_test_half_replays_to_the_documented_figure() -> 
     scored = scores(TEST_IDS, recorded=True, play="llm-play2")
     assert {sid: s.why for sid, s in scored.items() if s.why} == {}
     assert documented(r"second play of the test half: ([\d,]+)/([\d,]+)") == totals(scored)
+
+
+def test_the_two_passes_of_the_test_review_saw_the_same_failures_and_agree_as_documented() -> None:
+    """test-failures.second.tsv is another pass over the same failures; docs/build.md gives the agreement."""
+    from skillc.frontends.markdown.faithfulness import load_review
+
+    first, second = (load_review(CORPUS / "review" / f"test-failures{tail}.tsv") for tail in ("", ".second"))
+    verdicts = {(r.skill, r.machine, r.requirement): r.verdict for r in second}
+    assert sorted(verdicts) == sorted((r.skill, r.machine, r.requirement) for r in first)
+    agreed = sum(verdicts[(r.skill, r.machine, r.requirement)] == r.verdict for r in first)
+    assert documented(r"agreed with the first on ([\d,]+) of ([\d,]+) verdicts") == [agreed, len(first)]
