@@ -21,13 +21,13 @@ import argparse
 import collections
 import random
 import sys
-import tomllib
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from skillc.frontends.markdown import build  # noqa: E402 - after the path
+from bench.faithfulness import split_ids  # noqa: E402 - after the path
+from skillc.frontends.markdown import build  # noqa: E402
 from skillc.frontends.markdown.faithfulness import load, machine_key, score  # noqa: E402
 from skillc.runtime.executors.recorded import RecordedExecutor  # noqa: E402
 
@@ -38,7 +38,7 @@ def make(out: Path, split: str, offline: bool, sample: int | None, seed: int) ->
     """Write one packet a skill; the number of failures in them."""
     rng = random.Random(seed)
     total = 0
-    for sid in tomllib.loads((CORPUS / "split.toml").read_text(encoding="utf-8"))[split]:
+    for sid in split_ids(CORPUS, split):
         folder, packet = CORPUS / "skills" / sid, out / sid
         packet.mkdir(parents=True, exist_ok=True)
         executor = None if offline else RecordedExecutor(CORPUS / "llm" / f"{sid}.exchange.jsonl")

@@ -220,6 +220,11 @@ class Query:
         """The states at a requirement's i-th anchor."""
         return self.at(r.lines[i], r.sections[i])
 
+    def around(self, r: Requirement, i: int) -> set[str]:
+        """The states at a requirement's i-th anchor and those made inside the block it opens (a step's sub-steps
+        and code, a heading's section)."""
+        return {*self.anchor(r, i), *self.within(r.sections[i])}
+
     def main_of(self, r: Requirement, i: int, live: bool = False, besides: frozenset[str] = frozenset()) -> set[str]:
         """The main states at a requirement's i-th anchor (a section's: all of its states); `live`: of those some
         successful run passes, where there are any (a handler made from the step's line is not the step);
@@ -256,6 +261,10 @@ class Query:
         actions = {n for n in narrow if self.m.states[n].kind != "judge"}
         return actions or narrow
 
+    def _decides(self, state: str) -> bool:
+        """The state chooses where a run goes: two or more successors, or a judge."""
+        return len(self.succ[state]) >= 2 or self.m.states[state].kind == "judge"
+
     def _asks(self, state: str) -> bool:
         """The state is a question: a judge, or a tool state asking the user."""
         return self.m.states[state].kind == "judge" or self._calls(state, "ask_user")
@@ -279,7 +288,7 @@ class Query:
     def reads(self, r: Requirement) -> str:
         # The producer is every state made from the anchor's line (a step and the states that revise it) or from
         # inside the block it opens (the step's sub-steps).
-        b, a = self.main_of(r, 0), set(self.anchor(r, 1)) | set(self.within(r.sections[1]))
+        b, a = self.main_of(r, 0), self.around(r, 1)
         if not a or not b:
             return "no state at an anchor"
         produced = {v for p in a for v in self.m.states[p].writes}
@@ -296,10 +305,9 @@ class Query:
         there decides (a heading or lead-in held by a state that only notes or reports), those made inside the block
         C opens (its section, its sub-steps)."""
         at = self.anchor(r, 0)
-        deciding = [d for d in at if len(self.succ[d]) >= 2 or self.m.states[d].kind == "judge"]
+        deciding = [d for d in at if self._decides(d)]
         if not deciding:
-            deciding = [d for d in sorted(self.within(r.sections[0])) if d not in at
-                        and (len(self.succ[d]) >= 2 or self.m.states[d].kind == "judge")]
+            deciding = [d for d in sorted(self.within(r.sections[0])) if d not in at and self._decides(d)]
         return [(d, t) for d in deciding for t in self.succ[d]]
 
     def _depends(self, d: str, arm: str, x: set[str]) -> bool:
@@ -334,8 +342,7 @@ class Query:
             # The arm's own state holds the condition ("If the script fails, run manually:" and the command, one
             # state): the branch is the decision whose edge goes into it.
             for d in self.m.states:
-                if len(self.succ[d]) >= 2 and d not in x and any(t in x and self._depends(d, t, x)
-                                                                 for t in self.succ[d]):
+                if self._decides(d) and d not in x and any(t in x and self._depends(d, t, x) for t in self.succ[d]):
                     return ""
         return "no decision at the condition leads there"
 
@@ -412,10 +419,8 @@ class Query:
 
     def tool(self, r: Requirement) -> str:
         want = r.words[0]
-        here = [*self.anchor(r, 0), *self.within(r.sections[0])]
-        if any(self._calls(s, want) for s in here):
-            return ""
-        if self._prepared(set(here), want):
+        here = self.around(r, 0)
+        if any(self._calls(s, want) for s in here) or self._prepared(here, want):
             return ""
         return f"no tool state calls `{want}` there"
 
@@ -500,17 +505,18 @@ def load_review(path: str | Path) -> list[Reviewed]:
     return out
 
 
-def accepted(skill: str, key: str, verdicts: Sequence[Verdict], review: Sequence[Reviewed]) -> list[Verdict]:
-    """The failed verdicts of a machine that its review judged met (`Q`): the same skill, the same machine text
-    (`key`), the same requirement. A failure the review did not see, or saw on another machine, is not accepted."""
-    met = {r.requirement for r in review if r.skill == skill and r.machine == key and r.verdict == "Q"}
-    return [v for v in verdicts if not v.ok and v.requirement.text in met]
-
-
-def reviewed_failures(skill: str, key: str, verdicts: Sequence[Verdict], review: Sequence[Reviewed]) -> list[Verdict]:
-    """The failed verdicts of a machine that its review saw (any verdict), on the same machine text."""
-    seen = {r.requirement for r in review if r.skill == skill and r.machine == key}
+def reviewed_failures(skill: str, key: str, verdicts: Sequence[Verdict], review: Sequence[Reviewed],
+                      verdict: str | None = None) -> list[Verdict]:
+    """The failed verdicts of a machine that its review saw (with `verdict`: judged so): the same skill, the same
+    machine text (`key`), the same requirement."""
+    seen = {r.requirement for r in review if r.skill == skill and r.machine == key and verdict in (None, r.verdict)}
     return [v for v in verdicts if not v.ok and v.requirement.text in seen]
+
+
+def accepted(skill: str, key: str, verdicts: Sequence[Verdict], review: Sequence[Reviewed]) -> list[Verdict]:
+    """The failed verdicts of a machine that its review judged met (`Q`). A failure the review did not see, or saw
+    on another machine, is not accepted."""
+    return reviewed_failures(skill, key, verdicts, review, "Q")
 
 
 def load(requirements: str | Path, document: str | Path) -> list[Requirement]:

@@ -496,10 +496,11 @@ def optional_steps_always_run(machine: Machine, doc: Document | None) -> list[Di
     for k, b in enumerate(doc.blocks):
         if b.kind not in ("para", "item", "heading") or b.start in examples:
             continue
-        m = _OPTIONAL.search(unbold(b.text))
-        if m is None or _RULE_ITEM.match(unbold(b.text).strip()):
+        text = unbold(b.text)
+        m = _OPTIONAL.search(text)
+        if m is None or _RULE_ITEM.match(text.strip()):
             continue
-        line = b.start + unbold(b.text)[:m.start()].count("\n")
+        line = b.start + text[:m.start()].count("\n")
         hi = _section_of(doc, line)[1]
         # States made from this block (or from the heading right above it), not a wider step it details.
         first = b.start if k == 0 or doc.blocks[k - 1].kind != "heading" else doc.blocks[k - 1].start
@@ -517,7 +518,7 @@ def optional_steps_always_run(machine: Machine, doc: Document | None) -> list[Di
             continue
         names = ", ".join(f"`{x}`" for x in sorted(acts)[:3])
         out.append(make(codes.OPTIONAL_STEP_ALWAYS_RUN, f"the skill makes the step at line {line} optional "
-                        f"(\"{shorten(unbold(b.text), 60)}\"), but every path to success passes {names}",
+                        f"(\"{shorten(text, 60)}\"), but every path to success passes {names}",
                         doc.span(line, line),
                         hint="decide whether it is needed (a judge, guards or ask_user made from its line) and give "
                              "the run a path to success around it"))
