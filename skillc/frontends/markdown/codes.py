@@ -238,6 +238,20 @@ OPTIONAL_STEP_ALWAYS_RUN: Final = Code(
     "terminal: no run can succeed without doing what the skill left to need.",
     "", "", "decide whether it is needed (a judge, guards or ask_user made from its line) and give the run a path "
     "to success around it", runnable=False, lang="markdown")
+SPLICED_VALUE_GLUED: Final = Code(
+    "SKM352", "spliced-value-glued", W, "a value spliced into a command is glued to the next word",
+    "A bash state's command splices a value (`quote(x)`, `str(n)`) and the literal after it opens with a whole "
+    "word that goes on past it, with no separator between: `\"wts=\" ++ quote(w) ++ \"printf '%s' …\"` runs "
+    "`wts='…'printf` as one word, so the assignment swallows the command name and the rest runs as a command of "
+    "its own. The checker cannot see it: the expression is well typed and the shell line parses.",
+    "", "", "put the separator the command needs (`; `, a space or a new line) between the value and the word",
+    runnable=False, lang="markdown")
+COMMAND_DOES_NOT_PARSE: Final = Code(
+    "SKM353", "command-does-not-parse", W, "bash cannot parse a state's command",
+    "The command of a bash state, each spliced value read as one word, fails `bash -n`: a quote or bracket left "
+    "open, an apostrophe inside `${VAR:-…}` within double quotes, an `if` without its `fi`. Every run of the state "
+    "would fail with a syntax error. The checker types the expression; only bash can say the line parses.",
+    "", "", "fix the shell syntax of the command", runnable=False, lang="markdown")
 
 ALL: Final[tuple[Code, ...]] = (
     EMPTY_SKILL,
@@ -260,7 +274,7 @@ ALL: Final[tuple[Code, ...]] = (
     CONSTRUCT_NOT_ENCODED,
     STRICT_UNENCODED,
     STEP_OUTSIDE_ALLOWED_TOOLS,
-    MODEL_TEXT_EVIDENCE,  # the LLM compiler's own findings (SKM340-SKM351)
+    MODEL_TEXT_EVIDENCE,  # the LLM compiler's own findings (SKM340-SKM353)
     MODEL_TOLD_TO_ACT,
     UNREAD_OUTPUT,
     EXAMPLE_RUN_AS_STEP,
@@ -272,4 +286,6 @@ ALL: Final[tuple[Code, ...]] = (
     CONDITION_DECIDED_NOWHERE,
     STEP_SKIPPED,
     OPTIONAL_STEP_ALWAYS_RUN,
+    SPLICED_VALUE_GLUED,
+    COMMAND_DOES_NOT_PARSE,
 )

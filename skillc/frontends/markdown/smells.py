@@ -2,7 +2,7 @@
 
 The checker proves a machine well-formed; it cannot see that a model state was told to run a command, that a
 command still holds the skill's `<placeholder>`, or that an example was turned into a step. These smells are
-coded findings (SKM340–SKM345, SKM348–SKM351, and SKM305 for clauses that landed nowhere) that the LLM compiler sends back
+coded findings (SKM340–SKM345, SKM348–SKM353, and SKM305 for clauses that landed nowhere) that the LLM compiler sends back
 to the model with the checker's errors, and reports as warnings on the machine it keeps.
 
 | code | smell |
@@ -17,6 +17,8 @@ to the model with the checker's errors, and reports as warnings on the machine i
 | SKM349 | a condition ("If …", "Otherwise") whose line's states neither decide nor are an arm of a decision |
 | SKM350 | a path reaching a numbered step's state without passing the step before it (that step not conditional) |
 | SKM351 | a step the skill makes optional ("if needed", "optionally", "(optional)") that every path to success performs |
+| SKM352 | a value spliced into a command glued to the next word (`"x=" ++ quote(v) ++ "printf …"`): one shell word |
+| SKM353 | a bash command that bash cannot parse (`bash -n`, each spliced value read as one word) |
 | SKM305 | a clause of the skill that landed nowhere in the machine |
 
 Every function is pure: a machine (and the document) in, diagnostics out, spans into the draft's text.
@@ -24,7 +26,10 @@ Every function is pure: a machine (and the document) in, diagnostics out, spans 
 
 from __future__ import annotations
 
+import os
 import re
+import shutil
+import subprocess
 from collections.abc import Iterable, Iterator
 
 from skillc.check.graph import shortest_path, successors
@@ -525,6 +530,66 @@ def optional_steps_always_run(machine: Machine, doc: Document | None) -> list[Di
     return out
 
 
+# ---------------------------------------------------------------- SKM352 a spliced value glued to the next word
+
+#: A literal that opens with a whole word and goes on past it: a command name, where a separator (`; `, a space, a
+#: new line) was meant. Glued text that ends the command or the word (`quote(d) ++ "/out"`, `++ "s"`) is a suffix.
+_GLUED_WORD = re.compile(r"[A-Za-z][\w-]*(?=[ \t])")
+
+
+def glued_values(machine: Machine) -> list[Diagnostic]:
+    out = []
+    for s in operations(machine):
+        if s.call is None or s.call.tool != "bash" or (value := dict(s.call.args).get("command")) is None:
+            continue
+        pieces = template(value)
+        for k, piece in enumerate(pieces[:-1]):
+            after = pieces[k + 1]
+            if piece is not None or after is None or (m := _GLUED_WORD.match(after)) is None:
+                continue
+            out.append(make(codes.SPLICED_VALUE_GLUED, f"the command of `{s.name}` splices a value right before "
+                            f"`{m.group(0)}`: the shell reads them as one word (`{shorten(after, 30)}`)",
+                            _span(s, "call"),
+                            hint="put the separator the command needs (`; `, a space or a new line) before "
+                                 f"`{m.group(0)}`"))
+            break
+    return out
+
+
+# ---------------------------------------------------------------- SKM353 a command bash cannot parse
+
+def _bash() -> str | None:
+    """The bash that parses commands (the one the tool kit runs), if there is one."""
+    return shutil.which("bash")
+
+
+def unparsed_commands(machine: Machine) -> list[Diagnostic]:
+    bash = _bash()
+    if bash is None:
+        return []
+    out = []
+    for s in operations(machine):
+        if s.call is None or s.call.tool != "bash" or (value := dict(s.call.args).get("command")) is None:
+            continue
+        command = "".join("x" if piece is None else piece for piece in template(value))
+        if any(p.search(command) for p in PLACEHOLDERS):
+            continue  # SKM344 says so: `<name>` is a redirection to bash
+        try:
+            parsed = subprocess.run([bash, "-n", "-c", command], capture_output=True, text=True, timeout=10,
+                                    env={"PATH": os.defpath, "LC_ALL": "C"}, check=False)
+        except (OSError, subprocess.TimeoutExpired):
+            continue
+        if parsed.returncode == 0:
+            continue
+        error = parsed.stderr.strip().splitlines()[0] if parsed.stderr.strip() else "a syntax error"
+        error = re.sub(r"^.*?-c: (?:line \d+: )?", "", error)
+        out.append(make(codes.COMMAND_DOES_NOT_PARSE, f"bash cannot parse the command of `{s.name}` (each spliced "
+                        f"value read as one word): {error}", _span(s, "call"),
+                        hint="fix the shell syntax: a quote or bracket left open, an apostrophe inside ${…:-…}, a "
+                             "keyword without its pair"))
+    return out
+
+
 # ---------------------------------------------------------------- all of them
 
 def smells(machine: Machine, doc: Document | None = None, scripts: int = 0) -> list[Diagnostic]:
@@ -533,7 +598,8 @@ def smells(machine: Machine, doc: Document | None = None, scripts: int = 0) -> l
                                    *unread_outputs(machine), *examples_run(machine, doc), *placeholders(machine),
                                    *trivial_rules(machine), *steps_without_state(machine, doc),
                                    *conditions_decided_nowhere(machine, doc), *steps_skipped(machine, doc),
-                                   *optional_steps_always_run(machine, doc)]
+                                   *optional_steps_always_run(machine, doc), *glued_values(machine),
+                                   *unparsed_commands(machine)]
     return sorted(found, key=lambda d: (d.code.code, d.span.start if d.span else -1, d.message))
 
 

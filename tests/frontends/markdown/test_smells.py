@@ -345,3 +345,51 @@ def test_an_optional_step_decided_at_its_line_has_a_path_around_it(tmp_path: Pat
     assert decided("changelog") == [
         "the skill makes the step at line 4 optional (\"Update the changelog if needed.\"), but every path to success "
         "passes `changelog`"]
+
+
+GLUED = """machine g {
+  use tools std(bash)
+  input targets: str
+  input branch: str
+  var out: str
+  start remove
+  tool remove {
+    reads targets, branch
+    call bash(command: %s)
+    writes out = stdout
+    -> done
+  }
+  terminal done: success { requires out }
+  fallback
+}
+"""
+
+
+@pytest.mark.parametrize(("command", "glued"), [
+    ('"wts=" ++ quote(targets) ++ "printf \'%s\\\\n\' \\"$wts\\""', "printf"),  # the git-cleanup draft's bug
+    ('"git log " ++ quote(branch) ++ "git push"', "git"),
+    ('"wts=" ++ quote(targets) ++ "; printf \'%s\\\\n\' \\"$wts\\""', None),  # the separator is there
+    ('"cp a " ++ quote(branch) ++ "/out.txt && ls"', None),  # a path under the value: one word, meant
+    ('"git tag v" ++ quote(branch) ++ " && git push --tags"', None),  # a prefix glued before is a name
+    ('"echo " ++ quote(branch) ++ "s"', None),  # a suffix that ends the command
+    ('"echo " ++ quote(branch) ++ "\\nls -la"', None),  # a new line
+])
+def test_a_spliced_value_glued_to_the_next_word(command: str, glued: str | None) -> None:
+    found = [d for d in smells(machine(GLUED % command)) if str(d.code) == "SKM352"]
+    assert [d.message.split("right before ")[1].split("`")[1] for d in found] == ([glued] if glued else [])
+    if glued:
+        assert found[0].span is not None and found[0].hint.startswith("put the separator")
+
+
+@pytest.mark.parametrize(("command", "error"), [
+    # the second play's burpsuite draft: an apostrophe inside ${…:-…} within double quotes opens a quote
+    ('"echo \\"${BURP_JAVA:-unset, the script uses Burp\'s JRE}\\"; exit 0"', "unexpected EOF"),
+    ('"if [ -f " ++ quote(targets) ++ " ]; then echo yes"', "syntax error"),  # an `if` without its `fi`
+    ('"if [ -f " ++ quote(targets) ++ " ]; then echo yes; fi"', None),
+    ('"echo \\"${BURP_JAVA:-unset, the JRE}\\"; git log " ++ quote(branch) ++ " | head -5"', None),
+])
+def test_a_command_bash_cannot_parse(command: str, error: str | None) -> None:
+    found = [d.message for d in smells(machine(GLUED % command)) if str(d.code) == "SKM353"]
+    assert len(found) == (1 if error else 0), found
+    if error:
+        assert found[0].startswith("bash cannot parse the command of `remove`") and error in found[0]
