@@ -276,8 +276,8 @@ def extract_clauses(doc: Document) -> list[Clause]:
         if b.kind == "code":
             if looks_like_tree(b.text):
                 add("branch", b.text.rstrip("\n"), b.start, b.end, b)
-            elif role != "knowledge" and (b.info in _SHELL or (not b.info and out and out[-1].kind == "step"
-                                                              and _looks_like_commands(b.text))):
+            elif role != "knowledge" and not _only_options(b.text) and (b.info in _SHELL or (
+                    not b.info and out and out[-1].kind == "step" and _looks_like_commands(b.text))):
                 add("command", b.text.rstrip("\n"), b.start, b.end, b)
             else:
                 add("knowledge", b.text.rstrip("\n"), b.start, b.end, b)
@@ -380,6 +380,12 @@ def _acts(sentence: str) -> bool:
 
     plain = strip_markup(sentence)
     return inline_command(sentence) is not None or script_mention(sentence) is not None or bool(ASK.search(plain))
+
+
+def _only_options(text: str) -> bool:
+    """A fence whose every line (comments aside) is an option (`--name "…"  # why`): arguments shown, not commands."""
+    lines = [ln.strip() for ln in text.splitlines() if ln.strip() and not ln.strip().startswith("#")]
+    return bool(lines) and all(ln.startswith("-") for ln in lines)
 
 
 def _looks_like_commands(text: str) -> bool:

