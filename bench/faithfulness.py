@@ -30,11 +30,17 @@ requirements the measure found met, the failures a second look judged met
 query missed it), only where the review saw the same machine (its
 `machine_key`) and the same requirement; a skill whose machine changed since
 is marked stale and gets nothing. How the review was made: corpus/review/README.md.
+
+With `--judged [TABLE]` (with `--real`), a column gives the requirements a blind
+judge found met (answer `Y` in `corpus/review/SPLIT-blind.tsv`: every requirement
+of both builds judged without the measure's verdict), again only on the machine
+judged, and the last line how often the measure and the judges agree.
 """
 
 from __future__ import annotations
 
 import argparse
+import collections
 import json
 import sys
 import tempfile
@@ -47,7 +53,9 @@ from skillc.frontends.markdown import build
 from skillc.frontends.markdown.faithfulness import (
     Score,
     accepted,
+    judged_answers,
     load,
+    load_judged,
     load_review,
     machine_key,
     reviewed_failures,
@@ -126,17 +134,20 @@ def measure_real(folder: Path, req: Path, executor: object = None) -> Measured:
 
 
 def main_real(real: Path, split: str, verbose: bool, recorded: bool = False, exchanges: Path | None = None,
-              reviewed: Path | None = None) -> int:
+              reviewed: Path | None = None, judged: Path | None = None) -> int:
     """Score the offline build (or, with `recorded`, the LLM compiler replaying corpus/llm/ or `exchanges`) on one
     half."""
     from skillc.runtime.executors.recorded import RecordedExecutor
 
     correct = total = met = looked = 0
     review = load_review(reviewed) if reviewed is not None else None
+    judges = load_judged(judged) if judged is not None else None
+    agree: collections.Counter[tuple[bool, str]] = collections.Counter()
     played = exchanges or real / "llm"
     where = "corpus/llm/" if exchanges is None else str(exchanges)
     print(f"== {f'llm (recorded exchanges of {where})' if recorded else 'structural'}, real skills ({split})")
-    print(f"{'skill':<40} {'correct':>7} {'total':>5}  {'share':>6}" + ("  reviewed" if review is not None else ""))
+    print(f"{'skill':<40} {'correct':>7} {'total':>5}  {'share':>6}" + ("  reviewed" if review is not None else "")
+          + ("  judged" if judges is not None else ""))
     for sid in split_ids(real, split):
         req = real / "requirements" / f"{sid}.req"
         if not req.is_file():
@@ -163,6 +174,14 @@ def main_real(real: Path, split: str, verbose: bool, recorded: bool = False, exc
             seen = any(r.skill == sid and r.machine == key for r in review)
             stale = ok < n and not seen and any(r.skill == sid for r in review)
             extra = f"  {ok + len(plus):>8}" + ("  (review stale: another machine)" if stale else "")
+        if judges is not None:
+            answers = judged_answers(sid, key, verdict.verdicts, judges) if verdict is not None else []
+            if verdict is not None:
+                agree.update(zip((v.ok for v in verdict.verdicts), answers))
+            if answers:
+                extra += f"  {answers.count('Y'):>6}"
+            else:
+                extra += "       -" + ("  (judged another machine)" if any(j.skill == sid for j in judges) else "")
         print(f"{sid:<40} {ok:>7} {n:>5}  {share}{extra}" + (f"  {why}" if why else ""))
         if verbose and verdict is not None:
             for v in verdict.verdicts:
@@ -172,6 +191,12 @@ def main_real(real: Path, split: str, verbose: bool, recorded: bool = False, exc
     print(f"{'total':<40} {correct:>7} {total:>5}  {overall:5.1f}%"
           + (f"  {met:>8}  ({100 * met / total if total else 100.0:.1f}%: {looked} of the {total - correct} failures "
              "reviewed on these machines, those judged Q counted met)" if review is not None else ""))
+    if judges is not None:
+        seen = sum(agree.values())
+        said = {a: sum(n for (_, x), n in agree.items() if x == a) for a in ("Y", "N", "X", "-")}
+        print(f"judged: {said['Y']}/{seen} met by the judges on the machines they judged; the measure agrees on "
+              f"{agree[(True, 'Y')] + agree[(False, 'N')]} of {seen} (met, judged N: {agree[(True, 'N')]}; failed, "
+              f"judged Y: {agree[(False, 'Y')]}; judged X: {said['X']}; no answer: {said['-']})")
     return 0
 
 
@@ -189,13 +214,19 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--reviewed", nargs="?", type=Path, const=Path(), default=None, metavar="TABLE",
                         help="with --real: a column counting also the failures a review judged met (Q), from TABLE "
                              "(default corpus/review/SPLIT-failures.tsv), where it reviewed the same machine")
+    parser.add_argument("--judged", nargs="?", type=Path, const=Path(), default=None, metavar="TABLE",
+                        help="with --real: a column of the requirements a blind judge found met, from TABLE (default "
+                             "corpus/review/SPLIT-blind.tsv), where it judged the same machine")
     parser.add_argument("--real-corpus", type=Path, default=REAL, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.real:
         table = args.reviewed
         if table == Path():
             table = args.real_corpus / "review" / f"{args.split}-failures.tsv"
-        return main_real(args.real_corpus, args.split, args.verbose, args.recorded, args.exchanges, table)
+        judged = args.judged
+        if judged == Path():
+            judged = args.real_corpus / "review" / f"{args.split}-blind.tsv"
+        return main_real(args.real_corpus, args.split, args.verbose, args.recorded, args.exchanges, table, judged)
     reqs = sorted(args.corpus.glob("*.req"))
     modes = [("structural", None)]
     if args.llm_replies is not None:

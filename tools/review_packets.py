@@ -11,8 +11,19 @@ one of M/R/Q/X, a sentence.
 measure's reason, verdict, the reviewer's sentence) on standard output, and the count of each verdict on standard
 error. `bench/faithfulness.py --reviewed` reads it back.
 
+`blind`: a blind judgement of every requirement, passed or failed, of both builds of a half: one packet a machine
+(the LLM compiler's and the offline build's of each skill), named only `P01`, `P02`… in an order drawn with `--seed`,
+holding the numbered skill, the machine and all its requirements (`requirements.txt`: an id, the requirement, its
+anchor lines; no verdict of the measure). Which build a packet holds is written beside OUT (`OUT.key.tsv`), not in
+it. The packets are dealt into `--lanes` lanes (`OUT/lanes.txt`), no lane holding one skill twice; a judge (a helper
+given `corpus/review/JUDGE.md` and one lane) writes `answers.tsv` in each packet: `R<n>`, Y/N/X, a sentence.
+`collect-blind` prints the answers as one table (skill, build, `machine_key`, requirement's line number, requirement,
+answer, sentence).
+
     python tools/review_packets.py make OUT [--split test] [--offline] [--sample N] [--seed 2029]
     python tools/review_packets.py collect OUT > corpus/review/test-failures.tsv
+    python tools/review_packets.py blind OUT [--split test] [--lanes 8] [--seed 11]
+    python tools/review_packets.py collect-blind OUT > corpus/review/test-blind.tsv
 """
 
 from __future__ import annotations
@@ -52,14 +63,69 @@ def make(out: Path, split: str, offline: bool, sample: int | None, seed: int) ->
         failed = [v for v in score(result.machine, requirements).verdicts if not v.ok]
         if sample is not None:
             failed = rng.sample(failed, min(sample, len(failed)))
-        lines = (folder / "SKILL.md").read_text(encoding="utf-8").splitlines()
-        (packet / "SKILL.numbered.md").write_text("".join(f"{i:>4} | {line}\n" for i, line in enumerate(lines, 1)),
-                                                  encoding="utf-8")
+        (packet / "SKILL.numbered.md").write_text(_numbered(folder), encoding="utf-8")
         (packet / "failures.txt").write_text("".join(
             f"F{k}\t{v.requirement.text}\t(anchored at SKILL.md lines {', '.join(map(str, v.requirement.lines))})"
             f"\tmeasure says: {v.why}\n" for k, v in enumerate(failed, 1)), encoding="utf-8")
         total += len(failed)
     return total
+
+
+def _numbered(folder: Path) -> str:
+    lines = (folder / "SKILL.md").read_text(encoding="utf-8").splitlines()
+    return "".join(f"{i:>4} | {line}\n" for i, line in enumerate(lines, 1))
+
+
+def blind(out: Path, split: str, lanes: int, seed: int) -> int:
+    """Write one anonymous packet a machine (both builds of each skill) and deal them into lanes; the packets."""
+    rng = random.Random(seed)
+    machines = [(sid, kind) for sid in split_ids(CORPUS, split) for kind in ("llm", "offline")]
+    rng.shuffle(machines)
+    key = ["packet\tskill\tbuild\tmachine"]
+    dealt: list[list[tuple[str, str, int]]] = [[] for _ in range(lanes)]  # per lane: (packet, skill, requirements)
+    for k, (sid, kind) in enumerate(machines, 1):
+        folder, packet = CORPUS / "skills" / sid, out / f"P{k:02d}"
+        packet.mkdir(parents=True, exist_ok=True)
+        executor = RecordedExecutor(CORPUS / "llm" / f"{sid}.exchange.jsonl") if kind == "llm" else None
+        result = build(folder, output=packet / "machine.skm", executor=executor)
+        if result.machine is None or result.text is None:
+            print(f"{sid} ({kind}): the build failed; no packet", file=sys.stderr)
+            continue
+        (packet / "machine.skm").write_text(result.text, encoding="utf-8")
+        (packet / "SKILL.numbered.md").write_text(_numbered(folder), encoding="utf-8")
+        requirements = load(CORPUS / "requirements" / f"{sid}.req", folder / "SKILL.md")
+        (packet / "requirements.txt").write_text("".join(
+            f"R{n}\t{r.text}\t(anchored at SKILL.md lines {', '.join(map(str, r.lines))})\n"
+            for n, r in enumerate(requirements, 1)), encoding="utf-8")
+        key.append(f"{packet.name}\t{sid}\t{kind}\t{machine_key(result.text)}")
+        # The lightest lane without this skill: the lanes even out, and no judge sees one skill twice.
+        lane = min((x for x in dealt if all(s != sid for _, s, _ in x)), key=lambda x: sum(n for _, _, n in x))
+        lane.append((packet.name, sid, len(requirements)))
+    out.with_name(out.name + ".key.tsv").write_text("\n".join(key) + "\n", encoding="utf-8")
+    (out / "lanes.txt").write_text("".join(f"lane {k}: " + " ".join(str(out / name) for name, _, _ in lane) + "\n"
+                                           for k, lane in enumerate(dealt, 1)), encoding="utf-8")
+    return len(key) - 1
+
+
+def collect_blind(out: Path) -> collections.Counter[str]:
+    """Print the judges' answers as one table (the key beside OUT says which build each packet holds)."""
+    counts: collections.Counter[str] = collections.Counter()
+    rows = out.with_name(out.name + ".key.tsv").read_text(encoding="utf-8").splitlines()[1:]
+    key = {row[0]: row[1:] for row in (line.split("\t") for line in rows)}
+    print("skill\tbuild\tmachine\trequirement_line\trequirement\tanswer\tjudge")
+    for packet in sorted(p for p in out.iterdir() if (p / "requirements.txt").is_file()):
+        sid, kind, machine = key[packet.name]
+        answers = {}
+        if (packet / "answers.tsv").is_file():
+            for line in (packet / "answers.tsv").read_text(encoding="utf-8").splitlines():
+                rid, answer, why = (line.split("\t", 2) + ["", ""])[:3]
+                answers[rid.strip()] = (answer.strip(), why.strip())
+        requirements = load(CORPUS / "requirements" / f"{sid}.req", CORPUS / "skills" / sid / "SKILL.md")
+        for n, r in enumerate(requirements, 1):
+            answer, why = answers.get(f"R{n}", ("-", "no answer"))
+            counts[f"{kind} {answer}"] += 1
+            print("\t".join((sid, kind, machine, str(r.line), r.text, answer, why)))
+    return counts
 
 
 def collect(out: Path) -> collections.Counter[str]:
@@ -92,11 +158,21 @@ def main(argv: list[str] | None = None) -> int:
     m.add_argument("--seed", type=int, default=2029)
     c = sub.add_parser("collect", help="print the verdicts as one table")
     c.add_argument("out", type=Path)
+    b = sub.add_parser("blind", help="write anonymous packets of every requirement, both builds, dealt into lanes")
+    b.add_argument("out", type=Path)
+    b.add_argument("--split", default="test", choices=("dev", "test"))
+    b.add_argument("--lanes", type=int, default=8)
+    b.add_argument("--seed", type=int, default=11)
+    cb = sub.add_parser("collect-blind", help="print the judges' answers as one table")
+    cb.add_argument("out", type=Path)
     args = parser.parse_args(argv)
     if args.command == "make":
         print(f"{make(args.out, args.split, args.offline, args.sample, args.seed)} failures", file=sys.stderr)
+    elif args.command == "blind":
+        print(f"{blind(args.out, args.split, args.lanes, args.seed)} packets", file=sys.stderr)
     else:
-        print(" ".join(f"{k} {n}" for k, n in sorted(collect(args.out).items())), file=sys.stderr)
+        counts = (collect if args.command == "collect" else collect_blind)(args.out)
+        print(" ".join(f"{k} {n}" for k, n in sorted(counts.items())), file=sys.stderr)
     return 0
 
 

@@ -519,6 +519,35 @@ def accepted(skill: str, key: str, verdicts: Sequence[Verdict], review: Sequence
     return reviewed_failures(skill, key, verdicts, review, "Q")
 
 
+@attrs.frozen
+class Judged:
+    """A blind judgement of one requirement of one machine, passed or failed by the measure: `Y` (the machine does
+    it), `N` (it does not) or `X` (the requirement is wrong); the judge saw neither the measure's verdict nor which
+    compiler built the machine."""
+
+    skill: str
+    build: str  # llm or offline
+    machine: str  # the machine_key of the machine judged
+    requirement: str  # the requirement's line, as written
+    answer: str
+    why: str
+
+
+def load_judged(path: str | Path) -> list[Judged]:
+    """The rows of a blind judgement table (tools/review_packets.py collect-blind)."""
+    out = []
+    for row in Path(path).read_text(encoding="utf-8").splitlines()[1:]:
+        skill, build, machine, _, requirement, answer, why = row.split("\t")
+        out.append(Judged(skill, build, machine, requirement, answer, why))
+    return out
+
+
+def judged_answers(skill: str, key: str, verdicts: Sequence[Verdict], judged: Sequence[Judged]) -> list[str]:
+    """The judges' answer to each verdict of a machine, in order; none where they judged another machine (or none)."""
+    said = {j.requirement: j.answer for j in judged if j.skill == skill and j.machine == key}
+    return [said.get(v.requirement.text, "-") for v in verdicts] if said else []
+
+
 def load(requirements: str | Path, document: str | Path) -> list[Requirement]:
     """Read a requirements file against its document."""
     return parse_requirements(Path(requirements).read_text(encoding="utf-8"),
@@ -526,13 +555,16 @@ def load(requirements: str | Path, document: str | Path) -> list[Requirement]:
 
 
 __all__ = [
+    "Judged",
     "Requirement",
     "RequirementsError",
     "Reviewed",
     "Score",
     "Verdict",
     "accepted",
+    "judged_answers",
     "load",
+    "load_judged",
     "load_review",
     "machine_key",
     "parse_requirements",

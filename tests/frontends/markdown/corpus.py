@@ -26,28 +26,34 @@ import json, sys
 from pathlib import Path
 sys.path.insert(0, sys.argv[1])
 from bench.faithfulness import measure_real
-from skillc.frontends.markdown.faithfulness import accepted, load_review
+from skillc.frontends.markdown.faithfulness import accepted, judged_answers, load_judged, load_review
 from skillc.runtime.executors.recorded import RecordedExecutor
 corpus, played, out = Path(sys.argv[2]), Path(sys.argv[3]), {}
 review = [r for half in ("dev", "test") for r in load_review(corpus / "review" / f"{half}-failures.tsv")]
+judged = load_judged(corpus / "review" / "test-blind.tsv")
 for sid in sys.argv[4:]:
     executor = RecordedExecutor(played / f"{sid}.exchange.jsonl")
     ok, total, why, verdict, key = measure_real(corpus / "skills" / sid, corpus / "requirements" / f"{sid}.req",
                                                 executor)
     plus = len(accepted(sid, key, verdict.verdicts, review)) if verdict is not None else 0
-    out[sid] = [ok, total, why, ok + plus]
+    answers = judged_answers(sid, key, verdict.verdicts, judged) if verdict is not None else []
+    out[sid] = [ok, total, why, ok + plus, answers, [v.ok for v in verdict.verdicts] if verdict is not None else []]
 print(json.dumps(out))
 """
 
 
 class Scored(NamedTuple):
     """One skill scored: correct, total, why it scored 0 ('' when it was scored), and correct with the failures its
-    recorded review (corpus/review/) judged met on the same machine (the replays only; `ok` for an offline build)."""
+    recorded review (corpus/review/) judged met on the same machine (the replays only; `ok` for an offline build);
+    the blind judges' answer to each requirement of this machine (corpus/review/test-blind.tsv; none where they judged
+    another machine) and the measure's verdict on each."""
 
     ok: int
     total: int
     why: str
     reviewed: int
+    answers: list[str]
+    met: list[bool]
 
 
 def scores(ids: list[str], *, recorded: bool, play: str = "llm") -> dict[str, Scored]:
@@ -60,17 +66,35 @@ def scores(ids: list[str], *, recorded: bool, play: str = "llm") -> dict[str, Sc
         return {sid: Scored(*row) for sid, row in json.loads(r.stdout).items()}
     sys.path.insert(0, str(ROOT))
     from bench.faithfulness import measure_real
+    from skillc.frontends.markdown.faithfulness import judged_answers, load_judged
 
+    judged = load_judged(CORPUS / "review" / "test-blind.tsv")
     out = {}
     for sid in ids:
         m = measure_real(CORPUS / "skills" / sid, CORPUS / "requirements" / f"{sid}.req", None)
-        out[sid] = Scored(m.ok, m.total, m.why, m.ok)
+        verdicts = m.verdict.verdicts if m.verdict is not None else ()
+        out[sid] = Scored(m.ok, m.total, m.why, m.ok, judged_answers(sid, m.key, verdicts, judged),
+                          [v.ok for v in verdicts])
     return out
 
 
 def totals(scored: dict[str, Scored], reviewed: bool = False) -> list[int]:
     """[correct, total] over the skills; `reviewed`: correct with the review's Q verdicts met."""
     return [sum(s.reviewed if reviewed else s.ok for s in scored.values()), sum(s.total for s in scored.values())]
+
+
+def judged(scored: dict[str, Scored]) -> list[int]:
+    """[met by the judges, judged, the measure agreeing, met and judged N, failed and judged Y] over the machines the
+    blind judges saw (corpus/review/test-blind.tsv)."""
+    pairs = [(m, a) for s in scored.values() for m, a in zip(s.met, s.answers)]
+    agree = sum((m and a == "Y") or (not m and a == "N") for m, a in pairs)
+    return [sum(a == "Y" for _, a in pairs), len(pairs), agree, sum(m and a == "N" for m, a in pairs),
+            sum(not m and a == "Y" for m, a in pairs)]
+
+
+#: docs/build.md's row of the blind judgement (`.format(build)`): the measure's [correct, total], then the judges'
+#: met, the agreement, met by the measure and judged N, failed by it and judged Y.
+BLIND_ROW = r"\| {} \| ([\d,]+)/([\d,]+) \| ([\d,]+)/[\d,]+ \| ([\d,]+) \| ([\d,]+) \| ([\d,]+) \|"
 
 
 def documented(pattern: str) -> list[int]:

@@ -12,7 +12,16 @@ import os
 
 import pytest
 
-from tests.frontends.markdown.corpus import CORPUS, SPLIT, Scored, documented, scores, totals
+from tests.frontends.markdown.corpus import (
+    BLIND_ROW,
+    CORPUS,
+    SPLIT,
+    Scored,
+    documented,
+    judged,
+    scores,
+    totals,
+)
 
 TEST_IDS = SPLIT["test"]
 
@@ -75,3 +84,25 @@ def test_the_two_passes_of_the_test_review_saw_the_same_failures_and_agree_as_do
     assert sorted(verdicts) == sorted((r.skill, r.machine, r.requirement) for r in first)
     agreed = sum(verdicts[(r.skill, r.machine, r.requirement)] == r.verdict for r in first)
     assert documented(r"agreed with the first on ([\d,]+) of ([\d,]+) verdicts") == [agreed, len(first)]
+
+
+def test_the_docs_report_the_blind_judgement_of_these_machines(scored: dict[str, Scored]) -> None:
+    """corpus/review/test-blind.tsv judged every requirement of these machines without the measure's verdict; a machine
+    that changed since gets no answers, and the documented row stops matching until it is judged again."""
+    met, seen, agree, met_judged_n, failed_judged_y = judged(scored)
+    assert seen == totals(scored)[1]
+    assert documented(BLIND_ROW.format("LLM, test")) == [*totals(scored), met, agree, met_judged_n, failed_judged_y]
+
+
+def test_the_two_blind_passes_judged_the_same_machines_and_agree_as_documented() -> None:
+    """test-blind.second.tsv: the same packets, dealt in another order to sixteen other judges."""
+    from skillc.frontends.markdown.faithfulness import load_judged
+
+    first, second = (load_judged(CORPUS / "review" / f"test-blind{tail}.tsv") for tail in ("", ".second"))
+    answers = {(j.skill, j.build, j.machine, j.requirement): j.answer for j in second}
+    assert sorted(answers) == sorted((j.skill, j.build, j.machine, j.requirement) for j in first)
+    for build in ("llm", "offline"):
+        mine = [j for j in first if j.build == build]
+        agreed = sum(answers[(j.skill, j.build, j.machine, j.requirement)] == j.answer for j in mine)
+        assert documented(rf"on the {build} machines the two blind passes agree on ([\d,]+) of ([\d,]+) answers") \
+            == [agreed, len(mine)]
