@@ -118,7 +118,7 @@ class Arms:
         for c in referred:
             self.d.land(c, s.name)
             if not self._actionable(referred):
-                s.constraints.append(strip_markup(c.text))
+                s.constraints.append(strip_markup(c.said))
         if terminal is not None:
             s.edges.append(DEdge(None, terminal))
             if clause.block is None or clause.block.kind != "code":  # the stop clause, as a rule the checker proves

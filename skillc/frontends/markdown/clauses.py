@@ -42,6 +42,12 @@ class Clause:
     section: tuple[str, ...] = ()
     block: Block | None = attrs.field(default=None, eq=False, repr=False)
     ordinal: int | None = None  # the number of the step it belongs to (numbered lists, Step N headings)
+    lead: str = ""  # a word its list's heading says of it ("Avoid", under "❌ Don't"), kept where it is said
+
+    @property
+    def said(self) -> str:
+        """The text as a prompt says it: with its lead ("Avoid: Deploy without testing")."""
+        return f"{self.lead}: {self.text}" if self.lead else self.text
 
     @property
     def lines(self) -> str:
@@ -199,6 +205,18 @@ def looks_like_tree(text: str) -> bool:
     return len(lines) >= 3 and branchy >= 2
 
 
+#: A heading whose list says what not to do: "❌ Don't", "Avoid", "Never", "Anti-patterns", "Common mistakes",
+#: "Pitfalls". Its items are prohibitions whatever their mood ("Deploy without testing"), and keep the heading's word.
+_DONT_HEADING = re.compile(r"^\W*(?:don'?t|do not|avoid|never|anti-?patterns?|common (?:mistakes|pitfalls)|pitfalls"
+                           r"|what not to do)\b", re.I)
+
+
+def _dont_item(b: Block) -> bool:
+    """An unordered list item right under a heading of what not to do."""
+    return b.kind == "item" and not b.ordered and b.parent_item is None and bool(b.section) \
+        and _DONT_HEADING.match(strip_markup(b.section[-1])) is not None
+
+
 def _section_role(section: tuple[str, ...]) -> str:
     """procedure, rules, done, knowledge or '' for the innermost heading that says which.
 
@@ -253,8 +271,8 @@ def extract_clauses(doc: Document) -> list[Clause]:
     header: list[str] = []  # the header cells of the table being read
     step_level = 0  # the heading level of the latest step heading
 
-    def add(kind: str, text: str, start: int, end: int, block: Block, num: int | None = None) -> None:
-        out.append(Clause(len(out), kind, text, start, end, block.section, block, num))
+    def add(kind: str, text: str, start: int, end: int, block: Block, num: int | None = None, lead: str = "") -> None:
+        out.append(Clause(len(out), kind, text, start, end, block.section, block, num, lead))
 
     # Paragraphs directly followed by a shell fence (outside reference sections).
     fence_next = {id(a): nb.kind == "code" and nb.info in _SHELL and _section_role(nb.section) != "knowledge"
@@ -321,6 +339,10 @@ def extract_clauses(doc: Document) -> list[Clause]:
                 step_of_item[b.item] = ordinal
         guidance = role == "knowledge" or (role == "howto" and explicit)  # only rules keep their class here
         sentences = split_sentences(b.text)
+        if _dont_item(b) and sentences:  # "- Deploy without testing" under "### ❌ Don't": a prohibition, said so
+            sentence, a, z = sentences[0]
+            add("forbid", sentence, b.start + a, b.start + z, b, lead="Avoid")
+            sentences = sentences[1:]
         last = len(sentences) - 1
         for i, (sentence, a, z) in enumerate(sentences):
             start, end = b.start + a, b.start + z

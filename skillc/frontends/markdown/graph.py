@@ -659,7 +659,7 @@ class GraphBuilder:
         for c in unit.clauses:
             self.d.land(c, s.name)
         for c in self.arms.reference(text):
-            s.constraints.append(strip_markup(c.text))
+            s.constraints.append(strip_markup(c.said))
             self.d.land(c, s.name)
         for c in unit.notes:
             s.notes.append(strip_markup(c.text))
@@ -726,7 +726,7 @@ class GraphBuilder:
         for c in unit.clauses:
             self.d.land(c, s.name)
         for c in self.arms.reference(text):  # "following the branch rules (below)": that section constrains this step
-            s.constraints.append(strip_markup(c.text))
+            s.constraints.append(strip_markup(c.said))
             self.d.land(c, s.name)
         if command is not None:
             s.text.append("Commands:\n" + command.text.strip())

@@ -108,7 +108,7 @@ class Placer:
     def constrain(self, c: Clause, targets: list[str]) -> None:
         """The sentence as a constraint of the states it concerns (else its section's, else every prompted one)."""
         for t in targets or self.section_states(c) or list(self.topics.prompted):
-            self.d.states[t].constraints.append(strip_markup(c.text))
+            self.d.states[t].constraints.append(strip_markup(c.said))
             self.d.land(c, t)
 
     def order_rule(self, c: Clause, pair: tuple[str, str]) -> None:

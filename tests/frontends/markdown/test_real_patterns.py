@@ -94,6 +94,33 @@ def test_a_fence_of_options_alone_shows_arguments_and_is_not_run(tmp_path: Path)
     assert not any("--name" in str(m.states[s].call) for s in calls(m, "bash"))
     assert any("Checkout flow screenshots" in (s.prompt or "") + (s.doc or "") for s in m.states.values())
 
+
+def test_the_items_of_a_dont_list_stay_prohibitions(tmp_path: Path) -> None:
+    """n8n's "### ❌ Don't" items ("Deploy without testing") had become constraints that read as instructions."""
+    m = machine(tmp_path, """# Build a workflow
+
+## Procedure
+
+1. Design the workflow.
+2. Deploy the workflow.
+
+## Best Practices
+
+### ❌ Don't
+
+- Deploy without testing
+- Hardcoded credentials in parameters
+
+## Common Mistakes
+
+- Trusting that you remember the rules
+""")
+    prompts = "\n".join(s.prompt or "" for s in m.states.values())
+    items = ("Deploy without testing", "Hardcoded credentials in parameters", "Trusting that you remember the rules")
+    for item in items:
+        assert f"Avoid: {item}" in prompts
+        assert f"- {item}" not in prompts, "an item said without its heading's word reads as an instruction"
+
 def test_commands_with_sample_names_are_examples(tmp_path: Path) -> None:
     m = machine(tmp_path, """# Test
 
