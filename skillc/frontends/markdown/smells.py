@@ -35,7 +35,9 @@ import re
 import shutil
 import subprocess
 import sys
+import tempfile
 from collections.abc import Iterable, Iterator
+from typing import Any
 
 from skillc.check.graph import shortest_path, successors
 from skillc.diagnostics import Diagnostic, Span, make
@@ -620,23 +622,38 @@ def _shellcheck() -> str | None:
     return beside if os.access(beside, os.X_OK) else shutil.which("shellcheck")
 
 
+def _shellchecked(shellcheck: str, commands: list[str]) -> list[list[dict[str, Any]]]:
+    """shellcheck's comments on each command, from one run over them all (a file each in a temporary folder)."""
+    with tempfile.TemporaryDirectory(prefix="skillc-shellcheck-") as folder:
+        paths = [os.path.join(folder, f"{k}.sh") for k in range(len(commands))]
+        for path, command in zip(paths, commands):
+            with open(path, "w", encoding="utf-8") as f:
+                f.write(command)
+        try:
+            checked = subprocess.run([shellcheck, "--shell=bash", "--format=json1", "--severity=warning", *paths],
+                                     capture_output=True, text=True, timeout=60, check=False)
+            comments = json.loads(checked.stdout or "{}").get("comments", [])
+        except (OSError, subprocess.TimeoutExpired, ValueError):
+            return [[] for _ in commands]
+    index = {path: k for k, path in enumerate(paths)}
+    out: list[list[dict[str, Any]]] = [[] for _ in commands]
+    for c in comments:
+        if c.get("file") in index:
+            out[index[c["file"]]].append(c)
+    return out
+
+
 def shell_bugs(machine: Machine) -> list[Diagnostic]:
     shellcheck = _shellcheck()
     if shellcheck is None:
         return []
+    checked = [(s, "".join("x" if piece is None else piece for piece in pieces)) for s in operations(machine)
+               # a glued value is SKM352's, and shellcheck would read the word as an assignment's
+               if (pieces := command_pieces(s)) is not None and _glued(pieces) is None]
     out = []
-    for s in operations(machine):
-        if (pieces := command_pieces(s)) is None or _glued(pieces) is not None:
-            continue  # SKM352 says so of a glued value, and shellcheck would read the word as an assignment's
-        command = "".join("x" if piece is None else piece for piece in pieces)
-        try:
-            checked = subprocess.run([shellcheck, "--shell=bash", "--format=json1", "--severity=warning", "-"],
-                                     input=command, capture_output=True, text=True, timeout=20, check=False)
-            found = json.loads(checked.stdout or "{}").get("comments", [])
-        except (OSError, subprocess.TimeoutExpired, ValueError):
-            continue
-        lines = command.split("\\n")
-        for c in found:
+    for (s, command), comments in zip(checked, _shellchecked(shellcheck, [c for _, c in checked]) if checked else []):
+        lines = command.split("\n")
+        for c in comments:
             if c.get("code") not in _SHELL_BUGS:
                 continue
             line = lines[c["line"] - 1] if 0 < c["line"] <= len(lines) else ""
