@@ -22,7 +22,8 @@ answer, sentence).
 
     python tools/review_packets.py make OUT [--split test] [--offline] [--sample N] [--seed 2029]
     python tools/review_packets.py collect OUT > corpus/review/test-failures.tsv
-    python tools/review_packets.py blind OUT [--split test] [--lanes 8] [--seed 11]
+    python tools/review_packets.py blind OUT [--split test] [--lanes 8] [--seed 11] [--builds llm,offline]
+        [--exchanges corpus/llm]
     python tools/review_packets.py collect-blind OUT > corpus/review/test-blind.tsv
 """
 
@@ -76,17 +77,19 @@ def _numbered(folder: Path) -> str:
     return "".join(f"{i:>4} | {line}\n" for i, line in enumerate(lines, 1))
 
 
-def blind(out: Path, split: str, lanes: int, seed: int) -> int:
-    """Write one anonymous packet a machine (both builds of each skill) and deal them into lanes; the packets."""
+def blind(out: Path, split: str, lanes: int, seed: int, builds: tuple[str, ...] = ("llm", "offline"),
+          exchanges: Path = CORPUS / "llm") -> int:
+    """Write one anonymous packet a machine (each build of each skill; `llm` replays `exchanges`) and deal them into
+    lanes; the packets."""
     rng = random.Random(seed)
-    machines = [(sid, kind) for sid in split_ids(CORPUS, split) for kind in ("llm", "offline")]
+    machines = [(sid, kind) for sid in split_ids(CORPUS, split) for kind in builds]
     rng.shuffle(machines)
     key = ["packet\tskill\tbuild\tmachine"]
     dealt: list[list[tuple[str, str, int]]] = [[] for _ in range(lanes)]  # per lane: (packet, skill, requirements)
     for k, (sid, kind) in enumerate(machines, 1):
         folder, packet = CORPUS / "skills" / sid, out / f"P{k:02d}"
         packet.mkdir(parents=True, exist_ok=True)
-        executor = RecordedExecutor(CORPUS / "llm" / f"{sid}.exchange.jsonl") if kind == "llm" else None
+        executor = RecordedExecutor(exchanges / f"{sid}.exchange.jsonl") if kind == "llm" else None
         result = build(folder, output=packet / "machine.skm", executor=executor)
         if result.machine is None or result.text is None:
             print(f"{sid} ({kind}): the build failed; no packet", file=sys.stderr)
@@ -163,13 +166,16 @@ def main(argv: list[str] | None = None) -> int:
     b.add_argument("--split", default="test", choices=("dev", "test"))
     b.add_argument("--lanes", type=int, default=8)
     b.add_argument("--seed", type=int, default=11)
+    b.add_argument("--builds", default="llm,offline", help="which builds, comma-separated (llm, offline)")
+    b.add_argument("--exchanges", type=Path, default=CORPUS / "llm", help="the llm build replays these exchanges")
     cb = sub.add_parser("collect-blind", help="print the judges' answers as one table")
     cb.add_argument("out", type=Path)
     args = parser.parse_args(argv)
     if args.command == "make":
         print(f"{make(args.out, args.split, args.offline, args.sample, args.seed)} failures", file=sys.stderr)
     elif args.command == "blind":
-        print(f"{blind(args.out, args.split, args.lanes, args.seed)} packets", file=sys.stderr)
+        builds = tuple(b for b in args.builds.split(",") if b)
+        print(f"{blind(args.out, args.split, args.lanes, args.seed, builds, args.exchanges)} packets", file=sys.stderr)
     else:
         counts = (collect if args.command == "collect" else collect_blind)(args.out)
         print(" ".join(f"{k} {n}" for k, n in sorted(counts.items())), file=sys.stderr)

@@ -28,10 +28,10 @@ sys.path.insert(0, sys.argv[1])
 from bench.faithfulness import measure_real
 from skillc.frontends.markdown.faithfulness import accepted, judged_answers, load_judged, load_review
 from skillc.runtime.executors.recorded import RecordedExecutor
-corpus, played, out = Path(sys.argv[2]), Path(sys.argv[3]), {}
+corpus, played, blind, out = Path(sys.argv[2]), Path(sys.argv[3]), Path(sys.argv[4]), {}
 review = [r for half in ("dev", "test") for r in load_review(corpus / "review" / f"{half}-failures.tsv")]
-judged = load_judged(corpus / "review" / "test-blind.tsv")
-for sid in sys.argv[4:]:
+judged = load_judged(blind)
+for sid in sys.argv[5:]:
     executor = RecordedExecutor(played / f"{sid}.exchange.jsonl")
     ok, total, why, verdict, key = measure_real(corpus / "skills" / sid, corpus / "requirements" / f"{sid}.req",
                                                 executor)
@@ -60,7 +60,8 @@ def scores(ids: list[str], *, recorded: bool, play: str = "llm") -> dict[str, Sc
     """Each skill scored: built offline here, or by the LLM compiler replaying its recording (of `corpus/PLAY/`) in a
     fresh process (`REPLAY`)."""
     if recorded:
-        r = subprocess.run([sys.executable, "-c", REPLAY, str(ROOT), str(CORPUS), str(CORPUS / play), *ids],
+        blind = CORPUS / "review" / ("test-blind.play2.tsv" if play == "llm-play2" else "test-blind.tsv")
+        r = subprocess.run([sys.executable, "-c", REPLAY, str(ROOT), str(CORPUS), str(CORPUS / play), str(blind), *ids],
                            capture_output=True, text=True, timeout=280, check=False)
         assert r.returncode == 0, r.stderr[-3000:]
         return {sid: Scored(*row) for sid, row in json.loads(r.stdout).items()}

@@ -73,6 +73,10 @@ def test_the_second_play_of_the_test_half_replays_to_the_documented_figure() -> 
     scored = scores(TEST_IDS, recorded=True, play="llm-play2")
     assert {sid: s.why for sid, s in scored.items() if s.why} == {}
     assert documented(r"second play of the test half: ([\d,]+)/([\d,]+)") == totals(scored)
+    met, seen, agree, met_judged_n, failed_judged_y = judged(scored)  # corpus/review/test-blind.play2.tsv
+    assert seen == totals(scored)[1]
+    assert documented(BLIND_ROW.format("LLM, test, second play")) == [*totals(scored), met, agree, met_judged_n,
+                                                                       failed_judged_y]
 
 
 def test_the_two_passes_of_the_test_review_saw_the_same_failures_and_agree_as_documented() -> None:
