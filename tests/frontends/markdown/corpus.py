@@ -56,12 +56,12 @@ class Scored(NamedTuple):
     met: list[bool]
 
 
-def scores(ids: list[str], *, recorded: bool, play: str = "llm") -> dict[str, Scored]:
+def scores(ids: list[str], *, recorded: bool, play: str = "llm", blind: str = "test-blind.tsv") -> dict[str, Scored]:
     """Each skill scored: built offline here, or by the LLM compiler replaying its recording (of `corpus/PLAY/`) in a
-    fresh process (`REPLAY`)."""
+    fresh process (`REPLAY`); the answers of the blind judgement `corpus/review/BLIND` on the same machines."""
+    table = CORPUS / "review" / blind
     if recorded:
-        blind = CORPUS / "review" / ("test-blind.play2.tsv" if play == "llm-play2" else "test-blind.tsv")
-        r = subprocess.run([sys.executable, "-c", REPLAY, str(ROOT), str(CORPUS), str(CORPUS / play), str(blind), *ids],
+        r = subprocess.run([sys.executable, "-c", REPLAY, str(ROOT), str(CORPUS), str(CORPUS / play), str(table), *ids],
                            capture_output=True, text=True, timeout=280, check=False)
         assert r.returncode == 0, r.stderr[-3000:]
         return {sid: Scored(*row) for sid, row in json.loads(r.stdout).items()}
@@ -69,7 +69,7 @@ def scores(ids: list[str], *, recorded: bool, play: str = "llm") -> dict[str, Sc
     from bench.faithfulness import measure_real
     from skillc.frontends.markdown.faithfulness import judged_answers, load_judged
 
-    judged = load_judged(CORPUS / "review" / "test-blind.tsv")
+    judged = load_judged(table)
     out = {}
     for sid in ids:
         m = measure_real(CORPUS / "skills" / sid, CORPUS / "requirements" / f"{sid}.req", None)

@@ -59,10 +59,13 @@ def test_the_docs_report_the_reviewed_figure(scored: dict[str, Scored]) -> None:
 
 @pytest.mark.skipif(not os.environ.get("SKILLC_CORPUS_DEV"), reason="the dev half replays with SKILLC_CORPUS_DEV=1")
 def test_the_dev_half_replays_to_the_documented_figure() -> None:
-    scored = scores(SPLIT["dev"], recorded=True)
+    scored = scores(SPLIT["dev"], recorded=True, blind="dev-blind.tsv")
     assert {sid: s.why for sid, s in scored.items() if s.why} == {}
     assert documented(r"dev \(28 skills, 413 requirements\) \| [^|]+ \| ([\d,]+)/([\d,]+)") == totals(scored)
     assert documented(r"reviewed figure on dev: ([\d,]+)/([\d,]+)") == totals(scored, reviewed=True)
+    met, seen, agree, met_judged_n, failed_judged_y = judged(scored)  # corpus/review/dev-blind.tsv
+    assert seen == totals(scored)[1]
+    assert documented(BLIND_ROW.format("LLM, dev")) == [*totals(scored), met, agree, met_judged_n, failed_judged_y]
 
 
 @pytest.mark.skipif(not os.environ.get("SKILLC_CORPUS_DEV"), reason="the second play replays with SKILLC_CORPUS_DEV=1")
@@ -70,7 +73,7 @@ def test_the_second_play_of_the_test_half_replays_to_the_documented_figure() -> 
     """corpus/llm-play2/: the same requests answered again by other helpers, for the play-to-play spread."""
     assert sorted(p.name.removesuffix(".exchange.jsonl") for p in (CORPUS / "llm-play2").glob("*.exchange.jsonl")) \
         == sorted(TEST_IDS)
-    scored = scores(TEST_IDS, recorded=True, play="llm-play2")
+    scored = scores(TEST_IDS, recorded=True, play="llm-play2", blind="test-blind.play2.tsv")
     assert {sid: s.why for sid, s in scored.items() if s.why} == {}
     assert documented(r"second play of the test half: ([\d,]+)/([\d,]+)") == totals(scored)
     met, seen, agree, met_judged_n, failed_judged_y = judged(scored)  # corpus/review/test-blind.play2.tsv
