@@ -39,11 +39,43 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from bench.faithfulness import split_ids  # noqa: E402 - after the path
-from skillc.frontends.markdown import build  # noqa: E402
-from skillc.frontends.markdown.faithfulness import load, machine_key, score  # noqa: E402
+from skillc.frontends.markdown import BuildResult, build  # noqa: E402
+from skillc.frontends.markdown.faithfulness import Requirement, load, machine_key, score  # noqa: E402
 from skillc.runtime.executors.recorded import RecordedExecutor  # noqa: E402
 
 CORPUS = ROOT / "corpus"
+
+
+def _packet(sid: str, packet: Path, exchange: Path | None) -> tuple[BuildResult, list[Requirement]] | None:
+    """Build a skill (replaying `exchange`, or offline without one) into a packet: the machine, the skill with line
+    numbers; the build and the skill's requirements, or None (said on stderr) when the build failed."""
+    folder = CORPUS / "skills" / sid
+    packet.mkdir(parents=True, exist_ok=True)
+    result = build(folder, output=packet / "machine.skm",
+                   executor=RecordedExecutor(exchange) if exchange is not None else None)
+    if result.machine is None or result.text is None:
+        print(f"{sid} ({'offline' if exchange is None else exchange.parent.name}): the build failed; no packet",
+              file=sys.stderr)
+        return None
+    (packet / "machine.skm").write_text(result.text, encoding="utf-8")
+    lines = (folder / "SKILL.md").read_text(encoding="utf-8").splitlines()
+    (packet / "SKILL.numbered.md").write_text("".join(f"{i:>4} | {line}\n" for i, line in enumerate(lines, 1)),
+                                              encoding="utf-8")
+    return result, load(CORPUS / "requirements" / f"{sid}.req", folder / "SKILL.md")
+
+
+def _anchored(r: Requirement) -> str:
+    return f"(anchored at SKILL.md lines {', '.join(map(str, r.lines))})"
+
+
+def _answers(path: Path) -> dict[str, tuple[str, str]]:
+    """A reviewer's or judge's lines (`ID<TAB>ANSWER<TAB>sentence`), by id; none where the file is missing."""
+    out = {}
+    if path.is_file():
+        for line in path.read_text(encoding="utf-8").splitlines():
+            rid, answer, why = (line.split("\t", 2) + ["", ""])[:3]
+            out[rid.strip()] = (answer.strip(), why.strip())
+    return out
 
 
 def make(out: Path, split: str, offline: bool, sample: int | None, seed: int) -> int:
@@ -51,30 +83,21 @@ def make(out: Path, split: str, offline: bool, sample: int | None, seed: int) ->
     rng = random.Random(seed)
     total = 0
     for sid in split_ids(CORPUS, split):
-        folder, packet = CORPUS / "skills" / sid, out / sid
-        packet.mkdir(parents=True, exist_ok=True)
-        executor = None if offline else RecordedExecutor(CORPUS / "llm" / f"{sid}.exchange.jsonl")
-        result = build(folder, output=packet / "machine.skm", executor=executor)
-        if result.machine is None or result.text is None:
-            print(f"{sid}: the build failed; no packet", file=sys.stderr)
+        packet = out / sid
+        built = _packet(sid, packet, None if offline else CORPUS / "llm" / f"{sid}.exchange.jsonl")
+        if built is None:
             continue
-        (packet / "machine.skm").write_text(result.text, encoding="utf-8")
+        result, requirements = built
+        assert result.machine is not None and result.text is not None  # _packet said so
         (packet / "machine.key").write_text(machine_key(result.text) + "\n", encoding="utf-8")
-        requirements = load(CORPUS / "requirements" / f"{sid}.req", folder / "SKILL.md")
         failed = [v for v in score(result.machine, requirements).verdicts if not v.ok]
         if sample is not None:
             failed = rng.sample(failed, min(sample, len(failed)))
-        (packet / "SKILL.numbered.md").write_text(_numbered(folder), encoding="utf-8")
         (packet / "failures.txt").write_text("".join(
-            f"F{k}\t{v.requirement.text}\t(anchored at SKILL.md lines {', '.join(map(str, v.requirement.lines))})"
-            f"\tmeasure says: {v.why}\n" for k, v in enumerate(failed, 1)), encoding="utf-8")
+            f"F{k}\t{v.requirement.text}\t{_anchored(v.requirement)}\tmeasure says: {v.why}\n"
+            for k, v in enumerate(failed, 1)), encoding="utf-8")
         total += len(failed)
     return total
-
-
-def _numbered(folder: Path) -> str:
-    lines = (folder / "SKILL.md").read_text(encoding="utf-8").splitlines()
-    return "".join(f"{i:>4} | {line}\n" for i, line in enumerate(lines, 1))
 
 
 def blind(out: Path, split: str, lanes: int, seed: int, builds: tuple[str, ...] = ("llm", "offline"),
@@ -87,19 +110,14 @@ def blind(out: Path, split: str, lanes: int, seed: int, builds: tuple[str, ...] 
     key = ["packet\tskill\tbuild\tmachine"]
     dealt: list[list[tuple[str, str, int]]] = [[] for _ in range(lanes)]  # per lane: (packet, skill, requirements)
     for k, (sid, kind) in enumerate(machines, 1):
-        folder, packet = CORPUS / "skills" / sid, out / f"P{k:02d}"
-        packet.mkdir(parents=True, exist_ok=True)
-        executor = RecordedExecutor(exchanges / f"{sid}.exchange.jsonl") if kind == "llm" else None
-        result = build(folder, output=packet / "machine.skm", executor=executor)
-        if result.machine is None or result.text is None:
-            print(f"{sid} ({kind}): the build failed; no packet", file=sys.stderr)
+        packet = out / f"P{k:02d}"
+        built = _packet(sid, packet, exchanges / f"{sid}.exchange.jsonl" if kind == "llm" else None)
+        if built is None:
             continue
-        (packet / "machine.skm").write_text(result.text, encoding="utf-8")
-        (packet / "SKILL.numbered.md").write_text(_numbered(folder), encoding="utf-8")
-        requirements = load(CORPUS / "requirements" / f"{sid}.req", folder / "SKILL.md")
+        result, requirements = built
+        assert result.text is not None  # _packet said so
         (packet / "requirements.txt").write_text("".join(
-            f"R{n}\t{r.text}\t(anchored at SKILL.md lines {', '.join(map(str, r.lines))})\n"
-            for n, r in enumerate(requirements, 1)), encoding="utf-8")
+            f"R{n}\t{r.text}\t{_anchored(r)}\n" for n, r in enumerate(requirements, 1)), encoding="utf-8")
         key.append(f"{packet.name}\t{sid}\t{kind}\t{machine_key(result.text)}")
         # The lightest lane without this skill: the lanes even out, and no judge sees one skill twice.
         lane = min((x for x in dealt if all(s != sid for _, s, _ in x)), key=lambda x: sum(n for _, _, n in x))
@@ -118,11 +136,7 @@ def collect_blind(out: Path) -> collections.Counter[str]:
     print("skill\tbuild\tmachine\trequirement_line\trequirement\tanswer\tjudge")
     for packet in sorted(p for p in out.iterdir() if (p / "requirements.txt").is_file()):
         sid, kind, machine = key[packet.name]
-        answers = {}
-        if (packet / "answers.tsv").is_file():
-            for line in (packet / "answers.tsv").read_text(encoding="utf-8").splitlines():
-                rid, answer, why = (line.split("\t", 2) + ["", ""])[:3]
-                answers[rid.strip()] = (answer.strip(), why.strip())
+        answers = _answers(packet / "answers.tsv")
         requirements = load(CORPUS / "requirements" / f"{sid}.req", CORPUS / "skills" / sid / "SKILL.md")
         for n, r in enumerate(requirements, 1):
             answer, why = answers.get(f"R{n}", ("-", "no answer"))

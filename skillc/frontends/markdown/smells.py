@@ -47,6 +47,7 @@ from skillc.frontends.markdown.document import Block, Document
 from skillc.frontends.markdown.phrases import unbold
 from skillc.ir import expr as ir
 from skillc.ir.machine import Machine, Provenance, State
+from skillc.runtime.tools import SHELL, SHELL_NOTE
 
 # ---------------------------------------------------------------- helpers
 
@@ -75,10 +76,15 @@ def command_pieces(state: State) -> list[str | None] | None:
     return None if value is None else template(value)
 
 
+def joined(pieces: list[str | None], splice: str = "…") -> str:
+    """A `template`'s pieces as one text, each spliced value shown as `splice`."""
+    return "".join(splice if piece is None else piece for piece in pieces)
+
+
 def command_text(state: State, splice: str = "…") -> str | None:
     """The bash command of a tool state with each spliced value shown as `splice`; None when it runs no command."""
     pieces = command_pieces(state)
-    return None if pieces is None else "".join(splice if piece is None else piece for piece in pieces)
+    return None if pieces is None else joined(pieces, splice)
 
 
 def _span(state: State, item: str = "") -> Span | None:
@@ -571,8 +577,8 @@ def glued_values(machine: Machine) -> list[Diagnostic]:
 # ---------------------------------------------------------------- SKM353 a command bash cannot parse
 
 def _bash() -> str | None:
-    """The bash that parses commands (the one the tool kit runs), if there is one."""
-    return shutil.which("bash")
+    """The bash the tool kit runs commands with; None where it has only /bin/sh."""
+    return None if SHELL_NOTE else SHELL
 
 
 def unparsed_commands(machine: Machine) -> list[Diagnostic]:
@@ -647,7 +653,7 @@ def shell_bugs(machine: Machine) -> list[Diagnostic]:
     shellcheck = _shellcheck()
     if shellcheck is None:
         return []
-    checked = [(s, "".join("x" if piece is None else piece for piece in pieces)) for s in operations(machine)
+    checked = [(s, joined(pieces, "x")) for s in operations(machine)
                # a glued value is SKM352's, and shellcheck would read the word as an assignment's
                if (pieces := command_pieces(s)) is not None and _glued(pieces) is None]
     out = []
