@@ -21,6 +21,7 @@ procedure at all.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator, Sequence
 
 import attrs
 
@@ -211,6 +212,42 @@ _DONT_HEADING = re.compile(r"^\W*(?:don'?t|do not|avoid|never|anti-?patterns?|co
                            r"|what not to do)\b", re.I)
 
 
+# A sentence introducing samples: the list or table right after it shows examples, not things to do.
+_SAMPLE_LEAD = re.compile(r"(?:\bexamples?\b|\be\.g\.|\bfor (?:example|instance)\b|\bsamples?\b|\bsuch as\b|"
+                          r"\b(?:output|print|display|show|present|respond|reply|say|format|report)\b.*\b(?:as follows|"
+                          r"like this|looks? like|(?:in|using) (?:this|the following) (?:format|template|structure)|"
+                          r"as a (?:markdown )?table)\b)[^:]*:$", re.I)
+_QUOTES = re.compile(r'^\s*(?:"""|\'\'\')')
+
+
+def _samples(doc: Document) -> set[int]:
+    """Lines of sample content: the list or table right after a sentence introducing examples or an output's shape
+    ("Example assessments:", "Display results as a markdown table:"), and text between lines of triple quotes."""
+    out: set[int] = set()
+    quoted = [i + 1 for i, line in enumerate(doc.lines) if _QUOTES.match(line)]
+    for a, z in zip(quoted[::2], quoted[1::2]):
+        out |= set(range(a + 1, z))
+    blocks = doc.blocks
+    for i, b in enumerate(blocks):
+        if b.kind not in ("para", "item") or not _SAMPLE_LEAD.search(strip_markup(b.text).strip()):
+            continue
+        for x in _shown(b, blocks[i + 1:]):
+            out |= set(range(x.start, x.end + 1))
+    return out
+
+
+def _shown(lead: Block, after: Sequence[Block]) -> Iterator[Block]:
+    """The list or the table right after a lead: one list (numbered or not, with its nested items) or one table."""
+    first = after[0] if after else None
+    if first is None or first.kind not in ("row", "item") or (first.kind == "item" and first.depth <= lead.depth):
+        return
+    for x in after:
+        if x.kind != first.kind or (x.kind == "item" and (x.depth <= lead.depth or (
+                x.depth <= first.depth and x.ordered != first.ordered))):
+            return
+        yield x
+
+
 def _dont_item(b: Block) -> bool:
     """An unordered list item right under a heading of what not to do."""
     return b.kind == "item" and not b.ordered and b.parent_item is None and bool(b.section) \
@@ -277,8 +314,14 @@ def extract_clauses(doc: Document) -> list[Clause]:
     # Paragraphs directly followed by a shell fence (outside reference sections).
     fence_next = {id(a): nb.kind == "code" and nb.info in _SHELL and _section_role(nb.section) != "knowledge"
                   for a, nb in zip(doc.blocks, doc.blocks[1:])}
+    samples = _samples(doc)
     for b in doc.blocks:
         role = _section_role(b.section)
+        if b.kind != "heading" and b.start in samples:
+            for sentence, a, z in (split_sentences(b.text) if b.kind in ("para", "item") else [(b.text, 0, 0)]):
+                add("knowledge", sentence.strip(), b.start + a, b.end if b.kind not in ("para", "item") else
+                    b.start + z, b)
+            continue
         if b.kind == "heading":
             m = step_heading(b)
             if m:

@@ -19,7 +19,7 @@ from typing import Literal
 import attrs
 
 from skillc.frontends.markdown.names import slug
-from skillc.frontends.markdown.phrases import INTERPRETERS
+from skillc.frontends.markdown.phrases import INTERPRETERS, SAMPLE_NAMES
 
 # Part of a tool state's argument: text, a variable as it is ("var"), quoted for the shell ("quote"),
 # or a path inside the skill's folder, quoted ("path": `quote(skill_dir ++ "/" ++ PATH)`) or as it is for a
@@ -27,7 +27,8 @@ from skillc.frontends.markdown.phrases import INTERPRETERS
 Part = str | tuple[Literal["var", "quote", "path", "file"], str]
 
 # A placeholder that stands for the skill's own folder.
-_SKILL_DIR = re.compile(r"^(?:<[^<>]*skill[^<>]*>|\{[^{}]*(?:skill|base)[^{}]*\}|"
+_SKILL_DIR = re.compile(r"^(?:<[^<>]*skill[^<>]*(?:dir|folder|root|base|home|path)[^<>]*>|"
+                        r"<[^<>]*(?:dir|folder|root|base)[^<>]*skill[^<>]*>|\{[^{}]*(?:skill|base)[^{}]*\}|"
                         r"\$\{?\w*(?:SKILL|PLUGIN)\w*\}?)$", re.I)
 # Environment variables a command may use as they are: the shell's own, credentials and homes.
 _ENVIRONMENT = re.compile(r"^(?:HOME|PATH|USER|PWD|OLDPWD|SHELL|TMPDIR|TERM|LANG|LC_\w+|HOSTNAME|EDITOR|VISUAL|CI|"
@@ -178,17 +179,22 @@ def cut(command: str, scripts: frozenset[str] = frozenset()) -> Cut:
 
 def alternatives(text: str) -> str | None:
     """A fence of sample invocations of one program, each under its own comment ("# Generate a new image" /
-    "# Edit an existing image"): the first, as a template whose quoted sample values are holes; else None."""
+    "# Edit an existing image") or with sample names (`pytest tests/path/to/test_x.py`, `pytest -k "pattern"`): the
+    first, as a template whose quoted sample values and sample paths are holes; else None."""
     lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
     comments = [ln for ln in lines if ln.startswith("#")]
     commands = [ln for ln in lines if not ln.startswith("#")]
-    if len(commands) < 2 or len(comments) < 2:
+    if len(commands) < 2 or (len(comments) < 2 and not SAMPLE_NAMES.search(text)):
         return None
     heads = {tuple(c.split()[:2]) for c in commands}
     if len(heads) != 1:
         return None
-    first = commands[0]
-    return re.sub(r'"[^"$`]*\s[^"$`]*"', "<argument>", first)
+    first = re.sub(r'"[^"$`]*\s[^"$`]*"', "<argument>", commands[0])
+    return _SAMPLE_PATH.sub(lambda m: f"<{slug(m.group(1), 2, 'path')}>", first)
+
+
+# A sample path of a command (`tests/path/to/test_file.py`): group 1 names what goes there.
+_SAMPLE_PATH = re.compile(r"(?<![\w<])(?:[\w.-]+/)*path/to/((?:[\w.-]+/)*[\w.-]+)")
 
 
 def skill_files(folder: str) -> frozenset[str]:

@@ -47,9 +47,11 @@ from skillc.frontends.markdown.phrases import (
     lead_condition,
     letter_range,
     max_times,
+    named_script,
     quote,
     read_file,
     script_mention,
+    script_usage,
     stop_clause,
     unbold,
     written_file,
@@ -114,7 +116,10 @@ class GraphBuilder:
         procedure = bool(units)
         if not procedure:
             units = [Unit("whole", ())]
-        _, pending = self._chain(units)
+        entry, pending = self._chain(units)
+        if entry in self.d.order and self.d.order[0] != entry:  # a menu makes its options before its question
+            self.d.order.remove(entry)
+            self.d.order.insert(0, entry)
         done = self.d.terminal("done", "success")
         for e in pending:
             e.target = done
@@ -468,6 +473,8 @@ class GraphBuilder:
             parts = list(cut(inline, self.scripts).parts)
         elif parts is None and script is not None and self.d.bash and command is None:
             parts = list(cut(script_command(script), self.scripts | {script}).parts)
+        elif parts is None and self.d.bash and command is None and unit.clauses:
+            parts = self._named_script(said)
         if command is not None and command.block is not None and command.block.info in NOT_BASH:
             self.d.problem(codes.COMMANDS_NOT_SHELL,
                            f"the commands are `{command.block.info}`, which `bash` cannot run: kept as instructions",
@@ -475,6 +482,16 @@ class GraphBuilder:
         elif command is not None and self.d.bash:  # sample invocations: the first, its sample values holes
             parts = list(cut(alternatives(command.text) or command.text.strip(), self.scripts).parts)
         return parts
+
+    def _named_script(self, said: str) -> list[Part] | None:
+        """The `bash` call of the bundled script a step names by its words, as the document shows it run."""
+        script = named_script(said, self.scripts)
+        if script is None:
+            return None
+        usage = script_usage(self.doc.text, script)
+        if not usage or usage.split()[0].strip("\"'").endswith(script):  # run by its interpreter
+            usage = script_command(script, " ".join(usage.split()[1:]))
+        return list(cut(usage, self.scripts).parts)
 
     def _command_step(self, unit: Unit, nxt: Unit | None, said: str, parts: list[Part]) -> Piece:
         """A `bash` tool state; a failed command goes to fallback unless a condition follows that handles it."""
@@ -522,6 +539,8 @@ class GraphBuilder:
             parts = list(cut(inline, self.scripts).parts)
         elif fence is None and self.d.bash and (script := script_mention(raw)) is not None:
             parts = list(cut(script_command(script), self.scripts | {script}).parts)
+        elif fence is None and self.d.bash:
+            parts = self._named_script(raw)
         if parts is not None:
             fill = self._fill(parts, plain, lines)
             s = self._tool_state(slug(plain, default="run"), lines, plain, "bash", parts)

@@ -13,8 +13,8 @@ from collections.abc import Iterator
 
 import attrs
 
-from skillc.frontends.markdown.clauses import Clause, strip_markup
-from skillc.frontends.markdown.names import slug
+from skillc.frontends.markdown.clauses import Clause, first_word, strip_markup
+from skillc.frontends.markdown.names import content_stems, slug
 from skillc.ir.machine import Outcome
 
 NUMBER_WORDS = {"once": 1, "twice": 2, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6,
@@ -24,7 +24,8 @@ NUMBER_WORDS = {"once": 1, "twice": 2, "one": 1, "two": 2, "three": 3, "four": 4
 NOT_BASH = frozenset({"powershell", "ps1", "cmd", "bat"})
 # A condition about a command's failure: answered by its exit status, not by a model.
 FAILS = re.compile(r"\b(?:fails?|failed|failing|does not (?:apply|succeed|work|exist)|doesn't (?:apply|work)|cannot be|"
-                   r"can't be|non-zero|errors? out|exits? with an error)\b", re.I)
+                   r"can't be|non-zero|errors? out|exits? with an error|unauthenticated|unauthori[sz]ed|"
+                   r"not (?:authenticated|logged in|installed|found|available)|unavailable|missing)\b", re.I)
 # A stop clause: the verb that ends the run, and the outcome words after it.
 _STOP = re.compile(r"(?:,?\s*(?:and|then)\s+)?\b(stop|abort|give up|halt|end the (?:procedure|run)|exit|finish)\b"
                    r"(?![-\w])(.*)$", re.I)
@@ -187,6 +188,48 @@ def script_mention(text: str) -> str | None:
         if not in_example(plain, m.start()):
             return m.group(1)
     return None
+
+
+#: "Run the bundled script", "use the helper script": the script of a folder that bundles one.
+_THE_SCRIPT = re.compile(r"\b(?:run|use|execute|invoke|call)\s+the\s+(?:bundled|helper|provided|included)\s+script\b",
+                         re.I)
+
+
+def named_script(text: str, scripts: frozenset[str]) -> str | None:
+    """The bundled script a step names by its words ("List curated skills" runs `scripts/list-curated-skills.py`:
+    the step opens with the script's first word and holds at least two thirds of its words), or by "the bundled
+    script" where the folder bundles one; None when none or several fit equally."""
+    plain = strip_markup(text)
+    if _THE_SCRIPT.search(plain) and len(scripts) == 1 and not in_example(plain, 0):
+        return next(iter(scripts))
+    said = content_stems(plain)
+    first = content_stems(first_word(plain))
+    scored = []
+    for path in sorted(scripts):
+        name = re.sub(r"\.\w+$", "", path.rsplit("/", 1)[-1])
+        words = [w for w in re.split(r"[^A-Za-z0-9]+", name) if w]
+        stems = content_stems(" ".join(words))
+        lead = content_stems(words[0]) if words else set()
+        if len(stems) >= 2 and lead and lead <= first and 3 * len(stems & said) >= 2 * len(stems):
+            scored.append((len(stems & said) / len(stems), path))
+    scored.sort(reverse=True)
+    if not scored or (len(scored) > 1 and scored[0][0] == scored[1][0]):
+        return None
+    return scored[0][1]
+
+
+def script_usage(text: str, script: str) -> str:
+    """How a document shows `script` run (its first code span or fence line naming it, optional `[…]` arguments
+    left out), else the script alone."""
+    for m in re.finditer(r"`([^`\n]*" + re.escape(script) + r"[^`\n]*)`|^\s*(?:\$\s+)?((?:(?:python3?|node|bash|sh|"
+                         r"ruby|uv\s+run|npx\s+tsx)\s+)?[\"']?[^\s\"']*" + re.escape(script) + r"[\"']?(?:\s.*)?)$",
+                         text, re.M):
+        usage = (m.group(1) or m.group(2) or "").strip()
+        while (shorter := re.sub(r"\s*\[[^\[\]]*\]", "", usage)) != usage:
+            usage = shorter
+        if any(w.strip("\"'").endswith(script) for w in usage.split()[:2]):
+            return usage
+    return ""
 
 
 #: A step that writes a file: its verb opens the sentence ("Write `NOTES.md` …", "Then save the report to REPORT.md").

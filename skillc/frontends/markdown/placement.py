@@ -239,13 +239,30 @@ def _place_knowledge(p: Placer) -> None:
             continue
         counts = p.topics.overlaps(c.text)
         top = max(counts.values(), default=0)
+        home = _heading_home(p, c, prompted) if top < 2 else None
         if top >= 2:
             best = min((s for s, k in counts.items() if k == top),
                        key=lambda s: (abs(d.states[s].start - c.start), position[s]))
         else:
-            best = _nearest(by_start, starts, c.start)
+            best = home or _nearest(by_start, starts, c.start)
         d.states[best].notes.append(c.text.strip() if c.kind == "command" else strip_markup(c.text))
         d.land(c, best)
+
+
+def _heading_home(p: Placer, c: Clause, prompted: list[str]) -> str | None:
+    """The state a section of guidance informs, for a sentence sharing too few words with any state: the one its
+    heading names ("## Evaluation Rubric" → the state that evaluates), the section's words deciding a tie; None inside
+    a section that has states of its own, under the title alone, or where the heading names none."""
+    if len(c.section) < 2 or p.section_states(c, prompted):
+        return None
+    counts = p.topics.overlaps(strip_markup(c.section[-1]))
+    if not counts:
+        return None
+    start, end = p.sections.section(c.start)
+    words = p.topics.overlaps(" ".join(x.text for x in p.clauses if start <= x.start < end))
+    top = max(counts.values())
+    return max((s for s, k in counts.items() if k == top),
+               key=lambda s: (words.get(s, 0), -abs(p.d.states[s].start - c.start)))
 
 
 def _nearest(by_start: list[tuple[int, int, str]], starts: list[int], line: int) -> str:

@@ -10,15 +10,18 @@ rule records the lines it came from.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import attrs
 
 from skillc.diagnostics import Code
 from skillc.frontends.markdown.clauses import Clause
+from skillc.frontends.markdown.commands import skill_files
 from skillc.frontends.markdown.document import Document
 from skillc.frontends.markdown.draft import DMachine, Options
 from skillc.frontends.markdown.emit import module
 from skillc.frontends.markdown.graph import build_graph
-from skillc.frontends.markdown.phrases import inline_command, script_mention
+from skillc.frontends.markdown.phrases import inline_command, named_script, script_mention
 from skillc.frontends.markdown.placement import place
 from skillc.frontends.markdown.reads import infer_reads
 from skillc.frontends.markdown.review import Unencoded, mark
@@ -55,15 +58,17 @@ def bash_declared(doc: Document, options: Options) -> bool:
     return "bash" in allowed or "bash" in options.tools
 
 
-def runs_command(c: Clause) -> bool:
-    """True for a shell fence, a step that says to run an inline command, or one that runs a bundled script."""
+def runs_command(c: Clause, scripts: frozenset[str] = frozenset()) -> bool:
+    """True for a shell fence, a step that says to run an inline command, or one that runs a bundled script (by its
+    path, or by its words where `scripts` are the folder's)."""
     return (c.kind == "command" or (c.kind in ("step", "knowledge") and inline_command(c.text) is not None)
-            or (c.kind == "step" and script_mention(c.text) is not None))
+            or (c.kind == "step" and script_mention(c.text) is not None)
+            or (c.kind != "command" and named_script(c.text, scripts) is not None))
 
 
-def has_commands(clauses: list[Clause]) -> bool:
+def has_commands(clauses: list[Clause], scripts: frozenset[str] = frozenset()) -> bool:
     """True when the document has shell fences, steps that say to run an inline command, or a bundled script."""
-    return any(runs_command(c) for c in clauses)
+    return any(runs_command(c, scripts) for c in clauses)
 
 
 def compile_document(doc: Document, clauses: list[Clause], options: Options | None = None) -> Compiled:
@@ -71,7 +76,8 @@ def compile_document(doc: Document, clauses: list[Clause], options: Options | No
     options = options or Options()
     declared = bash_declared(doc, options)
     # Commands to run make `bash` available even when the front matter does not declare it.
-    draft = DMachine(options.source, declared, declared or has_commands(clauses))
+    scripts = skill_files(str(Path(doc.path).parent))
+    draft = DMachine(options.source, declared, declared or has_commands(clauses, scripts))
     sections = Sections.of(doc)
     procedure = build_graph(doc, clauses, options, draft, sections, group_units(clauses))
     place(draft, clauses, sections)

@@ -18,7 +18,7 @@ from skillc.check.graph import reachable, successors
 from skillc.frontends.markdown import Options, build
 from skillc.frontends.markdown.commands import cut
 from skillc.frontends.markdown.diagram import parse_diagram
-from skillc.frontends.markdown.phrases import written_file
+from skillc.frontends.markdown.phrases import named_script, written_file
 from skillc.frontends.markdown.pipeline import BuildResult
 from skillc.ir.machine import Machine
 from skillc.ir.printexpr import show_expr
@@ -205,6 +205,36 @@ def test_a_hole_quoting_cannot_make_safe_is_the_users_to_give(tmp_path: Path) ->
     assert "# Given by the user: the command of" in result.text and "as the program the command runs" in result.text
 
 
+def test_sample_lists_tables_and_quoted_output_are_knowledge(tmp_path: Path) -> None:
+    m = machine(tmp_path, """# Review
+
+## Procedure
+
+1. Check the permissions.
+2. Rate the risk.
+
+Example assessments:
+- `Read Grep` - Low risk, read-only analysis skill
+- `Read Bash` - Medium risk, needs justification
+
+3. Display results as a markdown table with full URLs:
+
+| # | Title | URL |
+|---|-------|-----|
+| 1 | feat: add a broker restart | https://example.org/pull/1 |
+
+4. When listing skills, output approximately as follows:
+\"\"\"
+Skills from {repo}:
+1. skill-1
+2. skill-2 (already installed)
+\"\"\"
+""")
+    assert {s.provenance.start for s in m.states.values() if s.provenance is not None} == {5, 6, 12, 18}
+    prompts = "\n".join(s.prompt or "" for s in m.states.values())
+    assert "Low risk, read-only analysis skill" in prompts and "skill-2 (already installed)" in prompts
+
+
 @pytest.mark.parametrize("command, parts", [
     ("gh pr view {number}", ("gh pr view ", ("quote", "number"))),
     ("gh run view $RUN_ID --log", ("gh run view ", ("quote", "run_id"), " --log")),
@@ -239,6 +269,42 @@ def test_bundled_scripts_run_from_the_skill_folder(tmp_path: Path) -> None:
 def test_a_script_after_a_skill_dir_placeholder_runs_from_skill_dir(tmp_path: Path) -> None:
     assert cut("node <skill-dir>/scripts/fetch.js <url>").parts == (
         "node ", ("path", "scripts/fetch.js"), " ", ("quote", "url"))
+    assert cut("cd <skill-directory>").parts == ("cd ", ("path", ""))
+    # A skill's path as an argument is another skill's (the one to install or scan), not this one's folder.
+    assert cut("install.py --path <path/to/skill>").parts == ("install.py --path ", ("quote", "path_skill"))
+    assert cut("scan.py <path-to-skill>").parts == ("scan.py ", ("quote", "path_skill"))
+
+
+def test_sample_invocations_of_one_program_run_the_first_with_its_sample_path_a_hole(tmp_path: Path) -> None:
+    m = machine(tmp_path, """# Fix
+
+## Procedure
+
+1. Verify the fix.
+   - Run the tests of this group with markers or file patterns:
+     ```bash
+     uv run pytest tests/path/to/test_file.py -v
+     uv run pytest -k "pattern" -v
+     ```
+""")
+    [run] = calls(m, "bash")
+    assert show_expr(dict(m.states[run].call.args)["command"]) == '"uv run pytest " ++ quote(test_file) ++ " -v"'
+
+
+def test_a_failure_said_in_other_words_is_the_commands_failure(tmp_path: Path) -> None:
+    m = machine(tmp_path, """# Fix CI
+
+## Workflow
+
+1. Verify gh authentication.
+   - Run `gh auth status` in the repo.
+   - If unauthenticated, ask the user to log in before proceeding.
+2. Resolve the PR.
+""")
+    [check] = calls(m, "bash")
+    [ask] = calls(m, "ask_user")
+    failing = [e for e in m.states[check].edges if e.guard is not None and "!= 0" in show_expr(e.guard)]
+    assert [e.target for e in failing] == [ask], "an unauthenticated `gh` exits non-zero: that edge asks the user"
 
 
 # ---------------------------------------------------------------- menus
@@ -458,6 +524,41 @@ Use the helper scripts based on the task:
 """)
     judges = [s for s in m.states.values() if s.kind == "judge"]
     assert len(judges) == 1 and len({e.target for e in judges[0].edges}) == 3
+    assert m.start == judges[0].name, "the run opens with the choice, not with its first option"
+
+
+def test_options_run_the_bundled_scripts_they_name_by_their_words(tmp_path: Path) -> None:
+    m = machine(tmp_path, """# Installer
+
+Use the helper scripts based on the task:
+- List curated skills when the user asks what is available.
+- Install from another repo when the user provides a GitHub repo/path.
+
+## Scripts
+
+- `scripts/list-curated-skills.py`
+- `scripts/install-skill-from-github.py --repo <owner>/<repo> --path <path/to/skill> [<path/to/skill> ...]`
+""", scripts=("scripts/list-curated-skills.py", "scripts/install-skill-from-github.py"))
+    commands = {name: show_expr(dict(m.states[name].call.args)["command"]) for name in calls(m, "bash")}
+    assert len(commands) == 2, commands
+    listing = next(c for c in commands.values() if "list-curated-skills.py" in c)
+    install = next(c for c in commands.values() if "install-skill-from-github.py" in c)
+    assert listing.startswith('"python3 "'), "run with its interpreter, as the folder holds it"
+    assert "quote(owner)" in install and "quote(path_skill)" in install, "the shown usage, its holes filled"
+    assert "[<path" not in install, "optional arguments are left out"
+
+
+@pytest.mark.parametrize("sentence, script", [
+    ("List curated skills when the user asks.", "scripts/list-curated-skills.py"),
+    ("Install from another repo when the user gives a GitHub path.", "scripts/install-skill-from-github.py"),
+    ("Preferred: run the bundled script (handles drift).", None),  # two scripts: which one is not said
+    ("phy_export/ # For manual curation", None),  # a listing, not a step
+    ("Curated skills are listed first.", None),  # does not open with the script's verb
+])
+def test_the_script_a_step_names_by_its_words(sentence: str, script: str | None) -> None:
+    scripts = frozenset({"scripts/list-curated-skills.py", "scripts/install-skill-from-github.py"})
+    assert named_script(sentence, scripts) == script
+    assert named_script("Preferred: run the bundled script.", frozenset({"scripts/x.py"})) == "scripts/x.py"
 
 
 # ---------------------------------------------------------------- stops
@@ -812,3 +913,26 @@ Run `gh api notifications`.
     asks = calls(m, "ask_user")
     spans = [m.states[a].provenance for a in asks]
     assert any(p is not None and p.start <= 7 <= p.end for p in spans), "the question's lines are the ask's"
+
+
+def test_a_section_of_guidance_informs_the_state_its_heading_names(tmp_path: Path) -> None:
+    m = machine(tmp_path, """# Ensemble
+
+## Procedure
+
+1. Draft three prompts with different strategies.
+2. Score the solutions against the rubric.
+3. Present the winner.
+
+## Strategies
+
+| Approach | Focus |
+|---|---|
+| Simplicity | Minimal code, maximum readability |
+
+## Token cost
+
+About four times one attempt.
+""")
+    assert "Minimal code, maximum readability" in (m.states["draft_three_prompts"].prompt or "")
+    assert "About four times" in (m.states["present_winner"].prompt or ""), "a heading naming no state: the nearest"
