@@ -212,6 +212,8 @@ _DONT_HEADING = re.compile(r"^\W*(?:don'?t|do not|avoid|never|anti-?patterns?|co
                            r"|what not to do)\b", re.I)
 
 
+# A section summing up the procedure ("## Quick start", "## TL;DR"): knowledge where the document has the procedure.
+_SUMMARY = re.compile(r"^\W*(?:quick\s*-?\s*start|tl;?\s*dr|at a glance|in short|cheat\s*-?\s*sheet)\b", re.I)
 # A sentence introducing samples: the list or table right after it shows examples, not things to do.
 _SAMPLE_LEAD = re.compile(r"(?:\bexamples?\b|\be\.g\.|\bfor (?:example|instance)\b|\bsamples?\b|\bsuch as\b|"
                           r"\b(?:output|print|display|show|present|respond|reply|say|format|report)\b.*\b(?:as follows|"
@@ -312,11 +314,17 @@ def extract_clauses(doc: Document) -> list[Clause]:
         out.append(Clause(len(out), kind, text, start, end, block.section, block, num, lead))
 
     # Paragraphs directly followed by a shell fence (outside reference sections).
-    fence_next = {id(a): nb.kind == "code" and nb.info in _SHELL and _section_role(nb.section) != "knowledge"
+    summary = _has_procedure_section(doc)  # a quick start beside the workflow sums it up: knowledge
+
+    def role_of(section: tuple[str, ...]) -> str:
+        return "knowledge" if summary and any(_SUMMARY.match(strip_markup(t)) for t in section) \
+            else _section_role(section)
+
+    fence_next = {id(a): nb.kind == "code" and nb.info in _SHELL and role_of(nb.section) != "knowledge"
                   for a, nb in zip(doc.blocks, doc.blocks[1:])}
     samples = _samples(doc)
     for b in doc.blocks:
-        role = _section_role(b.section)
+        role = role_of(b.section)
         if b.kind != "heading" and b.start in samples:
             for sentence, a, z in (split_sentences(b.text) if b.kind in ("para", "item") else [(b.text, 0, 0)]):
                 add("knowledge", sentence.strip(), b.start + a, b.end if b.kind not in ("para", "item") else

@@ -73,6 +73,10 @@ def _says_to_read(said: str) -> bool:
 # A condition on the failure of the command or script run shortly before.
 SCRIPT_FAILS = re.compile(r"^(?:\w+:\s*)?if\s+(?:the\s+)?(?:script|command|scan|scanner|tool|it|this|that)\s+"
                           r"(?:run\s+)?fails\b", re.I)
+# What to do when the command fails is only to tell of it ("report the error to the user"): the run cannot go on.
+REPORTS_ONLY = re.compile(r"^(?:report|tell|inform|explain|show|notify|surface|print|relay)\b(?!.*\b(?:continue|"
+                          r"proceed|go on|then|retry|try|fix|fall ?back|instead|otherwise|skip)\b).*\b(?:error|"
+                          r"failure|problem|issue|message|output)s?\b", re.I)
 Piece = tuple[str, list[DEdge]]  # a unit's entry state and its exits (edges to whatever comes next)
 Handler = Callable[["GraphBuilder", Unit, "Unit | None"], Piece]
 
@@ -351,10 +355,13 @@ class GraphBuilder:
         self.d.land(clause, tool.name)
         tool.end = max(tool.end, clause.end)
         plain = strip_markup(said.action).rstrip(".")
+        action = said.action
+        if REPORTS_ONLY.match(plain) and stop_clause(plain) is None:
+            action = f"{plain} and stop"  # "If it fails, report the error": nothing after it can go on
         if again(plain) and stop_clause(plain) is None:
             self._retry(tool, clause, plain)
         else:
-            self.arms.arm(tool, failed(tool), said.action, clause, exits, said.condition)
+            self.arms.arm(tool, failed(tool), action, clause, exits, said.condition)
             tool.failure = "handled"
         tool.edges.append(default)
         return exits

@@ -936,3 +936,28 @@ About four times one attempt.
 """)
     assert "Minimal code, maximum readability" in (m.states["draft_three_prompts"].prompt or "")
     assert "About four times" in (m.states["present_winner"].prompt or ""), "a heading naming no state: the nearest"
+
+
+def test_a_failure_that_is_only_reported_ends_the_run_failed(tmp_path: Path) -> None:
+    m = machine(tmp_path, """# Diagram
+
+## Prerequisites
+
+Install the tool:
+
+```bash
+uv pip install trailmark
+```
+
+If installation fails, report the error to the user.
+
+## Workflow
+
+1. Draw the diagram.
+""")
+    [install] = calls(m, "bash")
+    [edge] = [e for e in m.states[install].edges if e.guard is not None]
+    succ = successors(m)
+    outcomes = {t.name: t.outcome for t in m.terminals()}
+    ends = {t for t in reachable(succ, [edge.target]) if t in outcomes}
+    assert ends and all(outcomes[t] == "failed" for t in ends), ends
