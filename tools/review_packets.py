@@ -25,6 +25,9 @@ answer, sentence).
     python tools/review_packets.py blind OUT [--split test] [--lanes 8] [--seed 11] [--builds llm,offline]
         [--exchanges corpus/llm]
     python tools/review_packets.py collect-blind OUT > corpus/review/test-blind.tsv
+
+After a change of a compiler, `blind … --changed TABLE` packets only the machines TABLE holds no answers for (those
+whose text changed), and `collect-blind OUT --into TABLE` prints TABLE with their new answers in place of the old.
 """
 
 from __future__ import annotations
@@ -32,6 +35,7 @@ from __future__ import annotations
 import argparse
 import collections
 import random
+import shutil
 import sys
 from pathlib import Path
 
@@ -100,10 +104,19 @@ def make(out: Path, split: str, offline: bool, sample: int | None, seed: int) ->
     return total
 
 
+def _judged_keys(table: Path | None) -> set[tuple[str, str, str]]:
+    """(skill, build, machine) of every machine a blind table holds answers for; none without a table."""
+    if table is None:
+        return set()
+    rows = [line.split("\t") for line in table.read_text(encoding="utf-8").splitlines()[1:] if line.strip()]
+    return {(row[0], row[1], row[2]) for row in rows}
+
+
 def blind(out: Path, split: str, lanes: int, seed: int, builds: tuple[str, ...] = ("llm", "offline"),
-          exchanges: Path = CORPUS / "llm") -> int:
-    """Write one anonymous packet a machine (each build of each skill; `llm` replays `exchanges`) and deal them into
-    lanes; the packets."""
+          exchanges: Path = CORPUS / "llm", changed: Path | None = None) -> int:
+    """Write one anonymous packet a machine (each build of each skill; `llm` replays `exchanges`; with `changed`,
+    only the machines that table holds no answers for) and deal them into lanes; the packets."""
+    judged = _judged_keys(changed)
     rng = random.Random(seed)
     machines = [(sid, kind) for sid in split_ids(CORPUS, split) for kind in builds]
     rng.shuffle(machines)
@@ -116,6 +129,9 @@ def blind(out: Path, split: str, lanes: int, seed: int, builds: tuple[str, ...] 
             continue
         result, requirements = built
         assert result.text is not None  # _packet said so
+        if (sid, kind, machine_key(result.text)) in judged:  # judged already, as it is
+            shutil.rmtree(packet)
+            continue
         (packet / "requirements.txt").write_text("".join(
             f"R{n}\t{r.text}\t{_anchored(r)}\n" for n, r in enumerate(requirements, 1)), encoding="utf-8")
         key.append(f"{packet.name}\t{sid}\t{kind}\t{machine_key(result.text)}")
@@ -128,12 +144,13 @@ def blind(out: Path, split: str, lanes: int, seed: int, builds: tuple[str, ...] 
     return len(key) - 1
 
 
-def collect_blind(out: Path) -> collections.Counter[str]:
-    """Print the judges' answers as one table (the key beside OUT says which build each packet holds)."""
+def collect_blind(out: Path, into: Path | None = None) -> collections.Counter[str]:
+    """Print the judges' answers as one table (the key beside OUT says which build each packet holds); with `into`,
+    that table with the machines judged here in place of its rows of the same skill and build."""
     counts: collections.Counter[str] = collections.Counter()
     rows = out.with_name(out.name + ".key.tsv").read_text(encoding="utf-8").splitlines()[1:]
     key = {row[0]: row[1:] for row in (line.split("\t") for line in rows)}
-    print("skill\tbuild\tmachine\trequirement_line\trequirement\tanswer\tjudge")
+    judged: dict[tuple[str, str], list[str]] = {}
     for packet in sorted(p for p in out.iterdir() if (p / "requirements.txt").is_file()):
         sid, kind, machine = key[packet.name]
         answers = _answers(packet / "answers.tsv")
@@ -141,7 +158,19 @@ def collect_blind(out: Path) -> collections.Counter[str]:
         for n, r in enumerate(requirements, 1):
             answer, why = answers.get(f"R{n}", ("-", "no answer"))
             counts[f"{kind} {answer}"] += 1
-            print("\t".join((sid, kind, machine, str(r.line), r.text, answer, why)))
+            judged.setdefault((sid, kind), []).append("\t".join((sid, kind, machine, str(r.line), r.text, answer, why)))
+    print("skill\tbuild\tmachine\trequirement_line\trequirement\tanswer\tjudge")
+    printed: set[tuple[str, str]] = set()
+    for line in into.read_text(encoding="utf-8").splitlines()[1:] if into is not None else []:
+        sid, kind = line.split("\t")[:2]
+        if (sid, kind) not in judged:
+            print(line)
+        elif (sid, kind) not in printed:  # the machine judged here, where the old one's rows stood
+            print("\n".join(judged[sid, kind]))
+            printed.add((sid, kind))
+    for k, lines in judged.items():
+        if k not in printed:
+            print("\n".join(lines))
     return counts
 
 
@@ -182,16 +211,21 @@ def main(argv: list[str] | None = None) -> int:
     b.add_argument("--seed", type=int, default=11)
     b.add_argument("--builds", default="llm,offline", help="which builds, comma-separated (llm, offline)")
     b.add_argument("--exchanges", type=Path, default=CORPUS / "llm", help="the llm build replays these exchanges")
+    b.add_argument("--changed", type=Path, default=None,
+                   help="a blind table: packet only the machines it holds no answers for")
     cb = sub.add_parser("collect-blind", help="print the judges' answers as one table")
     cb.add_argument("out", type=Path)
+    cb.add_argument("--into", type=Path, default=None,
+                    help="a blind table: print it with the machines judged here in place of its rows of them")
     args = parser.parse_args(argv)
     if args.command == "make":
         print(f"{make(args.out, args.split, args.offline, args.sample, args.seed)} failures", file=sys.stderr)
     elif args.command == "blind":
         builds = tuple(b for b in args.builds.split(",") if b)
-        print(f"{blind(args.out, args.split, args.lanes, args.seed, builds, args.exchanges)} packets", file=sys.stderr)
+        print(f"{blind(args.out, args.split, args.lanes, args.seed, builds, args.exchanges, args.changed)} packets",
+              file=sys.stderr)
     else:
-        counts = (collect if args.command == "collect" else collect_blind)(args.out)
+        counts = collect(args.out) if args.command == "collect" else collect_blind(args.out, args.into)
         print(" ".join(f"{k} {n}" for k, n in sorted(counts.items())), file=sys.stderr)
     return 0
 
