@@ -20,6 +20,7 @@ procedure at all.
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Iterator, Sequence
 
@@ -250,6 +251,36 @@ def _shown(lead: Block, after: Sequence[Block]) -> Iterator[Block]:
         yield x
 
 
+_ARROW = re.compile(r"^([^→>]{2,80}?)\s*(?:→|->|=>)\s*(\S.*)$")
+
+
+def _cases(doc: Document) -> set[int]:
+    """The items of lists of cases, each `CASE → ACTION` ("Simple change → use the quick plan", "K > 32 → offer to
+    save"): two or more sibling bullets, every one a case, most of their actions imperative. Each is a condition."""
+    out: set[int] = set()
+    run: list[Block] = []
+
+    def close() -> None:
+        cased = [(b, _ARROW.match(strip_markup(b.text).strip())) for b in run]
+        for arrow, group in itertools.groupby(cased, key=lambda x: x[1] is not None):  # runs of `→` bullets
+            found = list(group)
+            acts = [is_imperative(m.group(2)) for _, m in found if m is not None]
+            if arrow and len(found) >= 2 and 2 * sum(acts) > len(acts):
+                out.update(b.start for b, _ in found)
+        run.clear()
+
+    for b in doc.blocks:
+        if b.kind == "item" and b.first_in_item and not b.ordered and not b.checkbox:
+            if run and not (b.depth == run[-1].depth and b.parent_item == run[-1].parent_item
+                            and b.section == run[-1].section):
+                close()
+            run.append(b)
+        elif not (b.kind == "item" and run and b.depth > run[-1].depth):
+            close()
+    close()
+    return out
+
+
 def _dont_item(b: Block) -> bool:
     """An unordered list item right under a heading of what not to do."""
     return b.kind == "item" and not b.ordered and b.parent_item is None and bool(b.section) \
@@ -323,6 +354,7 @@ def extract_clauses(doc: Document) -> list[Clause]:
     fence_next = {id(a): nb.kind == "code" and nb.info in _SHELL and role_of(nb.section) != "knowledge"
                   for a, nb in zip(doc.blocks, doc.blocks[1:])}
     samples = _samples(doc)
+    cases = _cases(doc)
     for b in doc.blocks:
         role = role_of(b.section)
         if b.kind != "heading" and b.start in samples:
@@ -393,6 +425,10 @@ def extract_clauses(doc: Document) -> list[Clause]:
         if _dont_item(b) and sentences:  # "- Deploy without testing" under "### ❌ Don't": a prohibition, said so
             sentence, a, z = sentences[0]
             add("forbid", sentence, b.start + a, b.start + z, b, lead="Avoid")
+            sentences = sentences[1:]
+        elif b.start in cases and sentences and role not in ("knowledge", "rules") and structured:
+            sentence, a, z = sentences[0]  # "- Simple change → use the quick plan": one case of a choice
+            add("branch", sentence, b.start + a, b.start + z, b, num=num)
             sentences = sentences[1:]
         last = len(sentences) - 1
         for i, (sentence, a, z) in enumerate(sentences):

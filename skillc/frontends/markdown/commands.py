@@ -148,8 +148,8 @@ def cut(command: str, scripts: frozenset[str] = frozenset()) -> Cut:
                 emit(("path", relative), m.start(), m.end())
             continue
         whole = m.group(0)
-        if _SKILL_DIR.match(whole):
-            emit(("path", ""), m.start(), m.end())
+        if _SKILL_DIR.match(whole) and not any(isinstance(p, tuple) and p[0] == "path" and p[1] for p in parts):
+            emit(("path", ""), m.start(), m.end())  # an argument of a bundled script names the skill it works on
             continue
         name = m.group("angle_name") or m.group("brace_name") or m.group("dollar_braced") or m.group("dollar_name") \
             or m.group("square_name")

@@ -73,6 +73,9 @@ def _says_to_read(said: str) -> bool:
 # A condition on the failure of the command or script run shortly before.
 SCRIPT_FAILS = re.compile(r"^(?:\w+:\s*)?if\s+(?:the\s+)?(?:script|command|scan|scanner|tool|it|this|that)\s+"
                           r"(?:run\s+)?fails\b", re.I)
+# A command run to find failures ("Run `make test` to identify all failing tests"): its non-zero exit is the finding.
+FINDS_FAILURES = re.compile(r"\bto (?:identify|find|list|see|show|collect|surface|detect|get|reveal)\b[^.]*"
+                            r"\b(?:fail\w*|errors?|issues|problems|violations|warnings|findings)\b", re.I)
 # What to do when the command fails is only to tell of it ("report the error to the user"): the run cannot go on.
 REPORTS_ONLY = re.compile(r"^(?:report|tell|inform|explain|show|notify|surface|print|relay)\b(?!.*\b(?:continue|"
                           r"proceed|go on|then|retry|try|fix|fall ?back|instead|otherwise|skip)\b).*\b(?:error|"
@@ -520,7 +523,8 @@ class GraphBuilder:
             self.d.land(c, s.name)
         s.notes += [strip_markup(c.text) for c in unit.notes]
         exits = [DEdge(None, NEXT)]
-        if nxt is None or nxt.kind not in ("branch", "loop", "verify", "tree"):
+        if (nxt is None or nxt.kind not in ("branch", "loop", "verify", "tree")) \
+                and not FINDS_FAILURES.search(strip_markup(text or said)):
             s.edges.append(DEdge(failed(s), "fallback", auto=True))
         s.edges.extend(exits)
         return (fill or s).name, exits

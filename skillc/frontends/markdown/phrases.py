@@ -353,6 +353,10 @@ def _stop_terminal(verb: str, rest: str, outcome: Outcome) -> str:
             "success": "stopped"}[outcome]
 
 
+#: A case and its action in a list of cases: "Simple change → use `quick-plan.md`", "**K > 32** -> offer to save".
+CASE_ARROW = re.compile(r"^([^→>]{2,80}?)\s*(?:→|->|=>)\s*(\S.*)$")
+
+
 def if_parts(text: str) -> IfThen:
     """`If C, A` → (C, A); the action is '' when the sentence has none."""
     plain = strip_markup(text).rstrip(".")
@@ -363,6 +367,9 @@ def if_parts(text: str) -> IfThen:
     after = re.match(r"^((?:stop|abort|halt|give up)\b.*?),?\s+\b(?:if|when|unless)\b\s+(.+)$", masked, re.I)
     if not m and after is not None:  # "Stop and report if C": the action comes first
         return IfThen(plain[after.start(2):after.end(2)].strip(), plain[after.start(1):after.end(1)].strip())
+    arrow = CASE_ARROW.match(masked)
+    if not m and arrow is not None:  # "Simple change → use the quick plan": a case and what it does
+        return IfThen(plain[arrow.start(1):arrow.end(1)].strip(), plain[arrow.start(2):arrow.end(2)].strip())
     if not m:
         return IfThen(re.sub(r"^(?:if|in case|unless|should|when)\s+", "", plain, flags=re.I), "")
     return IfThen(plain[m.start(1):m.end(1)].strip(), plain[m.start(2):m.end(2)].strip())

@@ -17,7 +17,18 @@ import attrs
 
 from skillc.frontends.markdown.clauses import _STEP_HEADING, FOREACH, Clause, is_imperative, strip_markup
 from skillc.frontends.markdown.document import Block, Document
-from skillc.frontends.markdown.phrases import ALTERNATIVE, BACK, DECIDE, GATE, MENU, NEXT_ITEM, OTHERWISE, again
+from skillc.frontends.markdown.names import content_stems, stem
+from skillc.frontends.markdown.phrases import (
+    ALTERNATIVE,
+    BACK,
+    CASE_ARROW,
+    DECIDE,
+    GATE,
+    MENU,
+    NEXT_ITEM,
+    OTHERWISE,
+    again,
+)
 
 UnitKind = Literal["step", "branch", "loop", "verify", "tree", "whole", "gate", "foreach", "menu", "alternatives",
                    "chain"]
@@ -72,7 +83,7 @@ def _alternatives(units: list[Unit]) -> list[Unit]:
             if c is None or len(c.section) <= len(parent) or c.section[:len(parent)] != parent:
                 break
             title = c.section[len(parent)]
-            if not ALTERNATIVE.search(title):
+            if not (ALTERNATIVE.search(title) or _named_as_choice(parent[-1], title)):
                 break
             if not group or group[-1][0] != title:
                 group.append((title, []))
@@ -86,6 +97,14 @@ def _alternatives(units: list[Unit]) -> list[Unit]:
         out.append(units[i])
         i += 1
     return out
+
+
+def _named_as_choice(parent: str, title: str) -> bool:
+    """A section one of those its parent's title sets against each other ("Standard vs Deep Verification" →
+    "Standard Verification", "Deep Verification")."""
+    words = content_stems(title)
+    return bool(re.search(r"\s(?:vs\.?|versus)\s", parent, re.I)) and bool(words) \
+        and stem(title.split()[0].lower()) in content_stems(parent)
 
 
 def _menu(clauses: list[Clause], i: int) -> Unit | None:
@@ -187,6 +206,7 @@ def _split(units: list[Unit]) -> list[Unit]:
         cases = prev is not None and prev.kind == "step" and prev.command is None and len(prev.clauses) == 1 \
             and strip_markup(prev.clauses[0].text).endswith(":") and _arms_of(prev.clauses[0], u.arms[0]) \
             if u.kind == "branch" and u.arms else False
+        cases = cases or (u.kind == "branch" and all(_case(a) for a in u.arms))
         if u.kind == "branch" and len(u.arms) > 1 and u.otherwise is None and not cases:
             for i, arm in enumerate(u.arms):
                 out.append(Unit("branch", (arm,), arms=(arm,), loop=u.loop if i == len(u.arms) - 1 else None,
@@ -194,6 +214,12 @@ def _split(units: list[Unit]) -> list[Unit]:
         else:
             out.append(u)
     return out
+
+
+def _case(arm: Clause) -> bool:
+    """An arm of a list of cases ("- Simple change → use the quick plan"): one choice with its siblings."""
+    plain = strip_markup(arm.text)
+    return CASE_ARROW.match(plain) is not None and not re.match(r"^(?:if|when|unless)\b", plain, re.I)
 
 
 def _with_notes(units: list[Unit], clauses: list[Clause]) -> list[Unit]:

@@ -273,6 +273,8 @@ def test_a_script_after_a_skill_dir_placeholder_runs_from_skill_dir(tmp_path: Pa
     # A skill's path as an argument is another skill's (the one to install or scan), not this one's folder.
     assert cut("install.py --path <path/to/skill>").parts == ("install.py --path ", ("quote", "path_skill"))
     assert cut("scan.py <path-to-skill>").parts == ("scan.py ", ("quote", "path_skill"))
+    assert cut("uv run scripts/scan.py <skill-directory>", frozenset({"scripts/scan.py"})).parts == (
+        "uv run ", ("path", "scripts/scan.py"), " ", ("quote", "skill_directory")), "a bundled script's argument"
 
 
 def test_sample_invocations_of_one_program_run_the_first_with_its_sample_path_a_hole(tmp_path: Path) -> None:
@@ -961,3 +963,62 @@ If installation fails, report the error to the user.
     outcomes = {t.name: t.outcome for t in m.terminals()}
     ends = {t for t in reachable(succ, [edge.target]) if t in outcomes}
     assert ends and all(outcomes[t] == "failed" for t in ends), ends
+
+
+def test_a_list_of_cases_with_arrows_is_one_choice(tmp_path: Path) -> None:
+    m = machine(tmp_path, """# Plan
+
+## Workflow
+
+### 1) Read the spec
+- Fetch the spec page.
+
+### 2) Choose plan depth
+- Simple change → use the quick plan template.
+- Multi-phase feature → use the standard plan template.
+- Create the plan page.
+""")
+    judges = [s for s in m.states.values() if s.kind == "judge"]
+    assert len(judges) == 1, "one choice between the cases, not a yes/no question a case"
+    targets = [e.target for e in judges[0].edges]
+    assert len(targets) == 3 and "create_plan_page" in targets, targets  # none of them: go on
+
+
+def test_sections_a_heading_sets_against_each_other_are_one_choice(tmp_path: Path) -> None:
+    m = machine(tmp_path, """# Verify
+
+## Procedure
+
+### Step 1: Restate the claim
+
+### Route: Standard vs Deep Verification
+
+#### Standard Verification
+
+Follow the linear checklist.
+
+#### Deep Verification
+
+Review each phase as a task.
+""")
+    judges = [s for s in m.states.values() if s.kind == "judge"]
+    assert len(judges) == 1 and {"follow_linear_checklist", "review_phase_task"} <= {e.target for e in judges[0].edges}
+    succ = successors(m)
+    assert "review_phase_task" not in reachable(succ, ["follow_linear_checklist"]), "never both paths"
+
+
+def test_a_command_run_to_find_failures_goes_on_when_it_finds_them(tmp_path: Path) -> None:
+    m = machine(tmp_path, """# Fix tests
+
+## Steps
+
+### 1. Initial test run
+
+Run `make test` to identify all failing tests.
+
+### 2. Group the failures
+
+Group similar failures by error type.
+""")
+    [run] = calls(m, "bash")
+    assert all(e.target != "fallback" for e in m.states[run].edges), "failing tests are the finding, not a failure"
