@@ -281,6 +281,22 @@ def _cases(doc: Document) -> set[int]:
     return out
 
 
+_CODE_ONLY = re.compile(r"^`([a-z][\w.-]*(?: [^`]+)+)`\.?$")
+
+
+def _shown_commands(doc: Document) -> dict[int, str]:
+    """The bullets that only show a numbered step's command ("1. Add the Notion MCP:" and, under it, only
+    `` - `codex mcp add notion --url …` ``): the command, by the bullet's first line; one such bullet a step."""
+    leads = {b.item: b for b in doc.blocks if b.kind == "item" and b.ordered and b.depth == 1 and b.first_in_item
+             and strip_markup(b.text).rstrip().endswith(":")}
+    found: dict[int, list[tuple[int, str]]] = {}
+    for b in doc.blocks:
+        m = _CODE_ONLY.match(b.text.strip()) if b.kind == "item" and b.parent_item in leads else None
+        if m is not None and b.first_in_item:
+            found.setdefault(b.parent_item, []).append((b.start, m.group(1)))  # type: ignore[arg-type]
+    return {start: code for shown in found.values() if len(shown) == 1 for start, code in shown}
+
+
 def _dont_item(b: Block) -> bool:
     """An unordered list item right under a heading of what not to do."""
     return b.kind == "item" and not b.ordered and b.parent_item is None and bool(b.section) \
@@ -355,8 +371,12 @@ def extract_clauses(doc: Document) -> list[Clause]:
                   for a, nb in zip(doc.blocks, doc.blocks[1:])}
     samples = _samples(doc)
     cases = _cases(doc)
+    shown = _shown_commands(doc)
     for b in doc.blocks:
         role = role_of(b.section)
+        if b.start in shown and role not in ("knowledge", "rules"):
+            add("command", shown[b.start], b.start, b.end, b)  # the step's command, as a fence would show it
+            continue
         if b.kind != "heading" and b.start in samples:
             for sentence, a, z in (split_sentences(b.text) if b.kind in ("para", "item") else [(b.text, 0, 0)]):
                 add("knowledge", sentence.strip(), b.start + a, b.end if b.kind not in ("para", "item") else

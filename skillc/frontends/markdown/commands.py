@@ -42,6 +42,9 @@ _HOLE = re.compile(
     r"|(?P<square>(?<![\w\[$])\[(?P<square_name>[a-z][\w-]{2,})\](?![\w(\]]))")
 
 
+# An optional argument of a usage line: ` [--flag VALUE]` (not `[ -f x ]`, `[[ … ]]`).
+_OPTIONAL = re.compile(r"[ \t]+(?<!\[)\[-[^\[\]\n]*\](?!\])")
+
 # Names a hole cannot take: expression keywords, the places and the task.
 _RESERVED = frozenset({"true", "false", "none", "not", "and", "or", "in", "skill_dir", "task", "quote", "str", "int",
                        "float", "bool", "list", "map", "enum"})
@@ -113,7 +116,10 @@ def cut(command: str, scripts: frozenset[str] = frozenset()) -> Cut:
 
     `scripts` are the paths of the skill folder's files (`scripts/x.py`); a script path whose
     file is there, or written after a placeholder of the skill's folder, runs from `skill_dir`.
+    Optional arguments shown in brackets (`[--backup]`, `[--pr NUMBER]`) are left out: a usage
+    line's brackets are not the shell's.
     """
+    command = _OPTIONAL.sub(lambda m: "" if _quote_state(command, m.start()) == "" else m.group(0), command)
     parts: list[Part] = []
     holes: dict[str, Hole] = {}
     own = _assigned(command)

@@ -62,7 +62,10 @@ from skillc.ir.toolkit import parse_allowed, path_allowed
 from skillc.syntax import nodes as n
 
 # Verbs of a step that reads a bundled document or a file of the work folder.
-READ_VERBS = frozenset({"read", "load", "consult", "open", "review", "study", "see", "follow", "reread"})
+READ_VERBS = frozenset({"read", "load", "consult", "open", "review", "study", "see", "follow", "reread", "re-read"})
+# A step that reads a file it names without its path: "RE-READ the project's rules file", "Read the full workflow".
+UNNAMED_FILE = re.compile(r"^(?:re-?read|read|open|load)\b(?!.*[`<{\[]|.*\w\.[a-z]{2,5}\b).*\b(?:file|workflow|"
+                          r"config(?:uration)?|manifest)\b", re.I)
 
 
 def _says_to_read(said: str) -> bool:
@@ -463,6 +466,8 @@ class GraphBuilder:
         work_file = self._work_file(unit, said)
         if work_file is not None:
             return self._read_work_file(unit, work_file)
+        if self._reads_unnamed_file(unit, said):
+            return self._find_and_read(unit)
         target = self._written_file(unit, said)
         if target is not None:
             return self._write_step(unit, target)
@@ -652,6 +657,34 @@ class GraphBuilder:
         self.d.states[entry].text.append(f"The content of `{path}` is in `{content}`, read for you.")
         s.edges = [DEdge(None, entry)]
         return s.name, exits
+
+    def _reads_unnamed_file(self, unit: Unit, said: str) -> bool:
+        """A step that says to read a file without naming its path, where the skill may read any file."""
+        allowed = self.doc.front.allowed_tools
+        plain = re.sub(r"^(?:first|then|next|now)\b,?\s*", "", strip_markup(said), flags=re.I)
+        return bool(unit.clauses) and unit.command is None and UNNAMED_FILE.match(plain) is not None \
+            and read_file(unit.clauses[0].text) is None \
+            and (not allowed or path_allowed(parse_allowed(allowed)[0], "read", "any/file"))
+
+    def _find_and_read(self, unit: Unit) -> Piece:
+        """A step reading a file it does not name the path of: a model state gives the path from the task and the
+        work so far, a `read` state reads it, and the model state doing the step gets its content (a model cannot
+        open files; it would invent them)."""
+        text, start, end = self._step_text(unit)
+        find = self.d.state("model", f"find_{slug(text, 3, 'file')}", (start, end), text)
+        self.d.steps.append(find.name)
+        path = self.d.var(f"{find.name}_path", n.NamedType("str"))
+        find.writes = [(path, None)]
+        find.text.append(f"Give the path, relative to the work folder, of the file this step reads: {text}\n"
+                         f"Reply with the path alone.")
+        s = self._tool_state(f"load_{slug(text, 3, 'file')}", (start, end), text, "read", [("var", path)])
+        s.text.append("Reads the file at the path given, for the step after it.")
+        find.edges = [DEdge(None, s.name)]
+        entry, exits = self._model_step(unit)
+        content = next(v for v, r in s.writes if r == "content")
+        self.d.states[entry].text.append(f"The content of the file is in `{content}`, read for you.")
+        s.edges = [DEdge(None, entry)]
+        return find.name, exits
 
     def _read_step(self, unit: Unit, path: str) -> Piece:
         """A step that reads a file the skill bundles: a `read` tool state on `skill_dir`; the states after it read

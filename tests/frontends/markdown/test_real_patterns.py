@@ -243,6 +243,9 @@ Skills from {repo}:
     ("echo $HOME; X=1; echo $X", ("echo $HOME; X=1; echo $X",)),
     ("awk '{print $1}' f | grep [a-z]", ("awk '{print $1}' f | grep [a-z]",)),
     ("echo $ARGUMENTS", ("echo ", ("quote", "task"))),
+    ("python3 insert.py a.py 50 [--backup]", ("python3 insert.py a.py 50",)),  # a usage line's optional argument
+    ("uv run fetch.py [--pr NUMBER] --json", ("uv run fetch.py --json",)),
+    ("if [ -f x ]; then echo '[--keep]'; fi", ("if [ -f x ]; then echo '[--keep]'; fi",)),
 ])
 def test_cut_finds_holes_and_leaves_shell_alone(command: str, parts: tuple[object, ...]) -> None:
     assert cut(command).parts == parts
@@ -1022,3 +1025,34 @@ Group similar failures by error type.
 """)
     [run] = calls(m, "bash")
     assert all(e.target != "fallback" for e in m.states[run].edges), "failing tests are the finding, not a failure"
+
+
+def test_a_bullet_that_only_shows_a_steps_command_is_its_command(tmp_path: Path) -> None:
+    m = machine(tmp_path, """# Notion
+
+## Workflow
+
+1. Add the Notion MCP:
+   - `codex mcp add notion --url https://mcp.notion.com/mcp`
+2. Log in with OAuth:
+   - `codex mcp login notion`
+3. Search the workspace.
+""")
+    commands = sorted(show_expr(dict(m.states[s].call.args)["command"]) for s in calls(m, "bash"))
+    assert commands == ['"codex mcp add notion --url https://mcp.notion.com/mcp"', '"codex mcp login notion"']
+
+
+def test_a_step_reading_a_file_it_does_not_name_finds_its_path_then_reads_it(tmp_path: Path) -> None:
+    m = machine(tmp_path, """# Guard
+
+## Context anchoring
+
+1. RE-READ the project's rules file immediately
+2. Recite the critical rules.
+""")
+    [read] = calls(m, "read")
+    path = show_expr(dict(m.states[read].call.args)["path"])
+    finder = next(s for s in m.states.values() if s.kind == "model" and path in s.writes)
+    assert finder.edges[0].target == read, "a model gives the path, the tool reads the file"
+    doer = m.states[read].edges[0].target
+    assert m.states[doer].kind == "model" and any(v in m.states[doer].reads for v in m.states[read].writes)
