@@ -79,6 +79,10 @@ SCRIPT_FAILS = re.compile(r"^(?:\w+:\s*)?if\s+(?:the\s+)?(?:script|command|scan|
 # A command run to find failures ("Run `make test` to identify all failing tests"): its non-zero exit is the finding.
 FINDS_FAILURES = re.compile(r"\bto (?:identify|find|list|see|show|collect|surface|detect|get|reveal)\b[^.]*"
                             r"\b(?:fail\w*|errors?|issues|problems|violations|warnings|findings)\b", re.I)
+# The run hands the turn back to the user, the work not done: "finish your answer and tell them", "the user will have
+# to restart": a section ending so ends the run `partial`.
+HANDS_BACK = re.compile(r"\b(?:finish|end|wrap up)\s+(?:your|the|this)\s+(?:answer|response|reply|turn)\b|"
+                        r"\bthe user (?:will )?(?:have|has|need|needs) to restart\b", re.I)
 # What to do when the command fails is only to tell of it ("report the error to the user"): the run cannot go on.
 REPORTS_ONLY = re.compile(r"^(?:report|tell|inform|explain|show|notify|surface|print|relay)\b(?!.*\b(?:continue|"
                           r"proceed|go on|then|retry|try|fix|fall ?back|instead|otherwise|skip)\b).*\b(?:error|"
@@ -1115,7 +1119,16 @@ class GraphBuilder:
             self.arms.arm(j, eq(var, "yes"), said.action, h, exits, cond)
         else:
             j.edges.append(DEdge(eq(var, "yes"), entry))
-            exits += body_exits
+            start, end = self.arms.sections.section(h.start)
+            back = next((c for c in self.clauses if start <= c.start < end and HANDS_BACK.search(strip_markup(c.text))),
+                        None)
+            if back is not None:  # "… the user will have to restart. Finish your answer and tell them so": it ends
+                done = self.d.terminal("handed_back", "partial", back)
+                self.d.land(back, done)
+                for e in body_exits:
+                    e.target = done
+            else:
+                exits += body_exits
         j.edges.append(skip)
         return j.name, exits
 

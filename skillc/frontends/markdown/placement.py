@@ -234,8 +234,20 @@ def _place_knowledge(p: Placer) -> None:
     position = {name: i for i, name in enumerate(prompted)}
     by_start = sorted((d.states[s].start, position[s], s) for s in prompted)
     starts = [start for start, _, _ in by_start]
+    lead: Clause | None = None  # the sentence a list or table right after it belongs to ("Example assessments:")
     for c in p.clauses:
+        b = c.block
+        if b is not None and b.kind in ("para", "item") and strip_markup(c.text).rstrip().endswith(":"):
+            lead = c
+        elif b is None or b.kind not in ("item", "row") or lead is None or lead.block is None \
+                or (b.kind == "item" and b.depth <= lead.block.depth) or c.section != lead.section:
+            lead = None
         if c.kind not in ("knowledge", "command", "step", "verify", "branch", "loop") or c.index in d.landings:
+            continue
+        home = d.landings.get(lead.index) if lead is not None and lead is not c else None
+        if home in position:  # the list goes where the sentence introducing it went
+            d.states[home].notes.append(c.text.strip() if c.kind == "command" else strip_markup(c.text))
+            d.land(c, home)
             continue
         counts = p.topics.overlaps(c.text)
         top = max(counts.values(), default=0)

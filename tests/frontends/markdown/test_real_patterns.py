@@ -1056,3 +1056,42 @@ def test_a_step_reading_a_file_it_does_not_name_finds_its_path_then_reads_it(tmp
     assert finder.edges[0].target == read, "a model gives the path, the tool reads the file"
     doer = m.states[read].edges[0].target
     assert m.states[doer].kind == "model" and any(v in m.states[doer].reads for v in m.states[read].writes)
+
+
+def test_a_list_goes_where_the_sentence_introducing_it_went(tmp_path: Path) -> None:
+    m = machine(tmp_path, """# Scan
+
+## Procedure
+
+1. Evaluate the permissions of the skill.
+2. Analyse the behaviour of the scripts: reads, greps and network calls.
+
+## Permission analysis
+
+Example assessments for the permissions:
+- `Read Grep Glob` - Low risk, read-only analysis
+- `Read Grep Glob Bash` - Medium risk, needs Bash justification
+""")
+    lead = next(s for s in m.states.values() if "Example assessments" in (s.prompt or ""))
+    assert "Low risk, read-only analysis" in (lead.prompt or "") and "Medium risk" in (lead.prompt or "")
+
+
+def test_a_section_that_hands_the_turn_back_ends_the_run_partial(tmp_path: Path) -> None:
+    m = machine(tmp_path, """# Notion
+
+## Workflow
+
+### 0) If the Notion MCP is not connected, set it up:
+1. Add the Notion MCP:
+   - `codex mcp add notion --url https://mcp.notion.com/mcp`
+
+After login, the user will have to restart codex. Finish your answer and tell them so.
+
+### 1) Find the spec
+Search the workspace for the spec.
+""")
+    outcomes = {t.name: t.outcome for t in m.terminals()}
+    [add] = calls(m, "bash")
+    ends = {t for t in reachable(successors(m), [add]) if t in outcomes}
+    assert ends and all(outcomes[t] != "success" for t in ends), ends
+    assert any(outcomes[t] == "partial" for t in ends)
