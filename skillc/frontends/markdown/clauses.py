@@ -179,9 +179,15 @@ def is_imperative(text: str) -> bool:
     return first_word(plain) in VERBS
 
 
+# A check on the agent's own reasoning ("If you catch yourself thinking any of these, STOP"): a prohibition.
+_SELF_CHECK = re.compile(r"^(?:if|when(?:ever)?)\s+you\s+(?:catch|find|notice)\s+yourself\b", re.I)
+
+
 def classify(text: str) -> str:
     """The cue-word class of one sentence: branch, loop, verify, require, forbid, terminate or ''."""
     plain = strip_markup(text)
+    if _SELF_CHECK.match(plain):
+        return "forbid"  # "If you catch yourself thinking any of these, STOP": a thought to reject, not a run's end
     if _STOP_IF.match(plain):
         return "branch"  # "Stop and report if the PR is no longer ready": a condition that ends the run
     if _FORBID.search(plain) and not re.match(r"^(?:if|unless)\b", plain, re.I):
@@ -264,8 +270,8 @@ def _cases(doc: Document) -> set[int]:
         cased = [(b, _ARROW.match(strip_markup(b.text).strip())) for b in run]
         for arrow, group in itertools.groupby(cased, key=lambda x: x[1] is not None):  # runs of `→` bullets
             found = list(group)
-            acts = [is_imperative(m.group(2)) for _, m in found if m is not None]
-            if arrow and len(found) >= 2 and 2 * sum(acts) > len(acts):
+            acting = [is_imperative(m.group(2)) for _, m in found if m is not None]
+            if arrow and len(found) >= 2 and 2 * sum(acting) > len(acting):
                 out.update(b.start for b, _ in found)
         run.clear()
 

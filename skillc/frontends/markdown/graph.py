@@ -124,6 +124,8 @@ class GraphBuilder:
         self.documents = skill_documents(str(Path(doc.path).parent))  # its references, templates, …
         self.arms.acting = self._acting
         self.compared: tuple[str, str] | None = None  # (command output, held value) of the latest comparison
+        # Bundled scripts the document says exit non-zero on a finding ("Exits non-zero when failures remain").
+        self.finding_exits = frozenset(p for p in self.scripts if _exits_on_findings(doc.text, p))
 
     def build(self, units: list[Unit]) -> bool:
         """Chain the units' pieces; every open exit at the end goes to `done`."""
@@ -533,7 +535,8 @@ class GraphBuilder:
         s.notes += [strip_markup(c.text) for c in unit.notes]
         exits = [DEdge(None, NEXT)]
         if (nxt is None or nxt.kind not in ("branch", "loop", "verify", "tree")) \
-                and not FINDS_FAILURES.search(strip_markup(text or said)):
+                and not FINDS_FAILURES.search(strip_markup(text or said)) \
+                and not any(isinstance(p, tuple) and p[0] == "path" and p[1] in self.finding_exits for p in parts):
             s.edges.append(DEdge(failed(s), "fallback", auto=True))
         s.edges.extend(exits)
         return (fill or s).name, exits
@@ -1238,6 +1241,16 @@ class GraphBuilder:
         exits = [DEdge(None, NEXT)]
         s.edges = exits
         return s.name, exits
+
+
+def _exits_on_findings(text: str, script: str) -> bool:
+    """The document says `script` exits non-zero on what it finds ("Exits non-zero when failures remain"), in the
+    section its path heads or in a sentence naming it: that exit status is a finding, not a failure."""
+    name = re.escape(script.rsplit("/", 1)[-1])
+    said = r"\bexits?\s+(?:non-?zero|with (?:code|status) [1-9])\s+(?:when|if)\b"
+    heads = r"^#+[^\n]*" + name + r"[^\n]*\n(?:[^#\n][^\n]*\n|\n)*?[^\n]*?"  # the section its path heads
+    return re.search(heads + said, text, re.M | re.I) is not None \
+        or re.search(name + r"[^.\n]*" + said, text, re.I) is not None
 
 
 def _option_labels(leads: list[Clause]) -> list[str]:

@@ -1095,3 +1095,38 @@ Search the workspace for the spec.
     ends = {t for t in reachable(successors(m), [add]) if t in outcomes}
     assert ends and all(outcomes[t] != "success" for t in ends), ends
     assert any(outcomes[t] == "partial" for t in ends)
+
+
+def test_a_check_on_the_agents_own_thinking_is_a_prohibition_not_an_end(tmp_path: Path) -> None:
+    m = machine(tmp_path, """# Verify
+
+## Rationalizations to reject
+
+If you catch yourself thinking any of these, STOP.
+
+## Procedure
+
+1. Restate the claim.
+2. Trace the data flow.
+""")
+    assert {t.name for t in m.terminals()} - {"fallback"} == {"done"}, "no run ends on a thought"
+    assert all("If you catch yourself thinking any of these, STOP." in (s.prompt or "")
+               for s in m.states.values() if s.kind == "model")
+
+
+def test_a_script_documented_to_exit_non_zero_on_findings_goes_on(tmp_path: Path) -> None:
+    m = machine(tmp_path, """# CI
+
+## Workflow
+
+1. Run scripts/inspect.py to fetch the failing checks.
+2. Summarise the failures.
+
+## Bundled resources
+
+### scripts/inspect.py
+
+Fetches failing checks. Exits non-zero when failures remain so it can be used in automation.
+""", scripts=("scripts/inspect.py",))
+    [run] = calls(m, "bash")
+    assert all(e.target != "fallback" for e in m.states[run].edges), "its non-zero exit is what it found"
