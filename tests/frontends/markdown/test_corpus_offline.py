@@ -28,6 +28,20 @@ def test_the_test_half_builds_offline_to_the_documented_figure() -> None:
     _check("test")
 
 
+def test_the_second_blind_pass_and_both_passes_give_the_documented_offline_figures() -> None:
+    """test-blind.second.tsv holds answers for every requirement of the current offline machines too; the docs give
+    its count and the count both passes judged met."""
+    first = scores(SPLIT["test"], recorded=False)
+    second = scores(SPLIT["test"], recorded=False, blind="test-blind.second.tsv")
+    met, seen, agree, met_judged_n, failed_judged_y = judged(second)
+    assert seen == totals(second)[1]
+    assert documented(r"offline ([\d,]+)/418 \([\d.]+%; agreeing on ([\d,]+), met and judged N ([\d,]+), failed and "
+                      r"judged Y ([\d,]+)") == [met, agree, met_judged_n, failed_judged_y]
+    both = sum(a == b == "Y" for sid in first for a, b in zip(first[sid].answers, second[sid].answers))
+    assert documented(r"both passes judged met: LLM [\d,]+/418 \([\d.]+%\), offline ([\d,]+)/([\d,]+)") \
+        == [both, totals(first)[1]]
+
+
 @pytest.mark.skipif(not os.environ.get("SKILLC_CORPUS_DEV"), reason="the dev half builds with SKILLC_CORPUS_DEV=1")
 def test_the_dev_half_builds_offline_to_the_documented_figure() -> None:
     _check("dev")
