@@ -257,7 +257,8 @@ def _shown(lead: Block, after: Sequence[Block]) -> Iterator[Block]:
         yield x
 
 
-_ARROW = re.compile(r"^([^→>]{2,80}?)\s*(?:→|->|=>)\s*(\S.*)$")
+#: A case and its action in a list of cases: "Simple change → use `quick-plan.md`", "**K > 32** -> offer to save".
+CASE_ARROW = re.compile(r"^([^→>]{2,80}?)\s*(?:→|->|=>)\s*(\S.*)$")
 
 
 def _cases(doc: Document) -> set[int]:
@@ -267,7 +268,7 @@ def _cases(doc: Document) -> set[int]:
     run: list[Block] = []
 
     def close() -> None:
-        cased = [(b, _ARROW.match(strip_markup(b.text).strip())) for b in run]
+        cased = [(b, CASE_ARROW.match(strip_markup(b.text).strip())) for b in run]
         for arrow, group in itertools.groupby(cased, key=lambda x: x[1] is not None):  # runs of `→` bullets
             found = list(group)
             acting = [is_imperative(m.group(2)) for _, m in found if m is not None]

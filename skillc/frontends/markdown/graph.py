@@ -35,12 +35,16 @@ from skillc.frontends.markdown.phrases import (
     DIFFERS,
     EXACTLY,
     FAILS,
+    FINDS_FAILURES,
     FORM,
     FORWARD,
+    HANDS_BACK,
     LETTER,
     NOT_BASH,
     OPTIONAL,
+    REPORTS_ONLY,
     RUN_FORMED,
+    UNNAMED_FILE,
     again,
     if_parts,
     inline_command,
@@ -63,9 +67,7 @@ from skillc.syntax import nodes as n
 
 # Verbs of a step that reads a bundled document or a file of the work folder.
 READ_VERBS = frozenset({"read", "load", "consult", "open", "review", "study", "see", "follow", "reread", "re-read"})
-# A step that reads a file it names without its path: "RE-READ the project's rules file", "Read the full workflow".
-UNNAMED_FILE = re.compile(r"^(?:re-?read|read|open|load)\b(?!.*[`<{\[]|.*\w\.[a-z]{2,5}\b).*\b(?:file|workflow|"
-                          r"config(?:uration)?|manifest)\b", re.I)
+
 
 
 def _says_to_read(said: str) -> bool:
@@ -76,17 +78,6 @@ def _says_to_read(said: str) -> bool:
 # A condition on the failure of the command or script run shortly before.
 SCRIPT_FAILS = re.compile(r"^(?:\w+:\s*)?if\s+(?:the\s+)?(?:script|command|scan|scanner|tool|it|this|that)\s+"
                           r"(?:run\s+)?fails\b", re.I)
-# A command run to find failures ("Run `make test` to identify all failing tests"): its non-zero exit is the finding.
-FINDS_FAILURES = re.compile(r"\bto (?:identify|find|list|see|show|collect|surface|detect|get|reveal)\b[^.]*"
-                            r"\b(?:fail\w*|errors?|issues|problems|violations|warnings|findings)\b", re.I)
-# The run hands the turn back to the user, the work not done: "finish your answer and tell them", "the user will have
-# to restart": a section ending so ends the run `partial`.
-HANDS_BACK = re.compile(r"\b(?:finish|end|wrap up)\s+(?:your|the|this)\s+(?:answer|response|reply|turn)\b|"
-                        r"\bthe user (?:will )?(?:have|has|need|needs) to restart\b", re.I)
-# What to do when the command fails is only to tell of it ("report the error to the user"): the run cannot go on.
-REPORTS_ONLY = re.compile(r"^(?:report|tell|inform|explain|show|notify|surface|print|relay)\b(?!.*\b(?:continue|"
-                          r"proceed|go on|then|retry|try|fix|fall ?back|instead|otherwise|skip)\b).*\b(?:error|"
-                          r"failure|problem|issue|message|output)s?\b", re.I)
 Piece = tuple[str, list[DEdge]]  # a unit's entry state and its exits (edges to whatever comes next)
 Handler = Callable[["GraphBuilder", Unit, "Unit | None"], Piece]
 

@@ -13,7 +13,7 @@ from collections.abc import Iterator
 
 import attrs
 
-from skillc.frontends.markdown.clauses import Clause, first_word, strip_markup
+from skillc.frontends.markdown.clauses import CASE_ARROW, Clause, first_word, strip_markup
 from skillc.frontends.markdown.names import content_stems, slug
 from skillc.ir.machine import Outcome
 
@@ -26,6 +26,20 @@ NOT_BASH = frozenset({"powershell", "ps1", "cmd", "bat"})
 FAILS = re.compile(r"\b(?:fails?|failed|failing|does not (?:apply|succeed|work|exist)|doesn't (?:apply|work)|cannot be|"
                    r"can't be|non-zero|errors? out|exits? with an error|unauthenticated|unauthori[sz]ed|"
                    r"not (?:authenticated|logged in|installed|found|available)|unavailable|missing)\b", re.I)
+# A command run to find failures ("Run `make test` to identify all failing tests"): its non-zero exit is the finding.
+FINDS_FAILURES = re.compile(r"\bto (?:identify|find|list|see|show|collect|surface|detect|get|reveal)\b[^.]*"
+                            r"\b(?:fail\w*|errors?|issues|problems|violations|warnings|findings)\b", re.I)
+# The run hands the turn back to the user, the work not done: "finish your answer and tell them", "the user will have
+# to restart": a section ending so ends the run `partial`.
+HANDS_BACK = re.compile(r"\b(?:finish|end|wrap up)\s+(?:your|the|this)\s+(?:answer|response|reply|turn)\b|"
+                        r"\bthe user (?:will )?(?:have|has|need|needs) to restart\b", re.I)
+# What to do when the command fails is only to tell of it ("report the error to the user"): the run cannot go on.
+REPORTS_ONLY = re.compile(r"^(?:report|tell|inform|explain|show|notify|surface|print|relay)\b(?!.*\b(?:continue|"
+                          r"proceed|go on|then|retry|try|fix|fall ?back|instead|otherwise|skip)\b).*\b(?:error|"
+                          r"failure|problem|issue|message|output)s?\b", re.I)
+# A step that reads a file it names without its path: "RE-READ the project's rules file", "Read the full workflow".
+UNNAMED_FILE = re.compile(r"^(?:re-?read|read|open|load)\b(?!.*[`<{\[]|.*\w\.[a-z]{2,5}\b).*\b(?:file|workflow|"
+                          r"config(?:uration)?|manifest)\b", re.I)
 # A stop clause: the verb that ends the run, and the outcome words after it.
 _STOP = re.compile(r"(?:,?\s*(?:and|then)\s+)?\b(stop|abort|give up|halt|end the (?:procedure|run)|exit|finish)\b"
                    r"(?![-\w])(.*)$", re.I)
@@ -351,10 +365,6 @@ def _stop_terminal(verb: str, rest: str, outcome: Outcome) -> str:
         return slug(named.group(1), 1, "stopped")
     return {"failed": "aborted" if verb in ("abort", "give up") else "failure", "partial": "incomplete",
             "success": "stopped"}[outcome]
-
-
-#: A case and its action in a list of cases: "Simple change → use `quick-plan.md`", "**K > 32** -> offer to save".
-CASE_ARROW = re.compile(r"^([^→>]{2,80}?)\s*(?:→|->|=>)\s*(\S.*)$")
 
 
 def if_parts(text: str) -> IfThen:
