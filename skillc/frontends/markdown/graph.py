@@ -29,6 +29,7 @@ from skillc.frontends.markdown.draft import TASK, DEdge, DMachine, DState, Optio
 from skillc.frontends.markdown.names import Namer, content_stems, label_slug, slug
 from skillc.frontends.markdown.phrases import (
     ANY_POINT,
+    APPROVAL,
     ASK,
     ASK_AFTER,
     BY_TASK,
@@ -764,18 +765,31 @@ class GraphBuilder:
             q = self._tool_state(slug(question, default="ask_user"), (start, end), question, "ask_user",
                                  [question[0].upper() + question[1:]])
             q.text.append(question)
-            exits = [DEdge(None, NEXT)]
             s.edges = [DEdge(None, q.name)]
-            q.edges = list(exits)
-            return s.name, exits
+            return s.name, self._approved(q, question, unit.clauses[0])
         s = self._tool_state(slug(text, default="ask_user"), (start, end), text, "ask_user", [text])
         s.text.append(text)
         for c in [*unit.clauses, *unit.notes]:
             self.d.land(c, s.name)
         s.notes += [strip_markup(c.text) for c in unit.notes]
+        return s.name, self._approved(s, text, unit.clauses[0])
+
+    def _approved(self, ask: DState, question: str, clause: Clause) -> list[DEdge]:
+        """The exits of a question: where it asks for approval ("get explicit approval", "confirm with the user"),
+        a judge of the answer goes on only when the user approved and ends the run `declined` (partial) otherwise;
+        any other answer just goes on."""
         exits = [DEdge(None, NEXT)]
-        s.edges = list(exits)
-        return s.name, exits
+        if not APPROVAL.search(strip_markup(question)):
+            ask.edges = list(exits)
+            return exits
+        answer = ask.writes[0][0]
+        j, var = self.d.judge(f"approved_{slug(question, 2, 'plan')}", "approved", ["yes", "no"], clause,
+                             f"Did the user approve? Their answer is in `{answer}`. Answer `yes` only for a clear "
+                             "approval, `no` otherwise.")
+        ask.edges = [DEdge(None, j.name)]
+        j.edges = [exits[0], DEdge(None, self.d.terminal("declined", "partial", clause))]
+        exits[0].guard = eq(var, "yes")
+        return exits
 
     def _model_step(self, unit: Unit) -> Piece:
         """A model state doing the step, with its commands, referenced section and notes."""

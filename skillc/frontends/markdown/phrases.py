@@ -37,6 +37,8 @@ HANDS_BACK = re.compile(r"\b(?:finish|end|wrap up)\s+(?:your|the|this)\s+(?:answ
 REPORTS_ONLY = re.compile(r"^(?:report|tell|inform|explain|show|notify|surface|print|relay)\b(?!.*\b(?:continue|"
                           r"proceed|go on|then|retry|try|fix|fall ?back|instead|otherwise|skip)\b).*\b(?:error|"
                           r"failure|problem|issue|message|output)s?\b", re.I)
+# A question that asks for approval: its answer decides whether the run goes on.
+APPROVAL = re.compile(r"\b(?:approv\w*|confirm\w*|permission|go-ahead|sign-?off|consent)\b", re.I)
 # A step that reads a file it names without its path: "RE-READ the project's rules file", "Read the full workflow".
 UNNAMED_FILE = re.compile(r"^(?:re-?read|read|open|load)\b(?!.*[`<{\[]|.*\w\.[a-z]{2,5}\b).*\b(?:file|workflow|"
                           r"config(?:uration)?|manifest)\b", re.I)

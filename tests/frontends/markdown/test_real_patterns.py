@@ -1130,3 +1130,26 @@ Fetches failing checks. Exits non-zero when failures remain so it can be used in
 """, scripts=("scripts/inspect.py",))
     [run] = calls(m, "bash")
     assert all(e.target != "fallback" for e in m.states[run].edges), "its non-zero exit is what it found"
+
+
+def test_a_question_asking_for_approval_gates_the_run_on_the_answer(tmp_path: Path) -> None:
+    m = machine(tmp_path, """# Fix CI
+
+## Workflow
+
+1. Draft a plan and request approval.
+2. Apply the plan.
+""")
+    [ask] = calls(m, "ask_user")
+    [judge] = [s for s in m.states.values() if s.kind == "judge"]
+    assert m.states[ask].edges[0].target == judge.name and any(v in judge.reads for v in m.states[ask].writes)
+    outcomes = {t.name: t.outcome for t in m.terminals()}
+    targets = {e.target for e in judge.edges}
+    assert "apply_plan" in targets and any(outcomes.get(t) == "partial" for t in targets), targets
+    assert not any(s.kind == "judge" for s in machine(tmp_path, """# Ask
+
+## Workflow
+
+1. Ask the user which branch to use.
+2. Check out the branch.
+""").states.values()), "a question that is not an approval just goes on"
