@@ -375,7 +375,8 @@ def if_parts(text: str) -> IfThen:
     plain = re.sub(r"^(?:[A-Z][A-Za-z ]{0,20}:)\s+", "", plain)
     # Commas and colons inside parentheses do not end the condition: "(non-zero exit, permission error)".
     masked = re.sub(r"\([^()]*\)", lambda p: p.group(0).replace(",", "\x01").replace(":", "\x02"), plain)
-    m = re.match(r"^(?:if|in case|unless|should|when)\s+(.*?)(?:,\s*(?:then\s+)?|\s+then\s+|:\s+)(.+)$", masked, re.I)
+    m = re.match(r"^(?:if|in case|unless|should|when)\s+(.*?)(?:,\s*(?:then\s+)?|\s+then\s+|:\s+|\s+[—–]\s+)(.+)$",
+                 masked, re.I)  # "If C, A", "If C then A", "If C: A", "If C — A"
     after = re.match(r"^((?:stop|abort|halt|give up)\b.*?),?\s+\b(?:if|when|unless)\b\s+(.+)$", masked, re.I)
     if not m and after is not None:  # "Stop and report if C": the action comes first
         return IfThen(plain[after.start(2):after.end(2)].strip(), plain[after.start(1):after.end(1)].strip())

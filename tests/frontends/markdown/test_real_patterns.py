@@ -1153,3 +1153,22 @@ def test_a_question_asking_for_approval_gates_the_run_on_the_answer(tmp_path: Pa
 1. Ask the user which branch to use.
 2. Check out the branch.
 """).states.values()), "a question that is not an approval just goes on"
+
+
+def test_numbered_if_and_otherwise_items_are_one_condition(tmp_path: Path) -> None:
+    m = machine(tmp_path, """# Convert
+
+## Decision order
+
+1. **If the conversion tools are available** (`convert_file`) — use them directly. `convert_file` takes a URL and returns a download URL.
+2. **Otherwise, run the bundled script**:
+
+```bash
+scripts/convert.sh <input-file> <target-format>
+```
+""", scripts=("scripts/convert.sh",))
+    [judge] = [s for s in m.states.values() if s.kind == "judge"]
+    [run] = calls(m, "bash")
+    targets = [e.target for e in judge.edges]
+    assert len(targets) == 2 and m.states[targets[0]].kind == "model", "the `If` arm does what the dash says"
+    assert run not in reachable(successors(m), [targets[0]]), "the bundled script is the `Otherwise` arm only"
