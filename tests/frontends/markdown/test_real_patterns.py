@@ -1160,7 +1160,7 @@ def test_numbered_if_and_otherwise_items_are_one_condition(tmp_path: Path) -> No
 
 ## Decision order
 
-1. **If the conversion tools are available** (`convert_file`) — use them directly. `convert_file` takes a URL and returns a download URL.
+1. **If the conversion tools are available** (`convert_file`) — use them directly. `convert_file` takes a URL.
 2. **Otherwise, run the bundled script**:
 
 ```bash
