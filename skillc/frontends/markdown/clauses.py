@@ -387,10 +387,10 @@ def extract_clauses(doc: Document) -> list[Clause]:
         if b.start in shown and role not in ("knowledge", "rules"):
             add("command", shown[b.start], b.start, b.end, b)  # the step's command, as a fence would show it
             continue
-        if b.kind != "heading" and b.start in samples:
-            for sentence, a, z in (split_sentences(b.text) if b.kind in ("para", "item") else [(b.text, 0, 0)]):
-                add("knowledge", sentence.strip(), b.start + a, b.end if b.kind not in ("para", "item") else
-                    b.start + z, b)
+        if b.kind != "heading" and b.start in samples:  # a paragraph or item by sentences, a row or fence whole
+            whole = [(b.text, 0, b.end - b.start)]
+            for sentence, a, z in split_sentences(b.text) if b.kind in ("para", "item") else whole:
+                add("knowledge", sentence.strip(), b.start + a, b.start + z, b)
             continue
         if b.kind == "heading":
             m = step_heading(b)

@@ -47,6 +47,7 @@ from skillc.frontends.markdown.phrases import (
     RUN_FORMED,
     UNNAMED_FILE,
     again,
+    exits_on_findings,
     if_parts,
     inline_command,
     lead_condition,
@@ -70,10 +71,14 @@ from skillc.syntax import nodes as n
 READ_VERBS = frozenset({"read", "load", "consult", "open", "review", "study", "see", "follow", "reread", "re-read"})
 
 
+def _unsequenced(said: str) -> str:
+    """A step's text without markup and without the "first", "then", "next" or "now" it opens with."""
+    return re.sub(r"^(?:first|then|next|now)\b,?\s*", "", strip_markup(said), flags=re.I)
+
 
 def _says_to_read(said: str) -> bool:
     """The step's first word, past "first", "then", "next" or "now", is one of READ_VERBS."""
-    return first_word(re.sub(r"^(?:first|then|next|now)\b,?\s*", "", strip_markup(said), flags=re.I)) in READ_VERBS
+    return first_word(_unsequenced(said)) in READ_VERBS
 
 
 # A condition on the failure of the command or script run shortly before.
@@ -117,7 +122,7 @@ class GraphBuilder:
         self.arms.acting = self._acting
         self.compared: tuple[str, str] | None = None  # (command output, held value) of the latest comparison
         # Bundled scripts the document says exit non-zero on a finding ("Exits non-zero when failures remain").
-        self.finding_exits = frozenset(p for p in self.scripts if _exits_on_findings(doc.text, p))
+        self.finding_exits = frozenset(p for p in self.scripts if exits_on_findings(doc.text, p))
 
     def build(self, units: list[Unit]) -> bool:
         """Chain the units' pieces; every open exit at the end goes to `done`."""
@@ -660,8 +665,7 @@ class GraphBuilder:
     def _reads_unnamed_file(self, unit: Unit, said: str) -> bool:
         """A step that says to read a file without naming its path, where the skill may read any file."""
         allowed = self.doc.front.allowed_tools
-        plain = re.sub(r"^(?:first|then|next|now)\b,?\s*", "", strip_markup(said), flags=re.I)
-        return bool(unit.clauses) and unit.command is None and UNNAMED_FILE.match(plain) is not None \
+        return bool(unit.clauses) and unit.command is None and UNNAMED_FILE.match(_unsequenced(said)) is not None \
             and read_file(unit.clauses[0].text) is None \
             and (not allowed or path_allowed(parse_allowed(allowed)[0], "read", "any/file"))
 
@@ -778,18 +782,18 @@ class GraphBuilder:
         """The exits of a question: where it asks for approval ("get explicit approval", "confirm with the user"),
         a judge of the answer goes on only when the user approved and ends the run `declined` (partial) otherwise;
         any other answer just goes on."""
-        exits = [DEdge(None, NEXT)]
         if not APPROVAL.search(strip_markup(question)):
+            exits = [DEdge(None, NEXT)]
             ask.edges = list(exits)
             return exits
         answer = ask.writes[0][0]
         j, var = self.d.judge(f"approved_{slug(question, 2, 'plan')}", "approved", ["yes", "no"], clause,
                              f"Did the user approve? Their answer is in `{answer}`. Answer `yes` only for a clear "
                              "approval, `no` otherwise.")
+        approved = DEdge(eq(var, "yes"), NEXT)
         ask.edges = [DEdge(None, j.name)]
-        j.edges = [exits[0], DEdge(None, self.d.terminal("declined", "partial", clause))]
-        exits[0].guard = eq(var, "yes")
-        return exits
+        j.edges = [approved, DEdge(None, self.d.terminal("declined", "partial", clause))]
+        return [approved]
 
     def _model_step(self, unit: Unit) -> Piece:
         """A model state doing the step, with its commands, referenced section and notes."""
@@ -1246,16 +1250,6 @@ class GraphBuilder:
         exits = [DEdge(None, NEXT)]
         s.edges = exits
         return s.name, exits
-
-
-def _exits_on_findings(text: str, script: str) -> bool:
-    """The document says `script` exits non-zero on what it finds ("Exits non-zero when failures remain"), in the
-    section its path heads or in a sentence naming it: that exit status is a finding, not a failure."""
-    name = re.escape(script.rsplit("/", 1)[-1])
-    said = r"\bexits?\s+(?:non-?zero|with (?:code|status) [1-9])\s+(?:when|if)\b"
-    heads = r"^#+[^\n]*" + name + r"[^\n]*\n(?:[^#\n][^\n]*\n|\n)*?[^\n]*?"  # the section its path heads
-    return re.search(heads + said, text, re.M | re.I) is not None \
-        or re.search(name + r"[^.\n]*" + said, text, re.I) is not None
 
 
 def _option_labels(leads: list[Clause]) -> list[str]:

@@ -248,6 +248,16 @@ def script_usage(text: str, script: str) -> str:
     return ""
 
 
+def exits_on_findings(text: str, script: str) -> bool:
+    """The document says `script` exits non-zero on what it finds ("Exits non-zero when failures remain"), in the
+    section its path heads or in a sentence naming it: that exit status is a finding, not a failure."""
+    name = re.escape(script.rsplit("/", 1)[-1])
+    said = r"\bexits?\s+(?:non-?zero|with (?:code|status) [1-9])\s+(?:when|if)\b"
+    heads = r"^#+[^\n]*" + name + r"[^\n]*\n(?:[^#\n][^\n]*\n|\n)*?[^\n]*?"  # the section its path heads
+    return re.search(heads + said, text, re.M | re.I) is not None \
+        or re.search(name + r"[^.\n]*" + said, text, re.I) is not None
+
+
 #: A step that writes a file: its verb opens the sentence ("Write `NOTES.md` …", "Then save the report to REPORT.md").
 WRITE_VERB = re.compile(r"^(?:(?:first|then|next|now|finally|also|optionally)\b,?\s+)?"
                         r"(?:write|save|store|produce|output|export|create|generate)\b", re.I)

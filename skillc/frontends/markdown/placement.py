@@ -235,6 +235,7 @@ def _place_knowledge(p: Placer) -> None:
     by_start = sorted((d.states[s].start, position[s], s) for s in prompted)
     starts = [start for start, _, _ in by_start]
     lead: Clause | None = None  # the sentence a list or table right after it belongs to ("Example assessments:")
+    section_words: dict[tuple[int, int], dict[str, int]] = {}  # per section: the states its words concern
     for c in p.clauses:
         b = c.block
         if b is not None and b.kind in ("para", "item") and strip_markup(c.text).rstrip().endswith(":"):
@@ -244,24 +245,24 @@ def _place_knowledge(p: Placer) -> None:
             lead = None
         if c.kind not in ("knowledge", "command", "step", "verify", "branch", "loop") or c.index in d.landings:
             continue
-        home = d.landings.get(lead.index) if lead is not None and lead is not c else None
-        if home in position:  # the list goes where the sentence introducing it went
-            d.states[home].notes.append(c.text.strip() if c.kind == "command" else strip_markup(c.text))
-            d.land(c, home)
+        introduced = d.landings.get(lead.index) if lead is not None and lead is not c else None
+        if introduced in position:  # the list goes where the sentence introducing it went
+            d.states[introduced].notes.append(c.text.strip() if c.kind == "command" else strip_markup(c.text))
+            d.land(c, introduced)
             continue
         counts = p.topics.overlaps(c.text)
         top = max(counts.values(), default=0)
-        home = _heading_home(p, c, prompted) if top < 2 else None
         if top >= 2:
             best = min((s for s, k in counts.items() if k == top),
                        key=lambda s: (abs(d.states[s].start - c.start), position[s]))
         else:
-            best = home or _nearest(by_start, starts, c.start)
+            best = _heading_home(p, c, prompted, section_words) or _nearest(by_start, starts, c.start)
         d.states[best].notes.append(c.text.strip() if c.kind == "command" else strip_markup(c.text))
         d.land(c, best)
 
 
-def _heading_home(p: Placer, c: Clause, prompted: list[str]) -> str | None:
+def _heading_home(p: Placer, c: Clause, prompted: list[str], section_words: dict[tuple[int, int], dict[str, int]]
+                  ) -> str | None:
     """The state a section of guidance informs, for a sentence sharing too few words with any state: the one its
     heading names ("## Evaluation Rubric" → the state that evaluates), the section's words deciding a tie; None inside
     a section that has states of its own, under the title alone, or where the heading names none."""
@@ -271,7 +272,9 @@ def _heading_home(p: Placer, c: Clause, prompted: list[str]) -> str | None:
     if not counts:
         return None
     start, end = p.sections.section(c.start)
-    words = p.topics.overlaps(" ".join(x.text for x in p.clauses if start <= x.start < end))
+    if (start, end) not in section_words:  # once a section (`section_words` keeps it)
+        section_words[start, end] = p.topics.overlaps(" ".join(x.text for x in p.clauses if start <= x.start < end))
+    words = section_words[start, end]
     top = max(counts.values())
     return max((s for s, k in counts.items() if k == top),
                key=lambda s: (words.get(s, 0), -abs(p.d.states[s].start - c.start)))

@@ -15,13 +15,12 @@ from typing import Literal
 
 import attrs
 
-from skillc.frontends.markdown.clauses import _STEP_HEADING, FOREACH, Clause, is_imperative, strip_markup
+from skillc.frontends.markdown.clauses import _STEP_HEADING, CASE_ARROW, FOREACH, Clause, is_imperative, strip_markup
 from skillc.frontends.markdown.document import Block, Document
 from skillc.frontends.markdown.names import content_stems, stem
 from skillc.frontends.markdown.phrases import (
     ALTERNATIVE,
     BACK,
-    CASE_ARROW,
     DECIDE,
     GATE,
     MENU,
