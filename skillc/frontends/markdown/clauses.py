@@ -64,6 +64,8 @@ _FORBID = re.compile(r"^(?:\w+:\s*)?(?:never|do not|don't|must not|mustn't|shall
                      r"are prohibited|not allowed to|do not|don't)\b", re.I)
 _REQUIRE = re.compile(r"\b(?:must|always|required|mandatory|shall|critical|important|be sure to|"
                       r"it is essential)\b", re.I)
+# "required" naming a thing, not demanding it: "a summary of what would be required to apply a fix".
+_WHAT_IS_REQUIRED = re.compile(r"\bwhat (?:would|will|is|are|might|may) be required\b", re.I)
 _BRANCH = re.compile(r"^(?:if|in case|unless|should|otherwise|else|when(?=.*,\s*(?:then\s+)?\w))\b", re.I)
 _LOOP = re.compile(r"^(?:repeat|retry|keep \w+ing)\b|\buntil\b|"
                    r"\b(?:try|attempt|retry|repeat)\b.*\b(?:at most|up to)\b", re.I)
@@ -108,7 +110,7 @@ _SHELL = {"bash", "sh", "shell", "console", "zsh", "shell-session", "powershell"
 _TREE = re.compile(r"[├└│]|^\s*[|`+\\]--|→|->")
 _EMPH = re.compile(r"\*\*|__|(?<!\w)[*_]|[*_](?!\w)|`")
 _ABBREV = re.compile(r"(?:\b(?:e\.g|i\.e|etc|vs|cf|approx|no|fig|min|max|incl)|\b[A-Z])\.$", re.I)
-_SPLIT = re.compile(r"(?<=[.!?])[\"')\]]*\s+(?=[A-Z0-9`*_\"(\[])")
+_SPLIT = re.compile(r"(?<=[.!?])[\"')\]]*\s+(?=[A-Z0-9`*_\"(\[])|;\s+(?=if\s)")  # "Search first; if …" too
 
 # Imperative verbs that commonly open a step. A sentence outside numbered lists is a step
 # only when its first word is one of these (nouns and pronouns open knowledge).
@@ -150,6 +152,10 @@ def shorten(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[:limit - 1] + "…"
 
 
+#: A defined term leading a sentence: "**build fits intent** — …", "**Counts:** …".
+_TERM_LEAD = re.compile(r"^\s*(?:\*\*|__)[^*_]+(?:\*\*|__)\s*[—–:-]\s*")
+
+
 def split_sentences(text: str) -> list[tuple[str, int, int]]:
     """Sentences of a paragraph with their first and last line offsets inside the paragraph."""
     out: list[tuple[str, int, int]] = []
@@ -157,6 +163,8 @@ def split_sentences(text: str) -> list[tuple[str, int, int]]:
     for m in _SPLIT.finditer(text):
         if _ABBREV.search(text[pos:m.start()].rstrip("\"')]")):
             continue
+        if m.group().startswith(";") and not is_imperative(_TERM_LEAD.sub("", text[pos:m.start()].strip())):
+            continue  # "Flags may change; if a command fails, …" is one remark; "Search first; if …" two steps
         out.append((text[pos:m.start()], pos, m.start()))
         pos = m.end()
     out.append((text[pos:], pos, len(text)))
@@ -204,7 +212,7 @@ def classify(text: str) -> str:
         return "branch"  # "Fallback: If the script fails, …"
     if _VERIFY.match(re.sub(r"^(?:then|finally|also)\b,?\s*", "", plain, flags=re.I)):
         return "verify"
-    if _REQUIRE.search(plain):
+    if _REQUIRE.search(_WHAT_IS_REQUIRED.sub("", plain)):
         return "require"
     return ""
 
@@ -258,6 +266,30 @@ def _shown(lead: Block, after: Sequence[Block]) -> Iterator[Block]:
                 x.depth <= first.depth and x.ordered != first.ordered))):
             return
         yield x
+
+
+#: A defined term opening a list item: "**Start/End nodes**: rounded rectangles", "**Counts:** X true positives".
+_TERM = re.compile(r"^\s*(?:\*\*|__)[^*_:]{1,60}(?::(?:\*\*|__)|(?:\*\*|__):)\s*(?P<said>\S.*)$", re.S)
+
+
+def _definitions(doc: Document) -> set[int]:
+    """Lines of numbered lists that define terms rather than order work, where the document has a procedure
+    elsewhere: two or more sibling items outside a procedure section, every one `**Term**: description`, no
+    description an instruction or a question ("1. **Start/End nodes**: rounded rectangles" under `## Components`)."""
+    if not _has_procedure_section(doc):
+        return set()
+    out: set[int] = set()
+    items = [b for b in doc.blocks if b.kind == "item" and b.ordered and b.first_in_item]
+    for _, group in itertools.groupby(items, key=lambda b: (b.section, b.parent_item, b.depth)):
+        found = list(group)
+        terms = [_TERM.match(b.text) for b in found]
+        if len(found) < 2 or _section_role(found[0].section) == "procedure" or not all(terms) \
+                or any(is_imperative(m.group("said")) or "?" in m.group("said") for m in terms if m is not None):
+            continue
+        first, last = found[0].start, found[-1].end
+        out |= {x for b in doc.blocks if b.kind != "heading" and first <= b.start <= last
+                for x in range(b.start, b.end + 1)}
+    return out
 
 
 #: A case and its action in a list of cases: "Simple change → use `quick-plan.md`", "**K > 32** -> offer to save".
@@ -379,7 +411,7 @@ def extract_clauses(doc: Document) -> list[Clause]:
 
     fence_next = {id(a): nb.kind == "code" and nb.info in _SHELL and role_of(nb.section) != "knowledge"
                   for a, nb in zip(doc.blocks, doc.blocks[1:])}
-    samples = _samples(doc)
+    samples = _samples(doc) | _definitions(doc)
     cases = _cases(doc)
     shown = _shown_commands(doc)
     for b in doc.blocks:

@@ -35,6 +35,7 @@ from skillc.frontends.markdown.phrases import (
     BY_TASK,
     DIFFERS,
     EXACTLY,
+    EXIT_FAILS,
     FAILS,
     FINDS_FAILURES,
     FORM,
@@ -43,6 +44,7 @@ from skillc.frontends.markdown.phrases import (
     LETTER,
     NOT_BASH,
     OPTIONAL,
+    REPORTS_IN_OUTPUT,
     REPORTS_ONLY,
     RUN_FORMED,
     UNNAMED_FILE,
@@ -61,6 +63,8 @@ from skillc.frontends.markdown.phrases import (
     stop_clause,
     unbold,
     written_file,
+    written_pattern,
+    written_unnamed,
 )
 from skillc.frontends.markdown.tree import TreeNode, parse_tree
 from skillc.frontends.markdown.units import Sections, Unit, UnitKind
@@ -129,6 +133,8 @@ class GraphBuilder:
         procedure = bool(units)
         if not procedure:
             units = [Unit("whole", ())]
+        elif all(u.kind == "verify" for u in units):
+            units = [Unit("whole", ()), *units]  # checks with no work before them check the task, done first
         entry, pending = self._chain(units)
         if entry in self.d.order and self.d.order[0] != entry:  # a menu makes its options before its question
             self.d.order.remove(entry)
@@ -358,6 +364,9 @@ class GraphBuilder:
         said = if_parts(clause.text)
         if not FAILS.search(said.condition) or not said.action:
             return None
+        command = "".join(p for p in tool.parts if isinstance(p, str))
+        if REPORTS_IN_OUTPUT.search(command) and not EXIT_FAILS.search(said.condition):
+            return None  # "If it's not available" after `… --json`: the answer is in what it printed
         default = tool.edges.pop()  # the default edge, still waiting for its target
         tool.edges = [e for e in tool.edges if not e.auto]  # the document says what a failure does
         exits: list[DEdge] = []
@@ -379,7 +388,8 @@ class GraphBuilder:
         """"If it fails, fix it and retry": a counted edge back to the command, through the fix when one is said."""
         limit = max_times(clause.text) or self.options.max_repeats
         counter = self.d.counter(f"{tool.name}_retries", limit)
-        wait = re.sub(r"(?:,?\s*(?:and|then)\s+)?\b(?:retry|try again|rerun|re-run|run it again)\b.*$", "", plain,
+        wait = re.sub(r"(?:,?\s*(?:and|then|before)\s+)?\b(?:retry(?:ing)?|try again|rerun(?:ning)?|re-run(?:ning)?|"
+                      r"run it again)\b.*$", "", plain,
                       flags=re.I).strip(" ,;.")
         target = tool.name
         if wait:
@@ -474,6 +484,9 @@ class GraphBuilder:
         target = self._written_file(unit, said)
         if target is not None:
             return self._write_step(unit, target)
+        named = self._named_later(unit)
+        if named is not None:
+            return self._name_and_write(unit, named)
         entry, exits = self._model_step(unit)
         fence = unit.command
         if fence is not None and fence.block is not None and fence.block.info in NOT_BASH:
@@ -733,6 +746,47 @@ class GraphBuilder:
         exits = [DEdge(None, NEXT)]
         save.edges = list(exits)
         return s.name, exits
+
+    def _named_later(self, unit: Unit) -> str | None:
+        """How a step names the file it writes where the run must choose the name: a name holding a placeholder
+        ("Write to `[process]-flowchart.html`" → the name, in backticks) or words ("write state to handoff document"
+        → "handoff document"); where the skill may write any file of the work folder, and not a step with
+        sub-steps."""
+        allowed = self.doc.front.allowed_tools
+        if not unit.clauses or unit.command is not None \
+                or (allowed and not path_allowed(parse_allowed(allowed)[0], "write", "any/file")):
+            return None
+        lead = unit.clauses[0].block
+        if lead is not None and lead.kind == "item" and any(b.parent_item == lead.item for b in self.doc.blocks):
+            return None
+        pattern = written_pattern(unit.clauses[0].text)
+        if pattern is not None:
+            return f"`{pattern}`"
+        return written_unnamed(unit.clauses[0].text)
+
+    def _name_and_write(self, unit: Unit, named: str) -> Piece:
+        """A step writing a file whose name the run chooses: a model state names the file from the task, the step's
+        model state composes its content, and a `write` state saves it at that name (a model cannot write files)."""
+        text, start, end = self._step_text(unit)
+        name = self.d.state("model", f"name_{slug(named, 3, 'file')}", (start, end), text)
+        self.d.steps.append(name.name)
+        path = self.d.var(f"{name.name}_path", n.NamedType("str"))
+        name.writes = [(path, None)]
+        fill = ", each placeholder filled in from the task" if named.startswith("`") else ""
+        name.text.append(f"Give the path, relative to the work folder, of the file this step writes ({named}){fill}."
+                         f"\nReply with the path alone.")
+        entry, save = self._compose_and_save(text, named, (start, end))
+        entry.text[:] = [text, f"Compose the content of the file this step writes ({named}), named in `{path}`.\n"
+                               f"Reply with the content alone: it is saved there as you write it."]
+        save.parts = [("var", path)]
+        save.text[:] = [f"Saves the content to the file named in `{path}`."]
+        name.edges = [DEdge(None, entry.name)]
+        for c in [*unit.clauses, *unit.notes]:
+            self.d.land(c, entry.name)
+        entry.notes += [strip_markup(c.text) for c in unit.notes]
+        exits = [DEdge(None, NEXT)]
+        save.edges = list(exits)
+        return name.name, exits
 
     def _compose_and_save(self, text: str, path: str, lines: tuple[int, int]) -> tuple[DState, DState]:
         """The model state composing a file's content as `text` says, then the `write` state saving it to `path`."""

@@ -26,6 +26,12 @@ NOT_BASH = frozenset({"powershell", "ps1", "cmd", "bat"})
 FAILS = re.compile(r"\b(?:fails?|failed|failing|does not (?:apply|succeed|work|exist)|doesn't (?:apply|work)|cannot be|"
                    r"can't be|non-zero|errors? out|exits? with an error|unauthenticated|unauthori[sz]ed|"
                    r"not (?:authenticated|logged in|installed|found|available)|unavailable|missing)\b", re.I)
+# A command that answers in its output (`--json`, `-o json`): it exits 0 whatever it reports, so a condition naming
+# only a state ("If it's not available", "missing") is read from what it printed, not from its exit status.
+REPORTS_IN_OUTPUT = re.compile(r"(?:^|\s)(?:--json\b|--(?:output|format)[= ]json\b|-o\s*json\b)")
+# A condition about the command itself failing, whatever it prints.
+EXIT_FAILS = re.compile(r"\b(?:fails?|failed|failing|non-zero|errors? out|exits? with an error|does not succeed|"
+                        r"doesn't work|does not work)\b", re.I)
 # A command run to find failures ("Run `make test` to identify all failing tests"): its non-zero exit is the finding.
 FINDS_FAILURES = re.compile(r"\bto (?:identify|find|list|see|show|collect|surface|detect|get|reveal)\b[^.]*"
                             r"\b(?:fail\w*|errors?|issues|problems|violations|warnings|findings)\b", re.I)
@@ -145,7 +151,7 @@ class Stop:
 
 def again(text: str) -> bool:
     """The text repeats something ("again", "retry", "re-run")."""
-    return bool(re.search(r"\b(?:again|retry|rerun|re-run|repeat)\b", text, re.I))
+    return bool(re.search(r"\b(?:again|retry(?:ing)?|rerun(?:ning)?|re-run(?:ning)?|repeat)\b", text, re.I))
 
 
 def letter_range(text: str) -> tuple[str, ...] | None:
@@ -328,6 +334,42 @@ def written_file(text: str) -> str | None:
         return found[0][0]
     destinations = {p for p, to in found if to}
     return destinations.pop() if len(destinations) == 1 else None
+
+
+#: A file name holding a placeholder: "`[process]-flowchart.html`", "`<name>.md`", "`reports/{date}.json`".
+_NAMED_LATER = re.compile(r"`((?:[\w.-]*/)*[\w.-]*(?:\[[\w -]+\]|<[\w -]+>|\{[\w -]+\})[\w.\[\]<>{} -]*\.(?:"
+                          r"md|markdown|txt|json|ya?ml|html?|csv|toml|xml|log))`")
+
+
+def written_pattern(text: str) -> str | None:
+    """The file a step says to write whose name holds a placeholder ("Write to `[process]-flowchart.html`"), where
+    it is the sentence's only such name and no other file is named; else None. The run names it from the task."""
+    plain = text.strip()
+    if not WRITE_VERB.match(strip_markup(plain)) or written_file(plain) is not None:
+        return None
+    found = {m.group(1) for m in _NAMED_LATER.finditer(plain)
+             if not _DENIED.search(plain[:m.start()]) and not in_example(plain, m.start())}
+    return found.pop() if len(found) == 1 else None
+
+
+#: A step's label in capitals before its action: "CHECKPOINT - write state to handoff document".
+_LABEL = re.compile(r"^[A-Z][A-Z_-]{2,}\s*[-—–:]\s+")
+#: A file a step writes without naming it: "… to handoff document", "… with a descriptive filename".
+_UNNAMED_WRITTEN = re.compile(r"\b(?:to|into|in|as)\s+(?:(?:a|an|the|your|its)\s+)?(?:[\w-]+\s+){0,2}"
+                              r"(?:document|file|doc)\b|\bwith an?\s+(?:descriptive\s+|meaningful\s+|clear\s+)?"
+                              r"file\s?name\b", re.I)
+
+
+def written_unnamed(text: str) -> str | None:
+    """The words for a file a step says to write without naming it ("CHECKPOINT - write state to handoff document"
+    → "handoff document"), where it names no file and no file pattern; else None."""
+    plain = _LABEL.sub("", strip_markup(text))
+    if not WRITE_VERB.match(plain) or written_file(plain) is not None or written_pattern(text) is not None:
+        return None
+    m = _UNNAMED_WRITTEN.search(plain)
+    if m is None or _DENIED.search(plain[:m.start()]):
+        return None
+    return re.sub(r"^(?:to|into|in|as)\s+", "", m.group(0), flags=re.I)
 
 
 def stop_clause(plain: str, condition: str = "") -> Stop | None:

@@ -246,6 +246,12 @@ def _place_knowledge(p: Placer) -> None:
         if c.kind not in ("knowledge", "command", "step", "verify", "branch", "loop") or c.index in d.landings:
             continue
         introduced = d.landings.get(lead.index) if lead is not None and lead is not c else None
+        if lead is not None and lead.kind == "branch" and introduced in d.states \
+                and d.states[introduced].kind == "judge":  # "If not found, inform the user they need to:"
+            introduced = next((e.target for e in d.states[introduced].edges if e.target in position
+                               and d.states[e.target].kind != "judge"
+                               and d.states[e.target].start <= lead.start <= d.states[e.target].end),
+                              introduced)  # the list goes to the arm's action, not to the question
         if introduced in position:  # the list goes where the sentence introducing it went
             d.states[introduced].notes.append(c.text.strip() if c.kind == "command" else strip_markup(c.text))
             d.land(c, introduced)

@@ -64,7 +64,35 @@ def group_units(clauses: list[Clause]) -> list[Unit]:
             continue
         _add(out, c)
     units = _bodies(_titles(_decisions(_with_notes(_split(out), [c for c in clauses if c.index not in taken]))))
-    return _alternatives(units)
+    return _checks_first(_alternatives(units), clauses)
+
+
+#: A lead putting the steps after it before a run shown earlier: "Before running, check if the user has configured
+#: their API key:", "Before calling `research_lookup.py`, check if a relevant result already exists:".
+_BEFORE_RUN = re.compile(r"\bbefore (?:running|using|calling|invoking|executing)\b\s*(?P<what>[^,]{0,60}?)\s*,"
+                         r"\s*\w[^:]*:$", re.I)
+
+
+def _checks_first(units: list[Unit], clauses: list[Clause]) -> list[Unit]:
+    """The steps a "Before running X, check …:" lead introduces go before the step that runs X, where the document
+    showed that step earlier (its usage first, the checks after it): X named, the first step running it; else the
+    last command before the lead."""
+    for c in clauses:
+        m = _BEFORE_RUN.search(strip_markup(c.text))
+        if m is None:
+            continue
+        firsts = [_first(u) for u in units]
+        moved = [i for i, f in enumerate(firsts) if f is not None and f.start > c.end]
+        moved = [i for k, i in enumerate(moved) if i == moved[0] + k and firsts[i].section == c.section]  # type: ignore[union-attr]
+        name = m.group("what").strip("` ").lower()
+        named = name if re.search(r"[./]", name) else ""
+        runs = [i for i, (u, f) in enumerate(zip(units, firsts)) if f is not None and f.end < c.start
+                and u.command is not None and named in (u.command.text + " ".join(x.text for x in u.clauses)).lower()]
+        if not moved or not runs:
+            continue
+        at = runs[0] if named else runs[-1]
+        units = [*units[:at], *(units[i] for i in moved), *(u for i, u in enumerate(units[at:], at) if i not in moved)]
+    return units
 
 
 def _alternatives(units: list[Unit]) -> list[Unit]:

@@ -312,6 +312,29 @@ def test_a_failure_said_in_other_words_is_the_commands_failure(tmp_path: Path) -
     assert [e.target for e in failing] == [ask], "an unauthenticated `gh` exits non-zero: that edge asks the user"
 
 
+def test_a_state_word_after_a_command_that_answers_in_json_is_read_from_its_output(tmp_path: Path) -> None:
+    doc = """# Cloud sim
+
+## Workflow
+
+1. Check availability:
+   ```bash
+   simctl availability --json
+   ```
+   If it's not available, tell the user the feature is not enabled on their account.
+2. Start a session with `simctl start`.
+"""
+    m = machine(tmp_path, doc)
+    check = next(n for n in calls(m, "bash") if "availability" in show_expr(m.states[n].call.args[0][1]))
+    assert not any(e.guard is not None and "!= 0" in show_expr(e.guard) for e in m.states[check].edges), \
+        "`--json` prints `available: false` and exits 0: its exit status does not say it"
+    [judge] = [t for t in successors(m)[check] if m.states[t].kind == "judge"]
+    assert f"{check}_output" in m.states[judge].reads
+    plain = machine(tmp_path, doc.replace(" --json", ""))
+    check = next(n for n in calls(plain, "bash") if "availability" in show_expr(plain.states[n].call.args[0][1]))
+    assert any(e.guard is not None and "!= 0" in show_expr(e.guard) for e in plain.states[check].edges)
+
+
 # ---------------------------------------------------------------- menus
 
 MENU = """# Finish
@@ -366,7 +389,8 @@ def test_a_step_that_writes_a_named_file_saves_it_and_success_requires_the_write
     ("allowed-tools: Read, Write(docs/**)\n", "Write `docs/NOTES.md` with a summary of each module.", True),
     ("allowed-tools: Read, Write(docs/**)\n", "Write `NOTES.md` with a summary of each module.", False),
     ("allowed-tools: Read\n", "Write `NOTES.md` with a summary of each module.", False),
-    ("", "Write `<topic>.md` with a summary of each module.", False),
+    ("", "Write `<topic>.md` with a summary of each module.", True),
+    ("allowed-tools: Read, Write(docs/**)\n", "Write `<topic>.md` with a summary of each module.", False),
     ("", "Summarise each module, for example in NOTES.md.", False),
 ])
 def test_a_file_is_written_only_where_the_skill_names_it_and_may_write_it(tmp_path: Path, front: str, step: str,
@@ -376,6 +400,33 @@ def test_a_file_is_written_only_where_the_skill_names_it_and_may_write_it(tmp_pa
         text = f"---\nname: notes\ndescription: Notes.\n{front}---\n" + text
     m = machine(tmp_path, text)
     assert any(s.call is not None and s.call.tool == "write" for s in m.states.values()) is writes
+
+
+@pytest.mark.parametrize(("step", "named"), [
+    ("Write to `[process]-flowchart.html`", "`[process]-flowchart.html`"),
+    ("CHECKPOINT - write state to handoff document", "handoff document"),
+])
+def test_a_file_the_run_names_is_named_by_a_model_and_written_by_a_tool(tmp_path: Path, step: str,
+                                                                       named: str) -> None:
+    m = machine(tmp_path, NOTES.replace("Write `NOTES.md` with a summary of each module.", step))
+    [save] = calls(m, "write")
+    path = show_expr(dict(m.states[save].call.args)["path"])
+    namer = next(n for n, s in m.states.items() if path in s.writes)
+    assert m.states[namer].kind == "model" and named in m.states[namer].prompt
+    assert f"exists({path})" in [show_expr(p) for p in m.states["done"].predicates]  # the file is the effect
+    compose = next(n for n, s in m.states.items() if save in successors(m)[n])
+    assert path in m.states[compose].reads and [namer] == [n for n in m.states if compose in successors(m)[n]]
+    # run: the file is where the model named it, with the content it composed
+    work = tmp_path / "run"
+    work.mkdir()
+    outputs = {"survey_repository_layout": [{"survey_repository_layout_result": "src/"}],
+               namer: [{path: "flow/checkout-flowchart.html"}],
+               compose: [{next(iter(m.states[compose].writes)): "<html>checkout</html>\n"}],
+               "tell_user_notes": [{"tell_user_notes_result": "Done."}]}
+    run = Interpreter(m, ScriptedExecutor({"outputs": outputs, "tools": {}}), ToolBox.default(cwd=str(work)),
+                      RunOptions(retries=0, workdir=str(work))).run({"task": "a flowchart of checkout"})
+    assert (run.outcome, run.terminal) == ("success", "done")
+    assert (work / "flow" / "checkout-flowchart.html").read_text(encoding="utf-8") == "<html>checkout</html>\n"
 
 
 def test_a_write_step_leaves_the_skills_own_files_and_steps_with_sub_steps_alone(tmp_path: Path) -> None:
@@ -1172,3 +1223,130 @@ scripts/convert.sh <input-file> <target-format>
     targets = [e.target for e in judge.edges]
     assert len(targets) == 2 and m.states[targets[0]].kind == "model", "the `If` arm does what the dash says"
     assert run not in reachable(successors(m), [targets[0]]), "the bundled script is the `Otherwise` arm only"
+
+
+# ---------------------------------------------------------------- definitions, leads and sentences (dev round 8)
+
+def test_a_numbered_list_defining_terms_beside_a_workflow_is_knowledge(tmp_path: Path) -> None:
+    doc = """# Flowcharts
+
+## Components
+
+1. **Start/End nodes**: rounded rectangles (green, red)
+2. **Process boxes**: rectangles (blue)
+3. **Decision diamonds**: diamonds (orange)
+
+## Workflow
+
+1. Break down the process into steps
+2. Identify decision points
+3. Draw the nodes and connect them with arrows
+"""
+    m = machine(tmp_path, doc)
+    assert not any(at(m, line) for line in (5, 6, 7)), "a term's definition is no step"
+    assert m.start in at(m, 11), "the run starts at the workflow"
+    assert any("Start/End nodes: rounded rectangles" in (s.prompt or "") for s in m.states.values())
+    steps = machine(tmp_path, doc.replace("rounded rectangles (green, red)", "Create the start and end nodes"))
+    assert at(steps, 5), "an item whose description is an instruction stays a step"
+
+
+def test_checks_with_no_work_before_them_check_the_task_done_first(tmp_path: Path) -> None:
+    m = machine(tmp_path, """# Helm charts
+
+Guidance for Helm charts.
+
+## Best Practices
+
+1. **Use semantic versioning** for chart and app versions
+2. **Validate charts** before packaging
+""")
+    first = m.states[m.start]
+    assert first.kind == "model" and "Carry out the task" in (first.prompt or "")
+    judges = [n for n, s in m.states.items() if s.kind == "judge"]
+    assert judges and all(reachable(successors(m), [m.start]) >= {j} for j in judges)
+
+
+def test_a_step_then_if_after_a_semicolon_is_a_step_and_a_condition(tmp_path: Path) -> None:
+    m = machine(tmp_path, """# Spec
+
+## Workflow
+
+1. Locate the spec
+   - Search first (`notion-search`); if multiple hits, ask the user which to use.
+   - Fetch the page and read it.
+""")
+    [ask] = calls(m, "ask_user")
+    search = next(n for n, s in m.states.items() if s.kind == "model" and "Search first" in (s.prompt or ""))
+    [judge] = [t for t in successors(m)[search] if m.states[t].kind == "judge"]
+    assert ask in successors(m)[judge] and len(successors(m)[judge]) == 2, "asked only on multiple hits"
+    remark = machine(tmp_path, "# Sim\n\n## Workflow\n\n1. Start the simulator.\n\n"
+                               "Flags may change; if a command fails, `cmd --help` is authoritative.\n")
+    assert not [n for n, s in remark.states.items() if s.kind == "judge"], "a remark, not a condition"
+
+
+def test_checks_a_lead_puts_before_running_go_before_the_run(tmp_path: Path) -> None:
+    m = machine(tmp_path, """# Images
+
+## Usage
+
+Use the `scripts/generate.py` script to make images:
+
+```bash
+python scripts/generate.py "a sunset"
+```
+
+## API key
+
+Before running, check if the user has configured their API key:
+
+1. Look for a `.env` file in the project directory
+2. Check for `API_KEY=<key>` in the `.env` file
+""", scripts=("scripts/generate.py",))
+    [run] = calls(m, "bash")
+    look = next(n for n, s in m.states.items() if "Look for a .env file" in (s.prompt or ""))
+    assert m.start == look and run in reachable(successors(m), [look])
+    assert look not in reachable(successors(m), [run]), "the key is checked before the script runs, not after"
+
+
+def test_the_list_after_a_conditions_colon_goes_to_its_action(tmp_path: Path) -> None:
+    m = machine(tmp_path, """# Key
+
+## Steps
+
+1. Look for a `.env` file in the project directory
+2. If not found, inform the user they need to:
+   - Create a `.env` file with `API_KEY=your-key`
+   - Or set the environment variable `API_KEY`
+3. Run the tool.
+""")
+    inform = next(n for n, s in m.states.items() if s.kind == "model" and "Inform the user" in (s.prompt or ""))
+    judge = next(n for n, s in m.states.items() if s.kind == "judge")
+    assert "Create a .env file" in m.states[inform].prompt and "Create a .env file" not in m.states[judge].prompt
+
+
+def test_address_the_issue_before_retrying_loops_back_to_the_command(tmp_path: Path) -> None:
+    m = machine(tmp_path, """# Tool
+
+## Steps
+
+1. Run `make image`.
+
+If the command fails, read the error message and address the issue before retrying.
+""")
+    [run] = calls(m, "bash")
+    fix = next(n for n, s in m.states.items() if s.kind == "model" and "Read the error message" in (s.prompt or ""))
+    assert fix in successors(m)[run] and run in successors(m)[fix]
+    assert "retrying" not in m.states[fix].prompt
+    assert any(v.is_counter for v in m.variables.values()), "the retries are counted"
+
+
+def test_what_would_be_required_names_a_thing_and_the_step_stays_a_step(tmp_path: Path) -> None:
+    m = machine(tmp_path, """# Comments
+
+## 2) Ask the user
+- Number all the review threads and provide a short summary of what would be required to apply a fix for it
+- Ask the user which numbered comments should be addressed
+""")
+    [ask] = calls(m, "ask_user")
+    number = next(n for n, s in m.states.items() if s.kind == "model" and "Number all" in (s.prompt or ""))
+    assert ask in successors(m)[number] and f"{number}_result" in show_expr(m.states[ask].call.args[0][1])
