@@ -21,7 +21,7 @@ import attrs
 from skillc.check import shellctx
 from skillc.frontends.markdown import codes
 from skillc.frontends.markdown.arms import NEXT, Arms, Forward
-from skillc.frontends.markdown.clauses import FOREACH, Clause, first_word, shorten, strip_markup
+from skillc.frontends.markdown.clauses import FOREACH, Clause, first_word, is_imperative, shorten, strip_markup
 from skillc.frontends.markdown.commands import Part, alternatives, cut, script_command, skill_documents, skill_files
 from skillc.frontends.markdown.diagram import is_diagram, parse_diagram
 from skillc.frontends.markdown.document import Document
@@ -48,6 +48,7 @@ from skillc.frontends.markdown.phrases import (
     REPORTS_ONLY,
     RUN_FORMED,
     UNNAMED_FILE,
+    Case,
     again,
     exits_on_findings,
     if_parts,
@@ -61,6 +62,7 @@ from skillc.frontends.markdown.phrases import (
     script_mention,
     script_usage,
     stop_clause,
+    trailing_case,
     unbold,
     written_file,
     written_pattern,
@@ -413,8 +415,11 @@ class GraphBuilder:
     def unit_step(self, unit: Unit, nxt: Unit | None) -> Piece:
         """A step: optional work behind a judge, else the step itself."""
         text, _, _ = self._step_text(unit)
+        case = trailing_case(text) if unit.clauses and unit.clauses[0].kind == "step" and is_imperative(text) else None
         if unit.clauses and OPTIONAL.search(text) and unit.clauses[0].kind == "step":
             entry, exits = self._optional(unit, nxt, text)
+        elif case is not None:
+            entry, exits = self._in_case(unit, nxt, case)
         else:
             entry, exits = self._step(unit, nxt)
         self._titled(unit, entry)
@@ -448,6 +453,18 @@ class GraphBuilder:
         entry, exits = self._step(unit, nxt)
         skip = DEdge(None, NEXT)
         j.edges = [DEdge(eq(var, "yes"), entry), skip]
+        return j.name, exits + [skip]
+
+    def _in_case(self, unit: Unit, nxt: Unit | None, case: Case) -> Piece:
+        """A step done only in the case its sentence ends with (or, "skip if C", only outside it): a judge of the case
+        that does the step or skips it."""
+        lead = unit.clauses[0]
+        j, var = self.d.judge(f"if_{slug(case.condition)}", slug(case.condition, default="answer"), ["yes", "no"], lead,
+                             f"Decide whether this holds: {case.condition}. Answer `yes` or `no`.")
+        j.topic |= content_stems(case.condition)
+        entry, exits = self._step(unit, nxt)
+        skip = DEdge(None, NEXT)
+        j.edges = [DEdge(eq(var, "no" if case.skip else "yes"), entry), skip]
         return j.name, exits + [skip]
 
     def _tool_state(self, base: str, lines: tuple[int, int], topic: str, tool: str, parts: list[Part]) -> DState:
@@ -1300,6 +1317,7 @@ class GraphBuilder:
         title = self.doc.front.name or next((b.text for b in self.doc.blocks if b.kind == "heading"), "the task")
         s = self.d.state("model", "apply_" + slug(title, 2, "skill"), (1, len(self.doc.lines)), "")
         s.text.append(f"Carry out the task, applying the guidance of \"{title}\" below.")
+        s.topic |= content_stems(self.doc.text)  # the guidance is for the work, not for the checks after it
         s.writes = [(self.d.var("result", n.NamedType("str")), None)]
         exits = [DEdge(None, NEXT)]
         s.edges = exits

@@ -13,7 +13,7 @@ from collections.abc import Iterator
 
 import attrs
 
-from skillc.frontends.markdown.clauses import CASE_ARROW, Clause, first_word, strip_markup
+from skillc.frontends.markdown.clauses import CASE_ARROW, Clause, first_word, is_imperative, strip_markup
 from skillc.frontends.markdown.names import content_stems, slug
 from skillc.ir.machine import Outcome
 
@@ -55,6 +55,8 @@ _STOP = re.compile(r"(?:,?\s*(?:and|then)\s+)?\b(stop|abort|give up|halt|end the
 # "Run diagnostics: `npx expo-doctor`".
 _RUN_INLINE = re.compile(r"\b(?:run|execute|invoke|with|using|via)\s+`([^`]+)`|"
                          r"\b(?:run|execute|invoke)\b[^`.;:]{0,60}:\s*`([^`]+)`", re.I)
+# A step that shows its command after a colon, the command ending it: "Clear the Gradle cache for Android: `cmd`".
+_SHOWN_COMMAND = re.compile(r"^\s*(?:\*\*)?([A-Z][^`:*]{2,80}?)(?:\*\*)?:\s*`([^`]+)`\s*\.?\s*$")
 # What introduces an example, not something to do: a command after it is a sample.
 EXAMPLE_CUE = re.compile(r"\b(?:e\.g\.|eg\.|for example|for instance|such as|like)(?=[\s,:])", re.I)
 # Names that mark a command as a sample: `path/to/x`, `my-feature`, `foo`, `example.com`.
@@ -92,6 +94,48 @@ ASK_AFTER = re.compile(r"(?:,\s*|\s+)(?:and|then)\s+(?=(?:ask|request|get|obtain
 # Optional work without an "If".
 OPTIONAL = re.compile(r"\b(?:only (?:when|if)|if needed|if necessary|if applicable|if required|where relevant|"
                       r"optionally|when asked|if asked|if you want|as needed)\b", re.I)
+# A step done only in a case its sentence ends with: "Ask the user to clarify if the scope is ambiguous", "Resolve the
+# PR number — skip if the user supplied one". Not a check ("Determine if …"), a failure ("Install if it fails") or a
+# case `OPTIONAL` reads ("if needed").
+_TRAILING_IF = re.compile(r"^(?P<act>\w.{4,}?)\s*(?:[—–-]\s*)?(?P<skip>\bskip\s+)?\bif\s+(?P<cond>[^,;]{4,}?)[:.]?$",
+                          re.I)
+# Actions whose "if" is not the step's case: a check ("Determine if"), a jump or an end ("Go back … if"), a purpose
+# ("so you can recover if"), "even if", "as if".
+_NOT_CASES = re.compile(r"^(?:determine|decide|check|ensure|verify|see|test|assess|evaluate|confirm|find out|judge|"
+                        r"figure out|work out|ask whether|note|record|report|say|state|tell|go|return|repeat|retry|"
+                        r"continue|start over|jump|loop|stop|abort|exit|end)\b|\bwhether\b|\bfail(?:s|ing)?\b|"
+                        r"\bso\b|\bin order to\b|\b(?:can|could) \w+$|\b(?:as|even|only|and|or)$", re.I)
+
+
+# Conditions too vague to judge ("if needed", "if any"): `OPTIONAL`'s, or none.
+_VAGUE_CASE = re.compile(r"(?:needed|necessary|any|so|possible|applicable|present|available|relevant|desired|"
+                         r"appropriate|required|you (?:want|like|prefer)|it (?:helps|applies))\b", re.I)
+# A verb whose "if" asks a question rather than sets a case: "check if", "see if", "ask the user if".
+_ASKS_IF = re.compile(r"\b(?:check|see|determine|decide|verify|confirm|test|ask(?: the user| them)?|know|tell|find out|"
+                      r"look|investigate|evaluate|assess|judge|note|whether)$", re.I)
+
+
+@attrs.frozen
+class Case:
+    """The case a step is done in: its condition, and whether the step is skipped (not done) when it holds."""
+
+    condition: str
+    skip: bool
+
+
+def trailing_case(text: str) -> Case | None:
+    """The case a step's sentence ends with ("… if the scope is ambiguous", "— skip if the user supplied one"), for
+    an instruction whose action is not a check; None otherwise."""
+    plain = re.sub(r"\s*\((if [^()]+)\)$", r" \1", strip_markup(text).strip())  # "Set up X (if not configured)"
+    plain = re.sub(r"^(?:after|before|once|for each|for every)\b[^,]{0,60},\s*", "", plain, flags=re.I)
+    m = _TRAILING_IF.match(plain)
+    if m is None or _NOT_CASES.search(m.group("act")) or OPTIONAL.search(plain) or FAILS.search(m.group("cond")) \
+            or re.search(r";|\bor\b", m.group("act")) or _ASKS_IF.search(m.group("act")) \
+            or _VAGUE_CASE.match(m.group("cond")):
+        return None
+    return Case(m.group("cond").strip(), m.group("skip") is not None)
+
+
 # A reference to a section further down (or up): "as described under Spam handling (below)".
 REFERENCE = re.compile(r"\b(?:as described (?:under|in)|described (?:under|in)|see|following|per|as in|according to|"
                        r"under)\s+(?:the\s+)?(.+?)\s*\((?:below|above)\)", re.I)
@@ -179,8 +223,12 @@ def inline_command(text: str) -> str | None:
     A command given as an example ("for example, run `gh auth login` once") or with sample
     names (`path/to/x`, `my-feature`) is not one to run.
     """
-    for m in _RUN_INLINE.finditer(text):
-        cmd = (m.group(1) or m.group(2)).strip()
+    shown = _SHOWN_COMMAND.match(text)
+    found = [*_RUN_INLINE.finditer(text)]
+    if shown is not None and is_imperative(shown.group(1)):  # "Clear the Gradle cache: `cd android && ./gradlew clean`"
+        found.append(shown)
+    for m in found:
+        cmd = (m.group(1) if m.re is _RUN_INLINE and m.group(1) else m.group(2)).strip()
         if in_example(text, m.start()) or SAMPLE_NAMES.search(cmd):
             continue
         if re.match(r"^(?:\./|[a-z][\w.-]*\s)", cmd) and not re.match(r"^[\w-]+\.(?:md|txt|toml|json|ya?ml)$", cmd):

@@ -64,7 +64,29 @@ def group_units(clauses: list[Clause]) -> list[Unit]:
             continue
         _add(out, c)
     units = _bodies(_titles(_decisions(_with_notes(_split(out), [c for c in clauses if c.index not in taken]))))
-    return _checks_first(_alternatives(units), clauses)
+    return _gated_lists(_checks_first(_alternatives(units), clauses), clauses)
+
+
+#: A lead saying when the steps after it apply: "These steps only apply when `ios/` exists in the project:".
+_GATE_LEAD = re.compile(r"^(?:these|the following|the next)\s+(?:steps|commands|instructions|actions)\s+"
+                        r"(?:only\s+)?apply\s+(?:only\s+)?(?:when|if)\s+(?P<cond>.+?):$", re.I)
+
+
+def _gated_lists(units: list[Unit], clauses: list[Clause]) -> list[Unit]:
+    """The steps right after a lead saying when they apply ("These steps only apply when `ios/` exists:") are done
+    only then: a gate over them, as a heading that is a condition is."""
+    for c in clauses:
+        m = _GATE_LEAD.match(strip_markup(c.text).strip())
+        if m is None:
+            continue
+        firsts = [_first(u) for u in units]
+        body = [i for i, f in enumerate(firsts) if f is not None and f.start > c.end and f.section == c.section]
+        body = [i for k, i in enumerate(body) if i == body[0] + k] if body else []
+        if not body:
+            continue
+        gate = attrs.evolve(c, kind="branch", text=f"If {m.group('cond')}:")
+        units = [*units[:body[0]], Unit("gate", (gate,), body=tuple(units[i] for i in body)), *units[body[-1] + 1:]]
+    return units
 
 
 #: A lead putting the steps after it before a run shown earlier: "Before running, check if the user has configured
@@ -82,7 +104,7 @@ def _checks_first(units: list[Unit], clauses: list[Clause]) -> list[Unit]:
         if m is None:
             continue
         firsts = [_first(u) for u in units]
-        moved = [i for i, f in enumerate(firsts) if f is not None and f.start > c.end]
+        moved = [i for i, f in enumerate(firsts) if f is not None and (f.start > c.end or f is c)]  # with its own
         moved = [i for k, i in enumerate(moved) if i == moved[0] + k and firsts[i].section == c.section]  # type: ignore[union-attr]
         name = m.group("what").strip("` ").lower()
         named = name if re.search(r"[./]", name) else ""

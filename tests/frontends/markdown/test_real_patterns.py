@@ -1350,3 +1350,102 @@ def test_what_would_be_required_names_a_thing_and_the_step_stays_a_step(tmp_path
     [ask] = calls(m, "ask_user")
     number = next(n for n, s in m.states.items() if s.kind == "model" and "Number all" in (s.prompt or ""))
     assert ask in successors(m)[number] and f"{number}_result" in show_expr(m.states[ask].call.args[0][1])
+
+
+# ---------------------------------------------------------------- cases, gates and shown commands (dev round 9)
+
+@pytest.mark.parametrize(("step", "condition", "skip"), [
+    ("Ask the user to clarify if the scope is ambiguous.", "the scope is ambiguous", False),
+    ("Resolve the PR number — skip if the user supplied one:", "the user supplied one", True),
+    ("Set up the MCP server (if not already configured)", "not already configured", False),
+])
+def test_a_step_done_in_the_case_its_sentence_ends_with_is_behind_a_judge(tmp_path: Path, step: str,
+                                                                         condition: str, skip: bool) -> None:
+    m = machine(tmp_path, f"# Work\n\n## Steps\n\n1. Read the request.\n2. {step}\n3. Report back.\n")
+    [judge] = [n for n, s in m.states.items() if s.kind == "judge"]
+    assert condition in m.states[judge].prompt
+    done, skipped = (e for e in m.states[judge].edges)
+    assert done.guard is not None and show_expr(done.guard).endswith("no" if skip else "yes")
+    assert m.states[done.target].provenance.start == 6 and skipped.guard is None
+    assert m.states[skipped.target].provenance.start == 7, "the other answer goes on without the step"
+
+
+@pytest.mark.parametrize("step", [
+    "Before reporting, check if the pattern is actually safe:",
+    "Determine if the change is breaking.",
+    "Use the cache for requests; add the hosting package if the backend moved.",
+    "Collect traces, or synthetic tasks if none exist yet.",
+    "Install the tool if it fails.",
+    "Create a backup branch so you can recover if something goes wrong.",
+    "Go back to the start of this step if git stops on another conflict.",
+])
+def test_a_question_a_clause_or_a_failure_after_if_is_not_a_case_of_the_step(tmp_path: Path, step: str) -> None:
+    m = machine(tmp_path, f"# Work\n\n## Steps\n\n1. Read the request.\n2. {step}\n3. Report back.\n")
+    assert not any(s.kind == "judge" and "Decide whether this holds" in (s.prompt or "") for s in m.states.values())
+
+
+def test_a_before_lead_with_its_own_command_moves_with_it(tmp_path: Path) -> None:
+    m = machine(tmp_path, """# Lookup
+
+## Usage
+
+1. Run the lookup:
+
+```bash
+python lookup.py "your question" -o sources/out.md
+```
+
+## Check sources first
+
+Before calling `lookup.py`, check if a relevant result already exists:
+
+```bash
+ls sources/
+```
+""")
+    listing = next(n for n in calls(m, "bash") if "ls sources" in show_expr(m.states[n].call.args[0][1]))
+    lookup = next(n for n in calls(m, "bash") if "lookup.py" in show_expr(m.states[n].call.args[0][1]))
+    assert lookup in reachable(successors(m), [listing]) and listing not in reachable(successors(m), [lookup])
+
+
+def test_the_guidance_of_a_document_of_checks_goes_to_the_work_not_the_checks(tmp_path: Path) -> None:
+    m = machine(tmp_path, """# Helm charts
+
+Guidance for Helm charts.
+
+## Best Practices
+
+1. **Use semantic versioning** for chart and app versions
+2. **Validate charts** before packaging
+3. **Pin dependency versions** explicitly
+""")
+    work = m.states[m.start]
+    assert "semantic versioning" in work.prompt and "Pin dependency versions" in work.prompt
+    assert not any("semantic versioning" in (s.prompt or "") for n, s in m.states.items() if s.kind == "judge")
+
+
+def test_a_lead_saying_when_the_steps_after_it_apply_gates_them(tmp_path: Path) -> None:
+    m = machine(tmp_path, """# Upgrade
+
+## Upgrade process
+
+1. Upgrade the packages: `npx expo install --fix`
+
+## Clear caches for the bare workflow
+
+These steps only apply when `ios/` and/or `android/` directories exist in the project:
+
+- Clear the cocoapods cache for iOS: `cd ios && pod install --repo-update`
+- Clear the Gradle cache for Android: `cd android && ./gradlew clean`
+
+## Housekeeping workflow
+
+- Review the release notes for the target SDK version.
+""")
+    [judge] = [n for n, s in m.states.items() if s.kind == "judge"]
+    assert "ios/ and/or android/ directories exist" in m.states[judge].prompt
+    pods = next(n for n in calls(m, "bash") if "pod install" in show_expr(m.states[n].call.args[0][1]))
+    gradle = next(n for n in calls(m, "bash") if "gradlew" in show_expr(m.states[n].call.args[0][1]))
+    assert pods in successors(m)[judge] and gradle in successors(m)[pods], "each cache step runs its command"
+    review = next(n for n, s in m.states.items() if s.provenance is not None and s.provenance.start == 16)
+    assert review in successors(m)[judge], "without the directories the run skips them"
