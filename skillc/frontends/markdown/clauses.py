@@ -257,8 +257,12 @@ def _samples(doc: Document) -> set[int]:
 
 
 def _shown(lead: Block, after: Sequence[Block]) -> Iterator[Block]:
-    """The list or the table right after a lead: one list (numbered or not, with its nested items) or one table."""
+    """The list, the table or the fence right after a lead: one list (numbered or not, with its nested items), one
+    table, or (after a paragraph) one code block."""
     first = after[0] if after else None
+    if first is not None and first.kind == "code" and lead.kind == "para":  # "**Examples:**" and a fence
+        yield first
+        return
     if first is None or first.kind not in ("row", "item") or (first.kind == "item" and first.depth <= lead.depth):
         return
     for x in after:

@@ -36,8 +36,8 @@ _ENVIRONMENT = re.compile(r"^(?:HOME|PATH|USER|PWD|OLDPWD|SHELL|TMPDIR|TERM|LANG
 _HOLE = re.compile(
     r"(?P<script>(?<![\w.-])(?:[^\s`'\"()<>]*/|<[^<>\s]*>/|\{[^{}\s]*\}/|\$\{?\w+\}?/)?scripts/[\w.-]+"
     r"\.(?:py|sh|bash|js|mjs|cjs|ts|rb))(?![\w/-])"
-    r"|(?P<angle>(?<![<\w])<(?P<angle_name>[A-Za-z][\w./:@-]*(?: [A-Za-z][\w./-]*){0,4})>(?!>))"
-    r"|(?P<brace>(?<![$\w{])\{(?P<brace_name>[A-Za-z_][\w-]*)\}(?!\}))"
+    r"|(?P<angle>(?<![<A-Za-z0-9])<(?P<angle_name>[A-Za-z][\w./:@-]*(?: [A-Za-z][\w./-]*){0,4})>(?!>))"
+    r"|(?P<brace>(?<![$A-Za-z0-9{])\{(?P<brace_name>[A-Za-z_][\w-]*)\}(?!\}))"
     r"|(?P<dollar>\$(?:\{(?P<dollar_braced>[A-Z][A-Z0-9_]*)\}|(?P<dollar_name>[A-Z][A-Z0-9_]*)\b))"
     r"|(?P<square>(?<![\w\[$])\[(?P<square_name>[a-z][\w-]{2,})\](?![\w(\]]))")
 

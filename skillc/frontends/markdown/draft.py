@@ -69,6 +69,7 @@ class DState:
     content: str = ""  # a `write` state's content: the variable it saves
     failure: str = ""  # a tool state's stated failure handling: "", "retry" or "handled"
     options: list[str] = attrs.field(factory=list)  # the menu an `ask_user` state offers (the answer is one of them)
+    args: list[tuple[str, str]] = attrs.field(factory=list)  # a call's arguments by name, each a variable (`edit`)
 
 
 @attrs.define

@@ -27,6 +27,9 @@ ASK_USER_MENU = n.ToolDecl("ask_user", (n.Param("question", n.NamedType("str")),
                            (n.Param("answer", n.NamedType("str")),))
 WRITE = n.ToolDecl("write", (n.Param("path", n.NamedType("str")), n.Param("content", n.NamedType("str"))),
                    (n.Param("path", n.NamedType("str")), n.Param("sha256", n.NamedType("str"))))
+EDIT = n.ToolDecl("edit", (n.Param("path", n.NamedType("str")), n.Param("old", n.NamedType("str")),
+                          n.Param("new", n.NamedType("str"))),
+                  (n.Param("replacements", n.NamedType("int")), n.Param("sha256", n.NamedType("str"))))
 ASK_USER = n.ToolDecl("ask_user", (n.Param("question", n.NamedType("str")),), (n.Param("answer", n.NamedType("str")),))
 
 
@@ -59,6 +62,8 @@ def _declarations(d: DMachine, title: str) -> list[n.Stmt]:
             "# Reads files: those the skill bundles from its folder (`skill_dir`), others from the work folder.",)))
     if any(s.kind == "tool" and s.tool == "write" for s in d.states.values()):
         items.append(attrs.evolve(WRITE, leading=("# Saves the files the skill says to write, in the work folder.",)))
+    if any(s.kind == "tool" and s.tool == "edit" for s in d.states.values()):
+        items.append(attrs.evolve(EDIT, leading=("# Changes files of the work folder in place: `old` becomes `new`.",)))
     if any(s.kind == "tool" and s.tool == "ask_user" for s in d.states.values()):
         menus = any(s.options for s in d.states.values())
         items.append(attrs.evolve(ASK_USER_MENU if menus else ASK_USER,
@@ -102,7 +107,7 @@ def _state_node(d: DMachine, s: DState) -> n.State:
         body.append(n.Reads(tuple(s.reads)))
     if s.kind == "tool":
         param = {"ask_user": "question", "read": "path", "write": "path"}.get(s.tool, "command")
-        args = [n.Arg(param, concat(s.parts))]
+        args = [n.Arg(k, n.Name(v)) for k, v in s.args] if s.args else [n.Arg(param, concat(s.parts))]
         if s.content:
             args.append(n.Arg("content", n.Name(s.content)))
         if s.options:  # a menu: the answer is one of these

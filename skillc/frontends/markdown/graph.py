@@ -34,6 +34,7 @@ from skillc.frontends.markdown.phrases import (
     ASK_AFTER,
     BY_TASK,
     DIFFERS,
+    EDIT_TOOL,
     EXACTLY,
     EXIT_FAILS,
     FAILS,
@@ -41,6 +42,7 @@ from skillc.frontends.markdown.phrases import (
     FORM,
     FORWARD,
     HANDS_BACK,
+    HOOK,
     LETTER,
     NOT_BASH,
     OPTIONAL,
@@ -147,8 +149,34 @@ class GraphBuilder:
         self._resolve_forward(done)
         self._diagrams()
         self._any_point()
+        self._hooks()
         self._retries()
         return procedure
+
+    def _hooks(self) -> None:
+        """"After installing a skill, tell the user …", said apart from the steps it follows: a model state doing it
+        right after each step of that verb ("install_curated_list", "install_another_repo"), where it stands in no
+        state yet."""
+        for c in self.clauses:
+            m = HOOK.match(strip_markup(c.text))
+            if c.kind != "knowledge" or c.index in self.d.landings or m is None or not is_imperative(m.group("act")):
+                continue
+            verb = m.group("verb").lower()
+            stem = verb[:-1] if len(verb) > 3 and verb[-1] == verb[-2] else verb  # "running" → "run"
+            after = [name for name, st in self.d.states.items() if st.kind in ("tool", "model")
+                     and re.match(rf"{stem}[a-z]*(?:_|$)", name) and not st.start <= c.start <= st.end]
+            act = m.group("act").rstrip(".")
+            for name in after:
+                st = self.d.states[name]
+                default = st.edges[-1] if st.edges and st.edges[-1].guard is None else None
+                if default is None or default.target is None:
+                    continue
+                h = self.d.state("model", slug(act), (c.start, c.end), act)
+                h.text.append(act[0].upper() + act[1:] + ("" if act[-1] in "\"'”!?" else "."))
+                h.writes = [(self.d.var(f"{h.name}_result", n.NamedType("str")), None)]
+                h.edges = [DEdge(None, default.target)]
+                default.target = h.name
+                self.d.land(c, h.name)
 
     # ------------------------------------------------------------ "at any point, if C, return to phase N"
 
@@ -504,6 +532,8 @@ class GraphBuilder:
         named = self._named_later(unit)
         if named is not None:
             return self._name_and_write(unit, named)
+        if self._edits(unit):
+            return self._edit_step(unit)
         entry, exits = self._model_step(unit)
         fence = unit.command
         if fence is not None and fence.block is not None and fence.block.info in NOT_BASH:
@@ -866,6 +896,45 @@ class GraphBuilder:
         j.edges = [approved, DEdge(None, self.d.terminal("declined", "partial", clause))]
         return [approved]
 
+    def _edits(self, unit: Unit) -> bool:
+        """A step the document says to do with the Edit tool ("Use **Edit** when …", "- Use Edit tool for code
+        changes"), where the skill may edit any file of the work folder."""
+        allowed = self.doc.front.allowed_tools
+        return unit.command is None and any(EDIT_TOOL.search(c.text) for c in [*unit.clauses, *unit.notes]) \
+            and (not allowed or path_allowed(parse_allowed(allowed)[0], "edit", "any/file"))
+
+    def _edit_step(self, unit: Unit) -> Piece:
+        """A step done with the Edit tool: a model state names the file to change, a `read` state reads it, the step's
+        model state gives the change (the exact text to replace, as the file has it, and the new text) and an `edit`
+        state makes it (a model can neither see nor change files)."""
+        text, start, end = self._step_text(unit)
+        find = self.d.state("model", f"find_{slug(text, 3, 'file')}", (start, end), text)
+        self.d.steps.append(find.name)
+        path = self.d.var(f"{find.name}_path", n.NamedType("str"))
+        find.writes = [(path, None)]
+        find.text.append(f"Give the path, relative to the work folder, of the file this step changes: {text}\n"
+                         f"Reply with the path alone.")
+        load = self._tool_state(f"load_{slug(text, 3, 'file')}", (start, end), text, "read", [("var", path)])
+        load.text.append("Reads the file to change, for the step after it.")
+        find.edges = [DEdge(None, load.name)]
+        entry, _ = self._model_step(unit)
+        s = self.d.states[entry]
+        load.edges = [DEdge(None, s.name)]
+        content = next(v for v, r in load.writes if r == "content")
+        old, new = (self.d.var(f"{s.name}_{f}", n.NamedType("str")) for f in ("old", "new"))
+        s.writes = [(old, None), (new, None)]
+        s.text.append(f"The file `{path}` names is in `{content}`, read for you. Give the change as `{old}` (the exact "
+                      f"text to replace, as it stands in the file) and `{new}` (the text that replaces it).")
+        e = self.d.state("tool", f"edit_{slug(s.name, 2, 'file')}", (start, end), text)
+        e.tool, e.args = "edit", [("path", path), ("old", old), ("new", new)]
+        self.d.steps.append(e.name)
+        e.text.append("Makes the change in the file.")
+        e.writes = [(self.d.var(f"{e.name}_sha256", n.NamedType("str")), "sha256")]
+        s.edges = [DEdge(None, e.name)]
+        exits = [DEdge(None, NEXT)]
+        e.edges = list(exits)
+        return find.name, exits
+
     def _model_step(self, unit: Unit) -> Piece:
         """A model state doing the step, with its commands, referenced section and notes."""
         text, start, end = self._step_text(unit)
@@ -1130,10 +1199,19 @@ class GraphBuilder:
             revise.edges = [DEdge(None, j.name)]
         elif prev is not None and prev.kind == "tool":
             revise.writes = [(self.d.var(f"{revise.name}_result", n.NamedType("str")), None)]
-            revise.edges = [DEdge(None, prev.name)]  # run the command again after the fix
+            again = prev.name  # run the command again after the fix
+            if prev.tool in ("write", "edit"):  # compose the content, or read the file and give the change, again
+                again = self._before(prev.name)
+                again = self._before(again) if prev.tool == "edit" else again
+            revise.edges = [DEdge(None, again)]
         else:
             revise.writes = [(self.d.var(f"{revise.name}_result", n.NamedType("str")), None)]
             revise.edges = [DEdge(None, j.name)]
+
+    def _before(self, name: str) -> str:
+        """The state whose only edge leads to `name` (the state made just before it in a chain), else `name`."""
+        return next((other for other, st in self.d.states.items()
+                     if [e.target for e in st.edges] == [name]), name)
 
     def unit_tree(self, unit: Unit, nxt: Unit | None) -> Piece:
         """An ASCII decision tree: a judge per question, an action per leaf."""

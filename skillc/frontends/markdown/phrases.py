@@ -32,6 +32,12 @@ REPORTS_IN_OUTPUT = re.compile(r"(?:^|\s)(?:--json\b|--(?:output|format)[= ]json
 # A condition about the command itself failing, whatever it prints.
 EXIT_FAILS = re.compile(r"\b(?:fails?|failed|failing|non-zero|errors? out|exits? with an error|does not succeed|"
                         r"doesn't work|does not work)\b", re.I)
+# A step done with the Edit tool: "Use **Edit** when the insertion point is relative to existing code", "Use Edit tool
+# for code changes" (the tool's name, capitalised).
+EDIT_TOOL = re.compile(r"^(?:[Tt]hen\s+)?(?:[Uu]se|[Ww]ith|[Uu]sing|[Vv]ia)\s+(?:the\s+)?(?:\*\*|`)?Edit(?:\*\*|`)?"
+                       r"(?:\s+tool)?\b")
+# Work said to follow every step of a verb, apart from those steps: "After installing a skill, tell the user …".
+HOOK = re.compile(r"^(?:after|once|whenever)\s+(?P<verb>[a-z]+)ing\b(?P<what>[^,:]{0,60}),\s*(?P<act>.+)$", re.I)
 # A command run to find failures ("Run `make test` to identify all failing tests"): its non-zero exit is the finding.
 FINDS_FAILURES = re.compile(r"\bto (?:identify|find|list|see|show|collect|surface|detect|get|reveal)\b[^.]*"
                             r"\b(?:fail\w*|errors?|issues|problems|violations|warnings|findings)\b", re.I)

@@ -104,7 +104,7 @@ def _tool_reads(d: DMachine, s: DState, before: list[str], flow: Assigned) -> No
         if context:
             s.parts = [*s.parts, "\n\n", ("var", context[-1])]
     s.reads = list(dict.fromkeys([*(p[1] for p in s.parts if isinstance(p, tuple) and p[0] in ("var", "quote")),
-                                  *([s.content] if s.content else [])]))
+                                  *([s.content] if s.content else []), *(v for _, v in s.args)]))
 
 
 def _from_predecessors(d: DMachine, before: list[str]) -> list[str]:

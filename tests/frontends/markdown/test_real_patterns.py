@@ -1449,3 +1449,109 @@ These steps only apply when `ios/` and/or `android/` directories exist in the pr
     assert pods in successors(m)[judge] and gradle in successors(m)[pods], "each cache step runs its command"
     review = next(n for n, s in m.states.items() if s.provenance is not None and s.provenance.start == 16)
     assert review in successors(m)[judge], "without the directories the run skips them"
+
+
+# ---------------------------------------------------------------- hooks, holes, examples and edits (dev round 10)
+
+def test_work_said_after_every_step_of_a_verb_follows_each_of_them(tmp_path: Path) -> None:
+    m = machine(tmp_path, """# Installer
+
+## Steps
+
+1. Install from the curated list with `python3 install.py --curated`.
+2. Report what was installed.
+
+## Communication
+
+After installing a skill, tell the user: "Restart the app to pick up new skills."
+""")
+    [install] = calls(m, "bash")
+    [tell] = [t for t in successors(m)[install] if m.states[t].kind == "model"]
+    assert "Restart the app" in m.states[tell].prompt
+    report = next(n for n, s in m.states.items() if "Report what was installed" in (s.prompt or ""))
+    assert set(successors(m)[tell]) == {report}
+
+
+def test_a_placeholder_inside_a_file_name_is_a_hole(tmp_path: Path) -> None:
+    m = machine(tmp_path, """# Lookup
+
+## Steps
+
+1. Run the lookup and save it:
+
+```bash
+python lookup.py "your query" -o sources/research_<topic>.md
+```
+""")
+    [run] = calls(m, "bash")
+    command = show_expr(dict(m.states[run].call.args)["command"])
+    assert "<topic>" not in command and 'quote(topic) ++ ".md"' in command
+
+
+def test_a_fence_after_an_examples_label_is_not_run(tmp_path: Path) -> None:
+    m = machine(tmp_path, """# Insert
+
+## Steps
+
+1. Insert the code with the bundled script:
+
+```bash
+python3 scripts/line_insert.py <file> <line_number> <code>
+```
+
+**Examples:**
+```bash
+python3 scripts/line_insert.py src/utils.py 50 "def helper(): pass"
+```
+""", scripts=("scripts/line_insert.py",))
+    assert len(calls(m, "bash")) == 1, "the sample invocation is knowledge"
+
+
+def test_a_step_done_with_the_edit_tool_reads_the_file_and_edits_it(tmp_path: Path) -> None:
+    m = machine(tmp_path, """# Fix
+
+## Steps
+
+1. Find the bug in the code.
+2. Implement the fix
+   - Use Edit tool for code changes
+3. Tell the user what changed.
+""")
+    [edit] = calls(m, "edit")
+    [load] = calls(m, "read")
+    args = {k: show_expr(v) for k, v in m.states[edit].call.args}
+    fix = next(n for n, s in m.states.items() if set(successors(m)[n]) == {edit})
+    assert args["old"] == f"{fix}_old" and args["new"] == f"{fix}_new" and set(successors(m)[load]) == {fix}
+    assert args["path"] == show_expr(dict(m.states[load].call.args)["path"]), "it edits the file it read"
+    # run: the file changes as the model said, in the work folder
+    work = tmp_path / "run"
+    (work / "src").mkdir(parents=True)
+    (work / "src" / "calc.py").write_text("def add(a, b):\n    return a - b\n", encoding="utf-8")
+    namer = next(n for n, s in m.states.items() if set(successors(m)[n]) == {load})
+    outputs = {"find_bug_code": [{"find_bug_code_result": "add subtracts"}],
+               namer: [{args["path"]: "src/calc.py"}],
+               fix: [{f"{fix}_old": "return a - b", f"{fix}_new": "return a + b"}],
+               "tell_user_changed": [{"tell_user_changed_result": "add adds now"}]}
+    run = Interpreter(m, ScriptedExecutor({"outputs": outputs, "tools": {}}), ToolBox.default(cwd=str(work)),
+                      RunOptions(retries=0, workdir=str(work))).run({"task": "fix add"})
+    assert (run.outcome, run.terminal) == ("success", "done")
+    assert (work / "src" / "calc.py").read_text(encoding="utf-8") == "def add(a, b):\n    return a + b\n"
+    denied = machine(tmp_path, "---\nname: fix\ndescription: Fix.\nallowed-tools: Read, Bash\n---\n"
+                               + "# Fix\n\n## Steps\n\n1. Implement the fix\n   - Use Edit tool for code changes\n")
+    assert not calls(denied, "edit"), "a skill whose allowed tools have no Edit edits nothing"
+
+
+def test_a_failed_check_after_an_edit_reads_the_file_again_before_the_next_change(tmp_path: Path) -> None:
+    m = machine(tmp_path, """# Fix
+
+## Steps
+
+1. Implement the fix
+   - Use Edit tool for code changes
+
+Verify that the public API is unchanged.
+""")
+    [edit] = calls(m, "edit")
+    [load] = calls(m, "read")
+    revise = next(n for n in m.states if n.startswith("revise_"))
+    assert set(successors(m)[revise]) == {load}, "the old text must come from the file as it is now"
