@@ -1554,4 +1554,5 @@ Verify that the public API is unchanged.
     [edit] = calls(m, "edit")
     [load] = calls(m, "read")
     revise = next(n for n in m.states if n.startswith("revise_"))
+    assert revise in reachable(successors(m), [edit])
     assert set(successors(m)[revise]) == {load}, "the old text must come from the file as it is now"
