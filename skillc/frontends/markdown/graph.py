@@ -729,20 +729,32 @@ class GraphBuilder:
             and read_file(unit.clauses[0].text) is None \
             and (not allowed or path_allowed(parse_allowed(allowed)[0], "read", "any/file"))
 
+    def _path_state(self, name: str, text: str, lines: tuple[int, int], what: str) -> tuple[DState, str]:
+        """A model state giving the path, relative to the work folder, of the file a step `what` says it handles
+        ("reads: …", "writes (`[process].html`)."): the state and the variable it writes."""
+        s = self.d.state("model", name, lines, text)
+        self.d.steps.append(s.name)
+        path = self.d.var(f"{s.name}_path", n.NamedType("str"))
+        s.writes = [(path, None)]
+        s.text.append(f"Give the path, relative to the work folder, of the file this step {what}\n"
+                      f"Reply with the path alone.")
+        return s, path
+
+    def _found_and_loaded(self, text: str, lines: tuple[int, int], verb: str) -> tuple[DState, DState, str]:
+        """A model state naming the file a step `verb`s ("reads", "changes") and the `read` state reading it: both,
+        and the path's variable."""
+        find, path = self._path_state(f"find_{slug(text, 3, 'file')}", text, lines, f"{verb}: {text}")
+        load = self._tool_state(f"load_{slug(text, 3, 'file')}", lines, text, "read", [("var", path)])
+        find.edges = [DEdge(None, load.name)]
+        return find, load, path
+
     def _find_and_read(self, unit: Unit) -> Piece:
         """A step reading a file it does not name the path of: a model state gives the path from the task and the
         work so far, a `read` state reads it, and the model state doing the step gets its content (a model cannot
         open files; it would invent them)."""
         text, start, end = self._step_text(unit)
-        find = self.d.state("model", f"find_{slug(text, 3, 'file')}", (start, end), text)
-        self.d.steps.append(find.name)
-        path = self.d.var(f"{find.name}_path", n.NamedType("str"))
-        find.writes = [(path, None)]
-        find.text.append(f"Give the path, relative to the work folder, of the file this step reads: {text}\n"
-                         f"Reply with the path alone.")
-        s = self._tool_state(f"load_{slug(text, 3, 'file')}", (start, end), text, "read", [("var", path)])
+        find, s, _ = self._found_and_loaded(text, (start, end), "reads")
         s.text.append("Reads the file at the path given, for the step after it.")
-        find.edges = [DEdge(None, s.name)]
         entry, exits = self._model_step(unit)
         content = next(v for v, r in s.writes if r == "content")
         self.d.states[entry].text.append(f"The content of the file is in `{content}`, read for you.")
@@ -815,13 +827,9 @@ class GraphBuilder:
         """A step writing a file whose name the run chooses: a model state names the file from the task, the step's
         model state composes its content, and a `write` state saves it at that name (a model cannot write files)."""
         text, start, end = self._step_text(unit)
-        name = self.d.state("model", f"name_{slug(named, 3, 'file')}", (start, end), text)
-        self.d.steps.append(name.name)
-        path = self.d.var(f"{name.name}_path", n.NamedType("str"))
-        name.writes = [(path, None)]
         fill = ", each placeholder filled in from the task" if named.startswith("`") else ""
-        name.text.append(f"Give the path, relative to the work folder, of the file this step writes ({named}){fill}."
-                         f"\nReply with the path alone.")
+        name, path = self._path_state(f"name_{slug(named, 3, 'file')}", text, (start, end),
+                                      f"writes ({named}){fill}.")
         entry, save = self._compose_and_save(text, named, (start, end))
         entry.text[:] = [text, f"Compose the content of the file this step writes ({named}), named in `{path}`.\n"
                                f"Reply with the content alone: it is saved there as you write it."]
@@ -908,15 +916,8 @@ class GraphBuilder:
         model state gives the change (the exact text to replace, as the file has it, and the new text) and an `edit`
         state makes it (a model can neither see nor change files)."""
         text, start, end = self._step_text(unit)
-        find = self.d.state("model", f"find_{slug(text, 3, 'file')}", (start, end), text)
-        self.d.steps.append(find.name)
-        path = self.d.var(f"{find.name}_path", n.NamedType("str"))
-        find.writes = [(path, None)]
-        find.text.append(f"Give the path, relative to the work folder, of the file this step changes: {text}\n"
-                         f"Reply with the path alone.")
-        load = self._tool_state(f"load_{slug(text, 3, 'file')}", (start, end), text, "read", [("var", path)])
+        find, load, path = self._found_and_loaded(text, (start, end), "changes")
         load.text.append("Reads the file to change, for the step after it.")
-        find.edges = [DEdge(None, load.name)]
         entry, _ = self._model_step(unit)
         s = self.d.states[entry]
         load.edges = [DEdge(None, s.name)]
