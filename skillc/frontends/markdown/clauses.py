@@ -163,8 +163,9 @@ def split_sentences(text: str) -> list[tuple[str, int, int]]:
     for m in _SPLIT.finditer(text):
         if _ABBREV.search(text[pos:m.start()].rstrip("\"')]")):
             continue
-        if m.group().startswith(";") and not is_imperative(_TERM_LEAD.sub("", text[pos:m.start()].strip())):
-            continue  # "Flags may change; if a command fails, …" is one remark; "Search first; if …" two steps
+        if m.group().startswith(";") and (text[:m.start()].count("`") % 2
+                                          or not is_imperative(_TERM_LEAD.sub("", text[pos:m.start()].strip()))):
+            continue  # "Flags may change; if …" is one remark, `a; if …` code; "Search first; if …" two steps
         out.append((text[pos:m.start()], pos, m.start()))
         pos = m.end()
     out.append((text[pos:], pos, len(text)))
@@ -237,6 +238,9 @@ _SAMPLE_LEAD = re.compile(r"(?:\bexamples?\b|\be\.g\.|\bfor (?:example|instance)
                           r"\b(?:output|print|display|show|present|respond|reply|say|format|report)\b.*\b(?:as follows|"
                           r"like this|looks? like|(?:in|using) (?:this|the following) (?:format|template|structure)|"
                           r"as a (?:markdown )?table)\b)[^:]*:$", re.I)
+# A paragraph that only introduces examples: "**Examples:**", "Example - find server signatures:", "For example:".
+_EXAMPLES_LEAD = re.compile(r"^(?:(?:more |some |usage )?examples?|for (?:example|instance)|e\.g\.)\b[^.:]{0,60}:$",
+                            re.I)
 _QUOTES = re.compile(r'^\s*(?:"""|\'\'\')')
 
 
@@ -260,8 +264,9 @@ def _shown(lead: Block, after: Sequence[Block]) -> Iterator[Block]:
     """The list, the table or the fence right after a lead: one list (numbered or not, with its nested items), one
     table, or (after a paragraph) one code block."""
     first = after[0] if after else None
-    if first is not None and first.kind == "code" and lead.kind == "para":  # "**Examples:**" and a fence
-        yield first
+    if first is not None and first.kind == "code":  # "**Examples:**" and a fence: only a lead naming examples
+        if lead.kind == "para" and _EXAMPLES_LEAD.match(strip_markup(lead.text).strip()):
+            yield first
         return
     if first is None or first.kind not in ("row", "item") or (first.kind == "item" and first.depth <= lead.depth):
         return
@@ -283,17 +288,37 @@ def _definitions(doc: Document) -> set[int]:
     if not _has_procedure_section(doc):
         return set()
     out: set[int] = set()
-    items = [b for b in doc.blocks if b.kind == "item" and b.ordered and b.first_in_item]
-    for _, group in itertools.groupby(items, key=lambda b: (b.section, b.parent_item, b.depth)):
-        found = list(group)
+    for found, blocks in _numbered_lists(doc):
         terms = [_TERM.match(b.text) for b in found]
         if len(found) < 2 or _section_role(found[0].section) == "procedure" or not all(terms) \
                 or any(is_imperative(m.group("said")) or "?" in m.group("said") for m in terms if m is not None):
             continue
-        first, last = found[0].start, found[-1].end
-        out |= {x for b in doc.blocks if b.kind != "heading" and first <= b.start <= last
-                for x in range(b.start, b.end + 1)}
+        out |= {x for b in blocks for x in range(b.start, b.end + 1)}
     return out
+
+
+def _numbered_lists(doc: Document) -> Iterator[tuple[list[Block], list[Block]]]:
+    """Each numbered list of the document: its items' first blocks, and every block of it (their paragraphs and
+    nested lists); a list ends at the first block outside it."""
+    heads: list[Block] = []
+    blocks: list[Block] = []
+    for b in doc.blocks:
+        lead = heads[0] if heads else None
+        if b.kind == "item" and b.ordered and b.first_in_item and lead is not None and b.depth == lead.depth \
+                and b.parent_item == lead.parent_item and b.section == lead.section:
+            heads.append(b)
+        elif lead is not None and b.kind != "heading" and (
+                b.depth > lead.depth or (b.item is not None and b.item in {h.item for h in heads})):
+            pass  # a paragraph, a fence or a nested list of one of its items
+        else:
+            if heads:
+                yield heads, blocks
+            heads, blocks = ([b], []) if b.kind == "item" and b.ordered and b.first_in_item else ([], [])
+            if not heads:
+                continue
+        blocks.append(b)
+    if heads:
+        yield heads, blocks
 
 
 #: A case and its action in a list of cases: "Simple change → use `quick-plan.md`", "**K > 32** -> offer to save".

@@ -163,8 +163,9 @@ class GraphBuilder:
                 continue
             verb = m.group("verb").lower()
             stem = verb[:-1] if len(verb) > 3 and verb[-1] == verb[-2] else verb  # "running" → "run"
-            after = [name for name, st in self.d.states.items() if st.kind in ("tool", "model")
-                     and re.match(rf"{stem}[a-z]*(?:_|$)", name) and not st.start <= c.start <= st.end]
+            after = [name for name, st in self.d.states.items() if st.kind in ("tool", "model")  # the verb whole:
+                     and re.match(rf"{stem}{stem[-1]}?e?(?:_|$)", name)  # `check_…` for "checking", not `checkout_…`
+                     and not st.start <= c.start <= st.end]
             act = m.group("act").rstrip(".")
             for name in after:
                 st = self.d.states[name]
@@ -794,6 +795,13 @@ class GraphBuilder:
         (the file is the step's effect, and success requires the write's result)."""
         text, start, end = self._step_text(unit)
         s, save = self._compose_and_save(text, path, (start, end))
+        self._composes(s, unit, text)
+        exits = [DEdge(None, NEXT)]
+        save.edges = list(exits)
+        return s.name, exits
+
+    def _composes(self, s: DState, unit: Unit, text: str) -> None:
+        """The composing state of a write step holds the step: its sentences, the section it refers to, its notes."""
         for c in unit.clauses:
             self.d.land(c, s.name)
         for c in self.arms.reference(text):
@@ -802,9 +810,6 @@ class GraphBuilder:
         for c in unit.notes:
             s.notes.append(strip_markup(c.text))
             self.d.land(c, s.name)
-        exits = [DEdge(None, NEXT)]
-        save.edges = list(exits)
-        return s.name, exits
 
     def _named_later(self, unit: Unit) -> str | None:
         """How a step names the file it writes where the run must choose the name: a name holding a placeholder
@@ -836,9 +841,7 @@ class GraphBuilder:
         save.parts = [("var", path)]
         save.text[:] = [f"Saves the content to the file named in `{path}`."]
         name.edges = [DEdge(None, entry.name)]
-        for c in [*unit.clauses, *unit.notes]:
-            self.d.land(c, entry.name)
-        entry.notes += [strip_markup(c.text) for c in unit.notes]
+        self._composes(entry, unit, text)
         exits = [DEdge(None, NEXT)]
         save.edges = list(exits)
         return name.name, exits
@@ -906,10 +909,12 @@ class GraphBuilder:
 
     def _edits(self, unit: Unit) -> bool:
         """A step the document says to do with the Edit tool ("Use **Edit** when …", "- Use Edit tool for code
-        changes"), where the skill may edit any file of the work folder."""
+        changes"), where the skill may read and edit any file of the work folder (the change is made on what it
+        read)."""
         allowed = self.doc.front.allowed_tools
+        caps = parse_allowed(allowed)[0]
         return unit.command is None and any(EDIT_TOOL.search(c.text) for c in [*unit.clauses, *unit.notes]) \
-            and (not allowed or path_allowed(parse_allowed(allowed)[0], "edit", "any/file"))
+            and (not allowed or all(path_allowed(caps, tool, "any/file") for tool in ("read", "edit")))
 
     def _edit_step(self, unit: Unit) -> Piece:
         """A step done with the Edit tool: a model state names the file to change, a `read` state reads it, the step's
@@ -1198,13 +1203,22 @@ class GraphBuilder:
             revise.writes = [prev.writes[0]]
             revise.wants.append(prev.writes[0][0])
             revise.edges = [DEdge(None, j.name)]
+        elif prev is not None and prev.kind == "tool" and prev.tool in ("write", "edit") \
+                and self._before(prev.name) != prev.name:
+            # Compose the content, or read the file and give the change, again, told why the check failed (starting
+            # empty, so the composing state can read it on its first run too).
+            composer = self._before(prev.name)
+            feedback = self.d.var(f"{revise.name}_feedback", n.NamedType("str"))
+            self.d.inits[feedback] = n.StrLit("")
+            revise.writes = [(feedback, None)]
+            revise.text.append("Say in one sentence what is wrong with the file and how to correct it.")
+            revise.edges = [DEdge(None, self._before(composer) if prev.tool == "edit" else composer)]
+            self.d.states[composer].wants.append(feedback)
+            self.d.states[composer].text.append(f"If `{feedback}` is not empty, the last attempt failed its check "
+                                                "for that reason.")
         elif prev is not None and prev.kind == "tool":
             revise.writes = [(self.d.var(f"{revise.name}_result", n.NamedType("str")), None)]
-            again = prev.name  # run the command again after the fix
-            if prev.tool in ("write", "edit"):  # compose the content, or read the file and give the change, again
-                again = self._before(prev.name)
-                again = self._before(again) if prev.tool == "edit" else again
-            revise.edges = [DEdge(None, again)]
+            revise.edges = [DEdge(None, prev.name)]  # run the command again after the fix
         else:
             revise.writes = [(self.d.var(f"{revise.name}_result", n.NamedType("str")), None)]
             revise.edges = [DEdge(None, j.name)]

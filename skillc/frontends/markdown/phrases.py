@@ -22,22 +22,23 @@ NUMBER_WORDS = {"once": 1, "twice": 2, "one": 1, "two": 2, "three": 3, "four": 4
 
 # Fences that `bash` cannot run as they are (Windows shells).
 NOT_BASH = frozenset({"powershell", "ps1", "cmd", "bat"})
-# A condition about a command's failure: answered by its exit status, not by a model.
-FAILS = re.compile(r"\b(?:fails?|failed|failing|does not (?:apply|succeed|work|exist)|doesn't (?:apply|work)|cannot be|"
-                   r"can't be|non-zero|errors? out|exits? with an error|unauthenticated|unauthori[sz]ed|"
-                   r"not (?:authenticated|logged in|installed|found|available)|unavailable|missing)\b", re.I)
+# A condition about a command's failure, answered by its exit status, not by a model: the command itself failing,
+# whatever it prints (`EXIT_FAILS`), or a state it reports by failing ("unauthenticated", "not installed").
+_EXIT_WORDS = r"fails?|failed|failing|non-zero|errors? out|exits? with an error|does not (?:succeed|work)|doesn't work"
+FAILS = re.compile(r"\b(?:" + _EXIT_WORDS + r"|does not (?:apply|exist)|doesn't apply|cannot be|can't be|"
+                   r"unauthenticated|unauthori[sz]ed|not (?:authenticated|logged in|installed|found|available)|"
+                   r"unavailable|missing)\b", re.I)
 # A command that answers in its output (`--json`, `-o json`): it exits 0 whatever it reports, so a condition naming
 # only a state ("If it's not available", "missing") is read from what it printed, not from its exit status.
 REPORTS_IN_OUTPUT = re.compile(r"(?:^|\s)(?:--json\b|--(?:output|format)[= ]json\b|-o\s*json\b)")
 # A condition about the command itself failing, whatever it prints.
-EXIT_FAILS = re.compile(r"\b(?:fails?|failed|failing|non-zero|errors? out|exits? with an error|does not succeed|"
-                        r"doesn't work|does not work)\b", re.I)
+EXIT_FAILS = re.compile(r"\b(?:" + _EXIT_WORDS + r")\b", re.I)
 # A step done with the Edit tool: "Use **Edit** when the insertion point is relative to existing code", "Use Edit tool
 # for code changes" (the tool's name, capitalised).
 EDIT_TOOL = re.compile(r"^(?:[Tt]hen\s+)?(?:[Uu]se|[Ww]ith|[Uu]sing|[Vv]ia)\s+(?:the\s+)?(?:\*\*|`)?Edit(?:\*\*|`)?"
                        r"(?:\s+tool)?\b")
 # Work said to follow every step of a verb, apart from those steps: "After installing a skill, tell the user …".
-HOOK = re.compile(r"^(?:after|once|whenever)\s+(?P<verb>[a-z]+)ing\b(?P<what>[^,:]{0,60}),\s*(?P<act>.+)$", re.I)
+HOOK = re.compile(r"^(?:after|once|whenever)\s+(?P<verb>[a-z]+)ing\b[^,:]{0,60},\s*(?P<act>.+)$", re.I)
 # A command run to find failures ("Run `make test` to identify all failing tests"): its non-zero exit is the finding.
 FINDS_FAILURES = re.compile(r"\bto (?:identify|find|list|see|show|collect|surface|detect|get|reveal)\b[^.]*"
                             r"\b(?:fail\w*|errors?|issues|problems|violations|warnings|findings)\b", re.I)
@@ -103,8 +104,7 @@ OPTIONAL = re.compile(r"\b(?:only (?:when|if)|if needed|if necessary|if applicab
 # A step done only in a case its sentence ends with: "Ask the user to clarify if the scope is ambiguous", "Resolve the
 # PR number — skip if the user supplied one". Not a check ("Determine if …"), a failure ("Install if it fails") or a
 # case `OPTIONAL` reads ("if needed").
-_TRAILING_IF = re.compile(r"^(?P<act>\w.{4,}?)\s*(?:[—–-]\s*)?(?P<skip>\bskip\s+)?\bif\s+(?P<cond>[^,;]{4,}?)[:.]?$",
-                          re.I)
+_CASE_IF = re.compile(r"\s*(?:[—–-]\s*)?(?P<skip>\bskip\s+)?\bif\s+", re.I)
 # Actions whose "if" is not the step's case: a check ("Determine if"), a jump or an end ("Go back … if"), a purpose
 # ("so you can recover if"), "even if", "as if".
 _NOT_CASES = re.compile(r"^(?:determine|decide|check|ensure|verify|see|test|assess|evaluate|confirm|find out|judge|"
@@ -134,12 +134,15 @@ def trailing_case(text: str) -> Case | None:
     an instruction whose action is not a check; None otherwise."""
     plain = re.sub(r"\s*\((if [^()]+)\)$", r" \1", strip_markup(text).strip())  # "Set up X (if not configured)"
     plain = re.sub(r"^(?:after|before|once|for each|for every)\b[^,]{0,60},\s*", "", plain, flags=re.I)
-    m = _TRAILING_IF.match(plain)
-    if m is None or _NOT_CASES.search(m.group("act")) or OPTIONAL.search(plain) or FAILS.search(m.group("cond")) \
-            or re.search(r";|\bor\b", m.group("act")) or _ASKS_IF.search(m.group("act")) \
-            or _VAGUE_CASE.match(m.group("cond")):
+    # The case is the sentence's end: the first "if" after its last comma or semicolon (found in one pass).
+    m = _CASE_IF.search(plain, max(plain.rfind(","), plain.rfind(";"), 4) + 1)
+    act, cond = (plain[:m.start()], plain[m.end():].rstrip(":. ")) if m is not None else ("", "")
+    if m is None or len(cond) < 4 or not re.match(r"\w", act) or _NOT_CASES.search(act) or OPTIONAL.search(plain) \
+            or FAILS.search(cond) or re.search(r";|\bor\b", act) or _ASKS_IF.search(act) or _VAGUE_CASE.match(cond) \
+            or re.search(r"\b(?:what|how|when|where|whether|why|which)\b", act, re.I) \
+            or re.search(r"\bthen\b", cond, re.I):  # "Explain what happens if …"; "… if C and then restart"
         return None
-    return Case(m.group("cond").strip(), m.group("skip") is not None)
+    return Case(cond.strip(), m.group("skip") is not None)
 
 
 # A reference to a section further down (or up): "as described under Spam handling (below)".
@@ -390,6 +393,8 @@ def written_file(text: str) -> str | None:
     return destinations.pop() if len(destinations) == 1 else None
 
 
+#: A step's label in capitals before its action: "CHECKPOINT - write state to handoff document".
+_LABEL = re.compile(r"^[A-Z][A-Z_-]{2,}\s*[-—–:]\s+")
 #: A file name holding a placeholder: "`[process]-flowchart.html`", "`<name>.md`", "`reports/{date}.json`".
 _NAMED_LATER = re.compile(r"`((?:[\w.-]*/)*[\w.-]*(?:\[[\w -]+\]|<[\w -]+>|\{[\w -]+\})[\w.\[\]<>{} -]*\.(?:"
                           r"md|markdown|txt|json|ya?ml|html?|csv|toml|xml|log))`")
@@ -398,7 +403,7 @@ _NAMED_LATER = re.compile(r"`((?:[\w.-]*/)*[\w.-]*(?:\[[\w -]+\]|<[\w -]+>|\{[\w
 def written_pattern(text: str) -> str | None:
     """The file a step says to write whose name holds a placeholder ("Write to `[process]-flowchart.html`"), where
     it is the sentence's only such name and no other file is named; else None. The run names it from the task."""
-    plain = text.strip()
+    plain = _LABEL.sub("", text.strip())
     if not WRITE_VERB.match(strip_markup(plain)) or written_file(plain) is not None:
         return None
     found = {m.group(1) for m in _NAMED_LATER.finditer(plain)
@@ -406,12 +411,9 @@ def written_pattern(text: str) -> str | None:
     return found.pop() if len(found) == 1 else None
 
 
-#: A step's label in capitals before its action: "CHECKPOINT - write state to handoff document".
-_LABEL = re.compile(r"^[A-Z][A-Z_-]{2,}\s*[-—–:]\s+")
 #: A file a step writes without naming it: "… to handoff document", "… with a descriptive filename".
-_UNNAMED_WRITTEN = re.compile(r"\b(?:to|into|in|as)\s+(?:(?:a|an|the|your|its)\s+)?(?:[\w-]+\s+){0,2}"
-                              r"(?:document|file|doc)\b|\bwith an?\s+(?:descriptive\s+|meaningful\s+|clear\s+)?"
-                              r"file\s?name\b", re.I)
+_UNNAMED_WRITTEN = re.compile(r"\b(?:to|into)\s+(?:(?:a|an|the|your|its)\s+)?(?:[\w-]+\s+)?(?:document|file|doc)"
+                              r"\s*[.:]?$|\bwith an?\s+(?:descriptive\s+|meaningful\s+|clear\s+)?file\s?name\b", re.I)
 
 
 def written_unnamed(text: str) -> str | None:
@@ -423,7 +425,7 @@ def written_unnamed(text: str) -> str | None:
     m = _UNNAMED_WRITTEN.search(plain)
     if m is None or _DENIED.search(plain[:m.start()]):
         return None
-    return re.sub(r"^(?:to|into|in|as)\s+", "", m.group(0), flags=re.I)
+    return re.sub(r"^(?:to|into)\s+|\s*[.:]$", "", m.group(0), flags=re.I)
 
 
 def stop_clause(plain: str, condition: str = "") -> Stop | None:

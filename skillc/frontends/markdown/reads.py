@@ -130,7 +130,7 @@ def evidence(d: DMachine, flow: Assigned, terminal: str) -> list[str]:
     path in (a `write`'s result) is required too: the files are the deliverables.
     """
     order = list(d.vars)
-    sure = [v for v in flow.at(terminal) if v != d.review_flag]
+    sure = [v for v in flow.at(terminal) if v != d.review_flag and v not in d.inits]  # an initial value proves nothing
     tools = [s for s in d.states.values() if s.kind == "tool"]
     produced = {v for s in tools for v, r in s.writes if r in ("stdout", "answer", "sha256")}
     delivered = [v for v in sure if v in produced]

@@ -10,6 +10,7 @@ answers which section or procedure holds a line.
 from __future__ import annotations
 
 import bisect
+import itertools
 import re
 from typing import Literal
 
@@ -79,14 +80,22 @@ def _gated_lists(units: list[Unit], clauses: list[Clause]) -> list[Unit]:
         m = _GATE_LEAD.match(strip_markup(c.text).strip())
         if m is None:
             continue
-        firsts = [_first(u) for u in units]
-        body = [i for i, f in enumerate(firsts) if f is not None and f.start > c.end and f.section == c.section]
-        body = [i for k, i in enumerate(body) if i == body[0] + k] if body else []
+        body = _introduced(units, clauses, c)
         if not body:
             continue
         gate = attrs.evolve(c, kind="branch", text=f"If {m.group('cond')}:")
         units = [*units[:body[0]], Unit("gate", (gate,), body=tuple(units[i] for i in body)), *units[body[-1] + 1:]]
     return units
+
+
+def _introduced(units: list[Unit], clauses: list[Clause], lead: Clause) -> list[int]:
+    """The units made from what a lead ending with a colon introduces: the clauses after it in its section, up to the
+    next lead of a list ("After the image is made:") or heading; by index, in order."""
+    after = itertools.takewhile(lambda x: x.section == lead.section and not (
+        x.block is not None and x.block.kind == "para" and strip_markup(x.text).rstrip().endswith(":")),
+                                (x for x in clauses if x.start > lead.end))
+    inside = {x.index for x in after}
+    return [i for i, u in enumerate(units) if (f := _first(u)) is not None and f.index in inside]
 
 
 #: A lead putting the steps after it before a run shown earlier: "Before running, check if the user has configured
@@ -104,8 +113,7 @@ def _checks_first(units: list[Unit], clauses: list[Clause]) -> list[Unit]:
         if m is None:
             continue
         firsts = [_first(u) for u in units]
-        moved = [i for i, f in enumerate(firsts) if f is not None and (f.start > c.end or f is c)]  # with its own
-        moved = [i for k, i in enumerate(moved) if i == moved[0] + k and firsts[i].section == c.section]  # type: ignore[union-attr]
+        moved = [i for i, f in enumerate(firsts) if f is c] + _introduced(units, clauses, c)  # with its own
         name = m.group("what").strip("` ").lower()
         named = name if re.search(r"[./]", name) else ""
         runs = [i for i, (u, f) in enumerate(zip(units, firsts)) if f is not None and f.end < c.start

@@ -1556,3 +1556,140 @@ Verify that the public API is unchanged.
     revise = next(n for n in m.states if n.startswith("revise_"))
     assert revise in reachable(successors(m), [edit])
     assert set(successors(m)[revise]) == {load}, "the old text must come from the file as it is now"
+
+
+# ---------------------------------------------------------------- what these rules leave alone (review of rounds 8–10)
+
+def test_a_semicolon_inside_inline_code_does_not_split_the_step(tmp_path: Path) -> None:
+    m = machine(tmp_path, "# Build\n\n## Steps\n\n1. Run `cd build; if [ -f Makefile ]; then make; fi` to build.\n")
+    [run] = calls(m, "bash")
+    assert "then make" in show_expr(m.states[run].call.args[0][1])
+    assert not any(s.kind == "judge" for s in m.states.values())
+
+
+def test_a_fence_after_a_lead_that_is_not_about_examples_still_runs(tmp_path: Path) -> None:
+    m = machine(tmp_path, "# Setup\n\n## Steps\n\n1. Prepare the tools.\n\nInstall the packages, such as numpy "
+                          "and pandas:\n\n```bash\npip install numpy pandas\n```\n")
+    assert [show_expr(m.states[n].call.args[0][1]) for n in calls(m, "bash")] == ['"pip install numpy pandas"']
+
+
+def test_only_the_lists_defining_terms_are_knowledge_not_what_stands_between_them(tmp_path: Path) -> None:
+    m = machine(tmp_path, """# Diagrams
+
+## Setup
+
+1. **Nodes**: rounded boxes
+2. **Edges**: arrows
+
+Install the renderer:
+
+```bash
+npm install -g renderer
+```
+
+1. **Colours**: green and red
+2. **Labels**: short words
+
+## Workflow
+
+1. Draw the diagram.
+""")
+    assert [show_expr(m.states[n].call.args[0][1]) for n in calls(m, "bash")] == ['"npm install -g renderer"']
+
+
+def test_a_gating_lead_gates_its_list_and_no_more(tmp_path: Path) -> None:
+    m = machine(tmp_path, """# Build
+
+## Build workflow
+
+These steps only apply when `ios/` exists:
+
+1. Run `pod install`.
+2. Run `xcodebuild`.
+
+On every platform, finish with:
+
+3. Run `npm run build`.
+""")
+    [judge] = [n for n, s in m.states.items() if s.kind == "judge"]
+    build = next(n for n in calls(m, "bash") if "npm run build" in show_expr(m.states[n].call.args[0][1]))
+    pods = next(n for n in calls(m, "bash") if "pod install" in show_expr(m.states[n].call.args[0][1]))
+    assert set(successors(m)[judge]) == {pods, build}, "the judge's other answer goes to the build, not past it"
+
+
+def test_a_before_lead_moves_its_list_and_not_the_next_one(tmp_path: Path) -> None:
+    m = machine(tmp_path, """# Images
+
+## Usage
+
+Use the `scripts/generate.py` script to make images:
+
+```bash
+python scripts/generate.py "a sunset"
+```
+
+## API key
+
+Before running, check if the user has configured their API key:
+
+1. Look for a `.env` file in the project directory
+
+After the image is made:
+
+2. Upload the image with `scripts/upload.sh`.
+""", scripts=("scripts/generate.py", "scripts/upload.sh"))
+    [run] = calls(m, "bash")
+    upload = next(n for n, s in m.states.items() if "Upload the image" in (s.prompt or ""))
+    assert upload in reachable(successors(m), [run]) and run not in reachable(successors(m), [upload])
+
+
+@pytest.mark.parametrize("step", [
+    "Write unit tests for each function in the file.",
+    "Write code to handle the document upload.",
+    "Create tests as described in the design doc.",
+    "Generate a summary of changes in the document.",
+])
+def test_words_about_a_file_are_not_a_file_to_write(tmp_path: Path, step: str) -> None:
+    m = machine(tmp_path, f"# Work\n\n## Steps\n\n1. Read the request.\n2. {step}\n3. Report back.\n")
+    assert not calls(m, "write")
+
+
+def test_a_hook_follows_the_steps_of_its_verb_only(tmp_path: Path) -> None:
+    m = machine(tmp_path, """# Release
+
+## Steps
+
+1. Check the logs with `tail -n 50 app.log`.
+2. Checkout the release branch with `git checkout release`.
+
+## Communication
+
+After checking the logs, tell the user what you found.
+""")
+    [tell] = [n for n, s in m.states.items() if s.kind == "model" and "Tell the user what" in (s.prompt or "")]
+    assert [n for n in m.states if tell in successors(m)[n]] == ["check_logs_tail"], "not after `checkout_…`"
+
+
+def test_a_failed_check_after_a_write_tells_the_composing_state_why(tmp_path: Path) -> None:
+    m = machine(tmp_path, NOTES.replace("3. Tell the user where the notes are.\n", "")
+                + "\nVerify that the notes name every module.\n")
+    revise = next(n for n in m.states if n.startswith("revise_"))
+    [feedback] = [v for v in m.states[revise].writes]
+    assert successors(m)[revise] == ["write_notes_md"] and feedback in m.states["write_notes_md"].reads
+    assert feedback not in m.states["done"].requires, "an initial value proves nothing"
+
+
+def test_an_edit_needs_the_read_it_is_made_on(tmp_path: Path) -> None:
+    m = machine(tmp_path, "---\nname: fix\ndescription: Fix.\nallowed-tools: Edit, Bash\n---\n"
+                          "# Fix\n\n## Steps\n\n1. Implement the fix\n   - Use Edit tool for code changes\n")
+    assert not calls(m, "edit") and not calls(m, "read")
+
+
+@pytest.mark.parametrize("step", [
+    "Explain what happens if the cache is cold.",
+    "Run the migrations if the schema changed and then restart the server.",
+])
+def test_an_if_inside_an_embedded_clause_or_before_more_work_is_not_the_steps_case(tmp_path: Path,
+                                                                                 step: str) -> None:
+    m = machine(tmp_path, f"# Work\n\n## Steps\n\n1. Read the request.\n2. {step}\n3. Report back.\n")
+    assert not any(s.kind == "judge" for s in m.states.values())
