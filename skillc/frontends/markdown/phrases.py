@@ -107,18 +107,18 @@ OPTIONAL = re.compile(r"\b(?:only (?:when|if)|if needed|if necessary|if applicab
 _CASE_IF = re.compile(r"\s*(?:[—–-]\s*)?(?P<skip>\bskip\s+)?\bif\s+", re.I)
 # Actions whose "if" is not the step's case: a check ("Determine if"), a jump or an end ("Go back … if"), a purpose
 # ("so you can recover if"), "even if", "as if".
-_NOT_CASES = re.compile(r"^(?:determine|decide|check|ensure|verify|see|test|assess|evaluate|confirm|find out|judge|"
-                        r"figure out|work out|ask whether|note|record|report|say|state|tell|go|return|repeat|retry|"
-                        r"continue|start over|jump|loop|stop|abort|exit|end)\b|\bwhether\b|\bfail(?:s|ing)?\b|"
-                        r"\bso\b|\bin order to\b|\b(?:can|could) \w+$|\b(?:as|even|only|and|or)$", re.I)
+_CHECK_VERBS = r"determine|decide|check|ensure|verify|see|test|assess|evaluate|confirm|find out|judge|note|tell"
+_NOT_CASES = re.compile(r"^(?:" + _CHECK_VERBS + r"|figure out|work out|ask whether|record|report|say|state|go|return|"
+                        r"repeat|retry|continue|start over|jump|loop|stop|abort|exit|end)\b|\bwhether\b|"
+                        r"\bfail(?:s|ing)?\b|\bso\b|\bin order to\b|\b(?:can|could) \w+$|\b(?:as|even|only|and|or)$",
+                        re.I)
 
 
 # Conditions too vague to judge ("if needed", "if any"): `OPTIONAL`'s, or none.
 _VAGUE_CASE = re.compile(r"(?:needed|necessary|any|so|possible|applicable|present|available|relevant|desired|"
                          r"appropriate|required|you (?:want|like|prefer)|it (?:helps|applies))\b", re.I)
 # A verb whose "if" asks a question rather than sets a case: "check if", "see if", "ask the user if".
-_ASKS_IF = re.compile(r"\b(?:check|see|determine|decide|verify|confirm|test|ask(?: the user| them)?|know|tell|find out|"
-                      r"look|investigate|evaluate|assess|judge|note|whether)$", re.I)
+_ASKS_IF = re.compile(r"\b(?:" + _CHECK_VERBS + r"|ask(?: the user| them)?|know|look|investigate|whether)$", re.I)
 
 
 @attrs.frozen

@@ -1301,8 +1301,15 @@ Before running, check if the user has configured their API key:
 
 1. Look for a `.env` file in the project directory
 2. Check for `API_KEY=<key>` in the `.env` file
-""", scripts=("scripts/generate.py",))
+
+After the image is made:
+
+3. Upload the image with `scripts/upload.sh`.
+""", scripts=("scripts/generate.py", "scripts/upload.sh"))
     [run] = calls(m, "bash")
+    upload = next(n for n, s in m.states.items() if "Upload the image" in (s.prompt or ""))
+    assert upload in reachable(successors(m), [run]) and run not in reachable(successors(m), [upload]), \
+        "the lead moves its own list, not the next one"
     look = next(n for n, s in m.states.items() if "Look for a .env file" in (s.prompt or ""))
     assert m.start == look and run in reachable(successors(m), [look])
     assert look not in reachable(successors(m), [run]), "the key is checked before the script runs, not after"
@@ -1354,6 +1361,11 @@ def test_what_would_be_required_names_a_thing_and_the_step_stays_a_step(tmp_path
 
 # ---------------------------------------------------------------- cases, gates and shown commands (dev round 9)
 
+def _three_steps(step: str) -> str:
+    """A document of three numbered steps, `step` the second."""
+    return f"# Work\n\n## Steps\n\n1. Read the request.\n2. {step}\n3. Report back.\n"
+
+
 @pytest.mark.parametrize(("step", "condition", "skip"), [
     ("Ask the user to clarify if the scope is ambiguous.", "the scope is ambiguous", False),
     ("Resolve the PR number — skip if the user supplied one:", "the user supplied one", True),
@@ -1361,7 +1373,7 @@ def test_what_would_be_required_names_a_thing_and_the_step_stays_a_step(tmp_path
 ])
 def test_a_step_done_in_the_case_its_sentence_ends_with_is_behind_a_judge(tmp_path: Path, step: str,
                                                                          condition: str, skip: bool) -> None:
-    m = machine(tmp_path, f"# Work\n\n## Steps\n\n1. Read the request.\n2. {step}\n3. Report back.\n")
+    m = machine(tmp_path, _three_steps(step))
     [judge] = [n for n, s in m.states.items() if s.kind == "judge"]
     assert condition in m.states[judge].prompt
     done, skipped = (e for e in m.states[judge].edges)
@@ -1380,7 +1392,7 @@ def test_a_step_done_in_the_case_its_sentence_ends_with_is_behind_a_judge(tmp_pa
     "Go back to the start of this step if git stops on another conflict.",
 ])
 def test_a_question_a_clause_or_a_failure_after_if_is_not_a_case_of_the_step(tmp_path: Path, step: str) -> None:
-    m = machine(tmp_path, f"# Work\n\n## Steps\n\n1. Read the request.\n2. {step}\n3. Report back.\n")
+    m = machine(tmp_path, _three_steps(step))
     assert not any(s.kind == "judge" and "Decide whether this holds" in (s.prompt or "") for s in m.states.values())
 
 
@@ -1617,32 +1629,6 @@ On every platform, finish with:
     assert set(successors(m)[judge]) == {pods, build}, "the judge's other answer goes to the build, not past it"
 
 
-def test_a_before_lead_moves_its_list_and_not_the_next_one(tmp_path: Path) -> None:
-    m = machine(tmp_path, """# Images
-
-## Usage
-
-Use the `scripts/generate.py` script to make images:
-
-```bash
-python scripts/generate.py "a sunset"
-```
-
-## API key
-
-Before running, check if the user has configured their API key:
-
-1. Look for a `.env` file in the project directory
-
-After the image is made:
-
-2. Upload the image with `scripts/upload.sh`.
-""", scripts=("scripts/generate.py", "scripts/upload.sh"))
-    [run] = calls(m, "bash")
-    upload = next(n for n, s in m.states.items() if "Upload the image" in (s.prompt or ""))
-    assert upload in reachable(successors(m), [run]) and run not in reachable(successors(m), [upload])
-
-
 @pytest.mark.parametrize("step", [
     "Write unit tests for each function in the file.",
     "Write code to handle the document upload.",
@@ -1650,7 +1636,7 @@ After the image is made:
     "Generate a summary of changes in the document.",
 ])
 def test_words_about_a_file_are_not_a_file_to_write(tmp_path: Path, step: str) -> None:
-    m = machine(tmp_path, f"# Work\n\n## Steps\n\n1. Read the request.\n2. {step}\n3. Report back.\n")
+    m = machine(tmp_path, _three_steps(step))
     assert not calls(m, "write")
 
 
@@ -1691,5 +1677,5 @@ def test_an_edit_needs_the_read_it_is_made_on(tmp_path: Path) -> None:
 ])
 def test_an_if_inside_an_embedded_clause_or_before_more_work_is_not_the_steps_case(tmp_path: Path,
                                                                                  step: str) -> None:
-    m = machine(tmp_path, f"# Work\n\n## Steps\n\n1. Read the request.\n2. {step}\n3. Report back.\n")
+    m = machine(tmp_path, _three_steps(step))
     assert not any(s.kind == "judge" for s in m.states.values())
