@@ -131,6 +131,7 @@ class GraphBuilder:
         self.compared: tuple[str, str] | None = None  # (command output, held value) of the latest comparison
         # Bundled scripts the document says exit non-zero on a finding ("Exits non-zero when failures remain").
         self.finding_exits = frozenset(p for p in self.scripts if exits_on_findings(doc.text, p))
+        self.parents = frozenset(b.parent_item for b in doc.blocks)  # the list items that have sub-items
 
     def build(self, units: list[Unit]) -> bool:
         """Chain the units' pieces; every open exit at the end goes to `done`."""
@@ -158,8 +159,8 @@ class GraphBuilder:
         right after each step of that verb ("install_curated_list", "install_another_repo"), where it stands in no
         state yet."""
         for c in self.clauses:
-            m = HOOK.match(strip_markup(c.text))
-            if c.kind != "knowledge" or c.index in self.d.landings or m is None or not is_imperative(m.group("act")):
+            m = HOOK.match(strip_markup(c.text)) if c.kind == "knowledge" and c.index not in self.d.landings else None
+            if m is None or not is_imperative(m.group("act")):
                 continue
             verb = m.group("verb").lower()
             stem = verb[:-1] if len(verb) > 3 and verb[-1] == verb[-2] else verb  # "running" → "run"
@@ -782,7 +783,7 @@ class GraphBuilder:
         if not unit.clauses or unit.command is not None:
             return None
         lead = unit.clauses[0].block
-        if lead is not None and lead.kind == "item" and any(b.parent_item == lead.item for b in self.doc.blocks):
+        if lead is not None and lead.kind == "item" and lead.item in self.parents:
             return None  # its sub-steps may add to the file: the save would come before them
         return self._writable(unit.clauses[0].text)
 
@@ -821,7 +822,7 @@ class GraphBuilder:
                 or (allowed and not path_allowed(parse_allowed(allowed)[0], "write", "any/file")):
             return None
         lead = unit.clauses[0].block
-        if lead is not None and lead.kind == "item" and any(b.parent_item == lead.item for b in self.doc.blocks):
+        if lead is not None and lead.kind == "item" and lead.item in self.parents:
             return None
         pattern = written_pattern(unit.clauses[0].text)
         if pattern is not None:

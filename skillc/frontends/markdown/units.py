@@ -77,7 +77,7 @@ def _gated_lists(units: list[Unit], clauses: list[Clause]) -> list[Unit]:
     """The steps right after a lead saying when they apply ("These steps only apply when `ios/` exists:") are done
     only then: a gate over them, as a heading that is a condition is."""
     for c in clauses:
-        m = _GATE_LEAD.match(strip_markup(c.text).strip())
+        m = _GATE_LEAD.match(strip_markup(c.text).strip()) if "appl" in c.text else None
         if m is None:
             continue
         body = _introduced(units, clauses, c)
@@ -109,7 +109,7 @@ def _checks_first(units: list[Unit], clauses: list[Clause]) -> list[Unit]:
     showed that step earlier (its usage first, the checks after it): X named, the first step running it; else the
     last command before the lead."""
     for c in clauses:
-        m = _BEFORE_RUN.search(strip_markup(c.text))
+        m = _BEFORE_RUN.search(strip_markup(c.text)) if "efore" in c.text else None
         if m is None:
             continue
         firsts = [_first(u) for u in units]
