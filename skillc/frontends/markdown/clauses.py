@@ -181,14 +181,17 @@ def first_word(text: str) -> str:
     return m.group(0).lower() if m else ""
 
 
+#: A time clause opening a sentence before its instruction: "After the build, ", "For each file, ".
+WHEN_FIRST = re.compile(r"^(?:after|before|once|for each|for every)\b[^,]{0,60},\s*", re.I)
+
+
 def is_imperative(text: str) -> bool:
     """True when a sentence opens with an imperative verb ("Run …", "Then open …", "First, read …"); a sentence opening
     with a name in backticks ("`convert_file` takes …") is about that name."""
     if re.match(r"^\s*(?:\*\*|__)?`", text):
         return False
     plain = re.sub(r"^(?:then|first|next|finally|now|also|afterwards|and)\b,?\s*", "", strip_markup(text), flags=re.I)
-    plain = re.sub(r"^(?:after|before|once|for each|for every)\b[^,]{0,60},\s*", "", plain, flags=re.I)
-    return first_word(plain) in VERBS
+    return first_word(WHEN_FIRST.sub("", plain)) in VERBS
 
 
 # A check on the agent's own reasoning ("If you catch yourself thinking any of these, STOP"): a prohibition.

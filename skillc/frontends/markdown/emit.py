@@ -77,16 +77,11 @@ def _declarations(d: DMachine, title: str) -> list[n.Stmt]:
     return items
 
 
-def _path_expr(part: Part) -> n.Expr:
-    """A `write` state's path: the file named in the document, or the variable a model state named it in."""
-    return n.StrLit(part) if isinstance(part, str) else n.Name(part[1])
-
-
 def _terminal_node(d: DMachine, name: str, t: DTerminal, flow: Assigned) -> n.Terminal:
     """A terminal: the sentences describing it, their lines, and the evidence a success requires."""
     required: list[n.Expr | str] = [*evidence(d, flow, name)] if t.outcome != "failed" else []
     # A file a `write` state saved on every path in must still be there on arrival: the world says so, not a value.
-    required += [n.CallExpr("exists", (_path_expr(s.parts[0]),)) for s in d.states.values()
+    required += [n.CallExpr("exists", (concat(s.parts),)) for s in d.states.values()  # the path the write was given
                  if s.tool == "write" and s.kind == "tool" and s.parts and any(v in required for v, _ in s.writes)]
     body: list[n.Stmt] = []
     if t.docs:

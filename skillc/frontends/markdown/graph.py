@@ -479,11 +479,7 @@ class GraphBuilder:
         lead = unit.clauses[0]
         j, var = self.d.judge(f"whether_{slug(text)}", slug(text, default="step") + "_needed", ["yes", "no"], lead,
                              f"Decide whether this optional step applies now: {text} Answer `yes` or `no`.")
-        j.topic |= content_stems(text)
-        entry, exits = self._step(unit, nxt)
-        skip = DEdge(None, NEXT)
-        j.edges = [DEdge(eq(var, "yes"), entry), skip]
-        return j.name, exits + [skip]
+        return self._behind(j, var, "yes", text, unit, nxt)
 
     def _in_case(self, unit: Unit, nxt: Unit | None, case: Case) -> Piece:
         """A step done only in the case its sentence ends with (or, "skip if C", only outside it): a judge of the case
@@ -491,10 +487,14 @@ class GraphBuilder:
         lead = unit.clauses[0]
         j, var = self.d.judge(f"if_{slug(case.condition)}", slug(case.condition, default="answer"), ["yes", "no"], lead,
                              f"Decide whether this holds: {case.condition}. Answer `yes` or `no`.")
-        j.topic |= content_stems(case.condition)
+        return self._behind(j, var, "no" if case.skip else "yes", case.condition, unit, nxt)
+
+    def _behind(self, j: DState, var: str, does: str, topic: str, unit: Unit, nxt: Unit | None) -> Piece:
+        """The step behind judge `j`: done when `var` is `does`, skipped otherwise."""
+        j.topic |= content_stems(topic)
         entry, exits = self._step(unit, nxt)
         skip = DEdge(None, NEXT)
-        j.edges = [DEdge(eq(var, "no" if case.skip else "yes"), entry), skip]
+        j.edges = [DEdge(eq(var, does), entry), skip]
         return j.name, exits + [skip]
 
     def _tool_state(self, base: str, lines: tuple[int, int], topic: str, tool: str, parts: list[Part]) -> DState:
@@ -707,10 +707,13 @@ class GraphBuilder:
         if path is None or path in self.documents or path in self.scripts \
                 or (Path(self.doc.path).parent / path).exists():
             return None
+        return path if self._may(tool, path) else None
+
+    def _may(self, tool: str, path: str = "any/file") -> bool:
+        """The skill may use `tool` on `path` (on any file of the work folder by default): it lists no allowed tools,
+        or an entry of that tool allows the path."""
         allowed = self.doc.front.allowed_tools
-        if allowed and not path_allowed(parse_allowed(allowed)[0], tool, path):
-            return None
-        return path
+        return not allowed or path_allowed(parse_allowed(allowed)[0], tool, path)
 
     def _read_work_file(self, unit: Unit, path: str) -> Piece:
         """A step that reads a file of the work folder: a `read` tool state gives its content to the model state
@@ -726,10 +729,8 @@ class GraphBuilder:
 
     def _reads_unnamed_file(self, unit: Unit, said: str) -> bool:
         """A step that says to read a file without naming its path, where the skill may read any file."""
-        allowed = self.doc.front.allowed_tools
         return bool(unit.clauses) and unit.command is None and UNNAMED_FILE.match(_unsequenced(said)) is not None \
-            and read_file(unit.clauses[0].text) is None \
-            and (not allowed or path_allowed(parse_allowed(allowed)[0], "read", "any/file"))
+            and read_file(unit.clauses[0].text) is None and self._may("read")
 
     def _path_state(self, name: str, text: str, lines: tuple[int, int], what: str) -> tuple[DState, str]:
         """A model state giving the path, relative to the work folder, of the file a step `what` says it handles
@@ -780,12 +781,14 @@ class GraphBuilder:
         """The file a step says to write in the work folder ("Write `NOTES.md` with …"), where the skill may write:
         not a file of its own folder, not a step with sub-steps, and `Write` among its allowed tools when it lists
         any."""
-        if not unit.clauses or unit.command is not None:
-            return None
-        lead = unit.clauses[0].block
-        if lead is not None and lead.kind == "item" and lead.item in self.parents:
+        if not unit.clauses or unit.command is not None or self._has_substeps(unit):
             return None  # its sub-steps may add to the file: the save would come before them
         return self._writable(unit.clauses[0].text)
+
+    def _has_substeps(self, unit: Unit) -> bool:
+        """The step is a list item with items under it."""
+        lead = unit.clauses[0].block if unit.clauses else None
+        return lead is not None and lead.kind == "item" and lead.item in self.parents
 
     def _writable(self, text: str) -> str | None:
         """The file a sentence says to write, where this skill may write it (`_in_work_folder`)."""
@@ -817,12 +820,7 @@ class GraphBuilder:
         ("Write to `[process]-flowchart.html`" → the name, in backticks) or words ("write state to handoff document"
         → "handoff document"); where the skill may write any file of the work folder, and not a step with
         sub-steps."""
-        allowed = self.doc.front.allowed_tools
-        if not unit.clauses or unit.command is not None \
-                or (allowed and not path_allowed(parse_allowed(allowed)[0], "write", "any/file")):
-            return None
-        lead = unit.clauses[0].block
-        if lead is not None and lead.kind == "item" and lead.item in self.parents:
+        if not unit.clauses or unit.command is not None or not self._may("write") or self._has_substeps(unit):
             return None
         pattern = written_pattern(unit.clauses[0].text)
         if pattern is not None:
@@ -912,10 +910,8 @@ class GraphBuilder:
         """A step the document says to do with the Edit tool ("Use **Edit** when …", "- Use Edit tool for code
         changes"), where the skill may read and edit any file of the work folder (the change is made on what it
         read)."""
-        allowed = self.doc.front.allowed_tools
-        caps = parse_allowed(allowed)[0]
         return unit.command is None and any(EDIT_TOOL.search(c.text) for c in [*unit.clauses, *unit.notes]) \
-            and (not allowed or all(path_allowed(caps, tool, "any/file") for tool in ("read", "edit")))
+            and self._may("read") and self._may("edit")
 
     def _edit_step(self, unit: Unit) -> Piece:
         """A step done with the Edit tool: a model state names the file to change, a `read` state reads it, the step's
@@ -1190,14 +1186,8 @@ class GraphBuilder:
         if prev is not None and prev.kind == "model" and prev.writes[0][0] in {t.var for t in self.templates}:
             # A command's hole stays the step's own output: the revise state says what to fix (starting
             # empty, so the step can read it on its first run too) and the step gives the value again.
-            feedback = self.d.var(f"{revise.name}_feedback", n.NamedType("str"))
-            self.d.inits[feedback] = n.StrLit("")
-            revise.writes = [(feedback, None)]
             revise.wants.append(prev.writes[0][0])
-            revise.text.append("Say in one sentence what is wrong with the value and how to correct it.")
-            revise.edges = [DEdge(None, prev.name)]
-            prev.wants.append(feedback)
-            prev.text.append(f"If `{feedback}` is not empty, the previous value was rejected for that reason.")
+            self._tells_why(revise, prev, prev.name, "value", "the previous value was rejected")
         elif prev is not None and prev.kind == "model":
             if prev.end <= revise.end:  # it redoes that step: it comes from the step's lines too (unless the step
                 revise.start = min(revise.start, prev.start)  # is a heading whose section holds this check)
@@ -1206,23 +1196,27 @@ class GraphBuilder:
             revise.edges = [DEdge(None, j.name)]
         elif prev is not None and prev.kind == "tool" and prev.tool in ("write", "edit") \
                 and self._before(prev.name) != prev.name:
-            # Compose the content, or read the file and give the change, again, told why the check failed (starting
-            # empty, so the composing state can read it on its first run too).
+            # Compose the content, or read the file and give the change, again, told why the check failed.
             composer = self._before(prev.name)
-            feedback = self.d.var(f"{revise.name}_feedback", n.NamedType("str"))
-            self.d.inits[feedback] = n.StrLit("")
-            revise.writes = [(feedback, None)]
-            revise.text.append("Say in one sentence what is wrong with the file and how to correct it.")
-            revise.edges = [DEdge(None, self._before(composer) if prev.tool == "edit" else composer)]
-            self.d.states[composer].wants.append(feedback)
-            self.d.states[composer].text.append(f"If `{feedback}` is not empty, the last attempt failed its check "
-                                                "for that reason.")
+            again = self._before(composer) if prev.tool == "edit" else composer
+            self._tells_why(revise, self.d.states[composer], again, "file", "the last attempt failed its check")
         elif prev is not None and prev.kind == "tool":
             revise.writes = [(self.d.var(f"{revise.name}_result", n.NamedType("str")), None)]
             revise.edges = [DEdge(None, prev.name)]  # run the command again after the fix
         else:
             revise.writes = [(self.d.var(f"{revise.name}_result", n.NamedType("str")), None)]
             revise.edges = [DEdge(None, j.name)]
+
+    def _tells_why(self, revise: DState, reader: DState, again: str, thing: str, rejected: str) -> None:
+        """The revise state says in one sentence why the check failed, in a variable starting empty (so `reader` can
+        read it on its first run too), and the run goes back to `again`."""
+        feedback = self.d.var(f"{revise.name}_feedback", n.NamedType("str"))
+        self.d.inits[feedback] = n.StrLit("")
+        revise.writes = [(feedback, None)]
+        revise.text.append(f"Say in one sentence what is wrong with the {thing} and how to correct it.")
+        revise.edges = [DEdge(None, again)]
+        reader.wants.append(feedback)
+        reader.text.append(f"If `{feedback}` is not empty, {rejected} for that reason.")
 
     def _before(self, name: str) -> str:
         """The state whose only edge leads to `name` (the state made just before it in a chain), else `name`."""

@@ -13,7 +13,7 @@ from collections.abc import Iterator
 
 import attrs
 
-from skillc.frontends.markdown.clauses import CASE_ARROW, Clause, first_word, is_imperative, strip_markup
+from skillc.frontends.markdown.clauses import CASE_ARROW, WHEN_FIRST, Clause, first_word, is_imperative, strip_markup
 from skillc.frontends.markdown.names import content_stems, slug
 from skillc.ir.machine import Outcome
 
@@ -109,8 +109,8 @@ _CASE_IF = re.compile(r"\s*(?:[—–-]\s*)?(?P<skip>\bskip\s+)?\bif\s+", re.I)
 # ("so you can recover if"), "even if", "as if".
 _CHECK_VERBS = r"determine|decide|check|ensure|verify|see|test|assess|evaluate|confirm|find out|judge|note|tell"
 _NOT_CASES = re.compile(r"^(?:" + _CHECK_VERBS + r"|figure out|work out|ask whether|record|report|say|state|go|return|"
-                        r"repeat|retry|continue|start over|jump|loop|stop|abort|exit|end)\b|\bwhether\b|"
-                        r"\bfail(?:s|ing)?\b|\bso\b|\bin order to\b|\b(?:can|could) \w+$|\b(?:as|even|only|and|or)$",
+                        r"repeat|retry|continue|start over|jump|loop|stop|abort|exit|end)\b|\bfail(?:s|ing)?\b|"
+                        r"\bso\b|\bin order to\b|\b(?:can|could) \w+$|\b(?:as|even|only|and|or)$",
                         re.I)
 
 
@@ -118,7 +118,7 @@ _NOT_CASES = re.compile(r"^(?:" + _CHECK_VERBS + r"|figure out|work out|ask whet
 _VAGUE_CASE = re.compile(r"(?:needed|necessary|any|so|possible|applicable|present|available|relevant|desired|"
                          r"appropriate|required|you (?:want|like|prefer)|it (?:helps|applies))\b", re.I)
 # A verb whose "if" asks a question rather than sets a case: "check if", "see if", "ask the user if".
-_ASKS_IF = re.compile(r"\b(?:" + _CHECK_VERBS + r"|ask(?: the user| them)?|know|look|investigate|whether)$", re.I)
+_ASKS_IF = re.compile(r"\b(?:" + _CHECK_VERBS + r"|ask(?: the user| them)?|know|look|investigate)$", re.I)
 
 
 @attrs.frozen
@@ -133,7 +133,7 @@ def trailing_case(text: str) -> Case | None:
     """The case a step's sentence ends with ("… if the scope is ambiguous", "— skip if the user supplied one"), for
     an instruction whose action is not a check; None otherwise."""
     plain = re.sub(r"\s*\((if [^()]+)\)$", r" \1", strip_markup(text).strip())  # "Set up X (if not configured)"
-    plain = re.sub(r"^(?:after|before|once|for each|for every)\b[^,]{0,60},\s*", "", plain, flags=re.I)
+    plain = WHEN_FIRST.sub("", plain)
     # The case is the sentence's end: the first "if" after its last comma or semicolon (found in one pass).
     m = _CASE_IF.search(plain, max(plain.rfind(","), plain.rfind(";"), 4) + 1)
     act, cond = (plain[:m.start()], plain[m.end():].rstrip(":. ")) if m is not None else ("", "")
