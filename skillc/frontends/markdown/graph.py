@@ -26,7 +26,7 @@ from skillc.frontends.markdown.commands import Part, alternatives, cut, script_c
 from skillc.frontends.markdown.diagram import is_diagram, parse_diagram
 from skillc.frontends.markdown.document import Document
 from skillc.frontends.markdown.draft import TASK, DEdge, DMachine, DState, Options, below, bump, eq, failed
-from skillc.frontends.markdown.names import Namer, content_stems, label_slug, slug
+from skillc.frontends.markdown.names import Namer, condition_slug, content_stems, label_slug, slug
 from skillc.frontends.markdown.phrases import (
     ANY_POINT,
     APPROVAL,
@@ -208,7 +208,7 @@ class GraphBuilder:
                 default = s.edges[-1] if s.edges and s.edges[-1].guard is None else None
                 if default is None or default.target is None:
                     continue
-                j, var = self.d.judge(f"if_{slug(cond)}", slug(cond, default="answer"), ["yes", "no"], c,
+                j, var = self.d.judge(f"if_{condition_slug(cond)}", condition_slug(cond), ["yes", "no"], c,
                                      f"Decide whether this holds now: {cond}. Answer `yes` or `no`.")
                 j.wants.extend(v for v, _ in s.writes)
                 j.edges = [DEdge(n.BinOp("and", eq(var, "yes"), below(counter, limit)), target, bump(counter)),
@@ -485,7 +485,7 @@ class GraphBuilder:
         """A step done only in the case its sentence ends with (or, "skip if C", only outside it): a judge of the case
         that does the step or skips it."""
         lead = unit.clauses[0]
-        j, var = self.d.judge(f"if_{slug(case.condition)}", slug(case.condition, default="answer"), ["yes", "no"], lead,
+        j, var = self.d.judge(f"if_{condition_slug(case.condition)}", condition_slug(case.condition), ["yes", "no"], lead,
                              f"Decide whether this holds: {case.condition}. Answer `yes` or `no`.")
         return self._behind(j, var, "no" if case.skip else "yes", case.condition, unit, nxt)
 
@@ -1011,8 +1011,10 @@ class GraphBuilder:
         exits: list[DEdge] = []
         first = unit.arms[0]
         said = if_parts(first.text)
-        cond = lead_condition(unit.lead, said.condition)
-        j, var = self.d.judge(f"if_{slug(cond)}", slug(cond, default="answer"), ["yes", "no"], first,
+        before = self.clauses[first.index - 1] if first.index and unit.lead is None else None
+        cond = lead_condition(unit.lead, said.condition, before if before is not None and before.block is first.block
+                              else None)
+        j, var = self.d.judge(f"if_{condition_slug(cond)}", condition_slug(cond), ["yes", "no"], first,
                              f"Decide whether this holds: {cond}. Answer `yes` or `no`.")
         j.topic |= content_stems(cond)
         self.d.land(first, j.name)
@@ -1279,7 +1281,7 @@ class GraphBuilder:
         h = unit.clauses[0]
         said = if_parts(h.text)
         cond = said.condition.rstrip(":")
-        j, var = self.d.judge(f"if_{slug(cond)}", slug(cond, default="answer"), ["yes", "no"], h,
+        j, var = self.d.judge(f"if_{condition_slug(cond)}", condition_slug(cond), ["yes", "no"], h,
                              f"Decide whether this holds: {cond}. Answer `yes` or `no`.")
         j.topic |= content_stems(cond)
         self.d.land(h, j.name)

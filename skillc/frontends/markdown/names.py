@@ -44,7 +44,25 @@ def content_stems(text: str) -> set[str]:
 
 def slug(text: str, limit: int = 3, default: str = "step") -> str:
     """A snake_case name from the first meaningful words of a text."""
-    picked = [w for w in words(text) if w not in STOP and len(w) > 1][:limit]
+    return _joined([w for w in words(text) if w not in STOP and len(w) > 1][:limit], default)
+
+
+#: The words of a condition that reverse it: a yes/no question's name keeps them ("If not found" → `not_found`).
+NEGATIONS = frozenset(["not", "no", "never", "without"])
+
+
+def condition_slug(text: str, limit: int = 3, default: str = "answer") -> str:
+    """A name for a yes/no question about a condition: `slug`'s, keeping a negation ("isn't set" → `not_set`)."""
+    picked = [w for w in words(re.sub(r"n[’']t\b", " not", text.lower()))
+              if (w not in STOP or w in NEGATIONS) and len(w) > 1]
+    negated = next((i for i, w in enumerate(picked) if w in NEGATIONS), None)
+    kept = [w for i, w in enumerate(picked) if w not in NEGATIONS or i == negated]
+    return _joined(kept[:limit + (negated is not None and negated < limit)], default)
+
+
+def _joined(picked: list[str], default: str) -> str:
+    """Words as one identifier: `default` when there are none, prefixed where it would start with a digit or be a
+    keyword."""
     name = "_".join(picked) or default
     if name[0].isdigit():
         name = f"{default}_{name}"

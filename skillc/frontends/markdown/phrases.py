@@ -515,10 +515,19 @@ def prohibited_action(text: str) -> str:
     return m.group(1) if m and m.group(1) else text
 
 
-def lead_condition(lead: Clause | None, cond: str) -> str:
-    """The condition an arm like "If it does" stands for: the lead's "whether …"."""
-    if lead is None or not ANAPHORIC.match(cond.strip()):
+#: A sentence that checks something ("Confirm `Project` is the frontend project."): what "If not, stop." denies.
+CONFIRMED = re.compile(r"^(?:confirm|check|verify|ensure|make sure)\s+(?:that\s+)?(.+?)\.?$", re.I)
+
+
+def lead_condition(lead: Clause | None, cond: str, before: Clause | None = None) -> str:
+    """The condition an arm like "If it does" stands for: the lead's "whether …", else what the sentence before it
+    checks ("Confirm X. If not, stop.")."""
+    if not ANAPHORIC.match(cond.strip()):
         return cond
-    decided = DECIDE.match(strip_markup(lead.text))
-    asked = decided.group(1) if decided is not None else cond
+    decided = DECIDE.match(strip_markup(lead.text)) if lead is not None else None
+    if decided is None and before is not None and lead is None:
+        decided = CONFIRMED.match(strip_markup(before.text))
+    if decided is None:
+        return cond
+    asked = decided.group(1)
     return asked if not re.search(r"\bnot\b", cond) else f"not ({asked})"

@@ -106,8 +106,14 @@ class Placer:
         return a, b
 
     def constrain(self, c: Clause, targets: list[str]) -> None:
-        """The sentence as a constraint of the states it concerns (else its section's, else every prompted one)."""
-        for t in targets or self.section_states(c) or list(self.topics.prompted):
+        """The sentence as a constraint of every model state and of the judges it concerns (without model states, of
+        the states it concerns, else its section's, else every prompted one).
+
+        A rule the skill states holds wherever the run acts, as it does for an agent that has the whole skill in
+        view: a prohibition in an opening section binds the step that writes the report at the end.
+        """
+        acting = [s for s in self.topics.prompted if self.d.states[s].kind == "model" or s in targets]
+        for t in acting or self.section_states(c) or list(self.topics.prompted):
             self.d.states[t].constraints.append(strip_markup(c.said))
             self.d.land(c, t)
 
@@ -232,7 +238,9 @@ def _place_knowledge(p: Placer) -> None:
     if not prompted:
         return
     position = {name: i for i, name in enumerate(prompted)}
-    by_start = sorted((d.states[s].start, position[s], s) for s in prompted)
+    # Guidance informs the states that act: a judge gets it only where no model state shares its words or is near.
+    acting = [s for s in prompted if d.states[s].kind == "model"] or prompted
+    by_start = sorted((d.states[s].start, position[s], s) for s in acting)
     starts = [start for start, _, _ in by_start]
     lead: Clause | None = None  # the sentence a list or table right after it belongs to ("Example assessments:")
     section_words: dict[tuple[int, int], dict[str, int]] = {}  # per section: the states its words concern
@@ -257,12 +265,14 @@ def _place_knowledge(p: Placer) -> None:
             d.land(c, introduced)
             continue
         counts = p.topics.overlaps(c.text)
+        models = {s: k for s, k in counts.items() if d.states[s].kind == "model"}
+        counts = models if max(models.values(), default=0) >= 2 else counts
         top = max(counts.values(), default=0)
         if top >= 2:
             best = min((s for s, k in counts.items() if k == top),
                        key=lambda s: (abs(d.states[s].start - c.start), position[s]))
         else:
-            best = _heading_home(p, c, prompted, section_words) or _nearest(by_start, starts, c.start)
+            best = _heading_home(p, c, acting, section_words) or _nearest(by_start, starts, c.start)
         d.states[best].notes.append(c.text.strip() if c.kind == "command" else strip_markup(c.text))
         d.land(c, best)
 
