@@ -1679,3 +1679,61 @@ def test_an_if_inside_an_embedded_clause_or_before_more_work_is_not_the_steps_ca
                                                                                  step: str) -> None:
     m = machine(tmp_path, _three_steps(step))
     assert not any(s.kind == "judge" for s in m.states.values())
+
+
+# ---------------------------------------------------------------- what a question denies, and where rules and guidance go
+
+def test_a_yes_no_question_keeps_the_negation_of_its_condition(tmp_path: Path) -> None:
+    m = machine(tmp_path, """# Image
+1. Look for a `.env` file in the project directory.
+2. If not found, tell the user to create one.
+3. Confirm the project is the frontend project. If not, stop.
+4. Generate the image.
+""")
+    judges = {name: s for name, s in m.states.items() if s.kind == "judge"}
+    assert "if_not_found" in judges and judges["if_not_found"].writes == ("not_found",)
+    denied = next(s for name, s in judges.items() if "frontend" in name)
+    assert "not (the project is the frontend project)" in (denied.prompt or "")
+    assert denied.writes[0].startswith("not_")
+
+
+@pytest.mark.parametrize(("condition", "name"), [
+    ("not found", "not_found"), ("it isn't available", "not_available"), ("no tests exist", "no_tests_exist"),
+    ("the user doesn't specify an output directory", "user_not_specify_output"), ("tests pass", "tests_pass"),
+    ("not", "not_answer"), ("", "answer"),
+])
+def test_a_condition_s_name_keeps_one_negation(condition: str, name: str) -> None:
+    from skillc.frontends.markdown.names import condition_slug
+
+    assert condition_slug(condition) == name
+
+
+def test_a_prohibition_in_an_opening_section_binds_every_step_that_acts(tmp_path: Path) -> None:
+    m = machine(tmp_path, """# Review
+## Philosophy
+1. Understand how authorization works in the project.
+
+Do not report theoretical issues.
+
+## Workflow
+1. Read the code of each endpoint.
+2. Trace where the resource id is used.
+3. Write up the confirmed findings for the user.
+""")
+    models = [s for s in m.states.values() if s.kind == "model"]
+    assert len(models) == 4
+    assert all("Do not report theoretical issues." in (s.prompt or "") for s in models)
+
+
+def test_guidance_goes_to_a_step_that_acts_rather_than_to_a_question(tmp_path: Path) -> None:
+    m = machine(tmp_path, """# Images
+1. Look for the API key in the `.env` file.
+2. If the API key is not found, tell the user to set it.
+3. Generate the image with the script.
+
+## Models
+
+The image model needs the API key to be found: flux is fast and cheap.
+""")
+    holder = [name for name, s in m.states.items() if "fast and cheap" in (s.prompt or "")]
+    assert holder and all(m.states[name].kind == "model" for name in holder)
