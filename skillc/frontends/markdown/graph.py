@@ -485,7 +485,8 @@ class GraphBuilder:
         """A step done only in the case its sentence ends with (or, "skip if C", only outside it): a judge of the case
         that does the step or skips it."""
         lead = unit.clauses[0]
-        j, var = self.d.judge(f"if_{condition_slug(case.condition)}", condition_slug(case.condition), ["yes", "no"], lead,
+        name = condition_slug(case.condition)
+        j, var = self.d.judge(f"if_{name}", name, ["yes", "no"], lead,
                              f"Decide whether this holds: {case.condition}. Answer `yes` or `no`.")
         return self._behind(j, var, "no" if case.skip else "yes", case.condition, unit, nxt)
 

@@ -2,10 +2,11 @@
 
 Requirements and prohibitions become rules where they name an operation (an
 order between two states, a required step) and constraints in the prompts of
-the states they concern; stop sentences describe `done`; two opposite orders
+every model state (and of the judges they concern); stop sentences describe `done`; two opposite orders
 are reported (SKM318) and kept as instructions only; code in another language
 than shell is reported (SKM319); each remaining knowledge clause goes to the
-instructions of the state it concerns most. Clause kinds are dispatched through
+instructions of the model state it concerns most (a judge only where no model
+state shares its words). Clause kinds are dispatched through
 `RULE_HANDLERS`.
 """
 
@@ -63,12 +64,7 @@ class Placer:
     topics: Topics
 
     def section_states(self, c: Clause, among: Iterable[str] | None = None) -> list[str]:
-        """The prompted states (or those of `among`) made from the same section as a clause.
-
-        A rule that names no state applies to its section's states; only one that stands
-        in a section without states (a `## Rules` section, the introduction) applies to
-        every state, so prompts do not grow with the length of the document.
-        """
+        """The prompted states (or those of `among`) made from the same section as a clause."""
         start, end = self.sections.section(c.start)
         return [s for s in (self.topics.prompted if among is None else among)
                 if start <= self.d.states[s].start < end]

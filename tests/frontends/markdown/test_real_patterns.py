@@ -1681,7 +1681,7 @@ def test_an_if_inside_an_embedded_clause_or_before_more_work_is_not_the_steps_ca
     assert not any(s.kind == "judge" for s in m.states.values())
 
 
-# ---------------------------------------------------------------- what a question denies, and where rules and guidance go
+# ---------------------------------------------------------------- what a question denies; where rules and guidance go
 
 def test_a_yes_no_question_keeps_the_negation_of_its_condition(tmp_path: Path) -> None:
     m = machine(tmp_path, """# Image
