@@ -191,7 +191,15 @@ def is_imperative(text: str) -> bool:
     if re.match(r"^\s*(?:\*\*|__)?`", text):
         return False
     plain = re.sub(r"^(?:then|first|next|finally|now|also|afterwards|and)\b,?\s*", "", strip_markup(text), flags=re.I)
-    return first_word(WHEN_FIRST.sub("", plain)) in VERBS
+    return first_word(WHEN_FIRST.sub("", plain)) in VERBS and not _USE_THIS.match(plain)
+
+
+#: A sentence about how to read the document itself ("Use this to guide your review, not as a pass/fail checklist",
+#: "Use these tables as a reference"): guidance, not a step.
+_USE_THIS = re.compile(r"^(?:use|treat|read)\s+(?:this|these|the\s+(?:above|following))"
+                       r"(?:\s+(?:checklist|list|guide|table|tables|section|reference|framework|rubric|questions))?"
+                       r"\s+(?:to\s+guide|as\s+(?:a\s+)?(?:guide|guidance|reference|starting point|checklist|"
+                       r"rubric))\b", re.I)
 
 
 # A check on the agent's own reasoning ("If you catch yourself thinking any of these, STOP"): a prohibition.
@@ -222,10 +230,20 @@ def classify(text: str) -> str:
 
 
 def looks_like_tree(text: str) -> bool:
-    """A code fence that draws a decision tree with box characters or arrows."""
+    """A code fence that draws a decision tree with box characters or arrows (not a folder's layout)."""
     lines = [ln for ln in text.splitlines() if ln.strip()]
-    branchy = sum(bool(re.search(r"[├└]|^\s*[|`+]--", ln)) for ln in lines)
-    return len(lines) >= 3 and branchy >= 2
+    branches = [ln for ln in lines if re.search(r"[├└]|^\s*[|`+]--", ln)]
+    return len(lines) >= 3 and len(branches) >= 2 and not _file_layout(branches)
+
+
+#: A branch of a folder's layout: `├── raw/  # Per-scan raw output`, `└── recording_g0_t0.imec0.ap.bin`, `│ └── ...`.
+_PATH_BRANCH = re.compile(r"^[\s│|`+\\├└─-]*(?:[\w$<>{}*@.-]+/)*(?:[\w$<>{}*@-][\w$<>{}*@.-]*(?:/|\.[A-Za-z]\w{0,5})|\.\.\.)"
+                          r"\s*(?:#.*|\(.*\))?$")
+
+
+def _file_layout(branches: list[str]) -> bool:
+    """Branches that are mostly files and folders (a name ending in `/` or in an extension): a layout, not choices."""
+    return sum(bool(_PATH_BRANCH.match(b)) for b in branches) * 3 >= len(branches) * 2
 
 
 #: A heading whose list says what not to do: "❌ Don't", "Avoid", "Never", "Anti-patterns", "Common mistakes",

@@ -94,7 +94,10 @@ ASK = re.compile(r"^(?:(?:stop|pause|halt)(?:\s+here)?\s*(?:,|and)\s*)?(?:ask|pr
                  r"\b(?:request|get|obtain|seek|await|wait for)\s+(?:(?:their|the user'?s?|explicit|written)\s+)*"
                  r"(?:approval|confirmation|sign-off|go-ahead)\b|"
                  r"(?:^|\band\s+|,\s*)ask\s+(?:them\s+|the\s+user\s+)?(?:whether|if|which|what|for|about|to)\b|"
-                 r"\blet\s+(?:them|the\s+user)\s+(?:decide|choose|pick)\b", re.I)
+                 r"\blet\s+(?:them|the\s+user)\s+(?:decide|choose|pick)\b|"
+                 # "…, ask the user and install it before proceeding", "fall back to asking the user for the key"; not
+                 # negated, nor after a case's label ("Multiple matches: ask the user to choose" is not read as a case)
+                 r"(?<!without\s)(?<!never\s)(?<!not\s)(?<!n't\s)(?<!:\s)\bask(?:s|ing)?\s+(?:the\s+)?user\b", re.I)
 # Where a step's own work ends and its question to the user begins ("Draft a plan and request approval").
 ASK_AFTER = re.compile(r"(?:,\s*|\s+)(?:and|then)\s+(?=(?:ask|request|get|obtain|seek|await|wait for|confirm|let)\b)",
                        re.I)

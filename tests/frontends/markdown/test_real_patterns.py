@@ -1737,3 +1737,62 @@ The image model needs the API key to be found: flux is fast and cheap.
 """)
     holder = [name for name, s in m.states.items() if "fast and cheap" in (s.prompt or "")]
     assert holder and all(m.states[name].kind == "model" for name in holder)
+
+
+def test_a_folder_layout_drawn_as_a_tree_is_knowledge_not_a_choice(tmp_path: Path) -> None:
+    text = """# Scan
+1. Run the scans into the output directory.
+2. Merge the results.
+
+```
+$OUTPUT_DIR/
+├── rulesets.json      # The approved plan
+├── raw/               # Per-scan raw output (unfiltered)
+│   ├── python-python.json
+│   └── ...
+└── results/           # Final merged output
+    └── results.sarif
+```
+"""
+    m = machine(tmp_path, text)
+    assert [s.kind for s in m.states.values() if s.kind in ("model", "judge", "tool")] == ["model", "model"]
+    assert any("Per-scan raw output" in (s.prompt or "") for s in m.states.values())
+
+
+def test_a_tree_of_choices_is_still_a_decision_tree(tmp_path: Path) -> None:
+    m = machine(tmp_path, """# Fix
+```
+Is the test failing?
+├─ Yes → fix the code
+└─ No → write a failing test
+```
+""")
+    assert any(s.kind == "judge" for s in m.states.values())
+
+
+def test_a_sentence_about_reading_the_document_is_not_a_step(tmp_path: Path) -> None:
+    m = machine(tmp_path, """# Review
+## Workflow
+1. Map the endpoints.
+2. Trace each resource id.
+
+## Checklist
+- Is the query scoped to the current user?
+- Is there an ownership check?
+
+Use this to guide your review, not as a pass/fail checklist.
+""")
+    assert not any(s.kind == "model" and (s.prompt or "").startswith("Use this") for s in m.states.values())
+    assert any("Use this to guide your review" in (s.prompt or "") for s in m.states.values())
+
+
+@pytest.mark.parametrize(("sentence", "asks"), [
+    ("If no match, fall back to asking the user for the Linear key.", True),
+    ("Ask user which items to address.", True),
+    ("Proceed without asking the user.", False),
+    ("Multiple matches: ask the user to choose.", False),
+])
+def test_asking_the_user_anywhere_in_a_step_is_a_question_to_the_user(sentence: str, asks: bool) -> None:
+    from skillc.frontends.markdown.phrases import ASK
+
+    assert bool(ASK.search(sentence)) is asks
