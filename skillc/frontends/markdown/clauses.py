@@ -237,8 +237,8 @@ def looks_like_tree(text: str) -> bool:
 
 
 #: A branch of a folder's layout: `├── raw/  # Per-scan raw output`, `└── recording_g0_t0.imec0.ap.bin`, `│ └── ...`.
-_PATH_BRANCH = re.compile(r"^[\s│|`+\\├└─-]*(?:[\w$<>{}*@.-]+/)*(?:[\w$<>{}*@-][\w$<>{}*@.-]*(?:/|\.[A-Za-z]\w{0,5})|\.\.\.)"
-                          r"\s*(?:#.*|\(.*\))?$")
+_PATH_BRANCH = re.compile(r"^[\s│|`+\\├└─-]*(?:[\w$<>{}*@.-]+/)*"
+                          r"(?:[\w$<>{}*@-][\w$<>{}*@.-]*(?:/|\.[A-Za-z]\w{0,5})|\.\.\.)\s*(?:#.*|\(.*\))?$")
 
 
 def _file_layout(branches: list[str]) -> bool:
