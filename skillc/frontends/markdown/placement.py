@@ -2,7 +2,8 @@
 
 Requirements and prohibitions become rules where they name an operation (an
 order between two states, a required step) and constraints in the prompts of
-every model state (and of the judges they concern); stop sentences describe `done`; two opposite orders
+the model states they bind (every one, for a rule stated outside the steps)
+and of the judges they concern; stop sentences describe `done`; two opposite orders
 are reported (SKM318) and kept as instructions only; code in another language
 than shell is reported (SKM319); each remaining knowledge clause goes to the
 instructions of the model state it concerns most (a judge only where no model
@@ -20,7 +21,7 @@ from collections.abc import Callable, Iterable
 import attrs
 
 from skillc.frontends.markdown import codes
-from skillc.frontends.markdown.clauses import _REQUIRE, Clause, first_word, strip_markup
+from skillc.frontends.markdown.clauses import _REQUIRE, Clause, _section_role, first_word, strip_markup
 from skillc.frontends.markdown.draft import DMachine, DState
 from skillc.frontends.markdown.names import content_stems
 from skillc.frontends.markdown.phrases import NOT_BASH, prohibited_action, quote
@@ -102,14 +103,20 @@ class Placer:
         return a, b
 
     def constrain(self, c: Clause, targets: list[str]) -> None:
-        """The sentence as a constraint of every model state and of the judges it concerns (without model states, of
-        the states it concerns, else its section's, else every prompted one).
+        """The sentence as a constraint of the model states it binds, and of the states it concerns.
 
-        A rule the skill states holds wherever the run acts, as it does for an agent that has the whole skill in
-        view: a prohibition in an opening section binds the step that writes the report at the end.
+        A rule the skill states outside its steps (an opening "Philosophy" section, "## Rules", the introduction)
+        holds wherever the run acts, as it does for an agent with the whole skill in view: every model state. One
+        stated inside a step's section binds that step's model states (and the states it concerns), so prompts do not
+        grow with the square of a long runbook; where neither has any, every prompted state.
         """
-        acting = [s for s in self.topics.prompted if self.d.states[s].kind == "model" or s in targets]
-        for t in acting or self.section_states(c) or list(self.topics.prompted):
+        prompted = self.topics.prompted
+        if _section_role(c.section) in ("procedure", "howto"):
+            here = set(self.section_states(c)) | set(targets)
+            bound = [s for s in prompted if s in targets or (s in here and self.d.states[s].kind == "model")]
+        else:
+            bound = [s for s in prompted if s in targets or self.d.states[s].kind == "model"]
+        for t in bound or self.section_states(c) or list(prompted):
             self.d.states[t].constraints.append(strip_markup(c.said))
             self.d.land(c, t)
 

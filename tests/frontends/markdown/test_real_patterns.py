@@ -1796,3 +1796,20 @@ def test_asking_the_user_anywhere_in_a_step_is_a_question_to_the_user(sentence: 
     from skillc.frontends.markdown.phrases import ASK
 
     assert bool(ASK.search(sentence)) is asks
+
+
+def test_a_rule_stated_inside_a_step_binds_that_step_not_the_whole_run(tmp_path: Path) -> None:
+    m = machine(tmp_path, """# Release
+## Workflow
+### Step 1: Write the docs
+1. Write the README.
+2. Write the changelog.
+
+### Step 2: Tests and CI
+1. Add the test job.
+2. Add the lint job.
+
+Do not replace a working formatter or linter.
+""")
+    holders = {name for name, s in m.states.items() if "Do not replace a working formatter" in (s.prompt or "")}
+    assert holders == {"add_test_job", "add_lint_job"}
