@@ -191,15 +191,15 @@ def is_imperative(text: str) -> bool:
     if re.match(r"^\s*(?:\*\*|__)?`", text):
         return False
     plain = re.sub(r"^(?:then|first|next|finally|now|also|afterwards|and)\b,?\s*", "", strip_markup(text), flags=re.I)
-    return first_word(WHEN_FIRST.sub("", plain)) in VERBS and not _USE_THIS.match(plain)
+    plain = WHEN_FIRST.sub("", plain)
+    return first_word(plain) in VERBS and not _USE_THIS.match(plain)
 
 
 #: A sentence about how to read the document itself ("Use this to guide your review, not as a pass/fail checklist",
 #: "Use these tables as a reference"): guidance, not a step.
-_USE_THIS = re.compile(r"^(?:use|treat|read)\s+(?:this|these|the\s+(?:above|following))"
+_USE_THIS = re.compile(r"^(?:use|read)\s+(?:this|these|the\s+(?:above|following))"
                        r"(?:\s+(?:checklist|list|guide|table|tables|section|reference|framework|rubric|questions))?"
-                       r"\s+(?:to\s+guide|as\s+(?:a\s+)?(?:guide|guidance|reference|starting point|checklist|"
-                       r"rubric))\b", re.I)
+                       r"\s+(?:to\s+guide|as\s+(?:a\s+)?(?:guide|guidance|reference|starting point))\b", re.I)
 
 
 # A check on the agent's own reasoning ("If you catch yourself thinking any of these, STOP"): a prohibition.
@@ -237,8 +237,9 @@ def looks_like_tree(text: str) -> bool:
 
 
 #: A branch of a folder's layout: `├── raw/  # Per-scan raw output`, `└── recording_g0_t0.imec0.ap.bin`, `│ └── ...`.
-_PATH_BRANCH = re.compile(r"^[\s│|`+\\├└─-]*(?:[\w$<>{}*@.-]+/)*"
-                          r"(?:[\w$<>{}*@-][\w$<>{}*@.-]*(?:/|\.[A-Za-z]\w{0,5})|\.\.\.)\s*(?:#.*|\(.*\))?$")
+_PATH_BRANCH = re.compile(r"^[\s│|`+\\├└─-]*(?:\.?[\w$<>{}*@][\w$<>{}*@.-]*/)*"
+                          r"(?:\.?[\w$<>{}*@][\w$<>{}*@.-]*(?:/|\.[A-Za-z]\w{0,5})|\.[\w][\w.-]*/?|\.\.\.)"
+                          r"\s*(?:(?:#|←|<-|--|—)\s.*|\(.*\))?$")
 
 
 def _file_layout(branches: list[str]) -> bool:
@@ -597,10 +598,10 @@ def _delivered(title: str, clauses: list[Clause]) -> bool:
 
 def _acts(sentence: str) -> bool:
     """A sentence that runs a command or a bundled script, or asks the user: more than a detail of its step."""
-    from skillc.frontends.markdown.phrases import ASK, inline_command, script_mention  # cycle: phrases imports clauses
+    from skillc.frontends.markdown.phrases import asks_user, inline_command, script_mention  # cycle: phrases imports
 
     plain = strip_markup(sentence)
-    return inline_command(sentence) is not None or script_mention(sentence) is not None or bool(ASK.search(plain))
+    return inline_command(sentence) is not None or script_mention(sentence) is not None or asks_user(plain)
 
 
 def _only_options(text: str) -> bool:

@@ -30,7 +30,6 @@ from skillc.frontends.markdown.names import Namer, condition_slug, content_stems
 from skillc.frontends.markdown.phrases import (
     ANY_POINT,
     APPROVAL,
-    ASK,
     ASK_AFTER,
     BY_TASK,
     DIFFERS,
@@ -52,6 +51,7 @@ from skillc.frontends.markdown.phrases import (
     UNNAMED_FILE,
     Case,
     again,
+    asks_user,
     exits_on_findings,
     if_parts,
     inline_command,
@@ -519,7 +519,7 @@ class GraphBuilder:
         parts = self._command_parts(unit, said)
         if parts is not None:
             return self._command_step(unit, nxt, said, parts)
-        if unit.clauses and ASK.search(strip_markup(said)):
+        if unit.clauses and asks_user(strip_markup(said)):
             return self._ask_step(unit)
         document = self._bundled_document(unit, said)
         if document is not None:
@@ -634,7 +634,7 @@ class GraphBuilder:
             if fill is not None:
                 fill.edges = [DEdge(None, s.name)]
             return (fill or s).name, s
-        if ASK.search(plain):  # the user answers, not a model
+        if asks_user(plain):  # the user answers, not a model
             s = self._tool_state(slug(plain, default="ask_user"), lines, plain, "ask_user", [plain])
             s.text.append(plain)
             return s.name, s
@@ -867,7 +867,7 @@ class GraphBuilder:
         and request approval") is a model state before it, whose result the question shows."""
         text, start, end = self._step_text(unit)
         split = ASK_AFTER.search(text)
-        if split is not None and not ASK.search(text[:split.start()]) and len(text[:split.start()].split()) >= 2:
+        if split is not None and not asks_user(text[:split.start()]) and len(text[:split.start()].split()) >= 2:
             work, question = text[:split.start()].strip(" ,;"), text[split.end():].strip()
             s = self.d.state("model", slug(work), (start, end), work)
             self.d.steps.append(s.name)

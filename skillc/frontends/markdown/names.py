@@ -53,11 +53,18 @@ NEGATIONS = frozenset(["not", "no", "never", "without"])
 
 def condition_slug(text: str, limit: int = 3, default: str = "answer") -> str:
     """A name for a yes/no question about a condition: `slug`'s, keeping a negation ("isn't set" → `not_set`)."""
-    picked = [w for w in words(re.sub(r"n[’']t\b", " not", text.lower()))
-              if (w not in STOP or w in NEGATIONS) and len(w) > 1]
+    plain = re.sub(r"\bcan[’']t\b|\bcannot\b", "can not", text.lower())
+    plain = re.sub(r"n[’']t\b", " not", re.sub(r"\bwon[’']t\b", "will not", plain))
+    picked = [w for w in words(plain) if (w not in STOP or w in NEGATIONS) and len(w) > 1]
     negated = next((i for i, w in enumerate(picked) if w in NEGATIONS), None)
     kept = [w for i, w in enumerate(picked) if w not in NEGATIONS or i == negated]
-    return _joined(kept[:limit + (negated is not None and negated < limit)], default)
+    if negated is None:
+        return _joined(kept[:limit], default)
+    if len(kept) == 1:  # "If no": a question whose only word denies
+        return f"not_{default}"
+    if negated >= limit:  # "the output file exists but is not valid": the negation and what it denies stay
+        return _joined([*kept[:limit - 1], *kept[negated:negated + 2]], default)
+    return _joined(kept[:limit + 1], default)
 
 
 def _joined(picked: list[str], default: str) -> str:

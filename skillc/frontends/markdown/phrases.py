@@ -94,10 +94,18 @@ ASK = re.compile(r"^(?:(?:stop|pause|halt)(?:\s+here)?\s*(?:,|and)\s*)?(?:ask|pr
                  r"\b(?:request|get|obtain|seek|await|wait for)\s+(?:(?:their|the user'?s?|explicit|written)\s+)*"
                  r"(?:approval|confirmation|sign-off|go-ahead)\b|"
                  r"(?:^|\band\s+|,\s*)ask\s+(?:them\s+|the\s+user\s+)?(?:whether|if|which|what|for|about|to)\b|"
-                 r"\blet\s+(?:them|the\s+user)\s+(?:decide|choose|pick)\b|"
-                 # "…, ask the user and install it before proceeding", "fall back to asking the user for the key"; not
-                 # negated, nor after a case's label ("Multiple matches: ask the user to choose" is not read as a case)
-                 r"(?<!without\s)(?<!never\s)(?<!not\s)(?<!n't\s)(?<!:\s)\bask(?:s|ing)?\s+(?:the\s+)?user\b", re.I)
+                 r"\blet\s+(?:them|the\s+user)\s+(?:decide|choose|pick)\b", re.I)
+# "…, ask the user and install it before proceeding", "fall back to asking the user for the key": asking the user
+# anywhere in the sentence, unless it declines to ("instead of asking the user", "no need to ask the user") or the
+# asking follows a case's label ("Multiple matches: ask the user to choose" is not read as a case).
+_ASKS_USER = re.compile(r"(?<!:\s)\bask(?:ing)?\s+(?:the\s+)?user\b", re.I)
+_DECLINES = re.compile(r"(?:\b(?:not|never|without|avoid|instead\s+of|rather\s+than|no\s+need\s+to)|n[’']t)\W+"
+                       r"(?:(?:to|ever|even|repeatedly|again|(?:stop|bother|need)\s+to)\W+)?ask", re.I)
+
+
+def asks_user(text: str) -> bool:
+    """The sentence has the user answer: `ASK`'s cues, or asking the user anywhere in it that it does not decline."""
+    return bool(ASK.search(text)) or (bool(_ASKS_USER.search(text)) and not _DECLINES.search(text))
 # Where a step's own work ends and its question to the user begins ("Draft a plan and request approval").
 ASK_AFTER = re.compile(r"(?:,\s*|\s+)(?:and|then)\s+(?=(?:ask|request|get|obtain|seek|await|wait for|confirm|let)\b)",
                        re.I)
@@ -519,7 +527,10 @@ def prohibited_action(text: str) -> str:
 
 
 #: A sentence that checks something ("Confirm `Project` is the frontend project."): what "If not, stop." denies.
-CONFIRMED = re.compile(r"^(?:confirm|check|verify|ensure|make sure)\s+(?:that\s+)?(.+?)\.?$", re.I)
+CONFIRMED = re.compile(r"^(?:confirm|check|verify|ensure|make sure)\s+(?:that\s+)?((?!to\b).+?\b(?:is|are|was|were|"
+                       r"has|have|exists?|passes|pass|works|succeeds|runs|contains|matches)\b.*?)\.?$", re.I)
+#: An arm that denies what it stands for: "If not", "If it isn't", "If it doesn't", "If no".
+_DENIES = re.compile(r"\b(?:not|no)\b|n[’']t\b", re.I)
 
 
 def lead_condition(lead: Clause | None, cond: str, before: Clause | None = None) -> str:
@@ -533,4 +544,4 @@ def lead_condition(lead: Clause | None, cond: str, before: Clause | None = None)
     if decided is None:
         return cond
     asked = decided.group(1)
-    return asked if not re.search(r"\bnot\b", cond) else f"not ({asked})"
+    return asked if not _DENIES.search(cond) else f"not ({asked})"

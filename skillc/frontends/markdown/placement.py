@@ -105,13 +105,14 @@ class Placer:
     def constrain(self, c: Clause, targets: list[str]) -> None:
         """The sentence as a constraint of the model states it binds, and of the states it concerns.
 
-        A rule the skill states outside its steps (an opening "Philosophy" section, "## Rules", the introduction)
-        holds wherever the run acts, as it does for an agent with the whole skill in view: every model state. One
-        stated inside a step's section binds that step's model states (and the states it concerns), so prompts do not
-        grow with the square of a long runbook; where neither has any, every prompted state.
+        A rule stated under a heading of the procedure (a step heading, "## Procedure", "## Workflow") binds that
+        section's model states, so the prompts of a long runbook do not grow with the square of its length; one stated
+        under any other heading (an opening "Philosophy" section, "## Rules", the title alone) holds wherever the run
+        acts, as it does for an agent with the whole skill in view: every model state. Where neither binds any, the
+        section's prompted states, else every prompted one.
         """
         prompted = self.topics.prompted
-        if _section_role(c.section) in ("procedure", "howto"):
+        if _section_role(c.section[-1:]) in ("procedure", "howto"):  # its own heading: the title may say "Workflow"
             here = set(self.section_states(c)) | set(targets)
             bound = [s for s in prompted if s in targets or (s in here and self.d.states[s].kind == "model")]
         else:

@@ -1700,7 +1700,9 @@ def test_a_yes_no_question_keeps_the_negation_of_its_condition(tmp_path: Path) -
 @pytest.mark.parametrize(("condition", "name"), [
     ("not found", "not_found"), ("it isn't available", "not_available"), ("no tests exist", "no_tests_exist"),
     ("the user doesn't specify an output directory", "user_not_specify_output"), ("tests pass", "tests_pass"),
-    ("not", "not_answer"), ("", "answer"),
+    ("not", "not_answer"), ("no", "not_answer"), ("", "answer"),
+    ("the output file exists but is not valid", "output_file_not_valid"), ("the file can't be found", "file_not_found"),
+    ("the file won't open", "file_not_open"),
 ])
 def test_a_condition_s_name_keeps_one_negation(condition: str, name: str) -> None:
     from skillc.frontends.markdown.names import condition_slug
@@ -1789,13 +1791,66 @@ Use this to guide your review, not as a pass/fail checklist.
 @pytest.mark.parametrize(("sentence", "asks"), [
     ("If no match, fall back to asking the user for the Linear key.", True),
     ("Ask user which items to address.", True),
+    ("If not installed, ask the user and install it before proceeding.", True),
     ("Proceed without asking the user.", False),
     ("Multiple matches: ask the user to choose.", False),
+    ("Apply the fixes directly instead of asking the user.", False),
+    ("Fix every warning in place, and don’t ask the user for confirmation.", False),
+    ("Commit the result; there is no need to ask the user first.", False),
+    ("Never, ever ask the user for the password.", False),
+    ("Run the installer, which asks the user for a key.", False),
 ])
 def test_asking_the_user_anywhere_in_a_step_is_a_question_to_the_user(sentence: str, asks: bool) -> None:
-    from skillc.frontends.markdown.phrases import ASK
+    from skillc.frontends.markdown.phrases import asks_user
 
-    assert bool(ASK.search(sentence)) is asks
+    assert asks_user(sentence) is asks
+
+
+@pytest.mark.parametrize(("check", "arm", "asked"), [
+    ("Confirm the project is the frontend project.", "If not, stop.", "not (the project is the frontend project)"),
+    ("Verify that the linter is clean.", "If it isn't, run the formatter.", "not (the linter is clean)"),
+    ("Ensure the API key is set.", "If it doesn't, stop.", "not (the API key is set)"),
+    ("Make sure to back up the database.", "If not, stop.", "not"),
+])
+def test_an_arm_that_denies_a_check_asks_the_negation(tmp_path: Path, check: str, arm: str, asked: str) -> None:
+    m = machine(tmp_path, f"""# Ship
+1. Build the package.
+2. {check} {arm}
+3. Publish the package.
+""")
+    prompts = [s.prompt or "" for s in m.states.values() if s.kind == "judge"]
+    assert any(f"Decide whether this holds: {asked}." in p for p in prompts), prompts
+
+
+def test_a_workflow_title_does_not_scope_a_philosophy_section_s_rule(tmp_path: Path) -> None:
+    m = machine(tmp_path, """# Authorization Review Workflow
+## Philosophy
+1. Understand how authorization works in the project.
+
+Do not report theoretical issues.
+
+## Workflow
+1. Read the code of each endpoint.
+2. Write up the confirmed findings for the user.
+""")
+    models = [s for s in m.states.values() if s.kind == "model"]
+    assert len(models) == 3 and all("Do not report theoretical issues." in (s.prompt or "") for s in models)
+
+
+def test_a_layout_with_dotfiles_and_arrow_comments_is_knowledge(tmp_path: Path) -> None:
+    m = machine(tmp_path, """# Setup
+1. Copy the template folder.
+2. Fill in the key.
+
+```
+skill/
+├── SKILL.md     ← entry point
+├── .env         ← the API key
+└── scripts/     ← helpers
+    └── run.py
+```
+""")
+    assert not any(s.kind == "judge" for s in m.states.values())
 
 
 def test_a_rule_stated_inside_a_step_binds_that_step_not_the_whole_run(tmp_path: Path) -> None:
