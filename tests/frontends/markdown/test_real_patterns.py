@@ -1868,3 +1868,42 @@ Do not replace a working formatter or linter.
 """)
     holders = {name for name, s in m.states.items() if "Do not replace a working formatter" in (s.prompt or "")}
     assert holders == {"add_test_job", "add_lint_job"}
+
+
+def test_rationalizations_to_reject_are_prohibitions_of_every_step_that_acts(tmp_path: Path) -> None:
+    m = machine(tmp_path, """# Scan
+## Workflow
+1. Present the plan to the user and wait for approval.
+2. Run the scan.
+3. Report the findings.
+
+## Rationalizations to Reject
+
+| Shortcut | Why It's Wrong |
+|----------|----------------|
+| "User asked for scan, that's approval" | Original request is not plan approval |
+| "Just use default rulesets" | User must see and approve exact rulesets |
+""")
+    models = [s for s in m.states.values() if s.kind == "model"]
+    said = 'Reject the rationalization: "User asked for scan, that\'s approval" | Original request is not plan approval'
+    assert models and all(said in (s.prompt or "") for s in models)
+    assert not any("Reject the rationalization: Shortcut" in (s.prompt or "") for s in models)  # not the header
+
+
+def test_a_list_after_a_lead_to_reject_rationalizations_binds_its_step(tmp_path: Path) -> None:
+    m = machine(tmp_path, """# Publish
+## Workflow
+### Step 1: Audit the history
+1. Scan the full history for secrets.
+
+Reject these rationalizations — this step cannot be fixed later:
+
+- *"The key was revoked, so the history is fine."* Revoked keys still leak names.
+- *"It's only test data."* Fixtures can hold client data.
+
+### Step 2: Publish
+1. Push the repository.
+""")
+    holders = {name for name, s in m.states.items() if "Reject the rationalization" in (s.prompt or "")}
+    assert holders and all("push" not in name for name in holders)
+    assert all(m.states[name].kind == "model" for name in holders)
