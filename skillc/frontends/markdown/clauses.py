@@ -390,28 +390,6 @@ def _shown_commands(doc: Document) -> dict[int, str]:
     return {start: code for shown in found.values() if len(shown) == 1 for start, code in shown}
 
 
-#: A heading or a lead of excuses to refuse: "## Rationalizations to Reject", "Reject these rationalizations — …:",
-#: "Red Flags". Its rows and items are prohibitions ("Reject the rationalization: …") wherever they stand.
-_REJECT_HEADING = re.compile(r"\brationali[sz]ations?\b|\bred flags\b", re.I)
-_REJECT_LEAD = re.compile(r"^(?:reject|refuse|watch for|beware of)\b[^.]*\b(?:rationali[sz]ations?|excuses)\b[^.]*:$",
-                          re.I)
-
-
-def _rejected(doc: Document) -> set[int]:
-    """The first lines of the rows and items that are excuses to refuse: under a heading of rationalizations (its
-    table's rows, its list's top items) or right after a lead saying to reject them."""
-    out: set[int] = set()
-    blocks = doc.blocks
-    for i, b in enumerate(blocks):
-        if b.kind == "para" and _REJECT_LEAD.match(strip_markup(b.text).strip()):
-            out |= {x.start for x in _shown(b, blocks[i + 1:]) if x.kind == "row" or x.first_in_item}
-        elif b.section and _REJECT_HEADING.search(strip_markup(b.section[-1])) and (
-                (b.kind == "row" and b.info != "header") or (b.kind == "item" and b.parent_item is None
-                                                             and b.first_in_item)):
-            out.add(b.start)
-    return out
-
-
 def _dont_item(b: Block) -> bool:
     """An unordered list item right under a heading of what not to do."""
     return b.kind == "item" and not b.ordered and b.parent_item is None and bool(b.section) \
@@ -485,7 +463,6 @@ def extract_clauses(doc: Document) -> list[Clause]:
     fence_next = {id(a): nb.kind == "code" and nb.info in _SHELL and role_of(nb.section) != "knowledge"
                   for a, nb in zip(doc.blocks, doc.blocks[1:])}
     samples = _samples(doc) | _definitions(doc)
-    rejected = _rejected(doc)
     cases = _cases(doc)
     shown = _shown_commands(doc)
     for b in doc.blocks:
@@ -523,8 +500,6 @@ def extract_clauses(doc: Document) -> list[Clause]:
             cells = [x.strip() for x in b.text.split(" | ")]
             if b.info == "header":
                 header = cells
-            elif b.start in rejected:  # | "User asked for scan, that's approval" | Original request ≠ approval |
-                add("forbid", b.text.strip(), b.start, b.end, b, lead="Reject the rationalization")
             elif header and _STEP_COLUMN.match(header[0]) and cells and re.fullmatch(r"\d+\.?", cells[0]) \
                     and role != "knowledge" and structured:
                 # A workflow table (| Step | Action | Gate |): each numbered row is that step.
@@ -564,9 +539,6 @@ def extract_clauses(doc: Document) -> list[Clause]:
             sentence, a, z = sentences[0]
             add("forbid", sentence, b.start + a, b.start + z, b, lead="Avoid")
             sentences = sentences[1:]
-        elif b.start in rejected and sentences:  # - *"The key was revoked, so the history is fine."* Revoked …
-            add("forbid", b.text.strip(), b.start, b.end, b, lead="Reject the rationalization")
-            sentences = []
         elif b.start in cases and sentences and role not in ("knowledge", "rules") and structured:
             sentence, a, z = sentences[0]  # "- Simple change → use the quick plan": one case of a choice
             add("branch", sentence, b.start + a, b.start + z, b, num=num)
