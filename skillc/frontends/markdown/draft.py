@@ -17,7 +17,7 @@ import attrs
 from skillc.diagnostics import Code
 from skillc.frontends.markdown.clauses import Clause, strip_markup
 from skillc.frontends.markdown.commands import Part
-from skillc.frontends.markdown.names import Namer, content_stems
+from skillc.frontends.markdown.names import Namer, condition_slug, content_stems
 from skillc.ir.machine import OperationKind as StateKind
 from skillc.ir.machine import Outcome
 from skillc.syntax import nodes as n
@@ -132,6 +132,14 @@ class DMachine:
         s.writes = [(var, None)]
         s.text.append(prompt)
         return s, var
+
+    def holds(self, cond: str, clause: Clause, now: str = "") -> tuple[DState, str]:
+        """A yes/no judge of whether a condition holds (`now`: "now", for one asked again after each state), it and
+        its variable named after the condition, its negation kept."""
+        name = condition_slug(cond)
+        when = f" {now}" if now else ""
+        return self.judge(f"if_{name}", name, ["yes", "no"], clause,
+                          f"Decide whether this holds{when}: {cond}. Answer `yes` or `no`.")
 
     def var(self, base: str, type_: n.TypeExpr) -> str:
         """A new variable named after `base`."""

@@ -26,7 +26,7 @@ from skillc.frontends.markdown.commands import Part, alternatives, cut, script_c
 from skillc.frontends.markdown.diagram import is_diagram, parse_diagram
 from skillc.frontends.markdown.document import Document
 from skillc.frontends.markdown.draft import TASK, DEdge, DMachine, DState, Options, below, bump, eq, failed
-from skillc.frontends.markdown.names import Namer, condition_slug, content_stems, label_slug, slug
+from skillc.frontends.markdown.names import Namer, content_stems, label_slug, slug
 from skillc.frontends.markdown.phrases import (
     ANY_POINT,
     APPROVAL,
@@ -208,8 +208,7 @@ class GraphBuilder:
                 default = s.edges[-1] if s.edges and s.edges[-1].guard is None else None
                 if default is None or default.target is None:
                     continue
-                j, var = self.d.judge(f"if_{condition_slug(cond)}", condition_slug(cond), ["yes", "no"], c,
-                                     f"Decide whether this holds now: {cond}. Answer `yes` or `no`.")
+                j, var = self.d.holds(cond, c, now="now")
                 j.wants.extend(v for v, _ in s.writes)
                 j.edges = [DEdge(n.BinOp("and", eq(var, "yes"), below(counter, limit)), target, bump(counter)),
                            DEdge(None, default.target)]
@@ -485,9 +484,7 @@ class GraphBuilder:
         """A step done only in the case its sentence ends with (or, "skip if C", only outside it): a judge of the case
         that does the step or skips it."""
         lead = unit.clauses[0]
-        name = condition_slug(case.condition)
-        j, var = self.d.judge(f"if_{name}", name, ["yes", "no"], lead,
-                             f"Decide whether this holds: {case.condition}. Answer `yes` or `no`.")
+        j, var = self.d.holds(case.condition, lead)
         return self._behind(j, var, "no" if case.skip else "yes", case.condition, unit, nxt)
 
     def _behind(self, j: DState, var: str, does: str, topic: str, unit: Unit, nxt: Unit | None) -> Piece:
@@ -1012,11 +1009,9 @@ class GraphBuilder:
         exits: list[DEdge] = []
         first = unit.arms[0]
         said = if_parts(first.text)
-        before = self.clauses[first.index - 1] if first.index and unit.lead is None else None
-        cond = lead_condition(unit.lead, said.condition, before if before is not None and before.block is first.block
-                              else None)
-        j, var = self.d.judge(f"if_{condition_slug(cond)}", condition_slug(cond), ["yes", "no"], first,
-                             f"Decide whether this holds: {cond}. Answer `yes` or `no`.")
+        before = self.clauses[first.index - 1] if first.index else None  # "Confirm X. If not, stop.": one block
+        cond = lead_condition(unit.lead, said.condition, before if before and before.block is first.block else None)
+        j, var = self.d.holds(cond, first)
         j.topic |= content_stems(cond)
         self.d.land(first, j.name)
         self._take_lead(j, unit)
@@ -1282,8 +1277,7 @@ class GraphBuilder:
         h = unit.clauses[0]
         said = if_parts(h.text)
         cond = said.condition.rstrip(":")
-        j, var = self.d.judge(f"if_{condition_slug(cond)}", condition_slug(cond), ["yes", "no"], h,
-                             f"Decide whether this holds: {cond}. Answer `yes` or `no`.")
+        j, var = self.d.holds(cond, h)
         j.topic |= content_stems(cond)
         self.d.land(h, j.name)
         skip = DEdge(None, NEXT)

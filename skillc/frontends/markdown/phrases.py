@@ -106,6 +106,8 @@ _DECLINES = re.compile(r"(?:\b(?:not|never|without|avoid|instead\s+of|rather\s+t
 def asks_user(text: str) -> bool:
     """The sentence has the user answer: `ASK`'s cues, or asking the user anywhere in it that it does not decline."""
     return bool(ASK.search(text)) or (bool(_ASKS_USER.search(text)) and not _DECLINES.search(text))
+
+
 # Where a step's own work ends and its question to the user begins ("Draft a plan and request approval").
 ASK_AFTER = re.compile(r"(?:,\s*|\s+)(?:and|then)\s+(?=(?:ask|request|get|obtain|seek|await|wait for|confirm|let)\b)",
                        re.I)

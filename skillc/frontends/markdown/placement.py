@@ -112,11 +112,10 @@ class Placer:
         section's prompted states, else every prompted one.
         """
         prompted = self.topics.prompted
-        if _section_role(c.section[-1:]) in ("procedure", "howto"):  # its own heading: the title may say "Workflow"
-            here = set(self.section_states(c)) | set(targets)
-            bound = [s for s in prompted if s in targets or (s in here and self.d.states[s].kind == "model")]
-        else:
-            bound = [s for s in prompted if s in targets or self.d.states[s].kind == "model"]
+        # its own heading decides: the title may say "Workflow"
+        section = set(self.section_states(c)) if _section_role(c.section[-1:]) in ("procedure", "howto") else None
+        bound = [s for s in prompted if s in targets
+                 or (self.d.states[s].kind == "model" and (section is None or s in section))]
         for t in bound or self.section_states(c) or list(prompted):
             self.d.states[t].constraints.append(strip_markup(c.said))
             self.d.land(c, t)
