@@ -10,14 +10,16 @@ line opens a block, stands for the block: a markdown heading for its section
 (down to the next heading of the same or a higher level), a list item for its
 nested lines (a step for its sub-steps), a paragraph ending in a colon for the
 code and lists it leads in (to the next paragraph or heading). Its states are
-those whose ranges lie inside the block, all of them main. Every requirement is a graph or dataflow
-query over the IR:
+those whose ranges lie inside the block, all of them main. An anchor that still has no state stands for the tool
+states whose call runs a program its line names (a script file, by its name; on a line of code, the command's leading
+words up to the first option, placeholder or quoted argument); among the states at a line, those running such a
+program are the main ones. Every requirement is a graph or dataflow query over the IR:
 
 | line | holds when |
 |---|---|
 | `order "A" before "B"` | no run reaches B's states without passing A's (A's narrowest states, a decision among them included, of those some successful run passes where any do: a handler made from A's line is not A, and deciding a conditional step is reaching it) |
-| `reads "B" from "A"` | B (its narrowest states, or another state holding its line) reads a variable A writes (A: the states at A's line and those made inside the block it opens, its sub-steps), and every definition of it reaching B is A's |
-| `branch "C" to "X"` | a state at C (where none there decides, one made inside the block C opens) has two or more successors and X (of the states at X, those not at C, where any are) depends on which it takes: an edge goes to X's state (or to an arm state of C going on to X; where C's states are all X's own, a decision's edge into X), or, C reached without X, every path from one arm passes X before success or a return to C while another arm reaches success without X |
+| `reads "B" from "A"` | B (its narrowest states, or another state holding its line) reads a variable A writes or one derived from it (A: the states at A's line and those made inside the block it opens, its sub-steps; derived: written by a state reading A's product, and so on), and every definition of it reaching B is A's or derived |
+| `branch "C" to "X"` | a state at C (where none there chooses on the way to X, also one made inside the block C opens) has two or more successors and X (of the states at X, those not at C, where any are) depends on which it takes: an edge goes to X's state (or to an arm state of C going on to X, or, from a judge, through further judges only; where C's states are all X's own, a decision's edge into X), or, C reached without X, every path from one arm passes X before success or a return to C while another arm reaches success without X |
 | `ends "C" OUTCOME` | a state at C has an edge after which every terminal has that outcome, one of them a named terminal |
 | `goto "C" "X"` | a state at C has an edge to X's state |
 | `optional "X"` | a run can reach success without X, and a run through X can too (where only questions, judges or `ask_user`, are narrowest at X, X is the narrowest act beside them: the decision whether to do X is not X) |
@@ -25,7 +27,7 @@ query over the IR:
 | `once "X"` | X's states are on no cycle |
 | `required "X"` | no run reaches a success terminal without X |
 | `success requires "X"` | every success terminal requires a variable X writes |
-| `tool "X" TOOL` | a state at X, or made from inside the block X opens (a step's code), is a tool state calling TOOL, or leads straight to one whose call reads a value it wrote |
+| `tool "X" TOOL` | a state at X, or made from inside the block X opens (a step's code), or running a program X's line names, is a tool state calling TOOL, or one at X leads straight to one whose call reads a value it wrote |
 | `ask "X"` | a state at X asks the user: a tool state calling `ask_user` |
 | `prohibit "Q"` | no rule quoting Q forbids an invented operation (a tool without parameters no state calls), and Q constrains a real operation in a rule or stands in a state's prompt |
 | `knowledge "X"` | no state was made from X alone, and X's text is in some state's instructions |
@@ -48,6 +50,7 @@ from skillc.check.graph import reachable, sccs, shortest_path, successors
 from skillc.check.provenance import normalise
 from skillc.check.requirements import _other_definition
 from skillc.frontends.markdown.document import parse_document
+from skillc.ir.expr import Const, walk
 from skillc.ir.machine import Machine
 
 KINDS = ("order", "reads", "branch", "ends", "goto", "optional", "loop", "once", "required", "success", "tool",
@@ -69,6 +72,8 @@ class Requirement:
     line: int
     text: str
     sections: tuple[tuple[int, int] | None, ...]  # per anchor: the block its line opens (first, last), or None
+    # per anchor: the programs its line names (a script file, the command of a code line), normalised
+    commands: tuple[tuple[str, ...], ...] = ()
 
 
 @attrs.frozen
@@ -147,12 +152,38 @@ def _sections(document: str) -> dict[int, tuple[int, int]]:
 
 
 _LEAD_IN = re.compile(r":[*_`\s]*$")
+_SCRIPT = re.compile(r"(?<![\w.-])(?:[\w.-]+/)*([\w-]+\.(?:py|sh|bash|js|mjs|cjs|ts|rb|pl))\b")
+_PROMPT = re.compile(r"^\s*(?:\$|>|#)\s+")
+_WORD = re.compile(r"[a-z][\w.-]*$")
+
+
+def _code_lines(document: str) -> set[int]:
+    """The lines inside the document's code blocks."""
+    doc, _ = parse_document(document)
+    return {n for b in (doc.blocks if doc is not None else ()) if b.kind == "code" for n in range(b.start, b.end + 1)}
+
+
+def _commands(raw: str, code: bool) -> tuple[str, ...]:
+    """The programs a document line names: each script file (by its name), and on a line of code, its command's
+    leading words up to the first option, placeholder or quoted argument (two words at least: `helm dependency
+    update`, `make test`)."""
+    found = [m.group(1).lower() for m in _SCRIPT.finditer(raw)]
+    if code:
+        words: list[str] = []
+        for token in _PROMPT.sub("", raw).split():
+            if not _WORD.match(token) or len(words) == 4:
+                break
+            words.append(token)
+        if len(words) >= 2:
+            found.append(" ".join(words))
+    return tuple(dict.fromkeys(found))
 
 
 def parse_requirements(text: str, document: str) -> list[Requirement]:
     """The requirements of a file, anchored in the document's text."""
     flat, where = _doc_index(document)
     sections = _sections(document)
+    raw_lines, code = document.split("\n"), _code_lines(document)
     out: list[Requirement] = []
     for number, raw in enumerate(text.split("\n"), start=1):
         line = raw.split(" #")[0].strip() if not raw.lstrip().startswith("#") else ""
@@ -175,7 +206,8 @@ def parse_requirements(text: str, document: str) -> list[Requirement]:
                 raise RequirementsError(f"line {number}: anchor \"{anchor}\" is not in the document")
             lines.append(where[at])
         out.append(Requirement(kind, tuple(quoted), tuple(lines), words, number, line,
-                               tuple(sections.get(n) for n in lines)))
+                               tuple(sections.get(n) for n in lines),
+                               tuple(_commands(raw_lines[n - 1], n in code) for n in lines)))
         _arity(out[-1])
     return out
 
@@ -200,6 +232,10 @@ class Query:
         self.live = reachable(self.succ, [m.start]) & {n for n in m.states
                                                        if reachable(self.succ, [n]) & self.success}
         self.prompts = {n: normalise(" ".join(x for x in (s.prompt, s.doc) if x)) for n, s in m.states.items()}
+        # What each tool state runs: the text of its call's arguments (their string constants, joined).
+        self.runs = {n: " ".join(" ".join(str(e.value) for _, a in s.call.args for e in walk(a)
+                                          if isinstance(e, Const) and isinstance(e.value, str)).lower().split())
+                     for n, s in m.states.items() if s.call is not None}
 
     def at(self, line: int, section: tuple[int, int] | None = None) -> list[str]:
         """States whose `from` range holds a line, narrowest first; none there, those inside the block it opens."""
@@ -217,8 +253,14 @@ class Query:
                 if s.provenance is not None and block[0] <= s.provenance.start and s.provenance.end <= block[1]]
 
     def anchor(self, r: Requirement, i: int) -> list[str]:
-        """The states at a requirement's i-th anchor."""
-        return self.at(r.lines[i], r.sections[i])
+        """The states at a requirement's i-th anchor; where none is there, the tool states running a program its line
+        names."""
+        return self.at(r.lines[i], r.sections[i]) or self.running(r, i)
+
+    def running(self, r: Requirement, i: int) -> list[str]:
+        """The tool states whose call runs a program named on the line of a requirement's i-th anchor."""
+        names = r.commands[i] if i < len(r.commands) else ()
+        return sorted(n for n, text in self.runs.items() if any(name in text for name in names))
 
     def around(self, r: Requirement, i: int) -> set[str]:
         """The states at a requirement's i-th anchor and those made inside the block it opens (a step's sub-steps
@@ -228,8 +270,13 @@ class Query:
     def main_of(self, r: Requirement, i: int, live: bool = False, besides: frozenset[str] = frozenset()) -> set[str]:
         """The main states at a requirement's i-th anchor (a section's: all of its states); `live`: of those some
         successful run passes, where there are any (a handler made from the step's line is not the step);
-        `besides`: of the states not in it, where there are any."""
+        `besides`: of the states not in it, where there are any. Where states there run a program the line names,
+        they are the main states."""
         if self.at(r.lines[i]):
+            # The states there running the program the line names are the step, however narrow the others are.
+            runners = [n for n in self.running(r, i) if n in self.at(r.lines[i]) and n not in besides]
+            if runners:
+                return {n for n in runners if n in self.live} if live and set(runners) & self.live else set(runners)
             return self.main(r.lines[i], live, besides)
         return set(self.anchor(r, i))
 
@@ -265,6 +312,12 @@ class Query:
         """The state chooses where a run goes: two or more successors, or a judge."""
         return len(self.succ[state]) >= 2 or self.m.states[state].kind == "judge"
 
+    def _chooses(self, state: str) -> bool:
+        """The state chooses between ways on: a judge, or two of its successors lead on to success (not a tool's
+        failure handler)."""
+        return self.m.states[state].kind == "judge" or sum(
+            bool(reachable(self.succ, [t]) & self.success) for t in self.succ[state]) >= 2
+
     def _asks(self, state: str) -> bool:
         """The state is a question: a judge, or a tool state asking the user."""
         return self.m.states[state].kind == "judge" or self._calls(state, "ask_user")
@@ -291,23 +344,39 @@ class Query:
         b, a = self.main_of(r, 0), self.around(r, 1)
         if not a or not b:
             return "no state at an anchor"
-        produced = {v for p in a for v in self.m.states[p].writes}
         # The readers: the narrowest states at B, then any other state whose range holds B's line (a narrow helper
         # there, a state saving the result, is not the step that uses A's product).
-        for reader in [*sorted(b), *(n for n in self.anchor(r, 0) if n not in b)]:
+        readers = [*sorted(b), *(n for n in self.anchor(r, 0) if n not in b)]
+        makers, produced = self._derived(a, set(readers))
+        for reader in readers:
             for v in self.m.states[reader].reads:
-                if v in produced and _other_definition(self.m, v, reader, a, self.succ) is None:
+                if v in produced and _other_definition(self.m, v, reader, makers, self.succ) is None:
                     return ""
         return f"{', '.join(sorted(b))} reads nothing only {', '.join(sorted(a))} produced"
 
-    def _arm_targets(self, r: Requirement) -> list[tuple[str, str]]:
+    def _derived(self, producers: set[str], readers: set[str]) -> tuple[set[str], set[str]]:
+        """The states making A's product or what is derived from it (a state reading a variable they wrote, not one
+        of the readers), and the variables they write."""
+        makers = set(producers)
+        produced = {v for p in makers for v in self.m.states[p].writes}
+        grown = True
+        while grown:
+            grown = False
+            for n, st in self.m.states.items():
+                if n not in makers and n not in readers and produced.intersection(st.reads):
+                    makers.add(n)
+                    produced.update(st.writes)
+                    grown = True
+        return makers, produced
+
+    def _arm_targets(self, r: Requirement, x: set[str]) -> list[tuple[str, str]]:
         """(state at the condition, edge target) pairs of states with two or more successors at C's line; where none
-        there decides (a heading or lead-in held by a state that only notes or reports), those made inside the block
-        C opens (its section, its sub-steps)."""
+        there chooses on the way to X (a heading or lead-in held by a state that only notes, reports, handles its own
+        failure or decides something else), also those made inside the block C opens (its section, its sub-steps)."""
         at = self.anchor(r, 0)
         deciding = [d for d in at if self._decides(d)]
-        if not deciding:
-            deciding = [d for d in sorted(self.within(r.sections[0])) if d not in at and self._decides(d)]
+        if not any(self._chooses(d) and reachable(self.succ, [d]) & x for d in deciding):
+            deciding += [d for d in sorted(self.within(r.sections[0])) if d not in at and self._decides(d)]
         return [(d, t) for d in deciding for t in self.succ[d]]
 
     def _depends(self, d: str, arm: str, x: set[str]) -> bool:
@@ -324,13 +393,26 @@ class Query:
                    and shortest_path(self.succ, other, self.success.__contains__, blocked=x) is not None
                    for other in self.succ[d])
 
+    def _checked_into(self, arm: str, x: set[str]) -> bool:
+        """The arm of a question goes on to X through further questions only: judges, one with an edge into X."""
+        seen, todo = set(), [arm]
+        while todo:
+            s = todo.pop()
+            if s in seen or s in x or self.m.states[s].kind != "judge":
+                continue
+            seen.add(s)
+            if x.intersection(self.succ[s]):
+                return True
+            todo.extend(self.succ[s])
+        return False
+
     def branch(self, r: Requirement) -> str:
         x = self.main_of(r, 1, besides=frozenset(self.anchor(r, 0)))  # the target is not the state deciding it
         if not x:
             return "no state at the target anchor"
         cond = self.m.states
-        for d, t in self._arm_targets(r):
-            if t in x:
+        for d, t in self._arm_targets(r, x):
+            if t in x or (cond[d].kind == "judge" and self._checked_into(t, x)):
                 return ""
             p = cond[t].provenance
             if p is not None and p.start <= r.lines[0] <= p.end and any(u in x for u in self.succ[t]):
@@ -420,7 +502,7 @@ class Query:
     def tool(self, r: Requirement) -> str:
         want = r.words[0]
         here = self.around(r, 0)
-        if any(self._calls(s, want) for s in here) or self._prepared(here, want):
+        if any(self._calls(s, want) for s in {*here, *self.running(r, 0)}) or self._prepared(here, want):
             return ""
         return f"no tool state calls `{want}` there"
 
