@@ -42,6 +42,13 @@ _HOLE = re.compile(
     r"|(?P<square>(?<![\w\[$])\[(?P<square_name>[a-z][\w-]{2,})\](?![\w(\]]))")
 
 
+# A script fed to a shell through a here-document whose delimiter is quoted (`/usr/bin/env bash << 'EOF'` … `EOF`):
+# the shell reads the body as it is, so the body is the command (and its holes are quoted as shell code, not as
+# the text of a here-document, where quoting would not hold).
+_SHELL_HEREDOC = re.compile(r"\A\s*(?:(?:/usr)?/bin/env[ \t]+)?(?:/(?:usr/)?(?:local/)?bin/)?(?:ba|z|da|k)?sh"
+                            r"(?:[ \t]+-[a-z]+)*[ \t]*<<-?[ \t]*(?P<q>['\"])(?P<delim>\w+)(?P=q)[ \t]*\n"
+                            r"(?P<body>.*?)\n[ \t]*(?P=delim)[ \t]*\Z", re.S)
+
 # An optional argument of a usage line: ` [--flag VALUE]` (not `[ -f x ]`, `[[ … ]]`).
 _OPTIONAL = re.compile(r"[ \t]+(?<!\[)\[-[^\[\]\n]*\](?!\])")
 
@@ -117,8 +124,10 @@ def cut(command: str, scripts: frozenset[str] = frozenset()) -> Cut:
     `scripts` are the paths of the skill folder's files (`scripts/x.py`); a script path whose
     file is there, or written after a placeholder of the skill's folder, runs from `skill_dir`.
     Optional arguments shown in brackets (`[--backup]`, `[--pr NUMBER]`) are left out: a usage
-    line's brackets are not the shell's.
+    line's brackets are not the shell's. A script fed to a shell through a quoted here-document is its body.
     """
+    if (fed := _SHELL_HEREDOC.match(command)) is not None:
+        command = fed.group("body")
     command = _OPTIONAL.sub(lambda m: "" if _quote_state(command, m.start()) == "" else m.group(0), command)
     parts: list[Part] = []
     holes: dict[str, Hole] = {}

@@ -115,7 +115,9 @@ class DMachine:
     review: dict[str, list[tuple[Clause, str]]] = attrs.field(factory=dict)
     review_flag: str | None = None  # the variable set on the way through those states
     state_names: Namer = attrs.field(factory=lambda: Namer({"fallback", "done"}))
-    var_names: Namer = attrs.field(factory=lambda: Namer({TASK}))
+    # A variable never takes an enum label's name (a guard `x == yes` would read the variable `yes`): a judge's
+    # labels are taken from the start, any other enum's when it is declared.
+    var_names: Namer = attrs.field(factory=lambda: Namer({TASK, "yes", "no"}))
 
     def state(self, kind: StateKind, base: str, lines: tuple[int, int], topic: str = "") -> DState:
         """A new state named after `base`, made from `lines`, whose topic is the stems of `topic`."""
@@ -145,6 +147,8 @@ class DMachine:
         """A new variable named after `base`."""
         name = self.var_names.fresh(base)
         self.vars[name] = type_
+        if isinstance(type_, n.EnumType):
+            self.var_names.taken.update(type_.labels)
         return name
 
     def counter(self, base: str, limit: int) -> str:

@@ -10,16 +10,17 @@ line opens a block, stands for the block: a markdown heading for its section
 (down to the next heading of the same or a higher level), a list item for its
 nested lines (a step for its sub-steps), a paragraph ending in a colon for the
 code and lists it leads in (to the next paragraph or heading). Its states are
-those whose ranges lie inside the block, all of them main. An anchor that still has no state stands for the tool
-states whose call runs a program its line names (a script file, by its name; on a line of code, the command's leading
-words up to the first option, placeholder or quoted argument); among the states at a line, those running such a
-program are the main ones. Every requirement is a graph or dataflow query over the IR:
+those whose ranges lie inside the block, all of them main. An anchor that still has no state stands for the `bash`
+states whose command runs a program its line names (in command position, as a whole word): on a line of shell code or
+in a code span, a script by its file name and subcommand, or a command's leading words up to the first option,
+placeholder or quoted argument; a script the prose names. Among the states at a line, those running such a program
+are the main ones. Every requirement is a graph or dataflow query over the IR:
 
 | line | holds when |
 |---|---|
 | `order "A" before "B"` | no run reaches B's states without passing A's (A's narrowest states, a decision among them included, of those some successful run passes where any do: a handler made from A's line is not A, and deciding a conditional step is reaching it) |
-| `reads "B" from "A"` | B (its narrowest states, or another state holding its line) reads a variable A writes or one derived from it (A: the states at A's line and those made inside the block it opens, its sub-steps; derived: written by a state reading A's product, and so on), and every definition of it reaching B is A's or derived |
-| `branch "C" to "X"` | a state at C (where none there chooses on the way to X, also one made inside the block C opens) has two or more successors and X (of the states at X, those not at C, where any are) depends on which it takes: an edge goes to X's state (or to an arm state of C going on to X, or, from a judge, through further judges only; where C's states are all X's own, a decision's edge into X), or, C reached without X, every path from one arm passes X before success or a return to C while another arm reaches success without X |
+| `reads "B" from "A"` | B (its narrowest states, or another state holding its line) reads a variable A writes or one derived from it (A: the states at A's line and those made inside the block it opens, its sub-steps; derived: written by a state after A reading A's product, and so on), and no other definition of it reaches B without being written again by A or a deriving state |
+| `branch "C" to "X"` | a state at C (where none there chooses on the way to X, also one made inside the block C opens, which must then pass the dependence test) has two or more successors and X (of the states at X, those not at C, where any are) depends on which it takes: an edge goes to X's state (or to an arm state of C going on to X, or, from a judge, through further judges only while another arm skips X; where C's states are all X's own, a decision's edge into X), or, C reached without X, every path from one arm passes X before success or a return to C while another arm reaches success without X |
 | `ends "C" OUTCOME` | a state at C has an edge after which every terminal has that outcome, one of them a named terminal |
 | `goto "C" "X"` | a state at C has an edge to X's state |
 | `optional "X"` | a run can reach success without X, and a run through X can too (where only questions, judges or `ask_user`, are narrowest at X, X is the narrowest act beside them: the decision whether to do X is not X) |
@@ -49,7 +50,7 @@ import attrs
 from skillc.check.graph import reachable, sccs, shortest_path, successors
 from skillc.check.provenance import normalise
 from skillc.check.requirements import _other_definition
-from skillc.frontends.markdown.document import parse_document
+from skillc.frontends.markdown.document import Document, parse_document
 from skillc.ir.expr import Const, walk
 from skillc.ir.machine import Machine
 
@@ -152,30 +153,60 @@ def _sections(document: str) -> dict[int, tuple[int, int]]:
 
 
 _LEAD_IN = re.compile(r":[*_`\s]*$")
-_SCRIPT = re.compile(r"(?<![\w.-])(?:[\w.-]+/)*([\w-]+\.(?:py|sh|bash|js|mjs|cjs|ts|rb|pl))\b")
-_PROMPT = re.compile(r"^\s*(?:\$|>|#)\s+")
+_SCRIPT = re.compile(r"(?<![\w.-])(?:[\w.-]+/)*([\w-]+(?:\.[\w-]+)*\.(?:py|sh|bash|js|mjs|cjs|ts|rb|pl))(?![\w-])")
+_PROMPT = re.compile(r"^\s*[$>]\s+")
 _WORD = re.compile(r"[a-z][\w.-]*$")
+_SUBCOMMAND = re.compile(r"[a-z][a-z0-9_-]*$")
+_SEGMENT = re.compile(r"&&|\|\||[;|]")
+# Words that run what follows them: a command ending on one names no program of its own (`uv run`, `npm run`).
+_RUNNERS = frozenset({"uv", "run", "npm", "npx", "pnpm", "yarn", "bun", "bunx", "python", "python3", "node", "bash",
+                      "sh", "zsh", "exec", "sudo", "env", "deno", "tsx", "time", "nohup", "cd"})
+_SHELL_CODE = frozenset({"", "bash", "sh", "shell", "zsh", "console", "shell-session", "terminal"})
+# Where a program runs in a command: at its start or a pipeline's, or as the script a runner is given (after the
+# runner and the script's folder).
+_AT_COMMAND = (r"(?:^|[;&|(\n]|\$\()\s*(?:(?:sudo|env|exec|time|nohup)\s+)*"
+               r"(?:(?:uv\s+run(?:\s+python3?)?|python3?(?:\s+-u)?|node|bash|sh|zsh|npx|bunx?|bun\s+run|ruby|perl|"
+               r"deno\s+run|tsx|pnpm\s+exec|npm\s+exec)\s+)?(?:[^\s;&|'\"]*/)?")
 
 
-def _code_lines(document: str) -> set[int]:
-    """The lines inside the document's code blocks."""
-    doc, _ = parse_document(document)
-    return {n for b in (doc.blocks if doc is not None else ()) if b.kind == "code" for n in range(b.start, b.end + 1)}
+def _shell_lines(doc: Document | None) -> set[int]:
+    """The lines of the document's shell code blocks (a fence marked `bash`, `sh`, `console`, … or not marked)."""
+    return {n for b in (doc.blocks if doc is not None else ()) if b.kind == "code" and b.info in _SHELL_CODE
+            for n in range(b.start, b.end + 1)}
 
 
 def _commands(raw: str, code: bool) -> tuple[str, ...]:
-    """The programs a document line names: each script file (by its name), and on a line of code, its command's
-    leading words up to the first option, placeholder or quoted argument (two words at least: `helm dependency
-    update`, `make test`)."""
-    found = [m.group(1).lower() for m in _SCRIPT.finditer(raw)]
-    if code:
-        words: list[str] = []
-        for token in _PROMPT.sub("", raw).split():
-            if not _WORD.match(token) or len(words) == 4:
-                break
-            words.append(token)
-        if len(words) >= 2:
-            found.append(" ".join(words))
+    """The programs a document line names, lower case: on a line of shell code, or in a code span of prose, each
+    command's script by its file name with its subcommand (`tool.py build`), or else its leading words up to the
+    first option, placeholder or quoted argument (two at least, not ending on a runner: `helm dependency update`,
+    `make test`, not `uv run`); and a script the prose names outside code (`generate_image.py`)."""
+    found: list[str] = []
+    spans = re.findall(r"`([^`\n]+)`", raw)
+    for piece in [raw] if code else spans:
+        for segment in _SEGMENT.split(_PROMPT.sub("", piece)):
+            tokens = segment.split()
+            scripts = [(i, m) for i, t in enumerate(tokens) if (m := _SCRIPT.fullmatch(t.strip("\"'"))) is not None]
+            if scripts:
+                i, m = scripts[0]
+                run = [m.group(1)]
+                for t in tokens[i + 1:i + 3]:  # its subcommand
+                    if not _SUBCOMMAND.match(t):
+                        break
+                    run.append(t)
+                found.append(" ".join(run).lower())
+                continue
+            words: list[str] = []
+            for token in tokens:
+                if not _WORD.match(token) or len(words) == 4:
+                    break
+                words.append(token.lower())
+            while words and words[-1] in _RUNNERS:
+                words.pop()
+            if len(words) >= 2 and words[0] != "cd":
+                found.append(" ".join(words))
+    if not code:
+        prose = re.sub(r"`[^`\n]+`", " ", raw)
+        found += [m.group(1).lower() for m in _SCRIPT.finditer(prose)]
     return tuple(dict.fromkeys(found))
 
 
@@ -183,7 +214,7 @@ def parse_requirements(text: str, document: str) -> list[Requirement]:
     """The requirements of a file, anchored in the document's text."""
     flat, where = _doc_index(document)
     sections = _sections(document)
-    raw_lines, code = document.split("\n"), _code_lines(document)
+    raw_lines, code = document.split("\n"), _shell_lines(parse_document(document)[0])
     out: list[Requirement] = []
     for number, raw in enumerate(text.split("\n"), start=1):
         line = raw.split(" #")[0].strip() if not raw.lstrip().startswith("#") else ""
@@ -232,10 +263,10 @@ class Query:
         self.live = reachable(self.succ, [m.start]) & {n for n in m.states
                                                        if reachable(self.succ, [n]) & self.success}
         self.prompts = {n: normalise(" ".join(x for x in (s.prompt, s.doc) if x)) for n, s in m.states.items()}
-        # What each tool state runs: the text of its call's arguments (their string constants, joined).
-        self.runs = {n: " ".join(" ".join(str(e.value) for _, a in s.call.args for e in walk(a)
-                                          if isinstance(e, Const) and isinstance(e.value, str)).lower().split())
-                     for n, s in m.states.items() if s.call is not None}
+        # What each `bash` state runs: its command's string constants, joined (the values between them unseen).
+        self.runs = {n: " ".join(str(e.value) for _, a in s.call.args for e in walk(a)
+                                 if isinstance(e, Const) and isinstance(e.value, str)).lower()
+                     for n, s in m.states.items() if s.call is not None and s.call.tool == "bash"}
 
     def at(self, line: int, section: tuple[int, int] | None = None) -> list[str]:
         """States whose `from` range holds a line, narrowest first; none there, those inside the block it opens."""
@@ -260,7 +291,13 @@ class Query:
     def running(self, r: Requirement, i: int) -> list[str]:
         """The tool states whose call runs a program named on the line of a requirement's i-th anchor."""
         names = r.commands[i] if i < len(r.commands) else ()
-        return sorted(n for n, text in self.runs.items() if any(name in text for name in names))
+        if not names:
+            return []
+        # A name counts where a program runs, as a whole word: `run.py` is not `prerun.py`, `make test` not `make
+        # tests`, and `cat scripts/gen.py` or `test -f scripts/gen.py` does not run `gen.py`.
+        named = re.compile(_AT_COMMAND + "(?:" + "|".join(re.escape(x).replace(r"\ ", r"\s+") for x in names)
+                           + r")(?![\w:-]|\.\w)", re.M)
+        return sorted(n for n, text in self.runs.items() if named.search(text))
 
     def around(self, r: Requirement, i: int) -> set[str]:
         """The states at a requirement's i-th anchor and those made inside the block it opens (a step's sub-steps
@@ -350,34 +387,40 @@ class Query:
         makers, produced = self._derived(a, set(readers))
         for reader in readers:
             for v in self.m.states[reader].reads:
-                if v in produced and _other_definition(self.m, v, reader, makers, self.succ) is None:
+                # another definition of it is killed only where A or a maker writes it again
+                killers = {*a, *(k for k in makers if v in self.m.states[k].writes)}
+                if v in produced and _other_definition(self.m, v, reader, killers, self.succ) is None:
                     return ""
         return f"{', '.join(sorted(b))} reads nothing only {', '.join(sorted(a))} produced"
 
     def _derived(self, producers: set[str], readers: set[str]) -> tuple[set[str], set[str]]:
-        """The states making A's product or what is derived from it (a state reading a variable they wrote, not one
-        of the readers), and the variables they write."""
+        """The states making A's product or what is derived from it (a state after A reading a variable they wrote, not
+        one of the readers), and the variables they write."""
         makers = set(producers)
         produced = {v for p in makers for v in self.m.states[p].writes}
+        after = reachable(self.succ, [t for p in producers for t in self.succ[p]])
         grown = True
         while grown:
             grown = False
             for n, st in self.m.states.items():
-                if n not in makers and n not in readers and produced.intersection(st.reads):
+                if n in after and n not in makers and n not in readers and produced.intersection(st.reads):
                     makers.add(n)
                     produced.update(st.writes)
                     grown = True
         return makers, produced
 
-    def _arm_targets(self, r: Requirement, x: set[str]) -> list[tuple[str, str]]:
-        """(state at the condition, edge target) pairs of states with two or more successors at C's line; where none
-        there chooses on the way to X (a heading or lead-in held by a state that only notes, reports, handles its own
-        failure or decides something else), also those made inside the block C opens (its section, its sub-steps)."""
+    def _arm_targets(self, r: Requirement, x: set[str]) -> list[tuple[str, str, bool]]:
+        """(state at the condition, edge target, made inside C's block) of the states with two or more successors at
+        C's line; where none there chooses on the way to X (a heading or lead-in held by a state that only notes,
+        reports, handles its own failure or decides something else), also those made inside the block C opens (its
+        section, its sub-steps): where a state at C's line decides something else, they lead to X only where X
+        depends on them."""
         at = self.anchor(r, 0)
-        deciding = [d for d in at if self._decides(d)]
-        if not any(self._chooses(d) and reachable(self.succ, [d]) & x for d in deciding):
-            deciding += [d for d in sorted(self.within(r.sections[0])) if d not in at and self._decides(d)]
-        return [(d, t) for d in deciding for t in self.succ[d]]
+        deciding = [(d, False) for d in at if self._decides(d)]
+        if not any(self._chooses(d) and reachable(self.succ, [d]) & x for d, _ in deciding):
+            strict = bool(deciding)  # beside a decision at C's line (of something else), one inside must be X's
+            deciding += [(d, strict) for d in sorted(self.within(r.sections[0])) if d not in at and self._decides(d)]
+        return [(d, t, inside) for d, inside in deciding for t in self.succ[d]]
 
     def _depends(self, d: str, arm: str, x: set[str]) -> bool:
         """X is control dependent on decision `d` through `arm`: a run reaches `d` without X; from the arm, every
@@ -391,6 +434,12 @@ class Query:
             return False
         return any(other != arm and other not in x
                    and shortest_path(self.succ, other, self.success.__contains__, blocked=x) is not None
+                   for other in self.succ[d])
+
+    def _skips(self, d: str, arm: str, x: set[str]) -> bool:
+        """Another arm of `d` than `arm` reaches success, or comes back to `d`, without X."""
+        return any(other != arm and shortest_path(self.succ, other, lambda s: s in self.success or s == d,
+                                                  blocked=x) is not None
                    for other in self.succ[d])
 
     def _checked_into(self, arm: str, x: set[str]) -> bool:
@@ -411,13 +460,15 @@ class Query:
         if not x:
             return "no state at the target anchor"
         cond = self.m.states
-        for d, t in self._arm_targets(r, x):
-            if t in x or (cond[d].kind == "judge" and self._checked_into(t, x)):
+        for d, t, strict in self._arm_targets(r, x):
+            if self._depends(d, t, x):
+                return ""
+            if strict:
+                continue
+            if t in x or (cond[d].kind == "judge" and self._checked_into(t, x) and self._skips(d, t, x)):
                 return ""
             p = cond[t].provenance
             if p is not None and p.start <= r.lines[0] <= p.end and any(u in x for u in self.succ[t]):
-                return ""
-            if self._depends(d, t, x):
                 return ""
         at_condition = set(self.anchor(r, 0))
         if at_condition and at_condition <= x:

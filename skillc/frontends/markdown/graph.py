@@ -132,6 +132,16 @@ class GraphBuilder:
         # Bundled scripts the document says exit non-zero on a finding ("Exits non-zero when failures remain").
         self.finding_exits = frozenset(p for p in self.scripts if exits_on_findings(doc.text, p))
         self.parents = frozenset(b.parent_item for b in doc.blocks)  # the list items that have sub-items
+        # The holes some shell fence puts where quoting cannot make a model's text safe: the user gives each of them,
+        # wherever it is used first (a later fence sourcing `$PROJECT_DIR/.env` makes it an input for the earlier
+        # `cd $PROJECT_DIR` too, as one variable cannot be both).
+        self.unsafe: dict[str, str] = {}
+        for c in clauses:
+            if c.kind == "command" and (c.block is None or c.block.info not in NOT_BASH):
+                for h, where in self._unsafe_holes(list(cut(alternatives(c.text) or c.text.strip(),
+                                                            self.scripts).parts)).items():
+                    self.unsafe.setdefault(h, f"the command on line {c.start} has it {where}, where a model's "
+                                              "text would not be safe even quoted")
 
     def build(self, units: list[Unit]) -> bool:
         """Chain the units' pieces; every open exit at the end goes to `done`."""
@@ -659,11 +669,14 @@ class GraphBuilder:
         """A model state giving the values of a command's holes (None when it has none); each is a `str` variable.
         A hole where quoting cannot make a model's text safe is the user's to give instead (an `input`)."""
         given = {TASK, "workdir", *(t.var for t in self.templates)}  # values the run itself supplies
-        for h, where in self._unsafe_holes(parts).items():
+        step = shorten(strip_markup(said).replace('"', "'"), 60)
+        unsafe = {h: f"the command of \"{step}\" has it {where}, where a model's text would not be safe even quoted"
+                  for h, where in self._unsafe_holes(parts).items()}
+        unsafe |= {p[1]: self.unsafe[p[1]] for p in parts
+                   if isinstance(p, tuple) and p[0] == "quote" and p[1] in self.unsafe and p[1] not in unsafe}
+        for h, why in unsafe.items():
             if h not in self.d.vars and h not in given:
-                step = shorten(strip_markup(said).replace('"', "'"), 60)
-                self.d.inputs.setdefault(h, f"the command of \"{step}\" has it {where}, where a model's text "
-                                            "would not be safe even quoted")
+                self.d.inputs.setdefault(h, why)
                 self.d.var_names.taken.add(h)
         holes = [p[1] for p in parts if isinstance(p, tuple) and p[0] == "quote" and p[1] not in given
                  and p[1] not in self.d.inputs]

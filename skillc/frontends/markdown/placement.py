@@ -127,8 +127,12 @@ class Placer:
 
 
 def _rule(kind: str, ops: tuple[str, ...], c: Clause, d: DMachine) -> n.Rule:
-    """A rule of `kind` over `ops` quoting clause `c`, from its lines."""
-    return n.Rule(kind, ops, re.sub(r"\s+", " ", c.text).strip(), d.where(c.start, c.end))
+    """A rule of `kind` over `ops` quoting clause `c`, from its lines: a table row's cells as the row writes them (its
+    clause joins them with dashes, which the skill does not say)."""
+    text = c.text
+    if c.block is not None and c.block.kind == "row":
+        text = " | ".join(x.strip() for x in c.block.text.split(" | ")[1:]) or c.text
+    return n.Rule(kind, ops, re.sub(r"\s+", " ", text).strip(), d.where(c.start, c.end))
 
 
 def _names_state(phrase: str, s: DState) -> bool:

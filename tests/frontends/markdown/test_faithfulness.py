@@ -890,7 +890,7 @@ def test_a_program_named_on_the_anchors_line_is_run_by_its_step(tmp_path: Path) 
                               'order "Plan the images." before "Use the scripts/gen.py script"\n'
                               'tool "helm dependency update" bash\n', doc)
 
-    def machine(script: str, command: str) -> Machine:
+    def machine(script: str, command: str, runner: str = "python3") -> Machine:
         return _module(tmp_path, doc, f"""  start plan
   model plan {{
     from "SKILL.md":13
@@ -904,7 +904,7 @@ def test_a_program_named_on_the_anchors_line_is_run_by_its_step(tmp_path: Path) 
   }}
   tool make {{
     from "SKILL.md":14
-    call bash(command: "python3 " ++ quote("{script}") ++ " --out a.png")
+    call bash(command: "{runner} " ++ quote("{script}") ++ " --out a.png")
     -> done
   }}
 """, tools="bash")
@@ -913,6 +913,28 @@ def test_a_program_named_on_the_anchors_line_is_run_by_its_step(tmp_path: Path) 
     others = score(machine("scripts/draw.py", "helm lint"), reqs).verdicts
     assert [v.why for v in others] == ["no tool state calls `bash` there", "no state for it",
                                        "no state at the second anchor", "no tool state calls `bash` there"]
+    # a name counts as a whole word: `regen.py` is not `gen.py`, nor `helm dependency updates` the command
+    assert not any(v.ok for v in score(machine("scripts/regen.py", "helm dependency updates"), reqs).verdicts[::3])
+    # a command that only names the script does not run it
+    assert not any(v.ok for v in score(machine("scripts/gen.py", "echo helm dependency update", runner="test -f"),
+                                       reqs).verdicts)
+
+
+def test_a_script_named_with_its_subcommand_is_that_subcommand(tmp_path: Path) -> None:
+    doc = "# T\n\n```bash\npython scripts/tool.py build --release\n```\n\n1. Report.\n"
+    reqs = parse_requirements('required "python scripts/tool.py build --release"', doc)
+
+    def machine(sub: str) -> Machine:
+        return _module(tmp_path, doc, f"""  start run
+  tool run {{
+    from "SKILL.md":7
+    call bash(command: "python3 scripts/tool.py {sub} --release")
+    -> done
+  }}
+""", tools="bash")
+
+    assert score(machine("build"), reqs).verdicts[0].ok
+    assert not score(machine("init"), reqs).verdicts[0].ok
 
 
 def test_the_state_running_the_program_a_step_names_is_the_step(tmp_path: Path) -> None:
@@ -971,6 +993,9 @@ def test_a_branch_may_pass_further_questions_before_its_target(tmp_path: Path) -
 """)
     assert score(ask, reqs).verdicts[0].ok
     assert score(_checked(tmp_path / "m.skm", checked), reqs).verdicts[0].ok
+    # both ways lead to the same question before X: the first decides nothing about it
+    both = checked.replace("    -> report\n  }\n  model load", "    -> ready\n  }\n  model load")
+    assert both != checked and not score(_checked(tmp_path / "m.skm", both), reqs).verdicts[0].ok
     # an action that may go around X stands between the decision and X
     acted = text.replace("    when exists -> load\n", "    when exists -> ready\n").replace(
         "  terminal done: success\n", """  model ready {
@@ -993,11 +1018,11 @@ def test_a_heading_decides_by_the_states_of_its_section_when_its_own_state_does_
 
     judge = "judge check {\n    writes level\n    when level == red -> stop\n    -> go_on"
 
-    def machine(edges: str, check: str = judge) -> Machine:
+    def machine(edges: str, check: str = judge, start: str = "measure", stopped: str = "done") -> Machine:
         return _module(tmp_path, doc, f"""  enum Level {{ red, green }}
   var level: Level
   var status: int
-  start measure
+  start {start}
   tool measure {{
     from "SKILL.md":3
     writes status = exit_code
@@ -1011,7 +1036,7 @@ def test_a_heading_decides_by_the_states_of_its_section_when_its_own_state_does_
   model stop {{
     from "SKILL.md":6
     prompt "Stop."
-    -> done
+    -> {stopped}
   }}
   model go_on {{
     from "SKILL.md":7
@@ -1026,3 +1051,63 @@ def test_a_heading_decides_by_the_states_of_its_section_when_its_own_state_does_
     # the section's state always stops: nothing is decided
     assert not score(machine("when status != 0 -> broken\n    -> check", check="model check {\n    -> stop"),
                      reqs).verdicts[0].ok
+    # every run stops first, and the section's judge only sends it back to stop again: the stop is not its choice
+    again = judge.replace("-> go_on", "-> measure")
+    assert not score(machine("when status != 0 -> broken\n    -> done", check=again, start="stop", stopped="check"),
+                     reqs).verdicts[0].ok
+
+
+def test_a_reader_may_use_what_a_later_state_made_of_the_product(tmp_path: Path) -> None:
+    """`reads "B" from "A"`: B may read what a state after A made of A's product, but not a value made before A,
+    nor one made without A that reaches B."""
+    doc = "# R\n\n1. Fetch the issue.\n2. Write the summary.\n"
+    reqs = parse_requirements('reads "Write the summary." from "Fetch the issue."', doc)
+
+    def machine(middle: str, start: str = "fetch") -> Machine:
+        return _module(tmp_path, doc, f"""  input topic: str
+  var issue: str
+  var summary: str
+  start {start}
+  model fetch {{
+    from "SKILL.md":3
+    writes issue
+    prompt "Fetch it."
+    -> {"draft" if start == "fetch" else "write"}
+  }}
+{middle}
+  model write {{
+    from "SKILL.md":4
+    reads summary
+    prompt "Write it."
+    -> done
+  }}
+""")
+
+    draft = """  model draft {
+    reads issue
+    writes summary
+    prompt "Draft it."
+    -> write
+  }"""
+    assert score(machine(draft), reqs).verdicts[0].ok
+    # the summary is made before the issue is fetched
+    early = draft.replace("reads issue", "reads topic").replace("-> write", "-> fetch")
+    assert not score(machine(early, start="draft"), reqs).verdicts[0].ok
+    # a canned summary made without the issue also reaches the writer, past a state that reads the issue
+    canned = """  model draft {
+    reads issue
+    writes issue_ok
+    prompt "Is it there?"
+    -> canned
+  }
+  model canned {
+    writes summary
+    prompt "Say something."
+    -> log
+  }
+  model log {
+    reads issue
+    prompt "Log it."
+    -> write
+  }"""
+    assert not score(machine(canned.replace("writes issue_ok", "writes summary")), reqs).verdicts[0].ok

@@ -1868,3 +1868,81 @@ Do not replace a working formatter or linter.
 """)
     holders = {name for name, s in m.states.items() if "Do not replace a working formatter" in (s.prompt or "")}
     assert holders == {"add_test_job", "add_lint_job"}
+
+
+# ---------------------------------------------------------------- skills seen in a sweep of unseen collections
+
+
+def test_an_answer_named_yes_is_no_variable_a_guard_would_read(tmp_path: Path) -> None:
+    """'If "Yes": …' names a question `yes`; its variable may not take the name of the label every judge tests."""
+    m = machine(tmp_path, """---
+allowed-tools: Bash
+---
+# Setup
+If instructions are wrong, fix this file.
+
+1. Ask the user whether to install the hooks.
+2. If "Yes": run `make hooks`.
+3. Report what was installed.
+""")
+    labels = {label for v in m.variables.values() for label in (getattr(v.type, "labels", None) or ())}
+    assert "yes" in labels and not labels & set(m.variables)
+
+
+def test_a_script_fed_to_bash_through_a_quoted_here_document_is_its_body(tmp_path: Path) -> None:
+    m = machine(tmp_path, """---
+allowed-tools: Bash
+---
+# Tether
+1. Parse the arguments and run the management script:
+
+```bash
+/usr/bin/env bash << 'HOOKS_EOF'
+ACTION="${ARGUMENTS:-status}"
+bash "$PLUGIN_DIR/scripts/manage.sh" $ACTION
+HOOKS_EOF
+```
+
+2. Report the result.
+""", scripts=("scripts/manage.sh",))
+    [run] = calls(m, "bash")
+    command = show_expr(m.states[run].call.args[0][1])
+    assert "<<" not in command and 'quote(skill_dir ++ "/scripts/manage.sh")' in command
+    # a here-document that only feeds text stays as it is
+    assert cut("cat > notes.txt << 'EOF'\nhello\nEOF").parts == ("cat > notes.txt << 'EOF'\nhello\nEOF",)
+
+
+def test_a_rule_from_a_table_row_quotes_the_row_as_written(tmp_path: Path) -> None:
+    m = machine(tmp_path, """# Research
+| # | Step | Rule |
+| --- | --- | --- |
+| 1 | Fetch the pages | Always use a 15s timeout on `fetch()` |
+| 2 | Save the originals | Always persist the raw markdown |
+""")
+    quotes = [r.quote for r in m.rules if r.kind == "required"]
+    assert quotes and all(" | " in q and " — " not in q for q in quotes)
+
+
+def test_a_placeholder_one_fence_sources_is_the_users_to_give_everywhere(tmp_path: Path) -> None:
+    """`cd $PROJECT_DIR` alone could be a model's (quoted); `source $PROJECT_DIR/.env` cannot, and one variable
+    is one thing: the user's input."""
+    result = built(tmp_path, """---
+allowed-tools: Bash
+---
+# Restart the bot
+1. Check the logs:
+
+```bash
+tail -n 20 $PROJECT_DIR/logs/bot.log
+```
+
+2. Restart with the environment loaded:
+
+```bash
+source $PROJECT_DIR/.env
+launchctl kickstart -k gui/501/bot
+```
+""")
+    assert result.ok and result.machine is not None, codes(result.diagnostics)
+    assert result.machine.variables["project_dir"].is_input
+    assert not any("project_dir" in s.writes for s in result.machine.states.values())
