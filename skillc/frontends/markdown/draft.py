@@ -151,6 +151,11 @@ class DMachine:
             self.var_names.taken.update(type_.labels)
         return name
 
+    def label_namer(self) -> Namer:
+        """A namespace for one enum's labels, none of them a variable's name (a guard `x == name` reads the
+        variable: a variable always wins over a label)."""
+        return Namer({TASK, *self.vars, *self.counters, *self.inputs})
+
     def counter(self, base: str, limit: int) -> str:
         """A new counter named after `base`, bounded by `limit` (at least 1)."""
         name = self.var_names.fresh(base)

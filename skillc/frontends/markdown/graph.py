@@ -26,7 +26,7 @@ from skillc.frontends.markdown.commands import Part, alternatives, cut, script_c
 from skillc.frontends.markdown.diagram import is_diagram, parse_diagram
 from skillc.frontends.markdown.document import Document
 from skillc.frontends.markdown.draft import TASK, DEdge, DMachine, DState, Options, below, bump, eq, failed
-from skillc.frontends.markdown.names import Namer, content_stems, label_slug, slug
+from skillc.frontends.markdown.names import content_stems, label_slug, slug
 from skillc.frontends.markdown.phrases import (
     ANY_POINT,
     APPROVAL,
@@ -162,7 +162,38 @@ class GraphBuilder:
         self._any_point()
         self._hooks()
         self._retries()
+        self._through_fills()
         return procedure
+
+    def _through_fills(self) -> None:
+        """An edge into a command whose values a model state gives, from a state a run may reach without passing that
+        model state, goes to it: a run that comes back to the command around its step (a revise after a check the
+        step was skipped before, "re-run against …") must be given the values to run it with."""
+        fills: dict[str, str] = {}
+        for name, st in self.d.states.items():
+            giver = self.d.states.get(self._before(name))
+            holes = {p[1] for p in st.parts if isinstance(p, tuple) and p[0] in ("quote", "var")}
+            if st.kind == "tool" and st.tool == "bash" and giver is not None and giver.name != name \
+                    and giver.kind == "model" and any(v in holes for v, _ in giver.writes):
+                fills[name] = giver.name
+        for tool, fill in fills.items():
+            around = self._reached(self.d.order[0], blocked=fill) if self.d.order else set()
+            for name in around - {tool, fill}:
+                for e in self.d.states[name].edges:
+                    if e.target == tool:
+                        e.target = fill
+
+    def _reached(self, start: str, blocked: str) -> set[str]:
+        """The states a run reaches from `start` without passing `blocked`."""
+        seen: set[str] = set()
+        todo = [start]
+        while todo:
+            s = todo.pop()
+            if s in seen or s == blocked or s not in self.d.states:
+                continue
+            seen.add(s)
+            todo.extend(e.target for e in self.d.states[s].edges if isinstance(e.target, str))
+        return seen
 
     def _hooks(self) -> None:
         """"After installing a skill, tell the user …", said apart from the steps it follows: a model state doing it
@@ -318,7 +349,7 @@ class GraphBuilder:
             return
         exit_name = mine[-1]
         s = self.d.states[exit_name]
-        namer = Namer()
+        namer = self.d.label_namer()
         labels = [namer.fresh(label_slug(label) if label else slug(self.d.states[t].text[0] if self.d.states[t].text
                                                                     else t, 2, "next")) for t, label, _, _ in extra]
         labels.append(namer.fresh("go_on"))
@@ -1065,7 +1096,7 @@ class GraphBuilder:
         exits: list[DEdge] = []
         first = unit.arms[0]
         labels: list[str] = []
-        namer = Namer()
+        namer = self.d.label_namer()
         parts = []
         for arm in unit.arms:
             said = if_parts(arm.text)
@@ -1213,7 +1244,7 @@ class GraphBuilder:
             self._tells_why(revise, self.d.states[composer], again, "file", "the last attempt failed its check")
         elif prev is not None and prev.kind == "tool":
             revise.writes = [(self.d.var(f"{revise.name}_result", n.NamedType("str")), None)]
-            revise.edges = [DEdge(None, prev.name)]  # run the command again after the fix
+            revise.edges = [DEdge(None, prev.name)]  # run the command again after the fix (its values given again)
         else:
             revise.writes = [(self.d.var(f"{revise.name}_result", n.NamedType("str")), None)]
             revise.edges = [DEdge(None, j.name)]
@@ -1254,7 +1285,7 @@ class GraphBuilder:
             fake = attrs.evolve(c, start=line, end=line)
             target = self.arms.action(node.text, fake, exits)
             return target or self._pass_through(exits, before, fake)
-        namer = Namer()
+        namer = self.d.label_namer()
         labels = [namer.fresh(label_slug(ch.label)) for ch in node.children]
         question = node.text.strip()
         question += "" if question[-1:] in ".?!:" else "."
@@ -1362,7 +1393,7 @@ class GraphBuilder:
         titles = [c.body[0].clauses[0].section[len(parent)] if c.body[0].clauses else "" for c in unit.body]
         siblings = [h.text for h in heads if h.section[:-1] == parent and top is not None and h.start > top.start
                     and len(h.section) == len(parent) + 1]
-        namer = Namer()
+        namer = self.d.label_namer()
         labels = [namer.fresh(slug(t, 3, "case")) for t in titles]
         idle = [t for t in siblings if t not in titles]  # sections with nothing to do: that case goes on
         labels_idle = [namer.fresh(slug(t, 3, "case")) for t in idle]

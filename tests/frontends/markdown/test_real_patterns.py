@@ -1946,3 +1946,49 @@ launchctl kickstart -k gui/501/bot
     assert result.ok and result.machine is not None, codes(result.diagnostics)
     assert result.machine.variables["project_dir"].is_input
     assert not any("project_dir" in s.writes for s in result.machine.states.values())
+
+
+def test_a_case_label_is_never_the_name_of_a_variable(tmp_path: Path) -> None:
+    """"If a git remote exists" names a yes/no question's variable `git_remote_exists`; a later list of cases
+    naming the same condition gets another label, or its guard would read that variable."""
+    m = machine(tmp_path, """---
+allowed-tools: Bash
+---
+# Deploy
+1. **If a git remote exists**, link the repository.
+2. Decide how to deploy:
+   - If a git remote exists → commit and push
+   - If the git remote is on Vercel → deploy with the CLI
+3. Report the deployment.
+""")
+    labels = {label for v in m.variables.values() for label in (getattr(v.type, "labels", None) or ())}
+    assert "git_remote_exists" in m.variables and not labels & set(m.variables)
+
+
+def test_a_jump_back_to_a_command_around_its_values_gives_them_again(tmp_path: Path) -> None:
+    """A revise after a check that a run may reach without the command (and so without its values) goes back to
+    the state giving them, not to the command itself."""
+    result = built(tmp_path, """---
+allowed-tools: Bash
+---
+# Tokens
+1. Check whether you have both the org and project IDs.
+2. If you have both, export them:
+
+```bash
+export VERCEL_ORG_ID=<org-id>
+export VERCEL_PROJECT_ID=<project-id>
+```
+
+## CLI Setup
+
+Ensure the Vercel CLI is installed and up to date.
+""")
+    assert result.ok and result.machine is not None, codes(result.diagnostics)
+    m = result.machine
+    [export] = [n for n, s in m.states.items()
+                if s.call is not None and "VERCEL_ORG_ID" in show_expr(s.call.args[0][1])]
+    fills = [n for n, s in m.states.items() if s.kind == "model" and [e.target for e in s.edges] == [export]]
+    assert len(fills) == 1
+    into = [n for n, s in m.states.items() if any(e.target == export for e in s.edges)]
+    assert into == fills
