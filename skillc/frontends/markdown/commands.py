@@ -42,12 +42,27 @@ _HOLE = re.compile(
     r"|(?P<square>(?<![\w\[$])\[(?P<square_name>[a-z][\w-]{2,})\](?![\w(\]]))")
 
 
-# A script fed to a shell through a here-document whose delimiter is quoted (`/usr/bin/env bash << 'EOF'` … `EOF`):
-# the shell reads the body as it is, so the body is the command (and its holes are quoted as shell code, not as
-# the text of a here-document, where quoting would not hold).
-_SHELL_HEREDOC = re.compile(r"\A\s*(?:(?:/usr)?/bin/env[ \t]+)?(?:/(?:usr/)?(?:local/)?bin/)?(?:ba|z|da|k)?sh"
-                            r"(?:[ \t]+-[a-z]+)*[ \t]*<<-?[ \t]*(?P<q>['\"])(?P<delim>\w+)(?P=q)[ \t]*\n"
-                            r"(?P<body>.*?)\n[ \t]*(?P=delim)[ \t]*\Z", re.S)
+# A script fed to bash (or sh) through a here-document whose delimiter is quoted (`/usr/bin/env bash << 'EOF'` …
+# `EOF`), with no option that changes how it runs: the shell reads the body as it is, so the body is the command (and
+# its holes are quoted as shell code, not as the text of a here-document, where quoting would not hold).
+_SHELL_HEREDOC = re.compile(r"\A\s*(?:(?:/usr)?/bin/env[ \t]+)?(?:/(?:usr/)?(?:local/)?bin/)?(?:ba)?sh(?:[ \t]+-s)?"
+                            r"[ \t]*<<(?P<dash>-?)[ \t]*(?P<q>['\"])(?P<delim>\w+)(?P=q)[ \t]*\n"
+                            r"(?P<body>.*)\n(?P<indent>\t*)(?P=delim)[ \t]*\n?\Z", re.S)
+
+
+def _fed_script(command: str) -> str | None:
+    """The body of a script fed to the shell through a quoted here-document, or None (not one, or one whose body
+    holds its delimiter line, which would end it earlier than the text shows)."""
+    fed = _SHELL_HEREDOC.match(command)
+    if fed is None or (fed.group("indent") and not fed.group("dash")):
+        return None
+    lines = fed.group("body").split("\n")
+    if fed.group("dash"):
+        lines = [line.lstrip("\t") for line in lines]
+    if any(line.rstrip(" \t") == fed.group("delim") for line in lines):
+        return None
+    return "\n".join(lines)
+
 
 # An optional argument of a usage line: ` [--flag VALUE]` (not `[ -f x ]`, `[[ … ]]`).
 _OPTIONAL = re.compile(r"[ \t]+(?<!\[)\[-[^\[\]\n]*\](?!\])")
@@ -126,8 +141,7 @@ def cut(command: str, scripts: frozenset[str] = frozenset()) -> Cut:
     Optional arguments shown in brackets (`[--backup]`, `[--pr NUMBER]`) are left out: a usage
     line's brackets are not the shell's. A script fed to a shell through a quoted here-document is its body.
     """
-    if (fed := _SHELL_HEREDOC.match(command)) is not None:
-        command = fed.group("body")
+    command = _fed_script(command) or command
     command = _OPTIONAL.sub(lambda m: "" if _quote_state(command, m.start()) == "" else m.group(0), command)
     parts: list[Part] = []
     holes: dict[str, Hole] = {}

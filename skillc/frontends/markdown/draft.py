@@ -115,9 +115,10 @@ class DMachine:
     review: dict[str, list[tuple[Clause, str]]] = attrs.field(factory=dict)
     review_flag: str | None = None  # the variable set on the way through those states
     state_names: Namer = attrs.field(factory=lambda: Namer({"fallback", "done"}))
-    # A variable never takes an enum label's name (a guard `x == yes` would read the variable `yes`): a judge's
-    # labels are taken from the start, any other enum's when it is declared.
-    var_names: Namer = attrs.field(factory=lambda: Namer({TASK, "yes", "no"}))
+    # A variable never takes an enum label's name (a guard `x == yes` would read the variable `yes`): the labels of
+    # yes/no questions and checks are taken from the start, any other enum's when it is declared.
+    var_names: Namer = attrs.field(factory=lambda: Namer({TASK, "yes", "no", "passed", "failed"}))
+    holes: set[str] = attrs.field(factory=set)  # the placeholders of the document's commands: variables to come
 
     def state(self, kind: StateKind, base: str, lines: tuple[int, int], topic: str = "") -> DState:
         """A new state named after `base`, made from `lines`, whose topic is the stems of `topic`."""
@@ -145,16 +146,16 @@ class DMachine:
 
     def var(self, base: str, type_: n.TypeExpr) -> str:
         """A new variable named after `base`."""
-        name = self.var_names.fresh(base)
-        self.vars[name] = type_
         if isinstance(type_, n.EnumType):
             self.var_names.taken.update(type_.labels)
+        name = self.var_names.fresh(base)
+        self.vars[name] = type_
         return name
 
     def label_namer(self) -> Namer:
         """A namespace for one enum's labels, none of them a variable's name (a guard `x == name` reads the
         variable: a variable always wins over a label)."""
-        return Namer({TASK, *self.vars, *self.counters, *self.inputs})
+        return Namer({TASK, "skill_dir", "workdir", *self.vars, *self.counters, *self.inputs, *self.holes})
 
     def counter(self, base: str, limit: int) -> str:
         """A new counter named after `base`, bounded by `limit` (at least 1)."""

@@ -113,6 +113,9 @@ def build_graph(doc: Document, clauses: list[Clause], options: Options, draft: D
     return GraphBuilder(doc, clauses, options, draft, sections).build(units)
 
 
+STR = n.NamedType("str")  # the type of a command's hole
+
+
 class GraphBuilder:
     """Turns units into states and edges, one handler per unit kind."""
 
@@ -132,14 +135,16 @@ class GraphBuilder:
         # Bundled scripts the document says exit non-zero on a finding ("Exits non-zero when failures remain").
         self.finding_exits = frozenset(p for p in self.scripts if exits_on_findings(doc.text, p))
         self.parents = frozenset(b.parent_item for b in doc.blocks)  # the list items that have sub-items
+        self.revisers: dict[str, str] = {}  # a verification's revise state → its check
         # The holes some shell fence puts where quoting cannot make a model's text safe: the user gives each of them,
         # wherever it is used first (a later fence sourcing `$PROJECT_DIR/.env` makes it an input for the earlier
         # `cd $PROJECT_DIR` too, as one variable cannot be both).
         self.unsafe: dict[str, str] = {}
         for c in clauses:
             if c.kind == "command" and (c.block is None or c.block.info not in NOT_BASH):
-                for h, where in self._unsafe_holes(list(cut(alternatives(c.text) or c.text.strip(),
-                                                            self.scripts).parts)).items():
+                fence = list(cut(alternatives(c.text) or c.text.strip(), self.scripts).parts)
+                draft.holes.update(p[1] for p in fence if isinstance(p, tuple) and p[0] == "quote")
+                for h, where in self._unsafe_holes(fence).items():
                     self.unsafe.setdefault(h, f"the command on line {c.start} has it {where}, where a model's "
                                               "text would not be safe even quoted")
 
@@ -167,21 +172,26 @@ class GraphBuilder:
 
     def _through_fills(self) -> None:
         """An edge into a command whose values a model state gives, from a state a run may reach without passing that
-        model state, goes to it: a run that comes back to the command around its step (a revise after a check the
-        step was skipped before, "re-run against …") must be given the values to run it with."""
+        model state, goes to it: a run that comes back to the command around its step ("re-run against …") must be
+        given the values to run it with. A revise state there goes back to its check instead: the step it would
+        redo was skipped on that run, as the document made it conditional."""
+        only_into: dict[str, str] = {}  # a state → the first state whose one edge leads to it (`_before`, at once)
+        for name, st in self.d.states.items():
+            if len(st.edges) == 1 and isinstance(st.edges[0].target, str):
+                only_into.setdefault(st.edges[0].target, name)
         fills: dict[str, str] = {}
         for name, st in self.d.states.items():
-            giver = self.d.states.get(self._before(name))
+            giver = self.d.states.get(only_into.get(name, name)) if st.kind == "tool" and st.tool == "bash" else None
             holes = {p[1] for p in st.parts if isinstance(p, tuple) and p[0] in ("quote", "var")}
-            if st.kind == "tool" and st.tool == "bash" and giver is not None and giver.name != name \
-                    and giver.kind == "model" and any(v in holes for v, _ in giver.writes):
+            if giver is not None and giver.name != name and giver.kind == "model" \
+                    and any(v in holes for v, _ in giver.writes):
                 fills[name] = giver.name
         for tool, fill in fills.items():
             around = self._reached(self.d.order[0], blocked=fill) if self.d.order else set()
             for name in around - {tool, fill}:
                 for e in self.d.states[name].edges:
                     if e.target == tool:
-                        e.target = fill
+                        e.target = self.revisers.get(name, fill)
 
     def _reached(self, start: str, blocked: str) -> set[str]:
         """The states a run reaches from `start` without passing `blocked`."""
@@ -700,6 +710,14 @@ class GraphBuilder:
         """A model state giving the values of a command's holes (None when it has none); each is a `str` variable.
         A hole where quoting cannot make a model's text safe is the user's to give instead (an `input`)."""
         given = {TASK, "workdir", *(t.var for t in self.templates)}  # values the run itself supplies
+        renamed: dict[str, str] = {}
+        for k, p in enumerate(parts):  # a hole named like a question's answer (`feature_branch`) is a value of its own
+            if isinstance(p, tuple) and p[0] == "quote" and p[1] not in given \
+                    and self.d.vars.get(p[1], STR) != STR:
+                if p[1] not in renamed:
+                    renamed[p[1]] = self.d.var_names.fresh(p[1])
+                    self.d.holes.add(renamed[p[1]])
+                parts[k] = ("quote", renamed[p[1]])
         step = shorten(strip_markup(said).replace('"', "'"), 60)
         unsafe = {h: f"the command of \"{step}\" has it {where}, where a model's text would not be safe even quoted"
                   for h, where in self._unsafe_holes(parts).items()}
@@ -1220,6 +1238,7 @@ class GraphBuilder:
                            + "\n".join(f"- {t}" for t in items))
         prev = self.d.states.get(previous) if previous else None
         self._revise(revise, prev, j)
+        self.revisers[revise.name] = j.name
         j.wants.extend(v for v, _ in (prev.writes if prev is not None else []))
         return j.name, exits
 

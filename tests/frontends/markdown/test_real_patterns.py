@@ -1966,8 +1966,8 @@ allowed-tools: Bash
 
 
 def test_a_jump_back_to_a_command_around_its_values_gives_them_again(tmp_path: Path) -> None:
-    """A revise after a check that a run may reach without the command (and so without its values) goes back to
-    the state giving them, not to the command itself."""
+    """A revise after a check that a run may reach without the command (and so without its values) does not run the
+    command the document made conditional: it goes back to its check."""
     result = built(tmp_path, """---
 allowed-tools: Bash
 ---
@@ -1992,3 +1992,31 @@ Ensure the Vercel CLI is installed and up to date.
     assert len(fills) == 1
     into = [n for n, s in m.states.items() if any(e.target == export for e in s.edges)]
     assert into == fills
+    [revise] = [n for n in m.states if n.startswith("revise_")]
+    assert [e.target for e in m.states[revise].edges] == [n for n in m.states if n.startswith("verify_")]
+
+
+@pytest.mark.parametrize("text", [
+    # a check's labels: "If all passed" must not name a variable `passed`
+    "# Release\n1. Run the tests.\n2. If all passed, write the changelog.\n\n## Check\n\nEnsure the changelog "
+    "names the version.\n",
+    # a placeholder of a later command named like an earlier case's label
+    "---\nallowed-tools: Bash\n---\n# Merge\n1. Decide:\n   - If on a feature branch → merge it\n"
+    "   - If on main → stop\n2. Merge:\n\n```bash\ngit merge <feature-branch>\n```\n",
+    # a placeholder named like a question's answer
+    "---\nallowed-tools: Bash\n---\n# Deploy\n1. Merge the work.\n2. If on a feature branch, run:\n\n```bash\n"
+    "git merge <feature-branch>\n```\n\n3. If on main, run:\n\n```bash\ngit pull\n```\n\n4. Report.\n",
+])
+def test_no_label_and_no_variable_share_a_name(tmp_path: Path, text: str) -> None:
+    m = machine(tmp_path, text)
+    labels = {label for v in m.variables.values() for label in (getattr(v.type, "labels", None) or ())}
+    assert not labels & set(m.variables)
+    for s in m.states.values():  # and a command's value is a string a model gives, not a question's answer
+        if s.call is not None and s.call.tool == "bash":
+            assert all(str(m.variables[v].type) == "str" for v in s.reads if v in m.variables and v != "task"), s.name
+
+
+@pytest.mark.parametrize("opening", ["bash -e << 'EOF'", "bash -n << 'EOF'", "zsh << 'EOF'", "bash << EOF"])
+def test_a_here_document_run_with_options_or_expanded_is_kept_as_written(opening: str) -> None:
+    command = f"{opening}\necho <name>\nEOF"
+    assert any(isinstance(p, str) and "<<" in p for p in cut(command).parts)
