@@ -117,11 +117,10 @@ def _doc_index(text: str) -> tuple[str, list[int]]:
     return "".join(out), where
 
 
-def _sections(document: str) -> dict[int, tuple[int, int]]:
+def _sections(doc: Document | None) -> dict[int, tuple[int, int]]:
     """The blocks lines open (first line → (first, last)), read from the document's markdown structure: a heading's
     section, to the line before the next heading of its level or higher; a list item with nested lines, to its last
     line (its sub-items included)."""
-    doc, _ = parse_document(document)
     if doc is None:
         return {}
     out: dict[int, tuple[int, int]] = {}
@@ -213,8 +212,9 @@ def _commands(raw: str, code: bool) -> tuple[str, ...]:
 def parse_requirements(text: str, document: str) -> list[Requirement]:
     """The requirements of a file, anchored in the document's text."""
     flat, where = _doc_index(document)
-    sections = _sections(document)
-    raw_lines, code = document.split("\n"), _shell_lines(parse_document(document)[0])
+    parsed, _ = parse_document(document)
+    sections = _sections(parsed)
+    raw_lines, code = document.split("\n"), _shell_lines(parsed)
     out: list[Requirement] = []
     for number, raw in enumerate(text.split("\n"), start=1):
         line = raw.split(" #")[0].strip() if not raw.lstrip().startswith("#") else ""
@@ -309,9 +309,10 @@ class Query:
         successful run passes, where there are any (a handler made from the step's line is not the step);
         `besides`: of the states not in it, where there are any. Where states there run a program the line names,
         they are the main states."""
-        if self.at(r.lines[i]):
+        here = self.at(r.lines[i])
+        if here:
             # The states there running the program the line names are the step, however narrow the others are.
-            runners = [n for n in self.running(r, i) if n in self.at(r.lines[i]) and n not in besides]
+            runners = [n for n in self.running(r, i) if n in here and n not in besides]
             if runners:
                 return {n for n in runners if n in self.live} if live and set(runners) & self.live else set(runners)
             return self.main(r.lines[i], live, besides)
@@ -444,16 +445,8 @@ class Query:
 
     def _checked_into(self, arm: str, x: set[str]) -> bool:
         """The arm of a question goes on to X through further questions only: judges, one with an edge into X."""
-        seen, todo = set(), [arm]
-        while todo:
-            s = todo.pop()
-            if s in seen or s in x or self.m.states[s].kind != "judge":
-                continue
-            seen.add(s)
-            if x.intersection(self.succ[s]):
-                return True
-            todo.extend(self.succ[s])
-        return False
+        acts = {s for s, st in self.m.states.items() if st.kind != "judge" and s not in x}
+        return arm not in x and arm not in acts and shortest_path(self.succ, arm, x.__contains__, acts) is not None
 
     def branch(self, r: Requirement) -> str:
         x = self.main_of(r, 1, besides=frozenset(self.anchor(r, 0)))  # the target is not the state deciding it

@@ -19,6 +19,7 @@ from pathlib import Path
 import attrs
 
 from skillc.check import shellctx
+from skillc.check.graph import reachable
 from skillc.frontends.markdown import codes
 from skillc.frontends.markdown.arms import NEXT, Arms, Forward
 from skillc.frontends.markdown.clauses import FOREACH, Clause, first_word, is_imperative, shorten, strip_markup
@@ -142,7 +143,7 @@ class GraphBuilder:
         self.unsafe: dict[str, str] = {}
         for c in clauses:
             if c.kind == "command" and (c.block is None or c.block.info not in NOT_BASH):
-                fence = list(cut(alternatives(c.text) or c.text.strip(), self.scripts).parts)
+                fence = self._fence_parts(c.text)
                 draft.holes.update(p[1] for p in fence if isinstance(p, tuple) and p[0] == "quote")
                 for h, where in self._unsafe_holes(fence).items():
                     self.unsafe.setdefault(h, f"the command on line {c.start} has it {where}, where a model's "
@@ -175,10 +176,7 @@ class GraphBuilder:
         model state, goes to it: a run that comes back to the command around its step ("re-run against …") must be
         given the values to run it with. A revise state there goes back to its check instead: the step it would
         redo was skipped on that run, as the document made it conditional."""
-        only_into: dict[str, str] = {}  # a state → the first state whose one edge leads to it (`_before`, at once)
-        for name, st in self.d.states.items():
-            if len(st.edges) == 1 and isinstance(st.edges[0].target, str):
-                only_into.setdefault(st.edges[0].target, name)
+        only_into = self._only_into()
         fills: dict[str, str] = {}
         for name, st in self.d.states.items():
             giver = self.d.states.get(only_into.get(name, name)) if st.kind == "tool" and st.tool == "bash" else None
@@ -186,24 +184,13 @@ class GraphBuilder:
             if giver is not None and giver.name != name and giver.kind == "model" \
                     and any(v in holes for v, _ in giver.writes):
                 fills[name] = giver.name
+        succ = {name: [e.target for e in st.edges if isinstance(e.target, str)] for name, st in self.d.states.items()}
         for tool, fill in fills.items():
-            around = self._reached(self.d.order[0], blocked=fill) if self.d.order else set()
+            around = reachable(succ, self.d.order[:1], blocked={fill}) & self.d.states.keys()
             for name in around - {tool, fill}:
                 for e in self.d.states[name].edges:
                     if e.target == tool:
                         e.target = self.revisers.get(name, fill)
-
-    def _reached(self, start: str, blocked: str) -> set[str]:
-        """The states a run reaches from `start` without passing `blocked`."""
-        seen: set[str] = set()
-        todo = [start]
-        while todo:
-            s = todo.pop()
-            if s in seen or s == blocked or s not in self.d.states:
-                continue
-            seen.add(s)
-            todo.extend(e.target for e in self.d.states[s].edges if isinstance(e.target, str))
-        return seen
 
     def _hooks(self) -> None:
         """"After installing a skill, tell the user …", said apart from the steps it follows: a model state doing it
@@ -609,8 +596,12 @@ class GraphBuilder:
                            f"the commands are `{command.block.info}`, which `bash` cannot run: kept as instructions",
                            command)
         elif command is not None and self.d.bash:  # sample invocations: the first, its sample values holes
-            parts = list(cut(alternatives(command.text) or command.text.strip(), self.scripts).parts)
+            parts = self._fence_parts(command.text)
         return parts
+
+    def _fence_parts(self, text: str) -> list[Part]:
+        """The argument of the `bash` call a shell fence makes: its first invocation, cut into parts."""
+        return list(cut(alternatives(text) or text.strip(), self.scripts).parts)
 
     def _named_script(self, said: str) -> list[Part] | None:
         """The `bash` call of the bundled script a step names by its words, as the document shows it run."""
@@ -1281,8 +1272,15 @@ class GraphBuilder:
 
     def _before(self, name: str) -> str:
         """The state whose only edge leads to `name` (the state made just before it in a chain), else `name`."""
-        return next((other for other, st in self.d.states.items()
-                     if [e.target for e in st.edges] == [name]), name)
+        return self._only_into().get(name, name)
+
+    def _only_into(self) -> dict[str, str]:
+        """Each state that some state's only edge leads to → the first such state (`_before` of every state at once)."""
+        out: dict[str, str] = {}
+        for name, st in self.d.states.items():
+            if len(st.edges) == 1 and isinstance(st.edges[0].target, str):
+                out.setdefault(st.edges[0].target, name)
+        return out
 
     def unit_tree(self, unit: Unit, nxt: Unit | None) -> Piece:
         """An ASCII decision tree: a judge per question, an action per leaf."""
