@@ -155,6 +155,35 @@ def load_yaml(text: str, *, max_values: int = MAX_YAML_VALUES, max_depth: int = 
     return yaml.SafeLoader("").construct_document(root)
 
 
+#: A top-level `key: value` line of a front matter whose value is a plain scalar (no quote, flow or block opener).
+_PLAIN_LINE = re.compile(r"(?P<key>[A-Za-z_][\w-]*):[ \t]+(?P<value>[^\s\"'\[{|>&*!%@`#].*)$")
+
+
+def quote_plain_colons(text: str) -> tuple[str, tuple[tuple[int, str], ...]]:
+    """A YAML mapping whose top-level plain values hold `: ` (prose such as `description: Review a PR: read the
+    diff`, which YAML refuses: a mapping inside a plain scalar) with those values double-quoted, continuation lines
+    folded in as YAML folds them; and the (0-based line, key) of each value quoted. Nothing else changes."""
+    lines = text.split("\n")
+    out: list[str] = []
+    fixed: list[tuple[int, str]] = []
+    i = 0
+    while i < len(lines):
+        m = _PLAIN_LINE.match(lines[i])
+        j = i + 1
+        while m and j < len(lines) and lines[j][:1] in (" ", "\t") and lines[j].strip() \
+                and not lines[j].lstrip().startswith("#"):
+            j += 1  # indented lines under a plain value continue it
+        value = " ".join([m.group("value").strip(), *(x.strip() for x in lines[i + 1:j])]) if m else ""
+        if m and (": " in value or value.endswith(":")):
+            out.append(f"{m.group('key')}: " + json.dumps(value, ensure_ascii=False))
+            fixed.append((i, m.group("key")))
+            i = j
+            continue
+        out.append(lines[i])
+        i += 1
+    return "\n".join(out), tuple(fixed)
+
+
 def _yaml_bounds(root: object, max_values: int, max_depth: int) -> None:
     """Raise `yaml.YAMLError` when the node graph under `root` expands past the bounds (iterative; each node once)."""
     import yaml

@@ -69,9 +69,14 @@ def encode_plain(value: str) -> str:
     return '"' + "".join(_escape_char(c) for c in value) + '"'
 
 
+#: Characters a raw block string cannot hold: a carriage return (read back as a line break), and the controls and
+#: invisible separators a plain string escapes (a NUL would make the file unreadable: SKM001).
+_RAW_UNSAFE = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\ufeff]")
+
+
 def encode_block(value: str, indent: str) -> str | None:
     """A triple-quoted block literal for a multi-line value, or None when it cannot round-trip."""
-    if '"""' in value or "\r" in value:
+    if '"""' in value or _RAW_UNSAFE.search(value):
         return None
     lines = value.split("\n")
     body = "\n".join(f"{indent}{line}" if line else "" for line in lines)

@@ -75,6 +75,9 @@ def test_strings_that_cannot_be_blocks_fall_back_to_escapes() -> None:
     assert 'prompt "  indented\\n  both"' in out
     out, _ = format_text('machine m { model s { prompt "has \\"\\"\\" inside\\nand a newline" -> s } }')
     assert '"has \\"\\"\\" inside\\nand a newline"' in out
+    # a raw block cannot hold a control character: the file would hold a NUL byte (SKM001) or an invisible one
+    out, _ = format_text('machine m { model s { prompt "nul \\u{0}\\nand \\u{b} tab" -> s } }')
+    assert 'prompt "nul \\u{0}\\nand \\u{b} tab"' in out and "\x00" not in out
 
 
 def _skillc(*args: str, input: str | None = None, cwd: Path | None = None):

@@ -11,6 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import skillc
+from skillc import api
 from skillc.runtime.values import apply_outputs
 from skillc.testing import machines, outputs_for, runs
 from skillc.testing.explore import check_run, explore, step_bound
@@ -86,6 +87,35 @@ def test_skillc_test_reports_failures_with_a_replayable_trace(tmp_path: Path) ->
     ok = subprocess.run([sys.executable, "-m", "skillc", "test", str(EXAMPLES / "livemath" / "livemath.skm")],
                         capture_output=True, text=True, cwd=ROOT, env=env, timeout=240)
     assert ok.returncode == 0 and "12/12 transitions (100%)" in ok.stdout
+
+
+READS_SKILL = """machine bundled {
+  %s
+  tool read(path: str, offset: int?, limit: int?) -> (content: str, lines: int)
+  var notes: str
+  start load
+
+  tool load {
+    call read(path: skill_dir ++ "/references/notes.md")
+    writes notes = content
+    -> done
+  }
+
+  terminal done: success { requires notes }
+  fallback
+}
+"""
+
+
+def test_skillc_test_explores_a_machine_that_reads_its_skill_folder(tmp_path: Path) -> None:
+    """No tool runs in `skillc test`, so the skill folder stands in too: the source's folder, else a nominal one."""
+    (tmp_path / "SKILL.md").write_text("# Bundled\n\nRead references/notes.md.\n")
+    for name, source in (("sourced.skm", 'source "SKILL.md"'), ("bare.skm", "")):
+        f = tmp_path / name
+        f.write_text(READS_SKILL % source)
+        result = api.explore(str(f), examples=5)
+        assert result.report is not None and result.report.failures == [], result.diagnostics
+        assert result.report.coverage("transitions") == 1.0
 
 
 def test_pytest_plugin_collects_machines_and_runs_custom_properties(tmp_path: Path) -> None:

@@ -53,6 +53,17 @@ UNKNOWN_ALLOWED_TOOL: Final = Code(
     "Glob, Grep, Bash, WebFetch and AskUserQuestion). Steps that use it become model states.",
     "---\nallowed-tools: WebSearch\n---\n# Skill\n\n1. Search the web.\n", _SKILL,
     "declare it in the machine by hand, or register an implementation", runnable=False, lang="markdown")
+FRONT_MATTER_COLON: Final = Code(
+    "SKM307", "front-matter-colon", W, "a front-matter value holds `: ` without quotes",
+    "YAML reads `: ` inside an unquoted value as the start of a mapping, so `description: Review a PR: read "
+    "the diff` is not valid YAML, and harnesses differ on it: some drop the skill, some drop its whole front "
+    "matter (its `allowed-tools` included). skillc reads such a value as the whole line, as its author meant, "
+    "and says so; the rest of the front matter is read as YAML.",
+    "---\nname: review\ndescription: Review a PR: read the diff first\nallowed-tools: Read\n---\n# Review\n\n"
+    "1. Read the diff.\n",
+    "---\nname: review\ndescription: \"Review a PR: read the diff first\"\nallowed-tools: Read\n---\n# Review\n\n"
+    "1. Read the diff.\n",
+    "quote the value: `description: \"…\"`", runnable=False, lang="markdown")
 BASH_DECLARED_FOR_COMMANDS: Final = Code(
     "SKM315", "bash-declared-for-commands", N, "`bash` was declared because the skill has commands to run",
     "The document has shell fences or steps that say to run an inline command, but its front matter does "
@@ -269,6 +280,7 @@ ALL: Final[tuple[Code, ...]] = (
     NO_PROCEDURE,
     UNCOVERED_CLAUSE,
     UNKNOWN_ALLOWED_TOOL,
+    FRONT_MATTER_COLON,
     DRAFT_NEVER_CHECKED,
     DRAFT_NOT_VALID,
     QUOTATION_NOT_IN_SKILL,

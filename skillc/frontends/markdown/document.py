@@ -18,7 +18,7 @@ from markdown_it.token import Token
 from mdit_py_plugins.front_matter import front_matter_plugin
 
 from skillc.diagnostics import Diagnostic, make
-from skillc.diagnostics.files import load_yaml, read_bytes
+from skillc.diagnostics.files import load_yaml, quote_plain_colons, read_bytes
 from skillc.diagnostics.source import SourceFile, Span
 from skillc.frontends.markdown import codes
 from skillc.ir.toolkit import split_allowed
@@ -153,25 +153,21 @@ def _front_matter(text: str, source: SourceFile) -> tuple[FrontMatter | None, li
                            hint="end the YAML header with a line holding only `---`")]
     body = "\n".join(lines[1:close])
     header = lines_span(source, 1, close + 1)
+    repaired: tuple[tuple[int, str], ...] = ()
     try:
         raw = load_yaml(body) if body.strip() else {}
     except yaml.YAMLError as exc:
-        if type(exc) is yaml.YAMLError:  # `load_yaml`'s bounds (an alias bomb, nesting), not the syntax
-            return None, [make(codes.BAD_FRONT_MATTER, f"the front matter is too large to read: {exc}", header,
-                               label="here", hint="write the values out: a front matter needs no anchors or aliases")]
-        mark = getattr(exc, "problem_mark", None)
-        where = header
-        if mark is not None:
-            line = mark.line + 2  # the YAML starts on line 2
-            where = lines_span(source, line)
-        problem = getattr(exc, "problem", None) or str(exc).split("\n")[0]
-        return None, [make(codes.BAD_FRONT_MATTER, f"the front matter is not valid YAML: {problem}", where,
-                           label="here", hint="fix the YAML between the `---` lines (quote values with `:`)")]
+        raw, repaired = _colons_quoted(body, exc)
+        if raw is None:
+            return None, [_yaml_problem(exc, source, header)]
     if not isinstance(raw, dict):
         return None, [make(codes.BAD_FRONT_MATTER,
                            f"the front matter must be a mapping of keys to values, not a {type(raw).__name__}",
                            header, hint="write `name: ...`, `description: ...` lines")]
-    diags: list[Diagnostic] = []
+    diags: list[Diagnostic] = [
+        make(codes.FRONT_MATTER_COLON, f"front matter `{key}` holds `: ` in a value without quotes, which is not "
+             "valid YAML; read as the whole line", lines_span(source, line + 2), label="here",
+             hint=f"quote the value: `{key}: \"…\"`") for line, key in repaired]
     fields = {}
     for key in ("name", "description"):
         value = raw.get(key)
@@ -191,6 +187,32 @@ def _front_matter(text: str, source: SourceFile) -> tuple[FrontMatter | None, li
         return None, [make(codes.BAD_FRONT_MATTER, "front matter `allowed-tools` must be a list of tool names", header,
                            hint="write `allowed-tools: Bash, Read` or a YAML list")]
     return FrontMatter(fields["name"], fields["description"], names, 1, close + 1, raw), diags
+
+
+def _colons_quoted(body: str, exc: yaml.YAMLError) -> tuple[object, tuple[tuple[int, str], ...]]:
+    """The front matter read with its unquoted `key: prose: more` values quoted (None when the problem is another,
+    or the repaired text is still no YAML), and the (line, key) of each value quoted."""
+    if type(exc) is yaml.YAMLError or getattr(exc, "problem", None) != "mapping values are not allowed here":
+        return None, ()
+    text, fixed = quote_plain_colons(body)
+    if not fixed:
+        return None, ()
+    try:
+        return load_yaml(text), fixed
+    except yaml.YAMLError:
+        return None, ()
+
+
+def _yaml_problem(exc: yaml.YAMLError, source: SourceFile, header: Span) -> Diagnostic:
+    """SKM303 for a front matter YAML refuses: at the line of the problem, or for a bound `load_yaml` keeps."""
+    if type(exc) is yaml.YAMLError:  # `load_yaml`'s bounds (an alias bomb, nesting), not the syntax
+        return make(codes.BAD_FRONT_MATTER, f"the front matter is too large to read: {exc}", header,
+                    label="here", hint="write the values out: a front matter needs no anchors or aliases")
+    mark = getattr(exc, "problem_mark", None)
+    where = header if mark is None else lines_span(source, mark.line + 2)  # the YAML starts on line 2
+    problem = getattr(exc, "problem", None) or str(exc).split("\n")[0]
+    return make(codes.BAD_FRONT_MATTER, f"the front matter is not valid YAML: {problem}", where,
+                label="here", hint="fix the YAML between the `---` lines (quote values with `:`)")
 
 
 def _blocks(tokens: Sequence[Token]) -> Iterator[Block]:

@@ -41,6 +41,7 @@ from skillc.check import codes as check_codes
 from skillc.check.context import undecided
 from skillc.check.provenance import normalise
 from skillc.diagnostics import Code, Diagnostic, Severity, make
+from skillc.diagnostics.files import scrub
 from skillc.frontends.markdown import Draft, check_text, codes, source_name
 from skillc.frontends.markdown.card import Level, card
 from skillc.frontends.markdown.clauses import Clause
@@ -171,13 +172,16 @@ _FENCE = re.compile(r"```(?:skm|json|text)?[ \t]*\n(.*?)```", re.S)
 
 
 def read_reply(raw: str, source: str) -> Reply:
-    """The `.skm` text of a reply: `{"skm": …}`, a JSON draft of MACHINE_SCHEMA, a fenced block or bare text."""
+    """The `.skm` text of a reply: `{"skm": …}`, a JSON draft of MACHINE_SCHEMA, a fenced block or bare text. Lone
+    surrogates (a JSON escape such as `\\ud800`, no Unicode character) become U+FFFD, so a draft is always text a
+    file can hold."""
+    raw = cast(str, scrub(raw))
     text = raw.strip()
     fenced = _FENCE.search(text)
     candidates = [text] + ([fenced.group(1).strip()] if fenced else [])
     for candidate in candidates:
         try:
-            data = json.loads(candidate)
+            data = scrub(json.loads(candidate))
         except json.JSONDecodeError:
             continue
         if not isinstance(data, dict):

@@ -8,8 +8,11 @@ import pytest
 from click.testing import CliRunner
 
 from skillc.cli import main
+from skillc.diagnostics.files import quote_plain_colons
 from skillc.frontends.markdown import build
+from skillc.frontends.markdown.document import parse_document
 from skillc.registry import BY_CODE as REGISTRY
+from skillc.runtime.baselines import skill_tools
 from tests.conftest import codes
 
 _LEVELS = "".join(f"a{i}: &a{i} [" + ", ".join([f"*a{i - 1}"] * 9) + "]\n" for i in range(1, 9))
@@ -106,12 +109,45 @@ def test_build_codes_are_registered_and_documented() -> None:
 
 
 def test_front_matter_example_of_the_registry_yields_its_code(tmp_path: Path) -> None:
-    for code in ("SKM303", "SKM304", "SKM306"):
+    for code in ("SKM303", "SKM304", "SKM306", "SKM307"):
         skill = tmp_path / f"{code}.md"
         skill.write_text(REGISTRY[code].bad)
         assert code in codes(build(skill).diagnostics)
         skill.write_text(REGISTRY[code].good)
         assert code not in codes(build(skill).diagnostics)
+
+
+def test_an_unquoted_colon_in_a_front_matter_value_is_read_as_the_line(tmp_path: Path) -> None:
+    """`description: Review a PR: read the diff` is no YAML; skillc reads the line as its author meant (SKM307),
+    continuation lines folded in, and keeps the rest of the header: `allowed-tools` is not lost."""
+    skill = tmp_path / "SKILL.md"
+    skill.write_text("---\nname: review\ndescription: Review a PR: read the diff,\n  then comment: briefly.\n"
+                     "allowed-tools: Read, Bash(git diff:*)\nmetadata:\n  owner: team\n---\n# Review\n\n"
+                     "1. Run `git diff` to read the change.\n2. Comment on it.\n", encoding="utf-8")
+    result = build(skill, output=tmp_path / "out.skm")
+    [d] = [d for d in result.diagnostics if str(d.code) == "SKM307"]
+    assert d.span is not None and d.span.start_pos[0] == 3 and "`description`" in d.message
+    assert result.text is not None
+    assert 'doc "Review a PR: read the diff, then comment: briefly."' in result.text
+    doc, _ = parse_document(skill.read_bytes())
+    assert doc is not None and doc.front.allowed_tools == ("Read", "Bash(git diff:*)")
+    assert doc.front.raw["metadata"] == {"owner": "team"}
+    assert skill_tools(skill.read_text(encoding="utf-8")) == ("read", "bash")  # the native baseline's reading
+    # a problem of another kind is still refused, at its line
+    skill.write_text("---\nname: review\ndescription: Review: [oops\ntools: {a\n---\n# Review\n\n1. Go.\n")
+    refused = build(skill)
+    assert "SKM303" in codes(refused.diagnostics) and "SKM307" not in codes(refused.diagnostics)
+
+
+def test_quote_plain_colons_touches_only_top_level_plain_values() -> None:
+    text = ("name: x\ndescription: a: b\nquoted: \"c: d\"\nnested:\n  inner: e: f\nlist:\n  - g: h\n"
+            "block: |\n  i: j\nurl: https://example.com\nlast: ends with:")
+    out, fixed = quote_plain_colons(text)
+    assert fixed == ((1, "description"), (10, "last"))
+    assert out.split("\n") == ["name: x", 'description: "a: b"', 'quoted: "c: d"', "nested:", "  inner: e: f",
+                                "list:", "  - g: h", "block: |", "  i: j", "url: https://example.com",
+                                'last: "ends with:"']
+    assert quote_plain_colons("name: x\ndescription: fine") == ("name: x\ndescription: fine", ())
 
 
 def test_a_step_outside_the_skills_allowed_tools_refuses_the_build(tmp_path: Path) -> None:

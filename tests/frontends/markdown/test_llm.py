@@ -248,6 +248,20 @@ def test_replies_in_other_shapes_are_read() -> None:
     assert cut is not None and "cut off" in cut and "--max-tokens" in cut
 
 
+def test_a_draft_with_control_characters_and_lone_surrogates_is_written_as_a_file_that_checks(skill: Path) -> None:
+    """A reply's JSON may escape a NUL or a lone surrogate into a prompt: the machine written is still text that
+    `skillc check` reads (the NUL escaped in a plain string, the surrogate U+FFFD), not a file it refuses."""
+    odd = GOOD.replace('prompt "Read the question', 'prompt """\n      Odd: \x00 \ud800 \x0b.\n      Read the question')
+    odd = odd.replace('Reply with the answer only."', 'Reply with the answer only.\n      """')
+    with FakeOpenAI([{"content": json.dumps({"skm": odd})}]) as server:
+        result = build(skill, output=out_of(skill), model="openai:fake", base_url=server.url)
+    assert result.ok and result.text is not None, [str(d) for d in result.diagnostics]
+    out_of(skill).write_text(result.text, encoding="utf-8")  # as `skillc build` writes it
+    written = out_of(skill).read_text(encoding="utf-8")
+    assert "\\u{0}" in written and "\\u{b}" in written and "\ufffd" in written and "\x00" not in written
+    assert not [d for d in skillc.check(out_of(skill)).diagnostics if d.severity.name == "ERROR"]
+
+
 def test_a_failing_backend_is_a_diagnostic(skill: Path) -> None:
     with FakeOpenAI([{"status": 500}]) as server:
         result = build(skill, output=out_of(skill), model="openai:fake", base_url=server.url)
