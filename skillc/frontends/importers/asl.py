@@ -472,11 +472,13 @@ class Graph:
         self.doc.edge_names.update({(name, i + 1): _describe(st, e) for i, e in enumerate(edges)})
         results += [(o, "bool") for o in opaque]
         tool = ident(name, self.taken_tools)
+        # The tool's error result is `error`, unless a path it writes took that name (`"ResultPath": "$.error"`).
+        error = ident("error", {r for r, _ in results})
         self._tools.append(n.ToolDecl(tool, (), tuple(n.Param(r, n.NamedType(t)) for r, t in results)
-                                      + ((n.Param("error", n.EnumType(tuple(errors))),) if errors else ()),
+                                      + ((n.Param(error, n.EnumType(tuple(errors))),) if errors else ()),
                                       span=span))
         items.append(n.Call(tool, (), span=st.at("Type").span))
-        bound = [n.WriteItem(r) for r, _ in results] + ([n.WriteItem(error_var, "error")] if error_var else [])
+        bound = [n.WriteItem(r) for r, _ in results] + ([n.WriteItem(error_var, error)] if error_var else [])
         if bound:
             items.append(n.Writes(tuple(bound), span=st.span))
         return n.State("tool", name, tuple(items) + tuple(edges), span=span)

@@ -10,7 +10,7 @@ from collections.abc import Callable
 
 from skillc.diagnostics import Diagnostic, Span, make
 from skillc.frontends.importers import codes
-from skillc.frontends.importers.jsonpath import INTRINSICS, intrinsic, parse_path
+from skillc.frontends.importers.jsonpath import INTRINSICS, PLACEHOLDER, intrinsic, parse_path
 from skillc.frontends.importers.positions import Node
 from skillc.ir.suggest import did_you_mean
 
@@ -102,8 +102,11 @@ def check_value(state: Node, key: str, kind: str, report: Report, minimum: float
     ok = {"string": v.text is not None, "bool": isinstance(v.value, bool) and v.kind == "scalar",
           "int": _int(v), "number": _number(v), "object": v.is_map, "array": v.is_seq}[kind]
     if not ok:
+        placeholder = kind != "string" and v.text is not None and PLACEHOLDER.fullmatch(v.text.strip()) is not None
         report(make(codes.BAD_FIELD_VALUE, f"`{key}` must be {'an' if kind[0] in 'aeio' else 'a'} {kind}", v.span,
-                    label=f"not {'an' if kind[0] in 'aeio' else 'a'} {kind}"))
+                    label=f"not {'an' if kind[0] in 'aeio' else 'a'} {kind}",
+                    hint="`${…}` is a template placeholder: substitute it first, as DefinitionSubstitutions does"
+                    if placeholder else None))
     elif minimum is not None and isinstance(v.value, (int, float)) and v.value < minimum:
         report(make(codes.BAD_FIELD_VALUE, f"`{key}` is {v.value}; the allowed minimum is {minimum:g}", v.span,
                     label="too small"))

@@ -30,6 +30,11 @@ _INTRINSIC = re.compile(r"States\.(\w+)\((.*)\)\s*\Z", re.S)
 _ARG_PATH = re.compile(r"(?<![\w'])\$\$?(?:\.[A-Za-z_][\w-]*|\[\d+\]|\['[^']*'\])*")
 
 
+#: `$.a.[?(@.x > 0)]`: a filter after a dot, which Jayway (the JSONPath of Step Functions) reads as `$.a[?(…)]`.
+_DOT_FILTER = re.compile(r"(?<=[\w\]$])\.(?=\[\?)")
+#: `${Name}`: a placeholder that SAM's and CloudFormation's DefinitionSubstitutions fill before deployment.
+PLACEHOLDER = re.compile(r"\$\{\w+\}")
+
 Steps = tuple[str | int, ...]  # the field names and indices of a single-node path
 
 
@@ -66,9 +71,12 @@ def parse_path(text: str) -> tuple[Path | None, str | None]:
     context = text.startswith("$$")
     body = text[1:] if context else text
     try:
-        tree = _parse(body)
+        tree = _parse(_DOT_FILTER.sub("", body))
     except (JsonPathLexerError, JsonPathParserError, Exception) as exc:  # noqa: BLE001 - ply raises plain errors too
-        return None, str(exc).strip() or type(exc).__name__
+        why = str(exc).strip() or type(exc).__name__
+        if PLACEHOLDER.search(text):
+            why += " (`${…}` is a template placeholder: substitute it first, as DefinitionSubstitutions does)"
+        return None, why
     steps, exact = _steps(tree)
     return Path(text, context, steps, exact), None
 

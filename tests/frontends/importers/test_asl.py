@@ -93,6 +93,21 @@ def test_retry_is_a_bounded_self_loop_then_catch_then_failure() -> None:
     assert "when T_error != ok -> fallback" in text
 
 
+def test_a_catch_into_dollar_error_keeps_the_error_result_apart() -> None:
+    """`"ResultPath": "$.error"` (the commonest Catch of public definitions) writes a path named `error`; the task's
+    error kind is then a result of another name, and the machine checks (was SKM108 and SKM114)."""
+    definition = {"StartAt": "T", "States": {
+        "T": {"Type": "Task", "Resource": "r", "ResultPath": "$.error", "Next": "Done",
+              "Catch": [{"ErrorEquals": ["States.ALL"], "ResultPath": "$.error", "Next": "Handle"}]},
+        "Handle": {"Type": "Fail", "ErrorPath": "$.error.Error"},
+        "Done": {"Type": "Succeed"}}}
+    text = machine(definition)
+    assert "tool T() -> (error: str, error_Error: str, error_2: enum { ok, States_Timeout, other })" in text
+    assert "writes error, error_Error, T_error = error_2" in text
+    checked = check_text(json.dumps(definition))
+    assert checked.machine is not None and [d for d in checked.diagnostics if d.severity is Severity.ERROR] == []
+
+
 def test_entering_a_state_again_resets_its_retries_and_the_loop_is_still_reported() -> None:
     definition = {"StartAt": "T", "States": {
         "T": {"Type": "Task", "Resource": "r", "Next": "W", "Retry": [{"ErrorEquals": ["States.ALL"]}]},
@@ -189,6 +204,22 @@ def test_transitions_cannot_leave_their_branch() -> None:
             {"StartAt": "X", "States": {"X": {"Type": "Pass", "Next": "Z"}}}]},
         "Z": {"Type": "Succeed"}}}))
     assert codes_of(found) == ["SKM606"]
+
+
+def test_a_filter_after_a_dot_is_a_path_and_a_template_placeholder_is_named() -> None:
+    """`$.[?(@.OU > 0)]` (an AWS sample's ResultSelector) is read as Jayway reads it, `$[?(…)]`; `$.${Key}` of a
+    SAM template is refused with the reason: a placeholder to substitute first."""
+    ok = check_text(json.dumps({"StartAt": "T", "States": {
+        "T": {"Type": "Task", "Resource": "r", "ResultSelector": {"newOU.$": "$.[?(@.OU > 0)]"}, "End": True}}}))
+    assert codes_of(ok) == []
+    templated = check_text(json.dumps({"StartAt": "T", "States": {
+        "T": {"Type": "Task", "Resource": "r", "Parameters": {"S.$": "$.${PartitionKey}"}, "End": True}}}))
+    [d] = templated.diagnostics
+    assert str(d.code) == "SKM609" and "template placeholder: substitute it first" in d.message
+    waits = check_text("StartAt: W\nStates:\n  W:\n    Type: Wait\n    Seconds: ${Timeout}\n    End: true\n",
+                       "case.asl.yaml")
+    [d] = waits.diagnostics
+    assert str(d.code) == "SKM605" and d.hint is not None and "template placeholder" in d.hint
 
 
 def test_field_rules_point_at_the_field() -> None:
