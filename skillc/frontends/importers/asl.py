@@ -13,6 +13,7 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Iterator
+from typing import Final
 
 import attrs
 
@@ -857,7 +858,99 @@ def to_skm(path: str | os.PathLike[str]) -> tuple[str | None, list[Diagnostic]]:
     if imported.module is None or checked.machine is None or any(d.is_error for d in imported.diagnostics):
         return None, checked.diagnostics
     covered = {nd.skm for nd in imported.no_default if uncovered(list(nd.guards), nd.types)[0] == "covered"}
-    return print_module(_close_covered(imported.module, covered)), checked.diagnostics
+    module, counted = _count_passes(_close_covered(imported.module, covered))
+    found = [attrs.evolve(d, notes=(*d.notes, _PASSES_NOTE.format(counted[0]))) if
+             d.code == codes.UNBOUNDED_ASL_LOOP and counted else d for d in checked.diagnostics]
+    return print_module(module), found
+
+
+#: Step Functions fails a standard execution whose history passes 25,000 events, and each pass of a loop enters and
+#: leaves at least one state (two events), so no loop of an execution passes its closing edge more often than this.
+HISTORY_PASSES: Final = 12_500
+_PASSES_NOTE = ("the written .skm counts the loop's passes (`counter {} max 12500`, a standard execution's history "
+                "of 25,000 events) and fails the run when they run out, so that it passes `skillc check`")
+
+
+def _count_passes(module: n.Module) -> tuple[n.Module, list[str]]:
+    """The module with each loop no retrier pays for counted against the execution's history quota: in each machine
+    or fragment with such loops, one counter, incremented on the loops' closing edges (the back edges of a depth-first
+    walk from the start, retriers' own edges aside) while below HISTORY_PASSES, and the run failing once it is not;
+    and the counters' names."""
+    names: list[str] = []
+
+    def count(item: n.Stmt) -> n.Stmt:
+        if not isinstance(item, (n.Machine, n.Fragment)):
+            return item
+        back = _back_edges(item)
+        if not back:
+            return item
+        taken = {getattr(i, "name", "") for i in item.items} | {a.target for e in _edges(item) for a in e.assigns}
+        counter = ident("passes", taken)
+        names.append(counter)
+        items: list[n.Stmt] = []
+        for i in item.items:
+            if isinstance(i, n.Start):
+                items.append(n.CounterDecl(counter, HISTORY_PASSES, span=i.span))
+            items.append(_paid(i, back.get(i.name, set()), counter) if isinstance(i, n.State) else i)
+        return attrs.evolve(item, items=tuple(items))
+
+    return attrs.evolve(module, items=tuple(count(i) for i in module.items)), names
+
+
+def _back_edges(block: n.Machine | n.Fragment) -> dict[str, set[int]]:
+    """The edges (state → indices among its edges) that close a cycle in a depth-first walk from the start; an edge
+    that increments a counter (a retrier's) is paid for already and not walked."""
+    counters = {i.name for i in block.items if isinstance(i, n.CounterDecl)}
+    states = {i.name: i for i in block.items if isinstance(i, n.State)}
+    start = next((i.target for i in block.items if isinstance(i, n.Start)), None)
+    if start not in states:
+        return {}
+
+    def out(name: str) -> list[tuple[int, str]]:
+        edges = [i for i in states[name].items if isinstance(i, n.Edge)]
+        return [(k, e.target) for k, e in enumerate(edges) if e.target in states
+                and not any(a.target in counters and a.op == "+=" for a in e.assigns)]
+
+    back: dict[str, set[int]] = {}
+    on_path, done = {start}, set()
+    stack = [(start, iter(out(start)))]
+    while stack:
+        name, todo = stack[-1]
+        step = next(todo, None)
+        if step is None:
+            stack.pop()
+            on_path.discard(name)
+            done.add(name)
+            continue
+        k, target = step
+        if target in on_path:
+            back.setdefault(name, set()).add(k)
+        elif target not in done:
+            on_path.add(target)
+            stack.append((target, iter(out(target))))
+    return back
+
+
+def _paid(state: n.State, back: set[int], counter: str) -> n.State:
+    """A state whose closing edges (by index among its edges) count a pass while passes are left, then fail."""
+    if not back:
+        return state
+    items: list[n.StateItem] = []
+    k = 0
+    for i in state.items:
+        if not isinstance(i, n.Edge):
+            items.append(i)
+            continue
+        if k in back:
+            left = n.BinOp("<", n.Name(counter, span=i.span), n.IntLit(HISTORY_PASSES, span=i.span), span=i.span)
+            guard = left if i.guard is None else n.BinOp("and", i.guard, left, span=i.span)
+            items.append(attrs.evolve(i, guard=guard, assigns=(*i.assigns, n.Assign(
+                counter, "+=", n.IntLit(1, span=i.span), span=i.span))))
+            items.append(n.Edge(i.guard, "fallback", span=i.span))
+        else:
+            items.append(i)
+        k += 1
+    return attrs.evolve(state, items=tuple(items))
 
 
 def _close_covered(module: n.Module, covered: set[str]) -> n.Module:

@@ -140,6 +140,32 @@ def test_retry_loop_is_bounded_but_a_polling_loop_is_a_warning() -> None:
     assert found.diagnostics[0].witness == ("Wait a bit -> Get status -> Finished? -> Wait a bit",)
 
 
+def test_an_imported_polling_loop_is_counted_against_the_history_quota_so_the_skm_checks(tmp_path: Path) -> None:
+    """A loop no retrier pays for is a warning of the definition (SKM621), but SKM250 in `.skm`: the written machine
+    counts the loop's passes against a standard execution's 25,000-event history and fails once they run out, so
+    `skillc check`, `test` and `run` take it; a loop inside a Parallel branch is counted in its fragment."""
+    out = tmp_path / "polling.skm"
+    r = cli("import", "asl", str(CORPUS / "own" / "polling.asl.yaml"), "-o", str(out))
+    said = r.stdout + r.stderr
+    assert r.returncode == 0 and "warning[SKM621]" in said and "counter passes max 12500" in said
+    text = out.read_text()
+    assert "counter passes max 12500" in text and "passes < 12500" in text and "passes += 1" in text
+    assert skillc.check(out).diagnostics == []
+    assert cli("test", str(out), "--examples", "20").returncode == 0
+    branch = {"StartAt": "P", "States": {"P": {"Type": "Parallel", "End": True, "Branches": [{"StartAt": "Poll",
+              "States": {"Poll": {"Type": "Task", "Resource": "r", "ResultPath": "$.s", "Next": "Done?"},
+                         "Done?": {"Type": "Choice", "Choices": [{"Variable": "$.s", "StringEquals": "ok",
+                                                                   "Next": "Ok"}], "Default": "Poll"},
+                         "Ok": {"Type": "Succeed"}}}]}}}
+    source = tmp_path / "branch.asl.json"
+    source.write_text(json.dumps(branch))
+    r = cli("import", "asl", str(source), "-o", str(tmp_path / "branch.skm"))
+    assert r.returncode == 0, r.stdout + r.stderr
+    fragment = (tmp_path / "branch.skm").read_text().split("fragment ")[1]
+    assert "counter passes max 12500" in fragment and "when passes < 12500 -> Poll { passes += 1 }" in fragment
+    assert skillc.check(tmp_path / "branch.skm").diagnostics == []
+
+
 def test_choice_without_default_has_a_witness_unless_the_rules_cover_everything() -> None:
     gap = check_text(json.dumps({"StartAt": "C", "States": {
         "C": {"Type": "Choice", "Choices": [{"Variable": "$.n", "NumericGreaterThan": 10, "Next": "D"},
