@@ -102,6 +102,42 @@ def test_several_transcripts_in_one_file_are_numbered() -> None:
     assert "claude-two-sessions.jsonl#2 (claude-code, success, 2 events): breaks 1 rule" in r.stdout
 
 
+def _session_file() -> str:
+    """A Claude Code session file as `~/.claude/projects/PROJECT/SESSION.jsonl` holds it: a snapshot record first,
+    `sessionId`/`uuid`/`parentUuid` on every record, no `result` at the end, a subagent's records as a sidechain."""
+    common = {"isSidechain": False, "userType": "external", "cwd": "/srv", "sessionId": "5e55", "version": "2.1.63"}
+    records: list[dict] = [{"type": "file-history-snapshot", "messageId": "m0", "isSnapshotUpdate": False,
+                            "snapshot": {"messageId": "m0", "trackedFileBackups": {}}}]
+
+    def add(kind: str, content: object, **extra: object) -> None:
+        records.append({"parentUuid": records[-1].get("uuid"), **common, "type": kind, "uuid": f"u{len(records)}",
+                        "message": {"role": kind, "content": content}, **extra})
+
+    add("user", "Deploy the site with the skill.")
+    for i, command in enumerate(["rsync -a --checksum dist/ web:/srv/site/", "curl -fsS https://example.org/health",
+                                 "ssh web rm -rf /srv/site"]):
+        add("assistant", [{"type": "tool_use", "id": f"toolu_{i}", "name": "Bash", "input": {"command": command}}])
+        add("user", [{"type": "tool_result", "tool_use_id": f"toolu_{i}", "content": ""}], toolUseResult={})
+        if i == 0:  # a subagent's call, in the same file: its parent's Task call stands for it, not this
+            add("assistant", [{"type": "tool_use", "id": "toolu_s", "name": "Bash",
+                               "input": {"command": "ssh web rm -rf /srv/other"}}], isSidechain=True)
+    add("assistant", [{"type": "text", "text": "Deployed."}])
+    return "".join(json.dumps(r) + "\n" for r in records)
+
+
+def test_a_claude_code_session_file_is_read_and_judged(tmp_path: Path) -> None:
+    """The files Claude Code keeps of each session are judged like its `stream-json` logs, subagents left out; they
+    record no outcome, so the trace is unfinished, and SKM805 says how to get one."""
+    session = tmp_path / "5e55.jsonl"
+    session.write_text(_session_file(), encoding="utf-8")
+    r = cli("conform", str(DEPLOY), str(session))
+    assert r.returncode == 1, r.stderr
+    assert "5e55.jsonl (claude-code, unfinished, 4 events): breaks 3 rules" in r.stdout
+    assert "at event 2 (line 8): Bash" in r.stdout and "/srv/other" not in r.stdout
+    assert "warning[SKM805]: a Claude Code session file records no outcome" in r.stderr
+    assert "--output-format stream-json" in r.stderr
+
+
 def test_unknown_format_and_missing_file_are_coded_and_exit_two(tmp_path: Path) -> None:
     odd = tmp_path / "odd.jsonl"
     odd.write_text('{"events": []}\n', encoding="utf-8")

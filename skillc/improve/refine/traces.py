@@ -23,7 +23,11 @@ the details and examples/refine/traces/ one committed example of each):
   event ends the trace (`subtype` success and not `is_error`: success, else
   failed). Subagent traffic (records with a `parent_tool_use_id`) and the todo
   tools (`TodoWrite`, `TodoRead`) are left out. A file may hold several logs one
-  after another: each `result` ends one trace.
+  after another: each `result` ends one trace. A session file of Claude Code
+  (`~/.claude/projects/…/SESSION.jsonl`: `sessionId` on each record, maybe a
+  `summary` or `file-history-snapshot` record first) is read the same way, its
+  sidechain (subagent) records left out; it has no `result`, so its trace is
+  unfinished.
 
 A tool result that is JSON text of an object is read as that object (what a
 machine's tool returns); any other result is kept as it was (text); a Claude
@@ -50,6 +54,8 @@ FORMATS: Final[tuple[str, ...]] = get_args(TraceFormat)
 #: Claude Code tools whose calls are bookkeeping, not work: left out of the trace.
 NOISE_TOOLS: Final = frozenset({"TodoWrite", "TodoRead"})
 _CLAUDE_TYPES: Final = frozenset({"system", "assistant", "user", "result"})
+#: Records only a Claude Code session file (`~/.claude/projects/PROJECT/SESSION.jsonl`) holds, which may come first.
+_SESSION_TYPES: Final = frozenset({"summary", "file-history-snapshot", "queue-operation"})
 
 
 @attrs.frozen
@@ -156,7 +162,7 @@ def _detect(lines: list[_Line]) -> str | None:
         return None
     if "messages" in first:
         return "chat"
-    if isinstance(first.get("type"), str) and first["type"] in _CLAUDE_TYPES:  # `{"type": {}}` is no type
+    if isinstance(first.get("type"), str) and first["type"] in _CLAUDE_TYPES | _SESSION_TYPES:  # `{"type": {}}`
         return "claude-code"
     return None
 
@@ -377,8 +383,14 @@ def _claude(lines: list[_Line], path: str, problems: list[Diagnostic]) -> list[D
             log = _ClaudeLog()
     if log.seen is not None and log.pairing.events:  # a session that did nothing yet (an init record) is none
         problems += log.pairing.unpaired(log.seen.span, "tool_use_id")
-        problems.append(make(codes.NO_TRACE_OUTCOME, "the log ends without a `result` event; the trace is "
-                             "kept as unfinished", log.seen.span))
+        if log.session_file:
+            problems.append(make(codes.NO_TRACE_OUTCOME, "a Claude Code session file records no outcome (a "
+                                 "`stream-json` log ends with a `result` event); the trace is kept as unfinished",
+                                 log.seen.span, hint="to judge the outcome too, record the run with `claude -p "
+                                 "--output-format stream-json --verbose`"))
+        else:
+            problems.append(make(codes.NO_TRACE_OUTCOME, "the log ends without a `result` event; the trace is "
+                                 "kept as unfinished", log.seen.span))
         traces.append(DevTrace(log.pairing.done(), "unfinished", "claude-code", path))
     return traces
 
@@ -390,6 +402,8 @@ class _ClaudeLog:
         self.pairing = _Pairing()
         self.noise: set[str] = set()  # ids of todo-tool calls, whose results are dropped too
         self.seen: _Line | None = None  # the last record read (for a log that never ends)
+        #: Records of a session file (`sessionId`, `uuid`), which never ends with a `result` event.
+        self.session_file = False
 
     def read(self, line: _Line) -> TraceOutcome | None:
         """Read one record; the trace's outcome when it is the `result` that ends the session."""
@@ -397,7 +411,8 @@ class _ClaudeLog:
         if not isinstance(obj, dict) or not isinstance(obj.get("type"), str):
             raise _Refused("a Claude Code record is a JSON object with a `type`")
         self.seen = line
-        if obj.get("parent_tool_use_id") is not None:
+        self.session_file = self.session_file or obj["type"] in _SESSION_TYPES or "sessionId" in obj
+        if obj.get("parent_tool_use_id") is not None or obj.get("isSidechain") is True:
             return None  # a subagent's traffic: its parent's Task call and result stand for it
         kind = obj["type"]
         if kind == "result":
