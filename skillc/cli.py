@@ -657,7 +657,7 @@ def export_langgraph(machine_path: str, output: str | None) -> None:
 @click.option("--format", "--output-format", "fmt", type=click.Choice(["text", "json", "sarif"]), default="text",
               show_default=True,
               help="text: a verdict per transcript; json: one JSON document; sarif: a SARIF 2.1.0 log.")
-@click.option("--trace-format", type=click.Choice(["skillc", "chat", "claude-code"]), default=None,
+@click.option("--trace-format", type=click.Choice(["skillc", "chat", "claude-code", "codex"]), default=None,
               help="The transcripts' format (default: recognised from each file's first record).")
 @click.option("-v", "--verbose", is_flag=True,
               help="Also show each event's state, how tool calls were read, and the rules a transcript cannot show.")

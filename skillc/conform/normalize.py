@@ -34,7 +34,7 @@ from skillc.ir.machine import Machine, Tool
 #: Tool names that mean "run a shell command" (lowercase).
 SHELL_ALIASES: Final = frozenset({"bash", "shell", "sh", "terminal", "run_shell", "run_shell_command", "execute_bash",
                                   "execute_command", "run_command", "run_terminal_cmd", "bash_tool", "local_shell",
-                                  "exec", "command"})
+                                  "exec", "command", "exec_command", "shell_command"})
 #: Agent-harness file tools (lowercase) and the kit tool that does the same job.
 HARNESS_TOOLS: Final[Mapping[str, str]] = {"read": "read", "view": "read", "read_file": "read", "write": "write",
                                            "write_file": "write", "create_file": "write", "edit": "edit",

@@ -136,7 +136,7 @@ class _Judge:
         if any(s.kind == "tool" for s in states):
             return None
         kinds: list[str] = sorted({s.kind for s in states}) or ["no"]
-        where = {"chat": "a chat transcript", "claude-code": "a Claude Code log"}.get(
+        where = {"chat": "a chat transcript", "claude-code": "a Claude Code log", "codex": "a Codex session"}.get(
             self.trace.format, f"a {self.trace.mode or 'native'}-mode trace")
         return f"`{name}` is performed by {' and '.join(kinds)} states only, which {where} does not show"
 
@@ -221,7 +221,7 @@ def _rule(facts: _Judge, index: int, rule: Rule, head: str) -> Violation | None:
 def _evidence(facts: _Judge) -> Violation | None:
     """The success-evidence violation, or None (not a success, no success terminal, or no evidence channel)."""
     trace = facts.trace
-    if trace.outcome != "success" or trace.format == "claude-code":
+    if trace.outcome != "success" or trace.format in ("claude-code", "codex"):  # no evidence channel
         return None
     terminals = [t for t in facts.machine.terminals() if t.kind == "terminal" and t.outcome == "success"]
     if not terminals:

@@ -22,7 +22,7 @@ EventKind = Literal["tool", "model"]
 #: How the run ended; "unfinished" is a run that never reached its end.
 TraceOutcome = Literal["success", "partial", "failed", "unfinished"]
 #: Where a trace came from.
-TraceFormat = Literal["skillc", "chat", "claude-code"]
+TraceFormat = Literal["skillc", "chat", "claude-code", "codex"]
 
 
 @attrs.frozen

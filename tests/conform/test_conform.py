@@ -138,6 +138,55 @@ def test_a_claude_code_session_file_is_read_and_judged(tmp_path: Path) -> None:
     assert "--output-format stream-json" in r.stderr
 
 
+def _rollout(end: str | None = "task_complete") -> str:
+    """A Codex CLI session file (`~/.codex/sessions/…/rollout-….jsonl`): the shell three ways (`shell` with an argv,
+    `exec_command` with `cmd`, a `local_shell_call`), the plan tool, a reasoning summary, and how the turn ended."""
+    records: list[tuple[str, dict]] = [
+        ("session_meta", {"id": "0199", "cwd": "/srv", "originator": "codex_cli_rs"}),
+        ("event_msg", {"type": "user_message", "message": "Deploy the site with the skill."}),
+        ("response_item", {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "Deploy."}]}),
+        ("response_item", {"type": "reasoning", "summary": [{"type": "summary_text", "text": "Publish first."}]}),
+        ("response_item", {"type": "function_call", "name": "update_plan", "call_id": "p",
+                           "arguments": json.dumps({"plan": [{"step": "deploy", "status": "in_progress"}]})}),
+        ("response_item", {"type": "function_call_output", "call_id": "p", "output": "Plan updated"}),
+        ("response_item", {"type": "function_call", "name": "shell", "call_id": "c0", "arguments": json.dumps(
+            {"command": ["bash", "-lc", "rsync -a --checksum dist/ web:/srv/site/"], "workdir": "/srv"})}),
+        ("response_item", {"type": "function_call_output", "call_id": "c0",
+                           "output": json.dumps({"output": "", "metadata": {"exit_code": 0}})}),
+        ("response_item", {"type": "function_call", "name": "exec_command", "call_id": "c1",
+                           "arguments": json.dumps({"cmd": "curl -fsS https://example.org/health"})}),
+        ("response_item", {"type": "function_call_output", "call_id": "c1", "output": "ok"}),
+        ("response_item", {"type": "local_shell_call", "call_id": "c2", "status": "completed",
+                           "action": {"type": "exec", "command": ["ssh", "web", "rm -rf /srv/site"]}}),
+        ("response_item", {"type": "local_shell_call_output", "call_id": "c2", "output": ""}),
+        ("response_item", {"type": "message", "role": "assistant", "content": [{"type": "output_text",
+                                                                                 "text": "Deployed."}]})]
+    if end is not None:
+        records.append(("event_msg", {"type": end}))
+    return "".join(json.dumps({"timestamp": "2026-12-01T10:00:00Z", "type": t, "payload": p}) + "\n"
+                   for t, p in records)
+
+
+def test_a_codex_session_file_is_read_and_judged(tmp_path: Path) -> None:
+    """Codex's session files are read like the other native transcripts: its shell tools are the machine's `bash`
+    (an argv `bash -lc CMD` is CMD), the plan tool is left out, and the last turn's end gives the outcome."""
+    rollout = tmp_path / "rollout-2026-12-01T10-00-00-0199.jsonl"
+    rollout.write_text(_rollout(), encoding="utf-8")
+    r = cli("conform", "-v", str(DEPLOY), str(rollout))
+    assert r.returncode == 1, r.stderr
+    assert "(codex, success, 5 events): breaks 3 rules" in r.stdout
+    assert "aligned: 1:publish, 2:check_health, 3:wipe_server" in r.stdout
+    assert "exec_command(cmd) read as bash(command: curl -fsS https://example.org/health)" in r.stdout
+    assert "update_plan" not in r.stdout
+    traces, problems = parse_traces(_rollout("turn_aborted"), "aborted.jsonl")
+    assert [t.outcome for t in traces] == ["failed"] and problems == []
+    traces, problems = parse_traces(_rollout(None), "cut.jsonl")
+    assert [t.outcome for t in traces] == ["unfinished"] and [str(p.code) for p in problems] == ["SKM805"]
+    damaged = _rollout().replace('"type": "local_shell_call", "call_id": "c2"', '"type": "local_shell_call"')
+    traces, problems = parse_traces(damaged, "damaged.jsonl")
+    assert "SKM803" in [str(p.code) for p in problems] and traces[0].outcome == "success"
+
+
 def test_unknown_format_and_missing_file_are_coded_and_exit_two(tmp_path: Path) -> None:
     odd = tmp_path / "odd.jsonl"
     odd.write_text('{"events": []}\n', encoding="utf-8")

@@ -28,6 +28,15 @@ the details and examples/refine/traces/ one committed example of each):
   `summary` or `file-history-snapshot` record first) is read the same way, its
   sidechain (subagent) records left out; it has no `result`, so its trace is
   unfinished.
+- `codex`: a Codex CLI session file (`~/.codex/sessions/…/rollout-….jsonl`:
+  `{"type": "response_item" | "event_msg" | "session_meta" | "turn_context",
+  "payload": {...}}` records): an assistant `message` (and a `reasoning`
+  summary) is a model event; a `function_call`, `custom_tool_call` or
+  `local_shell_call` is a tool event, paired by `call_id` with its `…_output`
+  (a shell's argv `["bash", "-lc", CMD]` is the command CMD). The file is one
+  trace: success when its last turn ended with `task_complete`, failed when
+  with `turn_aborted`, else unfinished. The plan tool (`update_plan`) is left
+  out, as are the user's and the harness's messages.
 
 A tool result that is JSON text of an object is read as that object (what a
 machine's tool returns); any other result is kept as it was (text); a Claude
@@ -37,6 +46,7 @@ Code result marked `is_error` becomes `{"error": RESULT}`.
 from __future__ import annotations
 
 import json
+import shlex
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Final, cast, get_args
@@ -52,10 +62,12 @@ from skillc.runtime.record import RunTrace, Step, parse_run
 
 FORMATS: Final[tuple[str, ...]] = get_args(TraceFormat)
 #: Claude Code tools whose calls are bookkeeping, not work: left out of the trace.
-NOISE_TOOLS: Final = frozenset({"TodoWrite", "TodoRead"})
+NOISE_TOOLS: Final = frozenset({"TodoWrite", "TodoRead", "update_plan"})
 _CLAUDE_TYPES: Final = frozenset({"system", "assistant", "user", "result"})
 #: Records only a Claude Code session file (`~/.claude/projects/PROJECT/SESSION.jsonl`) holds, which may come first.
 _SESSION_TYPES: Final = frozenset({"summary", "file-history-snapshot", "queue-operation"})
+#: The record types of a Codex session file, each with a `payload` object.
+_CODEX_TYPES: Final = frozenset({"session_meta", "response_item", "event_msg", "turn_context", "compacted"})
 
 
 @attrs.frozen
@@ -111,8 +123,10 @@ def parse_traces(text: str, path: str = "<traces>", format: str | None = None
                              "trace format by")]
         where = lines[0].span if lines else None
         return [], problems + [make(codes.UNKNOWN_TRACE_FORMAT, "the first record is neither a skillc run header, "
-                                    "a chat transcript (`messages`) nor a Claude Code event (`type`)", where)]
-    traces = _chat(lines, path, problems) if fmt == "chat" else _claude(lines, path, problems)
+                                    "a chat transcript (`messages`), a Claude Code event (`type`) nor a Codex "
+                                    "session record (`type` and `payload`)", where)]
+    reader = {"chat": _chat, "codex": _codex}.get(fmt, _claude)
+    traces = reader(lines, path, problems)
     if not traces and not any(p.is_error for p in problems):
         problems.append(make(codes.NO_DEV_TRACES, f"{path} holds no trace", Span(source, 0, 0)))
     return traces, problems
@@ -162,6 +176,8 @@ def _detect(lines: list[_Line]) -> str | None:
         return None
     if "messages" in first:
         return "chat"
+    if first.get("type") in _CODEX_TYPES and isinstance(first.get("payload"), dict):
+        return "codex"
     if isinstance(first.get("type"), str) and first["type"] in _CLAUDE_TYPES | _SESSION_TYPES:  # `{"type": {}}`
         return "claude-code"
     return None
@@ -328,6 +344,101 @@ def _call(call: object, where: str) -> tuple[str, str, dict[str, object]]:
     if not isinstance(args, dict):
         raise _Refused(f"{where}: `arguments` must be a JSON object")
     return call["id"], fn["name"], args
+
+
+# ---------------------------------------------------------------- Codex session files
+
+
+def _codex(lines: list[_Line], path: str, problems: list[Diagnostic]) -> list[DevTrace]:
+    """The trace of a Codex session file: one per file, its outcome from how the last turn ended."""
+    pairing = _Pairing()
+    noise: set[str] = set()
+    outcome: TraceOutcome = "unfinished"
+    last: _Line | None = None
+    for line in lines:
+        obj = line.value
+        payload = obj.get("payload") if isinstance(obj, dict) else None
+        if not isinstance(obj, dict) or not isinstance(payload, dict) or not isinstance(obj.get("type"), str):
+            problems.append(make(codes.INVALID_DEV_TRACE_RECORD, "a Codex record is a JSON object with a `type` and "
+                                 "a `payload` object", line.span))
+            continue
+        last = line
+        kind = payload.get("type")
+        if obj["type"] == "event_msg":
+            if kind in ("task_complete", "turn_aborted"):
+                outcome = "success" if kind == "task_complete" else "failed"
+            elif kind in ("task_started", "user_message"):
+                outcome = "unfinished"  # a new turn: how it ends is what counts
+            continue
+        if obj["type"] != "response_item":
+            continue
+        try:
+            _codex_item(payload, line.number, pairing, noise)
+        except _Refused as exc:
+            problems.append(make(codes.INVALID_DEV_TRACE_RECORD, str(exc), line.span))
+    if last is None or not pairing.events:
+        return []
+    problems += pairing.unpaired(last.span, "call_id")
+    if outcome == "unfinished":
+        problems.append(make(codes.NO_TRACE_OUTCOME, "the Codex session ends without `task_complete` or "
+                             "`turn_aborted`; the trace is kept as unfinished", last.span))
+    return [DevTrace(pairing.done(), outcome, "codex", path)]
+
+
+def _codex_item(item: dict, line: int, pairing: _Pairing, noise: set[str]) -> None:
+    """Add the events of one `response_item` payload."""
+    kind = item.get("type")
+    if kind == "message" and item.get("role") == "assistant":
+        text = _text(item.get("content"), "an assistant message")
+        if text.strip():
+            pairing.add(Event("model", text=text, line=line))
+    elif kind == "reasoning":
+        summary = item.get("summary")
+        text = _text(summary, "a reasoning summary") if isinstance(summary, list) else ""
+        if text.strip():
+            pairing.add(Event("model", text=text, line=line))
+    elif kind in ("function_call", "custom_tool_call", "local_shell_call"):
+        call_id, name, args = _codex_call(item)
+        if name in NOISE_TOOLS:
+            noise.add(call_id)
+        else:
+            pairing.call(call_id, Event("tool", name, args, line=line, call_id=call_id))
+    elif kind in ("function_call_output", "custom_tool_call_output", "local_shell_call_output"):
+        answers = item.get("call_id")
+        if not isinstance(answers, str):
+            raise _Refused(f"a `{kind}` needs its `call_id`")
+        if answers not in noise:
+            output = item.get("output")
+            pairing.result(answers, _json_result(output if isinstance(output, str) else _text(output, kind)), line)
+
+
+def _codex_call(item: dict) -> tuple[str, str, dict[str, object]]:
+    """A Codex tool call's id, tool name and arguments, a shell's argv as one command."""
+    kind = item["type"]
+    call_id: object = item.get("call_id") or item.get("id")
+    name: object = item.get("name")
+    if kind == "local_shell_call":
+        action = item.get("action")
+        name, args = "local_shell", dict(action) if isinstance(action, dict) else {}
+        args.pop("type", None)
+    elif kind == "custom_tool_call":
+        args = {"input": item.get("input")}
+    else:
+        raw = item.get("arguments", "{}")
+        try:
+            parsed = loads(raw) if isinstance(raw, str) else raw
+        except JSONProblem as exc:
+            raise _Refused(f"`arguments` of a `{kind}` is {exc}") from None
+        if not isinstance(parsed, dict):
+            raise _Refused(f"`arguments` of a `{kind}` must be a JSON object")
+        args = dict(parsed)
+    if not isinstance(call_id, str) or not isinstance(name, str):
+        raise _Refused(f"a `{kind}` needs a `call_id` and a `name`")
+    argv = args.get("command")
+    if isinstance(argv, list) and argv and all(isinstance(a, str) for a in argv):
+        shell = len(argv) == 3 and argv[0].rsplit("/", 1)[-1] in ("bash", "sh", "zsh") and argv[1] in ("-lc", "-c")
+        args["command"] = argv[2] if shell else shlex.join(argv)
+    return call_id, name, args
 
 
 class _Pairing:
