@@ -15,7 +15,7 @@ import ast
 import os
 import re
 from pathlib import Path
-from typing import Final
+from typing import Final, TypeVar
 
 import attrs
 
@@ -33,6 +33,10 @@ NOT_REFERENCES: Final = frozenset({"skill.md", "readme.md", "spec.md", "eval.md"
 #: Never listed: version control, caches, the corpus' own bookkeeping.
 SKIPPED: Final = frozenset({".git", "__pycache__", ".DS_Store", "node_modules", ".venv"})
 MAX_FILES: Final = 200
+#: Bundled scripts and references the request describes (a folder that vendors a package or a documentation set
+#: holds hundreds): those SKILL.md names first, then the shallowest; the rest are counted.
+MAX_SCRIPTS: Final = 40
+MAX_REFERENCES: Final = 60
 MAX_USAGE_LINES: Final = 24
 MAX_SCRIPT_BYTES: Final = 512 * 1024
 
@@ -55,6 +59,9 @@ class Reference:
     lines: int
 
 
+_Item = TypeVar("_Item", Script, Reference)
+
+
 @attrs.frozen
 class Folder:
     """What the request says about a skill's folder."""
@@ -67,6 +74,8 @@ class Folder:
     capabilities: tuple[Capability, ...] = ()
     problems: tuple[str, ...] = ()  # allowed-tools entries that are not tool names
     more_files: int = 0  # files left out of `files` beyond MAX_FILES
+    #: The files SKILL.md names (by path or file name): described first when there are too many to describe all.
+    mentioned: frozenset[str] = frozenset()
 
 
 def _walk(root: Path) -> list[str]:
@@ -264,8 +273,18 @@ def read_folder(skill_md: Path, front: FrontMatter) -> Folder:
     entries = [raw] if isinstance(raw, str) else [str(x) for x in raw] if isinstance(raw, list) else \
         list(front.allowed_tools)
     caps, problems = parse_allowed(entries)
+    text = _read(skill_md) or ""
+    mentioned = frozenset(rel for rel in files if rel in text or (rel.rsplit("/", 1)[-1] in text and "." in rel))
     return Folder(root, tuple(files[:MAX_FILES]), tuple(scripts), tuple(references), front, caps, tuple(problems),
-                  max(0, len(files) - MAX_FILES))
+                  max(0, len(files) - MAX_FILES), mentioned)
+
+
+def _first(items: tuple[_Item, ...], limit: int, mentioned: frozenset[str]) -> tuple[list[_Item], int]:
+    """At most `limit` items in their order, those SKILL.md names and then the shallowest kept; and how many are not."""
+    if len(items) <= limit:
+        return list(items), 0
+    keep = {i.path for i in sorted(items, key=lambda i: (i.path not in mentioned, i.path.count("/"), i.path))[:limit]}
+    return [i for i in items if i.path in keep], len(items) - limit
 
 
 def _front(front: FrontMatter) -> list[str]:
@@ -305,17 +324,24 @@ def describe(folder: Folder) -> str:
     if folder.more_files:
         listing += f"\n- … and {folder.more_files} more files"
     out.append(f"Files:\n{listing}")
-    if folder.scripts:
+    scripts, more_scripts = _first(folder.scripts, MAX_SCRIPTS, folder.mentioned)
+    if scripts:
         parts = []
-        for s in folder.scripts:
+        for s in scripts:
             run = f'{s.interpreter} " ++ quote(skill_dir ++ "/{s.path}")' if s.interpreter else \
                 f'quote(skill_dir ++ "/{s.path}")'
             usage = "\n".join(f"    {x}" for x in s.usage.splitlines()) if s.usage else "    (no usage text found)"
             parts.append(f"- {s.path} — run as `\"{run} ++ …`; its usage (read from the file, not run):\n{usage}")
+        if more_scripts:
+            parts.append(f"- … and {more_scripts} more scripts, not described here")
         out.append("Bundled scripts:\n" + "\n".join(parts))
-    if folder.references:
+    references, more_references = _first(folder.references, MAX_REFERENCES, folder.mentioned)
+    if references:
+        listed = [f"- {r.path}: \"{r.title}\" ({r.lines} lines)" for r in references]
+        if more_references:
+            listed.append(f"- … and {more_references} more markdown files, not described here")
         out.append("References (load each with a `read` tool state into the states that need it):\n"
-                   + "\n".join(f"- {r.path}: \"{r.title}\" ({r.lines} lines)" for r in folder.references))
+                   + "\n".join(listed))
     return "\n\n".join(out)
 
 

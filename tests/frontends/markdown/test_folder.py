@@ -83,6 +83,31 @@ def test_the_folder_description(tmp_path: Path) -> None:
     assert '`"bash " ++ quote(skill_dir ++ "/scripts/scan.sh") ++ …`' in text
 
 
+def test_a_folder_that_vendors_hundreds_of_documents_is_described_within_bounds(tmp_path: Path) -> None:
+    """A folder holding a vendored package or a documentation set (hundreds of `.md` and `.py` files) would put all
+    of them into every request: the description keeps the references and scripts SKILL.md names, then the
+    shallowest, and counts the rest."""
+    root = folder(tmp_path)
+    (root / "SKILL.md").write_text(SKILL + "2. Read `docs/api/deep/orders.md` for the order fields.\n",
+                                   encoding="utf-8")
+    for i in range(300):
+        page = root / "docs" / "api" / "deep" / f"page{i:03}.md"
+        page.parent.mkdir(parents=True, exist_ok=True)
+        page.write_text(f"# Page {i}\n\nText.\n", encoding="utf-8")
+        (root / "lib" / f"mod{i:03}.py").parent.mkdir(exist_ok=True)
+        (root / "lib" / f"mod{i:03}.py").write_text('"""A module."""\n', encoding="utf-8")
+    (root / "docs" / "api" / "deep" / "orders.md").write_text("# Orders\n\nFields.\n", encoding="utf-8")
+    doc, _ = read_document(root / "SKILL.md")
+    f = read_folder(root / "SKILL.md", doc.front)
+    assert len(f.references) == 302 and len(f.scripts) == 302  # all found; the description is what is bounded
+    text = describe(f)
+    assert len(text) < 20_000
+    assert '- docs/api/deep/orders.md: "Orders"' in text  # named by SKILL.md, deep as it is
+    assert '- references/logs.md: "Reading CI logs"' in text  # shallow
+    assert "- … and 242 more markdown files, not described here" in text
+    assert "scripts/inspect.py" in text and "- … and 262 more scripts, not described here" in text
+
+
 def test_python_usage_is_read_with_ast_not_run(tmp_path: Path) -> None:
     root = folder(tmp_path)
     usage = script_usage(root / "scripts" / "inspect.py")
