@@ -80,6 +80,8 @@ FILE_COMMANDS: dict[str, tuple[str, str, list[str]]] = {
     "refine (chat)": ("chat", "f.jsonl", ["refine", "{m}", "{f}", "--dry-run"]),
     "refine (claude-code)": ("claude", "f.jsonl", ["refine", "{m}", "{f}", "--dry-run"]),
     "conform": ("chat", "f.jsonl", ["conform", "{m}", "{f}"]),
+    "conform (codex)": ("codex", "f.jsonl", ["conform", "{m}", "{f}"]),
+    "conform (claude session)": ("claude-session", "f.jsonl", ["conform", "{m}", "{f}"]),
     "distill": ("distill", "f.jsonl", ["distill", "{f}", "--report"]),
     "import asl (JSON)": ("asl-json", "f.asl.json", ["import", "asl", "{f}"]),
     "import asl (YAML)": ("asl-yaml", "f.asl.yaml", ["import", "asl", "{f}"]),
@@ -112,7 +114,30 @@ def valid_inputs(folder: Path) -> dict[str, bytes]:
             "claude": (EXAMPLES / "refine" / "traces" / "claude-code.jsonl").read_bytes(),
             "distill": b"".join((EXAMPLES / "traces" / "textworld-cooking" / "train.jsonl").read_bytes()
                                 .splitlines(keepends=True)[:3]),
-            "asl-json": asl, "asl-yaml": yaml.safe_dump(json.loads(asl)).encode()}
+            "asl-json": asl, "asl-yaml": yaml.safe_dump(json.loads(asl)).encode(), "codex": _CODEX.encode(),
+            "claude-session": _CLAUDE_SESSION.encode()}
+
+
+#: A Codex CLI session file and a Claude Code session file (docs/refine.md) calling ECHO's tool.
+_CODEX = "".join(line + "\n" for line in (
+    '{"timestamp": "t", "type": "session_meta", "payload": {"id": "s1", "cwd": "/w"}}',
+    '{"timestamp": "t", "type": "event_msg", "payload": {"type": "user_message", "message": "Echo hi."}}',
+    '{"timestamp": "t", "type": "response_item", "payload": {"type": "function_call", "name": "shell", '
+    '"arguments": "{\\"command\\": [\\"bash\\", \\"-lc\\", \\"echo hi\\"]}", "call_id": "c1"}}',
+    '{"timestamp": "t", "type": "response_item", "payload": {"type": "function_call_output", "call_id": "c1", '
+    '"output": "hi"}}',
+    '{"timestamp": "t", "type": "response_item", "payload": {"type": "message", "role": "assistant", '
+    '"content": [{"type": "output_text", "text": "Done."}]}}',
+    '{"timestamp": "t", "type": "event_msg", "payload": {"type": "task_complete"}}'))
+_CLAUDE_SESSION = "".join(line + "\n" for line in (
+    '{"type": "summary", "summary": "echo", "leafUuid": "u3"}',
+    '{"parentUuid": null, "isSidechain": false, "sessionId": "s1", "uuid": "u1", "type": "user", '
+    '"message": {"role": "user", "content": "Echo hi."}}',
+    '{"parentUuid": "u1", "isSidechain": false, "sessionId": "s1", "uuid": "u2", "type": "assistant", '
+    '"message": {"role": "assistant", "content": [{"type": "tool_use", "id": "t1", "name": "Bash", '
+    '"input": {"command": "echo hi"}}]}}',
+    '{"parentUuid": "u2", "isSidechain": false, "sessionId": "s1", "uuid": "u3", "type": "user", '
+    '"message": {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1", "content": "hi"}]}}'))
 
 
 _ODD = ['"\\ud800"', '"a\\u0000b"', "1e999", "-0", "null", "[]", "{}", '"' + "x" * 100_000 + '"', "true",

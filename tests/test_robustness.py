@@ -167,3 +167,22 @@ def test_a_trace_header_naming_an_impossible_folder_is_not_an_internal_error(tmp
         header["skillc.workdir"] = bad.encode().decode("unicode_escape")
         trace.write_text(json.dumps(header) + "\n" + rest, encoding="utf-8")
         assert recorded_workdir(load_run(trace), trace) is None
+
+
+def test_the_real_material_sweep_finds_nothing_on_a_folder_that_reads_its_references(tmp_path: Path) -> None:
+    """`bench/sweep.py` on one folder whose machine reads a bundled reference through `skill_dir` and whose front
+    matter holds an unquoted `: `: built, every command clean (`skillc test` once stopped on such machines, SKM900;
+    the front matter was refused, SKM303); and one mutated play of a recorded LLM build ends in a verdict."""
+    from bench.sweep import replay_mutated, sweep_folder
+
+    skill = tmp_path / "skills" / "notes"
+    (skill / "references").mkdir(parents=True)
+    (skill / "SKILL.md").write_text("---\nname: notes\ndescription: Summarise notes: read the guide first.\n---\n"
+                                    "# Notes\n\n## Workflow\n\n1. Read [references/guide.md](references/guide.md) "
+                                    "completely before you start.\n2. Summarise the notes the user gives, as the guide "
+                                    "says.\n3. Write the summary to summary.md.\n", encoding="utf-8")
+    (skill / "references" / "guide.md").write_text("# Guide\n\nBe brief.\n", encoding="utf-8")
+    row = sweep_folder(("skills", str(skill), str(tmp_path), 10))
+    assert row.get("built") and row["findings"] == [], row
+    play = replay_mutated((str(ROOT / "corpus" / "llm" / "mhattingpete__git-pushing.exchange.jsonl"), 1))
+    assert play["findings"] == [], play

@@ -16,7 +16,6 @@ from pathlib import Path
 import attrs
 
 from skillc.conform import codes
-from skillc.conform.normalize import Spelling, normalize
 from skillc.conform.rules import Judgement, Violation, excerpt, judge
 from skillc.diagnostics.code import Code
 from skillc.diagnostics.diagnostic import Diagnostic, Label, make
@@ -25,6 +24,7 @@ from skillc.diagnostics.source import SourceFile, Span
 from skillc.improve.events import DevTrace
 from skillc.improve.refine.align import align
 from skillc.improve.refine.traces import load_traces
+from skillc.improve.spelling import Spelling, normalize
 from skillc.ir.machine import Machine
 
 _CODES: dict[str, Code] = {"required": codes.REQUIRED_OPERATION_SKIPPED, "order": codes.OPERATION_OUT_OF_ORDER,

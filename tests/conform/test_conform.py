@@ -13,9 +13,9 @@ import pytest
 from skillc import api
 from skillc.conform.codes import ALL
 from skillc.conform.conform import conform_trace
-from skillc.conform.normalize import normalize
 from skillc.improve.events import DevTrace, Event
 from skillc.improve.refine.traces import parse_traces
+from skillc.improve.spelling import normalize
 from tests.conftest import BROKEN, ROOT
 
 LIVEMATH = ROOT / "examples" / "livemath" / "livemath.skm"

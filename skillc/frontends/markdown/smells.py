@@ -591,15 +591,18 @@ def unparsed_commands(machine: Machine) -> list[Diagnostic]:
             continue
         if any(p.search(command) for p in PLACEHOLDERS):
             continue  # SKM344 says so: `<name>` is a redirection to bash
-        try:
-            parsed = subprocess.run([bash, "-n", "-c", "--", command], capture_output=True, text=True, timeout=10,
-                                    env={"PATH": os.defpath, "LC_ALL": "C"}, check=False)
-        except (OSError, subprocess.TimeoutExpired):
-            continue
-        if parsed.returncode == 0:
-            continue
-        error = parsed.stderr.strip().splitlines()[0] if parsed.stderr.strip() else "a syntax error"
-        error = re.sub(r"^.*?-c: (?:line \d+: )?", "", error)
+        if "\0" in command:  # no program's argument can hold one: bash never gets to see the command
+            error = "it holds a NUL character, which no command line can"
+        else:
+            try:
+                parsed = subprocess.run([bash, "-n", "-c", "--", command], capture_output=True, text=True,
+                                        timeout=10, env={"PATH": os.defpath, "LC_ALL": "C"}, check=False)
+            except (OSError, subprocess.TimeoutExpired):
+                continue
+            if parsed.returncode == 0:
+                continue
+            error = parsed.stderr.strip().splitlines()[0] if parsed.stderr.strip() else "a syntax error"
+            error = re.sub(r"^.*?-c: (?:line \d+: )?", "", error)
         out.append(make(codes.COMMAND_DOES_NOT_PARSE, f"bash cannot parse the command of `{s.name}` (each spliced "
                         f"value read as one word): {error}", _span(s, "call"),
                         hint="fix the shell syntax: a quote or bracket left open, an apostrophe inside ${…:-…}, a "

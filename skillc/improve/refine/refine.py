@@ -34,6 +34,7 @@ from skillc.improve.refine.accept import Verdict, accept
 from skillc.improve.refine.align import Judge, model_judge
 from skillc.improve.refine.report import TraceSummary, skm_diff, summarize
 from skillc.improve.refine.traces import cleaned, load_traces
+from skillc.improve.spelling import normalize
 from skillc.ir.machine import Machine
 from skillc.runtime.executors import ExecutorError, make_executor
 from skillc.runtime.executors.scripted import ScriptError
@@ -157,6 +158,7 @@ def _refine(options: RefineOptions) -> RefineResult:
     if errors or checked.machine is None:
         return RefineResult([], errors or checked.diagnostics)
     traces, found = load_all(options.traces)
+    traces = [normalize(checked.machine, t)[0] for t in traces]  # in the machine's spelling: `Bash`, `shell` → bash
     judge, problems = _judge(options)
     found += problems
     if any(d.severity is Severity.ERROR for d in found):

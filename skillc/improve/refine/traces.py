@@ -176,9 +176,12 @@ def _detect(lines: list[_Line]) -> str | None:
         return None
     if "messages" in first:
         return "chat"
-    if first.get("type") in _CODEX_TYPES and isinstance(first.get("payload"), dict):
+    kind = first.get("type")
+    if not isinstance(kind, str):  # `{"type": {}}` is no type
+        return None
+    if kind in _CODEX_TYPES and isinstance(first.get("payload"), dict):
         return "codex"
-    if isinstance(first.get("type"), str) and first["type"] in _CLAUDE_TYPES | _SESSION_TYPES:  # `{"type": {}}`
+    if kind in _CLAUDE_TYPES | _SESSION_TYPES:
         return "claude-code"
     return None
 

@@ -388,6 +388,8 @@ def test_a_spliced_value_glued_to_the_next_word(command: str, glued: str | None)
     ('"if [ -f " ++ quote(targets) ++ " ]; then echo yes; fi"', None),
     ('"--name \\"Checkout flow\\"  # what you did"', None),  # a command bash would take for an option of its own
     ('"echo \\"${BURP_JAVA:-unset, the JRE}\\"; git log " ++ quote(branch) ++ " | head -5"', None),
+    # a reply that escaped a NUL into a command (bench/sweep.py --replies): no process can take it as an argument
+    ('"git status\\u{0} --short"', "holds a NUL character"),
 ])
 def test_a_command_bash_cannot_parse(command: str, error: str | None) -> None:
     found = [d.message for d in smells(machine(GLUED % command)) if str(d.code) == "SKM353"]

@@ -16,8 +16,9 @@ unambiguous:
    parameter; arguments the tool does not have, beside some it has, are the harness's options (Claude Code's
    `description` and `timeout` of `Bash`) and are left out.
 
-Each rewrite is recorded (`Spelling`) so that the report can say how an event was read. Events of other tools are
-left as they are; nothing here drops or reorders events.
+`skillc refine` reads the traces it imports this way (against the machine it starts from), and `skillc conform`
+the transcripts it judges. Each rewrite is recorded (`Spelling`) so that the report can say how an event was
+read. Events of other tools are left as they are; nothing here drops or reorders events.
 """
 
 from __future__ import annotations
