@@ -157,31 +157,63 @@ def load_yaml(text: str, *, max_values: int = MAX_YAML_VALUES, max_depth: int = 
 
 #: A top-level `key: value` line of a front matter whose value is a plain scalar (no quote, flow or block opener).
 _PLAIN_LINE = re.compile(r"(?P<key>[A-Za-z_][\w-]*):[ \t]+(?P<value>[^\s\"'\[{|>&*!%@`#].*)$")
+#: Where a plain scalar's comment starts: ` #`.
+_COMMENT = re.compile(r"[ \t]#")
 
 
-def quote_plain_colons(text: str) -> tuple[str, tuple[tuple[int, str], ...]]:
-    """A YAML mapping whose top-level plain values hold `: ` (prose such as `description: Review a PR: read the
-    diff`, which YAML refuses: a mapping inside a plain scalar) with those values double-quoted, continuation lines
-    folded in as YAML folds them; and the (0-based line, key) of each value quoted. Nothing else changes."""
+def load_front_matter(text: str) -> tuple[object, tuple[tuple[int, str], ...]]:
+    """`load_yaml` of a skill's front matter, which YAML refuses where a top-level plain value holds `: ` (prose such
+    as `description: Review a PR: read the diff`: a mapping inside a plain scalar). Each value YAML stops at for that
+    reason (and only those) is read as its whole line: double-quoted, its continuation lines folded in as YAML folds
+    them, a ` # comment` kept a comment. The value read, and the (0-based line, key) of each value quoted; the first
+    `yaml.YAMLError` when another problem remains."""
+    import yaml
+
     lines = text.split("\n")
-    out: list[str] = []
     fixed: list[tuple[int, str]] = []
-    i = 0
-    while i < len(lines):
-        m = _PLAIN_LINE.match(lines[i])
-        j = i + 1
-        while m and j < len(lines) and lines[j][:1] in (" ", "\t") and lines[j].strip() \
-                and not lines[j].lstrip().startswith("#"):
-            j += 1  # indented lines under a plain value continue it
-        value = " ".join([m.group("value").strip(), *(x.strip() for x in lines[i + 1:j])]) if m else ""
-        if m and (": " in value or value.endswith(":")):
-            out.append(f"{m.group('key')}: " + json.dumps(value, ensure_ascii=False))
-            fixed.append((i, m.group("key")))
-            i = j
-            continue
-        out.append(lines[i])
-        i += 1
-    return "\n".join(out), tuple(fixed)
+    first: yaml.YAMLError | None = None
+    while True:
+        try:
+            return load_yaml("\n".join(lines)), tuple(fixed)
+        except yaml.YAMLError as exc:
+            first = first or exc
+            mark = getattr(exc, "problem_mark", None)
+            if type(exc) is yaml.YAMLError or mark is None or getattr(exc, "problem", None) != (
+                    "mapping values are not allowed here"):
+                raise first from None
+            quoted = _quoted_value(lines, mark.line)
+            if quoted is None or any(i == quoted[0] for i, _ in fixed):
+                raise first from None
+            i, end, key, line = quoted
+            lines[i:end] = [line] + [""] * (end - i - 1)  # blank lines keep every line where it was
+            fixed.append((i, key))
+
+
+def _quoted_value(lines: list[str], at: int) -> tuple[int, int, str, str] | None:
+    """The top-level plain value holding line `at` (its key's line, the end of its continuation lines, the key) and
+    the line that says it double-quoted; None when `at` is in no such value or the value holds no `: `."""
+    i = at
+    while i > 0 and lines[i][:1] in (" ", "\t") and lines[i].strip():
+        i -= 1  # a continuation line: its value starts on the key's line above
+    m = _PLAIN_LINE.match(lines[i]) if i < len(lines) else None
+    if m is None:
+        return None
+    end = i + 1
+    while end < len(lines) and lines[end][:1] in (" ", "\t") and lines[end].strip() \
+            and not lines[end].lstrip().startswith("#"):
+        end += 1
+    parts, comment = [], ""
+    for part in [m.group("value"), *lines[i + 1:end]]:
+        cut = _COMMENT.search(part)
+        if cut is not None:
+            comment = comment or part[cut.start():].strip()
+            part = part[:cut.start()]
+        parts.append(part.strip())
+    value = " ".join(p for p in parts if p)
+    if ": " not in value and not value.endswith(":"):
+        return None
+    return i, end, m.group("key"), f"{m.group('key')}: {json.dumps(value, ensure_ascii=False)}" + (
+        f"  {comment}" if comment else "")
 
 
 def _yaml_bounds(root: object, max_values: int, max_depth: int) -> None:

@@ -34,7 +34,7 @@ from typing import Literal
 import attrs
 import yaml
 
-from skillc.diagnostics.files import load_yaml, quote_plain_colons, scrub
+from skillc.diagnostics.files import load_front_matter, scrub
 from skillc.ir import types as T
 from skillc.ir.machine import Machine, Tool
 from skillc.ir.printexpr import show_expr
@@ -132,13 +132,10 @@ def skill_tools(skill_text: str | None) -> tuple[str, ...]:
     if not skill_text or not skill_text.startswith("---"):
         return ()
     head, sep, _ = skill_text[3:].partition("\n---")
-    try:
-        front = load_yaml(head) if sep else None
+    try:  # `description: Review a PR: read the diff` is read as the build reads it (SKM307)
+        front = load_front_matter(head)[0] if sep else None
     except yaml.YAMLError:
-        try:  # `description: Review a PR: read the diff`, read as the build reads it (SKM307)
-            front = load_yaml(quote_plain_colons(head)[0])
-        except yaml.YAMLError:
-            return ()
+        return ()
     names = front.get("allowed-tools", front.get("allowed_tools")) if isinstance(front, dict) else None
     entries = [names] if isinstance(names, str) else [str(n) for n in names or () if n is not None] \
         if isinstance(names, list) else []

@@ -16,6 +16,7 @@ from skillc.ir.machine import FALLBACK, Machine
 from skillc.runtime.executors.replay import ReplayExecutor
 from skillc.runtime.interpreter import Interpreter, RunError, RunOptions, RunResult, machine_hash
 from skillc.runtime.record import EndKind, Footer, RunTrace, legacy_kind, load_run
+from skillc.runtime.session import stand_in_skill_dir
 from skillc.runtime.tools import ToolBox
 
 
@@ -69,8 +70,11 @@ def replay_run(machine: Machine, source_text: str, run: RunTrace, *, other_machi
     ended = recorded_end(footer)
     # A run stopped by its step limit replays under the same limit; any other gets one step more to show a divergence.
     limit = len(recorded) if ended == "step_limit" else len(recorded) + 1
-    interpreter = Interpreter(machine, ReplayExecutor(run), ToolBox(), RunOptions(retries=0, max_steps=limit),
-                              source_text)
+    # The run's skill folder as its header recorded it (a tool call's arguments are built from it again).
+    skill_dir = header.extra.get("skillc.skill_dir")
+    options = RunOptions(retries=0, max_steps=limit,
+                         skill_dir=skill_dir if isinstance(skill_dir, str) else stand_in_skill_dir(machine))
+    interpreter = Interpreter(machine, ReplayExecutor(run), ToolBox(), options, source_text)
     try:
         result = interpreter.run(dict(header.inputs or {}))
     except RunError as exc:

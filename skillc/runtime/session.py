@@ -32,6 +32,13 @@ def default_skill_dir(machine: Machine) -> Path | None:
     return folder.resolve() if folder.is_dir() else None
 
 
+def stand_in_skill_dir(machine: Machine) -> str:
+    """The skill folder of a run whose tools are not real (`skillc test`'s generated results, a replay's recorded
+    ones): the folder of the machine's `source`, else a nominal `skill_dir` folder under the current one. Nothing is
+    read there; the value only fills the place."""
+    return str(default_skill_dir(machine) or Path("skill_dir").absolute())
+
+
 def run_tools(machine: Machine, mode: Mode, *, workdir: str | Path, skill_dir: str | Path | None = None,
               modules: Sequence[str | Path] = (), timeout_s: float = 60.0, allow_hosts: Sequence[str] = (),
               ask_user: ToolFn | None = None, confine_modules: bool | None = None) -> ToolBox:

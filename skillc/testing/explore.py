@@ -43,7 +43,7 @@ from skillc.runtime.interpreter import Interpreter, OnStep, RunOptions, initial_
 from skillc.runtime.jsonvalue import Env, Object, Value
 from skillc.runtime.record import Step, Verdict
 from skillc.runtime.score import passages
-from skillc.runtime.session import default_skill_dir
+from skillc.runtime.session import stand_in_skill_dir
 from skillc.runtime.tools import ToolBox
 from skillc.runtime.toolsource import ToolSource
 
@@ -324,7 +324,7 @@ def _steered(machine: Machine, executor: Steering, options: RunOptions, source_t
     The places stand in as the tools do: `skill_dir` is the folder of the machine's `source` (else a folder named
     so under the current one), since no tool reads it."""
     if options.skill_dir is None:
-        options = attrs.evolve(options, skill_dir=str(default_skill_dir(machine) or Path("skill_dir").absolute()))
+        options = attrs.evolve(options, skill_dir=stand_in_skill_dir(machine))
     inputs = parse_inputs(machine, inputs)
     executor.env = initial_env(machine, inputs)
     return Interpreter(machine, executor, ToolBox(), options, source_text, on_step=on_step or executor.on_step), inputs

@@ -138,6 +138,36 @@ def test_a_claude_code_session_file_is_read_and_judged(tmp_path: Path) -> None:
     assert "--output-format stream-json" in r.stderr
 
 
+def test_a_session_file_is_read_along_the_branch_it_ended_on(tmp_path: Path) -> None:
+    """A rewind leaves the abandoned branch's records in the session file, and a branched session repeats records:
+    the transcript judged is the chain of `parentUuid` from the last record, each record once."""
+    common = {"isSidechain": False, "userType": "external", "sessionId": "5e55"}
+
+    def record(uuid: str, parent: str | None, kind: str, content: object) -> str:
+        return json.dumps({"parentUuid": parent, **common, "type": kind, "uuid": uuid,
+                           "message": {"role": kind, "content": content}}) + "\n"
+
+    def call(i: int, command: str) -> list[object]:
+        return [{"type": "tool_use", "id": f"t{i}", "name": "Bash", "input": {"command": command}}]
+
+    def done(i: int) -> list[object]:
+        return [{"type": "tool_result", "tool_use_id": f"t{i}", "content": ""}]
+
+    lines = [record("a", None, "user", "Deploy."),
+             record("b", "a", "assistant", call(0, "rsync -a dist/ web:/srv/site/")), record("c", "b", "user", done(0)),
+             record("d", "c", "assistant", call(1, "ssh web rm -rf /srv/site")), record("e", "d", "user", done(1)),
+             # the user rewound to `c`; the session went on from there (and a branch copied `b` and `c` again)
+             record("b", "a", "assistant", call(0, "rsync -a dist/ web:/srv/site/")), record("c", "b", "user", done(0)),
+             record("f", "c", "assistant", call(2, "curl -fsS https://example.org/health")),
+             record("g", "f", "user", done(2)), record("h", "g", "assistant", [{"type": "text", "text": "Done."}])]
+    session = tmp_path / "5e55.jsonl"
+    session.write_text("".join(lines), encoding="utf-8")
+    r = cli("conform", str(DEPLOY), str(session))
+    assert "(claude-code, unfinished, 3 events)" in r.stdout, r.stdout + r.stderr
+    assert "wipe_server" not in r.stdout and "rm -rf" not in r.stdout  # the abandoned branch is not judged
+    assert "SKM804" not in r.stderr  # no call left without its result by a repeated record
+
+
 def _rollout(end: str | None = "task_complete") -> str:
     """A Codex CLI session file (`~/.codex/sessions/…/rollout-….jsonl`): the shell three ways (`shell` with an argv,
     `exec_command` with `cmd`, a `local_shell_call`), the plan tool, a reasoning summary, and how the turn ended."""

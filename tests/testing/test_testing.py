@@ -116,6 +116,21 @@ def test_skillc_test_explores_a_machine_that_reads_its_skill_folder(tmp_path: Pa
         result = api.explore(str(f), examples=5)
         assert result.report is not None and result.report.failures == [], result.diagnostics
         assert result.report.coverage("transitions") == 1.0
+    # a failing run of such a machine is reported with a replay command that works: the trace's header names the
+    # skill folder the run had, and `skillc replay` gives the run that folder again
+    buggy = tmp_path / "buggy.skm"
+    buggy.write_text(BUGGY.replace("  start fill\n", '  source "SKILL.md"\n  tool read(path: str, offset: int?, '
+                                   'limit: int?) -> (content: str, lines: int)\n  var notes: str\n  start load\n\n'
+                                   '  tool load {\n    call read(path: skill_dir ++ "/references/notes.md")\n'
+                                   "    writes notes = content\n    -> fill\n  }\n"))
+    env = {**os.environ, "NO_COLOR": "1"}
+    r = subprocess.run([sys.executable, "-m", "skillc", "test", str(buggy), "--examples", "5", "--traces",
+                        str(tmp_path / "runs")], capture_output=True, text=True, cwd=ROOT, env=env, timeout=240)
+    assert r.returncode == 1 and "replay: skillc replay " in r.stdout, r.stdout + r.stderr
+    command = r.stdout.split("replay: ")[1].split("\n")[0].split()
+    replayed = subprocess.run([sys.executable, "-m", *command], capture_output=True, text=True, cwd=ROOT, env=env,
+                              timeout=240)
+    assert replayed.returncode == 0 and "replayed 2 steps to `fallback`" in replayed.stdout, replayed.stdout
 
 
 def test_pytest_plugin_collects_machines_and_runs_custom_properties(tmp_path: Path) -> None:

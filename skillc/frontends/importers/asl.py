@@ -884,7 +884,8 @@ def _count_passes(module: n.Module) -> tuple[n.Module, list[str]]:
         back = _back_edges(item)
         if not back:
             return item
-        taken = {getattr(i, "name", "") for i in item.items} | {a.target for e in _edges(item) for a in e.assigns}
+        taken = {getattr(i, "name", "") for i in item.items} | {a.target for e in _edges(item) for a in e.assigns} \
+            | {p.name for p in getattr(item, "params", ())}  # a branch reads the paths it does not write as parameters
         counter = ident("passes", taken)
         names.append(counter)
         items: list[n.Stmt] = []

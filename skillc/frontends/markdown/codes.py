@@ -57,8 +57,9 @@ FRONT_MATTER_COLON: Final = Code(
     "SKM307", "front-matter-colon", W, "a front-matter value holds `: ` without quotes",
     "YAML reads `: ` inside an unquoted value as the start of a mapping, so `description: Review a PR: read "
     "the diff` is not valid YAML, and harnesses differ on it: some drop the skill, some drop its whole front "
-    "matter (its `allowed-tools` included). skillc reads such a value as the whole line, as its author meant, "
-    "and says so; the rest of the front matter is read as YAML.",
+    "matter (its `allowed-tools` included). skillc reads each value YAML stops at for this reason as its whole "
+    "line, as its author meant (a ` # comment` after it stays a comment), and says so; the rest of the front "
+    "matter is read as YAML, and any other problem is still SKM303.",
     "---\nname: review\ndescription: Review a PR: read the diff first\nallowed-tools: Read\n---\n# Review\n\n"
     "1. Read the diff.\n",
     "---\nname: review\ndescription: \"Review a PR: read the diff first\"\nallowed-tools: Read\n---\n# Review\n\n"

@@ -18,7 +18,7 @@ from markdown_it.token import Token
 from mdit_py_plugins.front_matter import front_matter_plugin
 
 from skillc.diagnostics import Diagnostic, make
-from skillc.diagnostics.files import load_yaml, quote_plain_colons, read_bytes
+from skillc.diagnostics.files import load_front_matter, read_bytes
 from skillc.diagnostics.source import SourceFile, Span
 from skillc.frontends.markdown import codes
 from skillc.ir.toolkit import split_allowed
@@ -153,13 +153,10 @@ def _front_matter(text: str, source: SourceFile) -> tuple[FrontMatter | None, li
                            hint="end the YAML header with a line holding only `---`")]
     body = "\n".join(lines[1:close])
     header = lines_span(source, 1, close + 1)
-    repaired: tuple[tuple[int, str], ...] = ()
     try:
-        raw = load_yaml(body) if body.strip() else {}
+        raw, repaired = load_front_matter(body) if body.strip() else ({}, ())
     except yaml.YAMLError as exc:
-        raw, repaired = _colons_quoted(body, exc)
-        if raw is None:
-            return None, [_yaml_problem(exc, source, header)]
+        return None, [_yaml_problem(exc, source, header)]
     if not isinstance(raw, dict):
         return None, [make(codes.BAD_FRONT_MATTER,
                            f"the front matter must be a mapping of keys to values, not a {type(raw).__name__}",
@@ -187,20 +184,6 @@ def _front_matter(text: str, source: SourceFile) -> tuple[FrontMatter | None, li
         return None, [make(codes.BAD_FRONT_MATTER, "front matter `allowed-tools` must be a list of tool names", header,
                            hint="write `allowed-tools: Bash, Read` or a YAML list")]
     return FrontMatter(fields["name"], fields["description"], names, 1, close + 1, raw), diags
-
-
-def _colons_quoted(body: str, exc: yaml.YAMLError) -> tuple[object, tuple[tuple[int, str], ...]]:
-    """The front matter read with its unquoted `key: prose: more` values quoted (None when the problem is another,
-    or the repaired text is still no YAML), and the (line, key) of each value quoted."""
-    if type(exc) is yaml.YAMLError or getattr(exc, "problem", None) != "mapping values are not allowed here":
-        return None, ()
-    text, fixed = quote_plain_colons(body)
-    if not fixed:
-        return None, ()
-    try:
-        return load_yaml(text), fixed
-    except yaml.YAMLError:
-        return None, ()
 
 
 def _yaml_problem(exc: yaml.YAMLError, source: SourceFile, header: Span) -> Diagnostic:

@@ -26,8 +26,9 @@ the details and examples/refine/traces/ one committed example of each):
   after another: each `result` ends one trace. A session file of Claude Code
   (`~/.claude/projects/…/SESSION.jsonl`: `sessionId` on each record, maybe a
   `summary` or `file-history-snapshot` record first) is read the same way, its
-  sidechain (subagent) records left out; it has no `result`, so its trace is
-  unfinished.
+  sidechain (subagent) records left out, along the `parentUuid` chain of its
+  last record (a rewind leaves an abandoned branch in the file); it has no
+  `result`, so its trace is unfinished.
 - `codex`: a Codex CLI session file (`~/.codex/sessions/…/rollout-….jsonl`:
   `{"type": "response_item" | "event_msg" | "session_meta" | "turn_context",
   "payload": {...}}` records): an assistant `message` (and a `reasoning`
@@ -485,7 +486,7 @@ def _claude(lines: list[_Line], path: str, problems: list[Diagnostic]) -> list[D
     """The traces of a Claude Code log: each `result` event ends one."""
     traces: list[DevTrace] = []
     log = _ClaudeLog()
-    for line in lines:
+    for line in _active_branch(lines):
         try:
             ended = log.read(line)
         except _Refused as exc:
@@ -507,6 +508,35 @@ def _claude(lines: list[_Line], path: str, problems: list[Diagnostic]) -> list[D
                                  "kept as unfinished", log.seen.span))
         traces.append(DevTrace(log.pairing.done(), "unfinished", "claude-code", path))
     return traces
+
+
+def _active_branch(lines: list[_Line]) -> list[_Line]:
+    """A Claude Code session file's records along the conversation as it stands: the chain of `parentUuid` (across a
+    compaction, `logicalParentUuid`) from its last record back to the first, each record once. A rewind leaves the
+    records of the branch it abandoned in the file, and a branched session repeats records; a `stream-json` log
+    (no `parentUuid`) is read as it is."""
+    records = [ln.value for ln in lines if isinstance(ln.value, dict)]
+    if not any("parentUuid" in r for r in records):
+        return lines
+    by_uuid: dict[str, dict] = {}
+    for r in records:
+        if isinstance(r.get("uuid"), str):
+            by_uuid.setdefault(r["uuid"], r)
+    leaf = next((r["uuid"] for r in reversed(records) if isinstance(r.get("uuid"), str)
+                 and r.get("isSidechain") is not True), None)
+    chain: set[str] = set()
+    while isinstance(leaf, str) and leaf in by_uuid and leaf not in chain:
+        chain.add(leaf)
+        leaf = by_uuid[leaf].get("parentUuid") or by_uuid[leaf].get("logicalParentUuid")
+    kept: list[_Line] = []
+    for ln in lines:
+        uuid = ln.value.get("uuid") if isinstance(ln.value, dict) else None
+        if not isinstance(uuid, str):
+            kept.append(ln)  # a summary or a snapshot: no event, and a damaged line keeps its diagnostic
+        elif uuid in chain:
+            chain.discard(uuid)  # its first copy only
+            kept.append(ln)
+    return kept
 
 
 class _ClaudeLog:

@@ -164,6 +164,14 @@ def test_an_imported_polling_loop_is_counted_against_the_history_quota_so_the_sk
     fragment = (tmp_path / "branch.skm").read_text().split("fragment ")[1]
     assert "counter passes max 12500" in fragment and "when passes < 12500 -> Poll { passes += 1 }" in fragment
     assert skillc.check(tmp_path / "branch.skm").diagnostics == []
+    # a branch that reads a path named `passes` has a parameter of that name: the counter takes another
+    branch["States"]["P"]["Branches"][0]["States"]["Poll"]["Parameters"] = {"n.$": "$.passes"}
+    source.write_text(json.dumps(branch))
+    r = cli("import", "asl", str(source), "-o", str(tmp_path / "named.skm"))
+    assert r.returncode == 0, r.stdout + r.stderr
+    fragment = (tmp_path / "named.skm").read_text().split("fragment ")[1]
+    assert "(passes: str)" in fragment and "counter passes_2 max 12500" in fragment
+    assert skillc.check(tmp_path / "named.skm").diagnostics == []
 
 
 def test_choice_without_default_has_a_witness_unless_the_rules_cover_everything() -> None:

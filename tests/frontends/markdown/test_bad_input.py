@@ -5,10 +5,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+import yaml
 from click.testing import CliRunner
 
 from skillc.cli import main
-from skillc.diagnostics.files import quote_plain_colons
+from skillc.diagnostics.files import load_front_matter
 from skillc.frontends.markdown import build
 from skillc.frontends.markdown.document import parse_document
 from skillc.registry import BY_CODE as REGISTRY
@@ -133,21 +134,36 @@ def test_an_unquoted_colon_in_a_front_matter_value_is_read_as_the_line(tmp_path:
     assert doc is not None and doc.front.allowed_tools == ("Read", "Bash(git diff:*)")
     assert doc.front.raw["metadata"] == {"owner": "team"}
     assert skill_tools(skill.read_text(encoding="utf-8")) == ("read", "bash")  # the native baseline's reading
+    # a comment holding `: ` is no prose to repair: the tools the author left out stay out (a harness that read the
+    # whole line would grant Write)
+    commented = ("---\nname: review\ndescription: Review a PR: read the diff first\nallowed-tools: Read, Bash  # note: "
+                 "Write is not needed\n---\n# Review\n\n1. Run `git diff` to read the change.\n")
+    doc, found = parse_document(commented.encode())
+    assert doc is not None and doc.front.allowed_tools == ("Read", "Bash")
+    assert [d.span.start_pos[0] for d in found if str(d.code) == "SKM307" and d.span is not None] == [3]
+    assert skill_tools(commented) == ("read", "bash")
     # a problem of another kind is still refused, at its line
     skill.write_text("---\nname: review\ndescription: Review: [oops\ntools: {a\n---\n# Review\n\n1. Go.\n")
     refused = build(skill)
     assert "SKM303" in codes(refused.diagnostics) and "SKM307" not in codes(refused.diagnostics)
 
 
-def test_quote_plain_colons_touches_only_top_level_plain_values() -> None:
-    text = ("name: x\ndescription: a: b\nquoted: \"c: d\"\nnested:\n  inner: e: f\nlist:\n  - g: h\n"
-            "block: |\n  i: j\nurl: https://example.com\nlast: ends with:")
-    out, fixed = quote_plain_colons(text)
-    assert fixed == ((1, "description"), (10, "last"))
-    assert out.split("\n") == ["name: x", 'description: "a: b"', 'quoted: "c: d"', "nested:", "  inner: e: f",
-                                "list:", "  - g: h", "block: |", "  i: j", "url: https://example.com",
-                                'last: "ends with:"']
-    assert quote_plain_colons("name: x\ndescription: fine") == ("name: x\ndescription: fine", ())
+def test_only_the_values_yaml_refuses_are_read_as_their_line() -> None:
+    """The repair touches the values YAML stops at, nothing else: not a nested value, a list item, a block, a quoted
+    value or a comment that holds `: `; a ` # comment` after a repaired value stays a comment."""
+    text = ("name: x\ndescription: a: b  # why: prose\nallowed-tools: Read, Bash  # note: Write is not needed\n"
+            "quoted: \"c: d\"\nnested:\n  inner: e\nlist:\n  - g: h\nblock: |\n  i: j\nflag: false  # default: true\n"
+            "url: https://example.com\nlast: ends with:\n  and goes on: here")
+    value, fixed = load_front_matter(text)
+    assert fixed == ((1, "description"), (12, "last"))
+    assert value == {"name": "x", "description": "a: b", "allowed-tools": "Read, Bash", "quoted": "c: d",
+                     "nested": {"inner": "e"}, "list": [{"g": "h"}], "block": "i: j\n", "flag": False,
+                     "url": "https://example.com", "last": "ends with: and goes on: here"}
+    assert load_front_matter("name: x\ndescription: fine") == ({"name": "x", "description": "fine"}, ())
+    with pytest.raises(yaml.YAMLError):  # another problem: refused as before (SKM303)
+        load_front_matter("description: a: b\ntools: [oops")
+    with pytest.raises(yaml.YAMLError):  # `: ` in a nested value is not the author's prose line: refused
+        load_front_matter("metadata:\n  owner: team: core")
 
 
 def test_a_step_outside_the_skills_allowed_tools_refuses_the_build(tmp_path: Path) -> None:
