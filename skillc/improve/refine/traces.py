@@ -340,14 +340,18 @@ def _call(call: object, where: str) -> tuple[str, str, dict[str, object]]:
     if not isinstance(call, dict) or not isinstance(call.get("id"), str) or not isinstance(fn, dict) \
             or not isinstance(fn.get("name"), str):
         raise _Refused(f"{where} needs an `id` and a `function` with a `name`")
-    raw = fn.get("arguments", "{}")
+    return call["id"], fn["name"], _arguments(fn.get("arguments", "{}"), where)
+
+
+def _arguments(raw: object, where: str) -> dict[str, object]:
+    """A tool call's arguments: a JSON object, given as its text or as one."""
     try:
         args = loads(raw) if isinstance(raw, str) else raw
     except JSONProblem as exc:
         raise _Refused(f"{where}: `arguments` is {exc}") from None
     if not isinstance(args, dict):
         raise _Refused(f"{where}: `arguments` must be a JSON object")
-    return call["id"], fn["name"], args
+    return dict(args)
 
 
 # ---------------------------------------------------------------- Codex session files
@@ -428,14 +432,7 @@ def _codex_call(item: dict) -> tuple[str, str, dict[str, object]]:
     elif kind == "custom_tool_call":
         args = {"input": item.get("input")}
     else:
-        raw = item.get("arguments", "{}")
-        try:
-            parsed = loads(raw) if isinstance(raw, str) else raw
-        except JSONProblem as exc:
-            raise _Refused(f"`arguments` of a `{kind}` is {exc}") from None
-        if not isinstance(parsed, dict):
-            raise _Refused(f"`arguments` of a `{kind}` must be a JSON object")
-        args = dict(parsed)
+        args = _arguments(item.get("arguments", "{}"), f"a `{kind}`")
     if not isinstance(call_id, str) or not isinstance(name, str):
         raise _Refused(f"a `{kind}` needs a `call_id` and a `name`")
     argv = args.get("command")
