@@ -1,7 +1,7 @@
 """Robustness on real material: skill folders built offline and every command run on the machines; the LLM
 compiler fed mutated replies.
 
-    python bench/sweep.py ROOT... [--jobs 2] [--examples 40] [--keep DIR]
+    python bench/sweep.py ROOT... [--jobs 2] [--examples 40] [--keep DIR] [--lsp N]
     python bench/sweep.py --replies [--seeds 6] [--jobs 2]
     python bench/sweep.py --asl ROOT... [--jobs 2] [--examples 40]
 
@@ -11,7 +11,12 @@ would, and each machine built goes through `skillc check`, `show`, `dot` (DOT an
 `export langgraph` (the module compiled by Python) and a `fmt` round trip (the file formats to itself and still
 checks). A build may refuse a folder (a diagnostic, exit 1); anything else that fails is a finding: an internal
 error (exit 3, SKM900, a traceback) anywhere, a built machine that does not check, or a command that fails on it.
-Prints `collection | folders | built | refused (codes) | findings | s`, then each finding.
+Prints `collection | folders | built | refused (codes) | findings | s`, then each finding. `--lsp N` then drives one
+`skillc lsp` through pygls's client over N of the machines built (a seeded sample): each opened, every feature asked
+at 25 positions (hover, definition, references, completion, rename's prepare, symbols, semantic tokens, folding,
+inlay hints, formatting), three edits that delete a line and one that restores the text, each to its diagnostics,
+and the code actions of the restored text; a finding is a request the server answers with an error (a rename it
+refuses with a message aside) or a version whose diagnostics never come.
 
 `--replies`: every recorded exchange of `corpus/llm/` is played `--seeds` times with its replies mutated (cut
 anywhere, lines deleted, repeated, swapped or moved, a name or a token replaced, braces unbalanced, a JSON key
@@ -44,6 +49,7 @@ import time
 import traceback
 from collections import Counter
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -162,6 +168,106 @@ def _print(header: tuple[str, ...], table: list[tuple[str, ...]]) -> None:
     print("|" + "|".join("-" * (w + 2) for w in widths) + "|")
     for row in table:
         print("| " + " | ".join(c.ljust(w) for c, w in zip(row, widths)) + " |")
+
+
+# ---------------------------------------------------------------- the language server (--lsp N)
+
+
+async def drive_lsp(machines: list[Path], seed: int = 7) -> tuple[int, list[tuple[str, str]]]:
+    """Every feature of one language server over the machines; the requests made and the findings."""
+    import asyncio
+
+    from lsprotocol import types as lsp
+    from pygls.lsp.client import LanguageClient
+
+    client = LanguageClient("sweep", "0")
+    published: asyncio.Queue = asyncio.Queue()
+    client.feature(lsp.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)(lambda params: published.put_nowait(params))
+    await client.start_io(sys.executable, "-m", "skillc", "lsp")
+    await client.initialize_async(lsp.InitializeParams(capabilities=lsp.ClientCapabilities()))
+    client.initialized(lsp.InitializedParams())
+    findings: list[tuple[str, str]] = []
+    requests = 0
+
+    async def diagnostics(uri: str, version: int) -> list[lsp.Diagnostic] | None:
+        while True:
+            try:
+                params = await asyncio.wait_for(published.get(), 120)
+            except TimeoutError:
+                return None
+            if params.uri == uri and params.version == version:
+                return list(params.diagnostics)
+
+    for path in machines:
+        text = path.read_text(encoding="utf-8")
+        uri, doc, rng = path.resolve().as_uri(), lsp.TextDocumentIdentifier(path.resolve().as_uri()), random.Random(
+            f"{path.name}/{seed}")
+        client.text_document_did_open(lsp.DidOpenTextDocumentParams(
+            text_document=lsp.TextDocumentItem(uri=uri, language_id="skm", version=1, text=text)))
+        if await diagnostics(uri, 1) is None:
+            findings.append((str(path), "no diagnostics for the opened text"))
+            continue
+        lines = text.split("\n")
+        end = lsp.Position(len(lines) - 1, len(lines[-1]))
+        options = lsp.FormattingOptions(tab_size=2, insert_spaces=True)
+        asks: list[Any] = [
+            client.text_document_document_symbol_async(lsp.DocumentSymbolParams(text_document=doc)),
+            client.text_document_semantic_tokens_full_async(lsp.SemanticTokensParams(text_document=doc)),
+            client.text_document_folding_range_async(lsp.FoldingRangeParams(text_document=doc)),
+            client.text_document_formatting_async(lsp.DocumentFormattingParams(text_document=doc, options=options)),
+            client.text_document_inlay_hint_async(lsp.InlayHintParams(text_document=doc,
+                                                                      range=lsp.Range(lsp.Position(0, 0), end)))]
+        for _ in range(25):
+            i = rng.randrange(len(lines))
+            at = lsp.Position(i, rng.randrange(len(lines[i]) + 1))
+            asks += [client.text_document_hover_async(lsp.HoverParams(text_document=doc, position=at)),
+                     client.text_document_definition_async(lsp.DefinitionParams(text_document=doc, position=at)),
+                     client.text_document_references_async(lsp.ReferenceParams(
+                         context=lsp.ReferenceContext(include_declaration=True), text_document=doc, position=at)),
+                     client.text_document_completion_async(lsp.CompletionParams(text_document=doc, position=at))]
+            rename = client.text_document_prepare_rename_async(lsp.PrepareRenameParams(text_document=doc,
+                                                                                      position=at))
+            try:
+                await rename
+            except Exception as exc:  # noqa: BLE001 - a refusal is an answer; an internal error is a finding
+                if "internal" in str(exc).lower() or "Traceback" in str(exc):
+                    findings.append((str(path), f"prepareRename: {exc}"))
+            requests += 1
+        for ask in asks:
+            requests += 1
+            try:
+                await ask
+            except Exception as exc:  # noqa: BLE001 - the finding
+                findings.append((str(path), f"{type(exc).__name__}: {str(exc)[:300]}"))
+        version = 1
+        for _ in range(3):
+            i = rng.randrange(len(lines))
+            version += 1
+            client.text_document_did_change(lsp.DidChangeTextDocumentParams(
+                lsp.VersionedTextDocumentIdentifier(uri=uri, version=version),
+                [lsp.TextDocumentContentChangeWholeDocument(text="\n".join(lines[:i] + lines[i + 1:]))]))
+            if await diagnostics(uri, version) is None:
+                findings.append((str(path), f"no diagnostics for version {version} (line {i + 1} deleted)"))
+        version += 1
+        client.text_document_did_change(lsp.DidChangeTextDocumentParams(
+            lsp.VersionedTextDocumentIdentifier(uri=uri, version=version),
+            [lsp.TextDocumentContentChangeWholeDocument(text=text)]))
+        restored = await diagnostics(uri, version)
+        if restored is None:
+            findings.append((str(path), "no diagnostics for the restored text"))
+        else:
+            requests += 1
+            try:
+                await client.text_document_code_action_async(lsp.CodeActionParams(
+                    text_document=doc, range=lsp.Range(lsp.Position(0, 0), end),
+                    context=lsp.CodeActionContext(diagnostics=restored)))
+            except Exception as exc:  # noqa: BLE001 - the finding
+                findings.append((str(path), f"codeAction: {exc}"))
+        client.text_document_did_close(lsp.DidCloseTextDocumentParams(doc))
+    await client.shutdown_async(None)
+    client.exit(None)
+    await client.stop()
+    return requests, findings
 
 
 # ---------------------------------------------------------------- ASL definitions (--asl)
@@ -332,6 +438,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--examples", type=int, default=40, help="runs of `skillc test` per machine")
     parser.add_argument("--keep", type=Path, default=None, help="write the built machines here (default: a temp)")
+    parser.add_argument("--lsp", type=int, default=0, metavar="N", help="then drive the language server over N "
+                        "of the machines built")
     args = parser.parse_args(argv)
     if args.replies == bool(args.roots):
         parser.error("give skill-folder ROOTs, or --replies")
@@ -350,6 +458,15 @@ def main(argv: list[str] | None = None) -> int:
         else:
             jobs = [(c, str(f), str(out), args.examples) for c, f in skill_folders(args.roots)]
             folders_table(sorted(pool.imap_unordered(sweep_folder, jobs), key=lambda r: r["folder"]))
+    if args.lsp and not args.replies and not args.asl:
+        import asyncio
+
+        built = sorted(out.glob("*.skm"))
+        sample = random.Random(7).sample(built, min(args.lsp, len(built)))
+        requests, findings = asyncio.run(drive_lsp(sample))
+        print(f"\nlanguage server: {len(sample)} machines, {requests} requests, {len(findings)} findings")
+        for where, what in findings:
+            print(f"{where}: {what}")
     return _done(started)
 
 
