@@ -8,9 +8,11 @@ compiler fed mutated replies.
 Folders: every `SKILL.md` under each ROOT (`.git`, `node_modules` and hidden folders skipped; a document whose
 bytes another one already has is swept once) is built with the offline compiler, as `skillc build FOLDER -o M.skm`
 would, and each machine built goes through `skillc check`, `show`, `dot` (DOT and Mermaid), `test --examples N`,
-`export langgraph` (the module compiled by Python) and a `fmt` round trip (the file formats to itself and still
-checks). A build may refuse a folder (a diagnostic, exit 1); anything else that fails is a finding: an internal
-error (exit 3, SKM900, a traceback) anywhere, a built machine that does not check, or a command that fails on it.
+`export langgraph` (the module imported and its graph compiled by LangGraph), the tool `skillc serve` would list
+(its name, and an `inputSchema` that passes JSON Schema's meta-schema) and `fmt --check` (the file is formatted as
+`fmt` formats it). A build may refuse a folder (a diagnostic, exit 1); anything else that fails is a finding: an
+internal error (exit 3, SKM900, a traceback) anywhere, a built machine that does not check, or a command that fails
+on it.
 Prints `collection | folders | built | refused (codes) | findings | s`, then each finding. `--lsp N` then drives one
 `skillc lsp` through pygls's client over N of the machines built (a seeded sample): each opened, every feature asked
 at 25 positions (hover, definition, references, completion, rename's prepare, symbols, semantic tokens, folding,
@@ -123,10 +125,8 @@ def _commands(machine: str, examples: int) -> list[tuple[str, str]]:
         if _internal(code, output, escaped) or code != 0:
             found.append((what, (escaped or output)[-600:]))
         elif what == "export":
-            try:
-                compile(output, machine + ".py", "exec")
-            except SyntaxError as exc:
-                found.append(("export", f"the module does not compile: {exc}"))
+            found += _exported(machine, output)
+    found += _served(machine)
     text = Path(machine).read_text(encoding="utf-8")
     code, output, escaped = _cli(["fmt", "--check", machine])
     if _internal(code, output, escaped) or code != 0:
@@ -134,6 +134,43 @@ def _commands(machine: str, examples: int) -> list[tuple[str, str]]:
     if Path(machine).read_text(encoding="utf-8") != text:
         found.append(("fmt", "`fmt --check` changed the file"))
     return found
+
+
+def _exported(machine: str, module: str) -> list[tuple[str, str]]:
+    """The LangGraph module `export langgraph` wrote, imported beside the machine and its graph compiled."""
+    import importlib.util
+
+    path = Path(machine).with_name(f"_export_{Path(machine).stem}.py")
+    path.write_text(module, encoding="utf-8")
+    try:
+        spec = importlib.util.spec_from_file_location(path.stem, path)
+        assert spec is not None and spec.loader is not None
+        loaded = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(loaded)
+        loaded.builder.compile()
+    except Exception:  # noqa: BLE001 - the finding
+        return [("export", "the exported graph does not build: " + traceback.format_exc()[-400:])]
+    finally:
+        path.unlink(missing_ok=True)
+    return []
+
+
+def _served(machine: str) -> list[tuple[str, str]]:
+    """The machine as `skillc serve` lists it: an MCP tool name and an `inputSchema` that is a JSON Schema."""
+    import jsonschema
+
+    from skillc.language import check
+    from skillc.serve.catalog import input_schema
+
+    checked = check(Path(machine)).machine
+    if checked is None:
+        return []  # `check` said so already
+    problems = [] if re.fullmatch(r"[A-Za-z0-9_.-]{1,64}", checked.name) else [f"tool name `{checked.name}`"]
+    try:
+        jsonschema.Draft202012Validator.check_schema(input_schema(checked))
+    except jsonschema.SchemaError as exc:
+        problems.append(f"inputSchema: {exc.message}")
+    return [("serve", "; ".join(problems))] if problems else []
 
 
 def folders_table(rows: list[dict]) -> None:
