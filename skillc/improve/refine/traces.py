@@ -495,7 +495,7 @@ def _claude(lines: list[_Line], path: str, problems: list[Diagnostic]) -> list[D
             log = _ClaudeLog()
     if log.seen is not None and log.pairing.events:  # a session that did nothing yet (an init record) is none
         problems += log.pairing.unpaired(log.seen.span, "tool_use_id")
-        if log.session_file:
+        if _session_file(lines):
             problems.append(make(codes.NO_TRACE_OUTCOME, "a Claude Code session file records no outcome (a "
                                  "`stream-json` log ends with a `result` event); the trace is kept as unfinished",
                                  log.seen.span, hint="to judge the outcome too, record the run with `claude -p "
@@ -505,6 +505,13 @@ def _claude(lines: list[_Line], path: str, problems: list[Diagnostic]) -> list[D
                                  "kept as unfinished", log.seen.span))
         traces.append(DevTrace(log.pairing.done(), "unfinished", "claude-code", path))
     return traces
+
+
+def _session_file(lines: list[_Line]) -> bool:
+    """Whether a Claude Code log is a session file (`~/.claude/projects/…/SESSION.jsonl`: `sessionId` and
+    `parentUuid` on its records, maybe a `summary` first), not a `stream-json` log, which ends with a `result`."""
+    return any(isinstance(ln.value, dict) and ("parentUuid" in ln.value or "sessionId" in ln.value
+                                                or ln.value.get("type") in _SESSION_TYPES) for ln in lines)
 
 
 def _active_branch(lines: list[_Line]) -> list[_Line]:
@@ -543,8 +550,6 @@ class _ClaudeLog:
         self.pairing = _Pairing()
         self.noise: set[str] = set()  # ids of todo-tool calls, whose results are dropped too
         self.seen: _Line | None = None  # the last record read (for a log that never ends)
-        #: Records of a session file (`sessionId`, `uuid`), which never ends with a `result` event.
-        self.session_file = False
 
     def read(self, line: _Line) -> TraceOutcome | None:
         """Read one record; the trace's outcome when it is the `result` that ends the session."""
@@ -552,7 +557,6 @@ class _ClaudeLog:
         if not isinstance(obj, dict) or not isinstance(obj.get("type"), str):
             raise _Refused("a Claude Code record is a JSON object with a `type`")
         self.seen = line
-        self.session_file = self.session_file or obj["type"] in _SESSION_TYPES or "sessionId" in obj
         if obj.get("parent_tool_use_id") is not None or obj.get("isSidechain") is True:
             return None  # a subagent's traffic: its parent's Task call and result stand for it
         kind = obj["type"]
