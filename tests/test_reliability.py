@@ -600,3 +600,28 @@ def test_json_escapes_that_spell_a_lone_surrogate_are_scrubbed() -> None:
     assert json_answer('{"answer": "x\\ud800"}') == {"answer": "x\ufffd"}
     result = run(ECHO, {"outputs": {"think": ['{"answer": "x\\ud800y"}']}}, {"q": "q"})
     assert result.outcome == "success" and result.evidence == {"out": "x\ufffdy"}
+
+
+def test_a_run_killed_between_its_footer_and_its_end_in_the_journal_resumes_to_that_end(tmp_path: Path) -> None:
+    """A run SIGKILLed after its trace's footer was written and before the journal recorded its end (found by
+    bench/sweep_runs.py) resumes to the end the footer records: the journal says done, the trace keeps one footer
+    and replays; it once appended a second header and a second footer."""
+    machine, trace = _recorded(tmp_path)
+    journal = tmp_path / "j.sqlite"
+    with sqlite3.connect(journal) as db:  # the journal as the kill left it: every step committed, still running
+        (run_id,) = db.execute("SELECT run_id FROM runs").fetchone()
+        db.execute("UPDATE runs SET status = 'running', outcome = NULL")
+    db.close()
+    before = trace.read_text()
+    r = skillc_cli("run", "--resume", run_id, "--journal", str(journal), "--workdir", str(tmp_path), "--json")
+    clean(r)
+    assert r.returncode == 0, r.stdout + r.stderr
+    report = json.loads(r.stdout)
+    assert (report["outcome"], report["terminal"], report["evidence"]) == ("success", "done", {"out": "a"})
+    assert trace.read_text() == before  # one header, one footer: nothing appended
+    with sqlite3.connect(journal) as db:
+        assert db.execute("SELECT status, outcome FROM runs").fetchone() == ("done", "success")
+    db.close()
+    assert skillc_cli("replay", str(machine), str(trace)).returncode == 0
+    r = skillc_cli("run", "--resume", run_id, "--journal", str(journal), "--workdir", str(tmp_path))
+    assert r.returncode == 2 and "already finished (success)" in r.stdout + r.stderr

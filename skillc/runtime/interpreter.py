@@ -455,6 +455,11 @@ class Interpreter:
                 raise JournalError(f"run `{run_id}` is damaged: its question was asked by `{self._answer.state}` at "
                                    f"step {self._answer.step}, but it resumes at `{state}`, step {step}")
             self._check_resumed(run_id, env, state)
+            ended = self._ended(info.trace_path, run_id, step)
+            if ended is not None:  # it crashed after writing its footer, before the journal recorded the end
+                journal.finish(run_id, ended.outcome or "failed")
+                lease.release(remove=True)
+                return _from_footer(run_id, ended, info.trace_path)
             writer = TraceWriter(info.trace_path, self._secrets(), append=True)
             self._fill_trace(writer, info.trace_path, journal.steps(run_id))
             writer.write_record(self._header(run_id, inputs, resumed_from=step))
@@ -462,6 +467,20 @@ class Interpreter:
             lease.release()
             raise
         return self._loop(run_id, env, state, step, writer, lease)
+
+    @staticmethod
+    def _ended(trace_path: str | None, run_id: str, step: int) -> Footer | None:
+        """The footer the run's trace already ends with, after its last committed step (`step` steps), or None."""
+        if not trace_path or not os.path.exists(trace_path):
+            return None
+        try:
+            run = load_run(trace_path)
+        except TraceError:
+            return None
+        footer = run.footer
+        if footer is None or run.header.run_id != run_id or footer.steps != step:
+            return None
+        return footer
 
     @staticmethod
     def _take_answer(journal: Journal, run_id: str, status: str, answer: str | None) -> Wait | None:
@@ -803,6 +822,12 @@ class Interpreter:
         if self._world is None:
             self._world = WorkFolder(self.options.workdir or os.getcwd())
         return tuple(verdict(terminal.name, p, env, self._world) for p in terminal.predicates)
+
+
+def _from_footer(run_id: str, footer: Footer, trace_path: str | None) -> RunResult:
+    """The result of a run that ended, as its trace's footer records it (a resume that found it ended)."""
+    return RunResult(run_id, footer.outcome or "failed", footer.terminal or FALLBACK, dict(footer.evidence),
+                     footer.steps or 0, trace_path, footer.error, reason=footer.reason, predicates=footer.predicates)
 
 
 def verdict(terminal: str, predicate: ir.Expr, env: Mapping[str, Value], world: World) -> Verdict:
