@@ -186,3 +186,48 @@ def test_the_real_material_sweep_finds_nothing_on_a_folder_that_reads_its_refere
     assert row.get("built") and row["findings"] == [], row
     play = replay_mutated((str(ROOT / "corpus" / "llm" / "mhattingpete__git-pushing.exchange.jsonl"), 1))
     assert play["findings"] == [], play
+
+
+def test_the_run_sweep_runs_a_real_machine_in_the_box_to_a_replayed_end(tmp_path: Path) -> None:
+    """`bench/sweep_runs.py` on the LLM compiler's create-branch machine: built from its recorded exchange, run with
+    the real kit in the box (git really runs in a fresh repository), every run replays; no finding."""
+    from bench.sweep_runs import _build, box_run
+
+    folder = ROOT / "corpus" / "skills" / "sentry__create-branch"
+    built = _build((str(folder), str(tmp_path),
+                    f"recorded:{ROOT / 'corpus' / 'llm' / 'sentry__create-branch.exchange.jsonl'}"))
+    assert built is not None
+    rows = [box_run((*built, seed, None)) for seed in (1, 2)]
+    assert all(r["findings"] == [] for r in rows), rows
+    assert all(r.get("outcome") in ("success", "failed", "partial") for r in rows), rows
+    assert sum(r.get("tools", 0) for r in rows) >= 2, rows  # git ran for real: a tool step at least each run
+
+
+def test_the_run_sweep_holds_each_finding_against_the_run(tmp_path: Path) -> None:
+    """The sweep's findings can fire: a file tool the box stopped instead of the runtime's places, an exit code that
+    disagrees with the outcome, an answer outside the menu that a run takes."""
+    from bench import sweep_runs
+
+    trace = tmp_path / "trace.jsonl"
+    trace.write_text(json.dumps({"type": "step", "kind": "tool", "gen_ai.tool.name": "write",
+                                 "skillc.errors": [{"message": "[Errno 13] Permission denied: '/etc/x'"}]}) + "\n"
+                     + json.dumps({"type": "step", "kind": "tool", "gen_ai.tool.name": "bash",
+                                   "tool_result": {"stderr": "Permission denied"}}) + "\n", encoding="utf-8")
+    row: dict = {"findings": []}
+    assert sweep_runs._tool_calls(trace, row) == 2
+    assert [what for what, _ in row["findings"]] == ["places"]  # bash is not confined by the places: not a finding
+
+    answers = iter([(5, '{"outcome": "success"}', "", None)])
+    original = sweep_runs._cli_json
+    sweep_runs._cli_json = lambda args: next(answers)  # type: ignore[assignment]
+    try:
+        row = {"findings": []}
+        assert sweep_runs._run(["run"], row, "run") == {"outcome": "success"}
+        assert row["findings"] == [("run", "exit 5 with the outcome 'success'")]
+        sweep_runs._cli_json = lambda args: (0, '{"outcome": "success"}', "", None)  # type: ignore[assignment]
+        row = {"findings": []}
+        report = {"outcome": "waiting", "run_id": "r1", "waiting": {"options": ["yes", "no"]}}
+        assert sweep_runs._answer(report, "m.skm", __import__("random").Random(1), row) is None
+        assert row["findings"][0][0] == "answer" and "outside the menu" in row["findings"][0][1]
+    finally:
+        sweep_runs._cli_json = original  # type: ignore[assignment]
