@@ -17,20 +17,23 @@ folder under its own name (an `allowed-tools` entry may name it), readable and n
 `chaos`: an in-process executor that answers each model or judge state with values of the declared types, steered
 toward a random state's edges as `skillc test` steers (Z3 values for the guards on the way), and one reply in eight
 invalid (not JSON, a field missing, a value of the wrong type), so the runtime's retries and fallbacks run too.
-Inputs are drawn the same way (strings often a file of WORK). Every second seed runs in a child process that is
-SIGKILLed once the journal holds 1 to 6 committed steps, and the run is resumed with `--resume RUN_ID` (one killed
-after its end is taken as ended, one killed while it waits is answered). A run that waits for its user (exit 6) is
+Inputs are drawn the same way (strings often a file of WORK). Every even seed runs in a child process that is
+SIGKILLed once the journal holds 1 to 6 committed steps, and the run is resumed with `--resume RUN_ID` and the same
+places and limits (one killed after its end is taken as ended, one killed while it waits is answered); a bash
+command the killed process had started goes on, as after any crash, until it ends or the box does. A run that waits for its user (exit 6) is
 resumed from its journal with `--resume RUN_ID --answer TEXT` (an option of the menu when there is one, after an
 answer outside it that must be refused, exit 2), until it ends or has waited five times; then `skillc replay M.skm
 T`.
 
 A finding is:
 - an internal error (exit 3, SKM900, a traceback) of `run`, a resume or `replay`;
-- a run's exit code that disagrees with its JSON outcome, or JSON that does not parse;
+- a run's exit code that disagrees with its JSON outcome, or JSON that does not parse; a killed run whose resume
+  is refused;
 - a refused answer that was an option of the menu, or an answer outside the menu that was taken;
 - a trace that does not replay through its own machine (`skillc replay` exit 1), no trace at all, or a finished
   trace without every step once and one footer;
-- a `success` whose terminal's predicates did not all hold over the work folder;
+- a `success` whose terminal's predicates, judged again over the work folder and the variables committed last, do
+  not all hold, or that reports another number of verdicts than its terminal has predicates;
 - a file tool that reached the skill's folder or beyond and was stopped by the box (`Permission denied`)
   instead of refused by the runtime's places;
 - the box itself: killed by its time or memory limit, unless a bash call of the run asked for a `timeout` of a
@@ -160,8 +163,7 @@ def run_one(spec: dict) -> dict:
     row: dict = {"findings": [], "waits": 0}
     places = ["--workdir", work, "--skill-dir", skill]
     args = ["run", machine_path, "--executor", f"chaos:{seed}", *places, "--journal", "runs.sqlite",
-            "--trace", "trace.jsonl", "--input-file", str(inputs), "--json", "--max-steps", "300",
-            "--tool-timeout", "10", "--step-deadline", "30"]
+            "--trace", "trace.jsonl", "--input-file", str(inputs), "--json", *LIMITS]
     report = _killed(args, machine_path, places, rng, row) if seed % 2 == 0 else _run(args, row, "run")
     while report is not None and report.get("outcome") == "waiting" and row["waits"] < MAX_WAITS:
         row["waits"] += 1
@@ -173,9 +175,7 @@ def run_one(spec: dict) -> dict:
     row["reason"] = (report.get("reason") or {}).get("kind")
     row["error"] = (report.get("error") or "")[:200]
     if row["outcome"] == "success":
-        failed = [p for p in report.get("predicates") or [] if not p.get("holds")]
-        if failed:
-            row["findings"].append(("success", f"predicates that did not hold: {failed}"))
+        row["findings"] += _rejudged(machine, report, work)
     trace = Path("trace.jsonl")
     if not trace.is_file():
         row["findings"].append(("trace", "no trace was written"))
@@ -186,6 +186,29 @@ def run_one(spec: dict) -> dict:
         if _internal(code, output, escaped) or code != 0:
             row["findings"].append(("replay", (escaped or output)[-600:]))
     return row
+
+
+def _rejudged(machine: Any, report: dict, work: str) -> list[tuple[str, str]]:
+    """A `success` judged again: each predicate of its terminal over the work folder as it is now and the variables
+    the journal committed last, one verdict a predicate in the report, and each holding."""
+    from skillc.ir.evaluate import WorkFolder
+    from skillc.runtime.interpreter import verdict
+
+    terminal = machine.states.get(report.get("terminal") or "")
+    if terminal is None:
+        return [("success", f"a success at `{report.get('terminal')}`, not a terminal of the machine")]
+    with closing(sqlite3.connect("runs.sqlite")) as db:
+        last = db.execute("SELECT env FROM steps ORDER BY step DESC LIMIT 1").fetchone()
+    env = json.loads(last[0]) if last else {}
+    found: list[tuple[str, str]] = []
+    reported = [p.get("predicate") for p in report.get("predicates") or []]
+    if len(reported) != len(terminal.predicates):
+        found.append(("success", f"{len(terminal.predicates)} predicates, {len(reported)} verdicts: {reported}"))
+    for p in terminal.predicates:
+        judged = verdict(terminal.name, p, env, WorkFolder(work))
+        if not judged.holds:
+            found.append(("success", f"`{judged.predicate}` does not hold over the work folder: {judged.reason}"))
+    return found
 
 
 def _cli_json(args: list[str]) -> tuple[int, str, str, str | None]:
@@ -229,6 +252,7 @@ def _killed(args: list[str], machine_path: str, places: list[str], rng: random.R
         return _run(args, row, "run")
     row["killed"] = _committed()
     run_id, status, outcome = runs[0]
+    row["resumed"] = status not in ("done", "waiting")
     if status == "done":  # killed after its end was committed: there is nothing to resume, and its trace must be whole
         footer = _footer(Path("trace.jsonl"))
         return {"run_id": run_id, "outcome": outcome, "terminal": footer.get("skillc.terminal"),
@@ -271,6 +295,9 @@ def _report(code: int, stdout: str, output: str, escaped: str | None, row: dict,
     if _internal(code, output, escaped):
         row["findings"].append((what, (escaped or output)[-600:]))
         return None
+    if code in (1, 2) and what == "resume after a kill":
+        row["findings"].append((what, "the killed run's resume was refused: " + output.strip()[-400:]))
+        return None
     if code in (1, 2):  # a machine or an input it refuses: no run, and nothing to hold against it
         row["refused"] = (re.findall(r"SKM\d+", output) or ["?"])[0]
         row["refusal"] = next((ln for ln in output.splitlines() if "SKM" in ln), output.strip()[-200:])
@@ -286,9 +313,14 @@ def _report(code: int, stdout: str, output: str, escaped: str | None, row: dict,
     return report
 
 
+#: The limits of every run and resume (a journal keeps none of them: a resume sets them again).
+LIMITS = ["--max-steps", "300", "--tool-timeout", "10", "--step-deadline", "30"]
+
+
 def _resume(machine_path: str, run_id: str, places: list[str]) -> list[str]:
-    """The arguments that resume a run in its places (a resume sets them again, as the printed command does)."""
-    return ["run", machine_path, "--resume", run_id, "--journal", "runs.sqlite", "--json", *places]
+    """The arguments that resume a run in its places and limits (a resume sets them again, as the printed command
+    does the places)."""
+    return ["run", machine_path, "--resume", run_id, "--journal", "runs.sqlite", "--json", *places, *LIMITS]
 
 
 def _answer(report: dict, machine_path: str, rng: random.Random, row: dict, places: list[str]) -> dict | None:
@@ -314,7 +346,7 @@ def _answer(report: dict, machine_path: str, rng: random.Random, row: dict, plac
 def _tool_calls(trace: Path, row: dict, finished: bool = True) -> int:
     """Real tool calls in the trace; a file tool the box stopped instead of the runtime is a finding, and so is a
     finished trace without every step once and one footer (a killed and resumed run's too)."""
-    calls, steps, footers = 0, Counter(), 0
+    calls, steps, footers, total = 0, Counter(), 0, None
     for line in trace.read_text(encoding="utf-8").splitlines():
         try:
             record = json.loads(line)
@@ -322,7 +354,7 @@ def _tool_calls(trace: Path, row: dict, finished: bool = True) -> int:
             row["findings"].append(("trace", f"a line of the trace is not JSON: {line[:120]}"))
             continue
         if isinstance(record, dict) and record.get("type") == "footer":
-            footers += 1
+            footers, total = footers + 1, record.get("skillc.steps")
         if isinstance(record, dict) and record.get("type") == "step":
             steps[record.get("step")] += 1
         if not isinstance(record, dict) or record.get("type") != "step" or record.get("kind") != "tool":
@@ -333,7 +365,7 @@ def _tool_calls(trace: Path, row: dict, finished: bool = True) -> int:
         if tool in ("read", "write", "edit", "glob", "grep") and "Permission denied" in said:
             row["findings"].append(("places", f"`{tool}` reached the box's walls: {said[:300]}"))
     twice = sorted(str(k) for k, n in steps.items() if n > 1)
-    gaps = sorted(set(range(len(steps))) - {k for k in steps if isinstance(k, int)})
+    gaps = sorted(set(range(total if isinstance(total, int) else len(steps))) - set(steps))
     if finished and (twice or gaps or footers != 1):
         row["findings"].append(("trace", f"steps written twice: {twice}, missing: {gaps}, footers: {footers}"))
     return calls
@@ -417,12 +449,12 @@ def table(rows: list[dict], machines: int, seconds: float, verbose: bool = False
     """The summary line and each finding (`verbose`: and why each run that failed at the fallback did)."""
     outcomes = Counter(r.get("outcome") or ("refused " + r["refused"] if r.get("refused") else "none") for r in rows)
     findings = [(r["folder"], r["seed"], what, text) for r in rows for what, text in r["findings"]]
-    killed = [r["killed"] for r in rows if "killed" in r]
-    print("| machines | runs | outcomes | tool calls | waits | killed and resumed (mid-run) | findings | s |")
+    killed = [r for r in rows if "killed" in r]
+    print("| machines | runs | outcomes | tool calls | waits | killed (resumed) | findings | s |")
     print("|---|---|---|---|---|---|---|---|")
     shown = ", ".join(f"{k} {v}" for k, v in sorted(outcomes.items(), key=lambda kv: -kv[1]))
     print(f"| {machines} | {len(rows)} | {shown} | {sum(r.get('tools', 0) for r in rows)} | "
-          f"{sum(r.get('waits', 0) for r in rows)} | {len(killed)} ({sum(1 for k in killed if k)}) | "
+          f"{sum(r.get('waits', 0) for r in rows)} | {len(killed)} ({sum(1 for r in killed if r['resumed'])}) | "
           f"{len(findings)} | {seconds:.0f} |")
     reasons = Counter(f"{r.get('outcome')} at {r.get('terminal')} ({r.get('reason') or 'an edge'})"
                       for r in rows if r.get("outcome") in ("failed", "partial"))

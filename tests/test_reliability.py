@@ -625,3 +625,70 @@ def test_a_run_killed_between_its_footer_and_its_end_in_the_journal_resumes_to_t
     assert skillc_cli("replay", str(machine), str(trace)).returncode == 0
     r = skillc_cli("run", "--resume", run_id, "--journal", str(journal), "--workdir", str(tmp_path))
     assert r.returncode == 2 and "already finished (success)" in r.stdout + r.stderr
+
+
+ASKS_TWICE = """machine deploy {
+  use tools std
+  var target: str
+  var sure: str
+  var out: str
+  start first
+  tool first {
+    call bash(command: "true")
+    writes out = stdout
+    -> pick
+  }
+  tool pick {
+    call ask_user(question: "Where?", options: ["staging", "prod"])
+    writes target = answer
+    -> confirm
+  }
+  tool confirm {
+    call ask_user(question: "Sure?", options: ["yes", "no"])
+    writes sure = answer
+    -> done
+  }
+  terminal done: success { requires out, sure }
+  fallback
+}
+"""
+
+TWO_STEPS = """machine other {
+  use tools std
+  var out: str
+  start one
+  tool one {
+    call bash(command: "true")
+    writes out = stdout
+    -> two
+  }
+  tool two {
+    call bash(command: "true")
+    writes out = stdout
+    -> done
+  }
+  terminal done: success { requires out }
+  fallback
+}
+"""
+
+
+def test_a_footer_another_run_wrote_into_a_shared_trace_does_not_end_a_resumed_run(tmp_path: Path) -> None:
+    """Only a footer that is the trace's last record, after this run's header, ends a resumed run: a run that
+    waits, a second run writing the same trace to its footer, then two answers — the first run asks both questions
+    and ends after three steps (the review of the fix above found it ended after two, its second question unasked)."""
+    asks, other = _machine(tmp_path, ASKS_TWICE, "a.skm"), _machine(tmp_path, TWO_STEPS, "b.skm")
+    script = _script(tmp_path, {})
+    common = ["--executor", f"scripted:{script}", "--journal", str(tmp_path / "j.sqlite"), "--workdir", str(tmp_path)]
+    r = skillc_cli("run", str(asks), "--trace", str(tmp_path / "t.jsonl"), *common, "--json")
+    assert r.returncode == 6, r.stdout + r.stderr
+    run_id = json.loads(r.stdout)["run_id"]
+    assert skillc_cli("run", str(other), "--trace", str(tmp_path / "t.jsonl"), *common).returncode == 0
+    resume = ["run", "--resume", run_id, "--journal", str(tmp_path / "j.sqlite"), "--workdir", str(tmp_path),
+              "--json"]
+    r = skillc_cli(*resume, "--answer", "prod")
+    assert r.returncode == 6 and json.loads(r.stdout)["waiting"]["question"] == "Sure?", r.stdout + r.stderr
+    r = skillc_cli(*resume, "--answer", "yes")
+    clean(r)
+    report = json.loads(r.stdout)
+    assert (r.returncode, report["steps"], report["evidence"]) == (0, 3, {"out": "", "sure": "yes"}), r.stdout

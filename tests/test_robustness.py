@@ -209,13 +209,20 @@ def test_the_run_sweep_holds_each_finding_against_the_run(tmp_path: Path) -> Non
     from bench import sweep_runs
 
     trace = tmp_path / "trace.jsonl"
-    trace.write_text(json.dumps({"type": "step", "kind": "tool", "gen_ai.tool.name": "write",
-                                 "skillc.errors": [{"message": "[Errno 13] Permission denied: '/etc/x'"}]}) + "\n"
-                     + json.dumps({"type": "step", "kind": "tool", "gen_ai.tool.name": "bash",
-                                   "tool_result": {"stderr": "Permission denied"}}) + "\n", encoding="utf-8")
+    steps = [{"type": "step", "step": 0, "kind": "tool", "gen_ai.tool.name": "write",
+              "skillc.errors": [{"message": "[Errno 13] Permission denied: '/etc/x'"}]},
+             {"type": "step", "step": 1, "kind": "tool", "gen_ai.tool.name": "bash",
+              "tool_result": {"stderr": "Permission denied"}}]
+    footer = {"type": "footer", "skillc.steps": 2}
+    trace.write_text("".join(json.dumps(r) + "\n" for r in [{"type": "header"}, *steps, footer]), encoding="utf-8")
     row: dict = {"findings": []}
     assert sweep_runs._tool_calls(trace, row) == 2
     assert [what for what, _ in row["findings"]] == ["places"]  # bash is not confined by the places: not a finding
+    trace.write_text("".join(json.dumps(r) + "\n" for r in [{"type": "header"}, steps[0], steps[0],
+                                                             {**footer, "skillc.steps": 3}]), encoding="utf-8")
+    row = {"findings": []}
+    sweep_runs._tool_calls(trace, row)  # a step twice, and the last one missing: a trace a resume got wrong
+    assert row["findings"][-1] == ("trace", "steps written twice: ['0'], missing: [1, 2], footers: 1")
 
     answers = iter([(5, '{"outcome": "success"}', "", None)])
     original = sweep_runs._cli_json
@@ -227,7 +234,7 @@ def test_the_run_sweep_holds_each_finding_against_the_run(tmp_path: Path) -> Non
         sweep_runs._cli_json = lambda args: (0, '{"outcome": "success"}', "", None)  # type: ignore[assignment]
         row = {"findings": []}
         report = {"outcome": "waiting", "run_id": "r1", "waiting": {"options": ["yes", "no"]}}
-        assert sweep_runs._answer(report, "m.skm", __import__("random").Random(1), row) is None
+        assert sweep_runs._answer(report, "m.skm", __import__("random").Random(1), row, []) is None
         assert row["findings"][0][0] == "answer" and "outside the menu" in row["findings"][0][1]
     finally:
         sweep_runs._cli_json = original  # type: ignore[assignment]

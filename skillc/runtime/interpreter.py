@@ -441,13 +441,20 @@ class Interpreter:
             if info.status == "done":
                 raise RunError(f"run `{run_id}` already finished ({info.outcome})"
                                + ("; it waits for no answer" if answer is not None else ""))
-            self._answer = self._take_answer(journal, run_id, info.status, answer)
             point = journal.checkpoint(run_id)
             inputs = restore_secrets(info.inputs, run_id)
             if point is None:
                 env, state, step = initial_env(self.machine, parse_inputs(self.machine, inputs)), self.machine.start, 0
             else:
                 env, state, step = restore_secrets(point.env, run_id), point.state, point.step + 1
+            ended = None if info.status == "waiting" else self._ended(info.trace_path, run_id, step)
+            if ended is not None:  # it crashed after writing its footer, before the journal recorded the end
+                if answer is not None:
+                    raise RunError(f"run `{run_id}` already finished ({ended.outcome}); it waits for no answer")
+                journal.finish(run_id, ended.outcome or "failed")
+                lease.release(remove=True)
+                return self._from_footer(run_id, ended, info.trace_path, env)
+            self._answer = self._take_answer(journal, run_id, info.status, answer)
             env.update(place_values(self.machine, self.options.workdir, self.options.skill_dir))
             if self._answer is None:
                 self._answer = journal.answered(run_id, step)  # answered before a crash kept the step from committing
@@ -455,11 +462,6 @@ class Interpreter:
                 raise JournalError(f"run `{run_id}` is damaged: its question was asked by `{self._answer.state}` at "
                                    f"step {self._answer.step}, but it resumes at `{state}`, step {step}")
             self._check_resumed(run_id, env, state)
-            ended = self._ended(info.trace_path, run_id, step)
-            if ended is not None:  # it crashed after writing its footer, before the journal recorded the end
-                journal.finish(run_id, ended.outcome or "failed")
-                lease.release(remove=True)
-                return _from_footer(run_id, ended, info.trace_path)
             writer = TraceWriter(info.trace_path, self._secrets(), append=True)
             self._fill_trace(writer, info.trace_path, journal.steps(run_id))
             writer.write_record(self._header(run_id, inputs, resumed_from=step))
@@ -470,7 +472,8 @@ class Interpreter:
 
     @staticmethod
     def _ended(trace_path: str | None, run_id: str, step: int) -> Footer | None:
-        """The footer the run's trace already ends with, after its last committed step (`step` steps), or None."""
+        """The footer the run's trace ends with, after its last committed step (`step` steps), or None: the
+        trace's last record is a footer of this run's last header (not of another run that shared the file)."""
         if not trace_path or not os.path.exists(trace_path):
             return None
         try:
@@ -478,9 +481,19 @@ class Interpreter:
         except TraceError:
             return None
         footer = run.footer
-        if footer is None or run.header.run_id != run_id or footer.steps != step:
+        if not run.ended or footer is None or run.header.run_id != run_id or footer.steps != step:
             return None
         return footer
+
+    def _from_footer(self, run_id: str, footer: Footer, trace_path: str | None, env: Env) -> RunResult:
+        """The result of a run that ended, as its footer records it; the evidence from the journal's variables (the
+        trace's copy has its secrets redacted)."""
+        terminal = self.machine.states.get(footer.terminal or FALLBACK) or self.machine.states[FALLBACK]
+        evidence: dict = {r: env.get(r) for r in terminal.requires}
+        evidence.update((v.predicate, v.holds) for v in footer.predicates)
+        missing = tuple(r for r in terminal.requires if r not in env)
+        return RunResult(run_id, footer.outcome or "failed", terminal.name, evidence, footer.steps or 0, trace_path,
+                         footer.error, missing_evidence=missing, reason=footer.reason, predicates=footer.predicates)
 
     @staticmethod
     def _take_answer(journal: Journal, run_id: str, status: str, answer: str | None) -> Wait | None:
@@ -822,12 +835,6 @@ class Interpreter:
         if self._world is None:
             self._world = WorkFolder(self.options.workdir or os.getcwd())
         return tuple(verdict(terminal.name, p, env, self._world) for p in terminal.predicates)
-
-
-def _from_footer(run_id: str, footer: Footer, trace_path: str | None) -> RunResult:
-    """The result of a run that ended, as its trace's footer records it (a resume that found it ended)."""
-    return RunResult(run_id, footer.outcome or "failed", footer.terminal or FALLBACK, dict(footer.evidence),
-                     footer.steps or 0, trace_path, footer.error, reason=footer.reason, predicates=footer.predicates)
 
 
 def verdict(terminal: str, predicate: ir.Expr, env: Mapping[str, Value], world: World) -> Verdict:

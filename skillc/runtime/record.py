@@ -522,6 +522,8 @@ class RunTrace:
     steps: tuple[Step, ...]
     footer: Footer | None
     headers: tuple[RunHeader, ...] = ()
+    #: The last record is the footer (a resumed run's header or steps after it say the footer is not its end).
+    ended: bool = False
 
     @property
     def states(self) -> tuple[str, ...]:
@@ -582,7 +584,7 @@ def parse_run(text: str, path: str = "<trace>") -> tuple[RunTrace | None, list[D
     headers = tuple(r for r in records if isinstance(r, RunHeader))
     footers = [r for r in records if isinstance(r, Footer)]
     steps = tuple(r for r in records if isinstance(r, Step))
-    return RunTrace(headers[-1], steps, footers[-1] if footers else None, headers), []
+    return RunTrace(headers[-1], steps, footers[-1] if footers else None, headers, isinstance(records[-1], Footer)), []
 
 
 def read_run(path: str | Path) -> tuple[RunTrace | None, list[Diagnostic]]:
