@@ -20,10 +20,10 @@ invalid (not JSON, a field missing, a value of the wrong type), so the runtime's
 Inputs are drawn the same way (strings often a file of WORK). Every even seed runs in a child process that is
 SIGKILLed once the journal holds 1 to 6 committed steps, and the run is resumed with `--resume RUN_ID` and the same
 places and limits (one killed after its end is taken as ended, one killed while it waits is answered); a bash
-command the killed process had started goes on, as after any crash, until it ends or the box does. A run that waits for its user (exit 6) is
-resumed from its journal with `--resume RUN_ID --answer TEXT` (an option of the menu when there is one, after an
-answer outside it that must be refused, exit 2), until it ends or has waited five times; then `skillc replay M.skm
-T`.
+command the killed process had started goes on, as after any crash, until it ends or the box does. A run that
+waits for its user (exit 6) is resumed from its journal with `--resume RUN_ID --answer TEXT` (an option of the menu
+when there is one, after an answer outside it that must be refused, exit 2), until it ends or has waited five
+times; then `skillc replay M.skm T`.
 
 A finding is:
 - an internal error (exit 3, SKM900, a traceback) of `run`, a resume or `replay`;

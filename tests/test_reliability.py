@@ -692,3 +692,50 @@ def test_a_footer_another_run_wrote_into_a_shared_trace_does_not_end_a_resumed_r
     clean(r)
     report = json.loads(r.stdout)
     assert (r.returncode, report["steps"], report["evidence"]) == (0, 3, {"out": "", "sure": "yes"}), r.stdout
+
+
+@pytest.mark.parametrize("named", [True, False])
+def test_a_footer_another_run_appended_at_once_does_not_end_a_resumed_run(tmp_path: Path, named: bool) -> None:
+    """Two resumes append to one trace at once, so another run's footer can follow this run's last header: a run
+    killed after its first step, its trace ending in such a footer (with the other run's id, or none as older
+    footers), resumes and runs its second step (the second review's repro ended it after one step, `two` unrun)."""
+    machine, script = _machine(tmp_path, TWO_STEPS), _script(tmp_path, {})
+    journal, trace = tmp_path / "j.sqlite", tmp_path / "t.jsonl"
+    r = skillc_cli("run", str(machine), "--executor", f"scripted:{script}", "--journal", str(journal), "--trace",
+                   str(trace), "--workdir", str(tmp_path))
+    assert r.returncode == 0, r.stdout + r.stderr
+    with sqlite3.connect(journal) as db:  # as killed in `two`: step 0 committed, still running
+        (run_id,) = db.execute("SELECT run_id FROM runs").fetchone()
+        db.execute("DELETE FROM steps WHERE step > 0")
+        db.execute("UPDATE runs SET status = 'running', outcome = NULL")
+    db.close()
+    header, first = trace.read_text().splitlines()[:2]
+    foreign = {"type": "footer", "skillc.terminal": "done", "skillc.outcome": "success", "skillc.evidence": {},
+               "skillc.steps": 1, "skillc.error": None, **({"skillc.run_id": "0therrun0000"} if named else {})}
+    trace.write_text("\n".join([header, first, json.dumps(foreign)]) + "\n")
+    r = skillc_cli("run", "--resume", run_id, "--journal", str(journal), "--workdir", str(tmp_path), "--json")
+    clean(r)
+    assert (r.returncode, json.loads(r.stdout)["steps"]) == (0, 2), r.stdout + r.stderr
+    records = [json.loads(x) for x in trace.read_text().splitlines()]
+    assert [x.get("state") for x in records if x["type"] == "step"] == ["one", "two"]
+    assert records[-1]["type"] == "footer" and records[-1]["skillc.run_id"] == run_id
+
+
+def test_a_run_ended_before_its_first_step_resumes_to_its_end_with_its_places(tmp_path: Path) -> None:
+    """A run whose start is its terminal commits no step: resumed after its footer, its evidence still holds the
+    place `workdir` (the second review found it null, and `missing_evidence` naming it)."""
+    machine = _machine(tmp_path, "machine t0 {\n  input q: str\n  start done\n"
+                                 "  terminal done: success { requires q, workdir }\n  fallback\n}\n")
+    journal, trace = tmp_path / "j.sqlite", tmp_path / "t.jsonl"
+    r = skillc_cli("run", str(machine), "--input", "q=x", "--executor", f"scripted:{_script(tmp_path, {})}",
+                   "--journal", str(journal), "--trace", str(trace), "--workdir", str(tmp_path), "--json")
+    assert r.returncode == 0, r.stdout + r.stderr
+    ended = json.loads(r.stdout)
+    with sqlite3.connect(journal) as db:
+        db.execute("UPDATE runs SET status = 'running', outcome = NULL")
+    db.close()
+    r = skillc_cli("run", "--resume", ended["run_id"], "--journal", str(journal), "--workdir", str(tmp_path), "--json")
+    clean(r)
+    resumed = json.loads(r.stdout)
+    assert r.returncode == 0 and resumed["evidence"] == ended["evidence"] == {"q": "x", "workdir": str(tmp_path)}
+    assert resumed["missing_evidence"] == []

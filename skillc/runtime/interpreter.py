@@ -447,13 +447,14 @@ class Interpreter:
                 env, state, step = initial_env(self.machine, parse_inputs(self.machine, inputs)), self.machine.start, 0
             else:
                 env, state, step = restore_secrets(point.env, run_id), point.state, point.step + 1
-            ended = None if info.status == "waiting" else self._ended(info.trace_path, run_id, step)
+            ended = None if info.status == "waiting" else self._ended(info.trace_path, run_id, step, state)
             if ended is not None:  # it crashed after writing its footer, before the journal recorded the end
+                journal.finish(run_id, ended.outcome or "failed")
                 if answer is not None:
                     raise RunError(f"run `{run_id}` already finished ({ended.outcome}); it waits for no answer")
-                journal.finish(run_id, ended.outcome or "failed")
                 lease.release(remove=True)
-                return self._from_footer(run_id, ended, info.trace_path, env)
+                places = place_values(self.machine, self.options.workdir, self.options.skill_dir, required=False)
+                return self._from_footer(run_id, ended, info.trace_path, {**places, **env})
             self._answer = self._take_answer(journal, run_id, info.status, answer)
             env.update(place_values(self.machine, self.options.workdir, self.options.skill_dir))
             if self._answer is None:
@@ -471,9 +472,11 @@ class Interpreter:
         return self._loop(run_id, env, state, step, writer, lease)
 
     @staticmethod
-    def _ended(trace_path: str | None, run_id: str, step: int) -> Footer | None:
-        """The footer the run's trace ends with, after its last committed step (`step` steps), or None: the
-        trace's last record is a footer of this run's last header (not of another run that shared the file)."""
+    def _ended(trace_path: str | None, run_id: str, step: int, state: str) -> Footer | None:
+        """The footer that ends this run's trace after its last committed step (`step` steps; the run goes to
+        `state` next), or None. It must be the trace's last record, name this run (older footers: follow this run's
+        last header) and end where the run goes next: at `state`, or in the fallback for a predicate that failed
+        at `state` or a step limit reached there. Another run sharing the file, even at once, is not this one."""
         if not trace_path or not os.path.exists(trace_path):
             return None
         try:
@@ -481,9 +484,13 @@ class Interpreter:
         except TraceError:
             return None
         footer = run.footer
-        if not run.ended or footer is None or run.header.run_id != run_id or footer.steps != step:
+        if not run.ended or footer is None or footer.steps != step:
             return None
-        return footer
+        if footer.extra.get("skillc.run_id", run.header.run_id) != run_id:
+            return None
+        reason = footer.reason
+        there = reason is not None and reason.kind in ("predicate", "step_limit") and reason.state == state
+        return footer if footer.terminal == state or there else None
 
     def _from_footer(self, run_id: str, footer: Footer, trace_path: str | None, env: Env) -> RunResult:
         """The result of a run that ended, as its footer records it; the evidence from the journal's variables (the
@@ -623,7 +630,8 @@ class Interpreter:
             error = reason.message if reason is not None and reason.kind != "edge" else None
             writer.write_record(Footer(terminal=terminal.name, outcome=outcome, evidence=evidence, steps=step,
                                        error=error, reason=reason, input_tokens=tokens_in, output_tokens=tokens_out,
-                                       latency_ms=round(latency, 3), predicates=verdicts))
+                                       latency_ms=round(latency, 3), predicates=verdicts,
+                                       extra={} if run_id is None else {"skillc.run_id": run_id}))
             if journal is not None:
                 journal.finish(run_id, outcome)
             finished = True
