@@ -57,6 +57,7 @@ from skillc.runtime.record import (
     Footer,
     Outcome,
     RunHeader,
+    RunTrace,
     Step,
     StepError,
     StepKind,
@@ -447,7 +448,8 @@ class Interpreter:
                 env, state, step = initial_env(self.machine, parse_inputs(self.machine, inputs)), self.machine.start, 0
             else:
                 env, state, step = restore_secrets(point.env, run_id), point.state, point.step + 1
-            ended = None if info.status == "waiting" else self._ended(info.trace_path, run_id, step, state)
+            so_far, readable = _so_far(info.trace_path)  # read once: to see whether it ended, and to fill it
+            ended = None if info.status == "waiting" else self._ended(so_far, run_id, step, state)
             if ended is not None:  # it crashed after writing its footer, before the journal recorded the end
                 journal.finish(run_id, ended.outcome or "failed")
                 if answer is not None:
@@ -464,7 +466,7 @@ class Interpreter:
                                    f"step {self._answer.step}, but it resumes at `{state}`, step {step}")
             self._check_resumed(run_id, env, state)
             writer = TraceWriter(info.trace_path, self._secrets(), append=True)
-            self._fill_trace(writer, info.trace_path, journal.steps(run_id))
+            self._fill_trace(writer, so_far, readable, journal.steps(run_id))
             writer.write_record(self._header(run_id, inputs, resumed_from=step))
         except BaseException:
             lease.release()
@@ -472,16 +474,12 @@ class Interpreter:
         return self._loop(run_id, env, state, step, writer, lease)
 
     @staticmethod
-    def _ended(trace_path: str | None, run_id: str, step: int, state: str) -> Footer | None:
-        """The footer that ends this run's trace after its last committed step (`step` steps; the run goes to
+    def _ended(run: RunTrace | None, run_id: str, step: int, state: str) -> Footer | None:
+        """The footer that ends this run's trace `run` after its last committed step (`step` steps; the run goes to
         `state` next), or None. It must be the trace's last record, name this run (older footers: follow this run's
         last header) and end where the run goes next: at `state`, or in the fallback for a predicate that failed
         at `state` or a step limit reached there. Another run sharing the file, even at once, is not this one."""
-        if not trace_path or not os.path.exists(trace_path):
-            return None
-        try:
-            run = load_run(trace_path)
-        except TraceError:
+        if run is None:
             return None
         footer = run.footer
         if not run.ended or footer is None or footer.steps != step:
@@ -496,9 +494,7 @@ class Interpreter:
         """The result of a run that ended, as its footer records it; the evidence from the journal's variables (the
         trace's copy has its secrets redacted)."""
         terminal = self.machine.states.get(footer.terminal or FALLBACK) or self.machine.states[FALLBACK]
-        evidence: dict = {r: env.get(r) for r in terminal.requires}
-        evidence.update((v.predicate, v.holds) for v in footer.predicates)
-        missing = tuple(r for r in terminal.requires if r not in env)
+        evidence, missing = _evidence(terminal, env, footer.predicates)
         return RunResult(run_id, footer.outcome or "failed", terminal.name, evidence, footer.steps or 0, trace_path,
                          footer.error, missing_evidence=missing, reason=footer.reason, predicates=footer.predicates)
 
@@ -537,17 +533,12 @@ class Interpreter:
                 problems += check_value(value, self.machine.variables[name].type, f"`{name}`")
         return problems
 
-    def _fill_trace(self, writer: TraceWriter, trace_path: str | None, committed: list[Step]) -> None:
+    def _fill_trace(self, writer: TraceWriter, so_far: RunTrace | None, readable: bool,
+                    committed: list[Step]) -> None:
         """Append committed steps that a crash kept out of the trace (committed before written), in order."""
-        if not trace_path or writer.path is None:
-            return
-        last: int | None
-        try:
-            last = max((s.index for s in load_run(trace_path).steps), default=-1)
-        except TraceError:
-            last = -1 if not os.path.exists(trace_path) or os.path.getsize(trace_path) == 0 else None
-        if last is None:
+        if writer.path is None or not readable:
             return  # an unreadable trace is not repaired; the resumed part is still appended
+        last = max((s.index for s in so_far.steps), default=-1) if so_far is not None else -1
         for record in committed:
             if record.index > last:
                 writer.write(_as_trace_redaction(record.to_json()))
@@ -624,8 +615,7 @@ class Interpreter:
                                  str(writer.path) if writer.path else None, None, tuple(visited), tuple(taken),
                                  waiting=waiting)
             terminal = self.machine.states[state]
-            evidence = {r: env.get(r) for r in terminal.requires}
-            evidence.update((v.predicate, v.holds) for v in verdicts)
+            evidence, missing = _evidence(terminal, env, verdicts)
             outcome: Outcome = terminal.outcome or "failed"
             error = reason.message if reason is not None and reason.kind != "edge" else None
             writer.write_record(Footer(terminal=terminal.name, outcome=outcome, evidence=evidence, steps=step,
@@ -647,7 +637,6 @@ class Interpreter:
             writer.close()
             if lease is not None:
                 lease.release(remove=finished)
-        missing = tuple(r for r in terminal.requires if r not in env)
         return RunResult(run_id, outcome, terminal.name, evidence, step,
                          str(writer.path) if writer.path else None, error, tuple(visited), tuple(taken), missing,
                          reason, predicates=verdicts)
@@ -843,6 +832,25 @@ class Interpreter:
         if self._world is None:
             self._world = WorkFolder(self.options.workdir or os.getcwd())
         return tuple(verdict(terminal.name, p, env, self._world) for p in terminal.predicates)
+
+
+def _so_far(trace_path: str | None) -> tuple[RunTrace | None, bool]:
+    """What a resumed run's trace holds so far, and whether it can be filled in: (None, True) for no trace yet or an
+    empty one, (None, False) for one that cannot be read."""
+    if not trace_path:
+        return None, True
+    try:
+        return load_run(trace_path), True
+    except TraceError:
+        return None, not os.path.exists(trace_path) or os.path.getsize(trace_path) == 0
+
+
+def _evidence(terminal: State, env: Mapping[str, Value], verdicts: tuple[Verdict, ...]) -> tuple[dict, tuple[str, ...]]:
+    """A terminal's evidence (its `requires` values, then each predicate's verdict under its source text) and the
+    `requires` that `env` lacks."""
+    evidence: dict = {r: env.get(r) for r in terminal.requires}
+    evidence.update((v.predicate, v.holds) for v in verdicts)
+    return evidence, tuple(r for r in terminal.requires if r not in env)
 
 
 def verdict(terminal: str, predicate: ir.Expr, env: Mapping[str, Value], world: World) -> Verdict:
