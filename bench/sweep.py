@@ -78,6 +78,12 @@ def skill_folders(roots: list[Path]) -> list[tuple[str, Path]]:
 
 def _cli(args: list[str]) -> tuple[int, str, str | None]:
     """A skillc command in this process: exit code, output, and the traceback of an exception it let out."""
+    code, _stdout, output, escaped = _cli_streams(args)
+    return code, output, escaped
+
+
+def _cli_streams(args: list[str]) -> tuple[int, str, str, str | None]:
+    """`_cli` with standard output apart: exit code, standard output, both streams, an escaped traceback."""
     from click.testing import CliRunner
 
     from skillc.cli import main
@@ -85,7 +91,7 @@ def _cli(args: list[str]) -> tuple[int, str, str | None]:
     result = CliRunner().invoke(main, args, catch_exceptions=True)
     exc = result.exception
     escaped = None if exc is None or isinstance(exc, SystemExit) else "".join(traceback.format_exception(exc))
-    return result.exit_code, result.output, escaped
+    return result.exit_code, result.stdout, result.output, escaped
 
 
 def _internal(code: int, output: str, escaped: str | None) -> bool:

@@ -67,7 +67,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bench.sweep import _cli, _internal, skill_folders  # noqa: E402 - after the repository is on the path
+from bench.sweep import _cli, _cli_streams, _internal, skill_folders  # noqa: E402 - after the repository is on the path
 
 #: Exit codes of `skillc run` by outcome (its --help).
 EXITS = {"success": 0, "partial": 4, "failed": 5, "fallback": 5, "waiting": 6}
@@ -211,21 +211,9 @@ def _rejudged(machine: Any, report: dict, work: str) -> list[tuple[str, str]]:
     return found
 
 
-def _cli_json(args: list[str]) -> tuple[int, str, str, str | None]:
-    """A skillc command in this process: exit code, standard output, both streams, and an escaped traceback."""
-    from click.testing import CliRunner
-
-    from skillc.cli import main
-
-    result = CliRunner().invoke(main, args, catch_exceptions=True)
-    exc = result.exception
-    escaped = None if exc is None or isinstance(exc, SystemExit) else "".join(traceback.format_exception(exc))
-    return result.exit_code, result.stdout, result.output, escaped
-
-
 def _run(args: list[str], row: dict, what: str) -> dict | None:
     """A `skillc run` (or resume) in this process; its JSON report, or None after a finding."""
-    return _report(*_cli_json(args), row, what)
+    return _report(*_cli_streams(args), row, what)
 
 
 def _killed(args: list[str], machine_path: str, places: list[str], rng: random.Random, row: dict) -> dict | None:
@@ -329,7 +317,7 @@ def _answer(report: dict, machine_path: str, rng: random.Random, row: dict, plac
     run_id, options = report.get("run_id"), wait.get("options") or []
     resume = _resume(machine_path, str(run_id), places)
     if options:
-        code, _stdout, output, escaped = _cli_json([*resume, "--answer", "none of these, thanks"])
+        code, _stdout, output, escaped = _cli_streams([*resume, "--answer", "none of these, thanks"])
         if _internal(code, output, escaped):
             row["findings"].append(("answer", (escaped or output)[-600:]))
             return None

@@ -225,16 +225,16 @@ def test_the_run_sweep_holds_each_finding_against_the_run(tmp_path: Path) -> Non
     assert row["findings"][-1] == ("trace", "steps written twice: ['0'], missing: [1, 2], footers: 1")
 
     answers = iter([(5, '{"outcome": "success"}', "", None)])
-    original = sweep_runs._cli_json
-    sweep_runs._cli_json = lambda args: next(answers)  # type: ignore[assignment]
+    original = sweep_runs._cli_streams
+    sweep_runs._cli_streams = lambda args: next(answers)  # type: ignore[assignment]
     try:
         row = {"findings": []}
         assert sweep_runs._run(["run"], row, "run") == {"outcome": "success"}
         assert row["findings"] == [("run", "exit 5 with the outcome 'success'")]
-        sweep_runs._cli_json = lambda args: (0, '{"outcome": "success"}', "", None)  # type: ignore[assignment]
+        sweep_runs._cli_streams = lambda args: (0, '{"outcome": "success"}', "", None)  # type: ignore[assignment]
         row = {"findings": []}
         report = {"outcome": "waiting", "run_id": "r1", "waiting": {"options": ["yes", "no"]}}
         assert sweep_runs._answer(report, "m.skm", __import__("random").Random(1), row, []) is None
         assert row["findings"][0][0] == "answer" and "outside the menu" in row["findings"][0][1]
     finally:
-        sweep_runs._cli_json = original  # type: ignore[assignment]
+        sweep_runs._cli_streams = original  # type: ignore[assignment]
