@@ -19,7 +19,8 @@ toward a random state's edges as `skillc test` steers (Z3 values for the guards 
 invalid (not JSON, a field missing, a value of the wrong type), so the runtime's retries and fallbacks run too.
 Inputs are drawn the same way (strings often a file of WORK). Every even seed runs in a child process that is
 SIGKILLed once the journal holds 1 to 6 committed steps, and the run is resumed with `--resume RUN_ID` and the same
-places and limits (one killed after its end is taken as ended, one killed while it waits is answered); a bash
+limits, naming no folder: the journal keeps the places, and this process's folder is not WORK (one killed after its
+end is taken as ended, one killed while it waits is answered); a bash
 command the killed process had started goes on, as after any crash, until it ends or the box does. A run that
 waits for its user (exit 6) is resumed from its journal with `--resume RUN_ID --answer TEXT` (an option of the menu
 when there is one, after an answer outside it that must be refused, exit 2), until it ends or has waited five
@@ -36,6 +37,9 @@ A finding is:
   not all hold, or that reports another number of verdicts than its terminal has predicates;
 - a file tool that reached the skill's folder or beyond and was stopped by the box (`Permission denied`)
   instead of refused by the runtime's places;
+- a file the run left in the folder it was started from (a folder of its own in the box, where the journal and
+  the trace are; not the box's HOME or TMPDIR, where `npm` keeps its cache) instead of in WORK: a run or resume
+  that acted in the wrong folder;
 - the box itself: killed by its time or memory limit, unless a bash call of the run asked for a `timeout` of a
   fifth of the box's limit or more (`npx --yes eas-cli@latest whoami`, 180 s: the machine's own time, not a hang).
 Prints `machines | runs | outcomes | tool calls | waits | killed and resumed | findings | s`, why the runs that did
@@ -155,19 +159,20 @@ def run_one(spec: dict) -> dict:
 
     _with_chaos()
     machine_path, seed, work, skill = spec["machine"], spec["seed"], spec["work"], spec["skill"]
+    os.chdir(spec["run"])  # the journal, trace and inputs are kept here: neither WORK nor the box's HOME and TMPDIR
     os.environ["SWEEP_MACHINE"] = machine_path
     machine = check(Path(machine_path)).machine
     rng = random.Random(seed * 7919)
     inputs = Path("inputs.json")
     inputs.write_text(json.dumps(_inputs(machine, rng)), encoding="utf-8")
     row: dict = {"findings": [], "waits": 0}
-    places = ["--workdir", work, "--skill-dir", skill]
-    args = ["run", machine_path, "--executor", f"chaos:{seed}", *places, "--journal", "runs.sqlite",
+    args = ["run", machine_path, "--executor", f"chaos:{seed}", "--workdir", work, "--skill-dir", skill,
+            "--journal", "runs.sqlite",
             "--trace", "trace.jsonl", "--input-file", str(inputs), "--json", *LIMITS]
-    report = _killed(args, machine_path, places, rng, row) if seed % 2 == 0 else _run(args, row, "run")
+    report = _killed(args, machine_path, rng, row) if seed % 2 == 0 else _run(args, row, "run")
     while report is not None and report.get("outcome") == "waiting" and row["waits"] < MAX_WAITS:
         row["waits"] += 1
-        report = _answer(report, machine_path, rng, row, places)
+        report = _answer(report, machine_path, rng, row)
     if report is None:
         return row
     row["outcome"] = report.get("outcome")
@@ -216,7 +221,7 @@ def _run(args: list[str], row: dict, what: str) -> dict | None:
     return _report(*_cli_streams(args), row, what)
 
 
-def _killed(args: list[str], machine_path: str, places: list[str], rng: random.Random, row: dict) -> dict | None:
+def _killed(args: list[str], machine_path: str, rng: random.Random, row: dict) -> dict | None:
     """The run in a child process, SIGKILLed once its journal holds 1 to 6 committed steps, then resumed from the
     journal here: the report of whichever ended it (a run that ends first is not killed)."""
     target = rng.randint(1, 6)  # committed steps before the kill
@@ -251,7 +256,7 @@ def _killed(args: list[str], machine_path: str, places: list[str], rng: random.R
                                            (run_id,)).fetchone()
         return {"run_id": run_id, "outcome": "waiting",
                 "waiting": {"question": question, "options": json.loads(options) if options else None}}
-    return _run(_resume(machine_path, run_id, places), row, "resume after a kill")
+    return _run(_resume(machine_path, run_id), row, "resume after a kill")
 
 
 def _footer(trace: Path) -> dict:
@@ -305,17 +310,17 @@ def _report(code: int, stdout: str, output: str, escaped: str | None, row: dict,
 LIMITS = ["--max-steps", "300", "--tool-timeout", "10", "--step-deadline", "30"]
 
 
-def _resume(machine_path: str, run_id: str, places: list[str]) -> list[str]:
-    """The arguments that resume a run in its places and limits (a resume sets them again, as the printed command
-    does the places)."""
-    return ["run", machine_path, "--resume", run_id, "--journal", "runs.sqlite", "--json", *places, *LIMITS]
+def _resume(machine_path: str, run_id: str) -> list[str]:
+    """The arguments that resume a run with its limits. Its places are not named: the journal keeps them, and this
+    process's folder is not the work folder, so a resume that lost them would act in the wrong folder."""
+    return ["run", machine_path, "--resume", run_id, "--journal", "runs.sqlite", "--json", *LIMITS]
 
 
-def _answer(report: dict, machine_path: str, rng: random.Random, row: dict, places: list[str]) -> dict | None:
+def _answer(report: dict, machine_path: str, rng: random.Random, row: dict) -> dict | None:
     """Resume a waiting run with an answer: an option when there is a menu (after one outside it), else text."""
     wait = report.get("waiting") or {}
     run_id, options = report.get("run_id"), wait.get("options") or []
-    resume = _resume(machine_path, str(run_id), places)
+    resume = _resume(machine_path, str(run_id))
     if options:
         code, _stdout, output, escaped = _cli_streams([*resume, "--answer", "none of these, thanks"])
         if _internal(code, output, escaped):
@@ -382,9 +387,11 @@ def box_run(job: tuple[str, str, int, str | None]) -> dict:
     with tempfile.TemporaryDirectory(prefix="skillc-runs-") as tmp:
         scratch, skill = Path(tmp) / "box", Path(tmp) / "skills" / Path(folder).name  # allowed-tools may name it
         (scratch / "work").mkdir(parents=True)
+        (scratch / "run").mkdir()
         shutil.copytree(folder, skill, symlinks=True, ignore=shutil.ignore_patterns(".git", "node_modules"))
         _work_folder(scratch / "work")
-        spec = {"machine": machine, "seed": seed, "work": str(scratch / "work"), "skill": str(skill)}
+        spec = {"machine": machine, "seed": seed, "work": str(scratch / "work"), "skill": str(skill),
+                "run": str(scratch / "run")}
         try:
             box = run_confined([sys.executable, str(Path(__file__).resolve()), "--one", json.dumps(spec)],
                                scratch=scratch, readable=[ROOT, skill, folder, Path(machine).parent, sys.prefix,
@@ -395,7 +402,7 @@ def box_run(job: tuple[str, str, int, str | None]) -> dict:
             row["findings"].append(("box", f"the box did not start: {exc}"))
             return row
         lines = box.stdout.decode("utf-8", "replace").strip().splitlines()
-        asked = _longest_timeout(scratch / "trace.jsonl")
+        asked = _longest_timeout(scratch / "run" / "trace.jsonl")
         if box.timed_out and asked >= BOX_SECONDS / 5:
             row["outcome"] = f"stopped by the box (a call asked for {asked:g} s)"
         elif box.timed_out or box.signal is not None:
@@ -407,10 +414,22 @@ def box_run(job: tuple[str, str, int, str | None]) -> dict:
             inner = json.loads(lines[-1])
             row.update({k: v for k, v in inner.items() if k != "findings"})
             row["findings"] += [tuple(f) for f in inner["findings"]]
+        if strays := _strays(scratch / "run"):
+            row["findings"].append(("places", f"files beside the journal, outside the work folder: {strays}"))
         if keep and row["findings"]:
             shutil.copytree(scratch, Path(keep) / f"{Path(folder).name}-{seed}", symlinks=True, dirs_exist_ok=True)
     row["seconds"] = time.perf_counter() - started
     return row
+
+
+#: What a run leaves in the folder it is started from: its journal (and SQLite's files beside it, the leases), its
+#: trace and its inputs.
+RUN_FILES = re.compile(r"runs\.sqlite(?:-wal|-shm|-journal|\.leases)?|trace\.jsonl|inputs\.json")
+
+
+def _strays(scratch: Path) -> list[str]:
+    """Names in the run's starting folder that are none of RUN_FILES: something acted there, not in the work folder."""
+    return sorted(p.name for p in scratch.iterdir() if not RUN_FILES.fullmatch(p.name))
 
 
 def _longest_timeout(trace: Path) -> float:

@@ -244,10 +244,11 @@ def show(path: str, fmt: str) -> None:
               help="With --resume: the answer to the question the run waits on (taken once).")
 @_TOOLS
 @click.option("--workdir", type=click.Path(file_okay=False), default=None,
-              help="The run's work folder (read-write; bash runs there; the place `workdir`). Default: here.")
+              help="The run's work folder (read-write; bash runs there; the place `workdir`). Default: here; with "
+                   "--resume, the folder the run last ran in.")
 @click.option("--skill-dir", "skill_dir", type=click.Path(file_okay=False), default=None,
               help="The skill's folder (read-only; the place `skill_dir`). Default: the folder of the machine's "
-                   "`source` document.")
+                   "`source` document; with --resume, the one the run last ran with.")
 @_ALLOW_HOST
 @click.option("--tool-timeout", "tool_timeout_s", type=SECONDS, default=60.0, show_default=True,
               help="Seconds before a tool (bash or a --tools function) is stopped.")

@@ -287,15 +287,14 @@ def unchecked(result: api.RunReport | api.ReplayResult | api.ScoreResult | api.E
     return EXIT_USAGE
 
 
-def resume_command(run_id: str, journal: str | None, workdir: str | None = None,
-                   skill_dir: str | None = None) -> str:
-    """The command that answers a waiting run (`--journal` named when it is not the default). The work and skill
-    folders are named too: a resumed run's places come from the resuming command, not from where it was started."""
+def resume_command(run_id: str, journal: str | None) -> str:
+    """The command that answers a waiting run, typed in any folder: its journal named absolute (the default
+    `.skillc/runs.sqlite` is relative to the folder a command is typed in); its folders are not named, since the
+    journal keeps them."""
+    import os
     import shlex
 
-    where = f" --journal {shlex.quote(journal)}" if journal and journal != ".skillc/runs.sqlite" else ""
-    where += f" --workdir {shlex.quote(workdir)}" if workdir else ""
-    where += f" --skill-dir {shlex.quote(skill_dir)}" if skill_dir else ""
+    where = f" --journal {shlex.quote(os.path.abspath(journal))}" if journal else ""
     return f'skillc run --resume {run_id}{where} --answer "…"'
 
 
@@ -330,7 +329,7 @@ def run(report: api.RunReport, as_json: bool) -> int:
         if wait.options:
             click.echo(printable("  answer one of: " + ", ".join(json.dumps(o, ensure_ascii=False)
                                                                for o in wait.options)), err=as_json)
-        answer = resume_command(wait.run_id, report.journal, report.workdir, report.skill_dir)
+        answer = resume_command(wait.run_id, report.journal)
         click.echo(printable(f"  to answer: {answer}"), err=as_json)
         return EXIT_WAITING
     if as_json:

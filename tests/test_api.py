@@ -88,10 +88,15 @@ def test_run_reports_a_runtime_error_as_a_coded_diagnostic(tmp_path: Path) -> No
     """`RunReport.error` is a diagnostic: the runtime's own code (a journal without the run: SKM500), or SKM501
     for a refusal that has none, shown then as the message alone (`error_line`, what `skillc run` prints)."""
     from skillc.diagnostics import codes as diagnostics_codes
+    from skillc.runtime.journal import Journal
 
     machine = tmp_path / "echo.skm"
     machine.write_text(ECHO)
     journal = str(tmp_path / "runs.sqlite")
+    nowhere = api.run(api.RunConfig(resume="nope", journal=journal))  # no journal there: refused, none made
+    assert nowhere.error is not None and nowhere.error.code == diagnostics_codes.JOURNAL_ERROR
+    assert "no run journal at" in nowhere.error.message and not Path(journal).exists()
+    Journal(journal).close()  # a journal without the run
     missing = api.run(api.RunConfig(resume="nope", journal=journal))
     assert missing.result is None and missing.error is not None and missing.diagnostics == [missing.error]
     assert missing.error.code == diagnostics_codes.JOURNAL_ERROR and missing.error_coded

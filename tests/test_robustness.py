@@ -224,6 +224,13 @@ def test_the_run_sweep_holds_each_finding_against_the_run(tmp_path: Path) -> Non
     sweep_runs._tool_calls(trace, row)  # a step twice, and the last one missing: a trace a resume got wrong
     assert row["findings"][-1] == ("trace", "steps written twice: ['0'], missing: [1, 2], footers: 1")
 
+    scratch = tmp_path / "scratch"
+    for name in ("runs.sqlite", "runs.sqlite-wal", "runs.sqlite.leases", "trace.jsonl", "inputs.json"):
+        (scratch / name).mkdir(parents=True)
+    assert sweep_runs._strays(scratch) == []
+    (scratch / "chosen.txt").write_text("prod")  # a resume that acted in the folder it was typed in
+    assert sweep_runs._strays(scratch) == ["chosen.txt"]
+
     answers = iter([(5, '{"outcome": "success"}', "", None)])
     original = sweep_runs._cli_streams
     sweep_runs._cli_streams = lambda args: next(answers)  # type: ignore[assignment]
@@ -234,7 +241,7 @@ def test_the_run_sweep_holds_each_finding_against_the_run(tmp_path: Path) -> Non
         sweep_runs._cli_streams = lambda args: (0, '{"outcome": "success"}', "", None)  # type: ignore[assignment]
         row = {"findings": []}
         report = {"outcome": "waiting", "run_id": "r1", "waiting": {"options": ["yes", "no"]}}
-        assert sweep_runs._answer(report, "m.skm", __import__("random").Random(1), row, []) is None
+        assert sweep_runs._answer(report, "m.skm", __import__("random").Random(1), row) is None
         assert row["findings"][0][0] == "answer" and "outside the menu" in row["findings"][0][1]
     finally:
         sweep_runs._cli_streams = original  # type: ignore[assignment]

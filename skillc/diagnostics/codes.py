@@ -445,8 +445,10 @@ JOURNAL_ERROR: Final = Code(
     "SKM500", "journal-error", E, "the run journal cannot be used",
     "The SQLite journal of `skillc run` is unreadable, is not a skillc journal (another application's "
     "database, or a file that is not SQLite at all), or a run in it is damaged (wrong-typed or "
-    "undecodable values). skillc refuses to resume from a journal it cannot trust rather than running "
-    "tool steps from a guessed state.", "", "", "point --journal at the run's own journal, or start the run "
+    "undecodable values), or a `--resume` names a journal that does not exist (none is made: the default "
+    "`.skillc/runs.sqlite` is relative to the folder the command is typed in). skillc refuses to resume "
+    "from a journal it cannot trust rather than running tool steps from a guessed state.", "", "",
+    "point --journal at the run's own journal, or start the run "
     "again", runnable=False)
 RUN_REFUSED: Final = Code(
     "SKM501", "run-refused", E, "a run cannot start or resume as asked",
@@ -456,7 +458,8 @@ RUN_REFUSED: Final = Code(
     "run without a skill folder is refused before its first step (give `--skill-dir DIR`). Answers: "
     "`--answer` to a run that is not waiting for one (it finished, was interrupted, or was answered "
     "already: an answer is taken once), an answer that is not on the question's menu (the run keeps "
-    "waiting), and `--resume` of a waiting run without `--answer` are refused; nothing changes.", "", "",
+    "waiting), and `--resume` of a waiting run without `--answer` are refused, and so is a resume whose "
+    "work folder (kept in the journal) is gone, unless `--workdir` names another; nothing changes.", "", "",
     runnable=False)
 RUN_LEASED: Final = Code(
     "SKM502", "run-leased", E, "another process is running or resuming this run",

@@ -32,7 +32,7 @@ from skillc.ir.suggest import did_you_mean
 from skillc.language import load_checked
 from skillc.runtime.executors import Budget, ExecutorError, make_executor, spec_file
 from skillc.runtime.executors.scripted import ScriptError
-from skillc.runtime.guard import refuse_resume_changes, refuse_trace_target
+from skillc.runtime.guard import refuse_resume_changes, refuse_trace_target, resumed_places
 from skillc.runtime.interaction import AskUser, Question
 from skillc.runtime.interpreter import RunError, RunOptions, RunResult
 from skillc.runtime.journal import Journal, JournalError, Wait
@@ -58,13 +58,14 @@ class Usage:
 class RunConfig:
     """Everything `skillc run` takes: the machine, its inputs, the executor and the runtime's limits.
 
-    `skill_dir`: the skill's folder (the place `skill_dir`, read-only to the tools); default: the folder of the
-    machine's `source` document when it exists. `allow_hosts`: hosts `fetch` may reach. Answers to `ask_user`:
-    `answer` a callback (called with the question, a `str` whose `options` is the menu, and returning the answer)
-    or, with `resume`, the text that answers the question the run waits on (`--answer`); `answers` answers given
-    in advance, in order. With none of them and no terminal, a journaled run waits (`RunReport.waiting`) and
-    resumes once with `RunConfig(resume=RUN_ID, answer=TEXT)`; without a journal (`journal=None`) the call fails
-    as "needs a user".
+    `workdir`: the run's work folder (default: the current folder). `skill_dir`: the skill's folder (the place
+    `skill_dir`, read-only to the tools); default: the folder of the machine's `source` document when it exists.
+    With `resume`, both default to the folders the run last ran in (its journal keeps them). `allow_hosts`: hosts
+    `fetch` may reach. Answers to `ask_user`: `answer` a callback (called with the question, a `str` whose
+    `options` is the menu, and returning the answer) or, with `resume`, the text that answers the question the run
+    waits on (`--answer`); `answers` answers given in advance, in order. With none of them and no terminal, a
+    journaled run waits (`RunReport.waiting`) and resumes once with `RunConfig(resume=RUN_ID, answer=TEXT)`; without
+    a journal (`journal=None`) the call fails as "needs a user".
     """
 
     machine: str | None = None
@@ -110,7 +111,7 @@ class RunReport(HasDiagnostics):
     interrupted: bool = False  # Ctrl-C or SIGTERM stopped the run; its committed steps are in the journal
     run_id: str | None = None  # with `interrupted`: the run `--resume` continues (None: no run had started)
     journal: str | None = None  # the journal the run is kept in (for the command that resumes it)
-    workdir: str | None = None  # the run's work folder and skill folder (absolute): a resume must name them again
+    workdir: str | None = None  # the run's work folder and skill folder (absolute), as its journal keeps them
     skill_dir: str | None = None
 
     @property
@@ -154,8 +155,9 @@ class _Journal(Journal):
     started: str | None = None
 
     def start(self, machine_path: str, machine_hash: str, inputs: Object, executor: str,
-              trace_path: str | None) -> str:
-        self.started = super().start(machine_path, machine_hash, inputs, executor, trace_path)
+              trace_path: str | None, workdir: str | None = None, skill_dir: str | None = None) -> str:
+        self.started = super().start(machine_path, machine_hash, inputs, executor, trace_path, workdir=workdir,
+                                     skill_dir=skill_dir)
         return self.started
 
 
@@ -175,17 +177,22 @@ def run(config: RunConfig) -> RunReport:
         if c.resume and c.journal is None:
             return RunReport(None, usage=Usage("--resume continues a run from its journal; give the journal",
                                                "--resume"))
-        journal = _Journal(c.journal) if c.journal is not None else None
-        machine_path, executor_spec = c.machine, c.executor
         if c.resume and c.mode != "machine":  # a baseline keeps no journal: there is nothing to resume
             return RunReport(None, usage=Usage(f"--resume continues machine-mode runs; a {c.mode} run cannot be "
                                                "resumed", "--resume"))
+        if c.resume and not Path(str(c.journal)).is_file():  # opening it would make an empty journal here
+            raise JournalError(f"no run journal at {c.journal}: a resume reads the journal its run was started "
+                               "with (--journal; the default .skillc/runs.sqlite is relative to the current folder)")
+        journal = _Journal(c.journal) if c.journal is not None else None
+        machine_path, executor_spec = c.machine, c.executor
+        workdir_given, skill_dir_given = c.workdir, c.skill_dir
         if c.resume:
             assert journal is not None
             info = journal.info(c.resume)
             refuse_resume_changes(info, executor_spec, bool(c.inputs or c.input_file), c.trace, machine_path)
             machine_path = machine_path or info.machine_path
             executor_spec = executor_spec or info.executor
+            workdir_given, skill_dir_given = resumed_places(info, c.workdir, c.skill_dir)
         if not machine_path or not executor_spec:
             return RunReport(None, usage=Usage("give MACHINE and --executor (or --resume RUN_ID)"))
         if c.workdir is not None and not Path(c.workdir).is_dir():
@@ -208,8 +215,8 @@ def run(config: RunConfig) -> RunReport:
         given.update(dict(_input_value(machine, raw) for raw in c.inputs))
         executor = make_executor(executor_spec, base_url=c.base_url, strategy=c.strategy, timeout_s=c.model_timeout_s,
                                  budget=Budget(max_tokens=c.max_tokens))
-        workdir = Path(c.workdir or ".").resolve()
-        skill_dir = Path(c.skill_dir).resolve() if c.skill_dir is not None else default_skill_dir(machine)
+        workdir = Path(workdir_given or ".").resolve()
+        skill_dir = Path(skill_dir_given).resolve() if skill_dir_given is not None else default_skill_dir(machine)
         user = AskUser(answer=c.answer if callable(c.answer) else None, prepared=list(c.answers))
         answer = c.answer if isinstance(c.answer, str) else None
         if c.resume and answer is None and (callable(c.answer) or c.answers):

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable
-from pathlib import Path
 
 from skillc.diagnostics.files import same_file
+from skillc.runtime.executors.base import absolute_spec
 from skillc.runtime.interpreter import RunError
 from skillc.runtime.journal import RunInfo
 
@@ -36,10 +36,25 @@ def refuse_resume_changes(info: RunInfo, executor: str | None, inputs_given: boo
     if inputs_given:
         raise RunError(f"run `{info.run_id}` continues with the inputs it started with; drop --input and "
                        "--input-file when resuming")
-    if executor and executor != info.executor:
+    if executor and executor != info.executor and absolute_spec(executor) != info.executor:
         raise RunError(f"run `{info.run_id}` was started with --executor {info.executor}; resume it with the "
                        "same executor (or without --executor)")
-    if trace and not (info.trace_path and Path(trace).absolute() == Path(info.trace_path).absolute()):
+    if trace and not (info.trace_path and os.path.abspath(trace) == os.path.abspath(info.trace_path)):
         raise RunError(f"run `{info.run_id}` appends to its own trace ({info.trace_path or 'none'}); "
                        "drop --trace when resuming")
     del machine  # a different machine is refused by its content hash when the run is loaded
+
+
+def resumed_places(info: RunInfo, workdir: str | None, skill_dir: str | None) -> tuple[str | None, str | None]:
+    """The folders a resumed run continues in: those named again (`--workdir`, `--skill-dir`), else those it last ran
+    in (its journal keeps them). A kept work folder that is gone is refused, naming the flag that moves the run; a
+    kept skill folder that is gone is dropped (the machine's default stands in, and a machine that needs one is
+    refused as any run without one). A finished run needs neither: its resume is refused as finished."""
+    if info.status == "done":
+        return workdir, skill_dir
+    if workdir is None and info.workdir is not None and not os.path.isdir(info.workdir):
+        raise RunError(f"run `{info.run_id}` works in the folder {info.workdir}, which is gone; resume it with "
+                       "--workdir DIR to continue it in another folder")
+    kept_skill = info.skill_dir if info.skill_dir is not None and os.path.isdir(info.skill_dir) else None
+    return (workdir if workdir is not None else info.workdir,
+            skill_dir if skill_dir is not None else kept_skill)

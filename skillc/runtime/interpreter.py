@@ -47,9 +47,9 @@ from skillc.ir import types as T
 from skillc.ir.evaluate import EvalError, WorkFolder, World, evaluate
 from skillc.ir.machine import FALLBACK, Edge, Machine, State
 from skillc.ir.printexpr import show_expr
-from skillc.runtime.executors.base import DeadlineError, Executor, ExecutorError, Response, count
+from skillc.runtime.executors.base import DeadlineError, Executor, ExecutorError, Response, absolute_spec, count
 from skillc.runtime.interaction import AskUser, NeedsUser, menu_problem
-from skillc.runtime.journal import Journal, JournalError, Lease, Wait
+from skillc.runtime.journal import Journal, JournalError, Lease, Wait, kept_path
 from skillc.runtime.jsonvalue import Env, Object, Value
 from skillc.runtime.prompts import Prompts, Request
 from skillc.runtime.record import (
@@ -154,8 +154,9 @@ class RunOptions:
     step_deadline_s: float | None = None
     #: Longest Retry-After wait honoured between two attempts (a server asking for more is not waited for).
     max_retry_wait_s: float = 60.0
-    #: The folder the run's tools run in, recorded in the trace's header (None: not recorded; the place `workdir`
-    #: and the world of the terminals' predicates are then the process's current folder).
+    #: The folder the run's tools run in, recorded in the trace's header (None: not recorded there; the place
+    #: `workdir`, the world of the terminals' predicates and the folder a journal keeps for a resume are then the
+    #: process's current folder).
     workdir: str | None = None
     #: The skill's folder, the place `skill_dir` (None: the run has none; a machine that uses it is refused).
     skill_dir: str | None = None
@@ -378,9 +379,11 @@ class Interpreter:
         env = initial_env(self.machine, values)
         env.update(place_values(self.machine, self.options.workdir, self.options.skill_dir))
         journal = self.options.journal
-        run_id = journal.start(self.options.machine_path, self.hash, self._private(values),
-                               self.options.executor_spec,
-                               str(self.options.trace) if self.options.trace else None) if journal else None
+        trace = self.options.trace
+        machine_path = self.options.machine_path
+        run_id = journal.start(kept_path(machine_path) if os.path.exists(machine_path) else machine_path, self.hash,
+                               self._private(values), absolute_spec(self.options.executor_spec),
+                               None if trace is None else kept_path(str(trace)), *self._places()) if journal else None
         lease = journal.lease(run_id) if journal and run_id else None
         try:
             writer = TraceWriter(self.options.trace, self._secrets())
@@ -412,6 +415,13 @@ class Interpreter:
             raise RunError("; ".join(problems))
         places = place_values(self.machine, self.options.workdir, self.options.skill_dir, required=False)
         return self._loop(None, {**places, **env}, start, step, TraceWriter(None, {}))
+
+    def _places(self) -> tuple[str, str | None]:
+        """The work and skill folders this run's tools work in, absolute, as the journal keeps them for a resume (no
+        work folder in the options: the current folder, where the place `workdir` is then)."""
+        skill_dir = self.options.skill_dir
+        return os.path.abspath(self.options.workdir or os.getcwd()), None if skill_dir is None else os.path.abspath(
+            skill_dir)
 
     def _secrets(self) -> dict[str, str]:
         return named_secrets(self.options.secrets)
@@ -457,14 +467,16 @@ class Interpreter:
                 lease.release(remove=True)
                 places = place_values(self.machine, self.options.workdir, self.options.skill_dir, required=False)
                 return self._from_footer(run_id, ended, info.trace_path, {**places, **env})
+            env.update(place_values(self.machine, self.options.workdir, self.options.skill_dir))  # before the answer
             self._answer = self._take_answer(journal, run_id, info.status, answer)
-            env.update(place_values(self.machine, self.options.workdir, self.options.skill_dir))
             if self._answer is None:
                 self._answer = journal.answered(run_id, step)  # answered before a crash kept the step from committing
             if self._answer is not None and (self._answer.step, self._answer.state) != (step, state):
                 raise JournalError(f"run `{run_id}` is damaged: its question was asked by `{self._answer.state}` at "
                                    f"step {self._answer.step}, but it resumes at `{state}`, step {step}")
             self._check_resumed(run_id, env, state)
+            if (folders := self._places()) != (info.workdir, info.skill_dir):
+                journal.move(run_id, *folders)  # resumed in other folders (or kept at last): its next resume is here
             writer = TraceWriter(info.trace_path, self._secrets(), append=True)
             self._fill_trace(writer, so_far, readable, journal.steps(run_id))
             writer.write_record(self._header(run_id, inputs, resumed_from=step))

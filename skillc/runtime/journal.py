@@ -16,6 +16,9 @@ and the question is kept in the `waits` table. `answer` takes the user's answer 
 the run becomes `running` again and the interpreter hands the answer to that step when it resumes; a run that
 is not waiting (never was, or was already answered) refuses another answer.
 
+Places: the folders a run was started in (its work folder and skill folder) are kept in the `places` table, so a
+`--resume` typed in another folder continues where the run works (`guard.resumed_places`).
+
 Secrets: the journal is created 0600 (owner only) because it holds the run's
 inputs and variable state, and values of credential-like environment variables
 are stored as `[redacted:$NAME]` placeholders, put back from the environment on
@@ -74,15 +77,21 @@ CREATE TABLE IF NOT EXISTS waits (
   answered REAL,
   PRIMARY KEY (run_id, step)
 );
+CREATE TABLE IF NOT EXISTS places (
+  run_id TEXT PRIMARY KEY REFERENCES runs(run_id),
+  workdir TEXT NOT NULL,
+  skill_dir TEXT
+);
 """
 _COLUMNS = {
     "runs": ["run_id", "machine_path", "machine_hash", "inputs", "executor", "trace_path", "status", "outcome",
              "created"],
     "steps": ["run_id", "step", "state", "next_state", "env", "record"],
     "waits": ["run_id", "step", "state", "question", "options", "answer", "created", "answered"],
+    "places": ["run_id", "workdir", "skill_dir"],
 }
-#: Tables a journal written by an older skillc lacks; they are added when it is opened.
-_ADDED = frozenset({"waits"})
+#: Tables a journal written by an older skillc lacks; they are added when it is opened (its runs have no places).
+_ADDED = frozenset({"waits", "places"})
 APPLICATION_ID = 0x536B4D4A  # "SkMJ": marks the SQLite file as a skillc journal
 _RUN_ID = re.compile(r"^[0-9a-f]{12}$")
 
@@ -109,6 +118,10 @@ class RunInfo:
     trace_path: str | None
     status: str
     outcome: str | None
+    #: The folders the run last ran in (absolute): a `--resume` that names none continues there. None: a run an
+    #: older skillc journaled, which kept no places.
+    workdir: str | None = None
+    skill_dir: str | None = None
 
 
 @attrs.frozen
@@ -217,12 +230,26 @@ class Journal:
         return Lease(self.path.with_name(self.path.name + ".leases") / f"{name}.lock", run_id).acquire()
 
     def start(self, machine_path: str, machine_hash: str, inputs: Object, executor: str,
-              trace_path: str | None) -> str:
-        """Register a new run; returns its id."""
+              trace_path: str | None, workdir: str | None = None, skill_dir: str | None = None) -> str:
+        """Register a new run, with the places it runs in (`workdir`, `skill_dir`: absolute); returns its id."""
         run_id = uuid.uuid4().hex[:12]
-        self._sql("registering the run", "INSERT INTO runs VALUES (?, ?, ?, ?, ?, ?, 'running', NULL, ?)",
-                  (run_id, machine_path, machine_hash, json.dumps(inputs), executor, trace_path, time.time()))
+        try:
+            with self.db:
+                self.db.execute("BEGIN IMMEDIATE")
+                self.db.execute("INSERT INTO runs VALUES (?, ?, ?, ?, ?, ?, 'running', NULL, ?)",
+                                (run_id, machine_path, machine_hash, json.dumps(inputs), executor, trace_path,
+                                 time.time()))
+                if workdir is not None:
+                    self.db.execute("INSERT INTO places VALUES (?, ?, ?)", _places(run_id, workdir, skill_dir))
+        except sqlite3.Error as exc:
+            raise JournalError(f"the run journal {self.path} failed while registering the run: "
+                               f"{_reason(exc)}") from None
         return run_id
+
+    def move(self, run_id: str, workdir: str, skill_dir: str | None) -> None:
+        """Keep the folders a resumed run now runs in (absolute), so its next resume continues there."""
+        self._sql("keeping the run's folders", "INSERT OR REPLACE INTO places VALUES (?, ?, ?)",
+                  _places(run_id, workdir, skill_dir))
 
     def commit_step(self, run_id: str, step: int, state: str, next_state: str, env: Env, record: Object) -> None:
         """Persist one finished step atomically; `record`: its `Step`'s JSON (`Step.to_json`), secrets redacted."""
@@ -308,17 +335,22 @@ class Journal:
             pass  # the run stays `running`, which resumes the same way
 
     def info(self, run_id: str) -> RunInfo:
-        row = self._sql("reading the run", "SELECT run_id, machine_path, machine_hash, inputs, executor, "
-                        "trace_path, status, outcome FROM runs WHERE run_id = ?", (run_id,)).fetchone()
+        row = self._sql("reading the run", "SELECT runs.run_id, machine_path, machine_hash, inputs, executor, "
+                        "trace_path, status, outcome, places.workdir, places.skill_dir FROM runs LEFT JOIN places "
+                        "ON places.run_id = runs.run_id WHERE runs.run_id = ?", (run_id,)).fetchone()
         if row is None:
             raise JournalError(f"no run `{run_id}` in {self.path}")
         texts = (row[1], row[2], row[3], row[4], row[6])
-        if not all(isinstance(v, str) for v in texts) or not isinstance(row[5], (str, type(None))):
+        if not all(isinstance(v, str) for v in texts) or not all(isinstance(v, (str, type(None)))
+                                                                 for v in (row[5], row[8], row[9])):
             raise JournalError(f"run `{run_id}` in {self.path} is damaged (a field has the wrong type)")
         inputs = self._decode(run_id, "inputs", row[3])
         if not isinstance(inputs, dict):
             raise JournalError(f"run `{run_id}` in {self.path} is damaged (its inputs are not an object)")
-        return RunInfo(row[0], row[1], row[2], inputs, row[4], row[5], row[6], row[7])
+        workdir, skill_dir = (None if v is None else self._decode(run_id, "folders", v) for v in (row[8], row[9]))
+        if not (workdir is None or isinstance(workdir, str)) or not (skill_dir is None or isinstance(skill_dir, str)):
+            raise JournalError(f"run `{run_id}` in {self.path} is damaged (its folders are not paths)")
+        return RunInfo(row[0], row[1], row[2], inputs, row[4], row[5], row[6], row[7], workdir, skill_dir)
 
     def checkpoint(self, run_id: str) -> Checkpoint | None:
         """The last committed step of a run, or None when none was committed."""
@@ -361,6 +393,23 @@ class Journal:
 
 class _NotWaiting(Exception):
     """Inside `answer`'s transaction: the run waits on no question (rolled back, then reported)."""
+
+
+def kept_path(path: str) -> str:
+    """A path as a journal keeps it, so a resume typed in another folder finds it: absolute, unless the absolute
+    form is not text SQLite can store (a folder name that is not UTF-8: kept as given, as before)."""
+    absolute = os.path.abspath(path)
+    try:
+        absolute.encode("utf-8")
+    except UnicodeEncodeError:
+        return path
+    return absolute
+
+
+def _places(run_id: str, workdir: str, skill_dir: str | None) -> tuple[str, str, str | None]:
+    """A `places` row: each folder as a JSON string, so a name that is not UTF-8 (kept by Python as surrogate
+    escapes, which SQLite's text refuses) round-trips exactly."""
+    return run_id, json.dumps(workdir), None if skill_dir is None else json.dumps(skill_dir)
 
 
 def _reason(exc: BaseException) -> str:

@@ -480,8 +480,9 @@ class _Journal(Journal):
     call: Call | None = None
 
     def start(self, machine_path: str, machine_hash: str, inputs: Object, executor: str,
-              trace_path: str | None) -> str:
-        run_id = super().start(machine_path, machine_hash, inputs, executor, trace_path)
+              trace_path: str | None, workdir: str | None = None, skill_dir: str | None = None) -> str:
+        run_id = super().start(machine_path, machine_hash, inputs, executor, trace_path, workdir=workdir,
+                               skill_dir=skill_dir)
         if self.call is not None:
             self.call.run_id = run_id
         return run_id
@@ -577,8 +578,8 @@ class Runner:
             trace_path = Path(info.trace_path) if info.trace_path else None
             run, _ = read_run(trace_path) if trace_path is not None else (None, [])
             first = run.headers[0] if run is not None and run.headers else None
-            workdir = Path(first.workdir) if first is not None and first.workdir else (
-                trace_path.parent / "work" if trace_path is not None else self.settings.root)
+            workdir = Path(info.workdir) if info.workdir else Path(first.workdir) if first is not None and (
+                first.workdir) else trace_path.parent / "work" if trace_path is not None else self.settings.root
             started = _started(first.started if first is not None else None)
             interpreter, box = self._interpreter(call, entry, workdir, None, journal, elicit)
             try:

@@ -222,7 +222,7 @@ def test_the_command_line_exits_6_names_the_question_and_resumes_once(tmp_path: 
     run_id = Journal(tmp_path / "my runs.sqlite").db.execute("SELECT run_id FROM runs").fetchone()[0]
     assert "waiting for the user (step 0, `pick`): Deploy where?" in first.stdout
     assert 'answer one of: "staging", "prod"' in first.stdout
-    assert (f"to answer: skillc run --resume {run_id} --journal 'my runs.sqlite' --workdir {tmp_path.resolve()} "
+    assert (f"to answer: skillc run --resume {run_id} --journal '{tmp_path.resolve() / 'my runs.sqlite'}' "
             f"--answer \"…\"") in first.stdout
     off = runner.invoke(main, ["run", "--resume", run_id, "--journal", "my runs.sqlite", "--answer", "dev"])
     assert off.exit_code == 2 and "not one of the options" in off.stderr
@@ -250,11 +250,232 @@ def test_an_older_journal_without_the_waits_table_is_opened_and_upgraded(tmp_pat
                                                                                  "question"]
 
 
-def test_the_printed_resume_command_names_the_runs_folders() -> None:
-    """A resumed run's places come from the resuming command, so the command printed for a waiting run names
-    the work and skill folders it ran in (resumed from elsewhere, it would act in the wrong folder)."""
+def test_the_printed_resume_command_names_the_journal_absolute_and_no_folder() -> None:
+    """The command works typed in any folder: the journal named absolute, the run's folders kept by it."""
     from skillc.console import resume_command
 
-    line = resume_command("r1", ".skillc/runs.sqlite", "/w/repo dir", "/skills/notes")
-    assert line == "skillc run --resume r1 --workdir '/w/repo dir' --skill-dir /skills/notes --answer \"…\""
-    assert resume_command("r1", "j.sqlite") == 'skillc run --resume r1 --journal j.sqlite --answer "…"'
+    assert resume_command("r1", "/j/my j.sqlite") == "skillc run --resume r1 --journal '/j/my j.sqlite' --answer \"…\""
+    assert resume_command("r1", "j.sqlite").endswith(f" --journal {Path('j.sqlite').resolve()} --answer \"…\"")
+    default = Path(".skillc/runs.sqlite").resolve()  # relative to where it is typed: named absolute too
+    assert resume_command("r1", ".skillc/runs.sqlite") == f'skillc run --resume r1 --journal {default} --answer "…"'
+
+
+WRITES = ASK.replace('call bash(command: "printf %s " ++ quote(target))',
+                     'call bash(command: "printf %s " ++ quote(target) ++ " > chosen.txt && cat chosen.txt")')
+#: WRITES, asking a second question after its file: a run that waits twice.
+TWICE = WRITES.replace("    writes out = stdout\n    -> done", """    writes out = stdout
+    -> again
+  }
+  tool again {
+    call ask_user(question: "Tag it?", options: ["yes", "no"])
+    writes target = answer
+    -> tag
+  }
+  tool tag {
+    reads target
+    call bash(command: "printf %s " ++ quote(target) ++ " > tagged.txt")
+    writes out = stdout
+    -> done""")
+
+
+def _waiting_in(tmp_path: Path, work: Path, skill: Path | None = None,
+                text: str = WRITES) -> tuple[CliRunner, list[str], str]:
+    """A run of `text` started in `work` (journal and machine in `tmp_path`), waiting for its answer."""
+    (tmp_path / "deploy.skm").write_text(text)
+    (tmp_path / "empty.json").write_text('{"outputs": {}}')
+    journal = str(tmp_path / "runs.sqlite")
+    runner = CliRunner()
+    args = ["run", str(tmp_path / "deploy.skm"), "--executor", f"scripted:{tmp_path / 'empty.json'}", "--journal",
+            journal, "--trace", str(tmp_path / "t.jsonl"), "--workdir", str(work)] + (
+        ["--skill-dir", str(skill)] if skill else [])
+    first = runner.invoke(main, args)
+    assert first.exit_code == 6, first.output
+    run_id = Journal(journal).db.execute("SELECT run_id FROM runs").fetchone()[0]
+    return runner, ["run", "--resume", run_id, "--journal", journal], run_id
+
+
+def test_a_resume_from_another_folder_continues_in_the_folders_the_run_started_in(tmp_path: Path,
+                                                                                    monkeypatch) -> None:
+    work, skill, elsewhere = tmp_path / "work", tmp_path / "skill", tmp_path / "elsewhere"
+    for folder in (work, skill, elsewhere):
+        folder.mkdir()
+    runner, resume, run_id = _waiting_in(tmp_path, work, skill)
+    info = Journal(tmp_path / "runs.sqlite").info(run_id)
+    assert (info.workdir, info.skill_dir) == (str(work.resolve()), str(skill.resolve()))
+    monkeypatch.chdir(elsewhere)  # the user answers from another shell folder, naming no folder
+    done = runner.invoke(main, [*resume, "--answer", "prod", "--json"])
+    assert done.exit_code == 0, done.output
+    assert (work / "chosen.txt").read_text() == "prod" and not (elsewhere / "chosen.txt").exists()
+    resumed = load_run(tmp_path / "t.jsonl").headers[-1]
+    assert resumed.resumed_at_step == 0 and resumed.workdir == str(work.resolve())
+    assert resumed.extra["skillc.skill_dir"] == str(skill.resolve())
+
+
+def test_a_resume_names_another_work_folder_to_move_the_run_and_a_gone_one_is_refused(tmp_path: Path,
+                                                                                      monkeypatch) -> None:
+    work, moved = tmp_path / "work", tmp_path / "moved"
+    work.mkdir()
+    runner, resume, run_id = _waiting_in(tmp_path, work)
+    work.rename(moved)
+    monkeypatch.chdir(tmp_path)
+    gone = runner.invoke(main, [*resume, "--answer", "prod"])
+    assert gone.exit_code == 2 and "error[SKM501]" in gone.stderr, gone.output
+    assert f"works in the folder {work.resolve()}, which is gone" in gone.stderr
+    assert "--workdir DIR" in gone.stderr and not (tmp_path / "chosen.txt").exists()
+    assert Journal(tmp_path / "runs.sqlite").info(run_id).status == "waiting"  # refused, changing nothing
+    done = runner.invoke(main, [*resume, "--workdir", str(moved), "--answer", "prod"])
+    assert done.exit_code == 0, done.output
+    assert (moved / "chosen.txt").read_text() == "prod" and not (tmp_path / "chosen.txt").exists()
+
+
+def test_a_run_an_older_journal_kept_without_its_places_resumes_in_the_folders_named(tmp_path: Path,
+                                                                                     monkeypatch) -> None:
+    """A journal an older skillc wrote has no `places` table: it is added on opening, and the run's folders are
+    those of the resuming command, as that skillc did."""
+    work = tmp_path / "work"
+    work.mkdir()
+    runner, resume, run_id = _waiting_in(tmp_path, work)
+    db = sqlite3.connect(tmp_path / "runs.sqlite")
+    db.execute("DROP TABLE places")
+    db.commit()
+    db.close()
+    assert Journal(tmp_path / "runs.sqlite").info(run_id).workdir is None
+    monkeypatch.chdir(tmp_path)
+    done = runner.invoke(main, [*resume, "--answer", "staging"])
+    assert done.exit_code == 0, done.output
+    assert (tmp_path / "chosen.txt").read_text() == "staging" and not (work / "chosen.txt").exists()
+
+
+def test_a_run_moved_by_a_resume_stays_where_it_was_moved(tmp_path: Path, monkeypatch) -> None:
+    """Naming `--workdir` again moves the run for good: its next resume, typed as printed, continues there."""
+    first, moved, elsewhere = tmp_path / "first", tmp_path / "moved", tmp_path / "elsewhere"
+    for folder in (first, moved, elsewhere):
+        folder.mkdir()
+    runner, resume, run_id = _waiting_in(tmp_path, first, text=TWICE)
+    monkeypatch.chdir(elsewhere)
+    asked = runner.invoke(main, [*resume, "--workdir", str(moved), "--answer", "prod"])
+    assert asked.exit_code == 6 and "Tag it?" in asked.stdout, asked.output
+    assert "--workdir" not in asked.stdout  # the printed command names no folder: the journal keeps the new one
+    done = runner.invoke(main, [*resume, "--answer", "yes"])
+    assert done.exit_code == 0, done.output
+    assert [p.name for p in sorted(moved.iterdir())] == ["chosen.txt", "tagged.txt"]
+    assert not any(first.iterdir()) and not any(elsewhere.iterdir())
+    assert Journal(tmp_path / "runs.sqlite").info(run_id).workdir == str(moved.resolve())
+
+
+def test_a_resume_keeps_relative_paths_of_the_start_absolute(tmp_path: Path, monkeypatch) -> None:
+    """A run started with a relative machine, trace and work folder is resumed from another folder: it reads its
+    machine and appends to its own trace, not to a new one where the resume was typed."""
+    (tmp_path / "work").mkdir()
+    (tmp_path / "elsewhere").mkdir()
+    (tmp_path / "deploy.skm").write_text(WRITES)
+    (tmp_path / "empty.json").write_text('{"outputs": {}}')
+    monkeypatch.chdir(tmp_path)
+    runner = CliRunner()
+    first = runner.invoke(main, ["run", "deploy.skm", "--executor", "scripted:empty.json", "--journal", "j.sqlite",
+                                 "--trace", "t.jsonl", "--workdir", "work"])
+    assert first.exit_code == 6, first.output
+    run_id = Journal(tmp_path / "j.sqlite").db.execute("SELECT run_id FROM runs").fetchone()[0]
+    printed = first.stdout.split("to answer: ")[1].strip()
+    monkeypatch.chdir(tmp_path / "elsewhere")
+    import shlex
+
+    argv = shlex.split(printed.replace("…", "prod"))[1:]  # the printed command, typed in another folder
+    done = runner.invoke(main, argv)
+    assert done.exit_code == 0, done.output
+    assert (tmp_path / "work" / "chosen.txt").read_text() == "prod"
+    assert not any((tmp_path / "elsewhere").iterdir())
+    run = load_run(tmp_path / "t.jsonl")
+    assert [h.resumed_at_step for h in run.headers] == [None, 0] and run.footer is not None
+    assert run.headers[0].run_id == run_id
+
+
+def test_a_resume_without_its_journal_is_refused_and_makes_none(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    refused = CliRunner().invoke(main, ["run", "--resume", "0123456789ab", "--answer", "prod"])
+    assert refused.exit_code == 2 and "error[SKM500]" in refused.stderr and "no run journal at" in refused.stderr
+    assert not any(tmp_path.iterdir())  # no `.skillc/runs.sqlite` made in the wrong folder
+
+
+def test_a_finished_run_whose_folder_is_gone_is_refused_as_finished(tmp_path: Path, monkeypatch) -> None:
+    work = tmp_path / "work"
+    work.mkdir()
+    runner, resume, _run_id = _waiting_in(tmp_path, work)
+    assert runner.invoke(main, [*resume, "--answer", "prod"]).exit_code == 0
+    import shutil
+
+    shutil.rmtree(work)
+    again = runner.invoke(main, [*resume, "--answer", "prod"])
+    assert again.exit_code == 2 and "already finished (success)" in again.stderr and "gone" not in again.stderr
+
+
+def test_a_work_folder_whose_name_is_not_utf8_is_kept_exactly(tmp_path: Path, monkeypatch) -> None:
+    """Python keeps such a name with surrogate escapes, which SQLite's text refuses: the journal stores JSON."""
+    import os
+
+    odd = os.path.join(os.fsencode(tmp_path), b"bad\xff")
+    try:
+        os.mkdir(odd)
+    except OSError:
+        pytest.skip("this file system refuses names that are not UTF-8")
+    work = os.fsdecode(odd)
+    runner, resume, run_id = _waiting_in(tmp_path, Path(work))
+    assert Journal(tmp_path / "runs.sqlite").info(run_id).workdir == str(Path(work).resolve())
+    monkeypatch.chdir(tmp_path)
+    done = runner.invoke(main, [*resume, "--answer", "prod"])
+    assert done.exit_code == 0, done.output
+    assert (Path(work) / "chosen.txt").read_text() == "prod"
+
+
+def test_a_gone_skill_folder_is_refused_before_the_answer_is_taken(tmp_path: Path, monkeypatch) -> None:
+    """A machine that reads its skill folder, resumed after the folder went: refused, the answer not used up, so the
+    same answer with `--skill-dir` naming the folder again is taken."""
+    skill, work = tmp_path / "skill", tmp_path / "work"
+    for folder in (skill, work):
+        folder.mkdir()
+    (skill / "guide.md").write_text("be brief")
+    reads = WRITES.replace('" > chosen.txt && cat chosen.txt")', '" > chosen.txt && cat " ++ quote(skill_dir ++ '
+                           '"/guide.md"))')
+    runner, resume, run_id = _waiting_in(tmp_path, work, skill, text=reads)
+    skill.rename(tmp_path / "moved")
+    monkeypatch.chdir(tmp_path)
+    refused = runner.invoke(main, [*resume, "--answer", "prod"])
+    assert refused.exit_code == 2 and "uses `skill_dir`, but this run has no skill folder" in refused.stderr
+    journal = Journal(tmp_path / "runs.sqlite")
+    assert journal.info(run_id).status == "waiting" and journal.waiting(run_id) is not None
+    done = runner.invoke(main, [*resume, "--skill-dir", str(tmp_path / "moved"), "--answer", "prod", "--json"])
+    assert done.exit_code == 0, done.output
+    assert json.loads(done.stdout)["evidence"] == {"out": "be brief"}
+    assert journal.info(run_id).skill_dir == str((tmp_path / "moved").resolve())
+
+
+def test_a_trace_named_again_with_dots_is_the_same_trace(tmp_path: Path, monkeypatch) -> None:
+    deep = tmp_path / "a" / "b"
+    deep.mkdir(parents=True)
+    (tmp_path / "work").mkdir()
+    (tmp_path / "deploy.skm").write_text(WRITES)
+    (tmp_path / "empty.json").write_text('{"outputs": {}}')
+    monkeypatch.chdir(deep)
+    runner = CliRunner()
+    first = runner.invoke(main, ["run", "../../deploy.skm", "--executor", "scripted:../../empty.json", "--journal",
+                                 "../../j.sqlite", "--trace", "../t.jsonl", "--workdir", "../../work"])
+    assert first.exit_code == 6, first.output
+    run_id = Journal(tmp_path / "j.sqlite").db.execute("SELECT run_id FROM runs").fetchone()[0]
+    done = runner.invoke(main, ["run", "--resume", run_id, "--journal", "../../j.sqlite", "--trace", "../t.jsonl",
+                                "--executor", "scripted:../../empty.json", "--answer", "prod"])
+    assert done.exit_code == 0, done.output
+    assert load_run(tmp_path / "a" / "t.jsonl").footer is not None
+
+
+def test_only_executor_specs_that_name_files_are_made_absolute(tmp_path: Path, monkeypatch) -> None:
+    from skillc.runtime.executors.base import absolute_spec
+
+    monkeypatch.chdir(tmp_path)
+    for name in ("run.json", "qwen.gguf"):
+        (tmp_path / name).write_text("{}")
+    (tmp_path / "rec").mkdir()
+    assert absolute_spec("scripted:run.json") == f"scripted:{tmp_path.resolve() / 'run.json'}"
+    assert absolute_spec("recorded:rec") == f"recorded:{tmp_path.resolve() / 'rec'}"  # a folder
+    assert absolute_spec("local:qwen.gguf?n_ctx=2048") == f"local:{tmp_path.resolve() / 'qwen.gguf'}?n_ctx=2048"
+    for model in ("openai:qwen.gguf", "anthropic:qwen.gguf", "scripted:missing.json", "local?n_ctx=9", "chaos:3"):
+        assert absolute_spec(model) == model  # a model's name, or nothing there

@@ -5,6 +5,7 @@ Tool states are answered by a `ToolSource` (`runtime/toolsource.py`), not by the
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Mapping
 from email.utils import parsedate_to_datetime
@@ -12,6 +13,7 @@ from typing import Protocol
 
 import attrs
 
+from skillc.runtime.journal import kept_path
 from skillc.runtime.prompts import Request
 from skillc.runtime.record import ErrorKind
 
@@ -34,6 +36,22 @@ def spec_file(spec: str) -> str | None:
     """The file or model an executor spec names (a script, a trace, a GGUF path), without `local`'s `?options`."""
     kind, _, rest = spec.partition(":")
     return (rest.partition("?")[0] if kind == "local" else rest) or None
+
+
+#: The executors whose spec names a file or folder (a script, a trace, recorded exchanges, a GGUF model); the others
+#: name a model (`openai:qwen.gguf` is a server's model name, even where a file of that name lies).
+FILE_KINDS = frozenset({"scripted", "replay", "recorded", "local"})
+
+
+def absolute_spec(spec: str) -> str:
+    """The spec with the file it names made absolute (`scripted:run.json` → `scripted:/w/run.json`), so a journal's
+    run resumes with it from any folder; a spec naming a model, or no existing path, or one already absolute, is
+    unchanged."""
+    kind, _, rest = spec.partition(":")
+    file = spec_file(spec)
+    if kind not in FILE_KINDS or not file or os.path.isabs(file) or not os.path.exists(file):
+        return spec
+    return f"{kind}:{kept_path(file)}{rest[len(file):]}"
 
 
 def count(value: object) -> int | None:
