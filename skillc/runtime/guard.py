@@ -47,14 +47,9 @@ def refuse_resume_changes(info: RunInfo, executor: str | None, inputs_given: boo
 
 def resumed_places(info: RunInfo, workdir: str | None, skill_dir: str | None) -> tuple[str | None, str | None]:
     """The folders a resumed run continues in: those named again (`--workdir`, `--skill-dir`), else those it last ran
-    in (its journal keeps them). A kept work folder that is gone is refused, naming the flag that moves the run; a
-    kept skill folder that is gone is dropped (the machine's default stands in, and a machine that needs one is
-    refused as any run without one). A finished run needs neither: its resume is refused as finished."""
-    if info.status == "done":
-        return workdir, skill_dir
-    if workdir is None and info.workdir is not None and not os.path.isdir(info.workdir):
-        raise RunError(f"run `{info.run_id}` works in the folder {info.workdir}, which is gone; resume it with "
-                       "--workdir DIR to continue it in another folder")
+    in (its journal keeps them). A kept skill folder that is gone is dropped (the machine's default stands in, and a
+    machine that needs one is refused as any run without one); a gone work folder is refused by the resume itself,
+    once it knows the run did not end already (`Interpreter.resume`)."""
     kept_skill = info.skill_dir if info.skill_dir is not None and os.path.isdir(info.skill_dir) else None
     return (workdir if workdir is not None else info.workdir,
             skill_dir if skill_dir is not None else kept_skill)

@@ -467,6 +467,10 @@ class Interpreter:
                 lease.release(remove=True)
                 places = place_values(self.machine, self.options.workdir, self.options.skill_dir, required=False)
                 return self._from_footer(run_id, ended, info.trace_path, {**places, **env})
+            folders = self._places()
+            if not os.path.isdir(folders[0]):  # refused before the answer is taken: nothing changes
+                raise RunError(f"run `{run_id}` works in the folder {folders[0]}, which is gone; resume it with "
+                               "--workdir DIR to continue it in another folder")
             env.update(place_values(self.machine, self.options.workdir, self.options.skill_dir))  # before the answer
             self._answer = self._take_answer(journal, run_id, info.status, answer)
             if self._answer is None:
@@ -475,7 +479,7 @@ class Interpreter:
                 raise JournalError(f"run `{run_id}` is damaged: its question was asked by `{self._answer.state}` at "
                                    f"step {self._answer.step}, but it resumes at `{state}`, step {step}")
             self._check_resumed(run_id, env, state)
-            if (folders := self._places()) != (info.workdir, info.skill_dir):
+            if folders != (info.workdir, info.skill_dir):
                 journal.move(run_id, *folders)  # resumed in other folders (or kept at last): its next resume is here
             writer = TraceWriter(info.trace_path, self._secrets(), append=True)
             self._fill_trace(writer, so_far, readable, journal.steps(run_id))

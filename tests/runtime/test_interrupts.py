@@ -479,3 +479,24 @@ def test_only_executor_specs_that_name_files_are_made_absolute(tmp_path: Path, m
     assert absolute_spec("local:qwen.gguf?n_ctx=2048") == f"local:{tmp_path.resolve() / 'qwen.gguf'}?n_ctx=2048"
     for model in ("openai:qwen.gguf", "anthropic:qwen.gguf", "scripted:missing.json", "local?n_ctx=9", "chaos:3"):
         assert absolute_spec(model) == model  # a model's name, or nothing there
+
+
+def test_a_run_that_ended_before_its_journal_knew_is_ended_even_where_its_folder_is_gone(tmp_path: Path,
+                                                                                          monkeypatch) -> None:
+    """Killed after its trace's footer, before the journal recorded the end: the resume records the end, which
+    needs no folder, instead of refusing the gone folder."""
+    work = tmp_path / "work"
+    work.mkdir()
+    runner, resume, run_id = _waiting_in(tmp_path, work)
+    assert runner.invoke(main, [*resume, "--answer", "prod"]).exit_code == 0
+    db = sqlite3.connect(tmp_path / "runs.sqlite")
+    db.execute("UPDATE runs SET status = 'running', outcome = NULL WHERE run_id = ?", (run_id,))
+    db.commit()
+    db.close()
+    import shutil
+
+    shutil.rmtree(work)
+    monkeypatch.chdir(tmp_path)
+    ended = runner.invoke(main, resume)
+    assert ended.exit_code == 0 and "outcome: success" in ended.stdout, ended.output
+    assert Journal(tmp_path / "runs.sqlite").info(run_id).status == "done"
