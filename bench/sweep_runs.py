@@ -42,9 +42,11 @@ A finding is:
   that acted in the wrong folder;
 - the box itself: killed by its time or memory limit, unless a bash call of the run asked for a `timeout` of a
   fifth of the box's limit or more (`npx --yes eas-cli@latest whoami`, 180 s: the machine's own time, not a hang).
-Prints `machines | runs | outcomes | tool calls | waits | killed and resumed | findings | s`, why the runs that did
-not succeed ended where they did, each finding, and the refusals (a machine calling tools no implementation was given
-for: MCP servers). `--keep DIR` keeps the box of each run with a finding.
+A machine that calls tools nothing implements (a service's, an MCP server's, declared without one: Notion, n8n,
+Linear) gets a `--tools` module of stand-ins (`_standins`): results of the declared types picked by the arguments,
+one call in eight refused; the run and its resumes name it. Prints `machines | runs | outcomes | tool calls | waits |
+killed and resumed | findings | s`, why the runs that did not succeed ended where they did, how many ran with
+stand-ins, each finding, and any refusal. `--keep DIR` keeps the box of each run with a finding.
 """
 
 from __future__ import annotations
@@ -166,9 +168,12 @@ def run_one(spec: dict) -> dict:
     inputs = Path("inputs.json")
     inputs.write_text(json.dumps(_inputs(machine, rng)), encoding="utf-8")
     row: dict = {"findings": [], "waits": 0}
+    standins = _standins(machine, work, rng)
+    row["standins"] = len(standins)
     args = ["run", machine_path, "--executor", f"chaos:{seed}", "--workdir", work, "--skill-dir", skill,
             "--journal", "runs.sqlite",
-            "--trace", "trace.jsonl", "--input-file", str(inputs), "--json", *LIMITS]
+            "--trace", "trace.jsonl", "--input-file", str(inputs), "--json", *LIMITS,
+            *(["--tools", str(Path(STANDINS).resolve())] if standins else [])]
     report = _killed(args, machine_path, rng, row) if seed % 2 == 0 else _run(args, row, "run")
     while report is not None and report.get("outcome") == "waiting" and row["waits"] < MAX_WAITS:
         row["waits"] += 1
@@ -191,6 +196,40 @@ def run_one(spec: dict) -> dict:
         if _internal(code, output, escaped) or code != 0:
             row["findings"].append(("replay", (escaped or output)[-600:]))
     return row
+
+
+#: The `--tools` module standing in for the tools a machine calls that nothing here implements.
+STANDINS = "standins.py"
+
+
+def _standins(machine: Any, work: str, rng: random.Random) -> list[str]:
+    """Write STANDINS for the tools the machine calls that neither the kit nor anything installed implements (an MCP
+    server's or a service's, declared without one: Notion, n8n, Linear); the names. Each stand-in answers with one of
+    four results of its declared types, picked by its arguments, and raises on an eighth of them (a service that
+    refuses), so the runs that were refused for want of them run, fail and resume like the others."""
+    from skillc.runtime.tools import ToolBox
+    from skillc.testing.explore import random_value
+
+    box = ToolBox.for_run(machine, workdir=work)
+    try:
+        missing = box.missing(machine)
+    finally:
+        box.close()
+    if not missing:
+        return []
+    samples = {name: [{r: random_value(t, rng, list(WORK_FILES)) for r, t in machine.tools[name].results}
+                      for _ in range(4)] for name in missing}
+    lines = ['"""Stand-ins written by bench/sweep_runs.py: typed results picked by the arguments; an eighth refuse."""',
+             "import json", "import zlib", f"SAMPLES = json.loads({json.dumps(json.dumps(samples))})", "",
+             "def _answer(name, args):",
+             "    options = SAMPLES[name]",
+             "    pick = zlib.crc32(json.dumps([name, args], sort_keys=True, default=str).encode()) % 8",
+             "    if pick == 7:",
+             "        raise RuntimeError(name + ': the service refused the call (a stand-in)')",
+             "    return options[pick % len(options)]", ""]
+    lines += [f"def {name}(**args):\n    return _answer({name!r}, args)\n" for name in missing]
+    Path(STANDINS).write_text("\n".join(lines), encoding="utf-8")
+    return missing
 
 
 def _rejudged(machine: Any, report: dict, work: str) -> list[tuple[str, str]]:
@@ -306,14 +345,16 @@ def _report(code: int, stdout: str, output: str, escaped: str | None, row: dict,
     return report
 
 
-#: The limits of every run and resume (a journal keeps none of them: a resume sets them again).
+#: The limits of every run and resume (a journal keeps none of them, nor the `--tools` modules: a resume sets them
+#: again).
 LIMITS = ["--max-steps", "300", "--tool-timeout", "10", "--step-deadline", "30"]
 
 
 def _resume(machine_path: str, run_id: str) -> list[str]:
     """The arguments that resume a run with its limits. Its places are not named: the journal keeps them, and this
     process's folder is not the work folder, so a resume that lost them would act in the wrong folder."""
-    return ["run", machine_path, "--resume", run_id, "--journal", "runs.sqlite", "--json", *LIMITS]
+    standins = ["--tools", str(Path(STANDINS).resolve())] if Path(STANDINS).is_file() else []
+    return ["run", machine_path, "--resume", run_id, "--journal", "runs.sqlite", "--json", *LIMITS, *standins]
 
 
 def _answer(report: dict, machine_path: str, rng: random.Random, row: dict) -> dict | None:
@@ -424,7 +465,8 @@ def box_run(job: tuple[str, str, int, str | None]) -> dict:
 
 #: What a run leaves in the folder it is started from: its journal (and SQLite's files beside it, the leases), its
 #: trace and its inputs.
-RUN_FILES = re.compile(r"runs\.sqlite(?:-wal|-shm|-journal|\.leases)?|trace\.jsonl|inputs\.json")
+RUN_FILES = re.compile(r"runs\.sqlite(?:-wal|-shm|-journal|\.leases)?|trace\.jsonl|inputs\.json|standins\.py|"
+                       r"__pycache__")
 
 
 def _strays(scratch: Path) -> list[str]:
@@ -466,6 +508,10 @@ def table(rows: list[dict], machines: int, seconds: float, verbose: bool = False
     reasons = Counter(f"{r.get('outcome')} at {r.get('terminal')} ({r.get('reason') or 'an edge'})"
                       for r in rows if r.get("outcome") in ("failed", "partial"))
     print("\nruns not ended in success: " + "; ".join(f"{k} {v}" for k, v in reasons.most_common(8)))
+    stood = [r for r in rows if r.get("standins")]
+    if stood:
+        print(f"\nruns with tools stood in for (STANDINS): {len(stood)}, "
+              f"{len({r['machine'] for r in stood})} machines, {sum(r['standins'] for r in stood)} tools")
     if verbose:
         for r in rows:
             if r.get("error"):

@@ -203,6 +203,50 @@ def test_the_run_sweep_runs_a_real_machine_in_the_box_to_a_replayed_end(tmp_path
     assert sum(r.get("tools", 0) for r in rows) >= 2, rows  # git ran for real: a tool step at least each run
 
 
+def test_the_run_sweep_stands_in_for_tools_nothing_implements(tmp_path: Path, monkeypatch) -> None:
+    """A machine calling a service's tool (declared, no implementation): the sweep writes a `--tools` module whose
+    stand-in answers with results of the declared types, picked by the arguments, or refuses; resumes name it too."""
+    import importlib.util
+    import random
+
+    from bench import sweep_runs
+
+    machine = skillc.check("""machine notes {
+  use tools std(bash)
+  tool notion_search(query: str) -> (hits: int, title: str?)
+  input query: str
+  var hits: int
+  start look
+  tool look {
+    reads query
+    call notion_search(query: query)
+    writes hits = hits
+    -> done
+  }
+  terminal done: success { requires hits }
+  fallback
+}
+""").machine
+    assert machine is not None
+    monkeypatch.chdir(tmp_path)
+    assert sweep_runs._standins(machine, str(tmp_path), random.Random(1)) == ["notion_search"]
+    spec = importlib.util.spec_from_file_location("standins", tmp_path / sweep_runs.STANDINS)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    answers, refused = {}, 0
+    for n in range(40):
+        try:
+            answers[f"q{n}"] = module.notion_search(query=f"q{n}")
+        except RuntimeError:
+            refused += 1
+    assert 0 < refused < 20 and len(answers) == 40 - refused
+    assert all(module.notion_search(query=q) == a for q, a in answers.items())  # picked by the arguments
+    answers = list(answers.values())
+    assert all(isinstance(a["hits"], int) and (a["title"] is None or isinstance(a["title"], str)) for a in answers)
+    assert "--tools" in sweep_runs._resume("m.skm", "r1")  # a journal keeps no --tools: the resume names them
+
+
 def test_the_run_sweep_holds_each_finding_against_the_run(tmp_path: Path) -> None:
     """The sweep's findings can fire: a file tool the box stopped instead of the runtime's places, an exit code that
     disagrees with the outcome, an answer outside the menu that a run takes."""
