@@ -198,37 +198,51 @@ def run_one(spec: dict) -> dict:
     return row
 
 
-#: The `--tools` module standing in for the tools a machine calls that nothing here implements.
-STANDINS = "standins.py"
+#: The `--tools` module standing in for the tools a machine calls that nothing here implements (in a folder of its
+#: own, where importing it leaves its `__pycache__`).
+STANDINS = "standins/standins.py"
 
 
 def _standins(machine: Any, work: str, rng: random.Random) -> list[str]:
     """Write STANDINS for the tools the machine calls that neither the kit nor anything installed implements (an MCP
     server's or a service's, declared without one: Notion, n8n, Linear); the names. Each stand-in answers with one of
     four results of its declared types, picked by its arguments, and raises on an eighth of them (a service that
-    refuses), so the runs that were refused for want of them run, fail and resume like the others."""
+    refuses), so the runs that were refused for want of them run, fail and resume like the others. The functions are
+    bound by name (a tool may be called `pass` or `json`); a name `--tools` skips (`_x`) is left refused."""
     from skillc.runtime.tools import ToolBox
     from skillc.testing.explore import random_value
 
     box = ToolBox.for_run(machine, workdir=work)
     try:
-        missing = box.missing(machine)
+        missing = [name for name in box.missing(machine) if not name.startswith("_")]
     finally:
         box.close()
     if not missing:
         return []
     samples = {name: [{r: random_value(t, rng, list(WORK_FILES)) for r, t in machine.tools[name].results}
                       for _ in range(4)] for name in missing}
-    lines = ['"""Stand-ins written by bench/sweep_runs.py: typed results picked by the arguments; an eighth refuse."""',
-             "import json", "import zlib", f"SAMPLES = json.loads({json.dumps(json.dumps(samples))})", "",
-             "def _answer(name, args):",
-             "    options = SAMPLES[name]",
-             "    pick = zlib.crc32(json.dumps([name, args], sort_keys=True, default=str).encode()) % 8",
-             "    if pick == 7:",
-             "        raise RuntimeError(name + ': the service refused the call (a stand-in)')",
-             "    return options[pick % len(options)]", ""]
-    lines += [f"def {name}(**args):\n    return _answer({name!r}, args)\n" for name in missing]
-    Path(STANDINS).write_text("\n".join(lines), encoding="utf-8")
+    module = f'''"""Stand-ins written by bench/sweep_runs.py: typed results by the arguments; an eighth refuse."""
+import json as _json
+import zlib as _zlib
+
+_SAMPLES = _json.loads({json.dumps(json.dumps(samples))})
+
+
+def _stand_in(_name):
+    def stand_in(**args):
+        options = _SAMPLES[_name]
+        pick = _zlib.crc32(_json.dumps([_name, args], sort_keys=True, default=str).encode()) % 8
+        if pick == 7:
+            raise RuntimeError(_name + ": the service refused the call (a stand-in)")
+        return options[pick % len(options)]
+    return stand_in
+
+
+for _name in _SAMPLES:
+    globals()[_name] = _stand_in(_name)
+'''
+    Path(STANDINS).parent.mkdir(exist_ok=True)
+    Path(STANDINS).write_text(module, encoding="utf-8")
     return missing
 
 
@@ -465,8 +479,7 @@ def box_run(job: tuple[str, str, int, str | None]) -> dict:
 
 #: What a run leaves in the folder it is started from: its journal (and SQLite's files beside it, the leases), its
 #: trace and its inputs.
-RUN_FILES = re.compile(r"runs\.sqlite(?:-wal|-shm|-journal|\.leases)?|trace\.jsonl|inputs\.json|standins\.py|"
-                       r"__pycache__")
+RUN_FILES = re.compile(r"runs\.sqlite(?:-wal|-shm|-journal|\.leases)?|trace\.jsonl|inputs\.json|standins")
 
 
 def _strays(scratch: Path) -> list[str]:

@@ -206,7 +206,6 @@ def test_the_run_sweep_runs_a_real_machine_in_the_box_to_a_replayed_end(tmp_path
 def test_the_run_sweep_stands_in_for_tools_nothing_implements(tmp_path: Path, monkeypatch) -> None:
     """A machine calling a service's tool (declared, no implementation): the sweep writes a `--tools` module whose
     stand-in answers with results of the declared types, picked by the arguments, or refuses; resumes name it too."""
-    import importlib.util
     import random
 
     from bench import sweep_runs
@@ -214,12 +213,19 @@ def test_the_run_sweep_stands_in_for_tools_nothing_implements(tmp_path: Path, mo
     machine = skillc.check("""machine notes {
   use tools std(bash)
   tool notion_search(query: str) -> (hits: int, title: str?)
+  tool json(query: str) -> (hits: int)
   input query: str
   var hits: int
   start look
   tool look {
     reads query
     call notion_search(query: query)
+    writes hits = hits
+    -> again
+  }
+  tool again {
+    reads query
+    call json(query: query)
     writes hits = hits
     -> done
   }
@@ -229,19 +235,26 @@ def test_the_run_sweep_stands_in_for_tools_nothing_implements(tmp_path: Path, mo
 """).machine
     assert machine is not None
     monkeypatch.chdir(tmp_path)
-    assert sweep_runs._standins(machine, str(tmp_path), random.Random(1)) == ["notion_search"]
-    spec = importlib.util.spec_from_file_location("standins", tmp_path / sweep_runs.STANDINS)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    assert sweep_runs._standins(machine, str(tmp_path), random.Random(1)) == ["json", "notion_search"]
+    from skillc.runtime.tools import load_module_tools
+
+    module = load_module_tools(tmp_path / sweep_runs.STANDINS, confined=False)  # as `--tools` loads it
+    assert sorted(module) == ["json", "notion_search"]  # a tool may be named like the module's imports
+    json_hits = []
+    for n in range(8):
+        try:
+            json_hits.append(module["json"](query=f"j{n}")["hits"])
+        except RuntimeError:
+            pass
+    assert json_hits and all(isinstance(h, int) for h in json_hits)  # `json` the tool did not shadow json the module
     answers, refused = {}, 0
     for n in range(40):
         try:
-            answers[f"q{n}"] = module.notion_search(query=f"q{n}")
+            answers[f"q{n}"] = module["notion_search"](query=f"q{n}")
         except RuntimeError:
             refused += 1
     assert 0 < refused < 20 and len(answers) == 40 - refused
-    assert all(module.notion_search(query=q) == a for q, a in answers.items())  # picked by the arguments
+    assert all(module["notion_search"](query=q) == a for q, a in answers.items())  # picked by the arguments
     answers = list(answers.values())
     assert all(isinstance(a["hits"], int) and (a["title"] is None or isinstance(a["title"], str)) for a in answers)
     assert "--tools" in sweep_runs._resume("m.skm", "r1")  # a journal keeps no --tools: the resume names them

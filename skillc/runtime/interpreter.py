@@ -418,10 +418,15 @@ class Interpreter:
 
     def _places(self) -> tuple[str, str | None]:
         """The work and skill folders this run's tools work in, absolute, as the journal keeps them for a resume (no
-        work folder in the options: the current folder, where the place `workdir` is then)."""
+        work folder in the options: the current folder, where the place `workdir` is then). A resume keeps them
+        only when the options name the work folder: `RunConfig` and the command line default it to the kept one,
+        while an `Interpreter` given none works where its caller's tool box does, which it cannot know."""
         skill_dir = self.options.skill_dir
-        return os.path.abspath(self.options.workdir or os.getcwd()), None if skill_dir is None else os.path.abspath(
-            skill_dir)
+        try:
+            workdir = os.path.abspath(self.options.workdir or os.getcwd())
+        except FileNotFoundError:
+            raise RunError("the current folder is gone: give the run a work folder (--workdir DIR)") from None
+        return workdir, None if skill_dir is None else os.path.abspath(skill_dir)
 
     def _secrets(self) -> dict[str, str]:
         return named_secrets(self.options.secrets)
@@ -469,8 +474,9 @@ class Interpreter:
                 return self._from_footer(run_id, ended, info.trace_path, {**places, **env})
             folders = self._places()
             if not os.path.isdir(folders[0]):  # refused before the answer is taken: nothing changes
-                raise RunError(f"run `{run_id}` works in the folder {folders[0]}, which is gone; resume it with "
-                               "--workdir DIR to continue it in another folder")
+                what = "is not a folder" if os.path.exists(folders[0]) else "is gone"
+                raise RunError(f"run `{run_id}` works in the folder {folders[0]}, which {what}; resume it in "
+                               "another work folder (--workdir DIR)")
             env.update(place_values(self.machine, self.options.workdir, self.options.skill_dir))  # before the answer
             self._answer = self._take_answer(journal, run_id, info.status, answer)
             if self._answer is None:
@@ -479,7 +485,7 @@ class Interpreter:
                 raise JournalError(f"run `{run_id}` is damaged: its question was asked by `{self._answer.state}` at "
                                    f"step {self._answer.step}, but it resumes at `{state}`, step {step}")
             self._check_resumed(run_id, env, state)
-            if folders != (info.workdir, info.skill_dir):
+            if self.options.workdir is not None and folders != (info.workdir, info.skill_dir):
                 journal.move(run_id, *folders)  # resumed in other folders (or kept at last): its next resume is here
             writer = TraceWriter(info.trace_path, self._secrets(), append=True)
             self._fill_trace(writer, so_far, readable, journal.steps(run_id))

@@ -323,6 +323,9 @@ def test_a_resume_names_another_work_folder_to_move_the_run_and_a_gone_one_is_re
     assert f"works in the folder {work.resolve()}, which is gone" in gone.stderr
     assert "--workdir DIR" in gone.stderr and not (tmp_path / "chosen.txt").exists()
     assert Journal(tmp_path / "runs.sqlite").info(run_id).status == "waiting"  # refused, changing nothing
+    work.write_text("a file now")
+    file = runner.invoke(main, [*resume, "--answer", "prod"])
+    assert file.exit_code == 2 and f"{work.resolve()}, which is not a folder" in file.stderr, file.output
     done = runner.invoke(main, [*resume, "--workdir", str(moved), "--answer", "prod"])
     assert done.exit_code == 0, done.output
     assert (moved / "chosen.txt").read_text() == "prod" and not (tmp_path / "chosen.txt").exists()
@@ -500,3 +503,19 @@ def test_a_run_that_ended_before_its_journal_knew_is_ended_even_where_its_folder
     ended = runner.invoke(main, resume)
     assert ended.exit_code == 0 and "outcome: success" in ended.stdout, ended.output
     assert Journal(tmp_path / "runs.sqlite").info(run_id).status == "done"
+
+
+def test_an_interpreter_resumed_without_a_work_folder_leaves_the_kept_one(tmp_path: Path, monkeypatch) -> None:
+    """Through the `Interpreter`, a resume whose options name no work folder works where its caller's tool box
+    does, which the journal cannot know: the folder kept for the command line's resumes stays as it was."""
+    work = tmp_path / "work"
+    work.mkdir()
+    _runner, _resume, run_id = _waiting_in(tmp_path, work)
+    machine = _machine(WRITES, tmp_path / "deploy.skm")
+    box = ToolBox.for_run(machine, workdir=work)
+    options = RunOptions(journal=Journal(tmp_path / "runs.sqlite"), machine_path=str(tmp_path / "deploy.skm"),
+                         trace=None)
+    monkeypatch.chdir(tmp_path)
+    result = Interpreter(machine, ScriptedExecutor({"outputs": {}}), box, options, WRITES).resume(run_id, "prod")
+    assert result.outcome == "success" and (work / "chosen.txt").read_text() == "prod"
+    assert Journal(tmp_path / "runs.sqlite").info(run_id).workdir == str(work.resolve())
