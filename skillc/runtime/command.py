@@ -230,7 +230,8 @@ def run(config: RunConfig) -> RunReport:
         options = RunOptions(retries=c.retries, max_steps=c.max_steps, trace=Path(c.trace) if c.trace else None,
                              journal=journal, executor_spec=executor_spec, machine_path=str(machine_path),
                              step_deadline_s=c.step_deadline_s, workdir=str(workdir),
-                             skill_dir=None if skill_dir is None else str(skill_dir), user=user)
+                             skill_dir=None if skill_dir is None else str(skill_dir), user=user,
+                             workdir_kept=bool(c.resume) and c.workdir is None and workdir_given is not None)
         return RunReport(run_mode(machine, checked.text, c.mode, executor, tools, options, given, resume=c.resume,
                                   answer=answer), journal=c.journal, workdir=str(Path(workdir).resolve()),
                          skill_dir=None if skill_dir is None else str(Path(skill_dir).resolve()))

@@ -163,6 +163,9 @@ class RunOptions:
     #: The `ask_user` implementation the run's tools call (an `interaction.AskUser`), so each answer's step can
     #: record who gave it; None: not recorded.
     user: AskUser | None = None
+    #: A resume's `workdir` is the one its journal kept when the resume was set up (no folder named): if another
+    #: resume moved the run before this one took the lease, it is refused instead of moving the run back.
+    workdir_kept: bool = False
 
 
 @attrs.frozen
@@ -473,6 +476,10 @@ class Interpreter:
                 places = place_values(self.machine, self.options.workdir, self.options.skill_dir, required=False)
                 return self._from_footer(run_id, ended, info.trace_path, {**places, **env})
             folders = self._places()
+            if self.options.workdir_kept and info.workdir is not None and os.path.realpath(
+                    info.workdir) != os.path.realpath(folders[0]):
+                raise RunError(f"run `{run_id}` was moved to {info.workdir} by another resume while this one "
+                               "started; resume it again")
             if not os.path.isdir(folders[0]):  # refused before the answer is taken: nothing changes
                 what = "is not a folder" if os.path.exists(folders[0]) else "is gone"
                 raise RunError(f"run `{run_id}` works in the folder {folders[0]}, which {what}; resume it in "

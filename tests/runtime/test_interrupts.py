@@ -519,3 +519,22 @@ def test_an_interpreter_resumed_without_a_work_folder_leaves_the_kept_one(tmp_pa
     result = Interpreter(machine, ScriptedExecutor({"outputs": {}}), box, options, WRITES).resume(run_id, "prod")
     assert result.outcome == "success" and (work / "chosen.txt").read_text() == "prod"
     assert Journal(tmp_path / "runs.sqlite").info(run_id).workdir == str(work.resolve())
+
+
+def test_a_resume_set_up_before_another_moved_the_run_is_refused(tmp_path: Path) -> None:
+    """Two resumes typed together, one moving the run: the one that read the kept folder before the other moved it
+    takes the lease second and is refused, instead of moving the run back."""
+    work, moved = tmp_path / "work", tmp_path / "moved"
+    for folder in (work, moved):
+        folder.mkdir()
+    _runner, _resume, run_id = _waiting_in(tmp_path, work)
+    journal = Journal(tmp_path / "runs.sqlite")
+    journal.move(run_id, str(moved.resolve()), None)  # the other resume, done first
+    machine = _machine(WRITES, tmp_path / "deploy.skm")
+    options = RunOptions(journal=journal, machine_path=str(tmp_path / "deploy.skm"), workdir=str(work.resolve()),
+                         workdir_kept=True)
+    interpreter = Interpreter(machine, ScriptedExecutor({"outputs": {}}), ToolBox.for_run(machine, workdir=work),
+                              options, WRITES)
+    with pytest.raises(RunError, match=f"was moved to {moved.resolve()} by another resume"):
+        interpreter.resume(run_id, "prod")
+    assert journal.info(run_id).status == "waiting" and not (work / "chosen.txt").exists()
