@@ -172,8 +172,7 @@ def run_one(spec: dict) -> dict:
     row["standins"] = len(standins)
     args = ["run", machine_path, "--executor", f"chaos:{seed}", "--workdir", work, "--skill-dir", skill,
             "--journal", "runs.sqlite",
-            "--trace", "trace.jsonl", "--input-file", str(inputs), "--json", *LIMITS,
-            *(["--tools", str(Path(STANDINS).resolve())] if standins else [])]
+            "--trace", "trace.jsonl", "--input-file", str(inputs), "--json", *LIMITS, *_standin_args()]
     report = _killed(args, machine_path, rng, row) if seed % 2 == 0 else _run(args, row, "run")
     while report is not None and report.get("outcome") == "waiting" and row["waits"] < MAX_WAITS:
         row["waits"] += 1
@@ -367,8 +366,12 @@ LIMITS = ["--max-steps", "300", "--tool-timeout", "10", "--step-deadline", "30"]
 def _resume(machine_path: str, run_id: str) -> list[str]:
     """The arguments that resume a run with its limits. Its places are not named: the journal keeps them, and this
     process's folder is not the work folder, so a resume that lost them would act in the wrong folder."""
-    standins = ["--tools", str(Path(STANDINS).resolve())] if Path(STANDINS).is_file() else []
-    return ["run", machine_path, "--resume", run_id, "--journal", "runs.sqlite", "--json", *LIMITS, *standins]
+    return ["run", machine_path, "--resume", run_id, "--journal", "runs.sqlite", "--json", *LIMITS, *_standin_args()]
+
+
+def _standin_args() -> list[str]:
+    """`--tools STANDINS` where the run has stand-ins (a run and each of its resumes name them)."""
+    return ["--tools", str(Path(STANDINS).resolve())] if Path(STANDINS).is_file() else []
 
 
 def _answer(report: dict, machine_path: str, rng: random.Random, row: dict) -> dict | None:

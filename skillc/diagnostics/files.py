@@ -296,6 +296,17 @@ def encode_text(text: str) -> bytes:
     return text.encode("utf-8", "backslashreplace")
 
 
+def kept_path(path: str) -> str:
+    """A path as a record that outlives the command keeps it (a run's journal), so a command typed in another folder
+    finds it: absolute, unless the absolute form is not UTF-8 text (a folder name that is not: kept as given)."""
+    absolute = os.path.abspath(path)
+    try:
+        absolute.encode("utf-8")
+    except UnicodeEncodeError:
+        return path
+    return absolute
+
+
 def same_file(a: str | Path, b: str | Path) -> bool:
     """True when two paths name one existing file (through links, `..` and hard links)."""
     try:

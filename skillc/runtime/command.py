@@ -149,23 +149,11 @@ class _UsageError(Exception):
         self.usage = Usage(message, param)
 
 
-class _Journal(Journal):
-    """The journal, remembering the run it registered (an interrupt names it for `--resume`)."""
-
-    started: str | None = None
-
-    def start(self, machine_path: str, machine_hash: str, inputs: Object, executor: str,
-              trace_path: str | None, workdir: str | None = None, skill_dir: str | None = None) -> str:
-        self.started = super().start(machine_path, machine_hash, inputs, executor, trace_path, workdir=workdir,
-                                     skill_dir=skill_dir)
-        return self.started
-
-
 def run(config: RunConfig) -> RunReport:
     """Run a checked machine (or resume a crashed or waiting run) with the executor, tools and limits of `config`."""
 
     c = config
-    journal: _Journal | None = None
+    journal: Journal | None = None
     for flag, seconds in (("--tool-timeout", c.tool_timeout_s), ("--model-timeout", c.model_timeout_s),
                           ("--step-deadline", c.step_deadline_s)):
         if (problem := seconds_problem(flag, seconds)) is not None:
@@ -183,7 +171,7 @@ def run(config: RunConfig) -> RunReport:
         if c.resume and not Path(str(c.journal)).is_file():  # opening it would make an empty journal here
             raise JournalError(f"no run journal at {c.journal}: a resume reads the journal its run was started "
                                "with (--journal; the default .skillc/runs.sqlite is relative to the current folder)")
-        journal = _Journal(c.journal) if c.journal is not None else None
+        journal = Journal(c.journal) if c.journal is not None else None
         machine_path, executor_spec = c.machine, c.executor
         workdir_given, skill_dir_given = c.workdir, c.skill_dir
         if c.resume:

@@ -41,7 +41,7 @@ import attrs
 
 from skillc.diagnostics import codes as diagnostics_codes
 from skillc.diagnostics.code import Code
-from skillc.diagnostics.files import JSONProblem, loads, scrub
+from skillc.diagnostics.files import JSONProblem, kept_path, loads, scrub
 from skillc.ir import expr as ir
 from skillc.ir import types as T
 from skillc.ir.evaluate import EvalError, WorkFolder, World, evaluate
@@ -49,7 +49,7 @@ from skillc.ir.machine import FALLBACK, Edge, Machine, State
 from skillc.ir.printexpr import show_expr
 from skillc.runtime.executors.base import DeadlineError, Executor, ExecutorError, Response, absolute_spec, count
 from skillc.runtime.interaction import AskUser, NeedsUser, menu_problem
-from skillc.runtime.journal import Journal, JournalError, Lease, Wait, kept_path
+from skillc.runtime.journal import Journal, JournalError, Lease, Wait
 from skillc.runtime.jsonvalue import Env, Object, Value
 from skillc.runtime.prompts import Prompts, Request
 from skillc.runtime.record import (

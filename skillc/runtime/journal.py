@@ -192,6 +192,7 @@ class Journal:
 
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
+        self.started: str | None = None  # the run this object registered last (an interrupt names it for --resume)
         try:
             create_private(self.path)  # the WAL and shared-memory files inherit this mode
             self.db = sqlite3.connect(str(self.path), timeout=10, isolation_level=None)
@@ -244,6 +245,7 @@ class Journal:
         except sqlite3.Error as exc:
             raise JournalError(f"the run journal {self.path} failed while registering the run: "
                                f"{_reason(exc)}") from None
+        self.started = run_id
         return run_id
 
     def move(self, run_id: str, workdir: str, skill_dir: str | None) -> None:
@@ -393,17 +395,6 @@ class Journal:
 
 class _NotWaiting(Exception):
     """Inside `answer`'s transaction: the run waits on no question (rolled back, then reported)."""
-
-
-def kept_path(path: str) -> str:
-    """A path as a journal keeps it, so a resume typed in another folder finds it: absolute, unless the absolute
-    form is not text SQLite can store (a folder name that is not UTF-8: kept as given, as before)."""
-    absolute = os.path.abspath(path)
-    try:
-        absolute.encode("utf-8")
-    except UnicodeEncodeError:
-        return path
-    return absolute
 
 
 def _places(run_id: str, workdir: str, skill_dir: str | None) -> tuple[str, str, str | None]:

@@ -578,8 +578,9 @@ class Runner:
             trace_path = Path(info.trace_path) if info.trace_path else None
             run, _ = read_run(trace_path) if trace_path is not None else (None, [])
             first = run.headers[0] if run is not None and run.headers else None
-            workdir = Path(info.workdir) if info.workdir else Path(first.workdir) if first is not None and (
-                first.workdir) else trace_path.parent / "work" if trace_path is not None else self.settings.root
+            kept = info.workdir or (first.workdir if first is not None else None)  # older journals: the header's
+            workdir = Path(kept) if kept else trace_path.parent / "work" if trace_path is not None else (
+                self.settings.root)
             started = _started(first.started if first is not None else None)
             interpreter, box = self._interpreter(call, entry, workdir, None, journal, elicit)
             try:

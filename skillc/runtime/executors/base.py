@@ -13,7 +13,7 @@ from typing import Protocol
 
 import attrs
 
-from skillc.runtime.journal import kept_path
+from skillc.diagnostics.files import kept_path
 from skillc.runtime.prompts import Request
 from skillc.runtime.record import ErrorKind
 
